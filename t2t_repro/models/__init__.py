@@ -1,0 +1,3 @@
+"""Registered models. Importing this package registers every model."""
+
+from t2t_repro.models import transformer  # noqa: F401

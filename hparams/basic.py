@@ -1,0 +1,57 @@
+"""T2T's ``basic_params1`` defaults that the Transformer sets build on (digest §1.1).
+
+Only hparams that this project reads are defined; each carries T2T's name and default so a
+T2T ``--hparams`` string means the same thing here.
+"""
+
+from t2t_repro.hparam import HParams
+from t2t_repro.registry import register_hparams
+
+
+@register_hparams("basic_1")
+def basic_params1() -> HParams:
+    return HParams(
+        # Batching: batch_size is a token budget per replica for text problems (digest §4.6).
+        batch_size=4096,
+        use_fixed_batch_size=False,
+        max_length=0,  # 0: use batch_size.
+        min_length=0,
+        min_length_bucket=8,
+        length_bucket_step=1.1,
+        eval_drop_long_sequences=False,
+        batch_shuffle_size=512,
+        max_input_seq_length=0,
+        max_target_seq_length=0,
+        # Model size.
+        num_hidden_layers=4,
+        hidden_size=64,
+        # Regularisation.
+        dropout=0.2,
+        label_smoothing=0.1,
+        layer_preprocess_sequence="none",
+        layer_postprocess_sequence="dan",
+        layer_prepostprocess_dropout=0.1,
+        norm_type="layer",
+        norm_epsilon=1e-6,
+        weight_decay=1e-6,
+        clip_grad_norm=2.0,
+        # Initialisation.
+        initializer="orthogonal",
+        initializer_gain=1.5,
+        # Optimiser and learning rate.
+        optimizer="adam",
+        optimizer_adam_epsilon=1e-6,
+        optimizer_adam_beta1=0.85,
+        optimizer_adam_beta2=0.997,
+        optimizer_multistep_accumulate_steps=0,  # Gradient accumulation; 0 or 1: off.
+        learning_rate=0.1,
+        learning_rate_schedule="legacy",
+        learning_rate_constant=1.0,
+        learning_rate_decay_scheme="none",
+        learning_rate_warmup_steps=100,
+        # Embeddings.
+        multiply_embedding_mode="sqrt_depth",
+        shared_embedding_and_softmax_weights=False,
+        shared_embedding=False,
+        sampling_method="argmax",
+    )

@@ -1,0 +1,166 @@
+"""The Transformer hparams sets (digest §1.2-1.5).
+
+``transformer_base`` and ``transformer_big`` are the paper's configurations exactly (what T2T
+called them when the paper appeared, later kept as ``transformer_base_v1``): post-norm,
+residual and embedding dropout only, Adam 0.9/0.98/1e-9, the paper's learning-rate formula
+with 4000 warmup steps. T2T's later defaults keep their T2T names with the version suffix
+(``transformer_base_v2``, ``transformer_base_v3``) or a ``_v3`` suffix for derived sets.
+"""
+
+from hparams.basic import basic_params1
+from t2t_repro.hparam import HParams
+from t2t_repro.registry import register_hparams
+
+
+@register_hparams
+def transformer_base_v1() -> HParams:
+    """The paper's base model (post-norm ``none``/``dan``), T2T v1 names and defaults."""
+    hp = basic_params1()
+    hp.norm_type = "layer"
+    hp.hidden_size = 512
+    hp.batch_size = 4096
+    hp.max_length = 256
+    hp.clip_grad_norm = 0.0
+    hp.optimizer_adam_epsilon = 1e-9
+    hp.optimizer_adam_beta1 = 0.9
+    hp.optimizer_adam_beta2 = 0.98
+    hp.learning_rate_schedule = "legacy"
+    hp.learning_rate_decay_scheme = "noam"
+    hp.learning_rate = 0.1
+    hp.learning_rate_warmup_steps = 4000
+    hp.initializer = "uniform_unit_scaling"
+    hp.initializer_gain = 1.0
+    hp.num_hidden_layers = 6
+    hp.weight_decay = 0.0
+    hp.label_smoothing = 0.1
+    hp.shared_embedding_and_softmax_weights = True
+    hp.add_hparam("filter_size", 2048)
+    hp.add_hparam("num_encoder_layers", 0)  # 0: num_hidden_layers.
+    hp.add_hparam("num_decoder_layers", 0)
+    hp.add_hparam("num_heads", 8)
+    hp.add_hparam("attention_key_channels", 0)  # 0: hidden_size.
+    hp.add_hparam("attention_value_channels", 0)
+    hp.add_hparam("ffn_layer", "dense_relu_dense")
+    hp.add_hparam("attention_dropout", 0.0)
+    hp.add_hparam("relu_dropout", 0.0)
+    # "timing": T2T's concatenated sin|cos signal; "timing_paper": the paper's interleaved
+    # formula; "emb": learned positions (Table 3 row E).
+    hp.add_hparam("pos", "timing")
+    hp.add_hparam("max_position_embeddings", 1024)  # Only for pos="emb".
+    hp.add_hparam("use_target_space_embedding", True)
+    hp.add_hparam("target_space_vocab_size", 32)
+    hp.add_hparam("use_pad_remover", True)
+    return hp
+
+
+@register_hparams
+def transformer_base() -> HParams:
+    """The paper's base model: N=6, d=512, d_ff=2048, h=8, P_drop=0.1, eps_ls=0.1."""
+    return transformer_base_v1()
+
+
+def _make_big(hp: HParams, dropout: float) -> HParams:
+    hp.hidden_size = 1024
+    hp.filter_size = 4096
+    hp.num_heads = 16
+    hp.layer_prepostprocess_dropout = dropout
+    return hp
+
+
+@register_hparams
+def transformer_big() -> HParams:
+    """The paper's big model: d=1024, d_ff=4096, h=16, P_drop=0.3 (EN-DE)."""
+    return _make_big(transformer_base(), 0.3)
+
+
+@register_hparams
+def transformer_big_enfr() -> HParams:
+    """The paper's big model for EN-FR, which used P_drop=0.1."""
+    return _make_big(transformer_base(), 0.1)
+
+
+@register_hparams
+def transformer_base_v2() -> HParams:
+    """T2T v1.2.5+ base: pre-norm with final LayerNorm, attention/ReLU dropout, warmup 8000."""
+    hp = transformer_base_v1()
+    hp.layer_preprocess_sequence = "n"
+    hp.layer_postprocess_sequence = "da"
+    hp.layer_prepostprocess_dropout = 0.1
+    hp.attention_dropout = 0.1
+    hp.relu_dropout = 0.1
+    hp.learning_rate_warmup_steps = 8000
+    hp.learning_rate = 0.2
+    return hp
+
+
+@register_hparams
+def transformer_base_v3() -> HParams:
+    """T2T v1.10+ ``transformer_base``: v2 with beta2 0.997 and the factor-string schedule."""
+    hp = transformer_base_v2()
+    hp.optimizer_adam_beta2 = 0.997
+    hp.learning_rate_schedule = "constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size"
+    hp.learning_rate_constant = 2.0
+    return hp
+
+
+@register_hparams
+def transformer_big_v3() -> HParams:
+    """T2T HEAD ``transformer_big``: v3 base at big size, dropout 0.3, batch 2048."""
+    hp = _make_big(transformer_base_v3(), 0.3)
+    hp.batch_size = 2048
+    return hp
+
+
+@register_hparams
+def transformer_big_enfr_v3() -> HParams:
+    """T2T HEAD ``transformer_big_enfr``: no shared softmax, filter 8192, dropout 0.1."""
+    hp = _make_big(transformer_base_v3(), 0.1)
+    hp.shared_embedding_and_softmax_weights = False
+    hp.filter_size = 8192
+    return hp
+
+
+@register_hparams
+def transformer_base_single_gpu() -> HParams:
+    """T2T HEAD single-GPU base: batch 1024, 0.1*linear_warmup*rsqrt_decay with warmup 16000."""
+    hp = transformer_base_v3()
+    hp.batch_size = 1024
+    hp.learning_rate_schedule = "constant*linear_warmup*rsqrt_decay"
+    hp.learning_rate_constant = 0.1
+    hp.learning_rate_warmup_steps = 16000
+    return hp
+
+
+@register_hparams
+def transformer_big_single_gpu() -> HParams:
+    """T2T HEAD single-GPU big: dropout 0.1, warmup 16000."""
+    hp = transformer_big_v3()
+    hp.layer_prepostprocess_dropout = 0.1
+    hp.learning_rate_warmup_steps = 16000
+    return hp
+
+
+def _resize(hp: HParams, layers: int, hidden: int, filter_size: int, heads: int) -> HParams:
+    hp.num_hidden_layers = layers
+    hp.hidden_size = hidden
+    hp.filter_size = filter_size
+    hp.num_heads = heads
+    return hp
+
+
+@register_hparams
+def transformer_tiny() -> HParams:
+    """T2T HEAD tiny: v3 with 2 layers, hidden 128, filter 512, 4 heads."""
+    return _resize(transformer_base_v3(), 2, 128, 512, 4)
+
+
+@register_hparams
+def transformer_small() -> HParams:
+    """T2T HEAD small: v3 with 2 layers, hidden 256, filter 1024, 4 heads."""
+    return _resize(transformer_base_v3(), 2, 256, 1024, 4)
+
+
+@register_hparams
+def transformer_test() -> HParams:
+    """T2T's test set: v3 with 2 layers, hidden 16, filter 8, 2 heads."""
+    return _resize(transformer_base_v3(), 2, 16, 8, 2)

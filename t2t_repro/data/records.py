@@ -1,0 +1,78 @@
+"""T2T's on-disk example format and shard naming, shared by datagen and the input pipeline.
+
+Each record is a ``tf.train.Example`` whose features are int64 lists (``inputs``,
+``targets``, EOS-terminated). Shards are named ``<problem>-<split>-000NN-of-000MM`` in
+``data_dir``, exactly as T2T names them, so T2T data dirs and ours are interchangeable.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import Iterable, Mapping, Sequence
+
+import tensorflow as tf
+
+TRAIN, DEV, TEST = "train", "dev", "test"
+SPLITS = (TRAIN, DEV, TEST)
+
+
+def shard_name(problem_name: str, split: str, index: int, num_shards: int) -> str:
+    return f"{problem_name}-{split}-{index:05d}-of-{num_shards:05d}"
+
+
+def shard_paths(data_dir: str, problem_name: str, split: str, num_shards: int) -> list[str]:
+    return [
+        os.path.join(data_dir, shard_name(problem_name, split, i, num_shards))
+        for i in range(num_shards)
+    ]
+
+
+def filepattern(data_dir: str, problem_name: str, split: str) -> str:
+    return os.path.join(data_dir, f"{problem_name}-{split}-*")
+
+
+def existing_shards(data_dir: str, problem_name: str, split: str) -> list[str]:
+    """Finished shards on disk for a split (temp files of interrupted writes excluded)."""
+    return sorted(
+        p for p in glob.glob(filepattern(data_dir, problem_name, split)) if not p.endswith(".tmp")
+    )
+
+
+def serialize_example(features: Mapping[str, Sequence[int]]) -> bytes:
+    feature = {
+        name: tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))
+        for name, values in features.items()
+    }
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def write_records_atomically(path: str, serialized: Iterable[bytes]) -> int:
+    """Write one shard to ``path.tmp`` and rename it into place; returns the record count."""
+    tmp = path + ".tmp"
+    count = 0
+    with tf.io.TFRecordWriter(tmp) as writer:
+        for record in serialized:
+            writer.write(record)
+            count += 1
+    os.replace(tmp, path)
+    return count
+
+
+def parse_example_fn(feature_names: Sequence[str] = ("inputs", "targets")):
+    """A tf.data map function: serialized Example -> {name: int32 vector}."""
+    spec = {name: tf.io.VarLenFeature(tf.int64) for name in feature_names}
+
+    def parse(serialized: tf.Tensor) -> dict[str, tf.Tensor]:
+        parsed = tf.io.parse_single_example(serialized, spec)
+        return {name: tf.cast(tf.sparse.to_dense(parsed[name]), tf.int32) for name in feature_names}
+
+    return parse
+
+
+def read_examples(path: str, feature_names: Sequence[str] = ("inputs", "targets")) -> list[dict]:
+    """Every example of one file as python lists (for tests and small tools)."""
+    parse = parse_example_fn(feature_names)
+    return [
+        {k: v.numpy().tolist() for k, v in parse(r).items()} for r in tf.data.TFRecordDataset(path)
+    ]

@@ -1,0 +1,163 @@
+"""A typed hyperparameter container with T2T's ``--hparams="name=value,..."`` overrides.
+
+Each hparam's type is fixed by its default value (int, float, bool or str). Overrides are
+parsed against that type, so ``num_heads=eight`` or ``no_such_name=1`` fail at start-up with
+a message naming the hparam, the allowed type and the nearest known names, instead of
+surfacing hours later. ``to_json``/``from_json`` give the ``hparams.json`` written to
+``output_dir`` and reloaded on resume.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from typing import Any, Iterator
+
+_TYPES = (bool, int, float, str)
+
+
+class HParamsError(ValueError):
+    """A bad hparam name, value or override string."""
+
+
+def _parse_value(name: str, text: str, kind: type) -> Any:
+    text = text.strip()
+    if kind is bool:
+        lowered = text.lower()
+        if lowered in ("true", "1", "yes"):
+            return True
+        if lowered in ("false", "0", "no"):
+            return False
+    elif kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    elif kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    else:
+        return text.strip("'\"")
+    raise HParamsError(
+        f"hparam {name!r} takes a value of type {kind.__name__}; got {text!r}."
+    )
+
+
+class HParams:
+    """Named, typed hyperparameters. Attribute access reads them: ``hp.hidden_size``."""
+
+    def __init__(self, **values: Any) -> None:
+        object.__setattr__(self, "_values", {})
+        for name, value in values.items():
+            self.add_hparam(name, value)
+
+    # -- definition ------------------------------------------------------------------------
+    def add_hparam(self, name: str, value: Any) -> None:
+        if name in self._values:
+            raise HParamsError(f"hparam {name!r} already exists; use set_hparam to change it.")
+        if not isinstance(value, _TYPES):
+            raise HParamsError(
+                f"hparam {name!r} must be one of bool/int/float/str; got {type(value).__name__}."
+            )
+        self._values[name] = value
+
+    def set_hparam(self, name: str, value: Any) -> None:
+        """Set an existing hparam, checking (and where lossless, converting) the type."""
+        current = self._get_existing(name)
+        kind = type(current)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if kind is int and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if type(value) is not kind:
+            raise HParamsError(
+                f"hparam {name!r} has type {kind.__name__}; got {value!r} ({type(value).__name__})."
+            )
+        self._values[name] = value
+
+    def _get_existing(self, name: str) -> Any:
+        if name not in self._values:
+            nearest = difflib.get_close_matches(name, list(self._values), n=3, cutoff=0.6)
+            hint = f" Did you mean: {', '.join(nearest)}?" if nearest else ""
+            raise HParamsError(f"Unknown hparam {name!r}.{hint}")
+        return self._values[name]
+
+    # -- access ----------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        raise AttributeError(f"HParams has no hparam {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.set_hparam(name, value)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HParams) and self._values == other._values
+
+    def __repr__(self) -> str:
+        return f"HParams({', '.join(f'{k}={v!r}' for k, v in sorted(self._values.items()))})"
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._values.get(name, default)
+
+    def values(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    def copy(self) -> "HParams":
+        return copy.deepcopy(self)
+
+    # -- overrides and serialisation -------------------------------------------------------
+    def parse(self, overrides: str) -> "HParams":
+        """Apply ``"name=value,name2=value2"``; returns self. Empty string is a no-op."""
+        for item in filter(None, (s.strip() for s in (overrides or "").split(","))):
+            if "=" not in item:
+                raise HParamsError(
+                    f"Malformed hparams override {item!r}: expected name=value "
+                    f"(comma-separated, e.g. --hparams=\"hidden_size=256,num_heads=4\")."
+                )
+            name, text = item.split("=", 1)
+            name = name.strip()
+            current = self._get_existing(name)
+            self._values[name] = _parse_value(name, text, type(current))
+        return self
+
+    def diff(self, other: "HParams") -> dict[str, tuple[Any, Any]]:
+        """{name: (self value, other value)} for every name whose value differs."""
+        names = set(self._values) | set(other._values)
+        return {
+            n: (self._values.get(n), other._values.get(n))
+            for n in sorted(names)
+            if self._values.get(n) != other._values.get(n)
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self._values, indent=indent, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "HParams":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise HParamsError(f"hparams JSON is malformed: {e}") from e
+        if not isinstance(data, dict):
+            raise HParamsError("hparams JSON must be an object of name: value.")
+        return cls(**data)
+
+    def override_from_json(self, text: str) -> "HParams":
+        """Take every value from a saved hparams.json (T2T: a saved file overrides the set)."""
+        for name, value in HParams.from_json(text)._values.items():
+            if name in self._values:
+                self.set_hparam(name, value)
+            else:
+                self.add_hparam(name, value)
+        return self

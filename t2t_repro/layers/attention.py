@@ -1,0 +1,102 @@
+"""Multi-head dot-product attention as T2T computes it (digest §2.5-2.6).
+
+Separate bias-free ``q``, ``k``, ``v`` and ``output_transform`` projections, Q scaled by
+(d_k/h)^-0.5 before the matmul, additive -1e9 biases for padding and the future, softmax in
+float32, then dropout on the weights. Keys/values can be passed in precomputed (``kv``), which
+is how incremental decoding reuses encoder keys and a fixed-size self-attention cache.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+NEG_INF = -1e9
+
+
+def attention_bias_ignore_padding(ids: tf.Tensor) -> tf.Tensor:
+    """[B, L] ids -> [B, 1, 1, L] bias, -1e9 where the id is PAD (0)."""
+    padding = tf.cast(tf.equal(ids, 0), tf.float32)
+    return (padding * NEG_INF)[:, None, None, :]
+
+
+def attention_bias_lower_triangle(length) -> tf.Tensor:
+    """[1, 1, L, L] causal bias: -1e9 above the diagonal (future positions)."""
+    band = tf.linalg.band_part(tf.ones([length, length]), -1, 0)
+    return (NEG_INF * (1.0 - band))[None, None]
+
+
+def split_heads(x: tf.Tensor, num_heads: int) -> tf.Tensor:
+    """[B, L, D] -> [B, h, L, D/h]."""
+    shape = tf.shape(x)
+    depth = x.shape[-1] // num_heads
+    x = tf.reshape(x, [shape[0], shape[1], num_heads, depth])
+    return tf.transpose(x, [0, 2, 1, 3])
+
+
+def combine_heads(x: tf.Tensor) -> tf.Tensor:
+    """[B, h, L, d] -> [B, L, h*d]."""
+    shape = tf.shape(x)
+    x = tf.transpose(x, [0, 2, 1, 3])
+    return tf.reshape(x, [shape[0], shape[2], x.shape[2] * x.shape[3]])
+
+
+class MultiHeadAttention(keras.layers.Layer):
+    """Attention from ``query`` [B, Lq, d] over ``memory`` [B, Lk, d] (self-attention if None)."""
+
+    def __init__(self, num_heads: int, key_channels: int, value_channels: int,
+                 output_channels: int, dropout: float = 0.0, **kwargs) -> None:
+        super().__init__(**kwargs)
+        for name, channels in (("key", key_channels), ("value", value_channels)):
+            if channels % num_heads:
+                raise ValueError(
+                    f"{name} channels ({channels}) must be divisible by num_heads ({num_heads}).")
+        self.num_heads = num_heads
+        self.key_channels = key_channels
+        self.value_channels = value_channels
+        self.output_channels = output_channels
+        self.dropout = dropout
+        dense = lambda units, name: keras.layers.Dense(  # noqa: E731
+            units, use_bias=False, kernel_initializer="glorot_uniform", name=name)
+        self.q = dense(key_channels, "q")
+        self.k = dense(key_channels, "k")
+        self.v = dense(value_channels, "v")
+        self.output_transform = dense(output_channels, "output_transform")
+        self.weights_dropout = keras.layers.Dropout(dropout)
+
+    def build(self, query_shape, memory_shape=None) -> None:
+        memory_shape = memory_shape or query_shape
+        self.q.build(query_shape)
+        self.k.build(memory_shape)
+        self.v.build(memory_shape)
+        self.output_transform.build(tuple(query_shape[:-1]) + (self.value_channels,))
+        self.built = True
+
+    def compute_kv(self, memory: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Projected keys and values split into heads: 2 x [B, h, Lk, d/h]."""
+        return (split_heads(self.k(memory), self.num_heads),
+                split_heads(self.v(memory), self.num_heads))
+
+    def call(self, query: tf.Tensor, memory: tf.Tensor | None = None,
+             bias: tf.Tensor | None = None, kv: tuple[tf.Tensor, tf.Tensor] | None = None,
+             training: bool = False, return_weights: bool = False):
+        if not self.built:
+            self.build(query.shape, None if memory is None else memory.shape)
+        q = split_heads(self.q(query), self.num_heads)
+        q = q * tf.cast((self.key_channels // self.num_heads) ** -0.5, q.dtype)
+        k, v = kv if kv is not None else self.compute_kv(query if memory is None else memory)
+        logits = tf.matmul(q, k, transpose_b=True)
+        logits = tf.cast(logits, tf.float32)
+        if bias is not None:
+            logits += bias
+        weights = tf.nn.softmax(logits)
+        dropped = self.weights_dropout(tf.cast(weights, v.dtype), training=training)
+        output = self.output_transform(combine_heads(tf.matmul(dropped, v)))
+        return (output, weights) if return_weights else output
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(num_heads=self.num_heads, key_channels=self.key_channels,
+                      value_channels=self.value_channels, output_channels=self.output_channels,
+                      dropout=self.dropout)
+        return config

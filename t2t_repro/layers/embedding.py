@@ -1,0 +1,56 @@
+"""T2T's symbol modality: a [V, d] embedding that is also the output projection.
+
+Why one layer does both: the paper (and T2T's ``shared_embedding_and_softmax_weights``)
+ties the source embedding, target embedding and pre-softmax projection to one matrix.
+Embedding rows are scaled by sqrt(d) and the PAD id 0 embeds to an exact zero vector, which
+is how T2T detects padding; logits are ``h @ E^T`` with no scaling and no bias (digest §2.2).
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+
+class SymbolEmbedding(keras.layers.Layer):
+    """Embeds ids (scaled by sqrt(d), PAD -> 0) and projects hidden states to logits."""
+
+    def __init__(self, vocab_size: int, hidden_size: int, multiply_by_sqrt_depth: bool = True,
+                 **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+        self.multiply_by_sqrt_depth = multiply_by_sqrt_depth
+
+    def build(self, input_shape=None) -> None:
+        self.embeddings = self.add_weight(
+            name="weights",
+            shape=(self.vocab_size, self.hidden_size),
+            initializer=keras.initializers.RandomNormal(stddev=self.hidden_size**-0.5),
+        )
+        self.built = True
+
+    def call(self, ids: tf.Tensor) -> tf.Tensor:
+        if not self.built:
+            self.build()
+        table = tf.cast(self.embeddings, self.compute_dtype)
+        x = tf.gather(table, ids)
+        if self.multiply_by_sqrt_depth:
+            x = x * tf.cast(self.hidden_size**0.5, x.dtype)
+        return x * tf.cast(tf.not_equal(ids, 0), x.dtype)[..., None]
+
+    def logits(self, hidden: tf.Tensor) -> tf.Tensor:
+        """``hidden @ E^T``: [..., d] -> [..., V] (the softmax top)."""
+        if not self.built:
+            self.build()
+        table = tf.cast(self.embeddings, hidden.dtype)
+        return tf.matmul(hidden, table, transpose_b=True)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape) + (self.hidden_size,)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(vocab_size=self.vocab_size, hidden_size=self.hidden_size,
+                      multiply_by_sqrt_depth=self.multiply_by_sqrt_depth)
+        return config

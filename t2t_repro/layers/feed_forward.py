@@ -1,0 +1,38 @@
+"""The position-wise feed-forward network: max(0, xW1 + b1)W2 + b2 (T2T ``dense_relu_dense``).
+
+T2T names the two projections ``conv1``/``conv2`` and drops out the ReLU activations at
+``relu_dropout`` (0 in the paper's sets, 0.1 from T2T v2 on).
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+
+class DenseReluDense(keras.layers.Layer):
+    def __init__(self, filter_size: int, output_size: int, relu_dropout: float = 0.0,
+                 **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.filter_size = filter_size
+        self.output_size = output_size
+        self.relu_dropout = relu_dropout
+        self.conv1 = keras.layers.Dense(filter_size, activation="relu", name="conv1",
+                                        kernel_initializer="glorot_uniform")
+        self.conv2 = keras.layers.Dense(output_size, name="conv2",
+                                        kernel_initializer="glorot_uniform")
+        self.dropout = keras.layers.Dropout(relu_dropout)
+
+    def build(self, input_shape) -> None:
+        self.conv1.build(input_shape)
+        self.conv2.build(tuple(input_shape[:-1]) + (self.filter_size,))
+        self.built = True
+
+    def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
+        return self.conv2(self.dropout(self.conv1(x), training=training))
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(filter_size=self.filter_size, output_size=self.output_size,
+                      relu_dropout=self.relu_dropout)
+        return config

@@ -1,0 +1,77 @@
+"""Positional signals: T2T's timing signal, the paper's formula, and learned positions.
+
+T2T's ``get_timing_signal_1d`` concatenates [sin | cos] and spaces timescales by
+``10000^(-i/(n-1))`` with n = d/2; the paper interleaves sin/cos with ``10000^(-2i/d)``.
+The two differ slightly (digest §2.4), so both are here: "timing" (T2T, default, needed to
+match T2T numbers and checkpoints) and "timing_paper". "emb" is Table 3 row E.
+"""
+
+from __future__ import annotations
+
+import math
+
+import keras
+import tensorflow as tf
+
+MODES = ("timing", "timing_paper", "emb")
+
+
+def timing_signal(positions: tf.Tensor, channels: int, min_timescale: float = 1.0,
+                  max_timescale: float = 1.0e4) -> tf.Tensor:
+    """T2T's signal for float ``positions`` [L] -> [L, channels] (concatenated sin|cos)."""
+    num_timescales = channels // 2
+    log_increment = math.log(max_timescale / min_timescale) / max(num_timescales - 1, 1)
+    inv_timescales = min_timescale * tf.exp(
+        tf.range(num_timescales, dtype=tf.float32) * -log_increment)
+    scaled = positions[:, None] * inv_timescales[None, :]
+    signal = tf.concat([tf.sin(scaled), tf.cos(scaled)], axis=1)
+    return tf.pad(signal, [[0, 0], [0, channels % 2]])
+
+
+def paper_signal(positions: tf.Tensor, channels: int) -> tf.Tensor:
+    """The paper's PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(...), interleaved."""
+    dims = tf.range(channels, dtype=tf.float32)
+    exponent = 2.0 * tf.floor(dims / 2.0) / float(channels)
+    angles = positions[:, None] / tf.pow(10000.0, exponent)[None, :]
+    is_even = tf.equal(tf.math.floormod(tf.range(channels), 2), 0)
+    return tf.where(is_even[None, :], tf.sin(angles), tf.cos(angles))
+
+
+class PositionalSignal(keras.layers.Layer):
+    """Adds a positional signal to ``x`` [B, L, d] for positions start, start+1, ..."""
+
+    def __init__(self, mode: str = "timing", hidden_size: int = 512,
+                 max_positions: int = 1024, **kwargs) -> None:
+        super().__init__(**kwargs)
+        if mode not in MODES:
+            raise ValueError(f"Unknown positional mode {mode!r}; choose one of {MODES}.")
+        self.mode = mode
+        self.hidden_size = hidden_size
+        self.max_positions = max_positions
+
+    def build(self, input_shape=None) -> None:
+        if self.mode == "emb":
+            self.position_embeddings = self.add_weight(
+                name="position_embedding",
+                shape=(self.max_positions, self.hidden_size),
+                initializer=keras.initializers.RandomNormal(stddev=self.hidden_size**-0.5),
+            )
+        self.built = True
+
+    def signal(self, start, length) -> tf.Tensor:
+        """[length, d] signal for positions start .. start+length-1."""
+        if self.mode == "emb":
+            return tf.gather(self.position_embeddings, tf.range(length) + start)
+        positions = tf.cast(tf.range(length) + start, tf.float32)
+        if self.mode == "timing":
+            return timing_signal(positions, self.hidden_size)
+        return paper_signal(positions, self.hidden_size)
+
+    def call(self, x: tf.Tensor, start=0) -> tf.Tensor:
+        return x + tf.cast(self.signal(start, tf.shape(x)[1])[None], x.dtype)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(mode=self.mode, hidden_size=self.hidden_size,
+                      max_positions=self.max_positions)
+        return config

@@ -1,0 +1,193 @@
+"""Encoder and decoder stacks of the Transformer (digest §2.8-2.9).
+
+Each sublayer is wrapped by ``prepost.Residual``; a stack ends with its preprocess sequence
+applied once more, which with T2T's pre-norm ``n`` is the final LayerNorm and with the
+paper's ``none`` is nothing. The decoder also runs one position at a time against a
+fixed-size key/value cache so incremental decoding has static shapes (XLA-compilable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import keras
+import tensorflow as tf
+
+from t2t_repro.layers.attention import NEG_INF, MultiHeadAttention
+from t2t_repro.layers.feed_forward import DenseReluDense
+from t2t_repro.layers.prepost import Residual, Sequence
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """What an encoder or decoder stack needs to know; built from hparams by the model."""
+
+    num_layers: int
+    hidden_size: int
+    filter_size: int
+    num_heads: int
+    key_channels: int
+    value_channels: int
+    attention_dropout: float
+    relu_dropout: float
+    prepost_dropout: float
+    preprocess: str
+    postprocess: str
+    epsilon: float = 1e-6
+
+
+def _attention(cfg: StackConfig, name: str) -> Residual:
+    attention = MultiHeadAttention(cfg.num_heads, cfg.key_channels, cfg.value_channels,
+                                   cfg.hidden_size, cfg.attention_dropout,
+                                   name="multihead_attention")
+    return Residual(attention, cfg.preprocess, cfg.postprocess, cfg.prepost_dropout,
+                    cfg.epsilon, name=name)
+
+
+def _ffn(cfg: StackConfig) -> Residual:
+    ffn = DenseReluDense(cfg.filter_size, cfg.hidden_size, cfg.relu_dropout,
+                         name="dense_relu_dense")
+    return Residual(ffn, cfg.preprocess, cfg.postprocess, cfg.prepost_dropout, cfg.epsilon,
+                    name="ffn")
+
+
+class _Stack(keras.layers.Layer):
+    def __init__(self, config: StackConfig | dict, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.config = config if isinstance(config, StackConfig) else StackConfig(**config)
+        self.final = Sequence(self.config.preprocess, self.config.prepost_dropout,
+                              self.config.epsilon, allow_add=False, name="layer_prepostprocess")
+
+    def build(self, x_shape, *unused_shapes, **unused_named_shapes) -> None:
+        for layer in self.layers_:
+            layer.build(x_shape, x_shape)
+        self.final.build(x_shape)
+        self.built = True
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(config=asdict(self.config))
+        return config
+
+
+class EncoderLayer(keras.layers.Layer):
+    def __init__(self, cfg: StackConfig, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.self_attention = _attention(cfg, "self_attention")
+        self.ffn = _ffn(cfg)
+
+    def build(self, x_shape, bias_shape=None) -> None:
+        self.self_attention.build(x_shape)
+        self.ffn.build(x_shape)
+        self.built = True
+
+    def call(self, x, bias, training=False, return_weights=False):
+        x = self.self_attention(x, None, bias, training=training, return_weights=return_weights)
+        weights = None
+        if return_weights:
+            x, weights = x
+        x = self.ffn(x, training=training)
+        return (x, weights) if return_weights else x
+
+
+class Encoder(_Stack):
+    """``num_layers`` x [self-attention, FFN], then the final preprocess (pre-norm LN)."""
+
+    def __init__(self, config: StackConfig | dict, **kwargs) -> None:
+        super().__init__(config, **kwargs)
+        self.layers_ = [EncoderLayer(self.config, name=f"layer_{i}")
+                        for i in range(self.config.num_layers)]
+
+    def call(self, x, bias, training=False, return_weights=False):
+        all_weights = []
+        for layer in self.layers_:
+            x = layer(x, bias, training=training, return_weights=return_weights)
+            if return_weights:
+                x, w = x
+                all_weights.append(w)
+        x = self.final(x, training=training)
+        return (x, all_weights) if return_weights else x
+
+
+class DecoderLayer(keras.layers.Layer):
+    def __init__(self, cfg: StackConfig, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.self_attention = _attention(cfg, "self_attention")
+        self.encdec_attention = _attention(cfg, "encdec_attention")
+        self.ffn = _ffn(cfg)
+
+    def build(self, x_shape, memory_shape=None, self_bias_shape=None,
+              memory_bias_shape=None) -> None:
+        self.self_attention.build(x_shape)
+        self.encdec_attention.build(x_shape, memory_shape or x_shape)
+        self.ffn.build(x_shape)
+        self.built = True
+
+    def call(self, x, memory, self_bias, memory_bias, training=False, return_weights=False):
+        x = self.self_attention(x, None, self_bias, training=training,
+                                return_weights=return_weights)
+        if return_weights:
+            x, w_self = x
+        x = self.encdec_attention(x, memory, memory_bias, training=training,
+                                  return_weights=return_weights)
+        if return_weights:
+            x, w_encdec = x
+        x = self.ffn(x, training=training)
+        return (x, (w_self, w_encdec)) if return_weights else x
+
+    def step(self, x, layer_cache: dict, index, memory_bias) -> tuple[tf.Tensor, dict]:
+        """One position ``x`` [N, 1, d] at ``index``; writes its keys/values into the cache."""
+        sa = self.self_attention
+        y = sa.pre(x)
+        k_new, v_new = sa.sublayer.compute_kv(y)
+        length = layer_cache["k"].shape[2]
+        write = tf.cast(tf.one_hot(index, length), k_new.dtype)[None, None, :, None]
+        k = layer_cache["k"] * (1 - write) + k_new * write
+        v = layer_cache["v"] * (1 - write) + v_new * write
+        future = tf.cast(tf.range(length) > index, tf.float32) * NEG_INF
+        x = sa.post(sa.sublayer(y, kv=(k, v), bias=future[None, None, None, :]), residual=x)
+        ea = self.encdec_attention
+        y = ea.sublayer(ea.pre(x), kv=(layer_cache["k_encdec"], layer_cache["v_encdec"]),
+                        bias=memory_bias)
+        x = ea.post(y, residual=x)
+        x = self.ffn(x)
+        return x, dict(layer_cache, k=k, v=v)
+
+
+class Decoder(_Stack):
+    """``num_layers`` x [causal self-attention, encoder-decoder attention, FFN], final LN."""
+
+    def __init__(self, config: StackConfig | dict, **kwargs) -> None:
+        super().__init__(config, **kwargs)
+        self.layers_ = [DecoderLayer(self.config, name=f"layer_{i}")
+                        for i in range(self.config.num_layers)]
+
+    def call(self, x, memory, self_bias, memory_bias, training=False, return_weights=False):
+        all_weights = []
+        for layer in self.layers_:
+            x = layer(x, memory, self_bias, memory_bias, training=training,
+                      return_weights=return_weights)
+            if return_weights:
+                x, w = x
+                all_weights.append(w)
+        x = self.final(x, training=training)
+        return (x, all_weights) if return_weights else x
+
+    def init_cache(self, memory: tf.Tensor, max_length: int) -> dict:
+        """Per-layer zero self-attention buffers [N, h, max_length, d/h] and encoder K/V."""
+        cfg = self.config
+        batch = tf.shape(memory)[0]
+        cache = {}
+        for i, layer in enumerate(self.layers_):
+            k_enc, v_enc = layer.encdec_attention.sublayer.compute_kv(memory)
+            zeros = lambda channels: tf.zeros(  # noqa: E731
+                [batch, cfg.num_heads, max_length, channels // cfg.num_heads], memory.dtype)
+            cache[f"layer_{i}"] = {"k": zeros(cfg.key_channels), "v": zeros(cfg.value_channels),
+                                   "k_encdec": k_enc, "v_encdec": v_enc}
+        return cache
+
+    def step(self, x, cache: dict, index, memory_bias) -> tuple[tf.Tensor, dict]:
+        new_cache = dict(cache)
+        for i, layer in enumerate(self.layers_):
+            x, new_cache[f"layer_{i}"] = layer.step(x, cache[f"layer_{i}"], index, memory_bias)
+        return self.final(x), new_cache

@@ -1,0 +1,48 @@
+"""The training loss exactly as T2T computes it (digest §2.11).
+
+Label smoothing puts 1-eps on the true class and eps/(V-1) on each other class (not eps/V),
+and subtracts the soft target's entropy so a perfect prediction scores 0 (a KL divergence).
+PAD (id 0) is not counted, EOS is. Each replica returns (sum of token losses, token count)
+and the trainer divides the all-reduced sums, giving a per-token mean over the global batch.
+
+The soft-target cross entropy is evaluated without materialising one-hot targets:
+sum_j soft_j * log p_j = low * sum_j log p_j + (conf - low) * log p_y.
+"""
+
+from __future__ import annotations
+
+import math
+
+import tensorflow as tf
+
+
+def smoothing_entropy(vocab_size: int, label_smoothing: float) -> float:
+    """Entropy Z of the smoothed target distribution (subtracted so the minimum is 0)."""
+    confidence = 1.0 - label_smoothing
+    low = label_smoothing / (vocab_size - 1)
+    return -(confidence * math.log(confidence)
+             + (vocab_size - 1) * low * math.log(low + 1e-20)) if label_smoothing else 0.0
+
+
+def token_losses(logits: tf.Tensor, labels: tf.Tensor, label_smoothing: float = 0.0) -> tf.Tensor:
+    """Per-position smoothed cross entropy minus the target entropy: [B, L]."""
+    logits = tf.cast(logits, tf.float32)
+    vocab_size = logits.shape[-1]
+    log_z = tf.reduce_logsumexp(logits, axis=-1)
+    label_logit = tf.gather(logits, labels, axis=-1, batch_dims=labels.shape.rank)
+    log_p_label = label_logit - log_z
+    if not label_smoothing:
+        return -log_p_label
+    confidence = 1.0 - label_smoothing
+    low = label_smoothing / (vocab_size - 1)
+    sum_log_p = tf.reduce_sum(logits, axis=-1) - vocab_size * log_z
+    xent = -((confidence - low) * log_p_label + low * sum_log_p)
+    return xent - smoothing_entropy(vocab_size, label_smoothing)
+
+
+def padded_cross_entropy(logits: tf.Tensor, labels: tf.Tensor,
+                         label_smoothing: float = 0.0) -> tuple[tf.Tensor, tf.Tensor]:
+    """(sum of losses over non-PAD targets, number of non-PAD targets) for one replica."""
+    weights = tf.cast(tf.not_equal(labels, 0), tf.float32)
+    losses = token_losses(logits, labels, label_smoothing)
+    return tf.reduce_sum(losses * weights), tf.reduce_sum(weights)

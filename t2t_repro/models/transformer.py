@@ -1,0 +1,161 @@
+"""The Transformer model: ``{"inputs", "targets"}`` -> logits, plus encode / decode_step.
+
+Wires the layers as T2T's ``transformer`` does (digest §2): shared symbol embedding, a
+learned target-space row added to every encoder position, the positional signal, dropout on
+the sums, the encoder and decoder stacks, and the tied softmax. ``encode``,
+``init_cache`` and ``decode_step`` expose incremental decoding with a static-shape cache
+whose ``decode_step(ids, i, cache)`` matches ``t2t_repro.decoding`` search functions.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import keras
+import tensorflow as tf
+
+from t2t_repro.hparam import HParams
+from t2t_repro.layers.attention import attention_bias_ignore_padding, attention_bias_lower_triangle
+from t2t_repro.layers.embedding import SymbolEmbedding
+from t2t_repro.layers.positional import PositionalSignal
+from t2t_repro.layers.transformer_layers import Decoder, Encoder, StackConfig
+from t2t_repro.registry import register_model
+
+
+def stack_config(hp: HParams, num_layers: int) -> StackConfig:
+    return StackConfig(
+        num_layers=num_layers or hp.num_hidden_layers,
+        hidden_size=hp.hidden_size,
+        filter_size=hp.filter_size,
+        num_heads=hp.num_heads,
+        key_channels=hp.attention_key_channels or hp.hidden_size,
+        value_channels=hp.attention_value_channels or hp.hidden_size,
+        attention_dropout=hp.attention_dropout,
+        relu_dropout=hp.relu_dropout,
+        prepost_dropout=hp.layer_prepostprocess_dropout,
+        preprocess=hp.layer_preprocess_sequence,
+        postprocess=hp.layer_postprocess_sequence,
+        epsilon=hp.norm_epsilon,
+    )
+
+
+@register_model
+class Transformer(keras.Model):
+    """Built from an hparams set that also carries ``input_vocab_size``/``target_vocab_size``."""
+
+    def __init__(self, hparams: HParams | dict, **kwargs) -> None:
+        kwargs.setdefault("name", "transformer")
+        super().__init__(**kwargs)
+        hp = hparams if isinstance(hparams, HParams) else HParams(**hparams)
+        for required in ("input_vocab_size", "target_vocab_size"):
+            if required not in hp:
+                raise ValueError(f"Transformer hparams need {required!r} (set from the problem).")
+        self.hparams = hp
+        d = hp.hidden_size
+        sqrt_depth = hp.multiply_embedding_mode == "sqrt_depth"
+        shared = hp.shared_embedding_and_softmax_weights
+        if shared and hp.input_vocab_size != hp.target_vocab_size:
+            logging.warning("Input and target vocab sizes differ (%d vs %d): not sharing the "
+                            "embedding and softmax weights (as T2T does).",
+                            hp.input_vocab_size, hp.target_vocab_size)
+            shared = False
+        self.target_embedding = SymbolEmbedding(hp.target_vocab_size, d, sqrt_depth,
+                                                name="shared" if shared else "target_emb")
+        if shared or (hp.shared_embedding and hp.input_vocab_size == hp.target_vocab_size):
+            self.input_embedding = self.target_embedding
+        else:
+            self.input_embedding = SymbolEmbedding(hp.input_vocab_size, d, sqrt_depth,
+                                                   name="input_emb")
+        self.softmax = (self.target_embedding if shared
+                        else SymbolEmbedding(hp.target_vocab_size, d, False, name="softmax"))
+        self.positional = PositionalSignal(hp.pos, d, hp.max_position_embeddings,
+                                           name="positional")
+        self.embedding_dropout = keras.layers.Dropout(hp.layer_prepostprocess_dropout)
+        self.encoder = Encoder(stack_config(hp, hp.num_encoder_layers), name="encoder")
+        self.decoder = Decoder(stack_config(hp, hp.num_decoder_layers), name="decoder")
+        self.use_target_space = hp.use_target_space_embedding
+        if self.use_target_space:
+            self.target_space_embedding = self.add_weight(
+                name="target_space_embedding", shape=(hp.target_space_vocab_size, d),
+                initializer="glorot_uniform")
+        self.target_space_id = hp.get("target_space_id", 0)
+
+    def build(self, features_shape=None) -> None:
+        """Creates every variable from the hparams alone (no tracing, no dummy batch)."""
+        hidden_shape = (None, None, self.hparams.hidden_size)
+        for layer in {id(l): l for l in (self.input_embedding, self.target_embedding,
+                                          self.softmax, self.positional)}.values():
+            layer.build()
+        self.encoder.build(hidden_shape)
+        self.decoder.build(hidden_shape)
+        self.built = True
+
+    # -- full (teacher-forced) pass ---------------------------------------------------------
+    def encode(self, inputs: tf.Tensor, training: bool = False, return_weights: bool = False):
+        """inputs [B, Ls] -> (encoder_output [B, Ls, d], encoder-decoder bias [B, 1, 1, Ls])."""
+        bias = attention_bias_ignore_padding(inputs)
+        x = self.input_embedding(inputs)
+        if self.use_target_space:
+            x = x + tf.cast(self.target_space_embedding[self.target_space_id], x.dtype)
+        x = self.embedding_dropout(self.positional(x), training=training)
+        out = self.encoder(x, bias, training=training, return_weights=return_weights)
+        if return_weights:
+            return out[0], bias, out[1]
+        return out, bias
+
+    def decode(self, targets: tf.Tensor, encoder_output: tf.Tensor, encoder_bias: tf.Tensor,
+               training: bool = False, return_weights: bool = False):
+        """Teacher-forced decoder: targets [B, Lt] -> logits [B, Lt, V] (float32)."""
+        y = self.target_embedding(targets)
+        y = tf.pad(y, [[0, 0], [1, 0], [0, 0]])[:, :-1]  # Shift right: zero "GO" vector.
+        y = self.embedding_dropout(self.positional(y), training=training)
+        self_bias = attention_bias_lower_triangle(tf.shape(targets)[1])
+        out = self.decoder(y, encoder_output, self_bias, encoder_bias, training=training,
+                           return_weights=return_weights)
+        hidden, weights = out if return_weights else (out, None)
+        logits = tf.cast(self.softmax.logits(hidden), tf.float32)
+        return (logits, weights) if return_weights else logits
+
+    def call(self, features: dict, training: bool = False) -> tf.Tensor:
+        encoder_output, bias = self.encode(features["inputs"], training=training)
+        return self.decode(features["targets"], encoder_output, bias, training=training)
+
+    def attention_weights(self, inputs: tf.Tensor, targets: tf.Tensor) -> dict:
+        """Per-layer attention maps (for plots): encoder self, decoder self, encoder-decoder."""
+        encoder_output, bias, enc_w = self.encode(inputs, return_weights=True)
+        _, dec_w = self.decode(targets, encoder_output, bias, return_weights=True)
+        return {"encoder_self": enc_w, "decoder_self": [w[0] for w in dec_w],
+                "encdec": [w[1] for w in dec_w]}
+
+    # -- incremental decoding --------------------------------------------------------------
+    def init_cache(self, inputs: tf.Tensor, decode_length: int) -> dict:
+        """Runs the encoder once; returns the cache for ``decode_length`` steps."""
+        encoder_output, bias = self.encode(inputs)
+        cache = self.decoder.init_cache(encoder_output, decode_length)
+        cache["encoder_bias"] = bias
+        return cache
+
+    def decode_step(self, ids: tf.Tensor, i, cache: dict) -> tuple[tf.Tensor, dict]:
+        """Consumes ``ids[:, i]`` (position i) and returns logits [N, V] for position i."""
+        token = ids[:, i]
+        x = self.target_embedding(token[:, None])
+        x = x * tf.cast(i > 0, x.dtype)  # Position 0 is the zero GO vector, as in training.
+        x = self.positional(x, start=i)
+        layer_cache = {k: v for k, v in cache.items() if k != "encoder_bias"}
+        hidden, layer_cache = self.decoder.step(x, layer_cache, i, cache["encoder_bias"])
+        logits = tf.cast(self.softmax.logits(hidden[:, 0]), tf.float32)
+        layer_cache["encoder_bias"] = cache["encoder_bias"]
+        return logits, layer_cache
+
+    def build_for(self, batch: int = 1, length: int = 2) -> None:
+        """Builds the variables and runs one dummy batch (e.g. before loading weights)."""
+        self.build()
+        dummy = tf.ones([batch, length], tf.int32)
+        self({"inputs": dummy, "targets": dummy}, training=False)
+
+    def get_config(self) -> dict:
+        return {"hparams": self.hparams.values(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Transformer":
+        return cls(HParams(**config["hparams"]), name=config.get("name", "transformer"))

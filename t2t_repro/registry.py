@@ -1,0 +1,118 @@
+"""One registry for problems, hparams sets and models, named as tensor2tensor names them.
+
+Registration is by decorator; the default name is the snake_case of the class or function
+name (``TranslateEndeWmt32k`` -> ``translate_ende_wmt32k``). Lookups of unknown names fail
+with the nearest registered names, so a typo on the command line explains itself.
+
+The registry is the only coupling between layers, problems and hparams: the top-level
+``problems`` and ``hparams`` packages (and ``t2t_repro.models``) are imported lazily the
+first time a lookup happens, so importing a layer never imports a problem.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import re
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+
+PROBLEMS = "problem"
+HPARAMS = "hparams"
+MODELS = "model"
+
+_REGISTRIES: dict[str, dict[str, Any]] = {PROBLEMS: {}, HPARAMS: {}, MODELS: {}}
+_DEFAULT_PACKAGES = ("t2t_repro.models", "problems", "hparams")
+_loaded = False
+
+
+class RegistryError(LookupError):
+    """An unknown or duplicate registered name."""
+
+
+def camelcase_to_snakecase(name: str) -> str:
+    """``TranslateEndeWmt32k`` -> ``translate_ende_wmt32k`` (T2T's naming rule)."""
+    s1 = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s1).lower()
+
+
+def _register(kind: str, name_or_obj: Any = None) -> Any:
+    def decorator(obj: T, name: str | None = None) -> T:
+        key = name or camelcase_to_snakecase(obj.__name__)
+        registry = _REGISTRIES[kind]
+        if key in registry and registry[key] is not obj:
+            raise RegistryError(f"{kind} {key!r} is already registered (by {registry[key]!r}).")
+        registry[key] = obj
+        return obj
+
+    if callable(name_or_obj) and not isinstance(name_or_obj, str):
+        return decorator(name_or_obj)
+    return lambda obj: decorator(obj, name_or_obj)
+
+
+def register_problem(name_or_cls: Any = None) -> Any:
+    """Class decorator: ``@register_problem`` or ``@register_problem("name")``."""
+    return _register(PROBLEMS, name_or_cls)
+
+
+def register_hparams(name_or_fn: Any = None) -> Any:
+    """Function decorator for a zero-argument function returning an ``HParams``."""
+    return _register(HPARAMS, name_or_fn)
+
+
+def register_model(name_or_cls: Any = None) -> Any:
+    """Class decorator for a model class constructed as ``cls(hparams, problem_info)``."""
+    return _register(MODELS, name_or_cls)
+
+
+def load_default_registrations() -> None:
+    """Import the packages that register the built-in problems, hparams sets and models."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for package in _DEFAULT_PACKAGES:
+        importlib.import_module(package)
+
+
+def _lookup(kind: str, name: str) -> Any:
+    load_default_registrations()
+    registry = _REGISTRIES[kind]
+    if name in registry:
+        return registry[name]
+    nearest = difflib.get_close_matches(name, list(registry), n=5, cutoff=0.5)
+    hint = f" Nearest registered names: {', '.join(nearest)}." if nearest else ""
+    raise RegistryError(
+        f"Unknown {kind} {name!r}.{hint} Run with --registry_help to list all {len(registry)}."
+    )
+
+
+def problem(name: str) -> Any:
+    """A fresh instance of the registered problem ``name``."""
+    return _lookup(PROBLEMS, name)()
+
+
+def hparams(name: str) -> Any:
+    """A fresh ``HParams`` built by the registered set ``name``."""
+    return _lookup(HPARAMS, name)()
+
+
+def model(name: str) -> Any:
+    """The registered model class ``name``."""
+    return _lookup(MODELS, name)
+
+
+def list_names(kind: str) -> list[str]:
+    load_default_registrations()
+    return sorted(_REGISTRIES[kind])
+
+
+def help_string() -> str:
+    """Everything registered, one name a line, grouped by kind (``--registry_help``)."""
+    lines = []
+    for kind, title in ((MODELS, "Models"), (HPARAMS, "HParams sets"), (PROBLEMS, "Problems")):
+        names = list_names(kind)
+        lines.append(f"{title} ({len(names)}):")
+        lines.extend(f"  {n}" for n in names)
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""The smoothed loss as T2T computes it."""
+
+import math
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro.losses import padded_cross_entropy, smoothing_entropy, token_losses
+
+
+def test_entropy_constants_from_digest():
+    assert smoothing_entropy(32768, 0.1) == pytest.approx(1.3648, abs=1e-4)
+    assert smoothing_entropy(33708, 0.1) == pytest.approx(1.3676, abs=1e-4)
+    assert smoothing_entropy(37000, 0.1) == pytest.approx(1.3769, abs=1e-4)
+
+
+def test_perfect_soft_prediction_scores_zero():
+    # Logits whose softmax equals the smoothed target: 0.9 on the label, 0.1/3 elsewhere.
+    V, eps = 4, 0.1
+    probs = np.full(V, eps / (V - 1)); probs[2] = 1 - eps
+    logits = tf.constant(np.log(probs)[None, None], tf.float32)
+    loss = token_losses(logits, tf.constant([[2]]), eps)
+    assert float(loss[0, 0]) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_perfect_one_hot_prediction_without_smoothing_scores_zero():
+    logits = tf.constant([[[0.0, 0.0, 100.0]]])
+    assert float(token_losses(logits, tf.constant([[2]]), 0.0)[0, 0]) == pytest.approx(0, abs=1e-6)
+
+
+def test_hand_computed_tiny_case():
+    # V=3, eps=0.3: soft target for label 1 is [0.15, 0.7, 0.15].
+    logits = np.array([1.0, 2.0, 0.5])
+    log_p = logits - math.log(sum(math.exp(x) for x in logits))
+    soft = np.array([0.15, 0.7, 0.15])
+    xent = -(soft * log_p).sum()
+    entropy = -(soft * np.log(soft)).sum()
+    expected = xent - entropy
+    got = token_losses(tf.constant(logits[None, None], tf.float32), tf.constant([[1]]), 0.3)
+    assert float(got[0, 0]) == pytest.approx(expected, rel=1e-5)
+
+
+def test_pad_not_counted_eos_counted():
+    logits = tf.random.normal([1, 4, 5], seed=1)
+    labels = tf.constant([[3, 2, 1, 0]])  # EOS (1) counts, PAD (0) does not.
+    total, count = padded_cross_entropy(logits, labels, 0.1)
+    per_token = token_losses(logits, labels, 0.1)
+    assert float(count) == 3.0
+    assert float(total) == pytest.approx(float(tf.reduce_sum(per_token[0, :3])), rel=1e-6)
+
+
+def test_gradient_is_softmax_minus_soft_target():
+    logits = tf.Variable(tf.random.normal([1, 1, 6], seed=2))
+    with tf.GradientTape() as tape:
+        loss = token_losses(logits, tf.constant([[4]]), 0.1)
+    grad = tape.gradient(loss, logits).numpy()[0, 0]
+    soft = np.full(6, 0.1 / 5); soft[4] = 0.9
+    expected = tf.nn.softmax(logits).numpy()[0, 0] - soft
+    np.testing.assert_allclose(grad, expected, atol=1e-6)

@@ -1,0 +1,32 @@
+"""A transformer_test-sized model must be able to memorise one batch."""
+
+import tensorflow as tf
+
+from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.losses import padded_cross_entropy
+from tests.model_utils import build_model
+
+
+def test_overfits_one_batch():
+    tf.random.set_seed(0)
+    overrides = ("hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
+                 "attention_dropout=0.0,relu_dropout=0.0,label_smoothing=0.0,"
+                 "learning_rate_schedule=constant,learning_rate_constant=0.01")
+    model = build_model("transformer_test", overrides, vocab_size=20)
+    optimizer = make_optimizer(model.hparams)
+    batch = {"inputs": tf.constant([[3, 4, 5, 6, 1], [7, 8, 9, 1, 0]]),
+             "targets": tf.constant([[6, 5, 4, 3, 1], [9, 8, 7, 1, 0]])}
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            total, count = padded_cross_entropy(model(batch, training=True), batch["targets"])
+            loss = total / count
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    first = float(step())
+    for _ in range(300):
+        last = float(step())
+    assert last < 0.1 * first, (first, last)

@@ -1,0 +1,65 @@
+"""Parameter counts against the closed form, and Table 3 rows against the paper's column."""
+
+import pytest
+
+from hparams.table3 import TABLE3_ROWS
+from tests.model_utils import build_model
+
+PAPER_V = 37000
+
+
+def closed_form(V, d, d_ff, n_enc, n_dec, key_channels, value_channels, prenorm,
+                learned_positions=0):
+    """Count written from the architecture, independently of the model code."""
+    embedding = V * d  # Shared by source, target and softmax.
+    target_space = 32 * d
+    attention = 2 * d * key_channels + d * value_channels + value_channels * d  # q,k,v,o; no bias
+    ffn = d * d_ff + d_ff + d_ff * d + d
+    layer_norm = 2 * d
+    encoder_layer = attention + ffn + 2 * layer_norm
+    decoder_layer = 2 * attention + ffn + 3 * layer_norm
+    final_norms = 2 * layer_norm if prenorm else 0
+    return (embedding + target_space + n_enc * encoder_layer + n_dec * decoder_layer
+            + final_norms + learned_positions * d)
+
+
+def test_base_and_big_match_closed_form_and_digest():
+    base = build_model("transformer_base", vocab_size=33708).count_params()
+    assert base == closed_form(33708, 512, 2048, 6, 6, 512, 512, False)
+    assert round(base / 1e6, 1) == 61.4  # Digest §7.
+    big = build_model("transformer_big", vocab_size=33708).count_params()
+    assert big == closed_form(33708, 1024, 4096, 6, 6, 1024, 1024, False)
+    assert round(big / 1e6, 1) == 210.8
+
+
+def test_prenorm_adds_two_final_layer_norms():
+    count = build_model("transformer_base_v3", vocab_size=1000).count_params()
+    assert count == closed_form(1000, 512, 2048, 6, 6, 512, 512, True)
+
+
+# The paper's Params column (millions) for base (65M) and the rows that change it.
+PAPER_PARAMS = {"b_dk16": 58, "b_dk32": 60, "c_n2": 36, "c_n4": 50, "c_n8": 80,
+                "c_d256": 28, "c_d1024": 168, "c_dff1024": 53, "c_dff4096": 90}
+
+
+def test_table3_has_all_18_rows():
+    assert len(TABLE3_ROWS) == 18
+
+
+@pytest.fixture(scope="module")
+def base_count():
+    return build_model("transformer_base", vocab_size=PAPER_V).count_params()
+
+
+@pytest.mark.parametrize("row", sorted(TABLE3_ROWS))
+def test_table3_row_changes_params_like_the_paper(row, base_count):
+    base = base_count
+    count = build_model(f"transformer_base_table3_{row}", vocab_size=PAPER_V).count_params()
+    if row in PAPER_PARAMS:
+        paper_delta = (PAPER_PARAMS[row] - 65) * 1e6
+        # The paper rounds to 1M and used a slightly different vocabulary.
+        assert abs((count - base) - paper_delta) <= max(2.5e6, 0.05 * abs(paper_delta)), row
+    elif row.startswith("e_"):
+        assert count - base == 1024 * 512  # The learned position table only.
+    else:  # Rows A and D leave the count unchanged.
+        assert count == base

@@ -1,0 +1,67 @@
+"""Registry lookups, HParams overrides and their error messages."""
+
+import pytest
+
+from t2t_repro import registry
+from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparams_lib import create_hparams
+
+
+def test_snake_case_naming():
+    assert registry.camelcase_to_snakecase("TranslateEndeWmt32k") == "translate_ende_wmt32k"
+
+
+def test_unknown_hparams_set_lists_nearest():
+    with pytest.raises(registry.RegistryError) as e:
+        registry.hparams("transformer_bigg")
+    assert "transformer_big" in str(e.value) and "--registry_help" in str(e.value)
+
+
+def test_unknown_problem_is_clear():
+    with pytest.raises(registry.RegistryError, match="Unknown problem 'no_such_problem'"):
+        registry.problem("no_such_problem")
+
+
+def test_registry_help_lists_all_table3_rows():
+    rows = [l for l in registry.help_string().splitlines() if "table3" in l]
+    assert len(rows) == 18
+
+
+def test_bad_value_names_hparam_and_type():
+    with pytest.raises(HParamsError, match="'num_heads' takes a value of type int; got 'eight'"):
+        create_hparams("transformer_base", "num_heads=eight")
+
+
+def test_unknown_hparam_suggests():
+    with pytest.raises(HParamsError, match="Unknown hparam 'hiden_size'.*hidden_size"):
+        create_hparams("transformer_base", "hiden_size=8")
+
+
+def test_malformed_override():
+    with pytest.raises(HParamsError, match="expected name=value"):
+        create_hparams("transformer_base", "hidden_size")
+
+
+def test_overrides_are_typed_and_json_round_trips():
+    hp = create_hparams("transformer_base", "hidden_size=256, label_smoothing=0,pos=emb",
+                        input_vocab_size=100)
+    assert hp.hidden_size == 256 and hp.label_smoothing == 0.0 and hp.pos == "emb"
+    assert isinstance(hp.label_smoothing, float)
+    again = HParams.from_json(hp.to_json())
+    assert again == hp and again.diff(hp) == {}
+
+
+def test_saved_json_overrides_set_then_flags_override_json():
+    saved = create_hparams("transformer_base", "hidden_size=128").to_json()
+    hp = create_hparams("transformer_base", "num_heads=4", saved_json=saved)
+    assert hp.hidden_size == 128 and hp.num_heads == 4
+
+
+def test_paper_sets():
+    base, big, enfr = (registry.hparams(n) for n in
+                       ("transformer_base", "transformer_big", "transformer_big_enfr"))
+    assert (base.layer_preprocess_sequence, base.layer_postprocess_sequence) == ("none", "dan")
+    assert (base.attention_dropout, base.relu_dropout) == (0.0, 0.0)
+    assert (base.optimizer_adam_beta2, base.learning_rate_warmup_steps) == (0.98, 4000)
+    assert (big.hidden_size, big.filter_size, big.num_heads) == (1024, 4096, 16)
+    assert big.layer_prepostprocess_dropout == 0.3 and enfr.layer_prepostprocess_dropout == 0.1
