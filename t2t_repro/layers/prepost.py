@@ -38,9 +38,15 @@ class Sequence(keras.layers.Layer):
         self.epsilon = epsilon
         self.allow_add = allow_add
         self.steps = parse_sequence(sequence, allow_add)
-        self.norms = [layer_norm(f"layer_norm_{i}", epsilon)
-                      for i, s in enumerate(self.steps) if s == "n"]
+        # Attributes rather than a list, so that checkpoints track them.
+        self.norm_names = [f"layer_norm_{i}" for i, s in enumerate(self.steps) if s == "n"]
+        for name in self.norm_names:
+            setattr(self, name, layer_norm(name, epsilon))
         self.dropout = keras.layers.Dropout(dropout)
+
+    @property
+    def norms(self) -> list:
+        return [getattr(self, name) for name in self.norm_names]
 
     def build(self, input_shape) -> None:
         for norm in self.norms:

@@ -58,6 +58,11 @@ class _Stack(keras.layers.Layer):
         self.final = Sequence(self.config.preprocess, self.config.prepost_dropout,
                               self.config.epsilon, allow_add=False, name="layer_prepostprocess")
 
+    @property
+    def layers_(self) -> list:
+        """The layers in order. They are attributes (not a list) so checkpoints track them."""
+        return [getattr(self, f"layer_{i}") for i in range(self.config.num_layers)]
+
     def build(self, x_shape, *unused_shapes, **unused_named_shapes) -> None:
         for layer in self.layers_:
             layer.build(x_shape, x_shape)
@@ -95,8 +100,8 @@ class Encoder(_Stack):
 
     def __init__(self, config: StackConfig | dict, **kwargs) -> None:
         super().__init__(config, **kwargs)
-        self.layers_ = [EncoderLayer(self.config, name=f"layer_{i}")
-                        for i in range(self.config.num_layers)]
+        for i in range(self.config.num_layers):
+            setattr(self, f"layer_{i}", EncoderLayer(self.config, name=f"layer_{i}"))
 
     def call(self, x, bias, training=False, return_weights=False):
         all_weights = []
@@ -159,8 +164,8 @@ class Decoder(_Stack):
 
     def __init__(self, config: StackConfig | dict, **kwargs) -> None:
         super().__init__(config, **kwargs)
-        self.layers_ = [DecoderLayer(self.config, name=f"layer_{i}")
-                        for i in range(self.config.num_layers)]
+        for i in range(self.config.num_layers):
+            setattr(self, f"layer_{i}", DecoderLayer(self.config, name=f"layer_{i}"))
 
     def call(self, x, memory, self_bias, memory_bias, training=False, return_weights=False):
         all_weights = []

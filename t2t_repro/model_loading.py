@@ -1,0 +1,76 @@
+"""Restores a model's weights from a checkpoint with errors that say what does not fit.
+
+Used by every tool that reads a trained model (decoder, averaging, export, attention plots).
+Checkpoints are object-based ``tf.train.Checkpoint(model=...)`` files; only the model is read
+(optimizer slots are ignored). A wrong path, a corrupt file, missing variables or shapes that
+differ from the hparams are reported by name, with what to do about it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import tensorflow as tf
+
+MODEL_KEY = "model"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that is missing, unreadable or does not match the model."""
+
+
+def resolve_checkpoint(path: str) -> str:
+    """A checkpoint prefix from a prefix or a directory (its latest checkpoint)."""
+    if os.path.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
+        if latest is None:
+            raise CheckpointError(
+                f"No checkpoint found in {path!r}. Train first (t2t-trainer --output_dir={path}) "
+                "or pass --checkpoint_path=<dir>/ckpt-N.")
+        return latest
+    if not tf.io.gfile.exists(path + ".index"):
+        raise CheckpointError(
+            f"Checkpoint {path!r} does not exist (no {path}.index). Pass a checkpoint prefix "
+            "such as train_dir/ckpt-1000 or a directory holding checkpoints.")
+    return path
+
+
+def checkpoint_model_variables(path: str) -> dict[str, list[int]]:
+    """{checkpoint key: shape} of the model's variables stored in ``path``."""
+    try:
+        names = tf.train.list_variables(path)
+    except (tf.errors.OpError, ValueError) as e:
+        raise CheckpointError(f"Checkpoint {path!r} is unreadable or corrupt: {e}") from e
+    prefix = MODEL_KEY + "/"
+    return {n: s for n, s in names if n.startswith(prefix) and "OPTIMIZER_SLOT" not in n}
+
+
+def restore_model(model, path: str) -> str:
+    """Loads ``model``'s weights from ``path`` (prefix or directory); returns the prefix."""
+    prefix = resolve_checkpoint(path)
+    stored = checkpoint_model_variables(prefix)
+    if not model.built:
+        model.build()
+    try:
+        status = tf.train.Checkpoint(**{MODEL_KEY: model}).read(prefix)
+        status.expect_partial()
+        status.assert_existing_objects_matched()
+    except (AssertionError, ValueError) as e:
+        raise CheckpointError(
+            f"Checkpoint {prefix!r} does not match the model: {str(e)[:2000]}\n"
+            f"The checkpoint holds {len(stored)} model variables; the model has "
+            f"{len(model.weights)}. Use the same --hparams_set/--hparams as for training "
+            "(they are saved in the training output_dir as hparams.json).") from e
+    if len(stored) != len(model.weights):
+        extra = sorted(set(stored) - {_key_of(v) for v in model.weights})
+        raise CheckpointError(
+            f"Checkpoint {prefix!r} holds {len(stored)} model variables but the model has "
+            f"{len(model.weights)}; unused, e.g.: {', '.join(extra[:5])}. Use the same "
+            "--hparams_set/--hparams as for training (saved as hparams.json in its output_dir).")
+    return prefix
+
+
+def _key_of(variable) -> str:
+    """The checkpoint key of a model variable, from its Keras path (``transformer/a/b``)."""
+    path = variable.path.split("/", 1)[-1]
+    return f"{MODEL_KEY}/{path}/.ATTRIBUTES/VARIABLE_VALUE"
