@@ -62,15 +62,9 @@ def restore_model(model, path: str) -> str:
             f"{len(model.weights)}. Use the same --hparams_set/--hparams as for training "
             "(they are saved in the training output_dir as hparams.json).") from e
     if len(stored) != len(model.weights):
-        extra = sorted(set(stored) - {_key_of(v) for v in model.weights})
         raise CheckpointError(
             f"Checkpoint {prefix!r} holds {len(stored)} model variables but the model has "
-            f"{len(model.weights)}; unused, e.g.: {', '.join(extra[:5])}. Use the same "
+            f"{len(model.weights)} (the checkpoint is from a bigger model). Use the same "
             "--hparams_set/--hparams as for training (saved as hparams.json in its output_dir).")
     return prefix
 
-
-def _key_of(variable) -> str:
-    """The checkpoint key of a model variable, from its Keras path (``transformer/a/b``)."""
-    path = variable.path.split("/", 1)[-1]
-    return f"{MODEL_KEY}/{path}/.ATTRIBUTES/VARIABLE_VALUE"
