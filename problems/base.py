@@ -1,0 +1,288 @@
+"""``Problem`` and ``Text2TextProblem``: what a problem knows, and datagen for text-to-text ones.
+
+A problem knows its raw sources, how to build its vocabulary, how to encode examples, its
+splits and eval metrics (contract: ``.notes/PROBLEM_API.md``). ``Text2TextProblem`` subclasses
+only say where each split's parallel text comes from (``split_sources``); datagen does the rest:
+
+1. vocab ``data_dir/vocab.<name>.<size>.subwords``: loaded if present, else built from a
+   sample of the training text (T2T's ~1 MB per file) and stored atomically;
+2. every pair encoded with EOS appended to both sides, on all cores;
+3. sharded TFRecords ``<name>-<split>-NNNNN-of-MMMMM`` written round-robin, each shard shuffled
+   (seed 429459) and renamed into place.
+
+Datagen is idempotent: finished shards are kept, interrupted ones (``*.tmp``) are rewritten. A
+small manifest ``<name>.datagen.json`` records the vocab hash, ``max_cases`` and seed that the
+shards were made with, and a vocab built by a ``--max_cases`` trial is marked by a
+``<vocab>.max_cases`` file, so trial shards or vocabs and shards of an older vocab are never
+mistaken for finished ones. Empty pairs are dropped and undecodable bytes replaced; both are
+counted in the ``DatagenSummary``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import time
+from typing import Iterator
+
+from t2t_repro import registry
+from t2t_repro.data import datagen_lib, records
+from t2t_repro.data.pair_sources import PairSource, check_all
+from t2t_repro.data.text_files import DataError, ReadStats
+
+__all__ = ["DataError", "DatagenSummary", "Problem", "Text2TextProblem", "register_with_rev"]
+
+DEFAULT_SEED = datagen_lib.DEFAULT_SEED
+
+
+@dataclasses.dataclass
+class DatagenSummary:
+    """What one ``generate_data`` call did."""
+
+    problem: str
+    data_dir: str
+    vocab_file: str = ""
+    vocab_size: int = 0
+    vocab_built: bool = False
+    pairs: dict = dataclasses.field(default_factory=dict)  # split -> pairs in the split's shards
+    input_tokens: int = 0  # tokens written this run (EOS included)
+    target_tokens: int = 0
+    shards_written: int = 0
+    shards_kept: int = 0  # finished shards found and left untouched
+    dropped_empty: int = 0
+    replaced_bytes: int = 0
+    seconds: float = 0.0
+
+    def format(self) -> str:
+        pairs = ", ".join(f"{s} {n:,}" for s, n in self.pairs.items()) or "none"
+        vocab = f"{self.vocab_size:,} ({'built' if self.vocab_built else 'loaded'}: {self.vocab_file})"
+        return "\n".join([
+            f"problem:        {self.problem} -> {self.data_dir}",
+            f"pairs:          {pairs}",
+            f"tokens written: inputs {self.input_tokens:,}, targets {self.target_tokens:,}",
+            f"vocab size:     {vocab}",
+            f"shards:         {self.shards_written} written, {self.shards_kept} kept",
+            f"dropped empty pairs: {self.dropped_empty:,}; replaced undecodable bytes: {self.replaced_bytes:,}",
+            f"time:           {self.seconds:.1f}s",
+        ])
+
+
+class Problem:
+    """A registered task: sources, vocabulary, encoding, splits, metrics (see PROBLEM_API.md)."""
+
+    problem_name: str | None = None  # set only where the registered name is not the class's snake_case
+    num_shards: dict = {records.TRAIN: 10, records.DEV: 1, records.TEST: 1}
+    approx_vocab_size: int = 2**15
+    has_inputs: bool = True
+    target_space_id: int = 0  # T2T HEAD leaves Text2TextProblem at SpaceID.GENERIC
+    batch_size_multiplier: int = 1
+    decode_defaults: dict = {}
+    eval_metrics: tuple = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
+    vocab_name: str | None = None  # whose vocab file this problem uses (a ``_rev`` shares its base's)
+
+    @property
+    def name(self) -> str:
+        return type(self).__dict__.get("problem_name") or registry.camelcase_to_snakecase(type(self).__name__)
+
+    @property
+    def vocab_filename(self) -> str:
+        return f"vocab.{self.vocab_name or self.name}.{self.approx_vocab_size}.subwords"
+
+    @property
+    def splits(self) -> tuple:
+        return tuple(s for s in records.SPLITS if s in self.num_shards)
+
+    def vocab_path(self, data_dir: str) -> str:
+        return os.path.join(data_dir, self.vocab_filename)
+
+    def generate_data(self, data_dir: str, tmp_dir: str, num_workers: int | None = None,
+                      **kwargs) -> DatagenSummary:
+        raise NotImplementedError
+
+    def get_encoders(self, data_dir: str) -> dict:
+        path = self.vocab_path(data_dir)
+        if not os.path.isfile(path):
+            raise DataError(
+                f"Vocabulary file {path} not found. Run: t2t-datagen --problem={self.name} "
+                f"--data_dir={data_dir} --tmp_dir=<raw data dir>")
+        encoder = datagen_lib.load_vocab(path)
+        return {"inputs": encoder, "targets": encoder}
+
+    def vocab_sizes(self, data_dir: str) -> tuple[int, int]:
+        enc = self.get_encoders(data_dir)
+        return enc["inputs"].vocab_size, enc["targets"].vocab_size
+
+    def filepattern(self, data_dir: str, split: str) -> str:
+        return records.filepattern(data_dir, self.name, split)
+
+    def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
+        raise NotImplementedError
+
+
+class Text2TextProblem(Problem):
+    """Parallel text -> shared subword vocab -> EOS-terminated id pairs. Subclasses give ``split_sources``."""
+
+    eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity", "bleu")
+    max_subtoken_length: int | None = 200
+    vocab_byte_budget: float = 1e6  # per file, as T2T's generate_lines_for_vocab
+    reverse: bool = False  # set on ``<name>_rev`` problems: inputs and targets swapped
+    chunk_size: int = 2000  # pairs per work item for the encoding pool
+
+    # -- what subclasses provide --------------------------------------------------------------
+    def split_sources(self, tmp_dir: str, split: str) -> list[PairSource]:
+        """The sources of one split, in order (raise DataError with instructions if unavailable)."""
+        raise NotImplementedError
+
+    def vocab_sources(self, tmp_dir: str) -> list[PairSource]:
+        return self.split_sources(tmp_dir, records.TRAIN)
+
+    # -- reading ------------------------------------------------------------------------------
+    def iter_pairs(self, sources: list[PairSource], stats: ReadStats,
+                   max_cases: int | None = None) -> Iterator[tuple[str, str]]:
+        """Non-empty (input, target) text pairs of the sources; empty ones dropped and counted."""
+        n = 0
+        for source in sources:
+            for src, tgt in source.pairs(stats):
+                if max_cases is not None and n >= max_cases:
+                    return
+                if not src or not tgt:
+                    stats.dropped_empty += 1
+                    continue
+                n += 1
+                yield (tgt, src) if self.reverse else (src, tgt)
+
+    def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
+        pairs = list(self.iter_pairs(self.split_sources(tmp_dir, split), ReadStats()))
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    def vocab_lines(self, tmp_dir: str, max_cases: int | None = None) -> Iterator[str]:
+        sources = self.vocab_sources(tmp_dir)
+        if max_cases is not None:  # a quick trial: the vocab sees only the pairs it will encode
+            for src, tgt in self.iter_pairs(sources, ReadStats(), max_cases):
+                yield src
+                yield tgt
+            return
+        for source in sources:
+            yield from source.vocab_lines(self.vocab_byte_budget)
+
+    # -- datagen ------------------------------------------------------------------------------
+    def _manifest_path(self, data_dir: str) -> str:
+        return os.path.join(data_dir, f"{self.name}.datagen.json")
+
+    def _stale_shards(self, data_dir: str, split: str) -> list[str]:
+        """Shards of this split on disk with a different shard count (left by another version)."""
+        keep = set(records.shard_paths(data_dir, self.name, split, self.num_shards[split]))
+        pat = re.compile(re.escape(self.name) + "-" + split + r"-\d{5}-of-\d{5}$")
+        return [p for p in records.existing_shards(data_dir, self.name, split)
+                if p not in keep and pat.match(os.path.basename(p))]
+
+    def generate_data(self, data_dir: str, tmp_dir: str, num_workers: int | None = None, *,
+                      max_cases: int | None = None, random_seed: int = DEFAULT_SEED,
+                      progress: bool = True) -> DatagenSummary:
+        start = time.monotonic()
+        os.makedirs(data_dir, exist_ok=True)
+        summary = DatagenSummary(self.name, data_dir)
+        vocab_path = self.vocab_path(data_dir)
+        summary.vocab_file = vocab_path
+        manifest = datagen_lib.load_json(self._manifest_path(data_dir))
+
+        trial_cases = datagen_lib.vocab_trial_cases(vocab_path)  # the vocab of a --max_cases trial
+        need_vocab = not os.path.isfile(vocab_path) or (trial_cases is not None and trial_cases != max_cases)
+        trust_shards = not need_vocab and (manifest is None or (
+            manifest.get("vocab_sha256") == datagen_lib.file_sha256(vocab_path)
+            and manifest.get("max_cases") == max_cases and manifest.get("seed") == random_seed))
+
+        needed: dict[str, list[int]] = {}
+        for split in self.splits:
+            for path in datagen_lib.temp_files(data_dir, self.name, split):
+                os.remove(path)  # leftovers of an interrupted run
+            paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
+            todo = [i for i, p in enumerate(paths) if not (trust_shards and os.path.isfile(p))]
+            summary.shards_kept += len(paths) - len(todo)
+            if todo:
+                needed[split] = todo
+            elif manifest and split in manifest.get("pairs", {}):
+                summary.pairs[split] = manifest["pairs"][split]
+
+        # Resolve and check every source we will read before any expensive step.
+        split_sources = {split: self.split_sources(tmp_dir, split) for split in needed}
+        expected = {split: check_all(src) for split, src in split_sources.items()}
+        if need_vocab:
+            if records.TRAIN not in split_sources:
+                check_all(self.vocab_sources(tmp_dir))
+            if progress:
+                print(f"{self.name}: building vocab {vocab_path} (target size {self.approx_vocab_size})",
+                      file=sys.stderr, flush=True)
+            encoder = datagen_lib.build_vocab(vocab_path, self.vocab_lines(tmp_dir, max_cases),
+                                              self.approx_vocab_size, self.max_subtoken_length)
+            datagen_lib.set_vocab_trial_cases(vocab_path, max_cases)
+            summary.vocab_built = True
+        else:
+            encoder = datagen_lib.load_vocab(vocab_path)
+        summary.vocab_size = encoder.vocab_size
+
+        if needed:
+            if summary.vocab_built or manifest is None or not trust_shards:
+                manifest = {"pairs": {}}
+            manifest.update(vocab_file=self.vocab_filename, vocab_sha256=datagen_lib.file_sha256(vocab_path),
+                            max_cases=max_cases, seed=random_seed, num_shards=dict(self.num_shards))
+            datagen_lib.store_json(self._manifest_path(data_dir), manifest)
+        stats = ReadStats()
+        for split, todo in needed.items():
+            n_pairs = self._generate_split(data_dir, split, split_sources[split], todo, vocab_path, stats,
+                                           summary, num_workers, max_cases, random_seed, progress,
+                                           expected[split])
+            summary.pairs[split] = manifest["pairs"][split] = n_pairs
+            datagen_lib.store_json(self._manifest_path(data_dir), manifest)
+        summary.dropped_empty, summary.replaced_bytes = stats.dropped_empty, stats.replaced_bytes
+        summary.pairs = {s: summary.pairs[s] for s in self.splits if s in summary.pairs}
+        summary.seconds = time.monotonic() - start
+        return summary
+
+    def _generate_split(self, data_dir, split, sources, todo, vocab_path, stats, summary, num_workers,
+                        max_cases, seed, progress, expected) -> int:
+        for path in self._stale_shards(data_dir, split):
+            os.remove(path)
+        paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
+        writer = datagen_lib.ShardWriter(paths, todo)
+        if expected is not None and max_cases is not None:
+            expected = min(expected, max_cases)
+        bar = datagen_lib.Progress(f"{self.name} {split}", expected, enabled=progress)
+        counter = {"read": 0}
+
+        def wanted() -> Iterator[tuple[int, str, str]]:
+            for index, (src, tgt) in enumerate(self.iter_pairs(sources, stats, max_cases)):
+                counter["read"] = index + 1
+                if writer.wants(index):
+                    yield index, src, tgt
+
+        try:
+            for done, (index, serialized, n_in, n_tgt) in enumerate(datagen_lib.encode_examples(
+                    wanted(), vocab_path, num_workers, chunk_size=self.chunk_size, expected_items=expected)):
+                writer.write(index, serialized)
+                summary.input_tokens += n_in
+                summary.target_tokens += n_tgt
+                bar.update(counter["read"])
+            bar.update(counter["read"])
+            writer.finish(seed)
+        except BaseException:
+            writer.abort()
+            raise
+        bar.close()
+        summary.shards_written += len(todo)
+        return counter["read"]
+
+
+def register_with_rev(cls):
+    """Register ``cls`` and ``<name>_rev`` (T2T's suffix: inputs and targets swapped, same vocab file)."""
+    base_name = cls.__dict__.get("problem_name") or registry.camelcase_to_snakecase(cls.__name__)
+    registry.register_problem(base_name)(cls)
+    rev = type(cls.__name__ + "Rev", (cls,), {
+        "problem_name": base_name + "_rev", "reverse": not cls.reverse,
+        "vocab_name": cls.vocab_name or base_name,
+        "__doc__": f"{base_name} with inputs and targets swapped (shares its vocab file).",
+        "__module__": cls.__module__})
+    registry.register_problem(base_name + "_rev")(rev)
+    return cls

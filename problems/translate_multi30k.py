@@ -1,0 +1,96 @@
+"""Multi30k task 1 (Elliott et al., 2016): a real, small EN-DE / EN-FR translation task.
+
+``translate_ende_multi30k`` and ``translate_enfr_multi30k`` read the raw (cased, untokenized)
+captions ``{train,val,test_2016_flickr}.{en,de,fr}.gz`` from ``--tmp_dir`` (``val`` is our dev
+split, ``test_2016_flickr`` our test split): 29,000 / 1,014 / 1,000 pairs. Uncompressed copies
+(``train.en``) and a ``multi30k/`` subfolder of tmp_dir are accepted too. When the files are
+absent they are downloaded from the dataset's GitHub repository (multi30k/dataset,
+``data/task1/raw``) unless ``T2T_REPRO_OFFLINE=1``; without them datagen stops with a DataError
+naming the expected paths. One subword vocab of about 2**13 (8,192) entries is shared by both
+languages and built from the training captions. Licence: non-commercial research and education
+use only (derived from Flickr30K).
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+
+from problems.base import register_with_rev
+from problems.translate import TranslateProblem
+from t2t_repro.data.pair_sources import FilePairs
+from t2t_repro.data.text_files import DataError
+
+RAW_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{}"
+SPLIT_FILES = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
+
+
+def offline() -> bool:
+    return os.environ.get("T2T_REPRO_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+
+
+def download(url: str, path: str, timeout: float = 60.0) -> None:
+    """Fetch ``url`` to ``path`` atomically (temp file + rename)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".download.tmp"
+    with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as out:
+        while True:
+            block = response.read(1 << 20)
+            if not block:
+                break
+            out.write(block)
+    os.replace(tmp, path)
+
+
+class Multi30kProblem(TranslateProblem):
+    """Multi30k EN -> ``target_lang`` from the raw .gz files."""
+
+    source_lang, target_lang = "en", "de"
+    num_shards = {"train": 10, "dev": 1, "test": 1}
+    approx_vocab_size = 2**13
+
+    def _find(self, tmp_dir: str, stem: str, lang: str) -> str | None:
+        for folder in (tmp_dir, os.path.join(tmp_dir, "multi30k")):
+            for name in (f"{stem}.{lang}.gz", f"{stem}.{lang}"):
+                if os.path.isfile(os.path.join(folder, name)):
+                    return os.path.join(folder, name)
+        return None
+
+    def missing_data_help(self, tmp_dir: str, split: str) -> str:
+        stem = SPLIT_FILES[split]
+        files = " ".join(f"{stem}.{lang}.gz" for lang in (self.source_lang, self.target_lang))
+        return (f"Expected {files} in {tmp_dir} (--tmp_dir). Get them from "
+                f"{RAW_URL.format('')} (GitHub multi30k/dataset, data/task1/raw) and pass that folder "
+                f"as --tmp_dir (a copy may be at ../shared/data/multi30k).")
+
+    def split_sources(self, tmp_dir: str, split: str):
+        stem = SPLIT_FILES[split]
+        paths = {}
+        for lang in (self.source_lang, self.target_lang):
+            path = self._find(tmp_dir, stem, lang)
+            if path is None:
+                path = os.path.join(tmp_dir, f"{stem}.{lang}.gz")
+                if offline():
+                    raise DataError(f"{self.name}: missing {path} (T2T_REPRO_OFFLINE is set, so no "
+                                    f"download). " + self.missing_data_help(tmp_dir, split))
+                try:
+                    download(RAW_URL.format(f"{stem}.{lang}.gz"), path)
+                except Exception as e:  # network, HTTP or disk errors all mean: no data here
+                    raise DataError(f"{self.name}: missing {path} and the download failed ({e}). "
+                                    + self.missing_data_help(tmp_dir, split)) from None
+            paths[lang] = path
+        return [FilePairs(paths[self.source_lang], paths[self.target_lang])]
+
+
+@register_with_rev
+class TranslateEndeMulti30k(Multi30kProblem):
+    """Multi30k English -> German (``translate_ende_multi30k_rev``: German -> English)."""
+
+    target_lang = "de"
+
+
+@register_with_rev
+class TranslateEnfrMulti30k(Multi30kProblem):
+    """Multi30k English -> French (``translate_enfr_multi30k_rev``: French -> English)."""
+
+    target_lang = "fr"

@@ -1,0 +1,269 @@
+"""Datagen machinery shared by every text problem: vocab files, parallel encoding, sharded writing.
+
+* The vocabulary is loaded when its file exists, else built with
+  ``SubwordTextEncoder.build_from_generator`` and stored atomically (temp file + rename).
+* Pairs are encoded (EOS appended to both sides) and serialized by a pool of worker processes
+  over chunks of lines, with bounded look-ahead so memory stays flat on WMT-sized corpora.
+* Examples go round-robin into ``num_shards`` unshuffled temp files; each shard is then
+  shuffled in memory (T2T's ``shuffle_dataset``) and renamed into place via ``records``.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import multiprocessing
+import os
+import random
+import struct
+import sys
+import time
+from typing import Iterable, Iterator, Sequence
+
+from t2t_repro.data import records
+
+DEFAULT_SEED = 429459  # t2t-datagen's --random_seed
+UNSHUFFLED_SUFFIX = ".unshuffled.tmp"
+
+
+def _text_encoder():
+    from t2t_repro.data import text_encoder  # imported late: built by its own module, pure python
+
+    return text_encoder
+
+
+# ----------------------------------------------------------------------------- vocabulary
+
+def load_vocab(path: str):
+    return _text_encoder().SubwordTextEncoder(path)
+
+
+def build_vocab(path: str, lines: Iterable[str], target_size: int, max_subtoken_length: int | None = 200):
+    """Build a subword vocab from ``lines`` and store it at ``path`` atomically; returns the encoder."""
+    te = _text_encoder()
+    encoder = te.SubwordTextEncoder.build_from_generator(
+        lines, target_size, max_subtoken_length=max_subtoken_length)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    encoder.store_to_file(tmp)
+    os.replace(tmp, path)
+    return encoder
+
+
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def vocab_trial_cases(vocab_path: str) -> int | None:
+    """``max_cases`` of the trial run that built this vocab (``<vocab>.max_cases``), None for a full one."""
+    try:
+        with open(vocab_path + ".max_cases") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def set_vocab_trial_cases(vocab_path: str, max_cases: int | None) -> None:
+    marker = vocab_path + ".max_cases"
+    if max_cases is None:
+        if os.path.exists(marker):
+            os.remove(marker)
+    else:
+        with open(marker, "w") as f:
+            f.write(f"{max_cases}\n")
+
+
+def load_json(path: str) -> dict | None:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def store_json(path: str, data: dict) -> None:
+    """Write ``data`` to ``path`` atomically (temp file + rename)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
+
+
+# ----------------------------------------------------------------------------- progress
+
+class Progress:
+    """Lines done, rate and ETA on stderr: a rewritten line on a terminal, a line every 15 s otherwise."""
+
+    def __init__(self, label: str, total: int | None = None, stream=None, enabled: bool = True):
+        self.label, self.total, self.enabled = label, total, enabled
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.interval = 1.0 if self.tty else 15.0
+        self.start = self.last = time.monotonic()
+        self.done = 0
+
+    def _line(self, now: float) -> str:
+        rate = self.done / max(now - self.start, 1e-9)
+        text = f"{self.label}: {self.done:,}"
+        if self.total:
+            text += f"/{self.total:,} lines ({100.0 * self.done / self.total:.0f}%)"
+            eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+            text += f", {rate:,.0f} lines/s, ETA {eta:,.0f}s" if eta != float("inf") else ""
+        else:
+            text += f" lines, {rate:,.0f} lines/s"
+        return text
+
+    def update(self, done: int) -> None:
+        self.done = done
+        now = time.monotonic()
+        if self.enabled and now - self.last >= self.interval:
+            self.last = now
+            end = "\r" if self.tty else "\n"
+            print(self._line(now).ljust(79 if self.tty else 0), end=end, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.enabled:
+            now = time.monotonic()
+            print(f"{self._line(now)}, done in {now - self.start:.1f}s".ljust(79 if self.tty else 0),
+                  file=self.stream, flush=True)
+
+
+# ----------------------------------------------------------------------------- encoding
+
+_WORKER_ENCODER = None
+
+
+def _init_worker(vocab_path: str) -> None:
+    global _WORKER_ENCODER
+    _WORKER_ENCODER = load_vocab(vocab_path)
+
+
+def _encode_chunk(chunk: Sequence[tuple[int, str, str]]) -> list[tuple[int, bytes, int, int]]:
+    """(index, source, target) -> (index, serialized Example, input tokens, target tokens)."""
+    eos = _text_encoder().EOS_ID
+    enc = _WORKER_ENCODER
+    sources = enc.encode_batch([c[1] for c in chunk])
+    targets = enc.encode_batch([c[2] for c in chunk])
+    out = []
+    for (index, _, _), src, tgt in zip(chunk, sources, targets):
+        src, tgt = list(src) + [eos], list(tgt) + [eos]
+        out.append((index, records.serialize_example({"inputs": src, "targets": tgt}), len(src), len(tgt)))
+    return out
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def default_num_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def encode_examples(items: Iterable[tuple[int, str, str]], vocab_path: str, num_workers: int | None = None,
+                    chunk_size: int = 2000, min_pool_items: int | None = None,
+                    expected_items: int | None = None) -> Iterator[tuple[int, bytes, int, int]]:
+    """Encode and serialize ``(index, source, target)`` items, in order, using ``num_workers`` processes.
+
+    Small jobs (``expected_items`` below ``min_pool_items``) and ``num_workers == 1`` run in this
+    process. Look-ahead is bounded (4 chunks per worker), so memory does not grow with the corpus.
+    Workers are forked: they only run the pure-python encoder and protobuf, never TensorFlow ops.
+    """
+    workers = num_workers or default_num_workers()
+    if min_pool_items is None:
+        min_pool_items = 4 * chunk_size
+    if workers <= 1 or (expected_items is not None and expected_items < min_pool_items):
+        _init_worker(vocab_path)
+        for chunk in _chunks(items, chunk_size):
+            yield from _encode_chunk(chunk)
+        return
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(vocab_path,)) as pool:
+        pending: collections.deque = collections.deque()
+        for chunk in _chunks(items, chunk_size):
+            pending.append(pool.apply_async(_encode_chunk, (chunk,)))
+            while len(pending) >= 4 * workers:
+                yield from pending.popleft().get()
+        while pending:
+            yield from pending.popleft().get()
+
+
+# ----------------------------------------------------------------------------- shards
+
+def temp_files(data_dir: str, problem_name: str, split: str) -> list[str]:
+    """Leftovers of interrupted writes for a split (``*.tmp``)."""
+    import glob
+
+    return sorted(glob.glob(records.filepattern(data_dir, problem_name, split) + ".tmp"))
+
+
+def _read_framed(path: str) -> list[bytes]:
+    """Records of a private temp file: each is a 4-byte little-endian length, then the bytes."""
+    out = []
+    with open(path, "rb") as f:
+        data = f.read()
+    pos, end = 0, len(data)
+    while pos < end:
+        (size,) = struct.unpack_from("<I", data, pos)
+        out.append(data[pos + 4:pos + 4 + size])
+        pos += 4 + size
+    return out
+
+
+class ShardWriter:
+    """Round-robin writing of one split into the shards that are ``needed``, then per-shard shuffling.
+
+    Unshuffled examples go to ``<shard>.unshuffled.tmp`` (a private length-prefixed file, quicker to
+    read back than a TFRecord); ``finish`` shuffles each in memory and writes the real TFRecord
+    shard through ``records.write_records_atomically``.
+    """
+
+    def __init__(self, final_paths: Sequence[str], needed: Iterable[int]):
+        self.final_paths = list(final_paths)
+        self.needed = sorted(set(needed))
+        self.counts = {i: 0 for i in self.needed}
+        self._files = {i: open(self.final_paths[i] + UNSHUFFLED_SUFFIX, "wb", buffering=1 << 20)
+                       for i in self.needed}
+
+    def shard_of(self, index: int) -> int:
+        return index % len(self.final_paths)
+
+    def wants(self, index: int) -> bool:
+        return self.shard_of(index) in self._files
+
+    def write(self, index: int, serialized: bytes) -> None:
+        shard = self.shard_of(index)
+        f = self._files[shard]
+        f.write(struct.pack("<I", len(serialized)))
+        f.write(serialized)
+        self.counts[shard] += 1
+
+    def finish(self, seed: int = DEFAULT_SEED) -> None:
+        """Close, shuffle each shard in memory with a seed fixed per shard, and rename into place."""
+        self.abort()
+        for i in self.needed:
+            path = self.final_paths[i]
+            unshuffled = path + UNSHUFFLED_SUFFIX
+            serialized = _read_framed(unshuffled)
+            random.Random(f"{seed}:{os.path.basename(path)}").shuffle(serialized)
+            records.write_records_atomically(path, serialized)
+            os.remove(unshuffled)
+
+    def abort(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files = {}

@@ -1,0 +1,176 @@
+"""Reading raw text for datagen: plain or gzip files, SGM test sets, members of WMT tarballs.
+
+Lines are read as bytes (so only ``\\n`` ends a line, never a stray ``\\r`` or U+2028 inside a
+sentence, which would misalign two parallel files), decoded as UTF-8 with undecodable bytes
+replaced by U+FFFD and *counted*, and stripped of surrounding whitespace, as T2T does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import os
+import re
+import shutil
+import tarfile
+from typing import BinaryIO, Iterator
+
+_SEG_RE = re.compile(rb"<seg[^>]*>(.*)</seg>", re.IGNORECASE)
+
+
+class DataError(Exception):
+    """Raw data is missing or malformed; the message says which file and what to do."""
+
+
+@dataclasses.dataclass
+class ReadStats:
+    """Counters that reading raw text fills in (reported in the datagen summary)."""
+
+    replaced_bytes: int = 0  # undecodable bytes replaced by U+FFFD
+    dropped_empty: int = 0  # pairs dropped because one side was empty
+
+    def add(self, other: "ReadStats") -> None:
+        self.replaced_bytes += other.replaced_bytes
+        self.dropped_empty += other.dropped_empty
+
+
+def decode_utf8(raw: bytes, stats: ReadStats | None = None) -> str:
+    """UTF-8 decode; each undecodable byte run becomes U+FFFD and its byte count is added to stats."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    out, pos, replaced = [], 0, 0
+    while True:
+        try:
+            out.append(raw[pos:].decode("utf-8"))
+            break
+        except UnicodeDecodeError as e:
+            out.append(raw[pos:pos + e.start].decode("utf-8"))
+            out.append("\ufffd")
+            replaced += e.end - e.start
+            pos += e.end
+    if stats is not None:
+        stats.replaced_bytes += replaced
+    return "".join(out)
+
+
+def is_gzip(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def open_binary(path: str) -> BinaryIO:
+    """Open a plain or gzip-compressed file for reading bytes (gzip detected by content)."""
+    if not os.path.isfile(path):
+        raise DataError(f"Missing data file: {path}")
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+
+
+def iter_raw_lines(path: str, sgm: bool = False) -> Iterator[bytes]:
+    """Raw byte lines of a file, without the line end; for SGM only the ``<seg>`` contents."""
+    with open_binary(path) as f:
+        first = True
+        for line in f:
+            if first:
+                if line.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark
+                    line = line[3:]
+                first = False
+            if sgm:
+                m = _SEG_RE.search(line)
+                if m is None:
+                    continue
+                yield m.group(1)
+            else:
+                yield line.rstrip(b"\r\n")
+
+
+def read_lines(path: str, stats: ReadStats | None = None, sgm: bool = False) -> Iterator[str]:
+    """Decoded, stripped lines of a plain/.gz (or SGM) text file."""
+    for raw in iter_raw_lines(path, sgm=sgm):
+        yield decode_utf8(raw, stats).strip()
+
+
+def count_lines(path: str, sgm: bool = False) -> int:
+    """Number of lines ``read_lines`` yields (fast byte counting for plain and gzip files)."""
+    if sgm:
+        return sum(1 for _ in iter_raw_lines(path, sgm=True))
+    count, last = 0, b"\n"
+    with open_binary(path) as f:
+        while True:
+            block = f.read(1 << 22)
+            if not block:
+                break
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+def check_line_counts(source_path: str, target_path: str, sgm: bool = False) -> int:
+    """Both sides of a parallel corpus must have as many lines; returns the count or raises DataError."""
+    n_src, n_tgt = count_lines(source_path, sgm), count_lines(target_path, sgm)
+    if n_src != n_tgt:
+        raise DataError(
+            f"Parallel files differ in length: {source_path} has {n_src} lines but "
+            f"{target_path} has {n_tgt}. Line i of one must translate line i of the other."
+        )
+    return n_src
+
+
+def uncompressed_size(path: str) -> int:
+    """Bytes of text in a file, for T2T's vocab sampling rate (gzip: the trailer's size field)."""
+    size = os.path.getsize(path)
+    if size >= 18 and is_gzip(path):
+        with open(path, "rb") as f:
+            f.seek(-4, os.SEEK_END)
+            isize = int.from_bytes(f.read(4), "little")  # size mod 2**32
+        return isize if isize >= size else size * 3
+    return size
+
+
+def sample_lines_for_vocab(path: str, byte_budget: float = 1e6, sgm: bool = False) -> Iterator[str]:
+    """T2T's ``generate_lines_for_vocab`` for one file.
+
+    Keeps one line every ``countermax + 1`` (countermax = size / budget / 2) until about
+    ``byte_budget`` bytes of text were taken, so roughly the first half of a big file is sampled.
+    """
+    budget = byte_budget
+    countermax = int(uncompressed_size(path) / byte_budget / 2)
+    counter = 0
+    for line in read_lines(path, sgm=sgm):
+        if counter < countermax:
+            counter += 1
+            continue
+        if budget <= 0:
+            break
+        budget -= len(line)
+        counter = 0
+        yield line
+
+
+def extract_member(archive: str, member: str, dest_root: str) -> str:
+    """Extract one member of a tar(.gz) archive to ``dest_root/member`` (atomically); returns the path.
+
+    T2T extracts WMT tarballs into tmp_dir with the members' own paths; doing the same means a
+    tmp_dir that T2T filled works here and later runs read the extracted files directly.
+    """
+    dest = os.path.join(dest_root, *member.split("/"))
+    if os.path.isfile(dest):
+        return dest
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            try:
+                info = tar.getmember(member)
+            except KeyError:
+                raise DataError(f"{archive} has no member {member!r}.") from None
+            src = tar.extractfile(info)
+            if src is None:
+                raise DataError(f"{archive}: member {member!r} is not a regular file.")
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            tmp = dest + ".tmp"
+            with src, open(tmp, "wb") as out:
+                shutil.copyfileobj(src, out, 1 << 22)
+            os.replace(tmp, dest)
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise DataError(f"Could not extract {member!r} from {archive}: {e}") from e
+    return dest

@@ -1,0 +1,148 @@
+"""Beam search with T2T's semantics (``utils/beam_search.py``; digest §3.3), in static shapes.
+
+Everything runs inside ``tf.function(jit_compile=True)``: the loop variables keep fixed shapes.
+Sequences live in a ``[B, beam, decode_length + 1]`` buffer (column 0 = initial id, column
+j + 1 = token of step j, zeros after), as in T2T's TPU path, instead of growing by a column per
+step. The model cache is kept as ``[B, beam, ...]`` and merged to ``[B*beam, ...]`` around each
+``symbols_to_logits_fn(ids, i, cache) -> (logits [B*beam, V], cache)`` call.
+
+One difference in cost only, not in results: T2T gathers the cache by the 2*beam candidates'
+parents and then again by the beam survivors. Here the two indices are composed and the cache
+is gathered once.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+EOS_ID = 1
+INF = 1.0 * 1e7
+
+
+def shape_list(x: tf.Tensor) -> list:
+    """Static dimensions where known, dynamic scalars otherwise."""
+    dynamic = tf.shape(x)
+    return [d if d is not None else dynamic[k] for k, d in enumerate(x.shape.as_list())]
+
+
+def expand_to_beam(tensor: tf.Tensor, beam_size: int) -> tf.Tensor:
+    """[B, ...] -> [B, beam, ...] by tiling."""
+    tensor = tf.expand_dims(tensor, 1)
+    return tf.tile(tensor, [1, beam_size] + [1] * (tensor.shape.rank - 2))
+
+
+def merge_beam_dim(tensor: tf.Tensor) -> tf.Tensor:
+    """[B, beam, ...] -> [B*beam, ...]."""
+    shape = shape_list(tensor)
+    return tf.reshape(tensor, [shape[0] * shape[1]] + shape[2:])
+
+
+def unmerge_beam_dim(tensor: tf.Tensor, batch_size, beam_size: int) -> tf.Tensor:
+    """[B*beam, ...] -> [B, beam, ...]."""
+    return tf.reshape(tensor, [batch_size, beam_size] + shape_list(tensor)[1:])
+
+
+def gather_beams(tensor: tf.Tensor, beam_indices: tf.Tensor) -> tf.Tensor:
+    """``out[b, k] = tensor[b, beam_indices[b, k]]``: [B, n, ...] with [B, k] -> [B, k, ...]."""
+    return tf.gather(tensor, beam_indices, axis=1, batch_dims=1)
+
+
+def length_penalty(length, alpha) -> tf.Tensor:
+    """GNMT penalty ((5 + length) / 6) ** alpha."""
+    return tf.pow((5.0 + tf.cast(length, tf.float32)) / 6.0, alpha)
+
+
+def log_prob_from_logits(logits: tf.Tensor) -> tf.Tensor:
+    """``common_layers.log_prob_from_logits``."""
+    return logits - tf.reduce_logsumexp(logits, axis=-1, keepdims=True)
+
+
+def _top_beams(scores, k, *tensors):
+    """Top k of ``scores`` [B, n] (ties: lower index first); gathers ``tensors`` alike."""
+    _, indices = tf.math.top_k(scores, k=k)
+    return tuple(gather_beams(t, indices) for t in tensors)
+
+
+def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, decode_length: int,
+                vocab_size: int, alpha, states=None, eos_id: int = EOS_ID,
+                stop_early: bool = True):
+    """Returns (ids [B, beam, decode_length + 1] int32, scores [B, beam]), best first.
+
+    Column 0 of ``ids`` is the initial id; callers strip it. Scores are length-normalised
+    log-probs of finished hypotheses, or raw log-probs of the alive beams for a batch item
+    that finished nothing (T2T's fallback). ``states`` ([B, ...] tensors) is tiled to the beam.
+    ``decode_length``, ``beam_size`` and ``vocab_size`` must be Python ints (static shapes).
+    """
+    initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
+    batch_size = shape_list(initial_ids)[0]
+    length = decode_length + 1
+    alpha = tf.cast(alpha, tf.float32)
+    positions = tf.range(length)
+
+    alive_log_probs = tf.tile(tf.constant([[0.0] + [-INF] * (beam_size - 1)]), [batch_size, 1])
+    alive_seq = tf.pad(expand_to_beam(initial_ids, beam_size)[:, :, None],
+                       [[0, 0], [0, 0], [0, decode_length]])
+    states = tf.nest.map_structure(lambda s: expand_to_beam(s, beam_size), states or {})
+    finished_seq = tf.zeros_like(alive_seq)
+    finished_scores = tf.fill([batch_size, beam_size], -INF)
+    finished_flags = tf.zeros([batch_size, beam_size], tf.bool)
+
+    def grow_topk(i, alive_seq, alive_log_probs, states):
+        """Extends every alive beam by every token; keeps the top 2*beam by normalised score."""
+        flat_logits, flat_states = symbols_to_logits_fn(
+            merge_beam_dim(alive_seq), i, tf.nest.map_structure(merge_beam_dim, states))
+        states = tf.nest.map_structure(
+            lambda t: unmerge_beam_dim(t, batch_size, beam_size), flat_states)
+        logits = tf.reshape(tf.cast(flat_logits, tf.float32), [batch_size, beam_size, vocab_size])
+        log_probs = log_prob_from_logits(logits) + alive_log_probs[:, :, None]
+        penalty = length_penalty(i + 1, alpha)
+        flat_scores = tf.reshape(log_probs / penalty, [batch_size, beam_size * vocab_size])
+        topk_scores, topk_flat_ids = tf.math.top_k(flat_scores, k=2 * beam_size)
+        topk_log_probs = topk_scores * penalty  # Recovered as T2T does (not re-gathered).
+        topk_parents = topk_flat_ids // vocab_size
+        topk_ids = topk_flat_ids % vocab_size
+        topk_seq = tf.where(positions == i + 1, topk_ids[:, :, None],
+                            gather_beams(alive_seq, topk_parents))
+        topk_finished = tf.equal(topk_ids, eos_id)
+        return topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states
+
+    def body(i, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags,
+             states):
+        topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states = grow_topk(
+            i, alive_seq, alive_log_probs, states)
+        # grow_alive: drop the candidates that just produced EOS, keep the top beam.
+        alive_scores = topk_scores + tf.cast(topk_finished, tf.float32) * -INF
+        alive_seq, alive_log_probs, parents = _top_beams(
+            alive_scores, beam_size, topk_seq, topk_log_probs, topk_parents)
+        states = tf.nest.map_structure(lambda s: gather_beams(s, parents), states)
+        # grow_finished: old finished + newly finished candidates, top beam by normalised score.
+        new_scores = topk_scores + (1.0 - tf.cast(topk_finished, tf.float32)) * -INF
+        finished_seq, finished_scores, finished_flags = _top_beams(
+            tf.concat([finished_scores, new_scores], 1), beam_size,
+            tf.concat([finished_seq, topk_seq], 1), tf.concat([finished_scores, new_scores], 1),
+            tf.concat([finished_flags, topk_finished], 1))
+        return (i + 1, alive_seq, alive_log_probs, finished_seq, finished_scores,
+                finished_flags, states)
+
+    def is_not_finished(i, unused_alive_seq, alive_log_probs, unused_finished_seq,
+                        finished_scores, unused_finished_flags, unused_states):
+        max_penalty = length_penalty(decode_length, alpha)
+        lower_bound_alive_scores = alive_log_probs[:, 0] / max_penalty
+        if stop_early:  # Best finished per batch item.
+            finished_bound = tf.reduce_max(finished_scores, axis=1)
+        else:  # T2T takes the minimum over the whole batch here (a scalar).
+            finished_bound = tf.reduce_min(finished_scores)
+        bound_is_met = tf.reduce_all(finished_bound > lower_bound_alive_scores)
+        return tf.logical_and(i < decode_length, tf.logical_not(bound_is_met))
+
+    (_, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags,
+     _) = tf.while_loop(
+        is_not_finished, body,
+        [tf.constant(0), alive_seq, alive_log_probs, finished_seq, finished_scores,
+         finished_flags, states])
+
+    # Batch items that never finished a hypothesis return their alive beams, raw log-probs.
+    any_finished = tf.reduce_any(finished_flags, axis=1)
+    finished_seq = tf.where(any_finished[:, None, None], finished_seq, alive_seq)
+    finished_scores = tf.where(any_finished[:, None], finished_scores, alive_log_probs)
+    return finished_seq, finished_scores

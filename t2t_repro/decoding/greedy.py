@@ -1,0 +1,41 @@
+"""Greedy decoding as T2T's ``fast_decode`` does it with beam_size = 1 (digest §3.4).
+
+Argmax each step; the log-prob of the chosen token is accumulated up to and including the
+first EOS; the loop stops when every row has produced EOS or after ``decode_length`` steps.
+Rows that finished early keep generating (their later tokens are cut by post-processing).
+Static shapes: ids live in a ``[B, decode_length + 1]`` buffer, column 0 = initial id.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from t2t_repro.decoding.beam_search import EOS_ID, log_prob_from_logits, shape_list
+
+
+def greedy_search(symbols_to_logits_fn, initial_ids, decode_length: int, cache,
+                  eos_id: int = EOS_ID):
+    """Returns (ids [B, decode_length + 1] int32, log_probs [B] float32)."""
+    initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
+    batch_size = shape_list(initial_ids)[0]
+    positions = tf.range(decode_length + 1)
+    ids = tf.pad(initial_ids[:, None], [[0, 0], [0, decode_length]])
+
+    def body(i, ids, hit_eos, log_prob, cache):
+        logits, cache = symbols_to_logits_fn(ids, i, cache)
+        logits = tf.cast(logits, tf.float32)
+        next_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        chosen = tf.gather(log_prob_from_logits(logits), next_id[:, None], batch_dims=1)[:, 0]
+        log_prob += chosen * (1.0 - tf.cast(hit_eos, tf.float32))
+        hit_eos = tf.logical_or(hit_eos, tf.equal(next_id, eos_id))
+        ids = tf.where(positions == i + 1, next_id[:, None], ids)
+        return i + 1, ids, hit_eos, log_prob, cache
+
+    def is_not_finished(i, unused_ids, hit_eos, *unused):
+        return tf.logical_and(i < decode_length, tf.logical_not(tf.reduce_all(hit_eos)))
+
+    _, ids, _, log_prob, _ = tf.while_loop(
+        is_not_finished, body,
+        [tf.constant(0), ids, tf.zeros([batch_size], tf.bool), tf.zeros([batch_size]),
+         cache if cache is not None else {}])
+    return ids, log_prob

@@ -1,0 +1,24 @@
+"""``--t2t_usr_dir``: import a user's module or package so that its registrations take effect."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+
+def import_usr_dir(usr_dir: str | None) -> None:
+    """Import ``usr_dir`` (a package directory, or a single ``.py`` file) by its own name."""
+    if not usr_dir:
+        return
+    path = os.path.abspath(os.path.expanduser(usr_dir)).rstrip(os.sep)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"--t2t_usr_dir {usr_dir}: no such file or directory.")
+    parent, name = os.path.split(path)
+    if name.endswith(".py"):
+        name = name[:-3]
+    sys.path.insert(0, parent)
+    try:
+        importlib.import_module(name)
+    finally:
+        sys.path.remove(parent)
