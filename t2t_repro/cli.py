@@ -1,0 +1,75 @@
+"""Shared pieces of the ``bin/`` command-line tools: common T2T flags and clean failures.
+
+User errors (unknown names, bad hparams, missing data or checkpoints) end the tool with
+``<tool>: error: <message>`` and exit code 1, never a traceback; ``--registry_help`` prints
+the registry and exits, as in T2T.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Callable
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def add_problem_flags(parser: argparse.ArgumentParser, output_dir_help: str) -> None:
+    parser.add_argument("--problem", default="", help="registered problem name")
+    parser.add_argument("--model", default="transformer", help="registered model name")
+    parser.add_argument("--hparams_set", default="", help="registered hparams set")
+    parser.add_argument("--hparams", default="", help='overrides, "name=value,name2=value2"')
+    parser.add_argument("--data_dir", default="", help="vocab files and TFRecord shards")
+    parser.add_argument("--tmp_dir", default="/tmp/t2t_datagen", help="raw data")
+    parser.add_argument("--output_dir", default="", help=output_dir_help)
+    parser.add_argument("--t2t_usr_dir", default="", help="a module/package of your own registrations")
+    parser.add_argument("--registry_help", action="store_true", help="list everything registered and exit")
+
+
+def expand(path: str) -> str:
+    return os.path.abspath(os.path.expanduser(path)) if path else path
+
+
+def require(args: argparse.Namespace, *names: str) -> None:
+    missing = [f"--{n}" for n in names if not getattr(args, n)]
+    if missing:
+        raise UsageError(f"{', '.join(missing)} required (see --help).")
+
+
+class UsageError(Exception):
+    """A missing or inconsistent flag."""
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from t2t_repro.data.text_files import DataError
+    from t2t_repro.hparam import HParamsError
+    from t2t_repro.model_loading import CheckpointError
+    from t2t_repro.registry import RegistryError
+
+    return (UsageError, DataError, HParamsError, CheckpointError, RegistryError,
+            FileNotFoundError, NotADirectoryError, PermissionError)
+
+
+def run(prog: str, main: Callable[[argparse.Namespace], int | None],
+        parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
+    """Parses flags, handles --t2t_usr_dir/--registry_help, runs ``main``, reports errors."""
+    args = parser.parse_args(argv)
+    errors = _user_errors()
+    try:
+        if getattr(args, "t2t_usr_dir", ""):
+            from t2t_repro.usr_dir import import_usr_dir
+
+            import_usr_dir(args.t2t_usr_dir)
+        if getattr(args, "registry_help", False):
+            from t2t_repro import registry
+
+            print(registry.help_string())
+            return 0
+        return int(main(args) or 0)
+    except errors as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted.", file=sys.stderr)
+        return 130

@@ -1,0 +1,95 @@
+"""What ``t2t-decoder`` does: load problem, hparams and checkpoint; decode a file, a split or stdin.
+
+Hparams come from the training ``output_dir/hparams.json`` when it exists (so the decoder
+builds exactly the trained model), else from the named set; ``--hparams`` overrides both.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+from t2t_repro import registry
+from t2t_repro.data.text_files import read_lines
+from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
+from t2t_repro.hparam import HParams
+from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.model_loading import restore_model
+
+
+@dataclass
+class DecoderSetup:
+    decoder: LineDecoder
+    dhp: HParams
+    problem: object
+    checkpoint: str
+
+
+def load_decoder(problem_name: str, hparams_set: str, hparams_overrides: str, data_dir: str,
+                 output_dir: str, checkpoint_path: str = "", decode_overrides: str = "",
+                 model_name: str = "transformer") -> DecoderSetup:
+    problem = registry.problem(problem_name)
+    encoders = problem.get_encoders(data_dir)
+    input_size, target_size = problem.vocab_sizes(data_dir)
+    saved_path = os.path.join(output_dir, "hparams.json") if output_dir else ""
+    saved = open(saved_path).read() if saved_path and os.path.exists(saved_path) else None
+    hp = create_hparams(hparams_set, hparams_overrides, input_vocab_size=input_size,
+                        target_vocab_size=target_size,
+                        target_space_id=problem.target_space_id, saved_json=saved)
+    model = registry.model(model_name)(hp)
+    checkpoint = restore_model(model, checkpoint_path or output_dir)
+    dhp = decode_hparams(decode_overrides, getattr(problem, "decode_defaults", None))
+    decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp)
+    return DecoderSetup(decoder, dhp, problem, checkpoint)
+
+
+def default_output_name(input_path: str, model: str, hparams_set: str, problem: str,
+                        dhp: HParams) -> str:
+    """T2T's name: ``<input>.<model>.<hparams_set>.<problem>.beam<k>.alpha<a>.decodes``."""
+    return (f"{input_path}.{model}.{hparams_set}.{problem}.beam{dhp.beam_size}"
+            f".alpha{dhp.alpha}.decodes")
+
+
+def write_lines_atomically(path: str, lines: list[str]) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(line.replace("\n", " ") + "\n")
+    os.replace(tmp, path)
+
+
+def decode_lines_to_file(setup: DecoderSetup, lines: list[str], output_path: str) -> list[str]:
+    """Decodes ``lines`` and writes exactly one output line per input line."""
+    results = setup.decoder.decode_lines(lines)
+    outputs = [format_hypotheses(h, setup.dhp.write_beam_scores) for h in results]
+    write_lines_atomically(output_path, outputs)
+    return outputs
+
+
+def decode_file(setup: DecoderSetup, input_path: str, output_path: str) -> list[str]:
+    if not os.path.exists(input_path):
+        raise FileNotFoundError(f"--decode_from_file: {input_path!r} does not exist.")
+    return decode_lines_to_file(setup, list(read_lines(input_path)), output_path)
+
+
+def decode_split(setup: DecoderSetup, tmp_dir: str, split: str, output_dir: str) -> tuple[str, str]:
+    """Decodes a problem split's source text; writes decodes and the references beside them."""
+    sources, references = setup.problem.source_lines(tmp_dir, split)
+    out = os.path.join(output_dir, f"decode_{split}.txt")
+    ref = os.path.join(output_dir, f"decode_{split}.ref.txt")
+    decode_lines_to_file(setup, sources, out)
+    write_lines_atomically(ref, references)
+    return out, ref
+
+
+def decode_interactive(setup: DecoderSetup, stdin=sys.stdin, stdout=sys.stdout) -> None:
+    """Reads one source sentence per line until EOF (or 'q'); prints its translation."""
+    print("Type a sentence and press Enter (Ctrl-D or 'q' to quit).", file=sys.stderr)
+    for line in stdin:
+        line = line.rstrip("\n")
+        if line.strip() == "q":
+            break
+        hyps = setup.decoder.decode_lines([line])[0]
+        print(format_hypotheses(hyps, setup.dhp.write_beam_scores), file=stdout, flush=True)
