@@ -1,0 +1,107 @@
+"""tf.data input pipeline with T2T's length-bucketed token batches (digest §4.6).
+
+``hparams.batch_size`` is a token budget per replica (sentences x the bucket's upper length
+of max(len(inputs), len(targets))); under ``tf.distribute`` each replica's pipeline comes
+from ``distribute_datasets_from_function`` with its own ``InputContext``, so the global batch
+is the sum over replicas, as with T2T's datashards. Training shuffles files, records (1024)
+and batches (``batch_shuffle_size``), repeats, and drops examples longer than ``max_length``;
+evaluation does none of that.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from t2t_repro.data import records
+from t2t_repro.data.bucketing import batching_scheme
+from t2t_repro.data.text_files import DataError
+
+TRAIN, EVAL = "train", "eval"
+RECORD_SHUFFLE_BUFFER = 1024
+FEATURES = ("inputs", "targets")
+
+
+def list_shards(filepattern: str) -> list[str]:
+    """Finished shards matching the pattern (``*.tmp`` files of interrupted writes excluded)."""
+    files = sorted(f for f in tf.io.gfile.glob(filepattern) if not f.endswith(".tmp"))
+    if not files:
+        raise DataError(f"No data files match {filepattern!r}. Generate them with "
+                        "t2t-datagen --problem=<problem> --data_dir=<data_dir> (or pass "
+                        "--generate_data to t2t-trainer).")
+    return files
+
+
+def example_length(example: dict) -> tf.Tensor:
+    """max(len(inputs), len(targets)) including EOS: what a batch's token budget counts."""
+    return tf.maximum(tf.size(example["inputs"]), tf.size(example["targets"]))
+
+
+def _truncate(hparams):
+    limits = {"inputs": hparams.get("max_input_seq_length", 0),
+              "targets": hparams.get("max_target_seq_length", 0)}
+
+    def truncate(example):
+        return {k: v[: limits[k]] if limits.get(k, 0) > 0 else v for k, v in example.items()}
+
+    return truncate
+
+
+def make_dataset(filepattern: str, mode: str, hparams, *,
+                 input_context: tf.distribute.InputContext | None = None,
+                 length_multiplier: int = 1, seed: int | None = None,
+                 repeat: bool | None = None) -> tf.data.Dataset:
+    """Batches ``{"inputs": int32 [B, Li], "targets": int32 [B, Lt]}``, each padded with 0."""
+    is_train = mode == TRAIN
+    repeat = is_train if repeat is None else repeat
+    files = list_shards(filepattern)
+    ds = tf.data.Dataset.from_tensor_slices(files)
+    shard_records = False
+    if input_context is not None and input_context.num_input_pipelines > 1:
+        if len(files) >= input_context.num_input_pipelines:
+            ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        else:
+            shard_records = True
+    if is_train:
+        ds = ds.shuffle(len(files), seed=seed)
+    deterministic = seed is not None or not is_train
+    ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(8, len(files)),
+                       num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic)
+    if shard_records:
+        ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    ds = ds.map(records.parse_example_fn(FEATURES), num_parallel_calls=tf.data.AUTOTUNE,
+                deterministic=deterministic)
+    ds = ds.map(_truncate(hparams), num_parallel_calls=tf.data.AUTOTUNE,
+                deterministic=deterministic)
+    if is_train:
+        ds = ds.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed)
+    if repeat:
+        ds = ds.repeat()
+
+    max_length = hparams.max_length or hparams.batch_size
+    if is_train or hparams.get("eval_drop_long_sequences", False):
+        min_length = hparams.get("min_length", 0)
+        ds = ds.filter(lambda ex: tf.logical_and(example_length(ex) >= min_length,
+                                                 example_length(ex) <= max_length))
+    if hparams.get("use_fixed_batch_size", False):
+        ds = ds.padded_batch(hparams.batch_size, padded_shapes={k: [None] for k in FEATURES})
+    else:
+        scheme = batching_scheme(hparams.batch_size, max_length, hparams.min_length_bucket,
+                                 hparams.length_bucket_step,
+                                 length_multiplier=length_multiplier)
+        ds = ds.bucket_by_sequence_length(example_length, scheme["boundaries"],
+                                          scheme["batch_sizes"],
+                                          padded_shapes={k: [None] for k in FEATURES})
+    if is_train and hparams.get("batch_shuffle_size", 0):
+        ds = ds.shuffle(hparams.batch_shuffle_size, seed=seed)
+    options = tf.data.Options()
+    options.deterministic = deterministic
+    return ds.with_options(options).prefetch(tf.data.AUTOTUNE)
+
+
+def count_tokens(batch: dict) -> dict:
+    """Non-padding tokens per feature and the padded sizes (for tokens/s and padding stats)."""
+    stats = {}
+    for name in FEATURES:
+        stats[f"{name}_nonpadding"] = tf.reduce_sum(tf.cast(batch[name] > 0, tf.int64))
+        stats[f"{name}_padded"] = tf.cast(tf.size(batch[name]), tf.int64)
+    return stats
