@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import tensorflow as tf
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 MODEL_KEY = "model"
 
@@ -36,13 +37,34 @@ def resolve_checkpoint(path: str) -> str:
 
 
 def checkpoint_model_variables(path: str) -> dict[str, list[int]]:
-    """{checkpoint key: shape} of the model's variables stored in ``path``."""
+    """{checkpoint key: shape} of every variable reachable from the ``model`` object.
+
+    Walks the saved object graph rather than matching key prefixes: when the optimizer is
+    saved too, TF names many model variables by their (shorter) optimizer path.
+    """
     try:
-        names = tf.train.list_variables(path)
+        reader = tf.train.load_checkpoint(path)
+        graph = trackable_object_graph_pb2.TrackableObjectGraph()
+        graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+        shapes = reader.get_variable_to_shape_map()
     except (tf.errors.OpError, ValueError) as e:
         raise CheckpointError(f"Checkpoint {path!r} is unreadable or corrupt: {e}") from e
-    prefix = MODEL_KEY + "/"
-    return {n: s for n, s in names if n.startswith(prefix) and "OPTIMIZER_SLOT" not in n}
+    roots = [c.node_id for c in graph.nodes[0].children if c.local_name == MODEL_KEY]
+    if not roots:
+        raise CheckpointError(f"Checkpoint {path!r} holds no {MODEL_KEY!r} object: it was not "
+                              "written by t2t-trainer or t2t-avg-all.")
+    seen, todo, found = set(), list(roots), {}
+    while todo:
+        node_id = todo.pop()
+        if node_id in seen:
+            continue
+        seen.add(node_id)
+        node = graph.nodes[node_id]
+        for attribute in node.attributes:
+            if attribute.name == "VARIABLE_VALUE":
+                found[attribute.checkpoint_key] = shapes.get(attribute.checkpoint_key)
+        todo.extend(c.node_id for c in node.children)
+    return found
 
 
 def restore_model(model, path: str) -> str:

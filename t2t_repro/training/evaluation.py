@@ -1,0 +1,56 @@
+"""Teacher-forced evaluation on the dev split, as T2T's eval (digest §2.11, §5.2).
+
+No dropout and no label smoothing: the loss is the plain per-token cross entropy, so
+``perplexity = exp(loss)`` is the paper's per-wordpiece PPL. Accuracy counts non-PAD target
+tokens whose argmax is right; per-sequence accuracy counts sequences with every token right.
+"""
+
+from __future__ import annotations
+
+import math
+
+import tensorflow as tf
+
+from t2t_repro.losses import token_losses
+
+SUM = tf.distribute.ReduceOp.SUM
+_KEYS = ("xent", "tokens", "correct", "sequences", "correct_sequences")
+
+
+def make_eval_fn(strategy: tf.distribute.Strategy, model):
+    def replica_eval(batch):
+        targets = batch["targets"]
+        logits = model(batch, training=False)
+        weights = tf.cast(targets > 0, tf.float32)
+        xent = token_losses(logits, targets, 0.0)
+        right = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), targets),
+                        tf.float32) * weights
+        wrong_per_seq = tf.reduce_sum(weights - right, axis=1)
+        is_real = tf.cast(tf.reduce_sum(weights, axis=1) > 0, tf.float32)
+        return {"xent": tf.reduce_sum(xent * weights), "tokens": tf.reduce_sum(weights),
+                "correct": tf.reduce_sum(right), "sequences": tf.reduce_sum(is_real),
+                "correct_sequences": tf.reduce_sum(tf.cast(wrong_per_seq == 0, tf.float32)
+                                                   * is_real)}
+
+    @tf.function
+    def eval_step(batch):
+        stats = strategy.run(replica_eval, args=(batch,))
+        return {k: strategy.reduce(SUM, v, axis=None) for k, v in stats.items()}
+
+    return eval_step
+
+
+def evaluate(eval_step, dataset, max_steps: int = 0) -> dict:
+    """Metrics over ``dataset`` (a distributed dataset), at most ``max_steps`` batches."""
+    totals = dict.fromkeys(_KEYS, 0.0)
+    for step, batch in enumerate(dataset):
+        if max_steps and step >= max_steps:
+            break
+        for k, v in eval_step(batch).items():
+            totals[k] += float(v)
+    tokens = max(totals["tokens"], 1.0)
+    loss = totals["xent"] / tokens
+    return {"loss": loss, "neg_log_perplexity": -loss, "perplexity": math.exp(min(loss, 50.0)),
+            "accuracy": totals["correct"] / tokens,
+            "accuracy_per_sequence": totals["correct_sequences"] / max(totals["sequences"], 1.0),
+            "eval_tokens": totals["tokens"]}

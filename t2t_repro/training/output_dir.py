@@ -1,0 +1,49 @@
+"""The training output_dir's record of a run: ``hparams.json`` and ``flags.txt``.
+
+A rerun in the same output_dir must continue the same experiment: its hparams are compared
+with the saved ones and any difference is refused with the list of what differs, instead of
+silently mixing two configurations in one set of checkpoints.
+"""
+
+from __future__ import annotations
+
+import os
+
+from t2t_repro.hparam import HParams, HParamsError
+
+HPARAMS_FILE = "hparams.json"
+FLAGS_FILE = "flags.txt"
+
+
+def _write_atomically(path: str, text: str) -> None:
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def saved_hparams(output_dir: str) -> HParams | None:
+    path = os.path.join(output_dir, HPARAMS_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return HParams.from_json(f.read())
+
+
+def check_or_write(output_dir: str, hparams: HParams, flags: dict) -> None:
+    """Writes hparams.json/flags.txt for a new run; refuses a run with other hparams."""
+    os.makedirs(output_dir, exist_ok=True)
+    saved = saved_hparams(output_dir)
+    if saved is not None:
+        diff = saved.diff(hparams)
+        diff.pop("train_steps", None)  # Training longer is the same experiment.
+        if diff:
+            lines = "\n".join(f"  {name}: saved {old!r}, now {new!r}"
+                              for name, (old, new) in diff.items())
+            raise HParamsError(
+                f"{output_dir} holds a run with other hparams:\n{lines}\n"
+                "Use a new --output_dir for a new experiment, or rerun with the saved "
+                f"hparams (see {os.path.join(output_dir, HPARAMS_FILE)}).")
+    else:
+        _write_atomically(os.path.join(output_dir, HPARAMS_FILE), hparams.to_json() + "\n")
+    _write_atomically(os.path.join(output_dir, FLAGS_FILE),
+                      "".join(f"--{k}={v}\n" for k, v in sorted(flags.items())))

@@ -1,0 +1,62 @@
+"""TensorBoard event files and the console line of a training run.
+
+Training scalars go to ``output_dir``, eval scalars to ``output_dir/eval`` (as T2T). The
+hparams are written once as a text summary (a markdown table).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import tensorflow as tf
+
+
+class Summaries:
+    def __init__(self, output_dir: str) -> None:
+        self.train = tf.summary.create_file_writer(output_dir)
+        self.eval = tf.summary.create_file_writer(os.path.join(output_dir, "eval"))
+
+    def hparams_text(self, hparams, step: int) -> None:
+        rows = "\n".join(f"| {k} | {v} |" for k, v in sorted(hparams.values().items()))
+        with self.train.as_default():
+            tf.summary.text("hparams", f"| hparam | value |\n|---|---|\n{rows}", step=step)
+        self.train.flush()
+
+    def scalars(self, writer_name: str, values: dict, step: int) -> None:
+        writer = getattr(self, writer_name)
+        with writer.as_default():
+            for name, value in values.items():
+                tf.summary.scalar(name, value, step=step)
+        writer.flush()
+
+    def images(self, writer_name: str, images: dict, step: int) -> None:
+        writer = getattr(self, writer_name)
+        with writer.as_default():
+            for name, image in images.items():
+                tf.summary.image(name, image, step=step, max_outputs=1)
+        writer.flush()
+
+
+def format_duration(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
+
+
+class ConsoleLog:
+    """``step 200/1000 | loss 3.21 | lr 4.1e-04 | 5,120 tok/s | ETA 4m10s``."""
+
+    def __init__(self, total_steps: int, stream=sys.stdout) -> None:
+        self.total_steps = total_steps
+        self.stream = stream
+        self.start = time.time()
+
+    def line(self, step: int, loss: float, lr: float, tokens_per_sec: float,
+             steps_per_sec: float) -> None:
+        eta = (self.total_steps - step) / max(steps_per_sec, 1e-9)
+        print(f"step {step}/{self.total_steps} | loss {loss:.4f} | lr {lr:.3e} | "
+              f"{tokens_per_sec:,.0f} tok/s | ETA {format_duration(eta)}",
+              file=self.stream, flush=True)

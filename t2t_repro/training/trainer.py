@@ -1,0 +1,296 @@
+"""The training loop behind ``t2t-trainer``: schedules, checkpoints, eval, logging, failures.
+
+Updates run in ``tf.function`` loops of up to ``steps_per_loop`` steps; between loops the
+host logs, saves checkpoints (every ``save_checkpoints_secs`` or ``local_eval_frequency``
+steps), evaluates, and reacts to SIGINT/SIGTERM (save, then exit cleanly). A NaN/Inf loss
+stops training at once without saving the bad state, so the last good checkpoint is kept.
+On resume, the model, the optimizer (and its step) and the input position are restored: the
+input pipeline skips the batches already consumed, so a resumed deterministic run matches an
+uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import time
+
+import keras
+import tensorflow as tf
+
+from t2t_repro import registry
+from t2t_repro.data.input_pipeline import TRAIN, EVAL, make_dataset
+from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.training import evaluation
+from t2t_repro.training.checkpoints import TrainingCheckpoint
+from t2t_repro.training.distribution import make_strategy
+from t2t_repro.training.output_dir import check_or_write, saved_hparams
+from t2t_repro.training.summaries import ConsoleLog, Summaries
+from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+
+SCHEDULES = ("train", "train_and_evaluate", "evaluate", "continuous_eval")
+
+
+class TrainingError(RuntimeError):
+    """Training cannot continue (non-finite loss, bad configuration)."""
+
+
+@dataclasses.dataclass
+class TrainerConfig:
+    problem: str
+    hparams_set: str
+    data_dir: str
+    output_dir: str
+    hparams: str = ""
+    model: str = "transformer"
+    tmp_dir: str = "/tmp/t2t_datagen"
+    generate_data: bool = False
+    train_steps: int = 250000
+    eval_steps: int = 100
+    schedule: str = "train_and_evaluate"
+    local_eval_frequency: int = 1000
+    save_checkpoints_secs: int = 0
+    keep_checkpoint_max: int = 20
+    worker_gpu: int = 0
+    random_seed: int | None = None
+    mixed_precision: str = ""
+    xla: bool = False
+    log_step_count_steps: int = 100
+    steps_per_loop: int = 20
+    devices: list | None = None  # explicit replica devices (tests: logical CPUs)
+
+
+class _StopFlag:
+    """Set by SIGINT/SIGTERM; the loop checks it between step loops."""
+
+    def __init__(self) -> None:
+        self.signal = None
+        self._previous = {}
+
+    def install(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+
+    def _handle(self, signum, frame) -> None:
+        self.signal = signal.Signals(signum).name
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+def _setup_precision_and_seed(cfg: TrainerConfig) -> None:
+    if cfg.random_seed is not None:
+        keras.utils.set_random_seed(cfg.random_seed)
+        tf.config.experimental.enable_op_determinism()
+    if cfg.mixed_precision:
+        if cfg.mixed_precision not in ("bfloat16", "float16"):
+            raise TrainingError(f"--mixed_precision must be bfloat16 or float16; got "
+                                f"{cfg.mixed_precision!r}.")
+        keras.mixed_precision.set_global_policy(f"mixed_{cfg.mixed_precision}")
+
+
+class Trainer:
+    def __init__(self, cfg: TrainerConfig, flags: dict | None = None) -> None:
+        if cfg.schedule not in SCHEDULES:
+            raise TrainingError(f"--schedule={cfg.schedule!r}; choose one of {SCHEDULES}.")
+        self.cfg = cfg
+        _setup_precision_and_seed(cfg)
+        self.problem = registry.problem(cfg.problem)
+        if cfg.generate_data:
+            print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
+        input_size, target_size = self.problem.vocab_sizes(cfg.data_dir)
+        saved = saved_hparams(cfg.output_dir)
+        hp = create_hparams(cfg.hparams_set, cfg.hparams, input_vocab_size=input_size,
+                            target_vocab_size=target_size,
+                            target_space_id=self.problem.target_space_id)
+        if "train_steps" not in hp:
+            hp.add_hparam("train_steps", cfg.train_steps)
+        hp.set_hparam("train_steps", cfg.train_steps)
+        if cfg.schedule in ("evaluate", "continuous_eval") and saved is not None:
+            hp = saved
+        else:
+            check_or_write(cfg.output_dir, hp, flags or dataclasses.asdict(cfg))
+        self.hparams = hp
+        self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
+        self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
+        with self.strategy.scope():
+            self.model = registry.model(cfg.model)(hp)
+            self.model.build()
+            optimizer = make_optimizer(hp)
+            if cfg.mixed_precision == "float16":
+                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+            self.optimizer = optimizer
+            self.optimizer.build(self.model.trainable_variables)
+            self.metrics = TrainMetrics()
+        self.ckpt = TrainingCheckpoint(cfg.output_dir, self.model, self.optimizer,
+                                       cfg.keep_checkpoint_max)
+        self.summaries = Summaries(cfg.output_dir)
+        self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
+
+    # -- data ------------------------------------------------------------------------------
+    def _train_iterator(self, skip_batches: int):
+        pattern = self.problem.filepattern(self.cfg.data_dir, "train")
+
+        def dataset_fn(ctx):
+            ds = make_dataset(pattern, TRAIN, self.hparams, input_context=ctx,
+                              length_multiplier=self.problem.batch_size_multiplier,
+                              seed=self.cfg.random_seed)
+            return ds.skip(skip_batches) if skip_batches else ds
+
+        return iter(self.strategy.distribute_datasets_from_function(dataset_fn))
+
+    def _eval_dataset(self):
+        pattern = self.problem.filepattern(self.cfg.data_dir, "dev")
+        return self.strategy.distribute_datasets_from_function(
+            lambda ctx: make_dataset(pattern, EVAL, self.hparams, input_context=ctx,
+                                     length_multiplier=self.problem.batch_size_multiplier))
+
+    # -- pieces ----------------------------------------------------------------------------
+    @property
+    def step(self) -> int:
+        return int(self.optimizer.iterations.numpy())
+
+    def save(self) -> str:
+        self.ckpt.batches_consumed.assign(self.step * self.accumulate)
+        return self.ckpt.save(self.step)
+
+    def _expected_path(self) -> str:
+        return os.path.join(self.cfg.output_dir, f"ckpt-{self.step}")
+
+    def evaluate(self) -> dict:
+        results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
+        self.summaries.scalars("eval", {k: v for k, v in results.items() if k != "eval_tokens"},
+                               self.step)
+        print(f"eval at step {self.step}: loss {results['loss']:.4f}, perplexity "
+              f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
+              f"per-sequence {results['accuracy_per_sequence']:.4f}", flush=True)
+        return dict(results, step=self.step)
+
+    def _learning_rate(self) -> float:
+        lr = self.optimizer.learning_rate
+        return float(lr(self.optimizer.iterations) if callable(lr) else lr)
+
+    # -- schedules -------------------------------------------------------------------------
+    def run(self) -> dict:
+        restored = self.ckpt.restore_latest()
+        if restored:
+            print(f"resumed from {restored} at step {self.step}", flush=True)
+        if self.cfg.schedule == "evaluate":
+            if not restored:
+                raise TrainingError(f"No checkpoint in {self.cfg.output_dir} to evaluate.")
+            return self.evaluate()
+        if self.cfg.schedule == "continuous_eval":
+            return self.continuous_eval()
+        return self.train()
+
+    def continuous_eval(self, timeout_secs: int = 3600) -> dict:
+        """Evaluates every new checkpoint until one at train_steps (or the timeout)."""
+        results, last = {}, None
+        for path in tf.train.checkpoints_iterator(self.cfg.output_dir, timeout=timeout_secs):
+            if path != last:
+                self.ckpt.checkpoint.restore(path).expect_partial()
+                results, last = self.evaluate(), path
+            if self.step >= self.cfg.train_steps:
+                break
+        return results
+
+    def train(self) -> dict:
+        cfg = self.cfg
+        if self.step == 0:
+            self.summaries.hparams_text(self.hparams, 0)
+        loop = make_train_loop(self.strategy, self.model, self.optimizer, self.hparams,
+                               self.metrics, self.accumulate, cfg.xla)
+        iterator = self._train_iterator(int(self.ckpt.batches_consumed.numpy()))
+        console = ConsoleLog(cfg.train_steps)
+        stop = _StopFlag()
+        stop.install()
+        try:
+            return self._train_loop(loop, iterator, console, stop)
+        finally:
+            stop.restore()
+
+    def _train_loop(self, loop, iterator, console, stop) -> dict:
+        cfg = self.cfg
+        eval_every = cfg.local_eval_frequency if cfg.schedule == "train_and_evaluate" else 0
+        save_every = 0 if cfg.save_checkpoints_secs else cfg.local_eval_frequency
+        last_save_time, results = time.time(), {}
+        window = dict.fromkeys(("loss_sum", "grad_norm_sum", "target_tokens", "target_padded",
+                                "input_tokens", "examples", "updates", "seconds"), 0.0)
+        while self.step < cfg.train_steps and stop.signal is None:
+            step = self.step
+            n = min(cfg.steps_per_loop, cfg.train_steps - step,
+                    cfg.log_step_count_steps - step % cfg.log_step_count_steps)
+            for every in (eval_every, save_every):
+                if every:
+                    n = min(n, every - step % every)
+            self.metrics.reset()
+            start = time.time()
+            loop(iterator, tf.constant(n))
+            stats = self.metrics.read()
+            if stats["first_nonfinite"] >= 0:
+                raise TrainingError(
+                    f"Loss became NaN/Inf at step {stats['first_nonfinite']}. Training stopped "
+                    f"without saving this state; the last good checkpoint is "
+                    f"{self.ckpt.latest or '(none yet)'}. Lower the learning rate "
+                    "(--hparams=learning_rate_constant=...) or check the data.")
+            stats["seconds"] = time.time() - start
+            for k in window:
+                window[k] += stats[k]
+            step = self.step
+            if step % cfg.log_step_count_steps == 0 or step >= cfg.train_steps:
+                self._log_window(window, console)
+                window = dict.fromkeys(window, 0.0)
+            due_by_time = cfg.save_checkpoints_secs and (
+                time.time() - last_save_time >= cfg.save_checkpoints_secs)
+            if due_by_time or (save_every and step % save_every == 0):
+                print(f"saved {self.save()}", flush=True)
+                last_save_time = time.time()
+            if eval_every and step % eval_every == 0:
+                if not (save_every and step % save_every == 0):
+                    self.save()
+                results = self.evaluate()
+        path = self.ckpt.latest if self.ckpt.latest == self._expected_path() else self.save()
+        if stop.signal is not None:
+            print(f"received {stop.signal}: saved {path} at step {self.step}; rerun the same "
+                  "command to resume.", flush=True)
+            return {"interrupted": True, "checkpoint": path}
+        print(f"training finished at step {self.step}; saved {path}", flush=True)
+        if cfg.schedule == "train_and_evaluate" and not results.get("step") == self.step:
+            results = self.evaluate()
+        return dict(results, checkpoint=path)
+
+    def _log_window(self, w: dict, console: ConsoleLog) -> None:
+        if not w["updates"]:
+            return
+        seconds = max(w["seconds"], 1e-9)
+        values = {
+            "loss": w["loss_sum"] / w["updates"],
+            "learning_rate": self._learning_rate(),
+            "grad_norm": w["grad_norm_sum"] / w["updates"],
+            "tokens_per_sec": w["target_tokens"] / seconds,
+            "examples_per_sec": w["examples"] / seconds,
+            "input_stats/targets_nonpadding_fraction": w["target_tokens"] / max(w["target_padded"], 1),
+            "effective_tokens_per_update": w["target_tokens"] / w["updates"],
+        }
+        mfu = _mfu(self.hparams, w, seconds)
+        if mfu is not None:
+            values["mfu"] = mfu
+        self.summaries.scalars("train", values, self.step)
+        console.line(self.step, values["loss"], values["learning_rate"],
+                     values["tokens_per_sec"], w["updates"] / seconds)
+
+
+def _mfu(hparams, window: dict, seconds: float) -> float | None:
+    """Model-FLOPs utilisation against ``T2T_PEAK_FLOPS`` (FLOP/s), when that is set."""
+    peak = float(os.environ.get("T2T_PEAK_FLOPS", "0") or 0)
+    if not peak:
+        return None
+    try:
+        from t2t_repro.models.flops import training_flops_per_token
+    except ImportError:
+        return None
+    flops = training_flops_per_token(hparams) * window["target_tokens"]
+    return flops / seconds / peak
