@@ -12,17 +12,22 @@ from t2t_repro.registry import register_hparams
 
 @register_hparams
 def transformer_multi30k_cpu() -> HParams:
-    """Multi30k EN-DE/EN-FR in about an hour on 2 CPU cores."""
+    """Multi30k EN-DE/EN-FR in about an hour on 2 CPU cores (~1k target tokens/s there).
+
+    An hour is only ~2,500 updates, so: small batches (more updates), a short warmup, and
+    light dropout (the run is too short to overfit 29k pairs).
+    """
     hp = transformer_base_v3()
     hp.num_hidden_layers = 3
     hp.hidden_size = 256
     hp.filter_size = 1024
     hp.num_heads = 4
-    hp.batch_size = 4096
-    hp.layer_prepostprocess_dropout = 0.3
-    hp.attention_dropout = 0.1
-    hp.relu_dropout = 0.1
-    hp.learning_rate_warmup_steps = 1000
+    hp.batch_size = 2048
+    hp.layer_prepostprocess_dropout = 0.1
+    hp.attention_dropout = 0.0
+    hp.relu_dropout = 0.0
+    hp.learning_rate_constant = 1.0
+    hp.learning_rate_warmup_steps = 500
     return hp
 
 
