@@ -1,0 +1,86 @@
+"""BLEU variants: agreement with sacreBLEU, a hand-computed case, the paper's compound split."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sacrebleu
+
+from t2t_repro.metrics.bleu import (compute_bleu, paper_ende_bleu, paper_tokenize,
+                                    sacrebleu_scores, split_compounds, t2t_bleu)
+
+ROOT = Path(__file__).resolve().parents[1]
+HYPS = ["Ein Mann fährt Fahrrad auf der Straße.", "Zwei Hunde spielen im Schnee!",
+        "Eine Frau liest ein Buch im Park."]
+REFS = ["Ein Mann fährt mit dem Fahrrad auf der Straße.", "Zwei Hunde spielen im Schnee.",
+        "Eine Frau liest im Park ein Buch."]
+
+
+def test_sacrebleu_variants_agree_with_sacrebleu_api():
+    ours = {r.name: r.score for r in sacrebleu_scores(REFS, HYPS)}
+    direct = sacrebleu.corpus_bleu(HYPS, [REFS], tokenize="13a").score
+    assert ours["sacreBLEU 13a cased"] == pytest.approx(direct)
+    lower = sacrebleu.corpus_bleu(HYPS, [REFS], tokenize="intl", lowercase=True).score
+    assert ours["sacreBLEU intl uncased"] == pytest.approx(lower)
+
+
+def test_compute_bleu_hand_computed():
+    # hyp "a b c d" vs ref "a b c e f": 1-grams 3/4, 2-grams 2/3, 3-grams 1/2, 4-grams 0/1
+    # -> smoothed 4-gram precision 1/(2*1); BP = exp(1 - 5/4).
+    got = compute_bleu([["a", "b", "c", "e", "f"]], [["a", "b", "c", "d"]])
+    expected = math.exp((math.log(3 / 4) + math.log(2 / 3) + math.log(1 / 2) + math.log(1 / 2))
+                        / 4) * math.exp(1 - 5 / 4)
+    assert got == pytest.approx(expected)
+
+
+def test_identical_is_100():
+    assert t2t_bleu(REFS, REFS) == pytest.approx(100.0)
+    assert paper_ende_bleu(REFS, REFS).score == pytest.approx(100.0)
+
+
+def test_compound_split_as_get_ende_bleu_sh():
+    assert split_compounds("Kosten-Nutzen") == "Kosten ##AT##-##AT## Nutzen"
+    assert (paper_tokenize("Die Kosten-Nutzen-Analyse des EU-Parlaments.")
+            == "Die Kosten ##AT##-##AT## Nutzen ##AT##-##AT## Analyse des EU ##AT##-##AT## "
+               "Parlaments .")
+    # The perl s{(\S)-(\S)}{...}g consumes the character after the hyphen, so in a chain of
+    # one-letter parts the second hyphen is not split, exactly like the script.
+    assert split_compounds("a-b-c") == "a ##AT##-##AT## b-c"
+    assert paper_tokenize("Tom & Jerry") == "Tom &amp; Jerry"  # tokenizer.perl escapes.
+
+
+def test_compound_split_scores_higher_on_hyphen_rich_german():
+    refs = ["Die EU-Kommission prüft die Kosten-Analyse und den Sicherheits-Bericht."]
+    hyps = ["Die EU-Behörde prüft die Kosten-Studie und den Sicherheits-Plan."]
+    split = paper_ende_bleu(refs, hyps).score
+    plain = sacrebleu.corpus_bleu(hyps, [refs], tokenize="13a").score
+    assert split > plain
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-bleu"), *args],
+                          capture_output=True, text=True)
+
+
+def test_cli_prints_all_labelled_variants(tmp_path):
+    hyp, ref = tmp_path / "hyp.de", tmp_path / "ref.de"
+    hyp.write_text("\n".join(HYPS) + "\n")
+    ref.write_text("\n".join(REFS) + "\n")
+    out = _run(f"--translation={hyp}", f"--reference={ref}", "--json")
+    assert out.returncode == 0, out.stderr
+    names = [r["name"] for r in json.loads(out.stdout)]
+    assert "sacreBLEU 13a cased" in names and "paper BLEU (tokenized, compound-split)" in names
+    assert len(names) == 7
+
+
+def test_cli_errors(tmp_path):
+    hyp, ref = tmp_path / "hyp", tmp_path / "ref"
+    hyp.write_text("a\nb\n")
+    ref.write_text("a\n")
+    out = _run(f"--translation={hyp}", f"--reference={ref}")
+    assert out.returncode == 1 and "has 2 lines but" in out.stderr and "Traceback" not in out.stderr
+    out = _run(f"--translation={tmp_path / 'missing'}", f"--reference={ref}")
+    assert out.returncode == 1 and "does not exist" in out.stderr
