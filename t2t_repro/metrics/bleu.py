@@ -102,7 +102,8 @@ def sacrebleu_scores(references: Sequence[str], hypotheses: Sequence[str]) -> li
     results = []
     for tokenize in ("13a", "intl"):
         for lowercase in (False, True):
-            metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase)
+            # force=True: our own single warning replaces sacreBLEU's per-variant one.
+            metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase, force=True)
             score = metric.corpus_score(list(hypotheses), [list(references)])
             case = "uncased" if lowercase else "cased"
             results.append(BleuResult(f"sacreBLEU {tokenize} {case}", score.score,
@@ -135,6 +136,12 @@ def paper_ende_bleu(references: Sequence[str], hypotheses: Sequence[str],
                       f"Moses replace-unicode-punctuation + tokenizer.perl -l {lang} (escaped), "
                       "X-Y -> X ##AT##-##AT## Y, cased multi-bleu.perl on tokens "
                       "(get_ende_bleu.sh; comparable with the paper's EN-DE numbers)")
+
+
+def looks_tokenized(hypotheses: Sequence[str]) -> bool:
+    """True when most lines end in a space-separated period (tokenized text)."""
+    ends = sum(1 for h in hypotheses if h.rstrip().endswith(" ."))
+    return bool(hypotheses) and ends > 0.5 * len(hypotheses)
 
 
 def all_scores(references: Sequence[str], hypotheses: Sequence[str],
