@@ -27,6 +27,7 @@ def smoothing_entropy(vocab_size: int, label_smoothing: float) -> float:
 def token_losses(logits: tf.Tensor, labels: tf.Tensor, label_smoothing: float = 0.0) -> tf.Tensor:
     """Per-position smoothed cross entropy minus the target entropy: [B, L]."""
     logits = tf.cast(logits, tf.float32)
+    labels = tf.convert_to_tensor(labels)
     vocab_size = logits.shape[-1]
     log_z = tf.reduce_logsumexp(logits, axis=-1)
     label_logit = tf.gather(logits, labels, axis=-1, batch_dims=labels.shape.rank)

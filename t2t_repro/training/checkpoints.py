@@ -17,8 +17,13 @@ class TrainingCheckpoint:
     def __init__(self, output_dir: str, model, optimizer, keep_checkpoint_max: int = 20) -> None:
         self.batches_consumed = tf.Variable(0, dtype=tf.int64, trainable=False,
                                             name="batches_consumed")
+        # Dropout's random-number states: restoring them makes a resumed run bit-identical.
+        self.rng_states = tf.Module(name="rng_states")
+        for i, variable in enumerate(v for v in model.variables if "seed_generator" in v.path):
+            setattr(self.rng_states, f"state_{i}", variable)
         self.checkpoint = tf.train.Checkpoint(**{MODEL_KEY: model}, optimizer=optimizer,
-                                              batches_consumed=self.batches_consumed)
+                                              batches_consumed=self.batches_consumed,
+                                              rng_states=self.rng_states)
         self.manager = tf.train.CheckpointManager(self.checkpoint, output_dir,
                                                   max_to_keep=keep_checkpoint_max,
                                                   checkpoint_name="ckpt")

@@ -1,0 +1,71 @@
+"""Run as a subprocess (logical CPUs must be configured before TF starts): one update of the
+same global batch on 1 device, on 2 mirrored devices, and as 2 accumulated half-batches.
+Prints JSON with the losses and the max weight difference from the 1-device update."""
+
+import json
+import sys
+
+from t2t_repro.training.distribution import split_cpu
+
+DEVICES = split_cpu(2)
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from t2t_repro import registry  # noqa: E402
+from t2t_repro.hparams_lib import create_hparams  # noqa: E402
+from t2t_repro.learning_rate import make_optimizer  # noqa: E402
+from t2t_repro.training.train_step import TrainMetrics, make_train_loop  # noqa: E402
+
+# No dropout; Adam epsilon 1 makes the first step ~ lr * gradient (linear), so weight
+# differences measure gradient differences instead of Adam's sign(g) on tiny gradients.
+OVERRIDES = ("hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
+             "attention_dropout=0.0,relu_dropout=0.0,optimizer_adam_epsilon=1.0,"
+             "learning_rate_schedule=constant,learning_rate_constant=0.01")
+rng = np.random.default_rng(0)
+inputs = rng.integers(2, 40, size=[4, 7]).astype(np.int32)
+targets = rng.integers(2, 40, size=[4, 6]).astype(np.int32)
+inputs[1, 4:] = 0  # Different real lengths, so the token-count normalisation matters.
+targets[2, 2:] = 0
+halves = [{"inputs": inputs[:2], "targets": targets[:2]},
+          {"inputs": inputs[2:], "targets": targets[2:]}]
+full = {"inputs": inputs, "targets": targets}
+
+
+def run(strategy, batches_fn, accumulate):
+    hp = create_hparams("transformer_test", OVERRIDES, input_vocab_size=40)
+    with strategy.scope():
+        model = registry.model("transformer")(hp)
+        model.build()
+        for i, w in enumerate(model.weights):  # Identical start for every run.
+            w.assign(np.random.default_rng(i).normal(0, 0.1, w.shape).astype(np.float32))
+        optimizer = make_optimizer(hp)
+        optimizer.build(model.trainable_variables)
+        metrics = TrainMetrics()
+    loop = make_train_loop(strategy, model, optimizer, hp, metrics, accumulate)
+    loop(batches_fn(), tf.constant(1))
+    stats = metrics.read()
+    return stats["loss_sum"], [w.numpy() for w in model.weights]
+
+
+def dataset(batches):
+    return tf.data.Dataset.from_tensor_slices({k: np.stack([b[k] for b in batches])
+                                               for k in ("inputs", "targets")}).repeat()
+
+
+single = tf.distribute.OneDeviceStrategy(DEVICES[0])
+loss_1, weights_1 = run(single, lambda: iter(single.experimental_distribute_dataset(
+    dataset([full]))), 1)
+mirrored = tf.distribute.MirroredStrategy(DEVICES)
+# One host = one input pipeline; its successive elements go to replicas 0 and 1.
+loss_2, weights_2 = run(mirrored, lambda: iter(mirrored.distribute_datasets_from_function(
+    lambda ctx: dataset(halves))), 1)
+loss_acc, weights_acc = run(single, lambda: iter(single.experimental_distribute_dataset(
+    dataset(halves))), 2)
+diff = lambda a, b: float(max(np.abs(x - y).max() for x, y in zip(a, b)))  # noqa: E731
+print(json.dumps({"loss_1": loss_1, "loss_mirrored": loss_2, "loss_accumulated": loss_acc,
+                  "max_diff_mirrored": diff(weights_1, weights_2),
+                  "max_diff_accumulated": diff(weights_1, weights_acc),
+                  "max_update": diff(weights_1, [np.random.default_rng(i).normal(
+                      0, 0.1, w.shape).astype(np.float32) for i, w in enumerate(weights_1)])}))
+sys.exit(0)

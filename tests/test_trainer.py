@@ -1,0 +1,142 @@
+"""t2t-trainer through its real CLI, plus distributed/accumulation equivalence."""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ("hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
+        "learning_rate_warmup_steps=50")
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    from t2t_repro import registry
+
+    root = tmp_path_factory.mktemp("toy")
+    registry.problem("translate_toy").generate_data(str(root / "data"), str(root / "tmp"),
+                                                    progress=False)
+    return root / "data"
+
+
+def trainer_cmd(data_dir, output_dir, *extra):
+    return [sys.executable, str(ROOT / "bin" / "t2t-trainer"), "--problem=translate_toy",
+            "--hparams_set=transformer_quickstart", f"--data_dir={data_dir}",
+            f"--output_dir={output_dir}", *extra]
+
+
+def run_trainer(data_dir, output_dir, *extra):
+    return subprocess.run(trainer_cmd(data_dir, output_dir, *extra), capture_output=True,
+                          text=True, env=ENV, timeout=600)
+
+
+def event_tags(directory):
+    tags = set()
+    for path in glob.glob(os.path.join(directory, "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            tags.update(v.tag for v in event.summary.value)
+    return tags
+
+
+def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
+    out = run_trainer(data_dir, tmp_path / "train", "--train_steps=300",
+                      "--local_eval_frequency=100", "--log_step_count_steps=100")
+    assert out.returncode == 0, out.stderr[-3000:]
+    losses = [float(l.split("loss ")[1].split(" ")[0]) for l in out.stdout.splitlines()
+              if l.startswith("step ")]
+    final_eval = [l for l in out.stdout.splitlines() if l.startswith("eval at step 300")][-1]
+    eval_loss = float(final_eval.split("loss ")[1].split(",")[0])
+    accuracy = float(final_eval.split("accuracy ")[1].split(",")[0])
+    assert eval_loss < 0.15 * losses[0] and accuracy > 0.9, out.stdout
+    assert sorted(glob.glob(str(tmp_path / "train" / "ckpt-*.index")))
+    assert {"loss", "learning_rate", "grad_norm", "tokens_per_sec", "examples_per_sec",
+            "input_stats/targets_nonpadding_fraction", "hparams"} <= event_tags(tmp_path / "train")
+    assert {"loss", "accuracy", "accuracy_per_sequence", "neg_log_perplexity",
+            "perplexity"} <= event_tags(tmp_path / "train" / "eval")
+    saved = json.loads((tmp_path / "train" / "hparams.json").read_text())
+    assert saved["hidden_size"] == 128 and saved["input_vocab_size"] > 0
+
+
+def test_mirrored_and_accumulated_updates_equal_single_device():
+    out = subprocess.run([sys.executable, "-m", "tests.distributed_check"], cwd=ROOT,
+                         capture_output=True, text=True, env=ENV, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["loss_mirrored"] == pytest.approx(r["loss_1"], rel=1e-5)
+    assert r["loss_accumulated"] == pytest.approx(r["loss_1"], rel=1e-5)
+    # The update itself is ~1e-5; the differences must be far below it.
+    assert r["max_diff_mirrored"] < 1e-3 * r["max_update"]
+    assert r["max_diff_accumulated"] < 1e-3 * r["max_update"]
+
+
+def checkpoint_values(path):
+    reader = tf.train.load_checkpoint(path)
+    return {k: reader.get_tensor(k) for k in reader.get_variable_to_shape_map()
+            if "save_counter" not in k and "OBJECT_GRAPH" not in k}
+
+
+def test_killed_and_resumed_run_equals_uninterrupted(data_dir, tmp_path):
+    flags = (f"--hparams={TINY}", "--train_steps=60", "--local_eval_frequency=20",
+             "--steps_per_loop=5", "--schedule=train", "--random_seed=7")
+    whole = run_trainer(data_dir, tmp_path / "whole", *flags)
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    proc = subprocess.Popen(trainer_cmd(data_dir, tmp_path / "killed", *flags),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    deadline = time.time() + 300
+    while not (tmp_path / "killed" / "ckpt-20.index").exists() and time.time() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    resumed = run_trainer(data_dir, tmp_path / "killed", *flags)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "resumed from" in resumed.stdout
+    a = checkpoint_values(str(tmp_path / "whole" / "ckpt-60"))
+    b = checkpoint_values(str(tmp_path / "killed" / "ckpt-60"))
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+def test_nan_loss_stops_with_clear_message(data_dir, tmp_path):
+    out = run_trainer(data_dir, tmp_path / "nan", f"--hparams={TINY},learning_rate_schedule="
+                      "constant,learning_rate_constant=1e30", "--train_steps=40",
+                      "--steps_per_loop=5", "--schedule=train")
+    assert out.returncode == 1
+    assert "Loss became NaN/Inf at step" in out.stderr and "Traceback" not in out.stderr
+    assert not glob.glob(str(tmp_path / "nan" / "ckpt-*.index"))
+
+
+def test_sigterm_saves_and_exits_cleanly(data_dir, tmp_path):
+    proc = subprocess.Popen(trainer_cmd(data_dir, tmp_path / "term", f"--hparams={TINY}",
+                                        "--train_steps=100000", "--steps_per_loop=5",
+                                        "--log_step_count_steps=5", "--schedule=train"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    line = ""
+    while not line.startswith("step "):
+        line = proc.stdout.readline()
+        assert line or proc.poll() is None, proc.stderr.read()[-3000:]
+    proc.send_signal(signal.SIGTERM)
+    rest, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0
+    assert "received SIGTERM: saved" in rest
+    assert glob.glob(str(tmp_path / "term" / "ckpt-*.index"))
+
+
+def test_output_dir_with_other_hparams_is_refused(data_dir, tmp_path):
+    first = run_trainer(data_dir, tmp_path / "t", f"--hparams={TINY}", "--train_steps=5",
+                        "--schedule=train", "--steps_per_loop=5")
+    assert first.returncode == 0, first.stderr[-3000:]
+    again = run_trainer(data_dir, tmp_path / "t", f"--hparams={TINY},num_heads=4",
+                        "--train_steps=5", "--schedule=train")
+    assert again.returncode == 1
+    assert "num_heads: saved 2, now 4" in again.stderr and "new --output_dir" in again.stderr
