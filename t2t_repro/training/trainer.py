@@ -59,6 +59,7 @@ class TrainerConfig:
     xla: bool = False
     log_step_count_steps: int = 100
     steps_per_loop: int = 20
+    max_train_seconds: float = 0  # Stop (and save) after this much training time; 0: no limit.
     devices: list | None = None  # explicit replica devices (tests: logical CPUs)
 
 
@@ -219,7 +220,11 @@ class Trainer:
         last_save_time, results = time.time(), {}
         window = dict.fromkeys(("loss_sum", "grad_norm_sum", "target_tokens", "target_padded",
                                 "input_tokens", "examples", "updates", "seconds"), 0.0)
+        started = time.time()
         while self.step < cfg.train_steps and stop.signal is None:
+            if cfg.max_train_seconds and time.time() - started >= cfg.max_train_seconds:
+                stop.signal = "the --max_train_seconds limit"
+                break
             step = self.step
             n = min(cfg.steps_per_loop, cfg.train_steps - step,
                     cfg.log_step_count_steps - step % cfg.log_step_count_steps)
