@@ -11,7 +11,6 @@ training time, steps, tokens/s, hparams set) in --work_dir.
 import argparse
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
@@ -23,12 +22,17 @@ SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__)
 
 
 def throughput(train_dir: str) -> float:
-    """Mean tokens/s over the console lines of the training log, if one was kept."""
-    log = os.path.join(train_dir, "..", "train.log")
-    if not os.path.exists(log):
-        return 0.0
-    rates = [float(m.group(1).replace(",", "")) for m in
-             re.finditer(r"\| ([\d,]+) tok/s", open(log).read())]
+    """Mean of the trainer's ``tokens_per_sec`` TensorBoard scalar."""
+    import glob
+
+    import tensorflow as tf
+
+    rates = []
+    for path in glob.glob(os.path.join(train_dir, "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                if value.tag == "tokens_per_sec":
+                    rates.append(float(tf.make_ndarray(value.tensor)))
     return sum(rates) / len(rates) if rates else 0.0
 
 
