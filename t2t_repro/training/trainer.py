@@ -289,13 +289,16 @@ class Trainer:
 
 
 def _mfu(hparams, window: dict, seconds: float) -> float | None:
-    """Model-FLOPs utilisation against ``T2T_PEAK_FLOPS`` (FLOP/s), when that is set."""
+    """Model-FLOPs utilisation against ``T2T_PEAK_FLOPS`` (FLOP/s), when that is set.
+
+    Uses the window's mean padded target length for both sides (batches are bucketed by
+    max(source, target) length, so this is close).
+    """
     peak = float(os.environ.get("T2T_PEAK_FLOPS", "0") or 0)
-    if not peak:
+    if not peak or not window["examples"]:
         return None
-    try:
-        from t2t_repro.models.flops import training_flops_per_token
-    except ImportError:
-        return None
-    flops = training_flops_per_token(hparams) * window["target_tokens"]
+    from t2t_repro.models.flops import training_flops
+
+    length = window["target_padded"] / window["examples"]
+    flops = training_flops(hparams, 1, length, length) * window["examples"]
     return flops / seconds / peak

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Training-step speed and MFU of transformer_base (V=32768, ~4096 target tokens per batch).
+
+Measures, in one process: the fp32 matmul peak of this machine (large square matmuls, best
+of several, before and after), the bare train step (forward + backward + Adam, one
+tf.function) with and without XLA, and the trainer's own step loop on the same batches (its
+overhead against the bare step). MFU = analytic FLOPs (t2t_repro.models.flops) / time / peak.
+
+    .venv/bin/python bench/bench_train_step.py --out bench/results/train_step.json
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from t2t_repro import registry  # noqa: E402
+from t2t_repro.hparams_lib import create_hparams  # noqa: E402
+from t2t_repro.learning_rate import make_optimizer  # noqa: E402
+from t2t_repro.losses import padded_cross_entropy  # noqa: E402
+from t2t_repro.models.flops import training_flops  # noqa: E402
+from t2t_repro.training.train_step import TrainMetrics, make_train_loop  # noqa: E402
+
+
+def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
+    a = tf.random.normal([n, n])
+    b = tf.random.normal([n, n])
+    f = tf.function(lambda: tf.reduce_sum(tf.matmul(a, b)))
+    f()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f().numpy()
+        best = min(best, time.perf_counter() - start)
+    return 2 * n ** 3 / best
+
+
+def make_model(hparams_set: str, vocab: int):
+    hp = create_hparams(hparams_set, input_vocab_size=vocab)
+    model = registry.model("transformer")(hp)
+    model.build()
+    optimizer = make_optimizer(hp)
+    optimizer.build(model.trainable_variables)
+    return hp, model, optimizer
+
+
+def time_calls(fn, warmup: int, steps: int) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bench(hparams_set, vocab, batch, length, steps, xla):
+    hp, model, optimizer = make_model(hparams_set, vocab)
+    rng = np.random.default_rng(0)
+    features = {k: tf.constant(rng.integers(2, vocab, size=[batch, length]), tf.int32)
+                for k in ("inputs", "targets")}
+
+    @tf.function(jit_compile=xla)
+    def bare_step():
+        with tf.GradientTape() as tape:
+            loss, tokens = padded_cross_entropy(model(features, training=True),
+                                                features["targets"], hp.label_smoothing)
+            loss = loss / tokens
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    seconds = time_calls(lambda: bare_step().numpy(), 2, steps)
+    flops = training_flops(hp, batch, length, length)
+    result = {"hparams_set": hparams_set, "vocab": vocab, "batch": [batch, length],
+              "xla": xla, "bare_step_s": seconds, "steps_per_s": 1 / seconds,
+              "target_tokens_per_s": batch * length / seconds, "step_tflop": flops / 1e12}
+    if not xla:  # The trainer's loop on the same batch (one call = `steps` updates).
+        strategy = tf.distribute.get_strategy()
+        metrics = TrainMetrics()
+        loop = make_train_loop(strategy, model, optimizer, hp, metrics)
+        iterator = iter(tf.data.Dataset.from_tensors(features).repeat())
+        loop(iterator, tf.constant(1))
+        start = time.perf_counter()
+        loop(iterator, tf.constant(steps))
+        metrics.read()
+        trainer_s = (time.perf_counter() - start) / steps
+        result.update(trainer_step_s=trainer_s,
+                      trainer_overhead_pct=100 * (trainer_s / seconds - 1))
+    return result, flops
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default="")
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--configs", default="transformer_base:32768:128:32,"
+                        "transformer_small:32768:128:32")
+    args = parser.parse_args()
+    report = {"load_average_start": os.getloadavg(), "cpus": os.cpu_count()}
+    peak_before = matmul_peak()
+    runs = []
+    for spec in args.configs.split(","):
+        name, vocab, batch, length = spec.split(":")
+        for xla in (False, True):
+            result, flops = bench(name, int(vocab), int(batch), int(length), args.steps, xla)
+            runs.append(result)
+            print(json.dumps(result), file=sys.stderr, flush=True)
+    peak_after = matmul_peak()
+    peak = max(peak_before, peak_after)
+    for r in runs:
+        r["mfu"] = r["step_tflop"] * 1e12 / r["bare_step_s"] / peak
+    report.update(matmul_peak_gflops_before=peak_before / 1e9,
+                  matmul_peak_gflops_after=peak_after / 1e9, runs=runs,
+                  load_average_end=os.getloadavg())
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(args.out + ".tmp", args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

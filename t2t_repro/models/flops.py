@@ -1,0 +1,37 @@
+"""Analytic matmul FLOPs of the Transformer, for model-FLOPs utilisation (MFU).
+
+Counts 2*m*n*k for every matrix product on padded shapes: Q/K/V/O projections, the two
+attention products (QK^T and AV), the FFN, and the tied softmax projection. Element-wise
+work (softmax, LayerNorm, dropout, the loss) is not counted, as is usual for MFU. A training
+step is 3x the forward pass (backward = 2x forward).
+"""
+
+from __future__ import annotations
+
+
+def _attention(d, key, value, q_tokens, kv_tokens, pairs) -> float:
+    """Projections for q_tokens queries over kv_tokens keys, plus QK^T and AV on pairs."""
+    projections = 2 * q_tokens * d * key + 2 * kv_tokens * d * (key + value)
+    projections += 2 * q_tokens * value * d
+    return projections + 2 * pairs * key + 2 * pairs * value
+
+
+def forward_flops(hparams, batch_size: int, input_length: int, target_length: int) -> float:
+    d, ff = hparams.hidden_size, hparams.filter_size
+    key = hparams.attention_key_channels or d
+    value = hparams.attention_value_channels or d
+    n_enc = hparams.num_encoder_layers or hparams.num_hidden_layers
+    n_dec = hparams.num_decoder_layers or hparams.num_hidden_layers
+    src, tgt = batch_size * input_length, batch_size * target_length
+    ffn = lambda tokens: 2 * tokens * d * ff * 2  # noqa: E731
+    encoder = n_enc * (_attention(d, key, value, src, src, batch_size * input_length ** 2)
+                       + ffn(src))
+    decoder = n_dec * (_attention(d, key, value, tgt, tgt, batch_size * target_length ** 2)
+                       + _attention(d, key, value, tgt, src,
+                                    batch_size * target_length * input_length) + ffn(tgt))
+    softmax = 2 * tgt * d * hparams.target_vocab_size
+    return float(encoder + decoder + softmax)
+
+
+def training_flops(hparams, batch_size: int, input_length: int, target_length: int) -> float:
+    return 3.0 * forward_flops(hparams, batch_size, input_length, target_length)
