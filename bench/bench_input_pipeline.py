@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Input-pipeline throughput (examples/s, target tokens/s) on a problem's training shards.
+
+    .venv/bin/python bench/bench_input_pipeline.py --problem=translate_ende_multi30k \
+        --data_dir=DATA --hparams_set=transformer_base --batches=2000
+
+Compare tokens/s with the training step's consumption (bench_train_step.py): the pipeline
+must be at least 10x faster so that it is never the bottleneck.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from t2t_repro import registry  # noqa: E402
+from t2t_repro.data.input_pipeline import TRAIN, make_dataset  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--problem", default="translate_ende_multi30k")
+    parser.add_argument("--data_dir", required=True)
+    parser.add_argument("--hparams_set", default="transformer_base")
+    parser.add_argument("--batches", type=int, default=2000)
+    parser.add_argument("--out", default="")
+    args = parser.parse_args()
+    problem = registry.problem(args.problem)
+    hp = registry.hparams(args.hparams_set)
+    ds = make_dataset(problem.filepattern(args.data_dir, "train"), TRAIN, hp, seed=1)
+    iterator = iter(ds)
+    for _ in range(20):  # Warm-up: fills shuffle buffers.
+        next(iterator)
+    examples = tokens = padded = 0
+    start = time.perf_counter()
+    for _ in range(args.batches):
+        batch = next(iterator)
+        targets = batch["targets"].numpy()
+        examples += targets.shape[0]
+        tokens += int((targets > 0).sum())
+        padded += targets.size
+    seconds = time.perf_counter() - start
+    report = {"problem": args.problem, "hparams_set": args.hparams_set,
+              "batch_size_tokens": hp.batch_size, "batches": args.batches,
+              "examples_per_s": examples / seconds, "target_tokens_per_s": tokens / seconds,
+              "target_nonpadding_fraction": tokens / max(padded, 1),
+              "load_average": os.getloadavg()}
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        with open(args.out + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(args.out + ".tmp", args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
