@@ -1,0 +1,103 @@
+"""Bucketing scheme against the digest's tables, and the pipeline's batching behaviour."""
+
+import pytest
+import tensorflow as tf
+
+from t2t_repro.data import records
+from t2t_repro.data.bucketing import batching_scheme
+from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
+from t2t_repro.data.text_files import DataError
+from t2t_repro.hparam import HParams
+
+# t2t_digest.md §4.6, batch_size=4096, max_length=256.
+BOUNDARIES_4096 = [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 24, 26, 28, 30, 33,
+                   36, 39, 42, 46, 50, 55, 60, 66, 72, 79, 86, 94, 103, 113, 124, 136, 149,
+                   163, 179, 196, 215, 236]
+SIZES_4096 = [420, 420, 315, 315, 315, 315, 252, 252, 252, 210, 210, 210, 180, 180, 140, 140,
+              140, 126, 105, 105, 105, 90, 84, 70, 70, 63, 60, 45, 45, 45, 42, 36, 36, 30, 30,
+              21, 21, 21, 20, 18, 15, 15]
+
+
+def test_scheme_4096_matches_digest():
+    scheme = batching_scheme(4096, 256)
+    assert scheme["boundaries"] == BOUNDARIES_4096
+    assert scheme["batch_sizes"] == SIZES_4096
+    assert scheme["window_size"] == 1260
+
+
+@pytest.mark.parametrize("batch_size,window,head,tail", [
+    (2048, 720, [240, 180, 180, 180, 144], [9, 8, 8]),
+    (1024, 360, [120, 90], [4, 4]),
+])
+def test_scheme_smaller_budgets_match_digest(batch_size, window, head, tail):
+    scheme = batching_scheme(batch_size, 256)
+    assert scheme["window_size"] == window
+    assert scheme["batch_sizes"][: len(head)] == head and scheme["batch_sizes"][-len(tail):] == tail
+
+
+def test_shard_multiplier_scales_batches():
+    assert batching_scheme(4096, 256, shard_multiplier=8)["batch_sizes"][0] == 8 * 420
+
+
+def hparams(batch_size=64, max_length=20):
+    return HParams(batch_size=batch_size, max_length=max_length, min_length_bucket=8,
+                   length_bucket_step=1.1, batch_shuffle_size=0, min_length=0)
+
+
+@pytest.fixture
+def shards(tmp_path):
+    """30 examples: example i has inputs of length i+1 and targets of length i//2+1."""
+    examples = [{"inputs": [i + 2] * i + [1], "targets": [3] * (i // 2) + [1]} for i in range(30)]
+    for shard in range(2):
+        path = tmp_path / records.shard_name("p", "train", shard, 2)
+        records.write_records_atomically(
+            str(path), (records.serialize_example(e) for e in examples[shard::2]))
+    return str(tmp_path / "p-train-*"), examples
+
+
+def all_batches(ds):
+    return [{k: v.numpy() for k, v in b.items()} for b in ds]
+
+
+def test_eval_sees_every_example_once_and_pads_features_separately(shards):
+    pattern, examples = shards
+    batches = all_batches(make_dataset(pattern, EVAL, hparams()))
+    firsts = sorted(int(b) for batch in batches for b in batch["inputs"][:, 0])
+    assert firsts == sorted(e["inputs"][0] for e in examples)
+    for batch in batches:
+        lengths = (batch["inputs"] > 0).sum(1)
+        assert batch["inputs"].shape[1] == lengths.max()  # Padded to the batch, not a bucket.
+        assert batch["targets"].shape[1] == (batch["targets"] > 0).sum(1).max()
+
+
+def test_train_drops_long_examples_and_respects_token_budget(shards):
+    pattern, _ = shards
+    hp = hparams(batch_size=64, max_length=20)
+    batches = all_batches(make_dataset(pattern, TRAIN, hp, seed=3, repeat=False))
+    lengths = [int(max(len(r[r > 0]), len(t[t > 0]))) for b in batches
+               for r, t in zip(b["inputs"], b["targets"])]
+    assert lengths and max(lengths) <= 20 and len(lengths) == 20  # lengths 1..20 kept
+    for b in batches:
+        assert b["inputs"].shape[0] * max(b["inputs"].shape[1], b["targets"].shape[1]) <= 64
+
+
+def test_seeded_train_order_is_deterministic(shards):
+    pattern, _ = shards
+    a = all_batches(make_dataset(pattern, TRAIN, hparams(), seed=5, repeat=False))
+    b = all_batches(make_dataset(pattern, TRAIN, hparams(), seed=5, repeat=False))
+    assert [x["inputs"].tolist() for x in a] == [y["inputs"].tolist() for y in b]
+
+
+def test_two_input_pipelines_get_disjoint_shards(shards):
+    pattern, _ = shards
+    seen = []
+    for pipeline in range(2):
+        ctx = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=pipeline)
+        ds = make_dataset(pattern, EVAL, hparams(), input_context=ctx)
+        seen.append({int(x) for b in all_batches(ds) for x in b["inputs"][:, 0]})
+    assert seen[0] and seen[1] and not seen[0] & seen[1] and len(seen[0] | seen[1]) == 30
+
+
+def test_missing_files_say_run_datagen(tmp_path):
+    with pytest.raises(DataError, match="t2t-datagen"):
+        make_dataset(str(tmp_path / "nothing-*"), TRAIN, hparams())
