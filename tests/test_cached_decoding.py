@@ -29,3 +29,17 @@ def test_model_config_round_trip():
     clone = type(model).from_config(model.get_config())
     clone.build_for()
     assert clone.count_params() == model.count_params()
+
+
+@pytest.mark.parametrize("beam_size,use_xla", [(1, False), (3, False), (3, True)])
+def test_search_with_and_without_cache_agree(beam_size, use_xla):
+    from t2t_repro.decoding.search import SearchConfig, Searcher
+
+    model = build_model("transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,"
+                        "num_hidden_layers=2")
+    inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0], [11, 12, 13, 14, 1]])
+    config = dict(beam_size=beam_size, alpha=0.6, extra_length=4, use_xla=use_xla)
+    ids, scores = Searcher(model, SearchConfig(**config))(inputs)
+    ids_nc, scores_nc = Searcher(model, SearchConfig(**config, use_cache=False))(inputs)
+    np.testing.assert_array_equal(ids_nc.numpy(), ids.numpy())
+    np.testing.assert_allclose(scores_nc.numpy(), scores.numpy(), atol=1e-4)

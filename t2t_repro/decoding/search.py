@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
+from t2t_repro.decoding import uncached
 from t2t_repro.decoding.beam_search import beam_search
 from t2t_repro.decoding.greedy import greedy_search
 
@@ -22,6 +23,7 @@ class SearchConfig:
     alpha: float = 0.6
     extra_length: int = 100
     use_xla: bool = False
+    use_cache: bool = True  # False: rerun the decoder on the whole prefix (benchmarks, checks)
 
 
 class Searcher:
@@ -39,14 +41,18 @@ class Searcher:
             vocab_size = self.model.hparams.target_vocab_size
 
             def search(inputs):
-                cache = self.model.init_cache(inputs, decode_length)
+                if cfg.use_cache:
+                    step = self.model.decode_step
+                    cache = self.model.init_cache(inputs, decode_length)
+                else:
+                    cache = uncached.init_state(self.model, inputs)
+                    step = uncached.make_step(self.model, static_shapes=cfg.use_xla)
                 initial_ids = tf.zeros([tf.shape(inputs)[0]], tf.int32)
                 if cfg.beam_size == 1:
-                    ids, log_probs = greedy_search(self.model.decode_step, initial_ids,
-                                                   decode_length, cache)
+                    ids, log_probs = greedy_search(step, initial_ids, decode_length, cache)
                     return ids[:, None], log_probs[:, None]
-                return beam_search(self.model.decode_step, initial_ids, cfg.beam_size,
-                                   decode_length, vocab_size, cfg.alpha, states=cache)
+                return beam_search(step, initial_ids, cfg.beam_size, decode_length, vocab_size,
+                                   cfg.alpha, states=cache)
 
             self._functions[input_length] = tf.function(search, jit_compile=cfg.use_xla)
         return self._functions[input_length]

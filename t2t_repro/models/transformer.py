@@ -103,15 +103,22 @@ class Transformer(keras.Model):
             return out[0], bias, out[1]
         return out, bias
 
-    def decode(self, targets: tf.Tensor, encoder_output: tf.Tensor, encoder_bias: tf.Tensor,
-               training: bool = False, return_weights: bool = False):
-        """Teacher-forced decoder: targets [B, Lt] -> logits [B, Lt, V] (float32)."""
+    def decoder_hidden(self, targets: tf.Tensor, encoder_output: tf.Tensor,
+                       encoder_bias: tf.Tensor, training: bool = False,
+                       return_weights: bool = False):
+        """Teacher-forced decoder stack: targets [B, Lt] -> hidden [B, Lt, d] (pre-softmax)."""
         y = self.target_embedding(targets)
         y = tf.pad(y, [[0, 0], [1, 0], [0, 0]])[:, :-1]  # Shift right: zero "GO" vector.
         y = self.embedding_dropout(self.positional(y), training=training)
         self_bias = attention_bias_lower_triangle(tf.shape(targets)[1])
-        out = self.decoder(y, encoder_output, self_bias, encoder_bias, training=training,
-                           return_weights=return_weights)
+        return self.decoder(y, encoder_output, self_bias, encoder_bias, training=training,
+                            return_weights=return_weights)
+
+    def decode(self, targets: tf.Tensor, encoder_output: tf.Tensor, encoder_bias: tf.Tensor,
+               training: bool = False, return_weights: bool = False):
+        """Teacher-forced decoder: targets [B, Lt] -> logits [B, Lt, V] (float32)."""
+        out = self.decoder_hidden(targets, encoder_output, encoder_bias, training=training,
+                                  return_weights=return_weights)
         hidden, weights = out if return_weights else (out, None)
         logits = tf.cast(self.softmax.logits(hidden), tf.float32)
         return (logits, weights) if return_weights else logits

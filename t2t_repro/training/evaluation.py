@@ -32,7 +32,8 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model):
                 "correct_sequences": tf.reduce_sum(tf.cast(wrong_per_seq == 0, tf.float32)
                                                    * is_real)}
 
-    @tf.function
+    # Buckets give many batch shapes: trace once with unknown dims instead of once per shape.
+    @tf.function(reduce_retracing=True)
     def eval_step(batch):
         stats = strategy.run(replica_eval, args=(batch,))
         return {k: strategy.reduce(SUM, v, axis=None) for k, v in stats.items()}
