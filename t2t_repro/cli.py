@@ -46,9 +46,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from t2t_repro.hparam import HParamsError
     from t2t_repro.model_loading import CheckpointError
     from t2t_repro.registry import RegistryError
+    from t2t_repro.serving import ExportError
 
     return (UsageError, DataError, HParamsError, CheckpointError, RegistryError,
-            FileNotFoundError, NotADirectoryError, PermissionError)
+            ExportError, FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError)
 
 
 def run(prog: str, main: Callable[[argparse.Namespace], int | None],

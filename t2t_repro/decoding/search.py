@@ -26,6 +26,26 @@ class SearchConfig:
     use_cache: bool = True  # False: rerun the decoder on the whole prefix (benchmarks, checks)
 
 
+def search(model, config: SearchConfig, inputs: tf.Tensor, decode_length):
+    """(ids [B, beams, decode_length + 1], scores [B, beams]) for ``inputs`` [B, L].
+
+    ``decode_length`` may be a Python int (static shapes, XLA-compilable) or a scalar tensor
+    (one graph for every input length, as the SavedModel export needs).
+    """
+    if config.use_cache:
+        step = model.decode_step
+        cache = model.init_cache(inputs, decode_length)
+    else:
+        cache = uncached.init_state(model, inputs)
+        step = uncached.make_step(model, static_shapes=config.use_xla)
+    initial_ids = tf.zeros([tf.shape(inputs)[0]], tf.int32)
+    if config.beam_size == 1:
+        ids, log_probs = greedy_search(step, initial_ids, decode_length, cache)
+        return ids[:, None], log_probs[:, None]
+    return beam_search(step, initial_ids, config.beam_size, decode_length,
+                       model.hparams.target_vocab_size, config.alpha, states=cache)
+
+
 class Searcher:
     """``searcher(inputs [B, L]) -> (ids [B, beams, L+extra+1], scores [B, beams])``."""
 
@@ -36,25 +56,10 @@ class Searcher:
 
     def _search_fn(self, input_length: int):
         if input_length not in self._functions:
-            cfg = self.config
-            decode_length = input_length + cfg.extra_length
-            vocab_size = self.model.hparams.target_vocab_size
-
-            def search(inputs):
-                if cfg.use_cache:
-                    step = self.model.decode_step
-                    cache = self.model.init_cache(inputs, decode_length)
-                else:
-                    cache = uncached.init_state(self.model, inputs)
-                    step = uncached.make_step(self.model, static_shapes=cfg.use_xla)
-                initial_ids = tf.zeros([tf.shape(inputs)[0]], tf.int32)
-                if cfg.beam_size == 1:
-                    ids, log_probs = greedy_search(step, initial_ids, decode_length, cache)
-                    return ids[:, None], log_probs[:, None]
-                return beam_search(step, initial_ids, cfg.beam_size, decode_length, vocab_size,
-                                   cfg.alpha, states=cache)
-
-            self._functions[input_length] = tf.function(search, jit_compile=cfg.use_xla)
+            decode_length = input_length + self.config.extra_length
+            self._functions[input_length] = tf.function(
+                lambda inputs: search(self.model, self.config, inputs, decode_length),
+                jit_compile=self.config.use_xla)
         return self._functions[input_length]
 
     def __call__(self, inputs) -> tuple[tf.Tensor, tf.Tensor]:

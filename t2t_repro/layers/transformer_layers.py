@@ -146,6 +146,8 @@ class DecoderLayer(keras.layers.Layer):
         y = sa.pre(x)
         k_new, v_new = sa.sublayer.compute_kv(y)
         length = layer_cache["k"].shape[2]
+        if length is None:  # Decode length known only at run time (exported models).
+            length = tf.shape(layer_cache["k"])[2]
         write = tf.cast(tf.one_hot(index, length), k_new.dtype)[None, None, :, None]
         k = layer_cache["k"] * (1 - write) + k_new * write
         v = layer_cache["v"] * (1 - write) + v_new * write

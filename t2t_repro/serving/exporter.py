@@ -1,0 +1,111 @@
+"""SavedModel export: source strings in, translations and scores out, tokenisation in-graph.
+
+The serving signature ``serving_default(sources: string [B]) -> {"translations": string [B],
+"scores": float32 [B]}`` does what ``t2t-decoder`` does for a batch: subword-encode with the
+problem's vocabulary (an asset of the SavedModel), append EOS, truncate to the model's
+maximum input, run the same search (``t2t_repro.decoding.search``) with the decode hparams,
+keep the best beam cut at its first EOS, and detokenize. Blank sources give "" and score 0.
+Loading needs only TensorFlow and tensorflow-text (for its ops), not this project:
+
+    import tensorflow as tf, tensorflow_text  # noqa: registers the ops
+    translate = tf.saved_model.load(path).signatures["serving_default"]
+    translate(sources=tf.constant(["a sentence ."]))["translations"]
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+
+import tensorflow as tf
+
+from t2t_repro.data.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
+from t2t_repro.decoding.beam_search import EOS_ID
+from t2t_repro.decoding.search import SearchConfig, search
+from t2t_repro.serving import ExportError
+
+
+class Translator(tf.Module):
+    """The exported object: the model's variables, the vocabularies and the signature."""
+
+    def __init__(self, model, vocab_paths: dict, alphabets: dict, config: SearchConfig,
+                 max_input_length: int) -> None:
+        super().__init__(name="translator")
+        self.model = model
+        self.config = config
+        self.max_input_length = max_input_length
+        self.input_vocab = tf.saved_model.Asset(vocab_paths["inputs"])
+        self.input_encoder = GraphSubwordEncoder(self.input_vocab, alphabets["inputs"])
+        if vocab_paths["targets"] == vocab_paths["inputs"]:
+            self.target_encoder = self.input_encoder
+        else:
+            self.target_vocab = tf.saved_model.Asset(vocab_paths["targets"])
+            self.target_encoder = GraphSubwordEncoder(self.target_vocab, alphabets["targets"])
+
+    def encode_inputs(self, sources: tf.Tensor) -> tf.Tensor:
+        """[B] strings -> [B, L] int32 ids with EOS, padded with 0 (truncated as the decoder)."""
+        ids = self.input_encoder.encode(sources)[:, : self.max_input_length - 1]
+        eos = tf.fill([tf.shape(sources)[0], 1], EOS_ID)
+        return tf.concat([ids, tf.RaggedTensor.from_tensor(eos)], axis=1).to_tensor(0)
+
+    @staticmethod
+    def best_output_ids(ids: tf.Tensor) -> tf.RaggedTensor:
+        """Best beam without its initial id, cut before the first EOS, trailing pads dropped."""
+        best = ids[:, 0, 1:]
+        before_eos = tf.cumsum(tf.cast(best == EOS_ID, tf.int32), axis=1) == 0
+        positions = tf.range(tf.shape(best)[1])[None]
+        kept = tf.where(before_eos & (best != 0), positions + 1, 0)
+        length = tf.reduce_max(tf.concat([kept, tf.zeros_like(kept[:, :1])], 1), axis=1)
+        return tf.RaggedTensor.from_tensor(best, lengths=length)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sources")])
+    def translate(self, sources: tf.Tensor) -> dict:
+        inputs = self.encode_inputs(sources)
+        decode_length = tf.shape(inputs)[1] + self.config.extra_length
+        ids, scores = search(self.model, self.config, inputs, decode_length)
+        text = self.target_encoder.decode(self.best_output_ids(ids))
+        blank = tf.strings.length(tf.strings.strip(sources)) == 0
+        return {"translations": tf.where(blank, "", text),
+                "scores": tf.where(blank, 0.0, scores[:, 0])}
+
+
+def export_saved_model(model, encoders: dict, config: SearchConfig, max_input_length: int,
+                       export_dir: str) -> str:
+    """Writes the SavedModel to ``export_dir`` (via a temp dir, renamed when complete)."""
+    if config.use_xla:
+        raise ExportError("the exported search runs for any input length; export without "
+                         "use_xla (XLA needs a static length per compiled function).")
+    if os.path.exists(export_dir):
+        raise FileExistsError(f"{export_dir} already exists; choose another --export_dir or "
+                              "remove it.")
+    parent = os.path.dirname(os.path.abspath(export_dir))
+    os.makedirs(parent, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=".export-", dir=parent)
+    try:
+        vocab_paths, alphabets = {}, {}
+        for feature in ("inputs", "targets"):
+            encoder = encoders[feature]
+            if feature == "targets" and encoder is encoders["inputs"]:
+                vocab_paths[feature], alphabets[feature] = vocab_paths["inputs"], alphabets["inputs"]
+                continue
+            vocab_paths[feature] = os.path.join(work, f"vocab.{feature}.txt")
+            try:
+                write_plain_vocab(list(encoder.all_subtoken_strings), vocab_paths[feature])
+            except ValueError as e:
+                raise ExportError(f"{feature} vocabulary: {e}") from None
+            alphabets[feature] = encoder.alphabet
+        translator = Translator(model, vocab_paths, alphabets, config, max_input_length)
+        staging = os.path.join(work, "saved_model")
+        tf.saved_model.save(translator, staging,
+                            signatures={"serving_default": translator.translate})
+        os.replace(staging, export_dir)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return export_dir
+
+
+def default_export_dir(output_dir: str) -> str:
+    """T2T's layout: ``<output_dir>/export/<unix time>``."""
+    return os.path.join(output_dir, "export", str(int(time.time())))

@@ -1,0 +1,149 @@
+"""SavedModel export: in-graph subword encoding equals the Python encoder; the exported model
+translates like t2t-decoder and loads without this project."""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro.data.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
+from t2t_repro.data.text_encoder import SubwordTextEncoder
+from tests.model_utils import build_model
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+HOSTILE = ["", " ", "   ", "a  b", " leading", "trailing ", "under_score __x", "back\\slash \\u",
+           "\\12; looks escaped", "12,000.5 €", "emoji 😀👍🏽 ok", "日本語のテキスト", "Ωmega-ß straße",
+           "tab\there", "new\nline", "ctrl \x01\x02 x", "Hello, World!", "\u3013 odd \ufffd"]
+
+
+def graph_encoder(encoder, tmp_path):
+    path = str(tmp_path / "vocab.txt")
+    write_plain_vocab(list(encoder.all_subtoken_strings), path)
+    return GraphSubwordEncoder(path, encoder.alphabet)
+
+
+def assert_same_as_python(encoder, graph, lines):
+    got = graph.encode(tf.constant(lines)).to_list()
+    assert got == [encoder.encode(line) for line in lines]
+    ids = [encoder.encode(line) for line in lines]
+    texts = graph.decode(tf.ragged.constant(ids, dtype=tf.int32, ragged_rank=1)).numpy()
+    assert [t.decode("utf-8") for t in texts] == [encoder.decode(i) for i in ids]
+    rng = np.random.default_rng(0)
+    noise = [rng.integers(0, encoder.vocab_size, size=rng.integers(1, 25)).tolist()
+             for _ in range(200)]
+    texts = graph.decode(tf.ragged.constant(noise, dtype=tf.int32)).numpy()
+    assert [t.decode("utf-8") for t in texts] == [encoder.decode(i) for i in noise]
+
+
+def test_graph_encoder_matches_python_on_a_built_vocab(tmp_path):
+    corpus = ["The cat sat on the mat.", "Dogs_run fast; cats don't!", "Zoë's café, 3.5 km",
+              "back\\slash and under_score", "numbers 12345 and 6789"] * 20
+    encoder = SubwordTextEncoder.build_from_generator(corpus, 120)
+    lines = HOSTILE + corpus[:5] + ["unseen wörds ñ and ¿symbols?"]
+    assert_same_as_python(encoder, graph_encoder(encoder, tmp_path), lines)
+
+
+def test_graph_encoder_matches_python_on_t2t_vocab_and_multi30k(tmp_path):
+    vocab = SHARED / "t2t" / "vocab.translate_ende_wmt32k.32768.subwords"
+    if not vocab.exists():
+        pytest.skip(f"shared data not found at {SHARED}")
+    lines = list(HOSTILE)
+    for name in ("train.en.gz", "train.de.gz"):
+        path = SHARED / "multi30k" / name
+        if path.exists():
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                lines += [next(f).rstrip("\n") for _ in range(200)]
+    encoder = SubwordTextEncoder(str(vocab))
+    assert_same_as_python(encoder, graph_encoder(encoder, tmp_path), lines)
+
+
+def test_plain_vocab_refuses_line_breaks_and_duplicates(tmp_path):
+    with pytest.raises(ValueError, match="line breaks"):
+        write_plain_vocab(["<pad>", "a\nb_"], str(tmp_path / "v"))
+    with pytest.raises(ValueError, match="duplicate"):
+        write_plain_vocab(["<pad>", "a_", "a_"], str(tmp_path / "v"))
+
+
+LINES = ["ta mib fazz ta zorp .", "", "ünïcödé 😀 _x\\ zorp", " ".join(["mok"] * 30),
+         "en sarn mok yint murn en mok yint ."]
+LOAD_SCRIPT = """
+import json, sys
+sys.path = [p for p in sys.path if p not in ("", {root!r})]
+import tensorflow as tf, tensorflow_text  # noqa: F401  (registers the ops)
+try:
+    import t2t_repro  # noqa: F401
+    sys.exit("t2t_repro is importable: the check would not show independence")
+except ImportError:
+    pass
+translate = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+out = [translate(sources=tf.constant([line])) for line in json.loads(sys.argv[2])]
+print(json.dumps([[o["translations"].numpy()[0].decode(), float(o["scores"].numpy()[0])]
+                  for o in out]))
+"""
+
+
+@pytest.fixture(scope="module")
+def trained_dir(tmp_path_factory):
+    from t2t_repro import registry
+
+    root = tmp_path_factory.mktemp("export")
+    problem = registry.problem("translate_toy")
+    problem.generate_data(str(root / "data"), str(root / "tmp"), progress=False)
+    model = build_model("transformer_tiny", "max_length=12",
+                        vocab_size=problem.vocab_sizes(str(root / "data"))[0])
+    (root / "train").mkdir()
+    (root / "train" / "hparams.json").write_text(model.hparams.to_json())
+    tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(root / "train"), 3,
+                               checkpoint_name="ckpt").save(checkpoint_number=5)
+    return root
+
+
+def exporter(root, *extra):
+    return subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-exporter"),
+                           "--problem=translate_toy", f"--data_dir={root / 'data'}",
+                           f"--output_dir={root / 'train'}",
+                           "--decode_hparams=beam_size=3,alpha=0.6,extra_length=6", *extra],
+                          capture_output=True, text=True, env=ENV, timeout=600)
+
+
+def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):
+    from t2t_repro.decoding import runner
+
+    export_dir = tmp_path / "exported"
+    out = exporter(trained_dir, f"--export_dir={export_dir}")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (export_dir / "saved_model.pb").exists() and list((export_dir / "assets").iterdir())
+
+    loaded = subprocess.run([sys.executable, "-c", LOAD_SCRIPT.format(root=str(ROOT)),
+                             str(export_dir), json.dumps(LINES)], capture_output=True, text=True,
+                            env=ENV, timeout=600, cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    exported = json.loads(loaded.stdout.strip().splitlines()[-1])
+
+    # t2t-decoder's own code path, one line per batch (same maximum output length).
+    setup = runner.load_decoder("translate_toy", "transformer_tiny", "",
+                                str(trained_dir / "data"), str(trained_dir / "train"),
+                                decode_overrides="beam_size=3,alpha=0.6,extra_length=6,"
+                                                 "batch_size=1")
+    setup.decoder.log = lambda msg: None
+    expected = [hyps[0] for hyps in setup.decoder.decode_lines(LINES)]
+    assert [text for text, _ in exported] == [h.text for h in expected]
+    assert exported[1] == ["", 0.0]
+    assert any(text for text, _ in exported)
+    np.testing.assert_allclose([s for _, s in exported], [h.score for h in expected],
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_exporter_refuses_an_existing_dir(trained_dir, tmp_path):
+    (tmp_path / "taken").mkdir()
+    out = exporter(trained_dir, f"--export_dir={tmp_path / 'taken'}")
+    assert out.returncode == 1 and "already exists" in out.stderr
+    assert list((tmp_path / "taken").iterdir()) == []
