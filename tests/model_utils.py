@@ -13,3 +13,19 @@ def build_model(hparams_set: str = "transformer_tiny", overrides: str = "", voca
     model = registry.model("transformer")(hp)
     model.build()
     return model
+
+
+def toy_checkpoint_dir(root, overrides: str = "max_length=12", step: int = 7):
+    """translate_toy data in ``root/data`` and an untrained transformer_tiny checkpoint (with
+    hparams.json) in ``root/train``: what the decoder-side tools need, in seconds."""
+    import tensorflow as tf
+
+    problem = registry.problem("translate_toy")
+    problem.generate_data(str(root / "data"), str(root / "tmp"), progress=False)
+    model = build_model("transformer_tiny", overrides,
+                        vocab_size=problem.vocab_sizes(str(root / "data"))[0])
+    (root / "train").mkdir()
+    (root / "train" / "hparams.json").write_text(model.hparams.to_json())
+    tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(root / "train"), 3,
+                               checkpoint_name="ckpt").save(checkpoint_number=step)
+    return root

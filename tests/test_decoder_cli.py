@@ -7,25 +7,14 @@ from pathlib import Path
 import pytest
 import tensorflow as tf
 
-from tests.model_utils import build_model
+from tests.model_utils import toy_checkpoint_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    from t2t_repro import registry
-
-    root = tmp_path_factory.mktemp("dec")
-    problem = registry.problem("translate_toy")
-    problem.generate_data(str(root / "data"), str(root / "tmp"), progress=False)
-    model = build_model("transformer_tiny", "max_length=12",
-                        vocab_size=problem.vocab_sizes(str(root / "data"))[0])
-    (root / "train").mkdir()
-    (root / "train" / "hparams.json").write_text(model.hparams.to_json())
-    tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(root / "train"), 3,
-                               checkpoint_name="ckpt").save(checkpoint_number=7)
-    return root
+    return toy_checkpoint_dir(tmp_path_factory.mktemp("dec"), step=7)
 
 
 def decode(root, *extra, stdin=None):

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from t2t_repro.data.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
 from t2t_repro.data.text_encoder import SubwordTextEncoder
-from tests.model_utils import build_model
+from tests.model_utils import toy_checkpoint_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -92,18 +92,7 @@ print(json.dumps([[o["translations"].numpy()[0].decode(), float(o["scores"].nump
 
 @pytest.fixture(scope="module")
 def trained_dir(tmp_path_factory):
-    from t2t_repro import registry
-
-    root = tmp_path_factory.mktemp("export")
-    problem = registry.problem("translate_toy")
-    problem.generate_data(str(root / "data"), str(root / "tmp"), progress=False)
-    model = build_model("transformer_tiny", "max_length=12",
-                        vocab_size=problem.vocab_sizes(str(root / "data"))[0])
-    (root / "train").mkdir()
-    (root / "train" / "hparams.json").write_text(model.hparams.to_json())
-    tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(root / "train"), 3,
-                               checkpoint_name="ckpt").save(checkpoint_number=5)
-    return root
+    return toy_checkpoint_dir(tmp_path_factory.mktemp("export"), step=5)
 
 
 def exporter(root, *extra):

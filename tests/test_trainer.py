@@ -62,7 +62,8 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
     assert {"loss", "learning_rate", "grad_norm", "tokens_per_sec", "examples_per_sec",
             "input_stats/targets_nonpadding_fraction", "hparams"} <= event_tags(tmp_path / "train")
     assert {"loss", "accuracy", "accuracy_per_sequence", "neg_log_perplexity",
-            "perplexity"} <= event_tags(tmp_path / "train" / "eval")
+            "perplexity", "attention/encoder_self_layer1", "attention/decoder_self_layer1",
+            "attention/encdec_layer1"} <= event_tags(tmp_path / "train" / "eval")
     saved = json.loads((tmp_path / "train" / "hparams.json").read_text())
     assert saved["hidden_size"] == 128 and saved["input_vocab_size"] > 0
 

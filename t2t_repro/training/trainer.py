@@ -29,6 +29,7 @@ from t2t_repro.training.distribution import make_strategy
 from t2t_repro.training.output_dir import check_or_write, saved_hparams
 from t2t_repro.training.summaries import ConsoleLog, Summaries
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+from t2t_repro.visualization import attention_maps
 
 SCHEDULES = ("train", "train_and_evaluate", "evaluate", "continuous_eval")
 
@@ -60,6 +61,7 @@ class TrainerConfig:
     log_step_count_steps: int = 100
     steps_per_loop: int = 20
     max_train_seconds: float = 0  # Stop (and save) after this much training time; 0: no limit.
+    attention_images: bool = True  # Heat maps of the first dev example at every evaluation.
     devices: list | None = None  # explicit replica devices (tests: logical CPUs)
 
 
@@ -130,6 +132,7 @@ class Trainer:
                                        cfg.keep_checkpoint_max)
         self.summaries = Summaries(cfg.output_dir)
         self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
+        self._attention_example = None
 
     # -- data ------------------------------------------------------------------------------
     def _train_iterator(self, skip_batches: int):
@@ -165,10 +168,28 @@ class Trainer:
         results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
         self.summaries.scalars("eval", {k: v for k, v in results.items() if k != "eval_tokens"},
                                self.step)
+        if self.cfg.attention_images:
+            self._attention_summaries()
         print(f"eval at step {self.step}: loss {results['loss']:.4f}, perplexity "
               f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
               f"per-sequence {results['accuracy_per_sequence']:.4f}", flush=True)
         return dict(results, step=self.step)
+
+    def _attention_summaries(self) -> None:
+        """Attention heat maps (last layer, all heads) of the first dev example."""
+        if self._attention_example is None:
+            pattern = self.problem.filepattern(self.cfg.data_dir, "dev")
+            example = next(iter(make_dataset(pattern, EVAL, self.hparams).unbatch().take(1)))
+            encoders = self.problem.get_encoders(self.cfg.data_dir)
+            ids = {k: [int(i) for i in example[k].numpy() if i] for k in ("inputs", "targets")}
+            self._attention_example = (ids, {k: attention_maps.token_labels(encoders[k], ids[k])
+                                             for k in ids})
+        ids, labels = self._attention_example
+        pngs = attention_maps.attention_pngs(self.model, ids["inputs"], ids["targets"],
+                                             labels["inputs"], labels["targets"])
+        self.summaries.images("eval", {f"attention/{name}":
+                                       attention_maps.png_to_summary_image(png)
+                                       for name, png in pngs.items()}, self.step)
 
     def _learning_rate(self) -> float:
         lr = self.optimizer.learning_rate

@@ -1,0 +1,56 @@
+"""Attention pictures: the weights they show are proper attention maps; t2t-attention writes them."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro.visualization.attention_maps import attention_pngs, layer_weights, render
+from tests.model_utils import build_model, toy_checkpoint_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+
+
+def test_layer_weights_are_distributions_and_causal():
+    model = build_model("transformer_tiny", "num_heads=4,num_hidden_layers=2")
+    weights, layer = layer_weights(model, [5, 6, 7, 8, 1], [9, 10, 1], -1)
+    assert layer == 1
+    assert weights["encoder_self"].shape == (4, 5, 5)
+    assert weights["decoder_self"].shape == (4, 3, 3)
+    assert weights["encdec"].shape == (4, 3, 5)
+    for w in weights.values():
+        np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5)
+    # Target position i must not see positions after i.
+    assert np.all(np.triu(weights["decoder_self"], k=1) < 1e-6)
+    with pytest.raises(ValueError, match="out of range"):
+        layer_weights(model, [5, 1], [9, 1], 2)
+
+
+def test_render_draws_one_panel_per_head_with_labels():
+    weights = np.random.default_rng(0).dirichlet(np.ones(3), size=(6, 2))
+    png = render(weights, ["x", "y"], ["a", "b", "c"], "title")
+    image = tf.image.decode_png(png).numpy()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and image.shape[0] > 100 and image.shape[1] > 300
+    model = build_model("transformer_tiny", "num_heads=2,num_hidden_layers=1")
+    names = set(attention_pngs(model, [5, 1], [6, 1], ["a", "<EOS>"], ["b", "<EOS>"]))
+    assert names == {"encoder_self_layer0", "decoder_self_layer0", "encdec_layer0"}
+
+
+def test_cli_writes_three_pngs_and_rejects_a_bad_layer(tmp_path):
+    root = toy_checkpoint_dir(tmp_path)
+    cmd = [sys.executable, str(ROOT / "bin" / "t2t-attention"), "--problem=translate_toy",
+           f"--data_dir={root / 'data'}", f"--output_dir={root / 'train'}",
+           "--source=ta mib fazz ta zorp .", "--decode_hparams=beam_size=2,extra_length=3"]
+    out = subprocess.run(cmd + [f"--out_dir={tmp_path / 'pics'}"], capture_output=True,
+                         text=True, env=ENV, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert sorted(os.listdir(tmp_path / "pics")) == [
+        "decoder_self_layer1.png", "encdec_layer1.png", "encoder_self_layer1.png"]
+    out = subprocess.run(cmd + ["--layer=5", "--target=si iruk ."], capture_output=True,
+                         text=True, env=ENV, timeout=600)
+    assert out.returncode == 1 and "out of range" in out.stderr
