@@ -5,4 +5,5 @@ from problems import (  # noqa: F401
     parallel_corpus,
     translate_multi30k,
     translate_wmt,
+    wsj_parsing,
 )

@@ -57,12 +57,14 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
     final_eval = [l for l in out.stdout.splitlines() if l.startswith("eval at step 300")][-1]
     eval_loss = float(final_eval.split("loss ")[1].split(",")[0])
     accuracy = float(final_eval.split("accuracy ")[1].split(",")[0])
+    bleu = float(final_eval.split("BLEU ")[1].split(" ")[0])
+    assert bleu > 50, out.stdout  # Real decodes of 64 dev sentences; the toy task is easy.
     assert eval_loss < 0.15 * losses[0] and accuracy > 0.9, out.stdout
     assert sorted(glob.glob(str(tmp_path / "train" / "ckpt-*.index")))
     assert {"loss", "learning_rate", "grad_norm", "tokens_per_sec", "examples_per_sec",
             "input_stats/targets_nonpadding_fraction", "hparams"} <= event_tags(tmp_path / "train")
     assert {"loss", "accuracy", "accuracy_per_sequence", "neg_log_perplexity",
-            "perplexity", "attention/encoder_self_layer1", "attention/decoder_self_layer1",
+            "perplexity", "bleu", "attention/encoder_self_layer1", "attention/decoder_self_layer1",
             "attention/encdec_layer1"} <= event_tags(tmp_path / "train" / "eval")
     saved = json.loads((tmp_path / "train" / "hparams.json").read_text())
     assert saved["hidden_size"] == 128 and saved["input_vocab_size"] > 0

@@ -25,6 +25,7 @@ from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training import evaluation
 from t2t_repro.training.checkpoints import TrainingCheckpoint
+from t2t_repro.training.dev_bleu import DevBleu
 from t2t_repro.training.distribution import make_strategy
 from t2t_repro.training.output_dir import check_or_write, saved_hparams
 from t2t_repro.training.summaries import ConsoleLog, Summaries
@@ -62,6 +63,7 @@ class TrainerConfig:
     steps_per_loop: int = 20
     max_train_seconds: float = 0  # Stop (and save) after this much training time; 0: no limit.
     attention_images: bool = True  # Heat maps of the first dev example at every evaluation.
+    eval_bleu_examples: int = 64  # Dev sentences beam-decoded for BLEU at each eval (0: off).
     devices: list | None = None  # explicit replica devices (tests: logical CPUs)
 
 
@@ -133,6 +135,7 @@ class Trainer:
         self.summaries = Summaries(cfg.output_dir)
         self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
         self._attention_example = None
+        self._dev_bleu = None
 
     # -- data ------------------------------------------------------------------------------
     def _train_iterator(self, skip_batches: int):
@@ -166,13 +169,21 @@ class Trainer:
 
     def evaluate(self) -> dict:
         results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
+        bleu_text = ""
+        if self.cfg.eval_bleu_examples > 0 and "bleu" in self.problem.eval_metrics:
+            if self._dev_bleu is None:
+                self._dev_bleu = DevBleu(self.model, self.problem, self.cfg.data_dir,
+                                         self.hparams, self.cfg.eval_bleu_examples)
+            results["bleu"] = self._dev_bleu()
+            bleu_text = (f", BLEU {results['bleu']:.2f} (sacreBLEU, "
+                         f"{len(self._dev_bleu.inputs)} dev sentences)")
         self.summaries.scalars("eval", {k: v for k, v in results.items() if k != "eval_tokens"},
                                self.step)
         if self.cfg.attention_images:
             self._attention_summaries()
         print(f"eval at step {self.step}: loss {results['loss']:.4f}, perplexity "
               f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
-              f"per-sequence {results['accuracy_per_sequence']:.4f}", flush=True)
+              f"per-sequence {results['accuracy_per_sequence']:.4f}{bleu_text}", flush=True)
         return dict(results, step=self.step)
 
     def _attention_summaries(self) -> None:

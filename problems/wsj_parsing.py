@@ -1,0 +1,273 @@
+"""WSJ constituency parsing (paper Table 4) as sequence-to-sequence: words -> linearised tree.
+
+Trees come from the treebank's ``.mrg`` files found in ``--tmp_dir`` (``parsing.wsj_splits``:
+the LDC layout gives sections 02-21 / 22 / 23, the NLTK sample gives wsj_0001-0179 / 0180-0189
+/ 0190-0199), are normalised (traces, function tags and the empty root removed) and linearised
+exactly as T2T does (``parsing.linearize``, digest §4.5): source = the words, target =
+``S NP DT NN /NP VP VBD /VP . /S``. Malformed trees are skipped, counted and reported with
+``file:line`` on stderr.
+
+Vocabularies are separate subword vocabularies, as in the paper-era T2T problems
+``wsj_parsing_tokens_16k``/``_32k`` (digest §4.5, §8.15): the paper's "16K vocab" is the source
+(word) vocab, 2**14; the target vocab is 2**9 (labels, tags and closers need ~150 subtokens).
+Both are built from the training split and stored as ``vocab.<name>.inputs.<size>.subwords`` and
+``vocab.<name>.targets.<size>.subwords``. Decoding defaults are the paper's: beam 21, alpha 0.3,
+maximum length input + 300. Datagen also writes, for dev and test, ``<name>.<split>.words`` (to
+decode) and ``<name>.<split>.trees`` (the gold trees for ``t2t-evalb``) into ``--data_dir``.
+
+* ``wsj_parsing``: WSJ only; the LDC layout if present, else the NLTK sample split (a note says so).
+* ``wsj_parsing_ptb_sample``: always the NLTK sample split; vocabs 2**12 / 2**8 fit its ~3.5K
+  training sentences (~11K word types, so rare words get split into subwords).
+* ``wsj_parsing_semisup``: the paper's semi-supervised setting, source vocab 2**15 (32K). Its
+  training split is WSJ 02-21 plus every file in ``tmp_dir/semisup/`` (sorted by name): extra
+  parsed sentences, one bracketed tree per line, plain or gzip (e.g. the high-confidence and
+  BerkeleyParser corpora, not distributed here). Dev and test stay WSJ 22 and 23. The vocabs
+  see WSJ train plus the first ``vocab_extra_trees`` extra trees.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Callable, Iterable, Iterator
+
+from problems.base import DatagenSummary, Problem
+from t2t_repro import registry
+from t2t_repro.data import datagen_lib, records
+from t2t_repro.data.text_encoder import EOS_ID, SubwordTextEncoder
+from t2t_repro.data.text_files import DataError, read_lines
+from t2t_repro.parsing import wsj_splits
+from t2t_repro.parsing.linearize import linearize
+from t2t_repro.parsing.tree_files import TreeItem, TreeReadStats, write_tree_lines
+from t2t_repro.parsing.trees import Tree, TreeParseError, normalize, parse_tree
+
+DEFAULT_SEED = datagen_lib.DEFAULT_SEED
+CHUNK = 1000  # pairs encoded per batch
+
+
+def _write_lines(path: str, lines: Iterable[str]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.writelines(line + "\n" for line in lines)
+    os.replace(tmp, path)
+
+
+class WsjParsingProblem(Problem):
+    """Linearised WSJ trees with separate source and target subword vocabs (module docstring)."""
+
+    layout = "auto"  # or wsj_splits.LDC / wsj_splits.PTB_SAMPLE
+    approx_vocab_size = 2**14
+    target_approx_vocab_size = 2**9
+    max_subtoken_length: int | None = 200
+    vocab_extra_trees = 100_000  # extra (semi-supervised) trees the vocabs see, after WSJ train
+    num_shards = {records.TRAIN: 10, records.DEV: 1, records.TEST: 1}
+    target_space_id = 15  # T2T's parsing_english_ptb* problems (digest §4.5)
+    decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
+    eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
+
+    @property
+    def vocab_filename(self) -> str:
+        return f"vocab.{self.name}.inputs.{self.approx_vocab_size}.subwords"
+
+    @property
+    def target_vocab_filename(self) -> str:
+        return f"vocab.{self.name}.targets.{self.target_approx_vocab_size}.subwords"
+
+    def gold_file(self, data_dir: str, split: str, kind: str) -> str:
+        """``<name>.<split>.trees`` (gold trees) or ``<name>.<split>.words`` (sentences), written by datagen."""
+        return os.path.join(data_dir, f"{self.name}.{split}.{kind}")
+
+    # -- raw data -----------------------------------------------------------------------------
+    def gold_trees(self, tmp_dir: str, split: str, stats: TreeReadStats | None = None) -> list[Tree]:
+        """Normalised gold trees of a WSJ split (what ``t2t-evalb`` scores against)."""
+        stats = stats if stats is not None else TreeReadStats()
+        files = wsj_splits.find_mrg_files(tmp_dir)
+        if not files:
+            raise DataError(f"{self.name}: no wsj_NNNN.mrg files under {tmp_dir}. "
+                            + wsj_splits.missing_help(tmp_dir))
+        layout = wsj_splits.detect_layout(files) if self.layout == "auto" else self.layout
+        if self.layout == "auto" and layout == wsj_splits.PTB_SAMPLE and split == records.TRAIN:
+            print(f"{self.name}: only the NLTK sample (wsj_0001-0199) is in {tmp_dir}; using its "
+                  "split 0001-0179 / 0180-0189 / 0190-0199 instead of sections 02-21 / 22 / 23.",
+                  file=sys.stderr)
+        chosen = wsj_splits.split_files(files, split, layout)
+        return list(wsj_splits.normalized(wsj_splits.iter_raw_trees(chosen, stats), stats))
+
+    def extra_train_pairs(self, tmp_dir: str, stats: TreeReadStats) -> Iterator[tuple[str, str]]:
+        """Training pairs beyond the treebank's (none here; see ``wsj_parsing_semisup``). Missing
+        data must raise DataError when this is called, not when the iterator is consumed."""
+        return iter(())
+
+    def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
+        """(sentences, linearised gold trees) of a split; ``gold_trees`` gives the trees themselves."""
+        pairs = [linearize(tree) for tree in self.gold_trees(tmp_dir, split)]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    # -- vocabularies -------------------------------------------------------------------------
+    def get_encoders(self, data_dir: str) -> dict:
+        paths = [os.path.join(data_dir, f) for f in (self.vocab_filename, self.target_vocab_filename)]
+        for path in paths:
+            if not os.path.isfile(path):
+                raise DataError(f"Vocabulary file {path} not found. Run: t2t-datagen --problem={self.name} "
+                                f"--data_dir={data_dir} --tmp_dir=<folder with the treebank's .mrg files>")
+        return {"inputs": datagen_lib.load_vocab(paths[0]), "targets": datagen_lib.load_vocab(paths[1])}
+
+    def _vocab(self, data_dir: str, filename: str, size: int, lines: Callable[[], Iterator[str]],
+               max_cases: int | None, summary: DatagenSummary) -> SubwordTextEncoder:
+        """Load the vocab file, or build it from ``lines()`` (again when a ``--max_cases`` trial made it)."""
+        path = os.path.join(data_dir, filename)
+        trial = datagen_lib.vocab_trial_cases(path)
+        if os.path.isfile(path) and (trial is None or trial == max_cases):
+            return datagen_lib.load_vocab(path)
+        encoder = datagen_lib.build_vocab(path, lines(), size, self.max_subtoken_length)
+        datagen_lib.set_vocab_trial_cases(path, max_cases)
+        summary.vocab_built = True
+        return encoder
+
+    # -- datagen ------------------------------------------------------------------------------
+    def generate_data(self, data_dir: str, tmp_dir: str, num_workers: int | None = None, *,
+                      max_cases: int | None = None, random_seed: int = DEFAULT_SEED,
+                      progress: bool = True) -> DatagenSummary:
+        """Vocabs (kept if present), shuffled TFRecord shards and dev/test gold files. Encoding runs
+        in this process (WSJ is small), so ``num_workers`` is unused."""
+        start = time.monotonic()
+        os.makedirs(data_dir, exist_ok=True)
+        summary = DatagenSummary(self.name, data_dir)
+        stats = TreeReadStats()
+        self.extra_train_pairs(tmp_dir, stats)  # fails now if extra data is missing
+        trees = {split: self.gold_trees(tmp_dir, split, stats)[:max_cases] for split in self.splits}
+        train = [linearize(t) for t in trees[records.TRAIN]]
+
+        def vocab_pairs() -> Iterator[tuple[str, str]]:
+            yield from train
+            budget = self.vocab_extra_trees if max_cases is None else max(0, max_cases - len(train))
+            extra = self.extra_train_pairs(tmp_dir, TreeReadStats())
+            for _, pair in zip(range(budget), extra):
+                yield pair
+
+        src_enc = self._vocab(data_dir, self.vocab_filename, self.approx_vocab_size,
+                              lambda: (p[0] for p in vocab_pairs()), max_cases, summary)
+        tgt_enc = self._vocab(data_dir, self.target_vocab_filename, self.target_approx_vocab_size,
+                              lambda: (p[1] for p in vocab_pairs()), max_cases, summary)
+        summary.vocab_size = src_enc.vocab_size
+        summary.vocab_file = (f"{os.path.join(data_dir, self.vocab_filename)}; targets "
+                              f"{tgt_enc.vocab_size:,}: {self.target_vocab_filename}")
+        for split in self.splits:
+            pairs: Iterable[tuple[str, str]] = train if split == records.TRAIN else map(linearize, trees[split])
+            if split == records.TRAIN:
+                extra = self.extra_train_pairs(tmp_dir, stats)
+                cap = None if max_cases is None else max(0, max_cases - len(train))
+                pairs = _chain(train, extra if cap is None else (p for _, p in zip(range(cap), extra)))
+            summary.pairs[split] = self._write_split(data_dir, split, pairs, src_enc, tgt_enc,
+                                                     random_seed, progress, summary)
+            if split != records.TRAIN:
+                write_tree_lines(self.gold_file(data_dir, split, "trees"), trees[split])
+                _write_lines(self.gold_file(data_dir, split, "words"), (" ".join(t.words()) for t in trees[split]))
+        if stats.malformed:
+            print(f"{self.name}: warning: {stats.summary()}", file=sys.stderr)
+        summary.dropped_empty, summary.replaced_bytes = stats.dropped_empty, stats.replaced_bytes
+        summary.seconds = time.monotonic() - start
+        return summary
+
+    def _write_split(self, data_dir: str, split: str, pairs: Iterable[tuple[str, str]],
+                     src_enc: SubwordTextEncoder, tgt_enc: SubwordTextEncoder, seed: int, progress: bool,
+                     summary: DatagenSummary) -> int:
+        """Encode ``pairs`` (EOS appended) round-robin into the split's shards, shuffled; returns the count."""
+        for path in datagen_lib.temp_files(data_dir, self.name, split):
+            os.remove(path)
+        paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
+        for path in records.existing_shards(data_dir, self.name, split):
+            if path not in paths:
+                os.remove(path)  # shards of another shard count
+        writer = datagen_lib.ShardWriter(paths, range(len(paths)))
+        bar = datagen_lib.Progress(f"{self.name} {split}", None, enabled=progress)
+        count = 0
+        try:
+            for chunk in _chunks(pairs, CHUNK):
+                sources = src_enc.encode_batch([p[0] for p in chunk])
+                targets = tgt_enc.encode_batch([p[1] for p in chunk])
+                for src, tgt in zip(sources, targets):
+                    src, tgt = list(src) + [EOS_ID], list(tgt) + [EOS_ID]
+                    writer.write(count, records.serialize_example({"inputs": src, "targets": tgt}))
+                    summary.input_tokens += len(src)
+                    summary.target_tokens += len(tgt)
+                    count += 1
+                bar.update(count)
+            writer.finish(seed)
+        except BaseException:
+            writer.abort()
+            raise
+        bar.close()
+        summary.shards_written += len(paths)
+        return count
+
+
+def _chain(first: Iterable, second: Iterable) -> Iterator:
+    yield from first
+    yield from second
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    chunk: list = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+@registry.register_problem
+class WsjParsing(WsjParsingProblem):
+    """WSJ only (paper Table 4, 16K vocab): LDC sections 02-21/22/23, or the NLTK sample split."""
+
+
+@registry.register_problem
+class WsjParsingPtbSample(WsjParsingProblem):
+    """The NLTK 10% WSJ sample with its own split and small vocabs (trainable on a CPU)."""
+
+    layout = wsj_splits.PTB_SAMPLE
+    approx_vocab_size = 2**12
+    target_approx_vocab_size = 2**8
+    num_shards = {records.TRAIN: 2, records.DEV: 1, records.TEST: 1}
+
+
+@registry.register_problem
+class WsjParsingSemisup(WsjParsingProblem):
+    """Semi-supervised (paper Table 4, 32K vocab): WSJ 02-21 plus ``tmp_dir/semisup/*`` trees."""
+
+    layout = wsj_splits.LDC
+    approx_vocab_size = 2**15
+    num_shards = {records.TRAIN: 100, records.DEV: 1, records.TEST: 1}
+    extra_dir = "semisup"
+
+    def extra_files(self, tmp_dir: str) -> list[str]:
+        folder = os.path.join(tmp_dir, self.extra_dir)
+        files = sorted(os.path.join(folder, n) for n in os.listdir(folder)) if os.path.isdir(folder) else []
+        files = [f for f in files if os.path.isfile(f)]
+        if not files:
+            raise DataError(f"{self.name}: no extra parsed data in {folder}. Put files of bracketed "
+                            "trees there (one tree per line, plain or .gz), e.g. the paper's "
+                            "high-confidence/BerkeleyParser corpus.")
+        return files
+
+    def extra_train_pairs(self, tmp_dir: str, stats: TreeReadStats) -> Iterator[tuple[str, str]]:
+        return self._extra_pairs(self.extra_files(tmp_dir), stats)
+
+    def _extra_pairs(self, files: list[str], stats: TreeReadStats) -> Iterator[tuple[str, str]]:
+        for path in files:
+            for number, line in enumerate(read_lines(path, stats), 1):
+                if not line:
+                    continue
+                try:
+                    tree = normalize(parse_tree(line, number))
+                except TreeParseError as e:
+                    stats.record(TreeItem(path, number, error=str(e)))
+                    continue
+                stats.record(TreeItem(path, number, tree=tree))
+                if tree is None:
+                    stats.dropped_empty += 1
+                    continue
+                yield linearize(tree)

@@ -1,0 +1,216 @@
+"""EVALB with COLLINS.prm on hand-scored tree pairs, file scoring and the t2t-evalb tool.
+
+Every expected number is counted by hand in the comment above it: gold brackets, test
+brackets, matched brackets (spans are over the words left after punctuation is deleted).
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from t2t_repro import cli
+from t2t_repro.data.text_files import DataError
+from t2t_repro.parsing.evalb import ERROR, OK, SKIP, EvalbParams, evaluate, score_sentence
+from t2t_repro.parsing.scoring import format_report, score_files
+from t2t_repro.parsing.trees import parse_tree
+
+ROOT = Path(__file__).resolve().parents[1]
+CAT = "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))"  # S[0,3] NP[0,2] VP[2,3]; '.' deleted
+
+
+def score(gold: str, test: str | None, **kw):
+    return score_sentence(parse_tree(gold), parse_tree(test) if test else None, **kw)
+
+
+def counts(r):
+    return r.status, r.matched, r.gold_brackets, r.test_brackets
+
+
+def test_identical_trees():
+    r = score(CAT, CAT)
+    assert counts(r) == (OK, 3, 3, 3) and r.exact
+    assert (r.recall, r.precision, r.f1, r.tag_accuracy) == (100.0, 100.0, 100.0, 100.0)
+    assert r.length == 4 and r.words == 3  # length counts punctuation, words do not
+
+
+def test_punctuation_is_deleted_before_spans():
+    # '.' attached inside VP: VP still spans word 2 only once '.' is gone -> all 3 match.
+    r = score(CAT, "(S (NP (DT The) (NN cat)) (VP (VBD sat) (. .)))")
+    assert counts(r) == (OK, 3, 3, 3)
+    # A constituent holding only punctuation has an empty span and is deleted: 3 test brackets.
+    gold = "(S (NP (DT The) (NN cat)) (, ,) (VP (VBD sat)))"
+    r = score(gold, "(S (NP (DT The) (NN cat)) (PRN (, ,)) (VP (VBD sat)))")
+    assert counts(r) == (OK, 3, 3, 3)
+
+
+def test_top_and_unlabelled_root_are_ignored():
+    # TOP is a DELETE_LABEL; '( (S ...))' (the .mrg root) is read as TOP: 3 brackets each side.
+    for gold in (f"(TOP {CAT})", f"( {CAT})"):
+        assert counts(score(gold, CAT)) == (OK, 3, 3, 3)
+    # The sentence-level S is a real bracket: a test tree without it loses one of 3 gold brackets.
+    r = score(CAT, "(TOP (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))")
+    assert counts(r) == (OK, 2, 3, 2)
+
+
+def test_unbracketed_test_line_has_no_brackets(tmp_path):
+    # '(P this) (Q is) (R a) (T test)': 4 words and not a single bracket, as in EVALB's sample.
+    gold, test = _files(tmp_path, ["(S (A (P this)) (B (Q is) (A (R a) (T test))))"],
+                        ["(P this) (Q is) (R a) (T test)"])
+    r = score_files(gold, test).report.sentences[0]
+    assert counts(r) == (OK, 0, 4, 0) and r.correct_tags == 4
+
+
+def test_advp_equals_prt_and_pos_tags_are_not_brackets():
+    gold = "(S (NP (PRP He)) (VP (VBD ran) (ADVP (RB away))))"  # S NP VP ADVP
+    test = "(S (NP (PRP He)) (VP (VBD ran) (PRT (RP away))))"  # S NP VP PRT (= ADVP)
+    r = score(gold, test)
+    assert counts(r) == (OK, 4, 4, 4)
+    assert (r.words, r.correct_tags) == (3, 2)  # RB vs RP: tags differ, brackets do not care
+    # Another label on the same span does not match.
+    r = score(gold, test.replace("PRT", "NP"))
+    assert counts(r) == (OK, 3, 4, 4)
+
+
+def test_all_tags_wrong_but_brackets_right():
+    r = score(CAT, "(S (NP (NN The) (VB cat)) (VP (NN sat)) (. .))")
+    assert counts(r) == (OK, 3, 3, 3) and r.tag_accuracy == 0.0 and r.exact
+
+
+def test_function_tags_are_cut():
+    r = score("(S-1 (NP-SBJ (DT The) (NN cat)) (VP (VBD sat)))", "(S (NP (DT The) (NN cat)) (VP (VBD sat)))")
+    assert counts(r) == (OK, 3, 3, 3)
+
+
+def test_duplicate_brackets_are_a_multiset():
+    unary = "(S (NP (NP (NNS dogs))) (VP (VBP bark)))"  # S[0,2] NP[0,1] NP[0,1] VP[1,2]
+    plain = "(S (NP (NNS dogs)) (VP (VBP bark)))"  # S[0,2] NP[0,1] VP[1,2]
+    r = score(unary, plain)
+    assert counts(r) == (OK, 3, 4, 3) and (r.recall, r.precision) == (75.0, 100.0) and not r.exact
+    r = score(plain, unary)
+    assert counts(r) == (OK, 3, 3, 4) and (r.recall, r.precision) == (100.0, 75.0)
+    assert counts(score(unary, unary)) == (OK, 4, 4, 4)
+
+
+def test_crossing_brackets():
+    gold = "(S (NP (DT a) (NN b)) (VP (VBD c) (NP (NN d))))"  # S[0,4] NP[0,2] VP[2,4] NP[3,4]
+    test = "(S (X (DT a) (NN b) (VBD c)) (NP (NN d)))"  # S[0,4] X[0,3] (crosses VP) NP[3,4]
+    r = score(gold, test)
+    assert counts(r) == (OK, 2, 4, 3) and r.crossing == 1
+    assert r.recall == 50.0 and r.precision == pytest.approx(200 / 3)
+    assert r.f1 == pytest.approx(2 * 50 * (200 / 3) / (50 + 200 / 3))
+
+
+def test_length_and_word_mismatch_are_errors_and_empty_test_is_skipped():
+    r = score(CAT, "(S (NP (DT The) (NN cat)) (VP (VBD sat) (NN down)) (. .))")
+    assert r.status == ERROR and r.message == "Length unmatch (3|4)"
+    r = score(CAT, "(S (NP (DT The) (NN dog)) (VP (VBD sat)) (. .))")
+    assert r.status == ERROR and r.message == "Words unmatch (cat|dog)"
+    # '.' tagged NN in the test is not deleted there: EVALB reports a length mismatch.
+    r = score(CAT, "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (NN .))")
+    assert r.status == ERROR and r.message == "Length unmatch (3|4)"
+    r = score_sentence(parse_tree(CAT), None)
+    assert r.status == SKIP
+    r = score_sentence(parse_tree(CAT), None, test_error="unclosed bracket")
+    assert r.status == ERROR
+
+
+def test_corpus_totals_sum_counts_and_exclude_errors():
+    gold = [CAT, "(S (NP (PRP He)) (VP (VBD ran) (ADVP (RB away))))", CAT, CAT]
+    test = [CAT, "(S (NP (PRP He) (VP (VBD ran) (ADVP (RB away)))))", None, "(S (NN x))"]
+    report = evaluate([parse_tree(g) for g in gold], [parse_tree(t) if t else None for t in test])
+    c = report.all
+    # sentence 1: 3/3/3; sentence 2: gold S NP VP ADVP, test S NP[0,3] VP ADVP -> 3 of 4 / 4;
+    # sentence 3 skipped (empty test), sentence 4 an error (1 word vs 3).
+    assert (c.sentences, c.errors, c.skipped, c.valid) == (4, 1, 1, 2)
+    assert (c.matched, c.gold_brackets, c.test_brackets) == (6, 7, 7)
+    assert c.recall == pytest.approx(600 / 7) and c.f1 == pytest.approx(600 / 7)
+    assert c.complete == 1 and c.complete_match == 50.0
+    assert (c.words, c.correct_tags) == (6, 6)
+    text = format_report(report, per_sentence=True)
+    assert "Bracketing FMeasure       =  85.71" in text and "Length unmatch (3|1)" in text
+
+
+def test_cutoff_length_ignores_traces():
+    words = " ".join(f"(NN w{i})" for i in range(41))
+    long_tree = f"(S (NP {words}))"  # 41 words: only in the 'All' block
+    with_trace = f"(S (NP {words.replace('(NN w0)', '(-NONE- *)')}))"  # 40 words + a trace
+    report = evaluate([parse_tree(long_tree), parse_tree(with_trace)],
+                      [parse_tree(long_tree), parse_tree(with_trace)])
+    assert [s.length for s in report.sentences] == [41, 40]
+    assert report.all.sentences == 2 and report.short.sentences == 1
+    with pytest.raises(DataError, match="1 gold trees but 2 test trees"):
+        evaluate([parse_tree(CAT)], [parse_tree(CAT)] * 2)
+
+
+def test_unlabelled_scoring():
+    r = score(CAT, CAT.replace("(NP", "(XP"), params=EvalbParams(labeled=False))
+    assert counts(r) == (OK, 3, 3, 3)
+
+
+# ----------------------------------------------------------------------------- files and CLI
+
+def _files(tmp_path, gold_lines, test_lines, test_name="test.txt"):
+    """Writes gold.txt (unless ``gold_lines`` is None) and the test file; returns both paths."""
+    gold, test = tmp_path / "gold.txt", tmp_path / test_name
+    if gold_lines is not None:
+        gold.write_text("".join(line + "\n" for line in gold_lines))
+    test.write_text("".join(line + "\n" for line in test_lines))
+    return str(gold), str(test)
+
+
+def test_score_files_with_malformed_and_linearized_output(tmp_path):
+    gold, test = _files(tmp_path, [CAT, CAT], [CAT, "(S (NP (DT The) (NN cat)"])
+    scored = score_files(gold, test)
+    assert (scored.report.all.errors, scored.test_stats.malformed) == (1, 1)
+    assert scored.warnings()[0].startswith(f"{test}:2: ")
+    assert "1 sentences are EVALB errors" in scored.warnings()[1]
+    assert "sentence 2: test tree unreadable" in scored.warnings()[1]
+    # Decoder output: the second line lacks '. /S' and '/VP' -> S NP VP(VBD) + (. .): 3 of 3 match.
+    _, lin = _files(tmp_path, None, ["S NP DT NN /NP VP VBD /VP . /S\t-0.5", "S NP DT NN /NP VP VBD"], "lin.txt")
+    scored = score_files(gold, lin, linearized=True)
+    assert (scored.report.all.matched, scored.report.all.gold_brackets) == (6, 6)
+    assert scored.repairs.sentences_repaired == 1 and scored.report.all.correct_tags == 6
+    with pytest.raises(DataError, match="has 2 trees but .* has 1 lines"):
+        score_files(gold, _files(tmp_path, None, ["S /S"], "one.txt")[1], linearized=True)
+
+
+def _evalb(*args):
+    return subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-evalb"), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def _evalb_in_process(capsys, *args) -> tuple[int, str]:
+    """Runs the tool's main through cli.run in this process (no second TensorFlow start-up)."""
+    loader = importlib.machinery.SourceFileLoader("t2t_evalb_tool", str(ROOT / "bin" / "t2t-evalb"))
+    tool = types.ModuleType(loader.name)
+    tool.__file__ = loader.path
+    loader.exec_module(tool)
+    rc = cli.run("t2t-evalb", tool.main, tool.build_parser(), list(args))
+    return rc, capsys.readouterr().err
+
+
+def test_cli(tmp_path, capsys):
+    gold = tmp_path / "gold.mrg"
+    gold.write_text(f"( {CAT[:-1]}\n    )\n)\n( (S (NP (PRP He)) (VP (VBD ran) (ADVP (RB away)))))\n")
+    _, test = _files(tmp_path, None, [CAT, "(S (NP (PRP He)) (VP (VBD ran) (PRT (RP away))))"])
+    proc = _evalb(f"--gold={gold}", f"--test={test}", "--json", "--per_sentence")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    # 3 + 4 gold brackets, all matched (ADVP = PRT); tags 3/3 + 2/3.
+    assert (out["all"]["matched"], out["all"]["gold_brackets"], out["all"]["f1"]) == (7, 7, 100.0)
+    assert out["all"]["correct_tags"] == 5 and len(out["sentences"]) == 2
+    assert out["len<=40"]["sentences"] == 2
+    _, short = _files(tmp_path, None, [CAT], "short.txt")
+    rc, err = _evalb_in_process(capsys, f"--gold={gold}", f"--test={short}")
+    assert rc == 1 and "has 2 trees but" in err and "Traceback" not in err
+    rc, err = _evalb_in_process(capsys, f"--gold={tmp_path / 'none.txt'}", f"--test={short}")
+    assert rc == 1 and "--gold" in err and "does not exist" in err
+    rc, err = _evalb_in_process(capsys, f"--gold={gold}")
+    assert rc == 1 and "--test" in err
