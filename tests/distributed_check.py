@@ -1,21 +1,19 @@
 """Run as a subprocess (logical CPUs must be configured before TF starts): one update of the
 same global batch on 1 device, on 2 mirrored devices, and as 2 accumulated half-batches.
-Prints JSON with the losses and the max weight difference from the 1-device update."""
+Prints JSON with the losses and the max weight difference from the 1-device update.
+``multiworker_check`` reuses the batches and ``run`` for the multi-worker case."""
 
 import json
 import sys
 
+import numpy as np
+import tensorflow as tf
+
+from t2t_repro import registry
+from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training.distribution import split_cpu
-
-DEVICES = split_cpu(2)
-
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from t2t_repro import registry  # noqa: E402
-from t2t_repro.hparams_lib import create_hparams  # noqa: E402
-from t2t_repro.learning_rate import make_optimizer  # noqa: E402
-from t2t_repro.training.train_step import TrainMetrics, make_train_loop  # noqa: E402
+from t2t_repro.training.train_step import TrainMetrics, make_train_loop
 
 # No dropout; Adam epsilon 1 makes the first step ~ lr * gradient (linear), so weight
 # differences measure gradient differences instead of Adam's sign(g) on tiny gradients.
@@ -53,19 +51,32 @@ def dataset(batches):
                                                for k in ("inputs", "targets")}).repeat()
 
 
-single = tf.distribute.OneDeviceStrategy(DEVICES[0])
-loss_1, weights_1 = run(single, lambda: iter(single.experimental_distribute_dataset(
-    dataset([full]))), 1)
-mirrored = tf.distribute.MirroredStrategy(DEVICES)
-# One host = one input pipeline; its successive elements go to replicas 0 and 1.
-loss_2, weights_2 = run(mirrored, lambda: iter(mirrored.distribute_datasets_from_function(
-    lambda ctx: dataset(halves))), 1)
-loss_acc, weights_acc = run(single, lambda: iter(single.experimental_distribute_dataset(
-    dataset(halves))), 2)
-diff = lambda a, b: float(max(np.abs(x - y).max() for x, y in zip(a, b)))  # noqa: E731
-print(json.dumps({"loss_1": loss_1, "loss_mirrored": loss_2, "loss_accumulated": loss_acc,
-                  "max_diff_mirrored": diff(weights_1, weights_2),
-                  "max_diff_accumulated": diff(weights_1, weights_acc),
-                  "max_update": diff(weights_1, [np.random.default_rng(i).normal(
-                      0, 0.1, w.shape).astype(np.float32) for i, w in enumerate(weights_1)])}))
-sys.exit(0)
+def diff(a, b) -> float:
+    return float(max(np.abs(x - y).max() for x, y in zip(a, b)))
+
+
+def initial_weights(weights):
+    return [np.random.default_rng(i).normal(0, 0.1, w.shape).astype(np.float32)
+            for i, w in enumerate(weights)]
+
+
+def main():
+    devices = split_cpu(2)
+    single = tf.distribute.OneDeviceStrategy(devices[0])
+    loss_1, weights_1 = run(single, lambda: iter(single.experimental_distribute_dataset(
+        dataset([full]))), 1)
+    mirrored = tf.distribute.MirroredStrategy(devices)
+    # One host = one input pipeline; its successive elements go to replicas 0 and 1.
+    loss_2, weights_2 = run(mirrored, lambda: iter(mirrored.distribute_datasets_from_function(
+        lambda ctx: dataset(halves))), 1)
+    loss_acc, weights_acc = run(single, lambda: iter(single.experimental_distribute_dataset(
+        dataset(halves))), 2)
+    print(json.dumps({"loss_1": loss_1, "loss_mirrored": loss_2, "loss_accumulated": loss_acc,
+                      "max_diff_mirrored": diff(weights_1, weights_2),
+                      "max_diff_accumulated": diff(weights_1, weights_acc),
+                      "max_update": diff(weights_1, initial_weights(weights_1))}))
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -143,3 +143,44 @@ def test_output_dir_with_other_hparams_is_refused(data_dir, tmp_path):
                         "--train_steps=5", "--schedule=train")
     assert again.returncode == 1
     assert "num_heads: saved 2, now 4" in again.stderr and "new --output_dir" in again.stderr
+
+
+def free_ports(n):
+    import socket
+
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("localhost", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
+    workers = [f"localhost:{p}" for p in free_ports(2)]
+    procs = []
+    for index in range(2):
+        env = dict(ENV, TF_CONFIG=json.dumps({"cluster": {"worker": workers},
+                                              "task": {"type": "worker", "index": index}}))
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "tests.multiworker_check", "worker",
+             str(tmp_path / f"w{index}.npz")], cwd=ROOT, env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    single = subprocess.run([sys.executable, "-m", "tests.multiworker_check", "single",
+                             str(tmp_path / "single.npz")], cwd=ROOT, env=ENV, text=True,
+                            capture_output=True, timeout=600)
+    assert single.returncode == 0, single.stderr[-3000:]
+    outputs = [p.communicate(timeout=600) for p in procs]
+    for p, (_, err) in zip(procs, outputs):
+        assert p.returncode == 0, err[-3000:]
+    losses = [json.loads(out.strip().splitlines()[-1])["loss"] for out, _ in outputs]
+    assert losses[0] == losses[1]  # Both workers hold the all-reduced sum.
+    assert losses[0] == pytest.approx(json.loads(single.stdout.strip().splitlines()[-1])["loss"],
+                                      rel=1e-5)
+    load = lambda name: list(np.load(tmp_path / name).values())  # noqa: E731
+    w0, w1, ws = load("w0.npz"), load("w1.npz"), load("single.npz")
+    from tests.distributed_check import diff, initial_weights
+
+    assert diff(w0, w1) == 0.0
+    assert diff(w0, ws) < 1e-3 * diff(ws, initial_weights(ws))

@@ -1,0 +1,33 @@
+"""Run as a subprocess: one update under MultiWorkerMirroredStrategy (from TF_CONFIG, as the
+trainer builds it) where worker i feeds half i of the global batch, or (``single``) the same
+global batch on one device. Saves the weights to the .npz given and prints the loss as JSON."""
+
+import json
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_repro.training.distribution import make_strategy, tf_config_workers
+from tests.distributed_check import dataset, full, halves, run
+
+
+def main(mode: str, out_path: str) -> None:
+    if mode == "single":
+        strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+        batches = lambda: iter(strategy.experimental_distribute_dataset(  # noqa: E731
+            dataset([full])))
+    else:
+        strategy = make_strategy()
+        if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+            sys.exit(f"expected MultiWorkerMirroredStrategy from TF_CONFIG, got {strategy}")
+        assert len(tf_config_workers()) == strategy.num_replicas_in_sync == 2
+        batches = lambda: iter(strategy.distribute_datasets_from_function(  # noqa: E731
+            lambda ctx: dataset([halves[ctx.input_pipeline_id]])))
+    loss, weights = run(strategy, batches, 1)
+    np.savez(out_path, *weights)
+    print(json.dumps({"loss": loss}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
