@@ -49,14 +49,19 @@ def format_duration(seconds: float) -> str:
 class ConsoleLog:
     """``step 200/1000 | loss 3.21 | lr 4.1e-04 | 5,120 tok/s | ETA 4m10s``."""
 
-    def __init__(self, total_steps: int, stream=sys.stdout) -> None:
+    def __init__(self, total_steps: int, stream=sys.stdout, deadline: float = 0.0) -> None:
         self.total_steps = total_steps
         self.stream = stream
         self.start = time.time()
+        self.deadline = deadline  # time.time() when --max_train_seconds stops the run; 0: none
+
+    def eta_seconds(self, step: int, steps_per_sec: float) -> float:
+        eta = (self.total_steps - step) / max(steps_per_sec, 1e-9)
+        return min(eta, max(0.0, self.deadline - time.time())) if self.deadline else eta
 
     def line(self, step: int, loss: float, lr: float, tokens_per_sec: float,
              steps_per_sec: float) -> None:
-        eta = (self.total_steps - step) / max(steps_per_sec, 1e-9)
+        eta = self.eta_seconds(step, steps_per_sec)
         print(f"step {step}/{self.total_steps} | loss {loss:.4f} | lr {lr:.3e} | "
               f"{tokens_per_sec:,.0f} tok/s | ETA {format_duration(eta)}",
               file=self.stream, flush=True)

@@ -253,6 +253,8 @@ class Trainer:
         window = dict.fromkeys(("loss_sum", "grad_norm_sum", "target_tokens", "target_padded",
                                 "input_tokens", "examples", "updates", "seconds"), 0.0)
         started = time.time()
+        if cfg.max_train_seconds:
+            console.deadline = started + cfg.max_train_seconds
         while self.step < cfg.train_steps and stop.signal is None:
             if cfg.max_train_seconds and time.time() - started >= cfg.max_train_seconds:
                 stop.signal = "the --max_train_seconds limit"

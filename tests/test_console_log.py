@@ -1,0 +1,23 @@
+"""The trainer's console line: ETA from the step rate, capped by --max_train_seconds."""
+
+import io
+import time
+
+from t2t_repro.training.summaries import ConsoleLog, format_duration
+
+
+def test_eta_from_steps_and_capped_by_deadline():
+    log = ConsoleLog(1000, stream=io.StringIO())
+    assert log.eta_seconds(200, steps_per_sec=4.0) == 200.0  # 800 steps left at 4/s
+    log.deadline = time.time() + 60
+    assert 55 < log.eta_seconds(200, steps_per_sec=4.0) <= 60
+    log.deadline = time.time() - 5  # Past the limit: nothing left.
+    assert log.eta_seconds(200, steps_per_sec=4.0) == 0.0
+
+
+def test_line_format():
+    stream = io.StringIO()
+    ConsoleLog(1000, stream=stream).line(200, 3.21, 4.1e-4, 5120.0, steps_per_sec=4.0)
+    assert stream.getvalue() == (f"step 200/1000 | loss 3.2100 | lr 4.100e-04 | 5,120 tok/s | "
+                                 f"ETA {format_duration(200.0)}\n")
+    assert format_duration(200.0) == "3m20s"
