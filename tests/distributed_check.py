@@ -30,7 +30,7 @@ halves = [{"inputs": inputs[:2], "targets": targets[:2]},
 full = {"inputs": inputs, "targets": targets}
 
 
-def run(strategy, batches_fn, accumulate):
+def run(strategy, batches_fn, accumulate, steps=1):
     hp = create_hparams("transformer_test", OVERRIDES, input_vocab_size=40)
     with strategy.scope():
         model = registry.model("transformer")(hp)
@@ -41,7 +41,7 @@ def run(strategy, batches_fn, accumulate):
         optimizer.build(model.trainable_variables)
         metrics = TrainMetrics()
     loop = make_train_loop(strategy, model, optimizer, hp, metrics, accumulate)
-    loop(batches_fn(), tf.constant(1))
+    loop(batches_fn(), tf.constant(steps))
     stats = metrics.read()
     return stats["loss_sum"], [w.numpy() for w in model.weights]
 

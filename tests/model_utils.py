@@ -15,10 +15,14 @@ def build_model(hparams_set: str = "transformer_tiny", overrides: str = "", voca
     return model
 
 
-def toy_checkpoint_dir(root, overrides: str = "max_length=12", step: int = 7):
+def toy_checkpoint_dir(root, overrides: str = "max_length=12", step: int = 7, seed: int = 1):
     """translate_toy data in ``root/data`` and an untrained transformer_tiny checkpoint (with
-    hparams.json) in ``root/train``: what the decoder-side tools need, in seconds."""
+    hparams.json) in ``root/train``: what the decoder-side tools need, in seconds. The seeded
+    initialisation makes its (nonsense) outputs deterministic, and for seed 1 non-empty."""
+    import keras
     import tensorflow as tf
+
+    keras.utils.set_random_seed(seed)
 
     problem = registry.problem("translate_toy")
     problem.generate_data(str(root / "data"), str(root / "tmp"), progress=False)

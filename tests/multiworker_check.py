@@ -1,4 +1,4 @@
-"""Run as a subprocess: one update under MultiWorkerMirroredStrategy (from TF_CONFIG, as the
+"""Run as a subprocess: three updates under MultiWorkerMirroredStrategy (from TF_CONFIG, as the
 trainer builds it) where worker i feeds half i of the global batch, or (``single``) the same
 global batch on one device. Saves the weights to the .npz given and prints the loss as JSON."""
 
@@ -24,7 +24,7 @@ def main(mode: str, out_path: str) -> None:
         assert len(tf_config_workers()) == strategy.num_replicas_in_sync == 2
         batches = lambda: iter(strategy.distribute_datasets_from_function(  # noqa: E731
             lambda ctx: dataset([halves[ctx.input_pipeline_id]])))
-    loss, weights = run(strategy, batches, 1)
+    loss, weights = run(strategy, batches, 1, steps=3)
     np.savez(out_path, *weights)
     print(json.dumps({"loss": loss}))
 

@@ -87,8 +87,8 @@ class MultiHeadAttention(keras.layers.Layer):
         k, v = kv if kv is not None else self.compute_kv(query if memory is None else memory)
         logits = tf.matmul(q, k, transpose_b=True)
         logits = tf.cast(logits, tf.float32)
-        if bias is not None:
-            logits += bias
+        if bias is not None:  # Keras casts float inputs to the compute dtype (mixed precision).
+            logits += tf.cast(bias, tf.float32)
         weights = tf.nn.softmax(logits)
         dropped = self.weights_dropout(tf.cast(weights, v.dtype), training=training)
         output = self.output_transform(combine_heads(tf.matmul(dropped, v)))

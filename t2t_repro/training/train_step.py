@@ -59,8 +59,14 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
                 logits = model(batch, training=True)
                 batch_loss, batch_tokens = padded_cross_entropy(logits, batch["targets"],
                                                                 label_smoothing)
-                scaled = optimizer.scale_loss(batch_loss) if loss_scale else batch_loss
+                # float16: scale the per-token loss (a token sum times the loss scale would
+                # overflow the activations' gradients), then turn the float32 variable
+                # gradients back into the sum's so accumulation and normalisation still hold.
+                count = tf.maximum(batch_tokens, 1.0)
+                scaled = optimizer.scale_loss(batch_loss / count) if loss_scale else batch_loss
             batch_grads = [_dense(g) for g in tape.gradient(scaled, variables)]
+            if loss_scale:
+                batch_grads = [g * count for g in batch_grads]
             grads = batch_grads if grads is None else [a + b for a, b in zip(grads, batch_grads)]
             loss_sum += batch_loss
             tokens += batch_tokens
@@ -97,6 +103,7 @@ def make_train_loop(strategy: tf.distribute.Strategy, model: keras.Model, optimi
     if jit_compile:
         replica_update = tf.function(replica_update, jit_compile=True)
     accumulate_steps = max(1, accumulate_steps)
+    loss_scale = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
 
     @tf.function
     def loop(iterator, n):
@@ -104,12 +111,14 @@ def make_train_loop(strategy: tf.distribute.Strategy, model: keras.Model, optimi
             micro_batches = tuple(next(iterator) for _ in range(accumulate_steps))
             stats = strategy.run(replica_update, args=micro_batches)
             stats = {k: strategy.experimental_local_results(v)[0] for k, v in stats.items()}
-            finite = tf.logical_and(tf.math.is_finite(stats["loss"]),
-                                    tf.math.is_finite(stats["grad_norm"]))
+            finite = tf.math.is_finite(stats["loss"])
+            if not loss_scale:  # With loss scaling an overflow only skips the update.
+                finite = tf.logical_and(finite, tf.math.is_finite(stats["grad_norm"]))
             if tf.logical_and(tf.logical_not(finite), metrics.first_nonfinite < 0):
                 metrics.first_nonfinite.assign(optimizer.iterations)
             metrics.loss_sum.assign_add(stats["loss"])
-            metrics.grad_norm_sum.assign_add(stats["grad_norm"])
+            norm = stats["grad_norm"]  # A skipped (overflowed) loss-scaled step counts as 0.
+            metrics.grad_norm_sum.assign_add(tf.where(tf.math.is_finite(norm), norm, 0.0))
             for name in ("target_tokens", "target_padded", "input_tokens", "examples"):
                 getattr(metrics, name).assign_add(stats[name])
             metrics.updates.assign_add(1.0)

@@ -238,6 +238,12 @@ class Trainer:
                                self.metrics, self.accumulate, cfg.xla)
         iterator = self._train_iterator(int(self.ckpt.batches_consumed.numpy()))
         console = ConsoleLog(cfg.train_steps)
+        replicas = self.strategy.num_replicas_in_sync
+        print(f"batch: {self.hparams.batch_size} tokens per replica x {replicas} replica(s) x "
+              f"{self.accumulate} micro-batch(es) = up to "
+              f"{self.hparams.batch_size * replicas * self.accumulate:,} tokens per update "
+              "(padding included; TensorBoard's effective_tokens_per_update counts real "
+              "target tokens)", flush=True)
         stop = _StopFlag()
         stop.install()
         try:
