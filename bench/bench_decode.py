@@ -27,6 +27,7 @@ from t2t_repro import registry  # noqa: E402
 from t2t_repro.decoding.beam_search import EOS_ID  # noqa: E402
 from t2t_repro.decoding.search import SearchConfig, Searcher  # noqa: E402
 from t2t_repro.hparams_lib import create_hparams  # noqa: E402
+from bench.report import emit  # noqa: E402
 
 DEFAULT_RUNS = ("cache:1:32:0,cache:1:32:1,cache:1:64:0,cache:1:64:1,"
                 "cache:4:32:0,cache:4:32:1,cache:4:64:0,cache:4:64:1,"
@@ -105,13 +106,7 @@ def main() -> int:
                 speedups[f"beam{beam}_batch32_{'xla' if xla else 'noxla'}"] = (
                     without["seconds"] / with_cache["seconds"])
     report.update(cache_speedup=speedups, load_average_end=os.getloadavg())
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out + ".tmp", "w") as f:
-            f.write(text)
-        os.replace(args.out + ".tmp", args.out)
+    emit(report, args.out)
     return 0
 
 

@@ -9,7 +9,6 @@ must be at least 10x faster so that it is never the bottleneck.
 """
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -19,6 +18,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from t2t_repro import registry  # noqa: E402
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset  # noqa: E402
+from bench.report import emit  # noqa: E402
 
 
 def main() -> int:
@@ -49,12 +49,7 @@ def main() -> int:
               "examples_per_s": examples / seconds, "target_tokens_per_s": tokens / seconds,
               "target_nonpadding_fraction": tokens / max(padded, 1),
               "load_average": os.getloadavg()}
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out + ".tmp", "w") as f:
-            f.write(text)
-        os.replace(args.out + ".tmp", args.out)
+    emit(report, args.out)
     return 0
 
 

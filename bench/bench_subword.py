@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import os
 import platform
 import sys
@@ -34,6 +33,7 @@ import reference_subword as ref  # noqa: E402
 
 from t2t_repro.data import tokenizer  # noqa: E402
 from t2t_repro.data.text_encoder import SubwordTextEncoder  # noqa: E402
+from bench.report import emit  # noqa: E402
 
 SHARED = os.path.join(ROOT, "..", "shared", "data")
 MULTI30K = os.path.join(SHARED, "multi30k")
@@ -140,11 +140,7 @@ def main(argv=None) -> int:
         "encode": {"en": bench_encode(en, args.repeats), "de": bench_encode(de, args.repeats)},
         "build": bench_build(en + de, args.target_size, not args.no_reference_build),
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    emit(result, args.out)
     return 0
 
 

@@ -28,6 +28,7 @@ from t2t_repro.learning_rate import make_optimizer  # noqa: E402
 from t2t_repro.losses import padded_cross_entropy  # noqa: E402
 from t2t_repro.models.flops import training_flops  # noqa: E402
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop  # noqa: E402
+from bench.report import emit  # noqa: E402
 
 
 def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
@@ -123,13 +124,7 @@ def main() -> int:
     report.update(matmul_peak_gflops_before=peak_before / 1e9,
                   matmul_peak_gflops_after=peak_after / 1e9, runs=runs,
                   load_average_end=os.getloadavg())
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out + ".tmp", "w") as f:
-            f.write(text)
-        os.replace(args.out + ".tmp", args.out)
+    emit(report, args.out)
     return 0
 
 

@@ -18,16 +18,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
+from bench.report import write_text_atomically  # noqa: E402
 from t2t_repro.workflow import run_tool  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..",
                       "shared", "data", "ptb_sample")
-
-
-def write_atomically(path: str, text: str) -> None:
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
 
 
 def main() -> int:
@@ -80,14 +75,14 @@ def main() -> int:
     summary = {"problem": args.problem, "hparams_set": args.hparams_set,
                "hparams": args.hparams, "timings": timings, "evalb": scores,
                "checkpoint": avg, "decodes": decodes, "gold": gold}
-    write_atomically(os.path.join(work, "results.json"), json.dumps(summary, indent=2))
+    write_text_atomically(os.path.join(work, "results.json"), json.dumps(summary, indent=2))
     corpus = scores["all"]
     table = ("| problem | hparams set | training min | test F1 | precision | recall | "
              "complete match | sentences |\n|---|---|---|---|---|---|---|---|\n"
              f"| {args.problem} | {args.hparams_set} | {timings['train_s'] / 60:.1f} | "
              f"{corpus['f1']:.2f} | {corpus['precision']:.2f} | {corpus['recall']:.2f} | "
              f"{corpus['complete_match']:.2f} | {corpus['valid']} |\n")
-    write_atomically(os.path.join(work, "results.md"), table)
+    write_text_atomically(os.path.join(work, "results.md"), table)
     print("\n" + table)
     print(f"results: {os.path.join(work, 'results.json')}")
     return 0
