@@ -16,3 +16,27 @@ def emit(report: dict, out: str = "") -> None:
     print(text)
     if out:
         write_text_atomically(out, text)
+
+
+def _events(log_dir: str):
+    import glob
+
+    import tensorflow as tf
+
+    for path in sorted(glob.glob(os.path.join(log_dir, "events.out.tfevents.*"))):
+        yield from tf.compat.v1.train.summary_iterator(path)
+
+
+def event_scalars(log_dir: str, tag: str) -> list[tuple[float, int, float]]:
+    """``(wall_time, step, value)`` of every ``tag`` scalar in ``log_dir``'s event files, by step."""
+    import tensorflow as tf
+
+    found = [(event.wall_time, event.step, float(tf.make_ndarray(value.tensor)))
+             for event in _events(log_dir) for value in event.summary.value if value.tag == tag]
+    return sorted(found, key=lambda row: row[1])
+
+
+def first_event_time(log_dir: str) -> float | None:
+    """Wall time of the first event (the file header, written when the trainer started)."""
+    times = [event.wall_time for event in _events(log_dir)]
+    return min(times) if times else None

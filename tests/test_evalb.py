@@ -17,7 +17,7 @@ import pytest
 
 from t2t_repro import cli
 from t2t_repro.data.text_files import DataError
-from t2t_repro.parsing.evalb import ERROR, OK, SKIP, EvalbParams, evaluate, score_sentence
+from t2t_repro.parsing.evalb import ERROR, OK, SKIP, EvalbParams, align_punctuation, evaluate, score_sentence
 from t2t_repro.parsing.scoring import format_report, score_files
 from t2t_repro.parsing.trees import parse_tree
 
@@ -121,6 +121,28 @@ def test_length_and_word_mismatch_are_errors_and_empty_test_is_skipped():
     assert r.status == ERROR
 
 
+def test_align_punctuation_uses_gold_tags_to_delete_words():
+    gold = "(S (NP (DT The) (NN cat)) (, ,) (VP (VBD sat) (NP (NN today))) (. .))"
+    # The parser tagged ',' as NN and 'today' as '.': EVALB deletes different words -> error.
+    test = "(S (NP (DT The) (NN cat) (NN ,)) (VP (VBD sat) (NP (. today))) (. .))"
+    assert score(gold, test).status == ERROR
+    aligned, changed = align_punctuation(parse_tree(gold), parse_tree(test))
+    assert changed == 2
+    assert aligned.to_string() == "(S (NP (DT The) (NN cat) (, ,)) (VP (VBD sat) (NP (XX today))) (. .))"
+    r = score_sentence(parse_tree(gold), aligned)
+    # Gold S NP VP NP; test S NP VP (NP over 'today' is kept: only the tag changed) -> 4 of 4;
+    # 'today' tagged XX is a wrong tag: 3 of 4 tags right.
+    assert counts(r) == (OK, 4, 4, 4) and (r.words, r.correct_tags) == (4, 3)
+    # Different words: nothing to align, the tree comes back unchanged (EVALB still errors).
+    other = "(S (NP (DT The) (NN dog)) (VP (VBD sat)) (NN .))"
+    same, changed = align_punctuation(parse_tree(CAT), parse_tree(other))
+    assert changed == 0 and same.to_string() == other
+    # Gold traces do not count as words for the alignment.
+    traced = "(S (NP (-NONE- *)) (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))"
+    aligned, changed = align_punctuation(parse_tree(traced), parse_tree("(S (NP (DT The) (NN cat)) (VP (VBD sat) (NN .)))"))
+    assert changed == 1 and aligned.tags() == ["DT", "NN", "VBD", "."]
+
+
 def test_corpus_totals_sum_counts_and_exclude_errors():
     gold = [CAT, "(S (NP (PRP He)) (VP (VBD ran) (ADVP (RB away))))", CAT, CAT]
     test = [CAT, "(S (NP (PRP He) (VP (VBD ran) (ADVP (RB away)))))", None, "(S (NN x))"]
@@ -177,6 +199,12 @@ def test_score_files_with_malformed_and_linearized_output(tmp_path):
     scored = score_files(gold, lin, linearized=True)
     assert (scored.report.all.matched, scored.report.all.gold_brackets) == (6, 6)
     assert scored.repairs.sentences_repaired == 1 and scored.report.all.correct_tags == 6
+    # A decode that tags the final '.' as NN: an error unless punctuation is aligned.
+    _, mistagged = _files(tmp_path, None, ["S NP DT NN /NP VP VBD /VP NN /S"] * 2, "mistag.txt")
+    assert score_files(gold, mistagged, linearized=True).report.all.errors == 2
+    scored = score_files(gold, mistagged, linearized=True, align_punct=True)
+    assert (scored.report.all.errors, scored.report.all.matched, scored.punctuation_aligned) == (0, 6, 2)
+    assert any("2 test POS tags were aligned" in w for w in scored.warnings())
     with pytest.raises(DataError, match="has 2 trees but .* has 1 lines"):
         score_files(gold, _files(tmp_path, None, ["S /S"], "one.txt")[1], linearized=True)
 
@@ -207,6 +235,11 @@ def test_cli(tmp_path, capsys):
     assert (out["all"]["matched"], out["all"]["gold_brackets"], out["all"]["f1"]) == (7, 7, 100.0)
     assert out["all"]["correct_tags"] == 5 and len(out["sentences"]) == 2
     assert out["len<=40"]["sentences"] == 2
+    _, mistagged = _files(tmp_path, None, [CAT.replace("(. .)", "(NN .)"), "(S (NP (PRP He)) (VP (VBD ran) (ADVP (RB away))))"], "m.txt")
+    proc = _evalb(f"--gold={gold}", f"--test={mistagged}", "--json", "--align_punct")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["all"]["errors"], out["punctuation_aligned"], out["all"]["matched"]) == (0, 1, 7)
     _, short = _files(tmp_path, None, [CAT], "short.txt")
     rc, err = _evalb_in_process(capsys, f"--gold={gold}", f"--test={short}")
     assert rc == 1 and "has 2 trees but" in err and "Traceback" not in err

@@ -269,6 +269,35 @@ class EvalbReport:
         return d
 
 
+PLACEHOLDER_TAG = "XX"
+
+
+def align_punctuation(gold: Tree, test: Tree, params: EvalbParams = COLLINS) -> tuple[Tree, int]:
+    """Collins' punctuation preprocessing: decide which words EVALB deletes from the gold tags alone.
+
+    EVALB deletes a word by its own tree's POS tag, so a parse that tags a comma ``NN`` (or a
+    word ``,``) fails the whole sentence as "Length unmatch" although the words are the same.
+    Collins distributed a script, run on parser output before EVALB, that bases the decision on
+    the gold tags; this is it. When gold and test have the same words, a test word whose gold
+    tag is a deleted one (``, : `` '' .``) takes that tag, and a test word wrongly tagged as one
+    becomes ``XX`` (scored as a wrong tag). Brackets are untouched. Returns a copy and the number
+    of tags changed; trees with different words are returned as they are.
+    """
+    aligned = test.copy()
+    gold_leaves = [p for p in gold.preterminals() if p.label not in params.delete_labels_for_length]
+    test_leaves = [p for p in aligned.preterminals() if p.label not in params.delete_labels_for_length]
+    if [p.word for p in gold_leaves] != [p.word for p in test_leaves]:
+        return aligned, 0
+    punctuation = params.delete_labels - {"TOP"} - params.delete_labels_for_length
+    changed = 0
+    for g, t in zip(gold_leaves, test_leaves):
+        if g.label in punctuation and t.label != g.label:
+            t.label, changed = g.label, changed + 1
+        elif t.label in punctuation and g.label not in punctuation:
+            t.label, changed = PLACEHOLDER_TAG, changed + 1
+    return aligned, changed
+
+
 def evaluate(gold: Sequence[Tree | None], test: Sequence[Tree | None], params: EvalbParams = COLLINS,
              gold_errors: Sequence[str] | None = None, test_errors: Sequence[str] | None = None) -> EvalbReport:
     """Score aligned gold and test trees (``None``: unreadable, or an empty test line; see score_sentence)."""

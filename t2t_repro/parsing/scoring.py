@@ -7,6 +7,10 @@ tree over the gold sentence's words by ``linearize.delinearize``. That always su
 for an empty output, so every sentence is scored; the repairs it needed are counted. An
 unreadable tree is scored as an EVALB error sentence and an empty test line (tree files only)
 as a skipped one, so one bad line never shifts the others.
+
+``align_punct=True`` first applies Collins' punctuation preprocessing (``evalb.align_punctuation``)
+to every test tree, so that EVALB deletes the same words from both trees. Without it a parse that
+mistags one comma is an error sentence and drops out of every score.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import dataclasses
 
 from t2t_repro.data.text_files import DataError
 from t2t_repro.parsing.evalb import (COLLINS, ERROR, CorpusResult, EvalbParams, EvalbReport, SentenceResult,
-                                    evaluate)
+                                    align_punctuation, evaluate)
 from t2t_repro.parsing.linearize import Repairs, delinearize_with_repairs
 from t2t_repro.parsing.tree_files import TreeReadStats, read_text, read_tree_items
 from t2t_repro.parsing.trees import normalize
@@ -29,6 +33,7 @@ class ScoredFiles:
     gold_stats: TreeReadStats
     test_stats: TreeReadStats
     repairs: Repairs | None = None
+    punctuation_aligned: int | None = None
 
     def warnings(self) -> list[str]:
         """Lines worth showing the user: malformed trees (``file:line``) and delinearisation repairs."""
@@ -46,6 +51,9 @@ class ScoredFiles:
             counts = ", ".join(f"{k} {v}" for k, v in self.repairs.as_dict().items()
                                if v and k != "sentences_repaired")
             out.append(f"{self.repairs.sentences_repaired} parser outputs were ill-formed and repaired ({counts})")
+        if self.punctuation_aligned:
+            out.append(f"{self.punctuation_aligned} test POS tags were aligned with the gold punctuation "
+                       "tags (--align_punct, Collins' preprocessing)")
         return out
 
 
@@ -58,7 +66,7 @@ def _linearized_lines(path: str, stats: TreeReadStats) -> list[str]:
 
 
 def score_files(gold_path: str, test_path: str, *, linearized: bool = False, layout: str = "auto",
-                params: EvalbParams = COLLINS) -> ScoredFiles:
+                params: EvalbParams = COLLINS, align_punct: bool = False) -> ScoredFiles:
     """EVALB-score ``test_path`` against ``gold_path`` (module docstring); DataError on a count mismatch."""
     gold_stats, test_stats = TreeReadStats(), TreeReadStats()
     gold_items = read_tree_items(gold_path, gold_stats, layout)
@@ -84,8 +92,15 @@ def score_files(gold_path: str, test_path: str, *, linearized: bool = False, lay
         _check_counts(len(gold), len(test_items), gold_path, test_path, "trees")
         test = [item.tree for item in test_items]
         test_errors = [item.error or "" for item in test_items]
+    aligned = None
+    if align_punct:
+        aligned = 0
+        for i, (g, t) in enumerate(zip(gold, test)):
+            if g is not None and t is not None:
+                test[i], changed = align_punctuation(g, t, params)
+                aligned += changed
     report = evaluate(gold, test, params, gold_errors, test_errors)
-    return ScoredFiles(report, gold_stats, test_stats, repairs)
+    return ScoredFiles(report, gold_stats, test_stats, repairs, aligned)
 
 
 def _check_counts(n_gold: int, n_test: int, gold_path: str, test_path: str, unit: str) -> None:

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Dev BLEU against training time, from the checkpoints a training run kept.
+
+    .venv/bin/python bench/dev_bleu_curve.py --problem=translate_ende_multi30k \
+        --data_dir=out/multi30k_ende/data --output_dir=out/multi30k_ende/train --examples=300
+
+For a run made before the trainer logged ``eval/bleu`` (or to score more dev sentences than it
+did): each ``ckpt-<step>`` in --output_dir is restored into one model and the first --examples
+dev examples are beam-searched (beam 4, alpha 0.6, +50 unless --decode_hparams says otherwise)
+and scored with sacreBLEU 13a cased, the trainer's own dev-BLEU code. The training time of a
+checkpoint is the wall time of the trainer's step-``loss`` event at that step (or before it)
+minus the trainer's first event's. Only dev data is used. Writes JSON (``--out``) and prints a table.
+"""
+
+import argparse
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+
+from bench.report import emit, event_scalars, first_event_time  # noqa: E402
+
+
+def checkpoints(output_dir: str) -> list[tuple[int, str]]:
+    """``(step, prefix)`` of every ``ckpt-<step>.index`` in ``output_dir``, by step."""
+    found = []
+    for name in os.listdir(output_dir):
+        match = re.fullmatch(r"ckpt-(\d+)\.index", name)
+        if match:
+            found.append((int(match.group(1)), os.path.join(output_dir, name[: -len(".index")])))
+    return sorted(found)
+
+
+def training_minutes(output_dir: str, steps: list[int]) -> list[float | None]:
+    """Minutes from the trainer's start (its first event) to the last ``loss`` event at or before
+    each step (the trainer logs every --log_step_count_steps, so this is at most one interval early)."""
+    losses = event_scalars(output_dir, "loss")
+    start = first_event_time(output_dir)
+    if not losses or start is None:
+        return [None] * len(steps)
+    out = []
+    for step in steps:
+        before = [wall for wall, s, _ in losses if s <= step]
+        out.append((max(before) - start) / 60 if before else None)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--problem", required=True)
+    parser.add_argument("--data_dir", required=True)
+    parser.add_argument("--output_dir", required=True, help="the training directory")
+    parser.add_argument("--hparams_set", default="", help="only if output_dir has no hparams.json")
+    parser.add_argument("--examples", type=int, default=300)
+    parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,extra_length=50,batch_size=32")
+    parser.add_argument("--out", default="")
+    args = parser.parse_args()
+
+    from t2t_repro import registry
+    from t2t_repro.hparams_lib import create_hparams
+    from t2t_repro.model_loading import restore_model
+    from t2t_repro.training.dev_bleu import DevBleu
+
+    found = checkpoints(args.output_dir)
+    if not found:
+        sys.exit(f"error: no ckpt-<step>.index files in {args.output_dir}; pass a training output_dir.")
+    problem = registry.problem(args.problem)
+    input_size, target_size = problem.vocab_sizes(args.data_dir)
+    saved = os.path.join(args.output_dir, "hparams.json")
+    hp = create_hparams(args.hparams_set, "", input_vocab_size=input_size, target_vocab_size=target_size,
+                        target_space_id=problem.target_space_id,
+                        saved_json=open(saved).read() if os.path.exists(saved) else None)
+    model = registry.model("transformer")(hp)
+    restore_model(model, found[0][1])
+    dev_bleu = DevBleu(model, problem, args.data_dir, hp, args.examples, args.decode_hparams)
+    minutes = training_minutes(args.output_dir, [step for step, _ in found])
+    curve = []
+    for (step, prefix), minute in zip(found, minutes):
+        restore_model(model, prefix)
+        start = time.time()
+        bleu = dev_bleu()
+        curve.append({"step": step, "training_minutes": minute, "dev_bleu": bleu})
+        print(f"step {step:6d}  {minute if minute is not None else float('nan'):6.1f} min  "
+              f"dev BLEU {bleu:6.2f}  ({time.time() - start:.0f}s to decode)", file=sys.stderr)
+    emit({"problem": args.problem, "output_dir": os.path.abspath(args.output_dir),
+          "dev_examples": len(dev_bleu.inputs), "decode_hparams": args.decode_hparams,
+          "bleu": "sacreBLEU 13a cased", "curve": curve}, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
