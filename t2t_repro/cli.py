@@ -42,21 +42,24 @@ class UsageError(Exception):
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that are the user's to fix. Checked after the fact, so that a tool that
+    never loads a checkpoint (t2t-bleu, t2t-evalb) does not import TensorFlow just for
+    ``CheckpointError``: if ``model_loading`` was never imported, it cannot have raised."""
     from t2t_repro.data.text_files import DataError
     from t2t_repro.hparam import HParamsError
-    from t2t_repro.model_loading import CheckpointError
     from t2t_repro.registry import RegistryError
     from t2t_repro.serving import ExportError
 
-    return (UsageError, DataError, HParamsError, CheckpointError, RegistryError,
-            ExportError, FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError)
+    loading = sys.modules.get("t2t_repro.model_loading")
+    checkpoint = (loading.CheckpointError,) if loading is not None else ()
+    return (UsageError, DataError, HParamsError, RegistryError, ExportError, *checkpoint,
+            FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError)
 
 
 def run(prog: str, main: Callable[[argparse.Namespace], int | None],
         parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
     """Parses flags, handles --t2t_usr_dir/--registry_help, runs ``main``, reports errors."""
     args = parser.parse_args(argv)
-    errors = _user_errors()
     try:
         if getattr(args, "t2t_usr_dir", ""):
             from t2t_repro.usr_dir import import_usr_dir
@@ -68,9 +71,11 @@ def run(prog: str, main: Callable[[argparse.Namespace], int | None],
             print(registry.help_string())
             return 0
         return int(main(args) or 0)
-    except errors as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print(f"{prog}: interrupted.", file=sys.stderr)
         return 130
+    except Exception as e:
+        if not isinstance(e, _user_errors()):
+            raise
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1

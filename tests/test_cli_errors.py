@@ -1,0 +1,54 @@
+"""How every bin/ tool ends on a user error: ``<tool>: error: <message>``, exit code 1, no traceback."""
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from t2t_repro import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(main, capsys):
+    rc = cli.run("t2t-test", main, argparse.ArgumentParser(), [])
+    return rc, capsys.readouterr().err
+
+
+def test_user_errors_are_one_line_and_exit_1(capsys):
+    from t2t_repro.data.text_files import DataError
+    from t2t_repro.model_loading import CheckpointError
+
+    for error in (DataError("bad line 3"), CheckpointError("no checkpoint in /x"),
+                  FileNotFoundError("/y does not exist"), cli.UsageError("--z required")):
+        def main(args, error=error):
+            raise error
+        rc, err = _run(main, capsys)
+        assert rc == 1 and err == f"t2t-test: error: {error}\n"
+
+
+def test_bugs_are_not_disguised_as_user_errors(capsys):
+    def main(args):
+        raise ZeroDivisionError("a bug")
+    with pytest.raises(ZeroDivisionError):
+        cli.run("t2t-test", main, argparse.ArgumentParser(), [])
+
+
+def test_scoring_tools_do_not_start_tensorflow(tmp_path):
+    # t2t-evalb never loads a model: its error handling must not import TensorFlow either.
+    gold = tmp_path / "gold.trees"
+    gold.write_text("(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))\n")
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['t2t-evalb', '--gold={gold}', '--test={gold}']\n"
+        "try:\n"
+        f"    runpy.run_path({str(ROOT / 'bin' / 't2t-evalb')!r}, run_name='__main__')\n"
+        "except SystemExit as e:\n"
+        "    assert e.code == 0, e.code\n"
+        "print('tensorflow' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Bracketing FMeasure       = 100.00" in proc.stdout
+    assert proc.stdout.strip().endswith("False")
