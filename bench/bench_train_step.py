@@ -3,8 +3,9 @@
 
 Measures, in one process: the fp32 matmul peak of this machine (large square matmuls, best
 of several, before and after), the bare train step (forward + backward + Adam, one
-tf.function) with and without XLA, and the trainer's own step loop on the same batches (its
-overhead against the bare step). MFU = analytic FLOPs (t2t_repro.models.flops) / time / peak.
+tf.function) with and without XLA, and the trainer's own step loop on the same batches, timed
+alternately with the bare step (its overhead: the median per-round ratio). MFU = analytic
+FLOPs (t2t_repro.models.flops) / time / peak.
 
     .venv/bin/python bench/bench_train_step.py --out bench/results/train_step.json
 """
@@ -53,15 +54,10 @@ def make_model(hparams_set: str, vocab: int):
     return hp, model, optimizer
 
 
-def time_calls(fn, warmup: int, steps: int) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 def bench(hparams_set, vocab, batch, length, steps, xla):
@@ -80,23 +76,38 @@ def bench(hparams_set, vocab, batch, length, steps, xla):
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         return loss
 
-    seconds = time_calls(lambda: bare_step().numpy(), 2, steps)
-    flops = training_flops(hp, batch, length, length)
-    result = {"hparams_set": hparams_set, "vocab": vocab, "batch": [batch, length],
-              "xla": xla, "bare_step_s": seconds, "steps_per_s": 1 / seconds,
-              "target_tokens_per_s": batch * length / seconds, "step_tflop": flops / 1e12}
-    # The trainer's loop on the same batch (one call = `steps` updates), same XLA setting.
+    # The trainer's loop on the same batch, same XLA setting. This machine's speed drifts by
+    # 10% over minutes, so the two are timed alternately, one update each per round (the
+    # trainer call includes its per-call work: loop launch and reading the metrics, which the
+    # trainer does once per log interval, not per update), and compared round by round.
     strategy = tf.distribute.get_strategy()
     metrics = TrainMetrics()
     loop = make_train_loop(strategy, model, optimizer, hp, metrics, jit_compile=xla)
     iterator = iter(tf.data.Dataset.from_tensors(features).repeat())
-    loop(iterator, tf.constant(1))
-    start = time.perf_counter()
-    loop(iterator, tf.constant(steps))
-    metrics.read()
-    trainer_s = (time.perf_counter() - start) / steps
-    result.update(trainer_step_s=trainer_s, trainer_target_tokens_per_s=batch * length / trainer_s,
-                  trainer_overhead_pct=100 * (trainer_s / seconds - 1))
+    one = tf.constant(1)
+
+    def trainer_update():
+        loop(iterator, one)
+        metrics.read()
+
+    for _ in range(2):
+        bare_step().numpy()
+        trainer_update()
+    bare_times, trainer_times = [], []
+    for _ in range(steps):
+        bare_times.append(_timed(lambda: bare_step().numpy()))
+        trainer_times.append(_timed(trainer_update))
+    seconds = statistics.median(bare_times)
+    trainer_s = statistics.median(trainer_times)
+    ratio = statistics.median(t / b for t, b in zip(trainer_times, bare_times))
+    flops = training_flops(hp, batch, length, length)
+    result = {"hparams_set": hparams_set, "vocab": vocab, "batch": [batch, length],
+              "xla": xla, "bare_step_s": seconds, "steps_per_s": 1 / seconds,
+              "target_tokens_per_s": batch * length / seconds, "step_tflop": flops / 1e12,
+              "bare_step_times_s": bare_times, "trainer_step_times_s": trainer_times,
+              "trainer_step_s": trainer_s,
+              "trainer_target_tokens_per_s": batch * length / trainer_s,
+              "trainer_overhead_pct": 100 * (ratio - 1)}
     return result, flops
 
 
@@ -106,13 +117,14 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--configs", default="transformer_base:32768:128:32,"
                         "transformer_small:32768:128:32")
+    parser.add_argument("--xla", choices=["both", "on", "off"], default="both")
     args = parser.parse_args()
     report = {"load_average_start": os.getloadavg(), "cpus": os.cpu_count()}
     peak_before = matmul_peak()
     runs = []
     for spec in args.configs.split(","):
         name, vocab, batch, length = spec.split(":")
-        for xla in (False, True):
+        for xla in {"both": (False, True), "on": (True,), "off": (False,)}[args.xla]:
             result, flops = bench(name, int(vocab), int(batch), int(length), args.steps, xla)
             runs.append(result)
             print(json.dumps(result), file=sys.stderr, flush=True)
