@@ -17,7 +17,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
-from bench.report import event_scalars, first_event_time, write_text_atomically  # noqa: E402
+from bench.report import (event_scalars, first_event_time, training_stats,  # noqa: E402
+                          write_text_atomically)
 from t2t_repro.workflow import WorkflowConfig, run_workflow  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..",
@@ -42,16 +43,14 @@ def main() -> int:
                                           "--keep_checkpoint_max=30"])
     summary = run_workflow(cfg)
     bleu = {r["name"]: r["score"] for r in summary["bleu"]}
-    rates = [value for _, _, value in event_scalars(cfg.train_dir, "tokens_per_sec")]
-    losses = event_scalars(cfg.train_dir, "loss")
+    stats = training_stats(cfg.train_dir)
     start = first_event_time(cfg.train_dir) or 0.0
     curve = [{"step": step, "training_minutes": (wall - start) / 60, "dev_bleu": value}
              for wall, step, value in event_scalars(os.path.join(cfg.train_dir, "eval"), "bleu")]
     row = {"problem": cfg.problem, "hparams_set": cfg.hparams_set,
            "sacreBLEU 13a cased": bleu["sacreBLEU 13a cased"],
            "training_minutes": summary["timings"]["train_s"] / 60,
-           "steps": losses[-1][1] if losses else 0,
-           "tokens_per_sec": sum(rates) / len(rates) if rates else 0.0}
+           **stats}
     summary.update(results=row, dev_bleu_curve=curve)
     write_text_atomically(os.path.join(work_dir, "results.json"), json.dumps(summary, indent=2))
     table = ("| " + " | ".join(row) + " |\n|" + "---|" * len(row) + "\n| "

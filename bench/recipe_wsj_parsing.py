@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
-from bench.report import write_text_atomically  # noqa: E402
+from bench.report import training_stats, write_text_atomically  # noqa: E402
 from t2t_repro.workflow import run_tool  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..",
@@ -56,6 +56,7 @@ def main() -> int:
              f"--train_steps={args.train_steps}", f"--max_train_seconds={args.minutes * 60}",
              "--local_eval_frequency=500", "--keep_checkpoint_max=30")
     timings["train_s"] = time.time() - start
+    stats = training_stats(train)
 
     start = time.time()
     run_tool("t2t-avg-all", f"--model_dir={train}", f"--output_dir={avg}",
@@ -65,7 +66,7 @@ def main() -> int:
     words = os.path.join(data, f"{args.problem}.test.words")
     gold = os.path.join(data, f"{args.problem}.test.trees")
     summary = {"problem": args.problem, "hparams_set": args.hparams_set, "hparams": args.hparams,
-               "timings": timings, "checkpoint": avg, "gold": gold, "decodes": {}}
+               "timings": timings, **stats, "checkpoint": avg, "gold": gold, "decodes": {}}
     rows = []
     for name, decode_hparams in (("paper", args.decode_hparams),
                                  ("greedy", f"{args.decode_hparams},beam_size=1")):
@@ -86,7 +87,8 @@ def main() -> int:
                         f"{corpus['valid']}/{corpus['sentences']} | {corpus['tagging_accuracy']:.2f} |")
         summary["decodes"][name] = {"decode_hparams": decode_hparams, "file": decodes, **scored}
     write_text_atomically(os.path.join(work, "results.json"), json.dumps(summary, indent=2))
-    table = (f"{args.problem}, {args.hparams_set}, {timings['train_s'] / 60:.1f} min training\n\n"
+    table = (f"{args.problem}, {args.hparams_set}, {timings['train_s'] / 60:.1f} min training, "
+             f"{stats['steps']} steps, {stats['tokens_per_sec']:.0f} target tokens/s\n\n"
              "| decode | scoring | test F1 | precision | recall | complete match | scored sentences "
              "| tagging acc. |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
     write_text_atomically(os.path.join(work, "results.md"), table)

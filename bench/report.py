@@ -40,3 +40,11 @@ def first_event_time(log_dir: str) -> float | None:
     """Wall time of the first event (the file header, written when the trainer started)."""
     times = [event.wall_time for event in _events(log_dir)]
     return min(times) if times else None
+
+
+def training_stats(train_dir: str) -> dict:
+    """Steps reached and mean target tokens/s of a trainer run, from its event files."""
+    losses = event_scalars(train_dir, "loss")
+    rates = [value for _, _, value in event_scalars(train_dir, "tokens_per_sec")]
+    return {"steps": losses[-1][1] if losses else 0,
+            "tokens_per_sec": sum(rates) / len(rates) if rates else 0.0}
