@@ -264,6 +264,26 @@ class SubwordBuilder:
                 vocab = self.escaped_reserved + vocab
         return vocab
 
+    def build_to_target_size(self, target_size: int, min_val: int, max_val: int,
+                             num_iterations: int = 4) -> list[str]:
+        """T2T's recursive bisection over ``min_count`` for a vocabulary near ``target_size``
+        (within 1% accepted; otherwise the closer of the two tries)."""
+
+        def bisect(lo: int, hi: int) -> list[str]:
+            present = (lo + hi) // 2
+            vocab = self.build(present, num_iterations)
+            if abs(len(vocab) - target_size) * 100 < target_size or lo >= hi or present < 2:
+                return vocab
+            if len(vocab) > target_size:
+                other = bisect(present + 1, hi)
+            else:
+                other = bisect(lo, present - 1)
+            if abs(len(other) - target_size) < abs(len(vocab) - target_size):
+                return other
+            return vocab
+
+        return bisect(min_val, max_val)
+
 
 def _sum_to(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros(size, dtype=np.int64)

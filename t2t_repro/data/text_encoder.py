@@ -422,7 +422,7 @@ class SubwordTextEncoder:
                              reserved_tokens: Sequence[str] | None = None,
                              max_subtoken_length: int | None = None) -> "SubwordTextEncoder":
         """T2T's recursive bisection over ``min_count`` for a vocabulary near
-        ``target_size`` (within 1% accepted; otherwise the closer of the two tries)."""
+        ``target_size`` (:meth:`SubwordBuilder.build_to_target_size`)."""
         from t2t_repro.data.subword_builder import SubwordBuilder
 
         if min_val > max_val:
@@ -431,27 +431,10 @@ class SubwordTextEncoder:
         if target_size < 1:
             raise ValueError("Target size must be positive.")
         builder = SubwordBuilder(token_counts, reserved_tokens, max_subtoken_length)
-
-        def make(min_count):
-            enc = cls()
-            enc._init_subtokens(builder.build(min_count, num_iterations), builder.alphabet)
-            return enc
-
-        def bisect(lo, hi):
-            present = (lo + hi) // 2
-            enc = make(present)
-            is_ok = abs(enc.vocab_size - target_size) * 100 < target_size
-            if is_ok or lo >= hi or present < 2:
-                return enc
-            if enc.vocab_size > target_size:
-                other = bisect(present + 1, hi)
-            else:
-                other = bisect(lo, present - 1)
-            if abs(other.vocab_size - target_size) < abs(enc.vocab_size - target_size):
-                return other
-            return enc
-
-        return bisect(min_val, max_val)
+        encoder = cls()
+        encoder._init_subtokens(builder.build_to_target_size(target_size, min_val, max_val,
+                                                             num_iterations), builder.alphabet)
+        return encoder
 
     @classmethod
     def build_from_generator(cls, generator: Iterable[str], target_size: int,
