@@ -7,7 +7,7 @@ tf.function) with and without XLA, and the trainer's own step loop on the same b
 alternately with the bare step (its overhead: the median per-round ratio). MFU = analytic
 FLOPs (t2t_repro.models.flops) / time / peak.
 
-    .venv/bin/python bench/bench_train_step.py --out bench/results/train_step.json
+    .venv/bin/python bench/bench_train_step.py --out bench/results/train_step_cpu.json
 """
 
 import argparse

@@ -27,13 +27,25 @@ def _events(log_dir: str):
         yield from tf.compat.v1.train.summary_iterator(path)
 
 
-def event_scalars(log_dir: str, tag: str) -> list[tuple[float, int, float]]:
-    """``(wall_time, step, value)`` of every ``tag`` scalar in ``log_dir``'s event files, by step."""
+Scalars = list[tuple[float, int, float]]
+
+
+def _scalars_by_tag(log_dir: str, tags: tuple[str, ...]) -> dict[str, Scalars]:
+    """One pass over ``log_dir``'s event files: ``(wall_time, step, value)`` per tag, by step."""
     import tensorflow as tf
 
-    found = [(event.wall_time, event.step, float(tf.make_ndarray(value.tensor)))
-             for event in _events(log_dir) for value in event.summary.value if value.tag == tag]
-    return sorted(found, key=lambda row: row[1])
+    found: dict[str, Scalars] = {tag: [] for tag in tags}
+    for event in _events(log_dir):
+        for value in event.summary.value:
+            if value.tag in found:
+                found[value.tag].append(
+                    (event.wall_time, event.step, float(tf.make_ndarray(value.tensor))))
+    return {tag: sorted(rows, key=lambda row: row[1]) for tag, rows in found.items()}
+
+
+def event_scalars(log_dir: str, tag: str) -> Scalars:
+    """``(wall_time, step, value)`` of every ``tag`` scalar in ``log_dir``'s event files, by step."""
+    return _scalars_by_tag(log_dir, (tag,))[tag]
 
 
 def first_event_time(log_dir: str) -> float | None:
@@ -44,7 +56,8 @@ def first_event_time(log_dir: str) -> float | None:
 
 def training_stats(train_dir: str) -> dict:
     """Steps reached and mean target tokens/s of a trainer run, from its event files."""
-    losses = event_scalars(train_dir, "loss")
-    rates = [value for _, _, value in event_scalars(train_dir, "tokens_per_sec")]
+    scalars = _scalars_by_tag(train_dir, ("loss", "tokens_per_sec"))
+    losses = scalars["loss"]
+    rates = [value for _, _, value in scalars["tokens_per_sec"]]
     return {"steps": losses[-1][1] if losses else 0,
             "tokens_per_sec": sum(rates) / len(rates) if rates else 0.0}
