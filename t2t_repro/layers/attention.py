@@ -11,6 +11,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from t2t_repro.layers.dropout import Dropout
+
 NEG_INF = -1e9
 
 
@@ -62,7 +64,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.k = dense(key_channels, "k")
         self.v = dense(value_channels, "v")
         self.output_transform = dense(output_channels, "output_transform")
-        self.weights_dropout = keras.layers.Dropout(dropout)
+        self.weights_dropout = Dropout(dropout)
 
     def build(self, query_shape, memory_shape=None) -> None:
         memory_shape = memory_shape or query_shape

@@ -40,11 +40,19 @@ class SymbolEmbedding(keras.layers.Layer):
         return x * tf.cast(tf.not_equal(ids, 0), x.dtype)[..., None]
 
     def logits(self, hidden: tf.Tensor) -> tf.Tensor:
-        """``hidden @ E^T``: [..., d] -> [..., V] (the softmax top)."""
+        """``hidden @ E^T``: [..., d] -> [..., V] (the softmax top).
+
+        One 2-D matmul over all positions: a batched matmul against the shared table would
+        make the table's gradient a [B, V, d] batch summed over B (2 GB for base at B=32).
+        """
         if not self.built:
             self.build()
         table = tf.cast(self.embeddings, hidden.dtype)
-        return tf.matmul(hidden, table, transpose_b=True)
+        if hidden.shape.rank == 2:
+            return tf.matmul(hidden, table, transpose_b=True)
+        flat = tf.reshape(hidden, [-1, self.hidden_size])
+        logits = tf.matmul(flat, table, transpose_b=True)
+        return tf.reshape(logits, tf.concat([tf.shape(hidden)[:-1], [self.vocab_size]], 0))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.hidden_size,)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from t2t_repro.layers.dropout import Dropout
+
 
 class DenseReluDense(keras.layers.Layer):
     def __init__(self, filter_size: int, output_size: int, relu_dropout: float = 0.0,
@@ -21,7 +23,7 @@ class DenseReluDense(keras.layers.Layer):
                                         kernel_initializer="glorot_uniform")
         self.conv2 = keras.layers.Dense(output_size, name="conv2",
                                         kernel_initializer="glorot_uniform")
-        self.dropout = keras.layers.Dropout(relu_dropout)
+        self.dropout = Dropout(relu_dropout)
 
     def build(self, input_shape) -> None:
         self.conv1.build(input_shape)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from t2t_repro.layers.dropout import Dropout
+
 
 def parse_sequence(sequence: str, allow_add: bool) -> str:
     steps = "" if sequence in ("", "none") else sequence
@@ -42,7 +44,7 @@ class Sequence(keras.layers.Layer):
         self.norm_names = [f"layer_norm_{i}" for i, s in enumerate(self.steps) if s == "n"]
         for name in self.norm_names:
             setattr(self, name, layer_norm(name, epsilon))
-        self.dropout = keras.layers.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     @property
     def norms(self) -> list:

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from t2t_repro.hparam import HParams
 from t2t_repro.layers.attention import attention_bias_ignore_padding, attention_bias_lower_triangle
+from t2t_repro.layers.dropout import Dropout
 from t2t_repro.layers.embedding import SymbolEmbedding
 from t2t_repro.layers.positional import PositionalSignal
 from t2t_repro.layers.transformer_layers import Decoder, Encoder, StackConfig
@@ -70,7 +71,7 @@ class Transformer(keras.Model):
                         else SymbolEmbedding(hp.target_vocab_size, d, False, name="softmax"))
         self.positional = PositionalSignal(hp.pos, d, hp.max_position_embeddings,
                                            name="positional")
-        self.embedding_dropout = keras.layers.Dropout(hp.layer_prepostprocess_dropout)
+        self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
         self.encoder = Encoder(stack_config(hp, hp.num_encoder_layers), name="encoder")
         self.decoder = Decoder(stack_config(hp, hp.num_decoder_layers), name="decoder")
         self.use_target_space = hp.use_target_space_embedding
