@@ -5,9 +5,9 @@ and subtracts the soft target's entropy so a perfect prediction scores 0 (a KL d
 PAD (id 0) is not counted, EOS is. Each replica returns (sum of token losses, token count)
 and the trainer divides the all-reduced sums, giving a per-token mean over the global batch.
 
-The soft-target cross entropy is evaluated without materialising one-hot targets:
-sum_j soft_j * log p_j = low * sum_j log p_j + (conf - low) * log p_y; its gradient,
-softmax - soft, is written out (see ``_soft_target_cross_entropy``).
+The forward pass evaluates the soft-target cross entropy without materialising one-hot
+targets: sum_j soft_j * log p_j = low * sum_j log p_j + (conf - low) * log p_y. The backward
+pass is written out as softmax - soft (see ``_soft_target_cross_entropy``).
 """
 
 from __future__ import annotations

@@ -48,8 +48,6 @@ class SymbolEmbedding(keras.layers.Layer):
         if not self.built:
             self.build()
         table = tf.cast(self.embeddings, hidden.dtype)
-        if hidden.shape.rank == 2:
-            return tf.matmul(hidden, table, transpose_b=True)
         flat = tf.reshape(hidden, [-1, self.hidden_size])
         logits = tf.matmul(flat, table, transpose_b=True)
         return tf.reshape(logits, tf.concat([tf.shape(hidden)[:-1], [self.vocab_size]], 0))
