@@ -12,12 +12,11 @@
 * Decoding concatenates the subtoken strings, splits at ``_``, unescapes each piece and
   joins the tokens with :func:`t2t_repro.data.tokenizer.decode`.
 
-Speed: ``encode_batch`` splits each text at spaces and looks the pieces up in caches of
-"chunk -> ids" (each distinct chunk is tokenized, escaped and segmented once; see
-``_before_space``), so a typical text costs one ``str.split`` and a few C-level list
-operations; texts with leading, trailing or double spaces, or a space before punctuation,
-take the general path (regex tokenizer + per-token cache). The output is the same either
-way. The vocabulary builder lives in :mod:`t2t_repro.data.subword_builder`.
+Speed: encoding runs compiled (:mod:`t2t_repro.data.subword_kernel`): a whole batch of texts
+is tokenized, escaped and segmented in one pass over its code points, with the vocabulary as
+a trie and a per-batch token cache. The ids are those of T2T's algorithm (tests compare
+them with ``bench/reference_subword.py``). The vocabulary builder lives in
+:mod:`t2t_repro.data.subword_builder`.
 
 Deliberate differences from T2T, all on inputs T2T mishandles: a vocabulary file with an
 empty line or unbalanced quotes is an error (T2T would silently shift ids); ``store_to_file``
@@ -27,15 +26,13 @@ refuses a subtoken containing a newline (T2T would write a file it cannot read b
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import uuid
-from itertools import chain, islice
 from typing import Iterable, Mapping, Sequence
 
 from t2t_repro.data import tokenizer
-from t2t_repro.data.tokenizer import _runs
+from t2t_repro.data.subword_kernel import CompiledVocabulary
 
 PAD = "<pad>"
 EOS = "<EOS>"
@@ -48,9 +45,6 @@ EOS_ID = RESERVED_TOKENS.index(EOS)  # 1
 ESCAPE_CHARS = frozenset("\\_u;0123456789")
 _UNESCAPE_RE = re.compile(r"\\u|\\\\|\\([0-9]+);")
 _UNDEFINED_CHAR = "\u3013"
-
-# T2T keeps one 2**20-slot token cache; ours are dicts, each cleared when it reaches this size.
-_CACHE_LIMIT = 2 ** 18
 
 
 class VocabFileError(ValueError):
@@ -91,24 +85,6 @@ def unescape_token(escaped_token: str) -> str:
     return _UNESCAPE_RE.sub(_unescape_match, escaped_token)
 
 
-class _Cache(dict):
-    """A dict whose misses are computed by ``fill`` (via ``__missing__``, so
-    ``map(cache.__getitem__, keys)`` stays in C for hits); cleared when it gets large."""
-
-    __slots__ = ("_fill",)
-
-    def __init__(self, fill):
-        super().__init__()
-        self._fill = fill
-
-    def __missing__(self, key):
-        value = self._fill(key)
-        if len(self) >= _CACHE_LIMIT:
-            self.clear()
-        self[key] = value
-        return value
-
-
 class SubwordTextEncoder:
     """Invertible subword encoder with T2T's vocabulary format, ids and algorithms."""
 
@@ -119,7 +95,7 @@ class SubwordTextEncoder:
         self._subtoken_string_to_id: dict[str, int] = {}
         self._max_subtoken_len = 0
         self._num_reserved_ids = NUM_RESERVED_TOKENS
-        self._reset_cache()
+        self._compiled: CompiledVocabulary | None = None
         if filename is not None:
             self.load_from_file(filename)
 
@@ -137,20 +113,7 @@ class SubwordTextEncoder:
                 chars.update(s)
             alphabet = chars | ESCAPE_CHARS
         self._alphabet = frozenset(alphabet)
-        self._reset_cache()
-
-    def _reset_cache(self) -> None:
-        # token -> ids.
-        self._tokens = _Cache(self._token_to_ids)
-        # Chunk caches (see ``encode_batch``). ``_mid``: chunk followed by a space and
-        # preceded by a space; ``_last``: chunk ending a text, preceded by a space. Both hold
-        # None for a chunk that is empty or starts with a non-alphanumeric character.
-        # ``_first``: chunk followed by a space at the start of a text (None if empty);
-        # ``_whole``: a text without spaces.
-        self._mid = _Cache(self._fill_mid)
-        self._last = _Cache(self._fill_last)
-        self._first = _Cache(self._fill_first)
-        self._whole = _Cache(self._fill_whole)
+        self._compiled = CompiledVocabulary(self._all_subtoken_strings, self._alphabet)
 
     @property
     def vocab_size(self) -> int:
@@ -243,145 +206,50 @@ class SubwordTextEncoder:
                                    f"{e.strerror or e}", path) from e
 
     # -- encoding ----------------------------------------------------------------------
-    def _token_to_ids(self, token: str) -> tuple[int, ...]:
-        """Greedy longest-prefix segmentation of the escaped token (T2T's algorithm)."""
-        escaped = escape_token(token, self._alphabet)
-        to_id = self._subtoken_string_to_id
-        max_len = self._max_subtoken_len
-        n = len(escaped)
-        if n <= max_len:
-            i = to_id.get(escaped)
-            if i is not None:
-                return (i,)
-        ids = []
-        pos = 0
-        while pos < n:
-            end = min(n, pos + max_len)
-            while end > pos:
-                i = to_id.get(escaped[pos:end])
-                if i is not None:
-                    ids.append(i)
-                    pos = end
-                    break
-                end -= 1
-            else:
-                raise ValueError(
-                    f"cannot encode {escaped[pos:]!r}: no prefix of it is a subtoken of this "
-                    "vocabulary (the vocabulary lacks a single-character subtoken for a "
-                    "character of its own alphabet)")
-        return tuple(ids)
+    def _check_ready(self) -> None:
+        if self._compiled is None:
+            raise ValueError("SubwordTextEncoder has no vocabulary: load or build one first")
 
-    def _ids_of_tokens(self, tokens: list[str]) -> tuple[int, ...]:
-        return tuple(chain.from_iterable(map(self._tokens.__getitem__, tokens)))
-
-    # A chunk is a maximal piece of a text without spaces. When a text has no leading,
-    # trailing or double space and every chunk after the first starts with an
-    # alphanumeric character, each of its spaces is a run of its own or ends a
-    # non-alphanumeric run, and the next run starts after it; so the tokens of
-    # "c0 c1 ... cn" are those of "c0 ", "c1 ", ..., "cn" in order, where a trailing
-    # single-space run is dropped (it lies inside the text).
-    def _before_space(self, chunk: str) -> tuple[int, ...]:
-        if chunk.isalnum():  # str.isalnum() is "every character L* or N*"
-            # A whole-word subtoken is the longest possible prefix, and its characters
-            # are in the alphabet, so escaping is just the "_".
-            i = self._subtoken_string_to_id.get(chunk + "_")
-            if i is not None:
-                return (i,)
-            return self._tokens[chunk]
-        toks = _runs(chunk + " ")
-        if toks[-1] == " ":
-            toks.pop()
-        return self._ids_of_tokens(toks)
-
-    def _at_end(self, chunk: str) -> tuple[int, ...]:
-        if chunk.isalnum():
-            i = self._subtoken_string_to_id.get(chunk + "_")
-            if i is not None:
-                return (i,)
-            return self._tokens[chunk]
-        return self._ids_of_tokens(_runs(chunk))
-
-    def _fill_first(self, chunk: str):
-        return self._before_space(chunk) if chunk else None
-
-    def _fill_mid(self, chunk: str):
-        if not chunk or not chunk[0].isalnum():
-            return None
-        return self._before_space(chunk)
-
-    def _fill_whole(self, chunk: str) -> tuple[int, ...]:
-        return self._at_end(chunk)
-
-    def _fill_last(self, chunk: str):
-        if not chunk or not chunk[0].isalnum():
-            return None
-        return self._at_end(chunk)
-
-    def _encode_general(self, text: str) -> list[int]:
-        return list(self._ids_of_tokens(tokenizer.encode(text)))
-
-    def _encode_other(self, text: str) -> list[int]:
-        """Texts the one-line path of ``encode_batch`` does not take."""
-        chunks = text.split(" ")
-        last = chunks.pop()
-        if not chunks:
-            return list(self._whole[last])
-        first = self._first[chunks[0]]
-        rest = list(map(self._mid.__getitem__, islice(chunks, 1, None)))
-        tail = self._last[last]
-        if first is None or tail is None or None in rest:
-            return self._encode_general(text)
-        ids = list(first)
-        ids.extend(chain.from_iterable(rest))
-        ids.extend(tail)
+    def _encode_texts(self, texts: Sequence[str], tokenize: bool) -> list[list[int]]:
+        self._check_ready()
+        try:
+            ids, failed = self._compiled.encode(texts, tokenize)
+        except TypeError:  # bytes among the texts (or something that is no text at all)
+            texts = [_to_text(t) for t in texts]
+            bad = next((t for t in texts if not isinstance(t, str)), None)
+            if bad is not None:
+                raise ValueError(f"expected str or UTF-8 bytes to encode, got {type(bad)}") \
+                    from None
+            ids, failed = self._compiled.encode(texts, tokenize)
+        if failed >= 0:
+            raise self._unencodable(texts[failed], tokenize)
         return ids
 
-    def _check_ready(self) -> None:
-        if not self._all_subtoken_strings:
-            raise ValueError("SubwordTextEncoder has no vocabulary: load or build one first")
+    def _unencodable(self, text: str, tokenize: bool) -> ValueError:
+        """The error for a text whose escaped form has a character no subtoken starts with
+        at that position (only possible with a vocabulary lacking a single-character subtoken
+        for a character of its alphabet, which T2T's vocabularies never do)."""
+        tokens = tokenizer.encode(text) if tokenize else [text]
+        missing = sorted({c for tok in tokens for c in escape_token(tok, self._alphabet)
+                          if c not in self._subtoken_string_to_id})
+        return ValueError(
+            f"cannot encode {text[:80]!r}: no subtoken starts with {missing[:10]!r} where they "
+            "occur in its escaped tokens (the vocabulary lacks single-character subtokens for "
+            "characters of its own alphabet; rebuild it or add them)")
 
     def encode(self, text: str) -> list[int]:
         """Subtoken ids of ``text`` (no EOS appended)."""
-        return self.encode_batch((text,))[0]
+        return self._encode_texts((text,), tokenize=True)[0]
 
     def encode_batch(self, texts: Iterable[str]) -> list[list[int]]:
-        """``[encode(t) for t in texts]``, fast.
-
-        Each text is split at spaces into chunks whose ids are cached (``_reset_cache``):
-        for the usual text (every chunk after the first starts with a letter or digit, no
-        leading, trailing or double spaces) that is one ``str.split`` and a few C-level
-        list operations; any other text goes through the same token cache via
-        ``_encode_other``.
-        """
-        self._check_ready()
-        mid_get = self._mid.__getitem__
-        last_get = self._last.__getitem__
-        from_iterable = chain.from_iterable
-        other = self._encode_other
-        out: list[list[int]] = []
-        append = out.append
-        gc_was_enabled = gc.isenabled()
-        gc.disable()  # many small containers, nothing cyclic: skip collector passes
-        try:
-            for text in texts:
-                if not isinstance(text, str):
-                    text = _to_text(text)
-                chunks = text.split(" ")
-                last = chunks.pop()
-                try:
-                    ids = list(from_iterable(map(mid_get, chunks)))
-                    ids.extend(last_get(last))
-                except TypeError:  # a None chunk value
-                    ids = other(text)
-                append(ids)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-        return out
+        """``[encode(t) for t in texts]``, in one compiled pass (much faster per text)."""
+        if not isinstance(texts, (list, tuple)):
+            texts = list(texts)
+        return self._encode_texts(texts, tokenize=True)
 
     def encode_without_tokenizing(self, token_text: str) -> list[int]:
         """Ids of ``token_text`` treated as one token (T2T's method of that name)."""
-        return list(self._token_to_ids(_to_text(token_text)))
+        return self._encode_texts((token_text,), tokenize=False)[0]
 
     # -- decoding ----------------------------------------------------------------------
     def decode_list(self, ids: Iterable[int]) -> list[str]:

@@ -1,0 +1,367 @@
+"""Compiled encoding of whole batches of texts (numba): T2T's tokenizer, token escaping and
+greedy longest-prefix segmentation in one pass over the batch's code points.
+
+Why: T2T's encoder is pure Python (about 16 us per Multi30k sentence here), and even a
+cached Python path spends about 3 us per sentence in the interpreter. Here a batch is one
+UTF-32 array and the loop is machine code; most of the remaining cost is building the
+Python lists of ids.
+
+* The vocabulary is a trie over code points: the child of node ``n`` for code point ``c`` is
+  in an open-addressing table keyed by ``n * 0x110000 + c``, and ``terminal[n]`` is the id of
+  the subtoken ending at ``n`` (-1 for none). Walking from a position as far as the trie goes
+  and keeping the last terminal gives the longest vocabulary prefix: what T2T's loop over
+  ``end`` from ``start + max_subtoken_len`` down finds.
+* Each call keeps a token cache (one 64-byte row per distinct token, keyed exactly by its
+  length and first 9 code points, the rest compared with its first occurrence), so a
+  repeated token costs one probe.
+* Character classes are one ``uint8`` per code point: ``ALNUM`` (Unicode category L* or N*,
+  the tokenizer's set, as in :mod:`t2t_repro.data.tokenizer`) and ``IN_ALPHABET`` (the
+  vocabulary's alphabet, for escaping).
+
+Hot loops index arrays with ``_U(i)`` (uint64): numba then skips its negative-index
+wrap-around test, which costs about 40% of the scan.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from itertools import islice
+from typing import Sequence
+
+import numba
+import numpy as np
+
+ALNUM = np.uint8(1)
+IN_ALPHABET = np.uint8(2)
+_U = np.uint64
+_NUM_CODE_POINTS = 0x110000
+_BACKSLASH, _UNDERSCORE, _LOWER_U, _SEMICOLON, _NEWLINE, _SPACE, _ZERO = 92, 95, 117, 59, 10, 32, 48
+_EMPTY_KEY = -1
+
+_alnum_flags: np.ndarray | None = None
+
+
+def alnum_flags() -> np.ndarray:
+    """``ALNUM`` for every code point whose character ``re``'s ``[^\\W_]`` matches
+    (``str.isalnum``, T2T's L*/N* set); computed once per process (about 0.1 s)."""
+    global _alnum_flags
+    if _alnum_flags is None:
+        every = "".join(map(chr, range(_NUM_CODE_POINTS)))
+        flags = np.zeros(_NUM_CODE_POINTS, np.uint8)
+        for m in re.finditer(r"[^\W_]+", every):
+            flags[m.start():m.end()] = ALNUM
+        _alnum_flags = flags
+    return _alnum_flags
+
+
+def code_points(text: str) -> np.ndarray:
+    """The code points of ``text`` as int32 (a lone surrogate is one unit, as in ``str``)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.int32)
+
+
+@numba.njit(cache=True)
+def _empty_table(min_rows, width):
+    """A hash table of at least ``min_rows`` rows (a power of two), every row empty."""
+    rows = 16
+    while rows < min_rows:
+        rows *= 2
+    return np.full((rows, width), _EMPTY_KEY, np.int64)
+
+
+# -- the vocabulary trie -------------------------------------------------------------------
+@numba.njit(cache=True, inline="always")
+def _edge_slot(edges, key):
+    """The row of ``edges`` (rows ``[key, child]``) holding ``key``, or the empty row where
+    it would go (linear probing)."""
+    mask = edges.shape[0] - 1
+    i = np.int64((_U(key) * _U(0x9E3779B97F4A7C15)) >> _U(24)) & mask
+    while edges[_U(i), 0] != _EMPTY_KEY and edges[_U(i), 0] != key:
+        i = (i + 1) & mask
+    return i
+
+
+@numba.njit(cache=True)
+def _build_trie(chars, starts):
+    """Trie of the subtokens ``chars[starts[i]:starts[i + 1]]``: subtoken ``i`` gets id ``i``,
+    a later duplicate overwrites an earlier one (T2T's dict), empty subtokens are skipped.
+    Returns the edge table, sized to about 1.5 rows per edge so that it stays in cache, and
+    ``terminal``."""
+    n_chars = chars.shape[0]
+    edges = _empty_table(2 * n_chars + 2, 2)
+    terminal = np.full(n_chars + 1, -1, np.int32)
+    num_nodes = 1
+    for i in range(starts.shape[0] - 1):
+        if starts[i] == starts[i + 1]:
+            continue
+        node = 0
+        for k in range(starts[i], starts[i + 1]):
+            key = np.int64(node) * _NUM_CODE_POINTS + chars[k]
+            s = _edge_slot(edges, key)
+            if edges[s, 0] == _EMPTY_KEY:
+                edges[s, 0] = key
+                edges[s, 1] = num_nodes
+                num_nodes += 1
+            node = edges[s, 1]
+        terminal[node] = i
+    compact = _empty_table(num_nodes + num_nodes // 2, 2)
+    for r in range(edges.shape[0]):
+        if edges[r, 0] != _EMPTY_KEY:
+            s = _edge_slot(compact, edges[r, 0])
+            compact[s, 0] = edges[r, 0]
+            compact[s, 1] = edges[r, 1]
+    return compact, terminal[:num_nodes].copy()
+
+
+# -- one token -----------------------------------------------------------------------------
+@numba.njit(cache=True, inline="always")
+def _put_escaped(buf, m, c, flags):
+    """Append ``c`` at ``buf[m]`` as T2T's escape step leaves it: itself when it is in the
+    alphabet and not a newline, else ``\\<decimal>;``. Returns the new length."""
+    if c != _NEWLINE and (flags[_U(c)] & IN_ALPHABET):
+        buf[_U(m)] = c
+        return m + 1
+    buf[m] = _BACKSLASH
+    m += 1
+    digits = 1
+    v = c // 10
+    while v > 0:
+        digits += 1
+        v //= 10
+    v = c
+    for d in range(digits - 1, -1, -1):
+        buf[m + d] = _ZERO + v % 10
+        v //= 10
+    m += digits
+    buf[m] = _SEMICOLON
+    return m + 1
+
+
+@numba.njit(cache=True)
+def _segment_token(cps, start, end, flags, edges, terminal, buf, out, n_out):
+    """Escape token ``cps[start:end]`` into ``buf`` (T2T: ``\\`` -> ``\\\\``, ``_`` ->
+    ``\\u``, then every character escaped if needed, then ``_``), segment it greedily and write
+    the ids to ``out`` from ``n_out``. Returns ``(new n_out, ok)``; not ok when no subtoken
+    starts at some position (then ``out`` holds a partial segmentation)."""
+    m = 0
+    for k in range(start, end):
+        c = cps[_U(k)]
+        if c == _BACKSLASH:
+            m = _put_escaped(buf, m, _BACKSLASH, flags)
+            m = _put_escaped(buf, m, _BACKSLASH, flags)
+        elif c == _UNDERSCORE:
+            m = _put_escaped(buf, m, _BACKSLASH, flags)
+            m = _put_escaped(buf, m, _LOWER_U, flags)
+        else:
+            m = _put_escaped(buf, m, c, flags)
+    buf[m] = _UNDERSCORE
+    m += 1
+    pos = 0
+    while pos < m:
+        node = 0
+        best_end = -1
+        j = pos
+        while j < m:
+            s = _edge_slot(edges, np.int64(node) * _NUM_CODE_POINTS + buf[_U(j)])
+            if edges[_U(s), 0] == _EMPTY_KEY:
+                break
+            node = edges[_U(s), 1]
+            j += 1
+            if terminal[_U(node)] >= 0:
+                best_end = j
+                out[_U(n_out)] = terminal[_U(node)]
+        if best_end < 0:
+            return n_out, False
+        n_out += 1
+        pos = best_end
+    return n_out, True
+
+
+# -- the per-call token cache --------------------------------------------------------------
+_K0, _K1, _K2, _TOKEN_LEN, _NUM_IDS, _FIRST_ID, _IDS_START, _TOKEN_START = range(8)
+_ROW_WIDTH = 8
+_PACKED = 9  # code points in the key words _K0.._K2, 21 bits each
+
+
+@numba.njit(cache=True, inline="always")
+def _packed(cps, start, end, word):
+    """Code points ``3 * word`` to ``3 * word + 2`` of ``cps[start:end]``, 21 bits each."""
+    k = np.int64(0)
+    for j in range(3):
+        pos = start + 3 * word + j
+        if pos < end:
+            k |= np.int64(cps[_U(pos)]) << (21 * j)
+    return k
+
+
+@numba.njit(cache=True, inline="always")
+def _home_row(k0, k1, k2, length, mask):
+    h = (_U(k0) * _U(0x9E3779B97F4A7C15) ^ _U(k1) * _U(0xC2B2AE3D27D4EB4F)
+         ^ _U(k2) * _U(0x165667B19E3779F9) ^ _U(length))
+    return np.int64((h * _U(0xFF51AFD7ED558CCD)) >> _U(24)) & mask
+
+
+@numba.njit(cache=True, inline="always")
+def _cache_row(cache, cps, start, end, k0, k1, k2):
+    """The row of ``cache`` holding token ``cps[start:end]`` (key words ``k0, k1, k2``), or
+    the empty row where it would go."""
+    mask = cache.shape[0] - 1
+    n = end - start
+    i = _home_row(k0, k1, k2, n, mask)
+    while cache[_U(i), _K0] != _EMPTY_KEY:
+        if (cache[_U(i), _K0] == k0 and cache[_U(i), _K1] == k1 and cache[_U(i), _K2] == k2
+                and cache[_U(i), _TOKEN_LEN] == n):
+            first = cache[_U(i), _TOKEN_START]
+            same = True
+            for k in range(_PACKED, n):
+                if cps[_U(first + k)] != cps[_U(start + k)]:
+                    same = False
+                    break
+            if same:
+                return i
+        i = (i + 1) & mask
+    return i
+
+
+@numba.njit(cache=True)
+def _grown_cache(cache):
+    """The same rows in a table twice as large."""
+    grown = _empty_table(2 * cache.shape[0], cache.shape[1])
+    mask = grown.shape[0] - 1
+    for r in range(cache.shape[0]):
+        if cache[r, _K0] != _EMPTY_KEY:
+            i = _home_row(cache[r, _K0], cache[r, _K1], cache[r, _K2], cache[r, _TOKEN_LEN],
+                          mask)
+            while grown[i, _K0] != _EMPTY_KEY:
+                i = (i + 1) & mask
+            grown[i, :] = cache[r, :]
+    return grown
+
+
+# -- a batch -------------------------------------------------------------------------------
+@numba.njit(cache=True)
+def _encode_texts(cps, text_starts, flags, edges, terminal, tokenize):
+    """Ids of every text ``cps[text_starts[i]:text_starts[i + 1]]``, flat, with the start of
+    each text's ids. With ``tokenize`` a text is split into T2T's tokens (runs of alphanumeric
+    / other characters; a one-space run is dropped unless it is the first or the last run),
+    else it is one token. Returns ``(ids, id_starts, failed)``: ``failed`` is the index of the
+    first text with an unencodable token (``id_starts`` is then valid up to it), or -1."""
+    n_texts = text_starts.shape[0] - 1
+    longest = 1
+    for i in range(n_texts):
+        longest = max(longest, text_starts[i + 1] - text_starts[i])
+    # An escaped character takes at most 10 code points ("\1114111;", twice for "\" and "_").
+    buf = np.empty(10 * longest + 1, np.int32)
+    out = np.empty(cps.shape[0] // 2 + 64, np.int32)
+    id_starts = np.empty(n_texts + 1, np.int64)
+    cache = _empty_table(4096, _ROW_WIDTH)
+    cached = 0
+    n_out = 0
+    for i in range(n_texts):
+        id_starts[i] = n_out
+        a = text_starts[i]
+        b = text_starts[i + 1]
+        # A text adds at most one id per escaped code point.
+        if n_out + 11 * (b - a) + 1 > out.shape[0]:
+            grown = np.empty(2 * out.shape[0] + 11 * (b - a) + 1, np.int32)
+            grown[:n_out] = out[:n_out]
+            out = grown
+        if a == b:
+            if not tokenize:  # one empty token, escaped to "_" (as in T2T)
+                n_out, ok = _segment_token(cps, a, b, flags, edges, terminal, buf, out, n_out)
+                if not ok:
+                    return out[:n_out], id_starts, i
+            continue
+        p = a
+        while p < b:
+            c = cps[_U(p)]
+            q = p + 1
+            if tokenize:
+                kind = flags[_U(c)] & ALNUM
+                while q < b and (flags[_U(cps[_U(q)])] & ALNUM) == kind:
+                    q += 1
+            else:
+                q = b
+            # The token is cps[p:q], unless it is a one-space run inside the text.
+            if not (q - p == 1 and c == _SPACE and p != a and q != b):
+                # The key words; most tokens are short, so stop at their length.
+                n_tok = q - p
+                k0 = np.int64(c)
+                k1 = np.int64(0)
+                k2 = np.int64(0)
+                if n_tok > 1:
+                    k0 |= np.int64(cps[_U(p + 1)]) << 21
+                    if n_tok > 2:
+                        k0 |= np.int64(cps[_U(p + 2)]) << 42
+                        if n_tok > 3:
+                            k1 = _packed(cps, p, q, 1)
+                            if n_tok > 6:
+                                k2 = _packed(cps, p, q, 2)
+                row = _U(_cache_row(cache, cps, p, q, k0, k1, k2))
+                if cache[row, _K0] != _EMPTY_KEY:
+                    n = cache[row, _NUM_IDS]
+                    if n == 1:
+                        out[_U(n_out)] = cache[row, _FIRST_ID]
+                    else:
+                        first = cache[row, _IDS_START]
+                        for t in range(n):
+                            out[_U(n_out + t)] = out[_U(first + t)]
+                    n_out += n
+                else:
+                    before = n_out
+                    n_out, ok = _segment_token(cps, p, q, flags, edges, terminal, buf, out,
+                                               n_out)
+                    if not ok:
+                        return out[:n_out], id_starts, i
+                    cache[row, _K0] = k0
+                    cache[row, _K1] = k1
+                    cache[row, _K2] = k2
+                    cache[row, _TOKEN_LEN] = q - p
+                    cache[row, _NUM_IDS] = n_out - before
+                    cache[row, _FIRST_ID] = out[before]
+                    cache[row, _IDS_START] = before
+                    cache[row, _TOKEN_START] = p
+                    cached += 1
+                    if 4 * cached > 3 * cache.shape[0]:  # at most 3/4 full
+                        cache = _grown_cache(cache)
+            p = q
+    id_starts[n_texts] = n_out
+    return out[:n_out], id_starts, -1
+
+
+class CompiledVocabulary:
+    """A vocabulary's trie and character flags, ready for :meth:`encode`."""
+
+    def __init__(self, subtoken_strings: Sequence[str], alphabet) -> None:
+        lengths = np.fromiter(map(len, subtoken_strings), np.int64, len(subtoken_strings))
+        starts = np.zeros(len(subtoken_strings) + 1, np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        chars = code_points("".join(subtoken_strings))
+        self.edges, self.terminal = _build_trie(chars, starts)
+        flags = alnum_flags().copy()
+        flags[code_points("".join(alphabet))] |= IN_ALPHABET
+        self.flags = flags
+        self.encode([""])  # compile (or load from numba's cache) now, not on the first batch
+
+    def encode(self, texts: Sequence[str], tokenize: bool = True
+               ) -> tuple[list[list[int]], int]:
+        """``(ids of each text, index of the first text that cannot be encoded or -1)``; on a
+        failure the lists stop before that text. ``texts`` must be ``str`` (else TypeError)."""
+        gc_was_enabled = gc.isenabled()
+        # Nothing cyclic is made here: keep the collector from running (over this call's
+        # 10^5 small lists, or over earlier garbage) until the call returns.
+        gc.disable()
+        try:
+            cps = code_points("".join(texts))
+            lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+            starts = np.zeros(len(texts) + 1, np.int64)
+            np.cumsum(lengths, out=starts[1:])
+            ids, id_starts, failed = _encode_texts(cps, starts, self.flags, self.edges,
+                                                   self.terminal, tokenize)
+            n = len(texts) if failed < 0 else failed
+            flat = ids.tolist()
+            bounds = id_starts[:n + 1].tolist()
+            return [flat[a:b] for a, b in zip(bounds, islice(bounds, 1, None))], failed
+        finally:
+            if gc_was_enabled:
+                gc.enable()
