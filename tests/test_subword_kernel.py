@@ -1,4 +1,4 @@
-"""The compiled batch encoder (t2t_repro/data/subword_kernel.py) against T2T's algorithm
+"""The compiled batch encoder and substring interning (t2t_repro/data/subword_kernel.py) against T2T's algorithm
 (bench/reference_subword.py) on inputs that exercise its internals: the token cache growing
 and keys that agree on the first 9 code points, escapes that lengthen the id output past its
 first allocation, duplicate and empty subtokens, an untokenized empty text and a character
@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from t2t_repro.data.subword_kernel import CompiledVocabulary
+import numpy as np
+
+from t2t_repro.data.subword_kernel import CompiledVocabulary, intern_substrings
 from t2t_repro.data.text_encoder import SubwordTextEncoder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -97,3 +99,15 @@ def test_non_text_input_is_an_error(tmp_path):
         ours.encode_batch(["the", 5])
     assert ours.encode_batch(iter(["the", "cat"])) == [ours.encode("the"), ours.encode("cat")]
     assert ours.encode_batch([]) == []
+
+
+def test_intern_substrings_equals_a_dict():
+    rng = random.Random(3)
+    text = "".join(rng.choice("abcab\\_😀\ud800é") for _ in range(3000)) + "abcdefghijkl" * 40
+    starts = [rng.randrange(len(text)) for _ in range(30000)]
+    lengths = [rng.randint(0, min(14, len(text) - s)) for s in starts]
+    ids, strings = intern_substrings(text, np.array(starts), np.array(lengths))
+    table: dict[str, int] = {}
+    expected = [table.setdefault(text[s:s + n], len(table)) for s, n in zip(starts, lengths)]
+    assert ids.tolist() == expected
+    assert strings == list(table)

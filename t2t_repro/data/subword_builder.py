@@ -12,7 +12,8 @@ T2T's ``SubwordTextEncoder.build_from_token_counts`` runs ``num_iterations`` rou
    descending and put the escaped reserved tokens in front.
 
 Here every distinct substring (up to the longest length any vocabulary entry can have) of
-every escaped token is interned once per token-count table; each ``(token, start)`` position
+every escaped token is interned once per token-count table (compiled,
+:func:`t2t_repro.data.subword_kernel.intern_substrings`); each ``(token, start)`` position
 owns a contiguous run of substring ids ordered by length. An iteration is then array work:
 the greedy segmentation of all tokens is a segmented max over "in vocabulary" flags plus a
 frontier walk, the counting is one ``bincount`` over the runs of the segment starts, and
@@ -34,12 +35,11 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from t2t_repro.data.subword_kernel import intern_substrings
 from t2t_repro.data.text_encoder import ESCAPE_CHARS, RESERVED_TOKENS, escape_token
 
 # float64 bincount is exact while every partial sum stays below 2**53.
 _EXACT_FLOAT_LIMIT = 2 ** 52
-# Substrings materialised at a time while interning.
-_INTERN_BLOCK = 1 << 21
 
 
 def check_reserved_tokens(reserved_tokens: Sequence[str] | None) -> list[str]:
@@ -105,22 +105,10 @@ class SubwordBuilder:
         # Length (1-based) of each triple, and its slice of the concatenation.
         trip_pos = np.repeat(np.arange(n_pos, dtype=np.int64), ntrip)
         klen = np.arange(n_trip, dtype=np.int64) - tstart[trip_pos] + 1
-        big = "".join(escaped)
-        # Intern in blocks (bounded memory): ids in order of first appearance.
-        table: dict[str, int] = {}
-        trip_a = np.empty(n_trip, dtype=np.int64)
-        for lo in range(0, n_trip, _INTERN_BLOCK):
-            hi = min(lo + _INTERN_BLOCK, n_trip)
-            starts = trip_pos[lo:hi]
-            subs = list(map(big.__getitem__,
-                            map(slice, starts.tolist(), (starts + klen[lo:hi]).tolist())))
-            new = [k for k in dict.fromkeys(subs) if k not in table]
-            table.update(zip(new, itertools.count(len(table))))
-            trip_a[lo:hi] = np.fromiter(map(table.__getitem__, subs), dtype=np.int64,
-                                        count=hi - lo)
-            del subs, new
-        del trip_pos, big
-        n_ids = len(table)
+        # Ids in order of first appearance, as a dict over the substrings would give.
+        trip_a, strings = intern_substrings("".join(escaped), trip_pos, klen)
+        del trip_pos
+        n_ids = len(strings)
 
         # Relabel substring ids in order of length so each length is one contiguous block
         # and a substring's prefix (one shorter) lives in the previous block.
@@ -134,10 +122,9 @@ class SubwordBuilder:
         has_parent = klen >= 2
         parent[trip_a[has_parent]] = trip_a[np.flatnonzero(has_parent) - 1]
         id_len = id_len[order]
-        strings = list(table)
         self._strings = list(map(strings.__getitem__, order.tolist()))
         self._table = dict(zip(self._strings, itertools.count()))
-        del table, strings
+        del strings
         max_len = int(id_len[-1]) if n_ids else 0
         self._level_off = np.searchsorted(id_len, np.arange(max_len + 2), side="left")
         self._parent = parent

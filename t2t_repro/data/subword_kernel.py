@@ -329,6 +329,53 @@ def _encode_texts(cps, text_starts, flags, edges, terminal, tokenize):
     return out[:n_out], id_starts, -1
 
 
+@numba.njit(cache=True)
+def _intern_slices(cps, starts, lengths):
+    """Ids of the slices ``cps[starts[i]:starts[i] + lengths[i]]``, equal slices equal ids,
+    numbered in order of first appearance; and each id's first slice (start, length)."""
+    ids = np.empty(starts.shape[0], np.int64)
+    first_start = np.empty(starts.shape[0], np.int64)
+    first_len = np.empty(starts.shape[0], np.int64)
+    table = _empty_table(4096, _ROW_WIDTH)
+    n_ids = 0
+    for i in range(starts.shape[0]):
+        p = starts[i]
+        q = p + lengths[i]
+        k0 = _packed(cps, p, q, 0)
+        k1 = _packed(cps, p, q, 1)
+        k2 = _packed(cps, p, q, 2)
+        row = _cache_row(table, cps, p, q, k0, k1, k2)
+        if table[row, _K0] == _EMPTY_KEY:
+            table[row, _K0] = k0
+            table[row, _K1] = k1
+            table[row, _K2] = k2
+            table[row, _TOKEN_LEN] = q - p
+            table[row, _TOKEN_START] = p
+            table[row, _FIRST_ID] = n_ids
+            first_start[n_ids] = p
+            first_len[n_ids] = q - p
+            n_ids += 1
+            ids[i] = n_ids - 1
+            if 4 * n_ids > 3 * table.shape[0]:
+                table = _grown_cache(table)
+        else:
+            ids[i] = table[row, _FIRST_ID]
+    return ids, first_start[:n_ids].copy(), first_len[:n_ids].copy()
+
+
+def intern_substrings(text: str, starts: np.ndarray, lengths: np.ndarray
+                      ) -> tuple[np.ndarray, list[str]]:
+    """Ids of the substrings ``text[s:s + n]`` for ``s, n`` in ``zip(starts, lengths)``
+    (equal substrings, equal ids; numbered in order of first appearance) and the distinct
+    substrings in id order: a dict over all substrings without making each one a ``str``."""
+    starts = np.ascontiguousarray(starts, np.int64)
+    lengths = np.ascontiguousarray(lengths, np.int64)
+    ids, first_start, first_len = _intern_slices(code_points(text), starts, lengths)
+    strings = list(map(text.__getitem__, map(slice, first_start.tolist(),
+                                             (first_start + first_len).tolist())))
+    return ids, strings
+
+
 class CompiledVocabulary:
     """A vocabulary's trie and character flags, ready for :meth:`encode`."""
 
