@@ -13,13 +13,16 @@ Python lists of ids.
   ``end`` from ``start + max_subtoken_len`` down finds.
 * Each call keeps a token cache (one 64-byte row per distinct token, keyed exactly by its
   length and first 9 code points, the rest compared with its first occurrence), so a
-  repeated token costs one probe.
+  repeated token costs one probe. The same table interns substrings for the vocabulary
+  builder (:func:`intern_substrings`).
 * Character classes are one ``uint8`` per code point: ``ALNUM`` (Unicode category L* or N*,
   the tokenizer's set, as in :mod:`t2t_repro.data.tokenizer`) and ``IN_ALPHABET`` (the
   vocabulary's alphabet, for escaping).
 
 Hot loops index arrays with ``_U(i)`` (uint64): numba then skips its negative-index
-wrap-around test, which costs about 40% of the scan.
+wrap-around test, which costs about 40% of the scan. All compiled code is in this one module
+on purpose: numba's on-disk cache of a function is invalidated by changes to its own file
+only, not to functions it calls from other files.
 """
 
 from __future__ import annotations
@@ -177,8 +180,12 @@ def _segment_token(cps, start, end, flags, edges, terminal, buf, out, n_out):
     return n_out, True
 
 
-# -- the per-call token cache --------------------------------------------------------------
-_K0, _K1, _K2, _TOKEN_LEN, _NUM_IDS, _FIRST_ID, _IDS_START, _TOKEN_START = range(8)
+# -- exact tables of code-point slices (the token cache, substring interning) ---------------
+# A row (64 bytes) per distinct slice: its first 9 code points packed 3 to a word, its length,
+# where its first occurrence starts (to compare the code points after the 9th), and three
+# value columns: the token cache keeps the number of ids, the first id and where the ids start
+# in ``out``; interning keeps the slice's id in _FIRST_ID.
+_K0, _K1, _K2, _SLICE_LEN, _NUM_IDS, _FIRST_ID, _IDS_START, _SLICE_START = range(8)
 _ROW_WIDTH = 8
 _PACKED = 9  # code points in the key words _K0.._K2, 21 bits each
 
@@ -203,15 +210,15 @@ def _home_row(k0, k1, k2, length, mask):
 
 @numba.njit(cache=True, inline="always")
 def _cache_row(cache, cps, start, end, k0, k1, k2):
-    """The row of ``cache`` holding token ``cps[start:end]`` (key words ``k0, k1, k2``), or
+    """The row of ``cache`` holding slice ``cps[start:end]`` (key words ``k0, k1, k2``), or
     the empty row where it would go."""
     mask = cache.shape[0] - 1
     n = end - start
     i = _home_row(k0, k1, k2, n, mask)
     while cache[_U(i), _K0] != _EMPTY_KEY:
         if (cache[_U(i), _K0] == k0 and cache[_U(i), _K1] == k1 and cache[_U(i), _K2] == k2
-                and cache[_U(i), _TOKEN_LEN] == n):
-            first = cache[_U(i), _TOKEN_START]
+                and cache[_U(i), _SLICE_LEN] == n):
+            first = cache[_U(i), _SLICE_START]
             same = True
             for k in range(_PACKED, n):
                 if cps[_U(first + k)] != cps[_U(start + k)]:
@@ -230,7 +237,7 @@ def _grown_cache(cache):
     mask = grown.shape[0] - 1
     for r in range(cache.shape[0]):
         if cache[r, _K0] != _EMPTY_KEY:
-            i = _home_row(cache[r, _K0], cache[r, _K1], cache[r, _K2], cache[r, _TOKEN_LEN],
+            i = _home_row(cache[r, _K0], cache[r, _K1], cache[r, _K2], cache[r, _SLICE_LEN],
                           mask)
             while grown[i, _K0] != _EMPTY_KEY:
                 i = (i + 1) & mask
@@ -316,11 +323,11 @@ def _encode_texts(cps, text_starts, flags, edges, terminal, tokenize):
                     cache[row, _K0] = k0
                     cache[row, _K1] = k1
                     cache[row, _K2] = k2
-                    cache[row, _TOKEN_LEN] = q - p
+                    cache[row, _SLICE_LEN] = q - p
                     cache[row, _NUM_IDS] = n_out - before
                     cache[row, _FIRST_ID] = out[before]
                     cache[row, _IDS_START] = before
-                    cache[row, _TOKEN_START] = p
+                    cache[row, _SLICE_START] = p
                     cached += 1
                     if 4 * cached > 3 * cache.shape[0]:  # at most 3/4 full
                         cache = _grown_cache(cache)
@@ -349,8 +356,8 @@ def _intern_slices(cps, starts, lengths):
             table[row, _K0] = k0
             table[row, _K1] = k1
             table[row, _K2] = k2
-            table[row, _TOKEN_LEN] = q - p
-            table[row, _TOKEN_START] = p
+            table[row, _SLICE_LEN] = q - p
+            table[row, _SLICE_START] = p
             table[row, _FIRST_ID] = n_ids
             first_start[n_ids] = p
             first_len[n_ids] = q - p
