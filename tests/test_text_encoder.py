@@ -147,7 +147,7 @@ def test_fast_encoder_equals_reference_on_multi30k(enc32k, ref32k):
         fresh = SubwordTextEncoder(str(VOCAB_32K))
         got = fresh.encode_batch(texts)
         assert got == [ref32k.encode(t) for t in texts], lang
-        assert fresh.encode_batch(texts) == got          # warm caches: same ids
+        assert fresh.encode_batch(texts) == got          # a second call: same ids
         assert [enc32k.encode(t) for t in texts[:500]] == got[:500]
 
 
