@@ -1,5 +1,5 @@
-"""Compiled encoding of whole batches of texts (numba): T2T's tokenizer, token escaping and
-greedy longest-prefix segmentation in one pass over the batch's code points.
+"""Compiled T2T subword encoding (numba): tokenizer, escaping and greedy segmentation of a
+whole batch of texts in one pass over its code points.
 
 Why: T2T's encoder is pure Python (about 16 us per Multi30k sentence here), and even a
 cached Python path spends about 3 us per sentence in the interpreter. Here a batch is one
@@ -202,9 +202,14 @@ def _packed(cps, start, end, word):
 
 
 @numba.njit(cache=True, inline="always")
-def _home_row(k0, k1, k2, length, mask):
+def _home_row(cps, start, k0, k1, k2, length, mask):
+    """Where slice ``cps[start:start + length]`` (key words ``k0, k1, k2``) is looked for.
+    Code points after the 9th are hashed too (only long slices pay for it), so slices that
+    share their first 9 do not all start at one row."""
     h = (_U(k0) * _U(0x9E3779B97F4A7C15) ^ _U(k1) * _U(0xC2B2AE3D27D4EB4F)
          ^ _U(k2) * _U(0x165667B19E3779F9) ^ _U(length))
+    for k in range(start + _PACKED, start + length):
+        h = (h ^ _U(cps[_U(k)])) * _U(0x100000001B3)
     return np.int64((h * _U(0xFF51AFD7ED558CCD)) >> _U(24)) & mask
 
 
@@ -214,7 +219,7 @@ def _cache_row(cache, cps, start, end, k0, k1, k2):
     the empty row where it would go."""
     mask = cache.shape[0] - 1
     n = end - start
-    i = _home_row(k0, k1, k2, n, mask)
+    i = _home_row(cps, start, k0, k1, k2, n, mask)
     while cache[_U(i), _K0] != _EMPTY_KEY:
         if (cache[_U(i), _K0] == k0 and cache[_U(i), _K1] == k1 and cache[_U(i), _K2] == k2
                 and cache[_U(i), _SLICE_LEN] == n):
@@ -231,14 +236,14 @@ def _cache_row(cache, cps, start, end, k0, k1, k2):
 
 
 @numba.njit(cache=True)
-def _grown_cache(cache):
-    """The same rows in a table twice as large."""
+def _grown_cache(cache, cps):
+    """The same rows in a table twice as large (``cps``: the array the slices are in)."""
     grown = _empty_table(2 * cache.shape[0], cache.shape[1])
     mask = grown.shape[0] - 1
     for r in range(cache.shape[0]):
         if cache[r, _K0] != _EMPTY_KEY:
-            i = _home_row(cache[r, _K0], cache[r, _K1], cache[r, _K2], cache[r, _SLICE_LEN],
-                          mask)
+            i = _home_row(cps, cache[r, _SLICE_START], cache[r, _K0], cache[r, _K1],
+                          cache[r, _K2], cache[r, _SLICE_LEN], mask)
             while grown[i, _K0] != _EMPTY_KEY:
                 i = (i + 1) & mask
             grown[i, :] = cache[r, :]
@@ -257,18 +262,19 @@ def _encode_texts(cps, text_starts, flags, edges, terminal, tokenize):
     longest = 1
     for i in range(n_texts):
         longest = max(longest, text_starts[i + 1] - text_starts[i])
-    # An escaped character takes at most 10 code points ("\1114111;", twice for "\" and "_").
+    # An escaped character takes at most 9 code points ("\1114111;"; "\" and "_" become two
+    # characters, each at most "\117;"), plus the final "_".
     buf = np.empty(10 * longest + 1, np.int32)
     out = np.empty(cps.shape[0] // 2 + 64, np.int32)
     id_starts = np.empty(n_texts + 1, np.int64)
-    cache = _empty_table(4096, _ROW_WIDTH)
+    cache = _empty_table(min(4096, cps.shape[0] + 1), _ROW_WIDTH)  # a short call stays cheap
     cached = 0
     n_out = 0
     for i in range(n_texts):
         id_starts[i] = n_out
         a = text_starts[i]
         b = text_starts[i + 1]
-        # A text adds at most one id per escaped code point.
+        # A text adds at most one id per escaped code point: 9 per character, 1 per token.
         if n_out + 11 * (b - a) + 1 > out.shape[0]:
             grown = np.empty(2 * out.shape[0] + 11 * (b - a) + 1, np.int32)
             grown[:n_out] = out[:n_out]
@@ -330,7 +336,7 @@ def _encode_texts(cps, text_starts, flags, edges, terminal, tokenize):
                     cache[row, _SLICE_START] = p
                     cached += 1
                     if 4 * cached > 3 * cache.shape[0]:  # at most 3/4 full
-                        cache = _grown_cache(cache)
+                        cache = _grown_cache(cache, cps)
             p = q
     id_starts[n_texts] = n_out
     return out[:n_out], id_starts, -1
@@ -341,8 +347,6 @@ def _intern_slices(cps, starts, lengths):
     """Ids of the slices ``cps[starts[i]:starts[i] + lengths[i]]``, equal slices equal ids,
     numbered in order of first appearance; and each id's first slice (start, length)."""
     ids = np.empty(starts.shape[0], np.int64)
-    first_start = np.empty(starts.shape[0], np.int64)
-    first_len = np.empty(starts.shape[0], np.int64)
     table = _empty_table(4096, _ROW_WIDTH)
     n_ids = 0
     for i in range(starts.shape[0]):
@@ -359,15 +363,19 @@ def _intern_slices(cps, starts, lengths):
             table[row, _SLICE_LEN] = q - p
             table[row, _SLICE_START] = p
             table[row, _FIRST_ID] = n_ids
-            first_start[n_ids] = p
-            first_len[n_ids] = q - p
+            ids[i] = n_ids
             n_ids += 1
-            ids[i] = n_ids - 1
             if 4 * n_ids > 3 * table.shape[0]:
-                table = _grown_cache(table)
+                table = _grown_cache(table, cps)
         else:
             ids[i] = table[row, _FIRST_ID]
-    return ids, first_start[:n_ids].copy(), first_len[:n_ids].copy()
+    first_start = np.empty(n_ids, np.int64)
+    first_len = np.empty(n_ids, np.int64)
+    for r in range(table.shape[0]):
+        if table[r, _K0] != _EMPTY_KEY:
+            first_start[table[r, _FIRST_ID]] = table[r, _SLICE_START]
+            first_len[table[r, _FIRST_ID]] = table[r, _SLICE_LEN]
+    return ids, first_start, first_len
 
 
 def intern_substrings(text: str, starts: np.ndarray, lengths: np.ndarray

@@ -103,17 +103,20 @@ class SubwordTextEncoder:
     def _init_subtokens(self, subtoken_strings: list[str], alphabet=None) -> None:
         if not subtoken_strings:
             raise ValueError("a subword vocabulary needs at least one subtoken")
-        self._all_subtoken_strings = list(subtoken_strings)
-        self._max_subtoken_len = max(len(s) for s in subtoken_strings)
-        # As in T2T: every non-empty string is matchable; a duplicate keeps the last id.
-        self._subtoken_string_to_id = {s: i for i, s in enumerate(subtoken_strings) if s}
+        strings = list(subtoken_strings)
         if alphabet is None:
             chars = set()
-            for s in subtoken_strings:
+            for s in strings:
                 chars.update(s)
             alphabet = chars | ESCAPE_CHARS
-        self._alphabet = frozenset(alphabet)
-        self._compiled = CompiledVocabulary(self._all_subtoken_strings, self._alphabet)
+        alphabet = frozenset(alphabet)
+        compiled = CompiledVocabulary(strings, alphabet)  # first: if it fails, nothing changed
+        self._all_subtoken_strings = strings
+        self._max_subtoken_len = max(len(s) for s in strings)
+        # As in T2T: every non-empty string is matchable; a duplicate keeps the last id.
+        self._subtoken_string_to_id = {s: i for i, s in enumerate(strings) if s}
+        self._alphabet = alphabet
+        self._compiled = compiled
 
     @property
     def vocab_size(self) -> int:
@@ -226,16 +229,17 @@ class SubwordTextEncoder:
         return ids
 
     def _unencodable(self, text: str, tokenize: bool) -> ValueError:
-        """The error for a text whose escaped form has a character no subtoken starts with
-        at that position (only possible with a vocabulary lacking a single-character subtoken
-        for a character of its alphabet, which T2T's vocabularies never do)."""
+        """The error for a text whose escaped form reaches a position where no subtoken
+        starts (only possible with a vocabulary lacking a single-character subtoken for a
+        character of its alphabet, which T2T's vocabularies never do)."""
         tokens = tokenizer.encode(text) if tokenize else [text]
         missing = sorted({c for tok in tokens for c in escape_token(tok, self._alphabet)
                           if c not in self._subtoken_string_to_id})
         return ValueError(
-            f"cannot encode {text[:80]!r}: no subtoken starts with {missing[:10]!r} where they "
-            "occur in its escaped tokens (the vocabulary lacks single-character subtokens for "
-            "characters of its own alphabet; rebuild it or add them)")
+            f"cannot encode {text[:80]!r}: its greedy segmentation reaches a position where no "
+            "subtoken of this vocabulary starts; characters of its escaped tokens without a "
+            f"single-character subtoken: {missing[:10]!r} (a T2T vocabulary has one for every "
+            "character of its alphabet; rebuild the vocabulary or add them)")
 
     def encode(self, text: str) -> list[int]:
         """Subtoken ids of ``text`` (no EOS appended)."""
