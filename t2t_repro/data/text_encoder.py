@@ -92,8 +92,6 @@ class SubwordTextEncoder:
         self.filename = filename
         self._alphabet: frozenset = frozenset()
         self._all_subtoken_strings: list[str] = []
-        self._subtoken_string_to_id: dict[str, int] = {}
-        self._max_subtoken_len = 0
         self._num_reserved_ids = NUM_RESERVED_TOKENS
         self._compiled: CompiledVocabulary | None = None
         if filename is not None:
@@ -112,9 +110,6 @@ class SubwordTextEncoder:
         alphabet = frozenset(alphabet)
         compiled = CompiledVocabulary(strings, alphabet)  # first: if it fails, nothing changed
         self._all_subtoken_strings = strings
-        self._max_subtoken_len = max(len(s) for s in strings)
-        # As in T2T: every non-empty string is matchable; a duplicate keeps the last id.
-        self._subtoken_string_to_id = {s: i for i, s in enumerate(strings) if s}
         self._alphabet = alphabet
         self._compiled = compiled
 
@@ -233,8 +228,9 @@ class SubwordTextEncoder:
         starts (only possible with a vocabulary lacking a single-character subtoken for a
         character of its alphabet, which T2T's vocabularies never do)."""
         tokens = tokenizer.encode(text) if tokenize else [text]
+        subtokens = set(self._all_subtoken_strings)
         missing = sorted({c for tok in tokens for c in escape_token(tok, self._alphabet)
-                          if c not in self._subtoken_string_to_id})
+                          if c not in subtokens})
         return ValueError(
             f"cannot encode {text[:80]!r}: its greedy segmentation reaches a position where no "
             "subtoken of this vocabulary starts; characters of its escaped tokens without a "

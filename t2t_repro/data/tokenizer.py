@@ -24,11 +24,11 @@ from typing import Iterable
 # ``[^\W_]`` is T2T's alphanumeric set (tests/test_tokenizer.py checks every code point
 # against ``unicodedata.category``). It is also several times faster in ``re`` than an
 # explicit class of the 700+ ranges.
-_ALNUM = r"[^\W_]"
+ALNUM_CLASS = r"[^\W_]"
 _NON_ALNUM = r"[\W_]"
 # Alternating maximal runs of alphanumeric / non-alphanumeric characters.
-_RUN_RE = re.compile(f"{_ALNUM}+|{_NON_ALNUM}+")
-_IS_ALNUM_RE = re.compile(_ALNUM)
+_RUN_RE = re.compile(f"{ALNUM_CLASS}+|{_NON_ALNUM}+")
+_IS_ALNUM_RE = re.compile(ALNUM_CLASS)
 _runs = _RUN_RE.findall
 _alnum_start = _IS_ALNUM_RE.match
 
