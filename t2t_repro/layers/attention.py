@@ -2,8 +2,10 @@
 
 Separate bias-free ``q``, ``k``, ``v`` and ``output_transform`` projections, Q scaled by
 (d_k/h)^-0.5 before the matmul, additive -1e9 biases for padding and the future, softmax in
-float32, then dropout on the weights. Keys/values can be passed in precomputed (``kv``), which
-is how incremental decoding reuses encoder keys and a fixed-size self-attention cache.
+float32, then dropout on the weights. Incremental decoding passes a ``cache`` of keys/values,
+as keras-hub's ``CachedMultiHeadAttention`` does: a fixed-size self-attention buffer written
+one position per step (static shapes, XLA-compilable), or the encoder's keys/values,
+computed once per sentence (T2T's ``transformer.fast_decode``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,28 @@ def attention_bias_lower_triangle(length) -> tf.Tensor:
     return (NEG_INF * (1.0 - band))[None, None]
 
 
+def attention_bias_after(index, length) -> tf.Tensor:
+    """[1, 1, 1, L] bias, -1e9 at positions after ``index`` (cache slots not written yet)."""
+    return (tf.cast(tf.range(length) > index, tf.float32) * NEG_INF)[None, None, None, :]
+
+
+def buffer_length(buffer: tf.Tensor):
+    """Positions in a [B, h, L, d] cache buffer: static where known (XLA), else at run time
+    (an exported model's decode length is an input)."""
+    return buffer.shape[2] if buffer.shape[2] is not None else tf.shape(buffer)[2]
+
+
+def write_position(buffer: tf.Tensor, values: tf.Tensor, index) -> tf.Tensor:
+    """``buffer`` [B, h, L, d] with position ``index`` replaced by ``values`` [B, h, 1, d].
+
+    A one-hot blend, which keeps the buffer's shape static for XLA and works when L is
+    known only at run time.
+    """
+    length = buffer_length(buffer)
+    write = tf.cast(tf.one_hot(index, length), values.dtype)[None, None, :, None]
+    return buffer * (1 - write) + values * write
+
+
 def split_heads(x: tf.Tensor, num_heads: int) -> tf.Tensor:
     """[B, L, D] -> [B, h, L, D/h]."""
     shape = tf.shape(x)
@@ -43,8 +67,16 @@ def combine_heads(x: tf.Tensor) -> tf.Tensor:
     return tf.reshape(x, [shape[0], shape[2], x.shape[2] * x.shape[3]])
 
 
+@keras.saving.register_keras_serializable(package="t2t_repro")
 class MultiHeadAttention(keras.layers.Layer):
-    """Attention from ``query`` [B, Lq, d] over ``memory`` [B, Lk, d] (self-attention if None)."""
+    """Attention from ``query`` [B, Lq, d] over ``memory`` [B, Lk, d] (self-attention if None).
+
+    ``cache`` is a (keys, values) pair of [B, h, L, d/h] tensors. With ``cache_update_index``
+    the query's own keys/values (one position) are written at that index and the query
+    attends to the whole buffer, slots after the index masked: the decoder's self-attention
+    step. Without it the cache is used as it is: the encoder's keys/values from
+    ``compute_key_value``. With a cache, ``call`` returns ``(output, cache)``.
+    """
 
     def __init__(self, num_heads: int, key_channels: int, value_channels: int,
                  output_channels: int, dropout: float = 0.0, **kwargs) -> None:
@@ -74,19 +106,36 @@ class MultiHeadAttention(keras.layers.Layer):
         self.output_transform.build(tuple(query_shape[:-1]) + (self.value_channels,))
         self.built = True
 
-    def compute_kv(self, memory: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    def compute_key_value(self, memory: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Projected keys and values split into heads: 2 x [B, h, Lk, d/h]."""
         return (split_heads(self.k(memory), self.num_heads),
                 split_heads(self.v(memory), self.num_heads))
 
+    def empty_cache(self, batch_size, length: int, dtype) -> tuple[tf.Tensor, tf.Tensor]:
+        """Zero self-attention buffers for ``length`` positions: 2 x [B, h, length, d/h]."""
+        zeros = lambda channels: tf.zeros(  # noqa: E731
+            [batch_size, self.num_heads, length, channels // self.num_heads], dtype)
+        return zeros(self.key_channels), zeros(self.value_channels)
+
     def call(self, query: tf.Tensor, memory: tf.Tensor | None = None,
-             bias: tf.Tensor | None = None, kv: tuple[tf.Tensor, tf.Tensor] | None = None,
-             training: bool = False, return_weights: bool = False):
+             bias: tf.Tensor | None = None, cache: tuple[tf.Tensor, tf.Tensor] | None = None,
+             cache_update_index=None, training: bool = False, return_weights: bool = False):
         if not self.built:
             self.build(query.shape, None if memory is None else memory.shape)
+        if return_weights and cache is not None:
+            raise ValueError("return_weights is for the full pass; it cannot be used with a cache.")
         q = split_heads(self.q(query), self.num_heads)
         q = q * tf.cast((self.key_channels // self.num_heads) ** -0.5, q.dtype)
-        k, v = kv if kv is not None else self.compute_kv(query if memory is None else memory)
+        if cache is None:
+            k, v = self.compute_key_value(query if memory is None else memory)
+        elif cache_update_index is None:
+            k, v = cache
+        else:
+            k_new, v_new = self.compute_key_value(query if memory is None else memory)
+            k = write_position(cache[0], k_new, cache_update_index)
+            v = write_position(cache[1], v_new, cache_update_index)
+            unwritten = attention_bias_after(cache_update_index, buffer_length(k))
+            bias = unwritten if bias is None else bias + unwritten
         logits = tf.matmul(q, k, transpose_b=True)
         logits = tf.cast(logits, tf.float32)
         if bias is not None:  # Keras casts float inputs to the compute dtype (mixed precision).
@@ -94,6 +143,8 @@ class MultiHeadAttention(keras.layers.Layer):
         weights = tf.nn.softmax(logits)
         dropped = self.weights_dropout(tf.cast(weights, v.dtype), training=training)
         output = self.output_transform(combine_heads(tf.matmul(dropped, v)))
+        if cache is not None:
+            return output, (k, v)
         return (output, weights) if return_weights else output
 
     def get_config(self) -> dict:

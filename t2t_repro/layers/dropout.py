@@ -17,6 +17,7 @@ import tensorflow as tf
 _LEVELS = 1 << 16
 
 
+@keras.saving.register_keras_serializable(package="t2t_repro")
 class Dropout(keras.layers.Dropout):
     """``keras.layers.Dropout`` (same arguments, no ``noise_shape``) with 16-bit masks."""
 

@@ -12,6 +12,7 @@ import keras
 import tensorflow as tf
 
 
+@keras.saving.register_keras_serializable(package="t2t_repro")
 class SymbolEmbedding(keras.layers.Layer):
     """Embeds ids (scaled by sqrt(d), PAD -> 0) and projects hidden states to logits."""
 

@@ -12,6 +12,7 @@ import tensorflow as tf
 from t2t_repro.layers.dropout import Dropout
 
 
+@keras.saving.register_keras_serializable(package="t2t_repro")
 class DenseReluDense(keras.layers.Layer):
     def __init__(self, filter_size: int, output_size: int, relu_dropout: float = 0.0,
                  **kwargs) -> None:

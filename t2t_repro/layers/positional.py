@@ -37,6 +37,7 @@ def paper_signal(positions: tf.Tensor, channels: int) -> tf.Tensor:
     return tf.where(is_even[None, :], tf.sin(angles), tf.cos(angles))
 
 
+@keras.saving.register_keras_serializable(package="t2t_repro")
 class PositionalSignal(keras.layers.Layer):
     """Adds a positional signal to ``x`` [B, L, d] for positions start, start+1, ..."""
 

@@ -29,8 +29,12 @@ def layer_norm(name: str, epsilon: float) -> keras.layers.LayerNormalization:
     return keras.layers.LayerNormalization(epsilon=epsilon, name=name)
 
 
-class Sequence(keras.layers.Layer):
-    """Applies one pre/post-processing sequence; ``residual`` is used by an ``a`` step."""
+@keras.saving.register_keras_serializable(package="t2t_repro")
+class LayerPrePostProcess(keras.layers.Layer):
+    """Applies one pre/post-processing sequence; ``residual`` is used by an ``a`` step.
+
+    T2T's ``common_layers.layer_prepostprocess``.
+    """
 
     def __init__(self, sequence: str, dropout: float, epsilon: float = 1e-6,
                  allow_add: bool = True, **kwargs) -> None:
@@ -78,37 +82,67 @@ class Sequence(keras.layers.Layer):
         return config
 
 
+@keras.saving.register_keras_serializable(package="t2t_repro")
 class Residual(keras.layers.Layer):
-    """Wraps a sublayer: ``post(x, sublayer(pre(x), ...))`` (T2T's prepost wrapper)."""
+    """Wraps a sublayer ``f`` of ``x`` alone (the FFN): ``post(f(pre(x)), residual=x)``.
+
+    T2T's ``layer_preprocess`` / ``layer_postprocess`` around each sublayer
+    (``tensor2tensor/models/transformer.py, transformer_encoder``).
+    """
 
     def __init__(self, sublayer: keras.layers.Layer, preprocess: str = "none",
                  postprocess: str = "dan", dropout: float = 0.1, epsilon: float = 1e-6,
                  **kwargs) -> None:
         super().__init__(**kwargs)
+        self.preprocess = preprocess
+        self.postprocess = postprocess
+        self.dropout_rate = dropout
+        self.epsilon = epsilon
         self.sublayer = sublayer
-        self.pre = Sequence(preprocess, dropout, epsilon, allow_add=False, name="pre")
-        self.post = Sequence(postprocess, dropout, epsilon, allow_add=True, name="post")
+        self.pre = LayerPrePostProcess(preprocess, dropout, epsilon, allow_add=False, name="pre")
+        self.post = LayerPrePostProcess(postprocess, dropout, epsilon, allow_add=True,
+                                        name="post")
 
-    def build(self, x_shape, memory_shape=None) -> None:
+    def build(self, x_shape, *sublayer_shapes) -> None:
+        """``sublayer_shapes``: the sublayer's other input shapes (an attention's memory)."""
         self.pre.build(x_shape)
         self.post.build(x_shape)
-        if hasattr(self.sublayer, "compute_kv"):
-            self.sublayer.build(x_shape, memory_shape or x_shape)
-        else:
-            self.sublayer.build(x_shape)
+        self.sublayer.build(x_shape, *sublayer_shapes)
         self.built = True
 
+    def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
+        y = self.sublayer(self.pre(x, training=training), training=training)
+        return self.post(y, residual=x, training=training)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        sublayer = keras.saving.serialize_keras_object(self.sublayer)
+        sublayer.pop("build_config", None)  # ``build`` builds it, with the memory's shape too.
+        config.update(sublayer=sublayer, preprocess=self.preprocess, postprocess=self.postprocess,
+                      dropout=self.dropout_rate, epsilon=self.epsilon)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Residual":
+        config = dict(config, sublayer=keras.saving.deserialize_keras_object(config["sublayer"]))
+        return cls(**config)
+
+
+@keras.saving.register_keras_serializable(package="t2t_repro")
+class AttentionResidual(Residual):
+    """``Residual`` around ``MultiHeadAttention``, with the attention's call signature.
+
+    Returns what the attention returns, its output post-processed: the output alone, or
+    ``(output, weights)`` with ``return_weights``, or ``(output, cache)`` with a cache.
+    """
+
     def call(self, x: tf.Tensor, memory: tf.Tensor | None = None, bias: tf.Tensor | None = None,
+             cache: tuple[tf.Tensor, tf.Tensor] | None = None, cache_update_index=None,
              training: bool = False, return_weights: bool = False):
-        """Attention sublayers take ``memory``/``bias``; the FFN takes only ``x``."""
-        y = self.pre(x, training=training)
-        if hasattr(self.sublayer, "compute_kv"):
-            y = self.sublayer(y, memory, bias=bias, training=training,
-                              return_weights=return_weights)
-        else:
-            y = self.sublayer(y, training=training)
-        weights = None
-        if return_weights and isinstance(y, tuple):
-            y, weights = y
-        out = self.post(y, residual=x, training=training)
-        return (out, weights) if return_weights else out
+        y = self.sublayer(self.pre(x, training=training), memory, bias=bias, cache=cache,
+                          cache_update_index=cache_update_index, training=training,
+                          return_weights=return_weights)
+        if cache is None and not return_weights:
+            return self.post(y, residual=x, training=training)
+        y, extra = y
+        return self.post(y, residual=x, training=training), extra

@@ -1,9 +1,10 @@
 """Encoder and decoder stacks of the Transformer (digest §2.8-2.9).
 
-Each sublayer is wrapped by ``prepost.Residual``; a stack ends with its preprocess sequence
-applied once more, which with T2T's pre-norm ``n`` is the final LayerNorm and with the
-paper's ``none`` is nothing. The decoder also runs one position at a time against a
-fixed-size key/value cache so incremental decoding has static shapes (XLA-compilable).
+Each sublayer is wrapped by ``prepost.Residual`` (``AttentionResidual`` for attention); a
+stack ends with its preprocess sequence applied once more, which with T2T's pre-norm ``n``
+is the final LayerNorm and with the paper's ``none`` is nothing. The decoder also runs one
+position at a time (``step``) against a fixed-size key/value cache so incremental decoding
+has static shapes (XLA-compilable).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from dataclasses import asdict, dataclass
 import keras
 import tensorflow as tf
 
-from t2t_repro.layers.attention import NEG_INF, MultiHeadAttention
+from t2t_repro.layers.attention import MultiHeadAttention
 from t2t_repro.layers.feed_forward import DenseReluDense
-from t2t_repro.layers.prepost import Residual, Sequence
+from t2t_repro.layers.prepost import AttentionResidual, LayerPrePostProcess, Residual
 
 
 @dataclass(frozen=True)
@@ -35,13 +36,18 @@ class StackConfig:
     postprocess: str
     epsilon: float = 1e-6
 
+    @classmethod
+    def of(cls, config: "StackConfig | dict") -> "StackConfig":
+        """``config`` itself, or the StackConfig its ``asdict`` came from (``from_config``)."""
+        return config if isinstance(config, cls) else cls(**config)
 
-def _attention(cfg: StackConfig, name: str) -> Residual:
+
+def _attention(cfg: StackConfig, name: str) -> AttentionResidual:
     attention = MultiHeadAttention(cfg.num_heads, cfg.key_channels, cfg.value_channels,
                                    cfg.hidden_size, cfg.attention_dropout,
                                    name="multihead_attention")
-    return Residual(attention, cfg.preprocess, cfg.postprocess, cfg.prepost_dropout,
-                    cfg.epsilon, name=name)
+    return AttentionResidual(attention, cfg.preprocess, cfg.postprocess, cfg.prepost_dropout,
+                             cfg.epsilon, name=name)
 
 
 def _ffn(cfg: StackConfig) -> Residual:
@@ -54,9 +60,10 @@ def _ffn(cfg: StackConfig) -> Residual:
 class _Stack(keras.layers.Layer):
     def __init__(self, config: StackConfig | dict, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.config = config if isinstance(config, StackConfig) else StackConfig(**config)
-        self.final = Sequence(self.config.preprocess, self.config.prepost_dropout,
-                              self.config.epsilon, allow_add=False, name="layer_prepostprocess")
+        self.config = StackConfig.of(config)
+        self.final = LayerPrePostProcess(self.config.preprocess, self.config.prepost_dropout,
+                                         self.config.epsilon, allow_add=False,
+                                         name="layer_prepostprocess")
 
     @property
     def layers_(self) -> list:
@@ -75,9 +82,11 @@ class _Stack(keras.layers.Layer):
         return config
 
 
+@keras.saving.register_keras_serializable(package="t2t_repro")
 class EncoderLayer(keras.layers.Layer):
-    def __init__(self, cfg: StackConfig, **kwargs) -> None:
+    def __init__(self, cfg: StackConfig | dict, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.cfg = cfg = StackConfig.of(cfg)
         self.self_attention = _attention(cfg, "self_attention")
         self.ffn = _ffn(cfg)
 
@@ -94,7 +103,11 @@ class EncoderLayer(keras.layers.Layer):
         x = self.ffn(x, training=training)
         return (x, weights) if return_weights else x
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), "cfg": asdict(self.cfg)}
 
+
+@keras.saving.register_keras_serializable(package="t2t_repro")
 class Encoder(_Stack):
     """``num_layers`` x [self-attention, FFN], then the final preprocess (pre-norm LN)."""
 
@@ -114,9 +127,13 @@ class Encoder(_Stack):
         return (x, all_weights) if return_weights else x
 
 
+@keras.saving.register_keras_serializable(package="t2t_repro")
 class DecoderLayer(keras.layers.Layer):
-    def __init__(self, cfg: StackConfig, **kwargs) -> None:
+    """Causal self-attention, encoder-decoder attention, FFN; ``step`` decodes one position."""
+
+    def __init__(self, cfg: StackConfig | dict, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.cfg = cfg = StackConfig.of(cfg)
         self.self_attention = _attention(cfg, "self_attention")
         self.encdec_attention = _attention(cfg, "encdec_attention")
         self.ffn = _ffn(cfg)
@@ -129,38 +146,41 @@ class DecoderLayer(keras.layers.Layer):
         self.built = True
 
     def call(self, x, memory, self_bias, memory_bias, training=False, return_weights=False):
-        x = self.self_attention(x, None, self_bias, training=training,
+        x = self.self_attention(x, bias=self_bias, training=training,
                                 return_weights=return_weights)
         if return_weights:
             x, w_self = x
-        x = self.encdec_attention(x, memory, memory_bias, training=training,
+        x = self.encdec_attention(x, memory, bias=memory_bias, training=training,
                                   return_weights=return_weights)
         if return_weights:
             x, w_encdec = x
         x = self.ffn(x, training=training)
         return (x, (w_self, w_encdec)) if return_weights else x
 
-    def step(self, x, layer_cache: dict, index, memory_bias) -> tuple[tf.Tensor, dict]:
-        """One position ``x`` [N, 1, d] at ``index``; writes its keys/values into the cache."""
-        sa = self.self_attention
-        y = sa.pre(x)
-        k_new, v_new = sa.sublayer.compute_kv(y)
-        length = layer_cache["k"].shape[2]
-        if length is None:  # Decode length known only at run time (exported models).
-            length = tf.shape(layer_cache["k"])[2]
-        write = tf.cast(tf.one_hot(index, length), k_new.dtype)[None, None, :, None]
-        k = layer_cache["k"] * (1 - write) + k_new * write
-        v = layer_cache["v"] * (1 - write) + v_new * write
-        future = tf.cast(tf.range(length) > index, tf.float32) * NEG_INF
-        x = sa.post(sa.sublayer(y, kv=(k, v), bias=future[None, None, None, :]), residual=x)
-        ea = self.encdec_attention
-        y = ea.sublayer(ea.pre(x), kv=(layer_cache["k_encdec"], layer_cache["v_encdec"]),
-                        bias=memory_bias)
-        x = ea.post(y, residual=x)
+    def init_cache(self, memory: tf.Tensor, max_length: int) -> dict:
+        """Empty self-attention buffers for ``max_length`` positions, and the encoder-decoder
+        keys/values, computed here once per sentence rather than at every step."""
+        return {
+            "self_attention": self.self_attention.sublayer.empty_cache(
+                tf.shape(memory)[0], max_length, memory.dtype),
+            "encdec_attention": self.encdec_attention.sublayer.compute_key_value(memory),
+        }
+
+    def step(self, x, cache: dict, index, memory_bias) -> tuple[tf.Tensor, dict]:
+        """``call`` for one position ``x`` [N, 1, d] at ``index``, against ``init_cache``'s
+        cache; returns the output and the cache with this position's keys/values written."""
+        x, self_kv = self.self_attention(x, cache=cache["self_attention"],
+                                         cache_update_index=index)
+        x, encdec_kv = self.encdec_attention(x, bias=memory_bias,
+                                             cache=cache["encdec_attention"])
         x = self.ffn(x)
-        return x, dict(layer_cache, k=k, v=v)
+        return x, {"self_attention": self_kv, "encdec_attention": encdec_kv}
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "cfg": asdict(self.cfg)}
 
 
+@keras.saving.register_keras_serializable(package="t2t_repro")
 class Decoder(_Stack):
     """``num_layers`` x [causal self-attention, encoder-decoder attention, FFN], final LN."""
 
@@ -181,17 +201,9 @@ class Decoder(_Stack):
         return (x, all_weights) if return_weights else x
 
     def init_cache(self, memory: tf.Tensor, max_length: int) -> dict:
-        """Per-layer zero self-attention buffers [N, h, max_length, d/h] and encoder K/V."""
-        cfg = self.config
-        batch = tf.shape(memory)[0]
-        cache = {}
-        for i, layer in enumerate(self.layers_):
-            k_enc, v_enc = layer.encdec_attention.sublayer.compute_kv(memory)
-            zeros = lambda channels: tf.zeros(  # noqa: E731
-                [batch, cfg.num_heads, max_length, channels // cfg.num_heads], memory.dtype)
-            cache[f"layer_{i}"] = {"k": zeros(cfg.key_channels), "v": zeros(cfg.value_channels),
-                                   "k_encdec": k_enc, "v_encdec": v_enc}
-        return cache
+        """Each layer's cache (``DecoderLayer.init_cache``) for ``max_length`` steps."""
+        return {f"layer_{i}": layer.init_cache(memory, max_length)
+                for i, layer in enumerate(self.layers_)}
 
     def step(self, x, cache: dict, index, memory_bias) -> tuple[tf.Tensor, dict]:
         new_cache = dict(cache)

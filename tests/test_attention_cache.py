@@ -1,0 +1,57 @@
+"""The attention layer's cache path gives what the full pass gives, one position at a time."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro.layers.attention import MultiHeadAttention, attention_bias_lower_triangle
+from tests.model_utils import build_model
+
+X = tf.random.stateless_normal([2, 5, 8], seed=[1, 2])
+MEMORY = tf.random.stateless_normal([2, 4, 8], seed=[3, 4])
+
+
+def _attention():
+    layer = MultiHeadAttention(2, 8, 6, 8)
+    layer.build((None, None, 8), (None, None, 8))
+    return layer
+
+
+def test_self_attention_step_by_step_matches_the_causal_pass():
+    layer = _attention()
+    full = layer(X, bias=attention_bias_lower_triangle(5)).numpy()
+    cache = layer.empty_cache(2, 5, tf.float32)
+    for i in range(5):
+        out, cache = layer(X[:, i:i + 1], cache=cache, cache_update_index=i)
+        np.testing.assert_allclose(out.numpy()[:, 0], full[:, i], atol=1e-6, rtol=1e-6)
+    keys, values = layer.compute_key_value(X)
+    np.testing.assert_allclose(cache[0].numpy(), keys.numpy(), atol=1e-6)
+    np.testing.assert_allclose(cache[1].numpy(), values.numpy(), atol=1e-6)
+
+
+def test_precomputed_memory_cache_matches_attending_to_the_memory():
+    layer = _attention()
+    bias = tf.constant([[[[0.0, 0.0, -1e9, -1e9]]], [[[0.0, 0.0, 0.0, 0.0]]]])
+    cache = layer.compute_key_value(MEMORY)
+    out, same = layer(X, bias=bias, cache=cache)
+    np.testing.assert_allclose(out.numpy(), layer(X, MEMORY, bias=bias).numpy(), atol=1e-6)
+    assert same[0] is cache[0] and same[1] is cache[1]
+    with pytest.raises(ValueError, match="return_weights"):
+        layer(X, cache=cache, return_weights=True)
+
+
+def test_decode_steps_never_project_the_encoder_output_again():
+    """Encoder-decoder keys/values are computed once per sentence, in ``init_cache``."""
+    model = build_model("transformer_tiny", "hidden_size=16,filter_size=24,num_heads=2")
+    calls = []
+    for layer in model.decoder.layers_:
+        attention = layer.encdec_attention.sublayer
+        original = attention.compute_key_value
+        attention.compute_key_value = lambda m, f=original: calls.append(1) or f(m)
+    inputs = tf.constant([[5, 6, 1], [7, 1, 0]])
+    cache = model.init_cache(inputs, 4)
+    assert len(calls) == model.hparams.num_hidden_layers
+    ids = tf.constant([[0, 3, 4, 5, 6], [0, 8, 9, 1, 0]])
+    for i in range(4):
+        _, cache = model.decode_step(ids, tf.constant(i), cache)
+    assert len(calls) == model.hparams.num_hidden_layers
