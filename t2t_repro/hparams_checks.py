@@ -36,7 +36,7 @@ def check_types(hp: HParams, source: str, reference: HParams | None = None) -> N
             ok = True
         if not ok:
             raise HParamsError(f"{source}: {name} is {value!r} ({type(value).__name__}); "
-                               f"expected a {expected.__name__}.")
+                               f"expected {expected.__name__}.")
 
 
 def validate(hp: HParams, source: str = "hparams") -> None:
