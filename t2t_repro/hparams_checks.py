@@ -44,8 +44,8 @@ def validate(hp: HParams, source: str = "hparams") -> None:
     for name in POSITIVE:
         if name in hp and not hp.get(name) > 0:
             raise HParamsError(f"{source}: {name}={hp.get(name)!r} must be positive.")
-    for name in ("attention_key_channels", "attention_value_channels", "hidden_size"):
-        channels = hp.get(name) or hp.get("hidden_size")
+    for name in ("hidden_size", "attention_key_channels", "attention_value_channels"):
+        channels = hp.get(name)  # 0 key/value channels: hidden_size, checked first
         if "num_heads" in hp and channels and channels % hp.num_heads:
             raise HParamsError(f"{source}: num_heads={hp.num_heads} does not divide "
                                f"{name}={channels}; each head gets an equal share of it.")

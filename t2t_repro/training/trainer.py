@@ -140,11 +140,11 @@ class Trainer:
         if "train_steps" not in hp:
             hp.add_hparam("train_steps", cfg.train_steps)
         hp.set_hparam("train_steps", cfg.train_steps)
+        hparams_checks.validate(hp)
         if cfg.schedule in ("evaluate", "continuous_eval") and saved is not None:
             hp = saved
         else:
             check_saved(cfg.output_dir, hp)
-        hparams_checks.validate(hp)
         self.hparams = hp
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
