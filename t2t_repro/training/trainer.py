@@ -29,6 +29,8 @@ from t2t_repro.data.records import find_corrupt_record
 from t2t_repro.data.text_files import DataError
 from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.model_loading import CheckpointError
+from t2t_repro.paths import expect_directory
 from t2t_repro.training import evaluation
 from t2t_repro.training.checkpoints import TrainingCheckpoint
 from t2t_repro.training.dev_bleu import DevBleu
@@ -37,7 +39,6 @@ from t2t_repro.training.input_feed import ReplicaFeed
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
 from t2t_repro.training.summaries import ConsoleLog, Summaries
 from t2t_repro.training.train_step import DIVERGED_LOSS, TrainMetrics, make_train_loop
-from t2t_repro.paths import expect_directory
 from t2t_repro.visualization import attention_maps
 
 SCHEDULES = ("train", "train_and_evaluate", "evaluate", "continuous_eval")
@@ -188,7 +189,13 @@ class Trainer:
             print(f"skipping the {skip:,} batches consumed so far ({self.ckpt.restored} holds "
                   "no input state)", flush=True)
         feed = ReplicaFeed(self.strategy, dataset_fn())
-        self.ckpt.track_input(feed.iterator)  # restores the saved state, if there is one
+        try:
+            self.ckpt.track_input(feed.iterator)  # restores the saved state, if there is one
+        except (tf.errors.OpError, ValueError) as e:
+            raise CheckpointError(
+                f"Cannot restore the input position saved in {self.ckpt.restored}: "
+                f"{str(e).strip().splitlines()[0][:200]}. The training data changed since; "
+                "restore the same shards, or use a new --output_dir.") from None
         return feed
 
     def _eval_dataset(self):
