@@ -4,6 +4,12 @@ Only the model's weights are averaged: optimizer slots and step counters are not
 averages the model to decode with it). The result is a model-only checkpoint named after the
 newest averaged step, written under temporary names and renamed, with the ``checkpoint``
 state file replaced last, so an interrupted run never leaves a half-written average.
+
+It never overwrites or removes a checkpoint it did not write: the output directory must be
+new or hold only earlier averages (marked by ``averaged_from.txt``), and an existing
+``ckpt-N`` there is not replaced. The checkpoints averaged are the complete ones on disk
+(a garbled state file does not hide them); any the state file lists but that are incomplete
+are named as skipped.
 """
 
 from __future__ import annotations
@@ -15,26 +21,50 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro import registry
-from t2t_repro.hparam import HParams
+from t2t_repro import checkpoint_files, hparams_checks, registry
+from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.model_loading import MODEL_KEY, CheckpointError, restore_model
 
 _STEP = re.compile(r"ckpt-(\d+)$")
+MARKER = "averaged_from.txt"  # written into every output dir; lists the inputs
 
 
-def checkpoints_by_step(model_dir: str) -> list[tuple[int, str]]:
-    """(step, prefix) of every checkpoint the directory's state file lists, oldest first."""
-    state = tf.train.get_checkpoint_state(model_dir)
-    if state is None:
-        raise CheckpointError(f"No checkpoints in {model_dir!r} (no 'checkpoint' state file). "
-                              "Train first with t2t-trainer --output_dir=<that dir>.")
-    found = []
-    for path in state.all_model_checkpoint_paths:
-        path = path if os.path.isabs(path) else os.path.join(model_dir, path)
-        match = _STEP.search(path)
-        if match and tf.io.gfile.exists(path + ".index"):
-            found.append((int(match.group(1)), path))
-    return sorted(found)
+def checkpoints_by_step(model_dir: str) -> tuple[list[tuple[int, str]], list[str]]:
+    """(step, prefix) of every complete checkpoint on disk, oldest first, and a note for
+    each one the state file lists that is not complete (skipped)."""
+    if not os.path.isdir(model_dir):
+        raise CheckpointError(f"--model_dir {model_dir!r} is not a directory.")
+    found = checkpoint_files.complete_checkpoints(model_dir)
+    complete = {prefix for _, prefix in found}
+    skipped = []
+    for path in checkpoint_files.read_state(model_dir).listed:
+        if path not in complete and _STEP.search(path):
+            why = "no .index file" if not os.path.exists(path + ".index") else "data missing"
+            skipped.append(f"{os.path.basename(path)} ({why})")
+    if not found:
+        raise CheckpointError(f"No checkpoints in {model_dir!r}. Train first with "
+                              "t2t-trainer --output_dir=<that dir>.")
+    return found, skipped
+
+
+def check_output_dir(model_dir: str, output_dir: str) -> None:
+    """Refuses an output dir where the average could replace someone else's checkpoints."""
+    suggestion = f"use --output_dir={os.path.join(model_dir, 'avg')} (the default)"
+    if os.path.realpath(output_dir) == os.path.realpath(model_dir):
+        raise CheckpointError(f"--output_dir is the training directory {model_dir}: averaging "
+                              f"there would replace its checkpoints; {suggestion}.")
+    if not os.path.exists(output_dir):
+        return
+    if not os.path.isdir(output_dir):
+        raise CheckpointError(f"--output_dir={output_dir} is a file; a directory is expected.")
+    names = os.listdir(output_dir)
+    ours = MARKER in names
+    theirs = [n for n in names if n in ("hparams.json", "flags.txt")
+              or (not ours and (n.startswith("ckpt-") or n == checkpoint_files.STATE_FILE))]
+    if theirs:
+        raise CheckpointError(f"--output_dir={output_dir} holds checkpoints or a training run "
+                              f"({', '.join(sorted(theirs)[:3])}) that t2t-avg-all did not "
+                              f"write; {suggestion}, or another new directory.")
 
 
 def build_model_from_dir(model_dir: str, model_name: str = "transformer"):
@@ -42,8 +72,18 @@ def build_model_from_dir(model_dir: str, model_name: str = "transformer"):
     if not os.path.exists(path):
         raise CheckpointError(f"{path} is missing: --model_dir must be a t2t-trainer output_dir.")
     with open(path, encoding="utf-8") as f:
-        model = registry.model(model_name)(HParams.from_json(f.read()))
-    model.build()
+        try:
+            hp = HParams.from_json(f.read())
+        except HParamsError as e:
+            raise HParamsError(f"{path}: {e}") from None
+    hparams_checks.check_types(hp, path)
+    hparams_checks.validate(hp, path)
+    try:
+        model = registry.model(model_name)(hp)
+        model.build()
+    except (TypeError, AttributeError, KeyError, ValueError) as e:
+        raise HParamsError(f"{path} does not describe a buildable {model_name}: "
+                           f"{type(e).__name__}: {e}") from None
     return model
 
 
@@ -51,12 +91,19 @@ def average_checkpoints(model_dir: str, output_dir: str, n: int = 8,
                         model_name: str = "transformer", log=None) -> str:
     """Writes the average of the last ``n`` checkpoints; returns the new checkpoint prefix."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    checkpoints = checkpoints_by_step(model_dir)[-n:]
-    if not checkpoints:
-        raise CheckpointError(f"No readable checkpoints listed in {model_dir!r}.")
+    check_output_dir(model_dir, output_dir)
+    found, skipped = checkpoints_by_step(model_dir)
+    checkpoints = found[-n:]
+    newest = checkpoints[-1][0]
+    if os.path.exists(os.path.join(output_dir, f"ckpt-{newest}.index")):
+        raise CheckpointError(f"{output_dir} already holds ckpt-{newest} (an earlier average); "
+                              "not replacing it. Remove it or choose another --output_dir.")
+    if skipped:
+        log(f"warning: skipped {', '.join(skipped)}: listed in the state file but incomplete.")
     if len(checkpoints) < n:
         log(f"warning: only {len(checkpoints)} checkpoint(s) available; averaging those "
             f"instead of {n}.")
+    log(f"averaging {', '.join(os.path.basename(p) for _, p in checkpoints)}")
     model = build_model_from_dir(model_dir, model_name)
     sums = None
     for step, path in checkpoints:
@@ -66,22 +113,23 @@ def average_checkpoints(model_dir: str, output_dir: str, n: int = 8,
         log(f"read {path}")
     for weight, total in zip(model.weights, sums):
         weight.assign(tf.cast(total / len(checkpoints), weight.dtype))
-    newest = checkpoints[-1][0]
-    return _write_model_checkpoint(model, output_dir, newest)
+    return _write_model_checkpoint(model, output_dir, newest, [p for _, p in checkpoints])
 
 
-def _write_model_checkpoint(model, output_dir: str, step: int) -> str:
+def _write_model_checkpoint(model, output_dir: str, step: int, sources: list[str]) -> str:
     os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, MARKER), "a", encoding="utf-8") as f:
+        f.write(f"ckpt-{step}: " + " ".join(sources) + "\n")
     final = os.path.join(output_dir, f"ckpt-{step}")
     tmp = os.path.join(output_dir, f".tmp-ckpt-{step}")
     written = tf.train.Checkpoint(**{MODEL_KEY: model}).write(tmp)
-    for name in os.listdir(output_dir):
-        if name.startswith(os.path.basename(written)):
-            suffix = name[len(os.path.basename(written)):]
-            os.replace(os.path.join(output_dir, name), final + suffix)
-    state = (f'model_checkpoint_path: "ckpt-{step}"\n'
-             f'all_model_checkpoint_paths: "ckpt-{step}"\n')
-    with open(os.path.join(output_dir, "checkpoint.tmp"), "w") as f:
-        f.write(state)
-    os.replace(os.path.join(output_dir, "checkpoint.tmp"), os.path.join(output_dir, "checkpoint"))
+    # The .index last: a ckpt-N.index on disk means a complete checkpoint.
+    names = sorted((n for n in os.listdir(output_dir) if n.startswith(os.path.basename(written))),
+                   key=lambda n: n.endswith(".index"))
+    for name in names:
+        os.replace(os.path.join(output_dir, name), final + name[len(os.path.basename(written)):])
+    # Earlier averages stay listed (and on disk); the new one is the latest.
+    checkpoint_files.write_state(output_dir, [p for _, p in
+                                              checkpoint_files.complete_checkpoints(output_dir)
+                                              if p != final] + [final])
     return final

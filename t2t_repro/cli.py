@@ -53,7 +53,8 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     loading = sys.modules.get("t2t_repro.model_loading")
     checkpoint = (loading.CheckpointError,) if loading is not None else ()
     return (UsageError, DataError, HParamsError, RegistryError, ExportError, *checkpoint,
-            FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError)
+            FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError,
+            PermissionError)
 
 
 def run(prog: str, main: Callable[[argparse.Namespace], int | None],

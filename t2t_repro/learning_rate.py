@@ -12,7 +12,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from t2t_repro.hparam import HParams
+from t2t_repro.hparam import HParams, HParamsError
 
 FACTORS = ("constant", "linear_warmup", "rsqrt_decay", "rsqrt_normalized_decay",
            "rsqrt_hidden_size", "legacy", "linear_decay", "cosdecay")
@@ -23,7 +23,7 @@ SCHEDULE_HPARAMS = ("learning_rate", "learning_rate_schedule", "learning_rate_co
 
 def _legacy(step: tf.Tensor, hp: dict) -> tf.Tensor:
     if hp["learning_rate_decay_scheme"] != "noam":
-        raise ValueError(
+        raise HParamsError(
             f"learning_rate_decay_scheme={hp['learning_rate_decay_scheme']!r} is not supported "
             "with the legacy schedule; use 'noam' or a factor string such as "
             "'constant*linear_warmup*rsqrt_decay'.")
@@ -54,7 +54,7 @@ def _factor(name: str, step: tf.Tensor, hp: dict) -> tf.Tensor:
     if name == "cosdecay":
         progress = tf.clip_by_value((step - warmup) / max(train_steps - warmup, 1.0), 0.0, 1.0)
         return 0.5 * (1.0 + tf.cos(3.141592653589793 * progress))
-    raise ValueError(f"Unknown learning-rate factor {name!r} in learning_rate_schedule; "
+    raise HParamsError(f"Unknown learning-rate factor {name!r} in learning_rate_schedule; "
                      f"known factors: {', '.join(FACTORS)}.")
 
 
@@ -68,6 +68,16 @@ def learning_rate_at(step, hparams: dict) -> tf.Tensor:
     for name in schedule.split("*"):
         result *= _factor(name.strip(), step, hparams)
     return result
+
+
+OPTIMIZERS = ("adam", "lazy_adam", "true_adam")
+
+
+def check_schedule(hparams: dict) -> None:
+    """Raises HParamsError for an unknown optimizer or schedule factor (before any work)."""
+    if str(hparams.get("optimizer", "adam")).lower() not in OPTIMIZERS:
+        raise HParamsError(f"optimizer={hparams['optimizer']!r} is not supported; use 'adam'.")
+    learning_rate_at(0, {k: hparams[k] for k in SCHEDULE_HPARAMS if k in hparams})
 
 
 class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
@@ -86,8 +96,8 @@ class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
 def make_optimizer(hp: HParams) -> keras.optimizers.Optimizer:
     """Adam with the hparams' betas/epsilon and the T2T schedule (TF1 epsilon-hat form)."""
-    if hp.optimizer.lower() not in ("adam", "lazy_adam", "true_adam"):
-        raise ValueError(f"optimizer={hp.optimizer!r} is not supported; use 'adam'.")
+    if hp.optimizer.lower() not in OPTIMIZERS:
+        raise HParamsError(f"optimizer={hp.optimizer!r} is not supported; use 'adam'.")
     values = hp.values()
     return keras.optimizers.Adam(
         learning_rate=T2TSchedule(values),

@@ -9,6 +9,7 @@ differ from the hparams are reported by name, with what to do about it.
 from __future__ import annotations
 
 import os
+import sys
 
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
@@ -23,7 +24,11 @@ class CheckpointError(RuntimeError):
 def resolve_checkpoint(path: str) -> str:
     """A checkpoint prefix from a prefix or a directory (its latest checkpoint)."""
     if os.path.isdir(path):
-        latest = tf.train.latest_checkpoint(path)
+        from t2t_repro.checkpoint_files import latest_checkpoint
+
+        latest, note = latest_checkpoint(path)  # from the disk: a garbled state file is no loss
+        if note:
+            print(f"warning: {note}", file=sys.stderr, flush=True)
         if latest is None:
             raise CheckpointError(
                 f"No checkpoint found in {path!r}. Train first (t2t-trainer --output_dir={path}) "
@@ -47,8 +52,9 @@ def checkpoint_model_variables(path: str) -> dict[str, list[int]]:
         graph = trackable_object_graph_pb2.TrackableObjectGraph()
         graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
         shapes = reader.get_variable_to_shape_map()
-    except (tf.errors.OpError, ValueError) as e:
-        raise CheckpointError(f"Checkpoint {path!r} is unreadable or corrupt: {e}") from e
+    except (tf.errors.OpError, ValueError, IndexError) as e:
+        raise CheckpointError(f"Checkpoint {path!r} is unreadable or corrupt: "
+                              f"{_first_line(e)}") from None
     roots = [c.node_id for c in graph.nodes[0].children if c.local_name == MODEL_KEY]
     if not roots:
         raise CheckpointError(f"Checkpoint {path!r} holds no {MODEL_KEY!r} object: it was not "
@@ -77,12 +83,18 @@ def restore_model(model, path: str) -> str:
         status = tf.train.Checkpoint(**{MODEL_KEY: model}).read(prefix)
         status.expect_partial()
         status.assert_existing_objects_matched()
+    except (tf.errors.OpError, IndexError) as e:
+        _quiet_restore_warnings()
+        raise CheckpointError(f"Checkpoint {prefix!r} is unreadable or corrupt: "
+                              f"{_first_line(e)}. Use another checkpoint (--checkpoint_path="
+                              "<dir>/ckpt-N) or move the broken one away.") from None
     except (AssertionError, ValueError) as e:
+        _quiet_restore_warnings()
         raise CheckpointError(
-            f"Checkpoint {prefix!r} does not match the model: {str(e)[:2000]}\n"
+            f"Checkpoint {prefix!r} does not match the model: {_first_line(e)}. "
             f"The checkpoint holds {len(stored)} model variables; the model has "
             f"{len(model.weights)}. Use the same --hparams_set/--hparams as for training "
-            "(they are saved in the training output_dir as hparams.json).") from e
+            "(they are saved in the training output_dir as hparams.json).") from None
     if len(stored) != len(model.weights):
         raise CheckpointError(
             f"Checkpoint {prefix!r} holds {len(stored)} model variables but the model has "
@@ -90,3 +102,14 @@ def restore_model(model, path: str) -> str:
             "--hparams_set/--hparams as for training (saved as hparams.json in its output_dir).")
     return prefix
 
+
+def _quiet_restore_warnings() -> None:
+    """A failed restore leaves TensorFlow holding unrestored values, and it logs one warning
+    per variable (hundreds) when they are freed, below the one error that matters. The tools
+    stop on this error, so TensorFlow's Python warnings are silenced from here on."""
+    tf.get_logger().setLevel("ERROR")
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(getattr(error, "message", "") or error).strip() or type(error).__name__
+    return text.splitlines()[0][:300]

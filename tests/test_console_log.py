@@ -21,3 +21,29 @@ def test_line_format():
     assert stream.getvalue() == (f"step 200/1000 | loss 3.2100 | lr 4.100e-04 | 5,120 tok/s | "
                                  f"ETA {format_duration(200.0)}\n")
     assert format_duration(200.0) == "3m20s"
+
+
+def test_no_eta_before_a_timing_without_tracing():
+    stream = io.StringIO()
+    ConsoleLog(1000, stream=stream).line(20, 3.21, 4.1e-4, 5120.0, steps_per_sec=None)
+    assert stream.getvalue().endswith("| ETA -\n")
+
+
+def test_decoder_eta_starts_after_the_first_batch():
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+
+    class Encoder:
+        def encode(self, line):
+            return [5] * len(line.split())
+
+    decoder = LineDecoder.__new__(LineDecoder)  # no model: decode_ids is replaced below
+    decoder.input_encoder, decoder.dhp, decoder.max_input_length = Encoder(), \
+        decode_hparams("batch_size=1"), 50
+    messages = []
+    decoder.log = messages.append
+    slow_first = iter([0.3, 0.0, 0.0])
+    decoder.decode_ids = lambda batch: (time.sleep(next(slow_first)), [[]] * len(batch))[1]
+    decoder.decode_lines(["a b", "c", "d e f"])
+    assert messages[0] == "decoded 1/3 sentences (first batch, with tracing)"
+    eta = float(messages[1].split("ETA ")[1].rstrip("s)"))
+    assert eta < 0.1  # the 0.3 s of the first batch is not in the rate

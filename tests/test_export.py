@@ -74,6 +74,11 @@ def test_plain_vocab_refuses_line_breaks_and_duplicates(tmp_path):
 
 LINES = ["ta mib fazz ta zorp .", "", "ünïcödé 😀 _x\\ zorp", " ".join(["mok"] * 30),
          "en sarn mok yint murn en mok yint ."]
+# Hostile spellings of LINES[0]: every path must normalise them to it (data/source_lines.py).
+HOSTILE_LINES = [b"  ta mib fazz ta zorp .  ", b"\xef\xbb\xbfta mib fazz ta zorp .",
+                 "\u00a0ta mib fazz ta zorp .\u3000".encode(), b"\tta mib fazz ta zorp .\r",
+                 b"\r\n"[:1] + b"ta mib fazz ta zorp .\x0b"]
+ODD_LINES = [b"ta \xff mib \xe2\x82 fazz", b"ta\tmib  fazz", b" \t\r", "\u3000".encode()]
 LOAD_SCRIPT = """
 import json, sys
 sys.path = [p for p in sys.path if p not in ("", {root!r})]
@@ -84,7 +89,8 @@ try:
 except ImportError:
     pass
 translate = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
-out = [translate(sources=tf.constant([line])) for line in json.loads(sys.argv[2])]
+lines = [bytes.fromhex(line) for line in json.loads(sys.argv[2])]
+out = [translate(sources=tf.constant([line])) for line in lines]
 print(json.dumps([[o["translations"].numpy()[0].decode(), float(o["scores"].numpy()[0])]
                   for o in out]))
 """
@@ -104,6 +110,9 @@ def exporter(root, *extra):
 
 
 def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):
+    """Same lines, same translations: exported model, decoder file path, interactive path."""
+    import io
+
     from t2t_repro.decoding import runner
 
     export_dir = tmp_path / "exported"
@@ -111,8 +120,10 @@ def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert (export_dir / "saved_model.pb").exists() and list((export_dir / "assets").iterdir())
 
+    raw_lines = [line.encode() for line in LINES] + HOSTILE_LINES + ODD_LINES
     loaded = subprocess.run([sys.executable, "-c", LOAD_SCRIPT.format(root=str(ROOT)),
-                             str(export_dir), json.dumps(LINES)], capture_output=True, text=True,
+                             str(export_dir), json.dumps([line.hex() for line in raw_lines])],
+                            capture_output=True, text=True,
                             env=ENV, timeout=600, cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     exported = json.loads(loaded.stdout.strip().splitlines()[-1])
@@ -124,11 +135,23 @@ def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):
                                                  "batch_size=1")
     setup.decoder.log = lambda msg: None
     expected = [hyps[0] for hyps in setup.decoder.decode_lines(LINES)]
-    assert [text for text, _ in exported] == [h.text for h in expected]
+    n = len(LINES)
+    assert [text for text, _ in exported[:n]] == [h.text for h in expected]
     assert exported[1] == ["", 0.0]
     assert any(text for text, _ in exported)
-    np.testing.assert_allclose([s for _, s in exported], [h.score for h in expected],
+    np.testing.assert_allclose([s for _, s in exported[:n]], [h.score for h in expected],
                                rtol=1e-4, atol=1e-4)
+    # Hostile spellings translate as the clean line, in the export too.
+    assert exported[n:n + len(HOSTILE_LINES)] == [exported[0]] * len(HOSTILE_LINES)
+    assert exported[-2:] == [["", 0.0]] * 2  # whitespace-only lines are blank
+    # The decoder's file and interactive paths give the exported model's translations.
+    src = tmp_path / "src.txt"
+    src.write_bytes(b"\n".join(raw_lines) + b"\n")
+    from_file = runner.decode_file(setup, str(src), str(tmp_path / "out.txt"))
+    stdout = io.StringIO()
+    runner.decode_interactive(setup, stdin=io.BytesIO(src.read_bytes()), stdout=stdout)
+    assert from_file == [text for text, _ in exported]
+    assert stdout.getvalue().split("\n")[:-1] == from_file
 
 
 def test_exporter_refuses_an_existing_dir(trained_dir, tmp_path):

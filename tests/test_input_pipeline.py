@@ -101,3 +101,16 @@ def test_two_input_pipelines_get_disjoint_shards(shards):
 def test_missing_files_say_run_datagen(tmp_path):
     with pytest.raises(DataError, match="t2t-datagen"):
         make_dataset(str(tmp_path / "nothing-*"), TRAIN, hparams())
+
+
+def test_a_corrupt_shard_is_named(shards, tmp_path):
+    from t2t_repro.data.records import find_corrupt_record
+
+    pattern, _ = shards
+    files = sorted(str(p) for p in tmp_path.glob("p-train-*"))
+    assert find_corrupt_record(files) is None
+    raw = bytearray(open(files[1], "rb").read())
+    raw[40] ^= 0xFF
+    open(files[1], "wb").write(bytes(raw))
+    where = find_corrupt_record(files)
+    assert where.startswith(files[1] + ": ") and "\n" not in where

@@ -44,7 +44,10 @@ def serialize_example(features: Mapping[str, Sequence[int]]) -> bytes:
         name: tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))
         for name, values in features.items()
     }
-    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+    example = tf.train.Example(features=tf.train.Features(feature=feature))
+    # Deterministic: map fields would otherwise be ordered by the hash seed, and shards
+    # must be byte-identical from run to run (docs/datagen.md).
+    return example.SerializeToString(deterministic=True)
 
 
 def write_records_atomically(path: str, serialized: Iterable[bytes]) -> int:
@@ -57,6 +60,17 @@ def write_records_atomically(path: str, serialized: Iterable[bytes]) -> int:
             count += 1
     os.replace(tmp, path)
     return count
+
+
+def find_corrupt_record(paths: Sequence[str]) -> str | None:
+    """``"<file>: <what TensorFlow says>"`` for the first shard that does not read back."""
+    for path in paths:
+        try:
+            for _ in tf.data.TFRecordDataset(path):
+                pass
+        except tf.errors.OpError as e:
+            return f"{path}: {str(e.message).strip().splitlines()[0][:200]}"
+    return None
 
 
 def parse_example_fn(feature_names: Sequence[str] = ("inputs", "targets")):

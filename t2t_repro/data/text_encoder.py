@@ -33,6 +33,7 @@ from typing import Iterable, Mapping, Sequence
 
 from t2t_repro.data import tokenizer
 from t2t_repro.data.subword_kernel import CompiledVocabulary
+from t2t_repro.data.text_files import DataError
 
 PAD = "<pad>"
 EOS = "<EOS>"
@@ -47,8 +48,9 @@ _UNESCAPE_RE = re.compile(r"\\u|\\\\|\\([0-9]+);")
 _UNDEFINED_CHAR = "\u3013"
 
 
-class VocabFileError(ValueError):
-    """A vocabulary file that cannot be read as a T2T ``.subwords`` file."""
+class VocabFileError(DataError, ValueError):
+    """A vocabulary file that cannot be read as a T2T ``.subwords`` file (a user error: the
+    tools report it in one line)."""
 
 
 def _to_text(s) -> str:

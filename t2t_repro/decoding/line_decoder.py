@@ -16,10 +16,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.data.text_encoder import EOS_ID
 from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.search import SearchConfig, Searcher
-from t2t_repro.hparam import HParams
+from t2t_repro.hparam import HParams, HParamsError
 
 FILLER_SCORE = -1e6
 DECODE_DEFAULTS = dict(beam_size=4, alpha=0.6, extra_length=100, batch_size=32,
@@ -32,7 +33,16 @@ def decode_hparams(overrides: str = "", problem_defaults: dict | None = None) ->
     hp = HParams(**DECODE_DEFAULTS)
     for name, value in (problem_defaults or {}).items():
         hp.set_hparam(name, value)
-    return hp.parse(overrides)
+    hp = hp.parse(overrides)
+    validate_decode_hparams(hp)
+    return hp
+
+
+def validate_decode_hparams(hp: HParams) -> None:
+    """Values the search can run with; HParamsError (one line) before any model is loaded."""
+    for name, low in (("beam_size", 1), ("batch_size", 1), ("extra_length", 0), ("alpha", 0)):
+        if hp.get(name) < low:
+            raise HParamsError(f"--decode_hparams: {name}={hp.get(name)} must be at least {low}.")
 
 
 @dataclass(frozen=True)
@@ -90,21 +100,28 @@ class LineDecoder:
             results.append(hyps)
         return results
 
-    def decode_lines(self, lines: Sequence[str]) -> list[list[Hypothesis]]:
-        """Hypotheses for every line, in input order (best first within a line)."""
+    def decode_lines(self, lines: Sequence[str | bytes]) -> list[list[Hypothesis]]:
+        """Hypotheses for every line, in input order (best first within a line).
+
+        Lines (text or raw bytes) are normalised first, as in every decoding path."""
+        lines = [normalize_source_line(line) for line in lines]
         results: list[list[Hypothesis]] = [[Hypothesis("", 0.0)] for _ in lines]
-        todo = [(i, self.encode(line, i)) for i, line in enumerate(lines) if line.strip()]
+        todo = [(i, self.encode(line, i)) for i, line in enumerate(lines) if line]
         # T2T sorts by whitespace-token count, longest first; subword length is equivalent
         # for batching purposes and pads less.
         todo.sort(key=lambda item: -len(item[1]))
-        start, done = time.time(), 0
+        start, done, timed_from = time.time(), 0, 0
         batch_size = max(1, self.dhp.batch_size)
         for b in range(0, len(todo), batch_size):
             chunk = todo[b : b + batch_size]
             for (index, _), hyps in zip(chunk, self.decode_ids([ids for _, ids in chunk])):
                 results[index] = hyps
             done += len(chunk)
-            rate = done / max(time.time() - start, 1e-9)
+            if not timed_from:  # The first batch traced the search: time from its end.
+                start, timed_from = time.time(), done
+                self.log(f"decoded {done}/{len(todo)} sentences (first batch, with tracing)")
+                continue
+            rate = (done - timed_from) / max(time.time() - start, 1e-9)
             eta = (len(todo) - done) / max(rate, 1e-9)
             self.log(f"decoded {done}/{len(todo)} sentences ({rate:.1f} sent/s, ETA {eta:.0f}s)")
         return results

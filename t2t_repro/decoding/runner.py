@@ -10,12 +10,14 @@ import os
 import sys
 from dataclasses import dataclass
 
-from t2t_repro import registry
-from t2t_repro.data.text_files import read_lines
+from t2t_repro import hparams_checks, registry
+from t2t_repro.data.source_lines import normalize_source_line
+from t2t_repro.data.text_files import iter_raw_lines
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
 from t2t_repro.hparam import HParams
 from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.model_loading import restore_model
+from t2t_repro.paths import expect_file_destination
 
 
 @dataclass
@@ -30,6 +32,7 @@ def load_decoder(problem_name: str, hparams_set: str, hparams_overrides: str, da
                  output_dir: str, checkpoint_path: str = "", decode_overrides: str = "",
                  model_name: str = "transformer") -> DecoderSetup:
     problem = registry.problem(problem_name)
+    dhp = decode_hparams(decode_overrides, getattr(problem, "decode_defaults", None))
     encoders = problem.get_encoders(data_dir)
     input_size, target_size = problem.vocab_sizes(data_dir)
     saved_path = os.path.join(output_dir, "hparams.json") if output_dir else ""
@@ -37,9 +40,9 @@ def load_decoder(problem_name: str, hparams_set: str, hparams_overrides: str, da
     hp = create_hparams(hparams_set, hparams_overrides, input_vocab_size=input_size,
                         target_vocab_size=target_size,
                         target_space_id=problem.target_space_id, saved_json=saved)
+    hparams_checks.validate(hp, saved_path if saved else "--hparams")
     model = registry.model(model_name)(hp)
     checkpoint = restore_model(model, checkpoint_path or output_dir)
-    dhp = decode_hparams(decode_overrides, getattr(problem, "decode_defaults", None))
     decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp)
     return DecoderSetup(decoder, dhp, problem, checkpoint)
 
@@ -68,10 +71,18 @@ def decode_lines_to_file(setup: DecoderSetup, lines: list[str], output_path: str
     return outputs
 
 
+def check_decode_paths(input_path: str, output_path: str) -> None:
+    """Before any decoding work: the input exists and the output can be a file."""
+    if not os.path.isfile(input_path):
+        what = "is a directory" if os.path.isdir(input_path) else "does not exist"
+        raise FileNotFoundError(f"--decode_from_file: {input_path!r} {what}.")
+    expect_file_destination(output_path, "--decode_to_file")
+
+
 def decode_file(setup: DecoderSetup, input_path: str, output_path: str) -> list[str]:
-    if not os.path.exists(input_path):
-        raise FileNotFoundError(f"--decode_from_file: {input_path!r} does not exist.")
-    return decode_lines_to_file(setup, list(read_lines(input_path)), output_path)
+    check_decode_paths(input_path, output_path)
+    # Raw bytes: decode_lines normalises them as the interactive and exported paths do.
+    return decode_lines_to_file(setup, list(iter_raw_lines(input_path)), output_path)
 
 
 def decode_split(setup: DecoderSetup, tmp_dir: str, split: str, output_dir: str) -> tuple[str, str]:
@@ -87,9 +98,9 @@ def decode_split(setup: DecoderSetup, tmp_dir: str, split: str, output_dir: str)
 def decode_interactive(setup: DecoderSetup, stdin=sys.stdin, stdout=sys.stdout) -> None:
     """Reads one source sentence per line until EOF (or 'q'); prints its translation."""
     print("Type a sentence and press Enter (Ctrl-D or 'q' to quit).", file=sys.stderr)
-    for line in stdin:
-        line = line.rstrip("\n")
-        if line.strip() == "q":
+    for raw in getattr(stdin, "buffer", stdin):  # bytes: invalid UTF-8 is not fatal
+        line = normalize_source_line(raw)
+        if line == "q":
             break
         hyps = setup.decoder.decode_lines([line])[0]
         print(format_hypotheses(hyps, setup.dhp.write_beam_scores), file=stdout, flush=True)

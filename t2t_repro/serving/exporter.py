@@ -4,7 +4,8 @@ The serving signature ``serving_default(sources: string [B]) -> {"translations":
 "scores": float32 [B]}`` does what ``t2t-decoder`` does for a batch: subword-encode with the
 problem's vocabulary (an asset of the SavedModel), append EOS, truncate to the model's
 maximum input, run the same search (``t2t_repro.decoding.search``) with the decode hparams,
-keep the best beam cut at its first EOS, and detokenize. Blank sources give "" and score 0.
+keep the best beam cut at its first EOS, and detokenize. Sources are first normalised as
+the decoder's lines are (:mod:`t2t_repro.data.source_lines`); blank ones give "" and score 0.
 Loading needs only TensorFlow and tensorflow-text (for its ops), not this project:
 
     import tensorflow as tf, tensorflow_text  # noqa: registers the ops
@@ -21,6 +22,7 @@ import time
 
 import tensorflow as tf
 
+from t2t_repro.data.source_lines import normalize_source_lines_in_graph
 from t2t_repro.data.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
 from t2t_repro.decoding.beam_search import EOS_ID
 from t2t_repro.decoding.search import SearchConfig, search
@@ -62,11 +64,12 @@ class Translator(tf.Module):
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sources")])
     def translate(self, sources: tf.Tensor) -> dict:
+        sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
         inputs = self.encode_inputs(sources)
         decode_length = tf.shape(inputs)[1] + self.config.extra_length
         ids, scores = search(self.model, self.config, inputs, decode_length)
         text = self.target_encoder.decode(self.best_output_ids(ids))
-        blank = tf.strings.length(tf.strings.strip(sources)) == 0
+        blank = tf.strings.length(sources) == 0
         return {"translations": tf.where(blank, "", text),
                 "scores": tf.where(blank, 0.0, scores[:, 0])}
 

@@ -2,19 +2,33 @@
 
 ``tf.train.CheckpointManager`` writes ``ckpt-<step>.*`` data files first and replaces the
 ``checkpoint`` state file last (atomically), so a run killed mid-save still resumes from the
-previous checkpoint; a stray incomplete newer file is ignored because the state file never
-pointed at it. The model sits under the key ``model`` that every reading tool uses.
+previous checkpoint. The resume point is the newest *complete* ``ckpt-N`` on disk
+(:mod:`t2t_repro.checkpoint_files`): a garbled or stale state file never makes a run start
+again from step 0 over existing checkpoints, and a save never replaces a checkpoint that
+this run did not write. The model sits under the key ``model`` that every reading tool uses.
+
+The input position is the tf.data iterator's own state (shuffle buffers, bucket windows,
+file offsets), saved under ``input_iterator``: a resumed run continues with the very next
+batch in constant time instead of replaying the batches already consumed.
+``batches_consumed`` stays for checkpoints without that state (older runs, multi-worker).
 """
 
 from __future__ import annotations
 
+import os
+
 import tensorflow as tf
 
+from t2t_repro import checkpoint_files
 from t2t_repro.model_loading import MODEL_KEY, CheckpointError
+
+INPUT_KEY = "input_iterator"
 
 
 class TrainingCheckpoint:
     def __init__(self, output_dir: str, model, optimizer, keep_checkpoint_max: int = 20) -> None:
+        self.output_dir = output_dir
+        self.keep_checkpoint_max = keep_checkpoint_max
         self.batches_consumed = tf.Variable(0, dtype=tf.int64, trainable=False,
                                             name="batches_consumed")
         # Dropout's random-number states: restoring them makes a resumed run bit-identical.
@@ -24,28 +38,65 @@ class TrainingCheckpoint:
         self.checkpoint = tf.train.Checkpoint(**{MODEL_KEY: model}, optimizer=optimizer,
                                               batches_consumed=self.batches_consumed,
                                               rng_states=self.rng_states)
-        self.manager = tf.train.CheckpointManager(self.checkpoint, output_dir,
-                                                  max_to_keep=keep_checkpoint_max,
-                                                  checkpoint_name="ckpt")
         self.optimizer = optimizer
+        self.manager = None  # made by restore_latest, after the directory was checked
+        self.restored: str | None = None
+        self._written: set[str] = set()
 
     @property
     def latest(self) -> str | None:
-        return self.manager.latest_checkpoint
+        return self.manager.latest_checkpoint if self.manager else None
 
-    def restore_latest(self) -> str | None:
-        """Restores the newest checkpoint if there is one; returns its path."""
-        path = self.manager.latest_checkpoint
+    def restore_latest(self, log=print) -> str | None:
+        """Restores the newest complete checkpoint on disk, if any; returns its path.
+
+        When the state file is unreadable or disagrees with the disk, says so and writes a
+        correct one (the unreadable one is kept as ``checkpoint.unreadable``).
+        """
+        path, note = checkpoint_files.latest_checkpoint(self.output_dir)
+        if note:
+            log(f"warning: {note}")
+            found = [p for _, p in checkpoint_files.complete_checkpoints(self.output_dir)]
+            checkpoint_files.write_state(self.output_dir, found)
+        self.manager = tf.train.CheckpointManager(self.checkpoint, self.output_dir,
+                                                  max_to_keep=self.keep_checkpoint_max,
+                                                  checkpoint_name="ckpt")
         if path is None:
             return None
         try:
-            self.checkpoint.restore(path).assert_existing_objects_matched()
-        except (AssertionError, ValueError, tf.errors.OpError) as e:
+            # Kept: objects attached later (the input iterator) restore from it on attachment.
+            self._status = self.checkpoint.restore(path)
+            self._status.assert_existing_objects_matched()
+        except (AssertionError, ValueError, IndexError, tf.errors.OpError) as e:
             raise CheckpointError(
-                f"Cannot resume from {path!r}: {str(e)[:1500]}\nThe checkpoint is corrupt or "
-                "was written with other hparams; use a new --output_dir, or delete the broken "
-                "ckpt files so the previous checkpoint is used.") from e
+                f"Cannot resume from {path!r}: {_first_line(e)}. The checkpoint is corrupt or "
+                "was written with other hparams; use a new --output_dir, or move the broken "
+                f"{os.path.basename(path)}.* files away so the previous checkpoint is "
+                "used.") from None
+        self.restored = path
         return path
 
+    def has_input_state(self) -> bool:
+        """Whether the restored checkpoint holds the input iterator's state."""
+        return self.restored is not None and any(
+            name.startswith(INPUT_KEY + "/") for name, _ in tf.train.list_variables(self.restored))
+
+    def track_input(self, iterator) -> None:
+        """Saves ``iterator`` with every checkpoint; restores its state now if the restored
+        checkpoint has one (TensorFlow's deferred restoration on attachment)."""
+        setattr(self.checkpoint, INPUT_KEY, iterator)
+
     def save(self, step: int) -> str:
-        return self.manager.save(checkpoint_number=step)
+        prefix = os.path.join(self.output_dir, f"ckpt-{step}")
+        if os.path.exists(prefix + ".index") and prefix not in self._written:
+            raise CheckpointError(
+                f"{prefix} already exists and this run did not write it; not overwriting it. "
+                "Use a new --output_dir, or move that checkpoint away.")
+        path = self.manager.save(checkpoint_number=step)
+        self._written.add(path)
+        return path
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0][:300]

@@ -26,12 +26,15 @@ def saved_hparams(output_dir: str) -> HParams | None:
     if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8") as f:
-        return HParams.from_json(f.read())
+        text = f.read()
+    try:
+        return HParams.from_json(text)
+    except HParamsError as e:
+        raise HParamsError(f"{path}: {e}") from None
 
 
-def check_or_write(output_dir: str, hparams: HParams, flags: dict) -> None:
-    """Writes hparams.json/flags.txt for a new run; refuses a run with other hparams."""
-    os.makedirs(output_dir, exist_ok=True)
+def check_saved(output_dir: str, hparams: HParams) -> None:
+    """Refuses a run whose hparams differ from those saved in ``output_dir`` (writes nothing)."""
     saved = saved_hparams(output_dir)
     if saved is not None:
         diff = saved.diff(hparams)
@@ -43,7 +46,12 @@ def check_or_write(output_dir: str, hparams: HParams, flags: dict) -> None:
                 f"{output_dir} holds a run with other hparams:\n{lines}\n"
                 "Use a new --output_dir for a new experiment, or rerun with the saved "
                 f"hparams (see {os.path.join(output_dir, HPARAMS_FILE)}).")
-    else:
+
+
+def write_record(output_dir: str, hparams: HParams, flags: dict) -> None:
+    """Writes hparams.json (for a new run) and flags.txt: only once every check passed."""
+    os.makedirs(output_dir, exist_ok=True)
+    if saved_hparams(output_dir) is None:
         _write_atomically(os.path.join(output_dir, HPARAMS_FILE), hparams.to_json() + "\n")
     _write_atomically(os.path.join(output_dir, FLAGS_FILE),
                       "".join(f"--{k}={v}\n" for k, v in sorted(flags.items())))

@@ -60,8 +60,10 @@ class ConsoleLog:
         return min(eta, max(0.0, self.deadline - time.time())) if self.deadline else eta
 
     def line(self, step: int, loss: float, lr: float, tokens_per_sec: float,
-             steps_per_sec: float) -> None:
-        eta = self.eta_seconds(step, steps_per_sec)
+             steps_per_sec: float | None) -> None:
+        """``steps_per_sec`` None: no timing yet that excludes tracing, so no ETA."""
+        eta = "-" if steps_per_sec is None else format_duration(
+            self.eta_seconds(step, steps_per_sec))
         print(f"step {step}/{self.total_steps} | loss {loss:.4f} | lr {lr:.3e} | "
-              f"{tokens_per_sec:,.0f} tok/s | ETA {format_duration(eta)}",
+              f"{tokens_per_sec:,.0f} tok/s | ETA {eta}",
               file=self.stream, flush=True)

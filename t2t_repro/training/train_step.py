@@ -18,6 +18,10 @@ import tensorflow as tf
 from t2t_repro.losses import padded_cross_entropy
 
 SUM = tf.distribute.ReduceOp.SUM
+# A mean per-token loss above this stops training like NaN: ~100x the loss of a uniform guess
+# over a 32k vocabulary (ln 32768 = 10.4 nats) and >70x for any vocabulary under a million
+# entries. Healthy runs start near ln(vocab) and go down; a run this far gone has exploded.
+DIVERGED_LOSS = 1000.0
 
 
 def _dense(grad):
@@ -33,6 +37,7 @@ class TrainMetrics:
         for name in self.names:
             setattr(self, name, tf.Variable(0.0, trainable=False, name=name))
         self.first_nonfinite = tf.Variable(-1, dtype=tf.int64, trainable=False)
+        self.bad_loss = tf.Variable(0.0, trainable=False)  # the loss at first_nonfinite
 
     def reset(self) -> None:
         for name in self.names:
@@ -42,6 +47,7 @@ class TrainMetrics:
     def read(self) -> dict:
         values = {name: float(getattr(self, name).numpy()) for name in self.names}
         values["first_nonfinite"] = int(self.first_nonfinite.numpy())
+        values["bad_loss"] = float(self.bad_loss.numpy())
         return values
 
 
@@ -111,11 +117,13 @@ def make_train_loop(strategy: tf.distribute.Strategy, model: keras.Model, optimi
             micro_batches = tuple(next(iterator) for _ in range(accumulate_steps))
             stats = strategy.run(replica_update, args=micro_batches)
             stats = {k: strategy.experimental_local_results(v)[0] for k, v in stats.items()}
-            finite = tf.math.is_finite(stats["loss"])
+            finite = tf.logical_and(tf.math.is_finite(stats["loss"]),
+                                    stats["loss"] < DIVERGED_LOSS)
             if not loss_scale:  # With loss scaling an overflow only skips the update.
                 finite = tf.logical_and(finite, tf.math.is_finite(stats["grad_norm"]))
             if tf.logical_and(tf.logical_not(finite), metrics.first_nonfinite < 0):
                 metrics.first_nonfinite.assign(optimizer.iterations)
+                metrics.bad_loss.assign(stats["loss"])
             metrics.loss_sum.assign_add(stats["loss"])
             norm = stats["grad_norm"]  # A skipped (overflowed) loss-scaled step counts as 0.
             metrics.grad_norm_sum.assign_add(tf.where(tf.math.is_finite(norm), norm, 0.0))

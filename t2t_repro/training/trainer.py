@@ -3,10 +3,14 @@
 Updates run in ``tf.function`` loops of up to ``steps_per_loop`` steps; between loops the
 host logs, saves checkpoints (every ``save_checkpoints_secs`` or ``local_eval_frequency``
 steps), evaluates, and reacts to SIGINT/SIGTERM (save, then exit cleanly). A NaN/Inf loss
-stops training at once without saving the bad state, so the last good checkpoint is kept.
-On resume, the model, the optimizer (and its step) and the input position are restored: the
-input pipeline skips the batches already consumed, so a resumed deterministic run matches an
-uninterrupted one.
+stops training at once without saving the bad state, so the last good checkpoint is kept;
+so does a loss above ``train_step.DIVERGED_LOSS`` (diverged without becoming NaN yet).
+
+Every check (flags, hparams, the saved run's hparams, the resume checkpoint) runs before
+anything is written to ``output_dir``: a run that fails them leaves the directory as it was.
+On resume, the model, the optimizer (and its step), the RNG states and the input iterator's
+state are restored from the newest complete checkpoint, so the next batch is the one an
+uninterrupted run would have read, in constant time (:mod:`t2t_repro.training.input_feed`).
 """
 
 from __future__ import annotations
@@ -19,17 +23,22 @@ import time
 import keras
 import tensorflow as tf
 
-from t2t_repro import registry
-from t2t_repro.data.input_pipeline import TRAIN, EVAL, make_dataset
+from t2t_repro import checkpoint_files, hparams_checks, registry
+from t2t_repro.data.input_pipeline import TRAIN, EVAL, list_shards, make_dataset
+from t2t_repro.data.records import find_corrupt_record
+from t2t_repro.data.text_files import DataError
 from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.model_loading import CheckpointError
+from t2t_repro.paths import expect_directory
 from t2t_repro.training import evaluation
 from t2t_repro.training.checkpoints import TrainingCheckpoint
 from t2t_repro.training.dev_bleu import DevBleu
-from t2t_repro.training.distribution import make_strategy
-from t2t_repro.training.output_dir import check_or_write, saved_hparams
+from t2t_repro.training.distribution import make_strategy, tf_config_workers
+from t2t_repro.training.input_feed import ReplicaFeed
+from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
 from t2t_repro.training.summaries import ConsoleLog, Summaries
-from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+from t2t_repro.training.train_step import DIVERGED_LOSS, TrainMetrics, make_train_loop
 from t2t_repro.visualization import attention_maps
 
 SCHEDULES = ("train", "train_and_evaluate", "evaluate", "continuous_eval")
@@ -66,6 +75,27 @@ class TrainerConfig:
     eval_bleu_examples: int = 64  # Dev sentences beam-decoded for BLEU at each eval (0: off).
     devices: list | None = None  # explicit replica devices (tests: logical CPUs)
 
+    def validate(self) -> None:
+        """Flag values the loop can run with; raises TrainingError (one line) otherwise."""
+        if self.schedule not in SCHEDULES:
+            raise TrainingError(f"--schedule={self.schedule!r}; choose one of {SCHEDULES}.")
+        at_least = {"train_steps": 1, "keep_checkpoint_max": 1, "log_step_count_steps": 1,
+                    "steps_per_loop": 1, "local_eval_frequency": 0, "save_checkpoints_secs": 0,
+                    "eval_steps": 0, "worker_gpu": 0, "max_train_seconds": 0,
+                    "eval_bleu_examples": 0}
+        for name, low in at_least.items():
+            if getattr(self, name) < low:
+                raise TrainingError(f"--{name}={getattr(self, name)} must be at least {low}.")
+        if self.mixed_precision not in ("", "bfloat16", "float16"):
+            raise TrainingError(f"--mixed_precision must be bfloat16 or float16; got "
+                                f"{self.mixed_precision!r}.")
+        if self.worker_gpu:
+            visible = len(tf.config.list_physical_devices("GPU"))
+            if self.worker_gpu > visible:
+                raise TrainingError(f"--worker_gpu={self.worker_gpu} but only {visible} GPU(s) "
+                                    "are visible.")
+        expect_directory(self.output_dir, "--output_dir")
+
 
 class _StopFlag:
     """Set by SIGINT/SIGTERM; the loop checks it between step loops."""
@@ -91,17 +121,14 @@ def _setup_precision_and_seed(cfg: TrainerConfig) -> None:
         keras.utils.set_random_seed(cfg.random_seed)
         tf.config.experimental.enable_op_determinism()
     if cfg.mixed_precision:
-        if cfg.mixed_precision not in ("bfloat16", "float16"):
-            raise TrainingError(f"--mixed_precision must be bfloat16 or float16; got "
-                                f"{cfg.mixed_precision!r}.")
         keras.mixed_precision.set_global_policy(f"mixed_{cfg.mixed_precision}")
 
 
 class Trainer:
     def __init__(self, cfg: TrainerConfig, flags: dict | None = None) -> None:
-        if cfg.schedule not in SCHEDULES:
-            raise TrainingError(f"--schedule={cfg.schedule!r}; choose one of {SCHEDULES}.")
+        cfg.validate()
         self.cfg = cfg
+        self.flags = flags or dataclasses.asdict(cfg)
         _setup_precision_and_seed(cfg)
         self.problem = registry.problem(cfg.problem)
         if cfg.generate_data:
@@ -114,10 +141,11 @@ class Trainer:
         if "train_steps" not in hp:
             hp.add_hparam("train_steps", cfg.train_steps)
         hp.set_hparam("train_steps", cfg.train_steps)
+        hparams_checks.validate(hp)
         if cfg.schedule in ("evaluate", "continuous_eval") and saved is not None:
             hp = saved
         else:
-            check_or_write(cfg.output_dir, hp, flags or dataclasses.asdict(cfg))
+            check_saved(cfg.output_dir, hp)
         self.hparams = hp
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
@@ -132,22 +160,43 @@ class Trainer:
             self.metrics = TrainMetrics()
         self.ckpt = TrainingCheckpoint(cfg.output_dir, self.model, self.optimizer,
                                        cfg.keep_checkpoint_max)
-        self.summaries = Summaries(cfg.output_dir)
+        self.summaries = None  # made once the run passed its checks (it writes event files)
         self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
         self._attention_example = None
         self._dev_bleu = None
 
     # -- data ------------------------------------------------------------------------------
-    def _train_iterator(self, skip_batches: int):
-        pattern = self.problem.filepattern(self.cfg.data_dir, "train")
+    def _train_iterator(self):
+        """The input, positioned after the batches the restored checkpoint consumed.
 
-        def dataset_fn(ctx):
+        On one host: a ReplicaFeed whose iterator state is saved with every checkpoint and
+        restored from it (constant time). Checkpoints without that state, and multi-worker
+        runs (each worker has its own position), skip the consumed batches instead.
+        """
+        pattern = self.problem.filepattern(self.cfg.data_dir, "train")
+        saved_state = self.ckpt.has_input_state()
+        skip = 0 if saved_state else int(self.ckpt.batches_consumed.numpy())
+
+        def dataset_fn(ctx=None):
             ds = make_dataset(pattern, TRAIN, self.hparams, input_context=ctx,
                               length_multiplier=self.problem.batch_size_multiplier,
                               seed=self.cfg.random_seed)
-            return ds.skip(skip_batches) if skip_batches else ds
+            return ds.skip(skip) if skip else ds
 
-        return iter(self.strategy.distribute_datasets_from_function(dataset_fn))
+        if len(tf_config_workers()) > 1:
+            return iter(self.strategy.distribute_datasets_from_function(dataset_fn))
+        if skip:
+            print(f"skipping the {skip:,} batches consumed so far ({self.ckpt.restored} holds "
+                  "no input state)", flush=True)
+        feed = ReplicaFeed(self.strategy, dataset_fn())
+        try:
+            self.ckpt.track_input(feed.iterator)  # restores the saved state, if there is one
+        except (tf.errors.OpError, ValueError) as e:
+            raise CheckpointError(
+                f"Cannot restore the input position saved in {self.ckpt.restored}: "
+                f"{str(e).strip().splitlines()[0][:200]}. The training data changed since; "
+                "restore the same shards, or use a new --output_dir.") from None
+        return feed
 
     def _eval_dataset(self):
         pattern = self.problem.filepattern(self.cfg.data_dir, "dev")
@@ -168,7 +217,11 @@ class Trainer:
         return os.path.join(self.cfg.output_dir, f"ckpt-{self.step}")
 
     def evaluate(self) -> dict:
-        results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
+        try:
+            results = evaluation.evaluate(self.eval_fn, self._eval_dataset(),
+                                          self.cfg.eval_steps)
+        except tf.errors.DataLossError:
+            raise self._corrupt_data_error("dev") from None
         bleu_text = ""
         if self.cfg.eval_bleu_examples > 0 and "bleu" in self.problem.eval_metrics:
             if self._dev_bleu is None:
@@ -207,10 +260,19 @@ class Trainer:
         return float(lr(self.optimizer.iterations) if callable(lr) else lr)
 
     # -- schedules -------------------------------------------------------------------------
+    def _start_writing(self) -> None:
+        """Called once every check passed: the run record, stale temp dirs, event files."""
+        if self.cfg.schedule not in ("evaluate", "continuous_eval"):
+            write_record(self.cfg.output_dir, self.hparams, self.flags)
+            for path in checkpoint_files.remove_orphan_temp_dirs(self.cfg.output_dir):
+                print(f"removed {path} (left by a save that was interrupted)", flush=True)
+        self.summaries = Summaries(self.cfg.output_dir)
+
     def run(self) -> dict:
         restored = self.ckpt.restore_latest()
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
+        self._start_writing()
         if self.cfg.schedule == "evaluate":
             if not restored:
                 raise TrainingError(f"No checkpoint in {self.cfg.output_dir} to evaluate.")
@@ -236,7 +298,7 @@ class Trainer:
             self.summaries.hparams_text(self.hparams, 0)
         loop = make_train_loop(self.strategy, self.model, self.optimizer, self.hparams,
                                self.metrics, self.accumulate, cfg.xla)
-        iterator = self._train_iterator(int(self.ckpt.batches_consumed.numpy()))
+        iterator = self._train_iterator()
         console = ConsoleLog(cfg.train_steps)
         replicas = self.strategy.num_replicas_in_sync
         print(f"batch: {self.hparams.batch_size} tokens per replica x {replicas} replica(s) x "
@@ -257,8 +319,9 @@ class Trainer:
         save_every = 0 if cfg.save_checkpoints_secs else cfg.local_eval_frequency
         last_save_time, results = time.time(), {}
         window = dict.fromkeys(("loss_sum", "grad_norm_sum", "target_tokens", "target_padded",
-                                "input_tokens", "examples", "updates", "seconds"), 0.0)
-        started = time.time()
+                                "input_tokens", "examples", "updates", "seconds",
+                                "timed_seconds", "timed_updates"), 0.0)
+        started, first_call = time.time(), True
         if cfg.max_train_seconds:
             console.deadline = started + cfg.max_train_seconds
         while self.step < cfg.train_steps and stop.signal is None:
@@ -273,15 +336,19 @@ class Trainer:
                     n = min(n, every - step % every)
             self.metrics.reset()
             start = time.time()
-            loop(iterator, tf.constant(n))
+            try:
+                loop(iterator, tf.constant(n))
+            except tf.errors.DataLossError:
+                raise self._corrupt_data_error("train") from None
             stats = self.metrics.read()
             if stats["first_nonfinite"] >= 0:
-                raise TrainingError(
-                    f"Loss became NaN/Inf at step {stats['first_nonfinite']}. Training stopped "
-                    f"without saving this state; the last good checkpoint is "
-                    f"{self.ckpt.latest or '(none yet)'}. Lower the learning rate "
-                    "(--hparams=learning_rate_constant=...) or check the data.")
+                raise self._diverged_error(stats)
             stats["seconds"] = time.time() - start
+            if first_call:  # It traced the loop: its time says nothing about the speed.
+                stats["timed_seconds"], stats["timed_updates"] = 0.0, 0.0
+                first_call = False
+            else:
+                stats["timed_seconds"], stats["timed_updates"] = stats["seconds"], stats["updates"]
             for k in window:
                 window[k] += stats[k]
             step = self.step
@@ -324,8 +391,28 @@ class Trainer:
         if mfu is not None:
             values["mfu"] = mfu
         self.summaries.scalars("train", values, self.step)
+        timed = w["timed_updates"] / w["timed_seconds"] if w["timed_seconds"] else None
         console.line(self.step, values["loss"], values["learning_rate"],
-                     values["tokens_per_sec"], w["updates"] / seconds)
+                     values["tokens_per_sec"], timed)
+
+    def _diverged_error(self, stats: dict) -> TrainingError:
+        step, loss = stats["first_nonfinite"], stats["bad_loss"]
+        what = ("became NaN/Inf" if loss != loss or abs(loss) == float("inf") else
+                f"diverged ({loss:.3g} > {DIVERGED_LOSS:g} per token)")
+        return TrainingError(
+            f"Loss {what} at step {step}. Training stopped without saving this state; the "
+            f"last good checkpoint is {self.ckpt.latest or '(none yet)'}. To retry with a lower "
+            "learning rate, start a new run in a new --output_dir with, e.g., "
+            "--hparams=learning_rate_constant=<lower> (this output_dir keeps its saved "
+            "hparams and refuses other ones); or check the data.")
+
+    def _corrupt_data_error(self, split: str) -> DataError:
+        pattern = self.problem.filepattern(self.cfg.data_dir, split)
+        where = find_corrupt_record(list_shards(pattern))
+        return DataError(
+            f"Corrupt {split} data: {where or 'a shard matching ' + pattern}. Delete that "
+            "shard and rerun t2t-datagen to rewrite it (finished shards are kept), then rerun "
+            f"this command to resume from {self.ckpt.latest or 'the start'}.")
 
 
 def _mfu(hparams, window: dict, seconds: float) -> float | None:

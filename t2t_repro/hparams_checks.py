@@ -1,0 +1,62 @@
+"""Checks on a model's hparams, made before any work starts (one clear line each).
+
+A value the model cannot use (heads that do not divide the width, a dropout of 1, a zero
+batch, an unknown schedule) would otherwise fail deep inside TensorFlow, hang, or train
+something else than asked. ``hparams.json`` files read back from disk are also checked for
+missing or wrong-typed values, against the types of the ``transformer_base`` set.
+"""
+
+from __future__ import annotations
+
+from t2t_repro.hparam import HParams, HParamsError
+
+REQUIRED = ("hidden_size", "num_heads", "num_hidden_layers", "filter_size",
+            "input_vocab_size", "target_vocab_size")
+POSITIVE = ("hidden_size", "num_heads", "num_hidden_layers", "filter_size", "batch_size",
+            "input_vocab_size", "target_vocab_size")
+
+
+def check_types(hp: HParams, source: str, reference: HParams | None = None) -> None:
+    """Every value of ``hp`` that ``reference`` also has must have its type (ints pass as
+    floats); every REQUIRED name must be there."""
+    if reference is None:
+        from t2t_repro import registry
+
+        reference = registry.hparams("transformer_base")
+    missing = [name for name in REQUIRED if name not in hp]
+    if missing:
+        raise HParamsError(f"{source} lacks {', '.join(missing)}: it is not a complete "
+                           "t2t-trainer hparams file.")
+    for name, value in hp.values().items():
+        if name not in reference:
+            continue
+        expected = type(reference.get(name))
+        ok = isinstance(value, expected) and not (expected is not bool and isinstance(value, bool))
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if not ok:
+            raise HParamsError(f"{source}: {name} is {value!r} ({type(value).__name__}); "
+                               f"expected {expected.__name__}.")
+
+
+def validate(hp: HParams, source: str = "hparams") -> None:
+    """Values the model, the input pipeline and the optimizer can run with."""
+    for name in POSITIVE:
+        if name in hp and not hp.get(name) > 0:
+            raise HParamsError(f"{source}: {name}={hp.get(name)!r} must be positive.")
+    for name in ("hidden_size", "attention_key_channels", "attention_value_channels"):
+        channels = hp.get(name)  # 0 key/value channels: hidden_size, checked first
+        if "num_heads" in hp and channels and channels % hp.num_heads:
+            raise HParamsError(f"{source}: num_heads={hp.num_heads} does not divide "
+                               f"{name}={channels}; each head gets an equal share of it.")
+    for name, value in hp.values().items():
+        if name == "dropout" or name.endswith("_dropout"):
+            if not 0.0 <= value < 1.0:
+                raise HParamsError(f"{source}: {name}={value!r} must be in [0, 1) (the "
+                                   "fraction of units dropped).")
+    if hp.get("max_length", 0) < 0:
+        raise HParamsError(f"{source}: max_length={hp.max_length} must be >= 0 (0: batch_size).")
+    if "learning_rate_schedule" in hp:
+        from t2t_repro.learning_rate import check_schedule
+
+        check_schedule(hp.values())

@@ -1,0 +1,144 @@
+"""Nothing already written is lost: garbled state files, foreign checkpoints, averaging."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro import checkpoint_files
+from t2t_repro.checkpoint_averaging import average_checkpoints
+from t2t_repro.hparam import HParamsError
+from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.model_loading import CheckpointError, resolve_checkpoint
+from t2t_repro.training.checkpoints import TrainingCheckpoint
+from tests.model_utils import build_model
+
+GARBLED = 'model_checkpoint_path: "ckpt-6\x00\xff garbage {{{'
+
+
+def training_dir(path, steps=(200, 400, 600)):
+    """A training dir as the trainer writes it: model + optimizer checkpoints, hparams.json."""
+    model = build_model("transformer_tiny", vocab_size=30)
+    optimizer = make_optimizer(model.hparams)
+    optimizer.build(model.trainable_variables)
+    (path / "hparams.json").write_text(model.hparams.to_json())
+    ckpt = TrainingCheckpoint(str(path), model, optimizer)
+    ckpt.restore_latest(log=lambda m: None)
+    for step in steps:
+        optimizer.iterations.assign(step)
+        ckpt.save(step)
+    return model, optimizer
+
+
+def test_garbled_or_empty_state_file_resumes_from_newest_complete_checkpoint(tmp_path):
+    model, optimizer = training_dir(tmp_path)
+    for content in (GARBLED, ""):
+        (tmp_path / "checkpoint").write_text(content, errors="surrogateescape")
+        optimizer.iterations.assign(0)
+        notes = []
+        ckpt = TrainingCheckpoint(str(tmp_path), model, optimizer)
+        assert ckpt.restore_latest(log=notes.append) == str(tmp_path / "ckpt-600")
+        assert int(optimizer.iterations.numpy()) == 600  # not a new run from step 0
+        assert len(notes) == 1 and "newest complete checkpoint on disk, ckpt-600" in notes[0]
+        assert (tmp_path / "checkpoint.unreadable").read_text(errors="surrogateescape") == content
+        assert checkpoint_files.read_state(str(tmp_path)).latest == str(tmp_path / "ckpt-600")
+        # The decoder's directory lookup finds it too.
+        assert resolve_checkpoint(str(tmp_path)) == str(tmp_path / "ckpt-600")
+    for step in (200, 400, 600):
+        assert checkpoint_files.is_complete(str(tmp_path / f"ckpt-{step}"))
+
+
+def test_incomplete_checkpoints_and_orphan_temp_dirs(tmp_path):
+    training_dir(tmp_path)
+    data = next(tmp_path.glob("ckpt-600.data-*"))
+    data.rename(tmp_path / "moved")
+    (tmp_path / "ckpt-800_temp").mkdir()
+    (tmp_path / "ckpt-800_temp" / "part-00000-of-00001.data-00000-of-00001").write_bytes(b"x")
+    path, note = checkpoint_files.latest_checkpoint(str(tmp_path))
+    assert path == str(tmp_path / "ckpt-400") and "names ckpt-600" in note
+    assert checkpoint_files.remove_orphan_temp_dirs(str(tmp_path)) == [str(tmp_path / "ckpt-800_temp")]
+    assert not (tmp_path / "ckpt-800_temp").exists() and (tmp_path / "ckpt-400.index").exists()
+
+
+def test_save_never_overwrites_a_checkpoint_this_run_did_not_write(tmp_path):
+    model, optimizer = training_dir(tmp_path, steps=(200,))
+    before = (tmp_path / "ckpt-200.index").read_bytes()
+    (tmp_path / "checkpoint").unlink()  # Whatever the state file says...
+    ckpt = TrainingCheckpoint(str(tmp_path), model, optimizer)
+    ckpt.restore_latest(log=lambda m: None)
+    with pytest.raises(CheckpointError, match="did not write it; not overwriting"):
+        ckpt.save(200)
+    assert (tmp_path / "ckpt-200.index").read_bytes() == before
+    assert ckpt.save(201).endswith("ckpt-201") and ckpt.save(201).endswith("ckpt-201")
+
+
+def variable_names(prefix):
+    return {name for name, _ in tf.train.list_variables(prefix)}
+
+
+def test_averaging_never_touches_training_checkpoints(tmp_path):
+    training_dir(tmp_path)
+    files = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with pytest.raises(CheckpointError, match=f"use --output_dir={tmp_path / 'avg'}"):
+        average_checkpoints(str(tmp_path), str(tmp_path), n=2, log=lambda m: None)
+    other = tmp_path.parent / (tmp_path.name + "_other")
+    other.mkdir()
+    training_dir(other, steps=(5,))
+    (other / "hparams.json").unlink()  # checkpoints alone make it someone else's
+    with pytest.raises(CheckpointError, match="did not write"):
+        average_checkpoints(str(tmp_path), str(other), n=2, log=lambda m: None)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == files
+    # Into <dir>/avg: fine, and again (newer checkpoint) keeps the earlier average listed.
+    log = []
+    first = average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=2, log=log.append)
+    assert "averaging ckpt-400, ckpt-600" in log
+    with pytest.raises(CheckpointError, match="already holds ckpt-600"):
+        average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=3, log=log.append)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "avg"} == files
+    assert len(variable_names(str(tmp_path / "ckpt-600"))) > len(variable_names(first))
+
+
+def test_averaging_says_what_it_skipped_and_ignores_a_garbled_state_file(tmp_path):
+    training_dir(tmp_path)
+    (tmp_path / "ckpt-600.index").rename(tmp_path / "ckpt-600.index.bak")
+    log = []
+    average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=2, log=log.append)
+    assert any("skipped ckpt-600 (no .index file)" in m for m in log)
+    assert "averaging ckpt-200, ckpt-400" in log
+    (tmp_path / "checkpoint").write_text(GARBLED)
+    log = []
+    average_checkpoints(str(tmp_path), str(tmp_path / "avg2"), n=1, log=log.append)
+    assert "averaging ckpt-400" in log
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda hp: hp.update(hidden_size="abc"), r"hidden_size is 'abc' \(str\); expected int"),
+    (lambda hp: hp.pop("num_heads"), "lacks num_heads"),
+    (lambda hp: hp.update(num_heads=3), "num_heads=3 does not divide"),
+])
+def test_averaging_reports_a_bad_hparams_json_in_one_line(tmp_path, edit, message):
+    import json
+
+    training_dir(tmp_path, steps=(1,))
+    hp = json.loads((tmp_path / "hparams.json").read_text())
+    edit(hp)
+    (tmp_path / "hparams.json").write_text(json.dumps(hp))
+    with pytest.raises(HParamsError, match=message) as error:
+        average_checkpoints(str(tmp_path), str(tmp_path / "avg"), log=lambda m: None)
+    assert "\n" not in str(error.value)
+    assert not (tmp_path / "avg" / "ckpt-1.index").exists()
+
+
+def test_corrupt_checkpoint_bytes_are_one_clear_error(tmp_path):
+    from t2t_repro.model_loading import restore_model
+
+    model, _ = training_dir(tmp_path, steps=(3,))
+    data = next(tmp_path.glob("ckpt-3.data-*"))
+    raw = bytearray(data.read_bytes())
+    for cut in (len(raw) // 2, None):  # truncated, then garbled
+        data.write_bytes(bytes(raw[:cut]) if cut else bytes(b ^ 0xFF for b in raw))
+        with pytest.raises(CheckpointError, match="unreadable or corrupt") as error:
+            restore_model(model, str(tmp_path / "ckpt-3"))
+        assert "\n" not in str(error.value)
+    np.testing.assert_array_equal(data.read_bytes(), bytes(b ^ 0xFF for b in raw))

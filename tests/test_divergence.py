@@ -1,0 +1,42 @@
+"""A diverging (not yet NaN) loss stops training like NaN does, with advice that works."""
+
+import tensorflow as tf
+
+from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.training import train_step
+from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+from tests.model_utils import build_model
+
+
+def run_steps(monkeypatch, threshold):
+    monkeypatch.setattr(train_step, "DIVERGED_LOSS", threshold)
+    model = build_model("transformer_tiny", vocab_size=20)
+    optimizer = make_optimizer(model.hparams)
+    optimizer.build(model.trainable_variables)
+    metrics = TrainMetrics()
+    batch = {"inputs": tf.constant([[3, 4, 5, 1]]), "targets": tf.constant([[6, 7, 1]])}
+    loop = make_train_loop(tf.distribute.get_strategy(), model, optimizer, model.hparams,
+                           metrics)
+    metrics.reset()
+    loop(iter(tf.data.Dataset.from_tensors(batch).repeat()), tf.constant(3))
+    return metrics.read()
+
+
+def test_loss_above_the_threshold_is_flagged_with_its_value(monkeypatch):
+    healthy = run_steps(monkeypatch, train_step.DIVERGED_LOSS)
+    assert healthy["first_nonfinite"] == -1  # ~ln(20) per token: far below 1000
+    # The same finite loss counts as diverged under a threshold below it.
+    stats = run_steps(monkeypatch, 1.0)
+    assert stats["first_nonfinite"] == 1 and stats["bad_loss"] > 1.0
+
+
+def test_the_message_names_the_loss_and_a_way_on():
+    from t2t_repro.training.trainer import Trainer
+
+    trainer = Trainer.__new__(Trainer)
+    trainer.ckpt = type("C", (), {"latest": "/run/ckpt-100"})()
+    message = str(trainer._diverged_error({"first_nonfinite": 140, "bad_loss": 3.9e9}))
+    assert "diverged (3.9e+09 > 1000 per token) at step 140" in message
+    assert "/run/ckpt-100" in message and "new --output_dir" in message
+    nan = str(trainer._diverged_error({"first_nonfinite": 7, "bad_loss": float("nan")}))
+    assert nan.startswith("Loss became NaN/Inf at step 7.")

@@ -1,0 +1,144 @@
+"""Bad values are refused before any work, in one line, and a refused run writes nothing."""
+
+import argparse
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from t2t_repro import registry
+from t2t_repro.decoding.line_decoder import decode_hparams
+from t2t_repro.decoding.runner import check_decode_paths
+from t2t_repro.hparam import HParamsError
+from t2t_repro.hparams_checks import validate
+from t2t_repro.paths import expect_directory
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ("num_heads=3", "num_heads=3 does not divide hidden_size=128"),
+    ("hidden_size=0", "hidden_size=0 must be positive"),
+    ("layer_prepostprocess_dropout=1.0", r"must be in \[0, 1\)"),
+    ("attention_dropout=-0.1", r"must be in \[0, 1\)"),
+    ("batch_size=0", "batch_size=0 must be positive"),
+    ("learning_rate_schedule=constant*warmup_bogus", "Unknown learning-rate factor"),
+    ("optimizer=sgd", "optimizer='sgd' is not supported"),
+])
+def test_model_hparams_are_validated(overrides, message):
+    hp = registry.hparams("transformer_quickstart").parse(overrides)
+    with pytest.raises(HParamsError, match=message):
+        validate(hp)
+
+
+def test_good_hparams_pass():
+    for name in ("transformer_base", "transformer_big", "transformer_quickstart"):
+        validate(registry.hparams(name))
+
+
+@pytest.mark.parametrize("overrides", ["beam_size=0", "extra_length=-1", "alpha=-0.5",
+                                       "batch_size=0"])
+def test_decode_hparams_are_validated(overrides):
+    with pytest.raises(HParamsError, match="must be at least"):
+        decode_hparams(overrides)
+
+
+def test_paths_are_checked(tmp_path):
+    a_file = tmp_path / "f"
+    a_file.write_text("x\n")
+    with pytest.raises(NotADirectoryError, match="a directory is expected"):
+        expect_directory(str(a_file), "--output_dir")
+    with pytest.raises(IsADirectoryError, match="--decode_to_file"):
+        check_decode_paths(str(a_file), str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        check_decode_paths(str(tmp_path / "nope"), str(tmp_path / "out"))
+
+
+def trainer_cli():
+    """bin/t2t-trainer's parser and main, run in this process (TensorFlow loads once)."""
+    from t2t_repro import cli
+
+    tool = runpy.run_path(str(ROOT / "bin" / "t2t-trainer"), run_name="t2t_trainer")
+    return lambda argv: cli.run("t2t-trainer", tool["main"], tool["build_parser"](), argv)
+
+
+BAD_FLAGS = [
+    ("--train_steps=0", "--train_steps=0 must be at least 1"),
+    ("--keep_checkpoint_max=0", "--keep_checkpoint_max=0 must be at least 1"),
+    ("--log_step_count_steps=0", "--log_step_count_steps=0 must be at least 1"),
+    ("--steps_per_loop=0", "--steps_per_loop=0 must be at least 1"),
+    ("--local_eval_frequency=-1", "--local_eval_frequency=-1 must be at least 0"),
+    ("--save_checkpoints_secs=-5", "--save_checkpoints_secs=-5 must be at least 0"),
+    ("--worker_gpu=64", "--worker_gpu=64 but only"),
+    ("--hparams=num_heads=3", "num_heads=3 does not divide"),
+    ("--hparams=batch_size=0", "batch_size=0 must be positive"),
+    ("--hparams=relu_dropout=1.5", "relu_dropout=1.5 must be in"),
+    ("--hparams=learning_rate_schedule=bogus", "Unknown learning-rate factor 'bogus'"),
+    ("--hparams=num_heads=4", "num_heads: saved 2, now 4"),  # differs from the saved run
+]
+
+
+def test_trainer_refuses_bad_values_in_one_line_and_writes_nothing(tmp_path, capsys):
+    data = tmp_path / "data"
+    registry.problem("translate_toy").generate_data(str(data), str(tmp_path / "tmp"),
+                                                    progress=False)
+    run = trainer_cli()
+    common = ["--problem=translate_toy", "--hparams_set=transformer_quickstart",
+              f"--data_dir={data}"]
+    # An existing run's record must survive every refused run untouched.
+    out = tmp_path / "run"
+    out.mkdir()
+    hp = registry.hparams("transformer_quickstart").parse("num_heads=2")
+    from t2t_repro.training.output_dir import write_record
+    from t2t_repro.hparams_lib import add_problem_hparams
+
+    sizes = registry.problem("translate_toy").vocab_sizes(str(data))
+    add_problem_hparams(hp, *sizes)
+    hp.add_hparam("train_steps", 250000)
+    write_record(str(out), hp, {"note": "the first run"})
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for flag, message in BAD_FLAGS:
+        overrides = [flag] if flag.startswith("--hparams") else ["--hparams=num_heads=2", flag]
+        assert run(common + [f"--output_dir={out}"] + overrides) == 1, flag
+        err = capsys.readouterr().err
+        assert err.startswith("t2t-trainer: error: ") and message in err, (flag, err)
+        assert err.count("\n") == 1 or "other hparams:" in err, err  # that one lists them
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before, flag
+        if not flag.endswith("num_heads=4"):  # (valid in a new dir)
+            # A new output dir is not even created.
+            assert run(common + [f"--output_dir={tmp_path / 'new'}"] + overrides) == 1
+            capsys.readouterr()
+            assert not (tmp_path / "new").exists(), flag
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    assert run(common + [f"--output_dir={a_file}"]) == 1
+    assert "a directory is expected" in capsys.readouterr().err
+
+
+def test_cli_one_liners_for_decoder_and_datagen(tmp_path):
+    """A few bad inputs through the real executables (subprocesses, as users run them)."""
+    from tests.model_utils import toy_checkpoint_dir
+
+    root = toy_checkpoint_dir(tmp_path, step=3)
+    vocab = next((root / "data").glob("vocab.*"))
+    vocab.write_text(vocab.read_text()[:50])  # truncated mid-line
+    src = tmp_path / "src.txt"
+    src.write_text("a cat .\n")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    common = [sys.executable, str(ROOT / "bin" / "t2t-decoder"), "--problem=translate_toy",
+              f"--data_dir={root / 'data'}", f"--output_dir={root / 'train'}",
+              f"--decode_from_file={src}"]
+    for extra, message in ((["--decode_hparams=beam_size=0"], "beam_size=0 must be at least 1"),
+                           ([], "unbalanced quotes")):
+        out = subprocess.run(common + extra, capture_output=True, text=True, env=env,
+                             timeout=300)
+        assert out.returncode == 1 and message in out.stderr, out.stderr[-2000:]
+        assert "Traceback" not in out.stderr and out.stderr.count("t2t-decoder: error") == 1
+    out = subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-datagen"),
+                          "--problem=translate_toy", f"--data_dir={src}"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 1 and "a directory is expected" in out.stderr, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
