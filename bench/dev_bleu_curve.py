@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Dev BLEU against training time, from the checkpoints a training run kept.
 
-    .venv/bin/python bench/dev_bleu_curve.py --problem=translate_ende_multi30k \
+    .venv/bin/python -m bench.dev_bleu_curve --problem=translate_ende_multi30k \
         --data_dir=out/multi30k_ende/data --output_dir=out/multi30k_ende/train --examples=300
 
 For a run made before the trainer logged ``eval/bleu`` (or to score more dev sentences than it
@@ -18,9 +18,7 @@ import re
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-
-from bench.report import emit, event_scalars, first_event_time  # noqa: E402
+from bench.report import emit, event_scalars, first_event_time
 
 
 def checkpoints(output_dir: str) -> list[tuple[int, str]]:
@@ -59,6 +57,9 @@ def main() -> int:
     args = parser.parse_args()
 
     from t2t_repro import registry
+    from t2t_repro.commands.builtins import register_builtins
+
+    register_builtins()
     from t2t_repro.hparams_lib import create_hparams
     from t2t_repro.model_loading import restore_model
     from t2t_repro.training.dev_bleu import DevBleu

@@ -1,4 +1,4 @@
-"""Shared pieces of the ``bin/`` command-line tools: common T2T flags and clean failures.
+"""Shared pieces of the command-line tools (``t2t_repro.commands``): common flags, clean failures.
 
 User errors (unknown names, bad hparams, missing data or checkpoints) end the tool with
 ``<tool>: error: <message>`` and exit code 1, never a traceback; ``--registry_help`` prints
@@ -57,14 +57,18 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def run(prog: str, main: Callable[[argparse.Namespace], int | None],
-        parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
-    """Parses flags, handles --t2t_usr_dir/--registry_help, runs ``main``, reports errors."""
+        parser: argparse.ArgumentParser, argv: list[str] | None = None, *,
+        uses_registry: bool = False) -> int:
+    """Parses flags, registers names (``uses_registry``), handles --t2t_usr_dir/--registry_help,
+    runs ``main`` and reports user errors as one line (exit code 1)."""
     args = parser.parse_args(argv)
     try:
-        if getattr(args, "t2t_usr_dir", ""):
-            from t2t_repro.usr_dir import import_usr_dir
+        if uses_registry:
+            from t2t_repro.commands.builtins import register_builtins
 
-            import_usr_dir(args.t2t_usr_dir)
+            register_builtins()
+        if getattr(args, "t2t_usr_dir", ""):
+            _import_usr_dir(args.t2t_usr_dir)
         if getattr(args, "registry_help", False):
             from t2t_repro import registry
 
@@ -79,3 +83,15 @@ def run(prog: str, main: Callable[[argparse.Namespace], int | None],
             raise
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
+
+
+def _import_usr_dir(usr_dir: str) -> None:
+    """A user's module failing to import is the user's to fix: one line, not a traceback."""
+    from t2t_repro.usr_dir import import_usr_dir
+
+    try:
+        import_usr_dir(usr_dir)
+    except FileNotFoundError:
+        raise
+    except Exception as e:
+        raise UsageError(f"--t2t_usr_dir {usr_dir}: {type(e).__name__}: {e}") from e

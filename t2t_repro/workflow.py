@@ -1,8 +1,8 @@
 """Runs the full T2T workflow through the real command-line tools, one step after another.
 
 datagen -> train -> average checkpoints -> decode the test split -> BLEU. Each step is a
-subprocess of the ``bin/`` tool a user would type, so recipes and the quickstart exercise
-exactly what users run. Steps print their command; a failing step stops the workflow with
+subprocess running the tool's own ``main`` (``python -m t2t_repro.commands.<tool>``, what the
+installed ``t2t-*`` scripts call), so recipes and the quickstart exercise exactly what users run. Steps print their command; a failing step stops the workflow with
 the tool's own error message.
 """
 
@@ -16,16 +16,19 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-BIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin")
-
 
 class WorkflowError(RuntimeError):
     """A step of the workflow failed."""
 
 
+def tool_module(tool: str) -> str:
+    """``t2t-avg-all`` -> ``t2t_repro.commands.avg_all`` (the module its console script calls)."""
+    return "t2t_repro.commands." + tool.removeprefix("t2t-").replace("-", "_")
+
+
 def run_tool(tool: str, *args: str, log=None, capture: bool = False) -> str:
-    """Runs ``bin/<tool> args`` with this interpreter; returns stdout when ``capture``."""
-    cmd = [sys.executable, os.path.join(BIN, tool), *args]
+    """Runs the tool ``t2t-<name>`` with this interpreter; returns stdout when ``capture``."""
+    cmd = [sys.executable, "-m", tool_module(tool), *args]
     print(f"\n$ {tool} {' '.join(shlex.quote(a) for a in args)}", flush=True)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE if capture else None, text=True)
     if proc.returncode != 0:

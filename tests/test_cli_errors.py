@@ -1,15 +1,13 @@
-"""How every bin/ tool ends on a user error: ``<tool>: error: <message>``, exit code 1, no traceback."""
+"""How every tool ends on a user error: ``<tool>: error: <message>``, exit code 1, no traceback."""
 
 import argparse
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from t2t_repro import cli
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.tools import ROOT
 
 
 def _run(main, capsys):
@@ -41,14 +39,12 @@ def test_scoring_tools_do_not_start_tensorflow(tmp_path):
     gold = tmp_path / "gold.trees"
     gold.write_text("(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))\n")
     code = (
-        "import runpy, sys\n"
-        f"sys.argv = ['t2t-evalb', '--gold={gold}', '--test={gold}']\n"
-        "try:\n"
-        f"    runpy.run_path({str(ROOT / 'bin' / 't2t-evalb')!r}, run_name='__main__')\n"
-        "except SystemExit as e:\n"
-        "    assert e.code == 0, e.code\n"
+        "import sys\n"
+        "from t2t_repro.commands import evalb\n"
+        f"assert evalb.main(['--gold={gold}', '--test={gold}']) == 0\n"
         "print('tensorflow' in sys.modules)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Bracketing FMeasure       = 100.00" in proc.stdout
     assert proc.stdout.strip().endswith("False")

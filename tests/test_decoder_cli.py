@@ -1,15 +1,12 @@
 """t2t-decoder as users run it: one output line per input line, whatever the input."""
 
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import tensorflow as tf
 
 from tests.model_utils import toy_checkpoint_dir
+from tests.tools import run_tool
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -18,11 +15,10 @@ def setup(tmp_path_factory):
 
 
 def decode(root, *extra, stdin=None):
-    return subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-decoder"),
-                           "--problem=translate_toy", f"--data_dir={root / 'data'}",
-                           f"--output_dir={root / 'train'}",
-                           "--decode_hparams=beam_size=2,extra_length=4,batch_size=2", *extra],
-                          capture_output=True, text=True, input=stdin, timeout=600)
+    return run_tool("t2t-decoder", "--problem=translate_toy", f"--data_dir={root / 'data'}",
+                    f"--output_dir={root / 'train'}",
+                    "--decode_hparams=beam_size=2,extra_length=4,batch_size=2", *extra,
+                    input=stdin, timeout=600)
 
 
 def test_one_line_per_input_in_order(setup, tmp_path):

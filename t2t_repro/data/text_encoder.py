@@ -15,7 +15,7 @@
 Speed: encoding runs compiled (:mod:`t2t_repro.data.subword_kernel`): a whole batch of texts
 is tokenized, escaped and segmented in one pass over its code points, with the vocabulary as
 a trie and a per-batch token cache. The ids are those of T2T's algorithm (tests compare
-them with ``bench/reference_subword.py``). The vocabulary builder lives in
+them with ``tests/reference_subword.py``). The vocabulary builder lives in
 :mod:`t2t_repro.data.subword_builder`.
 
 Deliberate differences from T2T, all on inputs T2T mishandles: a vocabulary file with an

@@ -21,10 +21,11 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.data.input_pipeline import TRAIN, EVAL, make_dataset
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib import check_hparams, create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training import evaluation
 from t2t_repro.training.checkpoints import TrainingCheckpoint
+from t2t_repro.training.config import SCHEDULES, TrainerConfig
 from t2t_repro.training.dev_bleu import DevBleu
 from t2t_repro.training.distribution import make_strategy
 from t2t_repro.training.output_dir import check_or_write, saved_hparams
@@ -32,39 +33,18 @@ from t2t_repro.training.summaries import ConsoleLog, Summaries
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
 from t2t_repro.visualization import attention_maps
 
-SCHEDULES = ("train", "train_and_evaluate", "evaluate", "continuous_eval")
-
-
 class TrainingError(RuntimeError):
     """Training cannot continue (non-finite loss, bad configuration)."""
 
 
-@dataclasses.dataclass
-class TrainerConfig:
-    problem: str
-    hparams_set: str
-    data_dir: str
-    output_dir: str
-    hparams: str = ""
-    model: str = "transformer"
-    tmp_dir: str = "/tmp/t2t_datagen"
-    generate_data: bool = False
-    train_steps: int = 250000
-    eval_steps: int = 100
-    schedule: str = "train_and_evaluate"
-    local_eval_frequency: int = 1000
-    save_checkpoints_secs: int = 0
-    keep_checkpoint_max: int = 20
-    worker_gpu: int = 0
-    random_seed: int | None = None
-    mixed_precision: str = ""
-    xla: bool = False
-    log_step_count_steps: int = 100
-    steps_per_loop: int = 20
-    max_train_seconds: float = 0  # Stop (and save) after this much training time; 0: no limit.
-    attention_images: bool = True  # Heat maps of the first dev example at every evaluation.
-    eval_bleu_examples: int = 64  # Dev sentences beam-decoded for BLEU at each eval (0: off).
-    devices: list | None = None  # explicit replica devices (tests: logical CPUs)
+def check_config(cfg: TrainerConfig) -> None:
+    """The checks that read no file (names, overrides, schedule), so that a typo is reported
+    before the data directory or output_dir is looked at."""
+    if cfg.schedule not in SCHEDULES:
+        raise TrainingError(f"--schedule={cfg.schedule!r}; choose one of {SCHEDULES}.")
+    registry.problem(cfg.problem)
+    registry.model(cfg.model)
+    check_hparams(cfg.hparams_set, cfg.hparams)
 
 
 class _StopFlag:
@@ -99,8 +79,10 @@ def _setup_precision_and_seed(cfg: TrainerConfig) -> None:
 
 class Trainer:
     def __init__(self, cfg: TrainerConfig, flags: dict | None = None) -> None:
-        if cfg.schedule not in SCHEDULES:
-            raise TrainingError(f"--schedule={cfg.schedule!r}; choose one of {SCHEDULES}.")
+        check_config(cfg)  # Names and overrides first: a typo is reported before any file.
+        if not cfg.generate_data and not os.path.isdir(cfg.data_dir):
+            raise TrainingError(f"--data_dir {cfg.data_dir} does not exist: run t2t-datagen "
+                                "first or pass --generate_data (with --tmp_dir).")
         self.cfg = cfg
         _setup_precision_and_seed(cfg)
         self.problem = registry.problem(cfg.problem)
