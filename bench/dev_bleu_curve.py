@@ -56,26 +56,21 @@ def main() -> int:
     parser.add_argument("--out", default="")
     args = parser.parse_args()
 
-    from t2t_repro import registry
     from t2t_repro.commands.builtins import register_builtins
+    from t2t_repro.model_loading import load_trained_model, restore_model
+    from t2t_repro.training.dev_bleu import DevBleu
 
     register_builtins()
-    from t2t_repro.hparams_lib import create_hparams
-    from t2t_repro.model_loading import restore_model
-    from t2t_repro.training.dev_bleu import DevBleu
 
     found = checkpoints(args.output_dir)
     if not found:
         sys.exit(f"error: no ckpt-<step>.index files in {args.output_dir}; pass a training output_dir.")
-    problem = registry.problem(args.problem)
-    input_size, target_size = problem.vocab_sizes(args.data_dir)
-    saved = os.path.join(args.output_dir, "hparams.json")
-    hp = create_hparams(args.hparams_set, "", input_vocab_size=input_size, target_vocab_size=target_size,
-                        target_space_id=problem.target_space_id,
-                        saved_json=open(saved).read() if os.path.exists(saved) else None)
-    model = registry.model("transformer")(hp)
-    restore_model(model, found[0][1])
-    dev_bleu = DevBleu(model, problem, args.data_dir, hp, args.examples, args.decode_hparams)
+    trained = load_trained_model(args.output_dir, checkpoint_path=found[0][1],
+                                 problem_name=args.problem, data_dir=args.data_dir,
+                                 hparams_set=args.hparams_set)
+    model = trained.model
+    dev_bleu = DevBleu(model, trained.problem, args.data_dir, trained.hparams, args.examples,
+                       args.decode_hparams)
     minutes = training_minutes(args.output_dir, [step for step, _ in found])
     curve = []
     for (step, prefix), minute in zip(found, minutes):

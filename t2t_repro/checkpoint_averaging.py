@@ -15,9 +15,8 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro import registry
-from t2t_repro.hparam import HParams
-from t2t_repro.model_loading import MODEL_KEY, CheckpointError, restore_model
+from t2t_repro.atomic_write import write_text_atomically
+from t2t_repro.model_loading import MODEL_KEY, CheckpointError, load_trained_model, restore_model
 
 _STEP = re.compile(r"ckpt-(\d+)$")
 
@@ -37,16 +36,6 @@ def checkpoints_by_step(model_dir: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-def build_model_from_dir(model_dir: str, model_name: str = "transformer"):
-    path = os.path.join(model_dir, "hparams.json")
-    if not os.path.exists(path):
-        raise CheckpointError(f"{path} is missing: --model_dir must be a t2t-trainer output_dir.")
-    with open(path, encoding="utf-8") as f:
-        model = registry.model(model_name)(HParams.from_json(f.read()))
-    model.build()
-    return model
-
-
 def average_checkpoints(model_dir: str, output_dir: str, n: int = 8,
                         model_name: str = "transformer", log=None) -> str:
     """Writes the average of the last ``n`` checkpoints; returns the new checkpoint prefix."""
@@ -57,7 +46,7 @@ def average_checkpoints(model_dir: str, output_dir: str, n: int = 8,
     if len(checkpoints) < n:
         log(f"warning: only {len(checkpoints)} checkpoint(s) available; averaging those "
             f"instead of {n}.")
-    model = build_model_from_dir(model_dir, model_name)
+    model = load_trained_model(model_dir, model_name=model_name, restore=False).model
     sums = None
     for step, path in checkpoints:
         restore_model(model, path)
@@ -81,7 +70,5 @@ def _write_model_checkpoint(model, output_dir: str, step: int) -> str:
             os.replace(os.path.join(output_dir, name), final + suffix)
     state = (f'model_checkpoint_path: "ckpt-{step}"\n'
              f'all_model_checkpoint_paths: "ckpt-{step}"\n')
-    with open(os.path.join(output_dir, "checkpoint.tmp"), "w") as f:
-        f.write(state)
-    os.replace(os.path.join(output_dir, "checkpoint.tmp"), os.path.join(output_dir, "checkpoint"))
+    write_text_atomically(os.path.join(output_dir, "checkpoint"), state)
     return final

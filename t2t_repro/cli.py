@@ -12,7 +12,8 @@ import os
 import sys
 from typing import Callable
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from t2t_repro import console
+from t2t_repro.errors import UsageError, UserError
 
 
 def add_problem_flags(parser: argparse.ArgumentParser, output_dir_help: str) -> None:
@@ -37,34 +38,25 @@ def require(args: argparse.Namespace, *names: str) -> None:
         raise UsageError(f"{', '.join(missing)} required (see --help).")
 
 
-class UsageError(Exception):
-    """A missing or inconsistent flag."""
-
-
-def _user_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions that are the user's to fix. Checked after the fact, so that a tool that
-    never loads a checkpoint (t2t-bleu, t2t-evalb) does not import TensorFlow just for
-    ``CheckpointError``: if ``model_loading`` was never imported, it cannot have raised."""
-    from t2t_repro.data.text_files import DataError
-    from t2t_repro.hparam import HParamsError
-    from t2t_repro.registry import RegistryError
-    from t2t_repro.serving import ExportError
-
-    loading = sys.modules.get("t2t_repro.model_loading")
-    checkpoint = (loading.CheckpointError,) if loading is not None else ()
-    return (UsageError, DataError, HParamsError, RegistryError, ExportError, *checkpoint,
-            FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError)
+# The errors a tool reports as one line: ours, and the OS's about paths the user gave.
+USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError)
 
 
 def run(prog: str, main: Callable[[argparse.Namespace], int | None],
         parser: argparse.ArgumentParser, argv: list[str] | None = None, *,
         uses_registry: bool = False) -> int:
-    """Parses flags, registers names (``uses_registry``), handles --t2t_usr_dir/--registry_help,
-    runs ``main`` and reports user errors as one line (exit code 1)."""
+    """Parses flags, starts TensorFlow quietly and registers names (``uses_registry``), handles
+    --t2t_usr_dir/--registry_help, runs ``main`` and reports user errors as one line (exit 1)."""
+    parser.add_argument("--verbose", action="store_true", help="also show TensorFlow's own "
+                        f"start-up lines and warnings (or set {console.VERBOSE_ENV}=1)")
     args = parser.parse_args(argv)
+    if args.verbose:
+        os.environ[console.VERBOSE_ENV] = "1"  # Also for the tools a workflow runs.
     try:
         if uses_registry:
             from t2t_repro.commands.builtins import register_builtins
+
+            console.start_tensorflow()
 
             register_builtins()
         if getattr(args, "t2t_usr_dir", ""):
@@ -79,7 +71,7 @@ def run(prog: str, main: Callable[[argparse.Namespace], int | None],
         print(f"{prog}: interrupted.", file=sys.stderr)
         return 130
     except Exception as e:
-        if not isinstance(e, _user_errors()):
+        if not isinstance(e, USER_ERRORS):
             raise
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1

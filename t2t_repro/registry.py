@@ -16,6 +16,8 @@ import difflib
 import re
 from typing import Any, Callable, TypeVar
 
+from t2t_repro.errors import UserError
+
 T = TypeVar("T")
 
 PROBLEMS = "problem"
@@ -25,7 +27,7 @@ MODELS = "model"
 _REGISTRIES: dict[str, dict[str, Any]] = {PROBLEMS: {}, HPARAMS: {}, MODELS: {}}
 
 
-class RegistryError(LookupError):
+class RegistryError(UserError, LookupError):
     """An unknown or duplicate registered name."""
 
 

@@ -16,8 +16,11 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from t2t_repro.atomic_write import write_text_atomically
+from t2t_repro.errors import UserError
 
-class WorkflowError(RuntimeError):
+
+class WorkflowError(UserError, RuntimeError):
     """A step of the workflow failed."""
 
 
@@ -99,7 +102,5 @@ def run_workflow(cfg: WorkflowConfig) -> dict:
         "reference": reference,
     }
     path = os.path.join(cfg.work_dir, "results.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(summary, f, indent=2)
-    os.replace(path + ".tmp", path)
+    write_text_atomically(path, json.dumps(summary, indent=2))
     return summary

@@ -27,6 +27,28 @@ def test_user_errors_are_one_line_and_exit_1(capsys):
         assert rc == 1 and err == f"t2t-test: error: {error}\n"
 
 
+def test_every_user_facing_error_class_derives_from_user_error(capsys):
+    from t2t_repro.data.text_encoder import VocabFileError
+    from t2t_repro.data.text_files import DataError
+    from t2t_repro.errors import UserError
+    from t2t_repro.hparam import HParamsError
+    from t2t_repro.model_loading import CheckpointError
+    from t2t_repro.parsing.trees import TreeParseError
+    from t2t_repro.registry import RegistryError
+    from t2t_repro.serving import ExportError
+    from t2t_repro.training.trainer import TrainingError
+    from t2t_repro.workflow import WorkflowError
+
+    classes = (cli.UsageError, DataError, HParamsError, RegistryError, ExportError,
+               CheckpointError, VocabFileError, TrainingError, WorkflowError, TreeParseError)
+    for error_class in classes:
+        assert issubclass(error_class, UserError), error_class
+        def main(args, error_class=error_class):
+            raise error_class("what is wrong and what to do")
+        rc, err = _run(main, capsys)
+        assert rc == 1 and err == "t2t-test: error: what is wrong and what to do\n"
+
+
 def test_bugs_are_not_disguised_as_user_errors(capsys):
     def main(args):
         raise ZeroDivisionError("a bug")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.tools import ROOT, tool_cmd
+from tests.tools import ROOT, USER_ENV, assert_quiet, tool_cmd
 TINY = ("hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
         "learning_rate_warmup_steps=50")
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
@@ -33,9 +33,9 @@ def trainer_cmd(data_dir, output_dir, *extra):
                     f"--data_dir={data_dir}", f"--output_dir={output_dir}", *extra)
 
 
-def run_trainer(data_dir, output_dir, *extra):
+def run_trainer(data_dir, output_dir, *extra, env=ENV):
     return subprocess.run(trainer_cmd(data_dir, output_dir, *extra), cwd=ROOT, capture_output=True,
-                          text=True, env=ENV, timeout=600)
+                          text=True, env=env, timeout=600)
 
 
 def event_tags(directory):
@@ -48,8 +48,10 @@ def event_tags(directory):
 
 def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
     out = run_trainer(data_dir, tmp_path / "train", "--train_steps=300",
-                      "--local_eval_frequency=100", "--log_step_count_steps=100")
+                      "--local_eval_frequency=100", "--log_step_count_steps=100",
+                      env={**USER_ENV, "PYTHONUNBUFFERED": "1"})
     assert out.returncode == 0, out.stderr[-3000:]
+    assert_quiet(out.stderr)  # Training, eval, BLEU decodes: no TensorFlow start-up lines.
     losses = [float(l.split("loss ")[1].split(" ")[0]) for l in out.stdout.splitlines()
               if l.startswith("step ")]
     final_eval = [l for l in out.stdout.splitlines() if l.startswith("eval at step 300")][-1]

@@ -32,15 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.data.text_encoder import EOS_ID
+    from t2t_repro.atomic_write import write_bytes_atomically
     from t2t_repro.decoding import runner
     from t2t_repro.visualization.attention_maps import attention_pngs, token_labels
 
     cli.require(args, "problem", "data_dir", "source")
     if not (args.output_dir or args.checkpoint_path):
         raise cli.UsageError("--output_dir or --checkpoint_path is required.")
-    if not args.hparams_set and not os.path.exists(os.path.join(args.output_dir, "hparams.json")):
-        raise cli.UsageError("--hparams_set is required when --output_dir has no hparams.json.")
-    setup = runner.load_decoder(args.problem, args.hparams_set or "transformer_base", args.hparams,
+    setup = runner.load_decoder(args.problem, args.hparams_set, args.hparams,
                                 cli.expand(args.data_dir), cli.expand(args.output_dir),
                                 cli.expand(args.checkpoint_path), args.decode_hparams, args.model)
     decoder = setup.decoder
@@ -52,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"translation: {best.text}", file=sys.stderr)
         target_ids = list(best.ids) + [EOS_ID]
     try:
-        pngs = attention_pngs(decoder.searcher.model, input_ids, target_ids,
+        pngs = attention_pngs(setup.model, input_ids, target_ids,
                               token_labels(decoder.input_encoder, input_ids),
                               token_labels(decoder.target_encoder, target_ids), args.layer)
     except ValueError as e:
@@ -62,9 +61,7 @@ def run(args: argparse.Namespace) -> int:
     os.makedirs(out_dir, exist_ok=True)
     for name, png in pngs.items():
         path = os.path.join(out_dir, f"{name}.png")
-        with open(path + ".tmp", "wb") as f:
-            f.write(png)
-        os.replace(path + ".tmp", path)
+        write_bytes_atomically(path, png)
         print(f"wrote {path}", file=sys.stderr)
     return 0
 

@@ -36,9 +36,7 @@ def run(args: argparse.Namespace) -> int:
     cli.require(args, "problem", "data_dir")
     if not (args.output_dir or args.checkpoint_path):
         raise cli.UsageError("--output_dir or --checkpoint_path is required.")
-    if not args.hparams_set and not os.path.exists(os.path.join(args.output_dir, "hparams.json")):
-        raise cli.UsageError("--hparams_set is required when --output_dir has no hparams.json.")
-    setup = runner.load_decoder(args.problem, args.hparams_set or "transformer_base", args.hparams,
+    setup = runner.load_decoder(args.problem, args.hparams_set, args.hparams,
                                 cli.expand(args.data_dir), cli.expand(args.output_dir),
                                 cli.expand(args.checkpoint_path), args.decode_hparams, args.model)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
@@ -46,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     export_dir = cli.expand(args.export_dir) if args.export_dir else default_export_dir(
         cli.expand(args.output_dir or os.path.dirname(args.checkpoint_path)))
     encoders = {"inputs": decoder.input_encoder, "targets": decoder.target_encoder}
-    export_saved_model(decoder.searcher.model, encoders, decoder.searcher.config,
+    export_saved_model(setup.model, encoders, decoder.searcher.config,
                        decoder.max_input_length, export_dir)
     print(f"exported {export_dir}", file=sys.stderr)
     return 0

@@ -57,16 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_repro.training.trainer import Trainer, TrainingError
+    from t2t_repro.training.trainer import Trainer
 
     cli.require(args, "problem", "hparams_set", "data_dir", "output_dir")
     cfg = config_from_flags(vars(args))
     cfg = dataclasses.replace(cfg, data_dir=cli.expand(cfg.data_dir),
                               output_dir=cli.expand(cfg.output_dir), tmp_dir=cli.expand(cfg.tmp_dir))
-    try:
-        Trainer(cfg, flags=vars(args)).run()
-    except TrainingError as e:
-        raise cli.UsageError(str(e)) from e
+    Trainer(cfg, flags=vars(args)).run()
     return 0
 
 

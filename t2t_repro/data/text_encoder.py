@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from typing import Iterable, Mapping, Sequence
 
+from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.data import tokenizer
+from t2t_repro.errors import UserError
 from t2t_repro.data.subword_kernel import CompiledVocabulary
 
 PAD = "<pad>"
@@ -47,7 +48,7 @@ _UNESCAPE_RE = re.compile(r"\\u|\\\\|\\([0-9]+);")
 _UNDEFINED_CHAR = "\u3013"
 
 
-class VocabFileError(ValueError):
+class VocabFileError(UserError, ValueError):
     """A vocabulary file that cannot be read as a T2T ``.subwords`` file."""
 
 
@@ -183,22 +184,8 @@ class SubwordTextEncoder:
             text = "".join(f"'{s}'\n" for s in self._all_subtoken_strings)
         else:
             text = "".join(f"{s}\n" for s in self._all_subtoken_strings)
-        directory = os.path.dirname(os.path.abspath(path))
-        tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                    f.write(text)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_text_atomically(path, text, newline="\n")
         except OSError as e:
             raise OSError(e.errno, f"cannot write subword vocabulary to {path}: "
                                    f"{e.strerror or e}", path) from e

@@ -20,6 +20,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro import registry
+from t2t_repro.errors import UserError
 from t2t_repro.data.input_pipeline import TRAIN, EVAL, make_dataset
 from t2t_repro.hparams_lib import check_hparams, create_hparams
 from t2t_repro.learning_rate import make_optimizer
@@ -33,7 +34,7 @@ from t2t_repro.training.summaries import ConsoleLog, Summaries
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
 from t2t_repro.visualization import attention_maps
 
-class TrainingError(RuntimeError):
+class TrainingError(UserError, RuntimeError):
     """Training cannot continue (non-finite loss, bad configuration)."""
 
 
