@@ -8,7 +8,7 @@ the decoder reruns the whole prefix each step (t2t_repro.decoding.uncached). Eac
 timed on a second call after a warm-up call of the same shape (tracing/compiling excluded),
 except where "includes_tracing" says otherwise.
 
-    .venv/bin/python bench/bench_decode.py --out bench/results/decode_cpu.json
+    .venv/bin/python -m bench.bench_decode --out bench/results/decode_cpu.json
 """
 
 import argparse
@@ -17,17 +17,17 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
-from t2t_repro import registry  # noqa: E402
-from t2t_repro.decoding.beam_search import EOS_ID  # noqa: E402
-from t2t_repro.decoding.search import SearchConfig, Searcher  # noqa: E402
-from t2t_repro.hparams_lib import create_hparams  # noqa: E402
-from bench.report import emit  # noqa: E402
+from t2t_repro import registry
+from t2t_repro.commands.builtins import register_builtins
+from t2t_repro.data.text_encoder import EOS_ID
+from t2t_repro.decoding.search import SearchConfig, Searcher
+from t2t_repro.hparams_lib import create_hparams
+from bench.report import emit
 
 DEFAULT_RUNS = ("cache:1:32:0,cache:1:32:1,cache:1:64:0,cache:1:64:1,"
                 "cache:4:32:0,cache:4:32:1,cache:4:64:0,cache:4:64:1,"
@@ -111,4 +111,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    register_builtins()
     sys.exit(main())

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Input-pipeline throughput (examples/s, target tokens/s) on a problem's training shards.
 
-    .venv/bin/python bench/bench_input_pipeline.py --problem=translate_ende_multi30k \
+    .venv/bin/python -m bench.bench_input_pipeline --problem=translate_ende_multi30k \
         --data_dir=DATA --hparams_set=transformer_base --batches=2000
 
 Compare tokens/s with the training step's consumption (bench_train_step.py): the pipeline
@@ -13,12 +13,12 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from t2t_repro import registry  # noqa: E402
-from t2t_repro.data.input_pipeline import TRAIN, make_dataset  # noqa: E402
-from bench.report import emit  # noqa: E402
+from t2t_repro import registry
+from t2t_repro.commands.builtins import register_builtins
+from t2t_repro.data.input_pipeline import TRAIN, make_dataset
+from bench.report import emit
 
 
 def main() -> int:
@@ -54,4 +54,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    register_builtins()
     sys.exit(main())

@@ -2,7 +2,7 @@
 """Resume time of t2t-trainer after 0, 3,000 and 30,000 steps: the input iterator's saved
 state (constant time) against replaying the consumed batches (what resume did before).
 
-    .venv/bin/python bench/bench_resume.py --out=bench/results/resume_cpu.json
+    .venv/bin/python -m bench.bench_resume --out=bench/results/resume_cpu.json
 
 Method. For each step count N a fresh process builds the real ``Trainer`` on translate_toy
 (transformer_quickstart with a tiny model: the model is not what is measured), takes its
@@ -26,7 +26,6 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-sys.path.insert(0, ROOT)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 HPARAMS = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512"
@@ -86,8 +85,8 @@ def child(argv: list[str]) -> None:
 
 
 def run_child(*args) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", *map(str, args)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-m", "bench.bench_resume", "--child",
+                          *map(str, args)], cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -98,6 +97,9 @@ def main() -> int:
     parser.add_argument("--out", default="")
     parser.add_argument("--child", nargs=4)
     args = parser.parse_args()
+    from t2t_repro.commands.builtins import register_builtins
+
+    register_builtins()
     if args.child:
         child(args.child)
         return 0

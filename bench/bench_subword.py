@@ -1,7 +1,7 @@
 """Subword encoder benchmark: t2t_repro.data.text_encoder against the plain T2T algorithm.
 
 Encodes Multi30k train (EN and DE, 29,000 lines each) with the real T2T EN-DE 32k vocabulary,
-once with ``bench/reference_subword.py`` (T2T's algorithm as written: per-character
+once with ``tests/reference_subword.py`` (T2T's algorithm as written: per-character
 tokenizer, per-token 2**20-slot hash cache) and once with ``SubwordTextEncoder.encode_batch``
 (the compiled kernel, t2t_repro/data/subword_kernel.py), both from a freshly loaded
 vocabulary (cold caches), best of ``--repeats`` runs each, alternating. Loading is timed
@@ -17,7 +17,7 @@ iterations per try) and compares the subtoken lists.
 Prints one JSON object (also written to ``--out`` when given). Reads ../shared/data; exits
 with a message when it is absent.
 
-    python bench/bench_subword.py [--repeats 5] [--no-reference-build] [--out FILE]
+    python -m bench.bench_subword [--repeats 5] [--no-reference-build] [--out FILE]
 """
 
 from __future__ import annotations
@@ -32,14 +32,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
-sys.path.insert(0, HERE)
 
-import reference_subword as ref  # noqa: E402
-
-from t2t_repro.data import tokenizer  # noqa: E402
-from t2t_repro.data.text_encoder import SubwordTextEncoder  # noqa: E402
-from bench.report import emit  # noqa: E402
+from bench.report import emit
+from t2t_repro.data import tokenizer
+from t2t_repro.data.text_encoder import SubwordTextEncoder
+from tests import reference_subword as ref  # T2T's algorithm as written (the tests' oracle)
 
 SHARED = os.path.join(ROOT, "..", "shared", "data")
 MULTI30K = os.path.join(SHARED, "multi30k")

@@ -7,7 +7,7 @@ tf.function) with and without XLA, and the trainer's own step loop on the same b
 alternately with the bare step (its overhead: the median per-round ratio). MFU = analytic
 FLOPs (t2t_repro.models.flops) / time / peak.
 
-    .venv/bin/python bench/bench_train_step.py --out bench/results/train_step_cpu.json
+    .venv/bin/python -m bench.bench_train_step --out bench/results/train_step_cpu.json
 """
 
 import argparse
@@ -17,19 +17,19 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
-from t2t_repro import registry  # noqa: E402
-from t2t_repro.hparams_lib import create_hparams  # noqa: E402
-from t2t_repro.learning_rate import make_optimizer  # noqa: E402
-from t2t_repro.losses import padded_cross_entropy  # noqa: E402
-from t2t_repro.models.flops import training_flops  # noqa: E402
-from t2t_repro.training.train_step import TrainMetrics, make_train_loop  # noqa: E402
-from bench.report import emit  # noqa: E402
+from t2t_repro import registry
+from t2t_repro.commands.builtins import register_builtins
+from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.losses import padded_cross_entropy
+from t2t_repro.models.flops import training_flops
+from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+from bench.report import emit
 
 
 def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
@@ -141,4 +141,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    register_builtins()
     sys.exit(main())

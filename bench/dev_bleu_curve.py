@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Dev BLEU against training time, from the checkpoints a training run kept.
 
-    .venv/bin/python bench/dev_bleu_curve.py --problem=translate_ende_multi30k \
+    .venv/bin/python -m bench.dev_bleu_curve --problem=translate_ende_multi30k \
         --data_dir=out/multi30k_ende/data --output_dir=out/multi30k_ende/train --examples=300
 
 For a run made before the trainer logged ``eval/bleu`` (or to score more dev sentences than it
@@ -18,9 +18,7 @@ import re
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-
-from bench.report import emit, event_scalars, first_event_time  # noqa: E402
+from bench.report import emit, event_scalars, first_event_time
 
 
 def checkpoints(output_dir: str) -> list[tuple[int, str]]:
@@ -58,23 +56,21 @@ def main() -> int:
     parser.add_argument("--out", default="")
     args = parser.parse_args()
 
-    from t2t_repro import registry
-    from t2t_repro.hparams_lib import create_hparams
-    from t2t_repro.model_loading import restore_model
+    from t2t_repro.commands.builtins import register_builtins
+    from t2t_repro.model_loading import load_trained_model, restore_model
     from t2t_repro.training.dev_bleu import DevBleu
+
+    register_builtins()
 
     found = checkpoints(args.output_dir)
     if not found:
         sys.exit(f"error: no ckpt-<step>.index files in {args.output_dir}; pass a training output_dir.")
-    problem = registry.problem(args.problem)
-    input_size, target_size = problem.vocab_sizes(args.data_dir)
-    saved = os.path.join(args.output_dir, "hparams.json")
-    hp = create_hparams(args.hparams_set, "", input_vocab_size=input_size, target_vocab_size=target_size,
-                        target_space_id=problem.target_space_id,
-                        saved_json=open(saved).read() if os.path.exists(saved) else None)
-    model = registry.model("transformer")(hp)
-    restore_model(model, found[0][1])
-    dev_bleu = DevBleu(model, problem, args.data_dir, hp, args.examples, args.decode_hparams)
+    trained = load_trained_model(args.output_dir, checkpoint_path=found[0][1],
+                                 problem_name=args.problem, data_dir=args.data_dir,
+                                 hparams_set=args.hparams_set)
+    model = trained.model
+    dev_bleu = DevBleu(model, trained.problem, args.data_dir, trained.hparams, args.examples,
+                       args.decode_hparams)
     minutes = training_minutes(args.output_dir, [step for step, _ in found])
     curve = []
     for (step, prefix), minute in zip(found, minutes):

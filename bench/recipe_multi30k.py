@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Multi30k recipe: datagen, train (time-boxed), average, decode test_2016_flickr, BLEU.
 
-    .venv/bin/python bench/recipe_multi30k.py --pair=ende --minutes=60
-    .venv/bin/python bench/recipe_multi30k.py --pair=enfr --minutes=60
+    .venv/bin/python -m bench.recipe_multi30k --pair=ende --minutes=60
+    .venv/bin/python -m bench.recipe_multi30k --pair=enfr --minutes=60
 
 Runs the real CLIs (t2t_repro.workflow) and writes results.json and results.md (BLEU,
 training time, steps, tokens/s, hparams set, and the curve of dev BLEU against training time
@@ -15,11 +15,9 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-
-from bench.report import (event_scalars, first_event_time, training_stats,  # noqa: E402
+from bench.report import (event_scalars, first_event_time, training_stats,
                           write_text_atomically)
-from t2t_repro.workflow import WorkflowConfig, run_workflow  # noqa: E402
+from t2t_repro.workflow import WorkflowConfig, run_workflow
 
 SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..",
                       "shared", "data", "multi30k")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Parsing recipe: the paper's Table 4 setup on the Penn Treebank sample, end to end, on a CPU.
 
-    .venv/bin/python bench/recipe_wsj_parsing.py --minutes=60
+    .venv/bin/python -m bench.recipe_wsj_parsing --minutes=60
 
 datagen (wsj_parsing_ptb_sample: wsj_0001-0179 train, 0180-0189 dev, 0190-0199 test) ->
 t2t-trainer (time-boxed) -> t2t-avg-all -> t2t-decoder on the test sentences (the problem's
@@ -18,10 +18,8 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-
-from bench.report import training_stats, write_text_atomically  # noqa: E402
-from t2t_repro.workflow import run_tool  # noqa: E402
+from bench.report import training_stats, write_text_atomically
+from t2t_repro.workflow import run_tool
 
 SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..",
                       "shared", "data", "ptb_sample")

@@ -3,12 +3,13 @@
 import json
 import os
 
+from t2t_repro import atomic_write
+
 
 def write_text_atomically(path: str, text: str) -> None:
+    """A report file (its directory created), written with t2t_repro's atomic write."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
+    atomic_write.write_text_atomically(path, text)
 
 
 def emit(report: dict, out: str = "") -> None:

@@ -18,6 +18,7 @@ import urllib.request
 
 from problems.base import register_with_rev
 from problems.translate import TranslateProblem
+from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.pair_sources import FilePairs
 from t2t_repro.data.text_files import DataError
 
@@ -32,14 +33,12 @@ def offline() -> bool:
 def download(url: str, path: str, timeout: float = 60.0) -> None:
     """Fetch ``url`` to ``path`` atomically (temp file + rename)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".download.tmp"
-    with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as out:
+    with urllib.request.urlopen(url, timeout=timeout) as response, atomic_open(path, "wb") as out:
         while True:
             block = response.read(1 << 20)
             if not block:
                 break
             out.write(block)
-    os.replace(tmp, path)
 
 
 class Multi30kProblem(TranslateProblem):

@@ -38,6 +38,7 @@ from t2t_repro.data import datagen_lib, records
 from t2t_repro.data.text_encoder import EOS_ID, SubwordTextEncoder
 from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.parsing import wsj_splits
+from t2t_repro.atomic_write import atomic_open
 from t2t_repro.parsing.linearize import linearize
 from t2t_repro.parsing.tree_files import TreeItem, TreeReadStats, write_tree_lines
 from t2t_repro.parsing.trees import Tree, TreeParseError, normalize, parse_tree
@@ -47,10 +48,8 @@ CHUNK = 1000  # pairs encoded per batch
 
 
 def _write_lines(path: str, lines: Iterable[str]) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with atomic_open(path) as f:
         f.writelines(line + "\n" for line in lines)
-    os.replace(tmp, path)
 
 
 class WsjParsingProblem(Problem):

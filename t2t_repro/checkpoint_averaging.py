@@ -21,9 +21,8 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro import checkpoint_files, hparams_checks, registry
-from t2t_repro.hparam import HParams, HParamsError
-from t2t_repro.model_loading import MODEL_KEY, CheckpointError, restore_model
+from t2t_repro import checkpoint_files
+from t2t_repro.model_loading import MODEL_KEY, CheckpointError, load_trained_model, restore_model
 
 _STEP = re.compile(r"ckpt-(\d+)$")
 MARKER = "averaged_from.txt"  # written into every output dir; lists the inputs
@@ -67,26 +66,6 @@ def check_output_dir(model_dir: str, output_dir: str) -> None:
                               f"write; {suggestion}, or another new directory.")
 
 
-def build_model_from_dir(model_dir: str, model_name: str = "transformer"):
-    path = os.path.join(model_dir, "hparams.json")
-    if not os.path.exists(path):
-        raise CheckpointError(f"{path} is missing: --model_dir must be a t2t-trainer output_dir.")
-    with open(path, encoding="utf-8") as f:
-        try:
-            hp = HParams.from_json(f.read())
-        except HParamsError as e:
-            raise HParamsError(f"{path}: {e}") from None
-    hparams_checks.check_types(hp, path)
-    hparams_checks.validate(hp, path)
-    try:
-        model = registry.model(model_name)(hp)
-        model.build()
-    except (TypeError, AttributeError, KeyError, ValueError) as e:
-        raise HParamsError(f"{path} does not describe a buildable {model_name}: "
-                           f"{type(e).__name__}: {e}") from None
-    return model
-
-
 def average_checkpoints(model_dir: str, output_dir: str, n: int = 8,
                         model_name: str = "transformer", log=None) -> str:
     """Writes the average of the last ``n`` checkpoints; returns the new checkpoint prefix."""
@@ -104,7 +83,7 @@ def average_checkpoints(model_dir: str, output_dir: str, n: int = 8,
         log(f"warning: only {len(checkpoints)} checkpoint(s) available; averaging those "
             f"instead of {n}.")
     log(f"averaging {', '.join(os.path.basename(p) for _, p in checkpoints)}")
-    model = build_model_from_dir(model_dir, model_name)
+    model = load_trained_model(model_dir, model_name=model_name, restore=False).model
     sums = None
     for step, path in checkpoints:
         restore_model(model, path)

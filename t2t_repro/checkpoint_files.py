@@ -17,6 +17,8 @@ import shutil
 
 from google.protobuf import text_format
 
+from t2t_repro.atomic_write import write_text_atomically
+
 STATE_FILE = "checkpoint"
 _INDEX = re.compile(r"^ckpt-(\d+)\.index$")
 _DATA = re.compile(r"\.data-(\d+)-of-(\d+)$")
@@ -108,9 +110,7 @@ def write_state(directory: str, prefixes: list[str]) -> None:
     names = [os.path.basename(p) for p in prefixes]
     text = f'model_checkpoint_path: "{names[-1]}"\n' + "".join(
         f'all_model_checkpoint_paths: "{n}"\n' for n in names)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
+    write_text_atomically(path, text)
 
 
 def remove_orphan_temp_dirs(directory: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Shared pieces of the ``bin/`` command-line tools: common T2T flags and clean failures.
+"""Shared pieces of the command-line tools (``t2t_repro.commands``): common flags, clean failures.
 
 User errors (unknown names, bad hparams, missing data or checkpoints) end the tool with
 ``<tool>: error: <message>`` and exit code 1, never a traceback; ``--registry_help`` prints
@@ -12,7 +12,8 @@ import os
 import sys
 from typing import Callable
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from t2t_repro import console
+from t2t_repro.errors import UsageError, UserError
 
 
 def add_problem_flags(parser: argparse.ArgumentParser, output_dir_help: str) -> None:
@@ -37,35 +38,30 @@ def require(args: argparse.Namespace, *names: str) -> None:
         raise UsageError(f"{', '.join(missing)} required (see --help).")
 
 
-class UsageError(Exception):
-    """A missing or inconsistent flag."""
-
-
-def _user_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions that are the user's to fix. Checked after the fact, so that a tool that
-    never loads a checkpoint (t2t-bleu, t2t-evalb) does not import TensorFlow just for
-    ``CheckpointError``: if ``model_loading`` was never imported, it cannot have raised."""
-    from t2t_repro.data.text_files import DataError
-    from t2t_repro.hparam import HParamsError
-    from t2t_repro.registry import RegistryError
-    from t2t_repro.serving import ExportError
-
-    loading = sys.modules.get("t2t_repro.model_loading")
-    checkpoint = (loading.CheckpointError,) if loading is not None else ()
-    return (UsageError, DataError, HParamsError, RegistryError, ExportError, *checkpoint,
-            FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError,
-            PermissionError)
+# The errors a tool reports as one line: ours, and the OS's about paths the user gave.
+USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, NotADirectoryError,
+               IsADirectoryError, PermissionError)
 
 
 def run(prog: str, main: Callable[[argparse.Namespace], int | None],
-        parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
-    """Parses flags, handles --t2t_usr_dir/--registry_help, runs ``main``, reports errors."""
+        parser: argparse.ArgumentParser, argv: list[str] | None = None, *,
+        uses_registry: bool = False) -> int:
+    """Parses flags, starts TensorFlow quietly and registers names (``uses_registry``), handles
+    --t2t_usr_dir/--registry_help, runs ``main`` and reports user errors as one line (exit 1)."""
+    parser.add_argument("--verbose", action="store_true", help="also show TensorFlow's own "
+                        f"start-up lines and warnings (or set {console.VERBOSE_ENV}=1)")
     args = parser.parse_args(argv)
+    if args.verbose:
+        os.environ[console.VERBOSE_ENV] = "1"  # Also for the tools a workflow runs.
     try:
-        if getattr(args, "t2t_usr_dir", ""):
-            from t2t_repro.usr_dir import import_usr_dir
+        if uses_registry:
+            from t2t_repro.commands.builtins import register_builtins
 
-            import_usr_dir(args.t2t_usr_dir)
+            console.start_tensorflow()
+
+            register_builtins()
+        if getattr(args, "t2t_usr_dir", ""):
+            _import_usr_dir(args.t2t_usr_dir)
         if getattr(args, "registry_help", False):
             from t2t_repro import registry
 
@@ -76,7 +72,19 @@ def run(prog: str, main: Callable[[argparse.Namespace], int | None],
         print(f"{prog}: interrupted.", file=sys.stderr)
         return 130
     except Exception as e:
-        if not isinstance(e, _user_errors()):
+        if not isinstance(e, USER_ERRORS):
             raise
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
+
+
+def _import_usr_dir(usr_dir: str) -> None:
+    """A user's module failing to import is the user's to fix: one line, not a traceback."""
+    from t2t_repro.usr_dir import import_usr_dir
+
+    try:
+        import_usr_dir(usr_dir)
+    except FileNotFoundError:
+        raise
+    except Exception as e:
+        raise UsageError(f"--t2t_usr_dir {usr_dir}: {type(e).__name__}: {e}") from e

@@ -14,10 +14,12 @@ import difflib
 import json
 from typing import Any, Iterator
 
+from t2t_repro.errors import UserError
+
 _TYPES = (bool, int, float, str)
 
 
-class HParamsError(ValueError):
+class HParamsError(UserError, ValueError):
     """A bad hparam name, value or override string."""
 
 

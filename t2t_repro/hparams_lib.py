@@ -36,3 +36,9 @@ def create_hparams(hparams_set: str, overrides: str = "", *, input_vocab_size: i
     if saved_json is not None:
         hp.override_from_json(saved_json)
     return hp.parse(overrides)
+
+
+def check_hparams(hparams_set: str, overrides: str = "") -> None:
+    """Fails (RegistryError/HParamsError) on an unknown set or a bad override without reading
+    any file: the problem's sizes are stand-ins here, only names and types are checked."""
+    create_hparams(hparams_set, overrides, input_vocab_size=1, target_vocab_size=1)

@@ -1,6 +1,8 @@
-"""Restores a model's weights from a checkpoint with errors that say what does not fit.
+"""Loads a trained model: ``load_trained_model`` is the one way every tool and script builds
+the model of a training output_dir (its ``hparams.json``, the problem's vocabulary sizes, the
+overrides) and restores its weights; ``hparams.json`` is read here and nowhere else.
 
-Used by every tool that reads a trained model (decoder, averaging, export, attention plots).
+Restoring gives errors that say what does not fit.
 Checkpoints are object-based ``tf.train.Checkpoint(model=...)`` files; only the model is read
 (optimizer slots are ignored). A wrong path, a corrupt file, missing variables or shapes that
 differ from the hparams are reported by name, with what to do about it.
@@ -10,14 +12,23 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
+from t2t_repro import hparams_checks, registry
+from t2t_repro.errors import UserError
+from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparams_lib import create_hparams
+
 MODEL_KEY = "model"
+HPARAMS_FILE = "hparams.json"
+DEFAULT_HPARAMS_SET = "transformer_base"
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(UserError, RuntimeError):
     """A checkpoint that is missing, unreadable or does not match the model."""
 
 
@@ -113,3 +124,69 @@ def _quiet_restore_warnings() -> None:
 def _first_line(error: BaseException) -> str:
     text = str(getattr(error, "message", "") or error).strip() or type(error).__name__
     return text.splitlines()[0][:300]
+
+
+def saved_hparams(output_dir: str) -> HParams | None:
+    """The ``hparams.json`` a training run wrote in ``output_dir``; None when there is none."""
+    path = os.path.join(output_dir, HPARAMS_FILE) if output_dir else ""
+    if not path or not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        hp = HParams.from_json(text)
+    except HParamsError as e:
+        raise HParamsError(f"{path}: {e}") from None
+    hparams_checks.check_types(hp, path)
+    return hp
+
+
+@dataclass
+class TrainedModel:
+    model: Any
+    hparams: HParams
+    problem: Any  # None when loaded without a problem (checkpoint averaging)
+    checkpoint: str  # the restored checkpoint prefix ("" when not restored)
+
+
+def load_trained_model(output_dir: str = "", *, checkpoint_path: str = "", problem_name: str = "",
+                       data_dir: str = "", hparams_set: str = "", hparams_overrides: str = "",
+                       model_name: str = "transformer", restore: bool = True) -> TrainedModel:
+    """The model trained in ``output_dir``, restored from ``checkpoint_path`` (a prefix or a
+    directory; default: the latest checkpoint in ``output_dir``).
+
+    Hparams: the registered ``hparams_set`` (T2T's default ``transformer_base``), the problem's
+    vocabulary sizes (read from ``data_dir``), then the saved ``hparams.json`` (so the model is
+    exactly the trained one), then ``hparams_overrides``. Without ``problem_name`` the saved
+    file is required. Names and overrides are checked before any data file is read.
+    """
+    problem = registry.problem(problem_name) if problem_name else None
+    model_class = registry.model(model_name)
+    saved = saved_hparams(output_dir)
+    if saved is None and not problem_name:
+        raise CheckpointError(f"{os.path.join(output_dir, HPARAMS_FILE)} is missing: the model "
+                              "directory must be a t2t-trainer output_dir.")
+    if saved is None and not hparams_set:
+        raise HParamsError(f"--hparams_set is required when --output_dir has no {HPARAMS_FILE}"
+                           f"{f' ({output_dir})' if output_dir else ''}.")
+    if problem is None:
+        hp = saved.parse(hparams_overrides)
+    else:
+        saved_json = saved.to_json() if saved is not None else None
+        set_name = hparams_set or DEFAULT_HPARAMS_SET
+        create_hparams(set_name, hparams_overrides, input_vocab_size=1, target_vocab_size=1,
+                       saved_json=saved_json)  # Cheap check: no data file read yet.
+        input_size, target_size = problem.vocab_sizes(data_dir)
+        hp = create_hparams(set_name, hparams_overrides, input_vocab_size=input_size,
+                            target_vocab_size=target_size,
+                            target_space_id=problem.target_space_id, saved_json=saved_json)
+    hparams_checks.validate(hp, os.path.join(output_dir, HPARAMS_FILE) if saved else "hparams")
+    try:
+        model = model_class(hp)
+        if not restore:
+            model.build()
+    except (TypeError, AttributeError, KeyError, ValueError) as e:
+        raise HParamsError(f"the hparams do not describe a buildable {model_name}: "
+                           f"{type(e).__name__}: {e}") from None
+    checkpoint = restore_model(model, checkpoint_path or output_dir) if restore else ""
+    return TrainedModel(model, hp, problem, checkpoint)

@@ -4,17 +4,19 @@ Registration is by decorator; the default name is the snake_case of the class or
 name (``TranslateEndeWmt32k`` -> ``translate_ende_wmt32k``). Lookups of unknown names fail
 with the nearest registered names, so a typo on the command line explains itself.
 
-The registry is the only coupling between layers, problems and hparams: the top-level
-``problems`` and ``hparams`` packages (and ``t2t_repro.models``) are imported lazily the
-first time a lookup happens, so importing a layer never imports a problem.
+The registry is the only coupling between layers, problems and hparams. It imports nothing
+itself: whatever registers names is imported by the layer above (the tools call
+``t2t_repro.commands.builtins.register_builtins()``; ``--t2t_usr_dir`` adds a user's own), so
+importing a layer never imports a problem and this module names no package above it.
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib
 import re
 from typing import Any, Callable, TypeVar
+
+from t2t_repro.errors import UserError
 
 T = TypeVar("T")
 
@@ -23,11 +25,9 @@ HPARAMS = "hparams"
 MODELS = "model"
 
 _REGISTRIES: dict[str, dict[str, Any]] = {PROBLEMS: {}, HPARAMS: {}, MODELS: {}}
-_DEFAULT_PACKAGES = ("t2t_repro.models", "problems", "hparams")
-_loaded = False
 
 
-class RegistryError(LookupError):
+class RegistryError(UserError, LookupError):
     """An unknown or duplicate registered name."""
 
 
@@ -66,21 +66,15 @@ def register_model(name_or_cls: Any = None) -> Any:
     return _register(MODELS, name_or_cls)
 
 
-def load_default_registrations() -> None:
-    """Import the packages that register the built-in problems, hparams sets and models."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for package in _DEFAULT_PACKAGES:
-        importlib.import_module(package)
-
-
 def _lookup(kind: str, name: str) -> Any:
-    load_default_registrations()
     registry = _REGISTRIES[kind]
     if name in registry:
         return registry[name]
+    if not registry:
+        raise RegistryError(
+            f"Unknown {kind} {name!r}: no {kind} is registered. Call "
+            "t2t_repro.commands.builtins.register_builtins() (or import the problems and "
+            "hparams packages) before looking names up.")
     nearest = difflib.get_close_matches(name, list(registry), n=5, cutoff=0.5)
     hint = f" Nearest registered names: {', '.join(nearest)}." if nearest else ""
     raise RegistryError(
@@ -104,7 +98,6 @@ def model(name: str) -> Any:
 
 
 def list_names(kind: str) -> list[str]:
-    load_default_registrations()
     return sorted(_REGISTRIES[kind])
 
 

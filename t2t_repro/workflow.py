@@ -1,8 +1,8 @@
 """Runs the full T2T workflow through the real command-line tools, one step after another.
 
 datagen -> train -> average checkpoints -> decode the test split -> BLEU. Each step is a
-subprocess of the ``bin/`` tool a user would type, so recipes and the quickstart exercise
-exactly what users run. Steps print their command; a failing step stops the workflow with
+subprocess running the tool's own ``main`` (``python -m t2t_repro.commands.<tool>``, what the
+installed ``t2t-*`` scripts call), so recipes and the quickstart exercise exactly what users run. Steps print their command; a failing step stops the workflow with
 the tool's own error message.
 """
 
@@ -16,16 +16,22 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-BIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin")
+from t2t_repro.atomic_write import write_text_atomically
+from t2t_repro.errors import UserError
 
 
-class WorkflowError(RuntimeError):
+class WorkflowError(UserError, RuntimeError):
     """A step of the workflow failed."""
 
 
+def tool_module(tool: str) -> str:
+    """``t2t-avg-all`` -> ``t2t_repro.commands.avg_all`` (the module its console script calls)."""
+    return "t2t_repro.commands." + tool.removeprefix("t2t-").replace("-", "_")
+
+
 def run_tool(tool: str, *args: str, log=None, capture: bool = False) -> str:
-    """Runs ``bin/<tool> args`` with this interpreter; returns stdout when ``capture``."""
-    cmd = [sys.executable, os.path.join(BIN, tool), *args]
+    """Runs the tool ``t2t-<name>`` with this interpreter; returns stdout when ``capture``."""
+    cmd = [sys.executable, "-m", tool_module(tool), *args]
     print(f"\n$ {tool} {' '.join(shlex.quote(a) for a in args)}", flush=True)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE if capture else None, text=True)
     if proc.returncode != 0:
@@ -96,7 +102,5 @@ def run_workflow(cfg: WorkflowConfig) -> dict:
         "reference": reference,
     }
     path = os.path.join(cfg.work_dir, "results.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(summary, f, indent=2)
-    os.replace(path + ".tmp", path)
+    write_text_atomically(path, json.dumps(summary, indent=2))
     return summary

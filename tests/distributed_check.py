@@ -10,6 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_repro import registry
+from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training.distribution import split_cpu
@@ -31,6 +32,7 @@ full = {"inputs": inputs, "targets": targets}
 
 
 def run(strategy, batches_fn, accumulate, steps=1):
+    register_builtins()  # Here, not at import: the logical CPUs are configured first.
     hp = create_hparams("transformer_test", OVERRIDES, input_vocab_size=40)
     with strategy.scope():
         model = registry.model("transformer")(hp)

@@ -2,17 +2,14 @@
 
 import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import sacrebleu
 
 from t2t_repro.metrics.bleu import (compute_bleu, paper_ende_bleu, paper_tokenize,
                                     sacrebleu_scores, split_compounds, t2t_bleu)
+from tests.tools import run_tool
 
-ROOT = Path(__file__).resolve().parents[1]
 HYPS = ["Ein Mann fährt Fahrrad auf der Straße.", "Zwei Hunde spielen im Schnee!",
         "Eine Frau liest ein Buch im Park."]
 REFS = ["Ein Mann fährt mit dem Fahrrad auf der Straße.", "Zwei Hunde spielen im Schnee.",
@@ -61,8 +58,7 @@ def test_compound_split_scores_higher_on_hyphen_rich_german():
 
 
 def _run(*args):
-    return subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-bleu"), *args],
-                          capture_output=True, text=True)
+    return run_tool("t2t-bleu", *args)
 
 
 def test_cli_prints_all_labelled_variants(tmp_path):

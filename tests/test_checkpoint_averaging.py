@@ -1,8 +1,5 @@
 """t2t-avg-all: the average of known weights is exact, and the result loads and decodes."""
 
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,8 +8,8 @@ import tensorflow as tf
 from t2t_repro.checkpoint_averaging import average_checkpoints
 from t2t_repro.model_loading import CheckpointError, restore_model
 from tests.model_utils import build_model
+from tests.tools import run_tool
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _train_dir_with_known_checkpoints(tmp_path, values=(1.0, 2.0, 6.0)):
@@ -67,17 +64,14 @@ def test_cli_average_then_decode(tmp_path):
                                          checkpoint_name="ckpt")
     manager.save(checkpoint_number=1)
     manager.save(checkpoint_number=2)
-    out = subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-avg-all"),
-                          f"--model_dir={train}", "--n=2"], capture_output=True, text=True)
+    out = run_tool("t2t-avg-all", f"--model_dir={train}", "--n=2")
     assert out.returncode == 0, out.stderr
     src = tmp_path / "src.txt"
     src.write_text("the big dog sees a cat .\n\nmany cats run .\n")
-    out = subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-decoder"),
-                          "--problem=translate_toy", f"--data_dir={data}",
-                          f"--output_dir={train}", f"--checkpoint_path={train / 'avg'}",
-                          f"--decode_from_file={src}", f"--decode_to_file={tmp_path / 'out'}",
-                          "--decode_hparams=beam_size=2,extra_length=5"],
-                         capture_output=True, text=True)
+    out = run_tool("t2t-decoder", "--problem=translate_toy", f"--data_dir={data}",
+                   f"--output_dir={train}", f"--checkpoint_path={train / 'avg'}",
+                   f"--decode_from_file={src}", f"--decode_to_file={tmp_path / 'out'}",
+                   "--decode_hparams=beam_size=2,extra_length=5")
     assert out.returncode == 0, out.stderr
     lines = (tmp_path / "out").read_text().split("\n")[:-1]
     assert len(lines) == 3 and lines[1] == ""

@@ -1,6 +1,5 @@
 """Nothing already written is lost: garbled state files, foreign checkpoints, averaging."""
 
-import os
 
 import numpy as np
 import pytest

@@ -1,15 +1,13 @@
-"""How every bin/ tool ends on a user error: ``<tool>: error: <message>``, exit code 1, no traceback."""
+"""How every tool ends on a user error: ``<tool>: error: <message>``, exit code 1, no traceback."""
 
 import argparse
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from t2t_repro import cli
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.tools import ROOT
 
 
 def _run(main, capsys):
@@ -29,6 +27,28 @@ def test_user_errors_are_one_line_and_exit_1(capsys):
         assert rc == 1 and err == f"t2t-test: error: {error}\n"
 
 
+def test_every_user_facing_error_class_derives_from_user_error(capsys):
+    from t2t_repro.data.text_encoder import VocabFileError
+    from t2t_repro.data.text_files import DataError
+    from t2t_repro.errors import UserError
+    from t2t_repro.hparam import HParamsError
+    from t2t_repro.model_loading import CheckpointError
+    from t2t_repro.parsing.trees import TreeParseError
+    from t2t_repro.registry import RegistryError
+    from t2t_repro.serving import ExportError
+    from t2t_repro.training.trainer import TrainingError
+    from t2t_repro.workflow import WorkflowError
+
+    classes = (cli.UsageError, DataError, HParamsError, RegistryError, ExportError,
+               CheckpointError, VocabFileError, TrainingError, WorkflowError, TreeParseError)
+    for error_class in classes:
+        assert issubclass(error_class, UserError), error_class
+        def main(args, error_class=error_class):
+            raise error_class("what is wrong and what to do")
+        rc, err = _run(main, capsys)
+        assert rc == 1 and err == "t2t-test: error: what is wrong and what to do\n"
+
+
 def test_bugs_are_not_disguised_as_user_errors(capsys):
     def main(args):
         raise ZeroDivisionError("a bug")
@@ -41,14 +61,12 @@ def test_scoring_tools_do_not_start_tensorflow(tmp_path):
     gold = tmp_path / "gold.trees"
     gold.write_text("(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))\n")
     code = (
-        "import runpy, sys\n"
-        f"sys.argv = ['t2t-evalb', '--gold={gold}', '--test={gold}']\n"
-        "try:\n"
-        f"    runpy.run_path({str(ROOT / 'bin' / 't2t-evalb')!r}, run_name='__main__')\n"
-        "except SystemExit as e:\n"
-        "    assert e.code == 0, e.code\n"
+        "import sys\n"
+        "from t2t_repro.commands import evalb\n"
+        f"assert evalb.main(['--gold={gold}', '--test={gold}']) == 0\n"
         "print('tensorflow' in sys.modules)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Bracketing FMeasure       = 100.00" in proc.stdout
     assert proc.stdout.strip().endswith("False")

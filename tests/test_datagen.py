@@ -5,8 +5,6 @@ from __future__ import annotations
 import glob
 import io
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from problems.base import DataError
 from t2t_repro import registry
 from t2t_repro.data import datagen_lib, records, text_files
 from t2t_repro.data.text_encoder import EOS_ID
+from tests.tools import USER_ENV, assert_quiet, run_tool
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -210,14 +209,15 @@ def test_reads_real_t2t_shards_through_the_problem_filepattern():
 # ----------------------------------------------------------------------------- the CLI
 
 def _datagen(*args, **env):
-    return subprocess.run([sys.executable, str(REPO / "bin" / "t2t-datagen"), *args], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, **env})
+    return run_tool("t2t-datagen", *args, timeout=300, env={**os.environ, **env})
 
 
 def test_cli_generates_and_prints_a_summary(tmp_path):
-    out = _datagen("--problem=algorithmic_copy,algorithmic_reverse", f"--data_dir={tmp_path}",
-                   "--max_cases=30", "--num_workers=1")
+    out = run_tool("t2t-datagen", "--problem=algorithmic_copy,algorithmic_reverse",
+                   f"--data_dir={tmp_path}", "--max_cases=30", "--num_workers=1", env=USER_ENV,
+                   timeout=300)
     assert out.returncode == 0, out.stderr
+    assert_quiet(out.stderr)
     for word in ("pairs:", "train 30", "tokens written", "vocab size", "dropped empty pairs: 0", "time:"):
         assert word in out.stdout
     assert os.path.isfile(tmp_path / "algorithmic_reverse-test-00000-of-00001")

@@ -1,15 +1,10 @@
 """t2t-decoder as users run it: one output line per input line, whatever the input."""
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import tensorflow as tf
 
 from tests.model_utils import toy_checkpoint_dir
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.tools import USER_ENV, assert_quiet, run_tool
 
 
 @pytest.fixture(scope="module")
@@ -18,11 +13,10 @@ def setup(tmp_path_factory):
 
 
 def decode(root, *extra, stdin=None):
-    return subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-decoder"),
-                           "--problem=translate_toy", f"--data_dir={root / 'data'}",
-                           f"--output_dir={root / 'train'}",
-                           "--decode_hparams=beam_size=2,extra_length=4,batch_size=2", *extra],
-                          capture_output=True, text=True, input=stdin, timeout=600)
+    return run_tool("t2t-decoder", "--problem=translate_toy", f"--data_dir={root / 'data'}",
+                    f"--output_dir={root / 'train'}",
+                    "--decode_hparams=beam_size=2,extra_length=4,batch_size=2", *extra,
+                    input=stdin, timeout=600, env=USER_ENV)
 
 
 def test_one_line_per_input_in_order(setup, tmp_path):
@@ -32,6 +26,7 @@ def test_one_line_per_input_in_order(setup, tmp_path):
                     b"many cats run .\n")
     out = decode(setup, f"--decode_from_file={src}", f"--decode_to_file={tmp_path / 'out'}")
     assert out.returncode == 0, out.stderr[-3000:]
+    assert_quiet(out.stderr)
     lines = (tmp_path / "out").read_text().split("\n")
     assert len(lines) == 6 and lines[-1] == "" and lines[1] == ""  # 5 outputs + final newline
     assert "line 3" in out.stderr and "truncated" in out.stderr
@@ -62,3 +57,25 @@ def test_missing_checkpoint_is_a_clear_error(setup, tmp_path):
     out = decode(setup, f"--checkpoint_path={tmp_path / 'nope'}")
     assert out.returncode == 1 and "does not exist" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_loader_checks_names_before_reading_files(setup, tmp_path, capsys):
+    """A typo is reported before the (here missing) vocabulary or checkpoint is looked at; an
+    output_dir without hparams.json needs --hparams_set."""
+    from t2t_repro.commands import decoder
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    base = ["--problem=translate_toy", f"--data_dir={empty}", f"--output_dir={setup / 'train'}"]
+    for flag, expected in (("--decode_hparams=beam_sizee=2", "beam_sizee"),
+                           ("--hparams=num_headz=2", "num_headz"),
+                           ("--model=transformr", "Unknown model 'transformr'")):
+        assert decoder.main(base + [flag]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("t2t-decoder: error: ") and expected in err, err
+    assert decoder.main(base) == 1  # Names are fine: now the missing vocabulary is reported.
+    assert "t2t-datagen" in capsys.readouterr().err
+    assert decoder.main(["--problem=translate_toy", f"--data_dir={setup / 'data'}",
+                         f"--output_dir={empty}"]) == 1
+    assert "--hparams_set is required when --output_dir has no hparams.json" in \
+        capsys.readouterr().err

@@ -6,22 +6,18 @@ brackets, matched brackets (spans are over the words left after punctuation is d
 
 from __future__ import annotations
 
-import importlib.machinery
 import json
-import subprocess
 import sys
-import types
-from pathlib import Path
 
 import pytest
 
-from t2t_repro import cli
+from t2t_repro.commands import evalb as evalb_tool
 from t2t_repro.data.text_files import DataError
 from t2t_repro.parsing.evalb import ERROR, OK, SKIP, EvalbParams, align_punctuation, evaluate, score_sentence
 from t2t_repro.parsing.scoring import format_report, score_files
 from t2t_repro.parsing.trees import parse_tree
+from tests.tools import run_tool
 
-ROOT = Path(__file__).resolve().parents[1]
 CAT = "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))"  # S[0,3] NP[0,2] VP[2,3]; '.' deleted
 
 
@@ -210,17 +206,12 @@ def test_score_files_with_malformed_and_linearized_output(tmp_path):
 
 
 def _evalb(*args):
-    return subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-evalb"), *args],
-                          capture_output=True, text=True, timeout=120)
+    return run_tool("t2t-evalb", *args, timeout=120)
 
 
 def _evalb_in_process(capsys, *args) -> tuple[int, str]:
     """Runs the tool's main through cli.run in this process (no second TensorFlow start-up)."""
-    loader = importlib.machinery.SourceFileLoader("t2t_evalb_tool", str(ROOT / "bin" / "t2t-evalb"))
-    tool = types.ModuleType(loader.name)
-    tool.__file__ = loader.path
-    loader.exec_module(tool)
-    rc = cli.run("t2t-evalb", tool.main, tool.build_parser(), list(args))
+    rc = evalb_tool.main(list(args))
     return rc, capsys.readouterr().err
 
 

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,8 +14,8 @@ import tensorflow as tf
 from t2t_repro.data.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
 from t2t_repro.data.text_encoder import SubwordTextEncoder
 from tests.model_utils import toy_checkpoint_dir
+from tests.tools import ROOT, run_tool
 
-ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 HOSTILE = ["", " ", "   ", "a  b", " leading", "trailing ", "under_score __x", "back\\slash \\u",
@@ -102,11 +101,10 @@ def trained_dir(tmp_path_factory):
 
 
 def exporter(root, *extra):
-    return subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-exporter"),
-                           "--problem=translate_toy", f"--data_dir={root / 'data'}",
-                           f"--output_dir={root / 'train'}",
-                           "--decode_hparams=beam_size=3,alpha=0.6,extra_length=6", *extra],
-                          capture_output=True, text=True, env=ENV, timeout=600)
+    return run_tool("t2t-exporter", "--problem=translate_toy", f"--data_dir={root / 'data'}",
+                    f"--output_dir={root / 'train'}",
+                    "--decode_hparams=beam_size=3,alpha=0.6,extra_length=6", *extra,
+                    env=ENV, timeout=600)
 
 
 def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):

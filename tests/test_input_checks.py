@@ -1,11 +1,7 @@
 """Bad values are refused before any work, in one line, and a refused run writes nothing."""
 
-import argparse
 import os
-import runpy
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +11,8 @@ from t2t_repro.decoding.runner import check_decode_paths
 from t2t_repro.hparam import HParamsError
 from t2t_repro.hparams_checks import validate
 from t2t_repro.paths import expect_directory
+from tests.tools import ROOT, tool_cmd
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("overrides,message", [
@@ -58,11 +54,10 @@ def test_paths_are_checked(tmp_path):
 
 
 def trainer_cli():
-    """bin/t2t-trainer's parser and main, run in this process (TensorFlow loads once)."""
-    from t2t_repro import cli
+    """t2t-trainer's main, run in this process (TensorFlow loads once)."""
+    from t2t_repro.commands import trainer
 
-    tool = runpy.run_path(str(ROOT / "bin" / "t2t-trainer"), run_name="t2t_trainer")
-    return lambda argv: cli.run("t2t-trainer", tool["main"], tool["build_parser"](), argv)
+    return trainer.main
 
 
 BAD_FLAGS = [
@@ -128,17 +123,17 @@ def test_cli_one_liners_for_decoder_and_datagen(tmp_path):
     src = tmp_path / "src.txt"
     src.write_text("a cat .\n")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    common = [sys.executable, str(ROOT / "bin" / "t2t-decoder"), "--problem=translate_toy",
+    common = [*tool_cmd("t2t-decoder"), "--problem=translate_toy",
               f"--data_dir={root / 'data'}", f"--output_dir={root / 'train'}",
               f"--decode_from_file={src}"]
     for extra, message in ((["--decode_hparams=beam_size=0"], "beam_size=0 must be at least 1"),
                            ([], "unbalanced quotes")):
         out = subprocess.run(common + extra, capture_output=True, text=True, env=env,
-                             timeout=300)
+                             timeout=300, cwd=ROOT)
         assert out.returncode == 1 and message in out.stderr, out.stderr[-2000:]
         assert "Traceback" not in out.stderr and out.stderr.count("t2t-decoder: error") == 1
-    out = subprocess.run([sys.executable, str(ROOT / "bin" / "t2t-datagen"),
+    out = subprocess.run([*tool_cmd("t2t-datagen"),
                           "--problem=translate_toy", f"--data_dir={src}"],
-                         capture_output=True, text=True, env=env, timeout=300)
+                         capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
     assert out.returncode == 1 and "a directory is expected" in out.stderr, out.stderr[-2000:]
     assert "Traceback" not in out.stderr

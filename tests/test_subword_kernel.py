@@ -1,5 +1,5 @@
 """The compiled batch encoder and substring interning (t2t_repro/data/subword_kernel.py) against T2T's algorithm
-(bench/reference_subword.py) on inputs that exercise its internals: the token cache growing
+(tests/reference_subword.py) on inputs that exercise its internals: the token cache growing
 and keys that agree on the first 9 code points, escapes that lengthen the id output past its
 first allocation, duplicate and empty subtokens, an untokenized empty text and a character
 no subtoken starts with. Runs without ../shared/data."""
@@ -7,7 +7,6 @@ no subtoken starts with. Runs without ../shared/data."""
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,7 @@ import numpy as np
 from t2t_repro.data.subword_kernel import CompiledVocabulary, intern_substrings
 from t2t_repro.data.text_encoder import SubwordTextEncoder
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import reference_subword as ref  # noqa: E402
+from tests import reference_subword as ref
 
 ESCAPES = list("\\_u;0123456789")
 

@@ -1,5 +1,5 @@
 """SubwordTextEncoder: T2T vocabulary files, id-for-id equality with T2T's algorithm
-(bench/reference_subword.py), round trips, vocabulary building, file handling."""
+(tests/reference_subword.py), round trips, vocabulary building, file handling."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import collections
 import glob
 import gzip
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,8 +22,7 @@ MULTI30K = SHARED / "multi30k"
 VOCAB_32K = SHARED / "t2t" / "vocab.translate_ende_wmt32k.32768.subwords"
 TRAX_DIR = SHARED / "t2t" / "trax_wmt32k"
 TRAX_VOCAB = TRAX_DIR / "vocab.translate_ende_wmt32k.32768.subwords"
-sys.path.insert(0, str(REPO / "bench"))
-import reference_subword as ref  # noqa: E402
+from tests import reference_subword as ref
 from tests.test_tokenizer import HOSTILE, random_strings  # noqa: E402
 
 needs_vocab = pytest.mark.skipif(not VOCAB_32K.exists(), reason="../shared/data/t2t absent")

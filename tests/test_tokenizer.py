@@ -15,8 +15,7 @@ from t2t_repro.data import tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
-sys.path.insert(0, str(REPO / "bench"))
-import reference_subword as ref  # noqa: E402  (T2T's algorithm, written plainly)
+from tests import reference_subword as ref  # T2T's algorithm, written plainly
 
 HOSTILE = [
     "", " ", "  ", "   ", "a", "a ", " a", " a ", "a  b", "a   b", "a b", " a b ", "  a  b  ",

@@ -7,13 +7,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.tools import ROOT, USER_ENV, assert_quiet, tool_cmd
 TINY = ("hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
         "learning_rate_warmup_steps=50")
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
@@ -30,14 +29,13 @@ def data_dir(tmp_path_factory):
 
 
 def trainer_cmd(data_dir, output_dir, *extra):
-    return [sys.executable, str(ROOT / "bin" / "t2t-trainer"), "--problem=translate_toy",
-            "--hparams_set=transformer_quickstart", f"--data_dir={data_dir}",
-            f"--output_dir={output_dir}", *extra]
+    return tool_cmd("t2t-trainer", "--problem=translate_toy", "--hparams_set=transformer_quickstart",
+                    f"--data_dir={data_dir}", f"--output_dir={output_dir}", *extra)
 
 
-def run_trainer(data_dir, output_dir, *extra):
-    return subprocess.run(trainer_cmd(data_dir, output_dir, *extra), capture_output=True,
-                          text=True, env=ENV, timeout=600)
+def run_trainer(data_dir, output_dir, *extra, env=ENV):
+    return subprocess.run(trainer_cmd(data_dir, output_dir, *extra), cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=600)
 
 
 def event_tags(directory):
@@ -50,8 +48,10 @@ def event_tags(directory):
 
 def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
     out = run_trainer(data_dir, tmp_path / "train", "--train_steps=300",
-                      "--local_eval_frequency=100", "--log_step_count_steps=100")
+                      "--local_eval_frequency=100", "--log_step_count_steps=100",
+                      env={**USER_ENV, "PYTHONUNBUFFERED": "1"})
     assert out.returncode == 0, out.stderr[-3000:]
+    assert_quiet(out.stderr)  # Training, eval, BLEU decodes: no TensorFlow start-up lines.
     losses = [float(l.split("loss ")[1].split(" ")[0]) for l in out.stdout.splitlines()
               if l.startswith("step ")]
     final_eval = [l for l in out.stdout.splitlines() if l.startswith("eval at step 300")][-1]
@@ -96,7 +96,7 @@ def test_killed_and_resumed_run_equals_uninterrupted(data_dir, tmp_path):
              "--steps_per_loop=5", "--schedule=train", "--random_seed=7")
     whole = run_trainer(data_dir, tmp_path / "whole", *flags)
     assert whole.returncode == 0, whole.stderr[-3000:]
-    proc = subprocess.Popen(trainer_cmd(data_dir, tmp_path / "killed", *flags),
+    proc = subprocess.Popen(trainer_cmd(data_dir, tmp_path / "killed", *flags), cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     deadline = time.time() + 300
     while not (tmp_path / "killed" / "ckpt-20.index").exists() and time.time() < deadline:
@@ -135,7 +135,8 @@ def test_sigterm_saves_and_exits_cleanly(data_dir, tmp_path):
     proc = subprocess.Popen(trainer_cmd(data_dir, tmp_path / "term", f"--hparams={TINY}",
                                         "--train_steps=100000", "--steps_per_loop=5",
                                         "--log_step_count_steps=5", "--schedule=train"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+                            cwd=ROOT)
     line = ""
     while not line.startswith("step "):
         line = proc.stdout.readline()
@@ -212,3 +213,25 @@ def test_mixed_precision_trains(data_dir, tmp_path, precision):
     dtypes = reader.get_variable_to_dtype_map()
     assert any("embedding" in k.lower() for k in dtypes)
     assert all(d == tf.float32 for k, d in dtypes.items() if "embedding" in k.lower()), dtypes
+
+
+@pytest.mark.parametrize("flag, expected", [
+    ("--hparams_set=transformer_quickstrat", "Unknown hparams 'transformer_quickstrat'"),
+    ("--problem=translate_toyy", "Unknown problem 'translate_toyy'"),
+    ("--hparams=hidden_sizee=8", "hidden_sizee"),
+    ("--model=transformr", "Unknown model 'transformr'"),
+])
+def test_typos_are_reported_before_the_empty_data_dir(tmp_path, capsys, flag, expected):
+    from t2t_repro.commands import trainer
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    argv = ["--problem=translate_toy", "--hparams_set=transformer_quickstart",
+            f"--data_dir={empty}", f"--output_dir={tmp_path / 'train'}", flag]
+    assert trainer.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("t2t-trainer: error: ") and expected in err, err
+    assert not (tmp_path / "train").exists()
+    # With the typo fixed, the same command reaches the data directory and says what is missing.
+    assert trainer.main(argv[:-1]) == 1
+    assert "t2t-datagen" in capsys.readouterr().err

@@ -21,6 +21,7 @@ import sys
 import time
 from typing import Iterable, Iterator, Sequence
 
+from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.data import records
 
 DEFAULT_SEED = 429459  # t2t-datagen's --random_seed
@@ -45,9 +46,7 @@ def build_vocab(path: str, lines: Iterable[str], target_size: int, max_subtoken_
     encoder = te.SubwordTextEncoder.build_from_generator(
         lines, target_size, max_subtoken_length=max_subtoken_length)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp"
-    encoder.store_to_file(tmp)
-    os.replace(tmp, path)
+    encoder.store_to_file(path)  # atomic itself
     return encoder
 
 
@@ -88,9 +87,7 @@ def load_json(path: str) -> dict | None:
 
 def store_json(path: str, data: dict) -> None:
     """Write ``data`` to ``path`` atomically (temp file + rename)."""
-    with open(path + ".tmp", "w") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-    os.replace(path + ".tmp", path)
+    write_text_atomically(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 # ----------------------------------------------------------------------------- progress

@@ -23,6 +23,8 @@ from __future__ import annotations
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from t2t_repro.atomic_write import write_text_atomically
+
 ALNUM_CLASS = r"[\p{L}\p{N}]"
 RUNS_PATTERN = r"[\p{L}\p{N}]+|[^\p{L}\p{N}]+"
 ESCAPE_PATTERN = r"\\u|\\\\|\\[0-9]+;"
@@ -40,10 +42,7 @@ def write_plain_vocab(subtokens: list[str], path: str) -> None:
     if duplicates:
         raise ValueError(f"the vocabulary has duplicate subtokens {duplicates[:3]!r}; "
                          "export needs each subtoken once")
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        f.writelines(s + "\n" for s in subtokens)
-    tf.io.gfile.rename(tmp, path, overwrite=True)
+    write_text_atomically(path, "".join(s + "\n" for s in subtokens), newline="\n")
 
 
 class GraphSubwordEncoder(tf.Module):

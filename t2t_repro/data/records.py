@@ -13,6 +13,8 @@ from typing import Iterable, Mapping, Sequence
 
 import tensorflow as tf
 
+from t2t_repro.atomic_write import atomic_path
+
 TRAIN, DEV, TEST = "train", "dev", "test"
 SPLITS = (TRAIN, DEV, TEST)
 
@@ -51,14 +53,12 @@ def serialize_example(features: Mapping[str, Sequence[int]]) -> bytes:
 
 
 def write_records_atomically(path: str, serialized: Iterable[bytes]) -> int:
-    """Write one shard to ``path.tmp`` and rename it into place; returns the record count."""
-    tmp = path + ".tmp"
+    """Write one shard to a temp file and rename it into place; returns the record count."""
     count = 0
-    with tf.io.TFRecordWriter(tmp) as writer:
+    with atomic_path(path) as tmp, tf.io.TFRecordWriter(tmp) as writer:
         for record in serialized:
             writer.write(record)
             count += 1
-    os.replace(tmp, path)
     return count
 
 

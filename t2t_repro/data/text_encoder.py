@@ -15,7 +15,7 @@
 Speed: encoding runs compiled (:mod:`t2t_repro.data.subword_kernel`): a whole batch of texts
 is tokenized, escaped and segmented in one pass over its code points, with the vocabulary as
 a trie and a per-batch token cache. The ids are those of T2T's algorithm (tests compare
-them with ``bench/reference_subword.py``). The vocabulary builder lives in
+them with ``tests/reference_subword.py``). The vocabulary builder lives in
 :mod:`t2t_repro.data.subword_builder`.
 
 Deliberate differences from T2T, all on inputs T2T mishandles: a vocabulary file with an
@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from typing import Iterable, Mapping, Sequence
 
+from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.data import tokenizer
 from t2t_repro.data.subword_kernel import CompiledVocabulary
 from t2t_repro.data.text_files import DataError
@@ -185,22 +185,8 @@ class SubwordTextEncoder:
             text = "".join(f"'{s}'\n" for s in self._all_subtoken_strings)
         else:
             text = "".join(f"{s}\n" for s in self._all_subtoken_strings)
-        directory = os.path.dirname(os.path.abspath(path))
-        tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                    f.write(text)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_text_atomically(path, text, newline="\n")
         except OSError as e:
             raise OSError(e.errno, f"cannot write subword vocabulary to {path}: "
                                    f"{e.strerror or e}", path) from e

@@ -15,10 +15,13 @@ import shutil
 import tarfile
 from typing import BinaryIO, Iterator
 
+from t2t_repro.atomic_write import atomic_open
+from t2t_repro.errors import UserError
+
 _SEG_RE = re.compile(rb"<seg[^>]*>(.*)</seg>", re.IGNORECASE)
 
 
-class DataError(Exception):
+class DataError(UserError):
     """Raw data is missing or malformed; the message says which file and what to do."""
 
 
@@ -167,10 +170,8 @@ def extract_member(archive: str, member: str, dest_root: str) -> str:
             if src is None:
                 raise DataError(f"{archive}: member {member!r} is not a regular file.")
             os.makedirs(os.path.dirname(dest), exist_ok=True)
-            tmp = dest + ".tmp"
-            with src, open(tmp, "wb") as out:
+            with src, atomic_open(dest, "wb") as out:
                 shutil.copyfileobj(src, out, 1 << 22)
-            os.replace(tmp, dest)
     except (tarfile.TarError, OSError, EOFError) as e:
         raise DataError(f"Could not extract {member!r} from {archive}: {e}") from e
     return dest

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-EOS_ID = 1
+from t2t_repro.data.text_encoder import EOS_ID  # T2T's reserved id 1 (text_encoder.EOS_ID)
+
 INF = 1.0 * 1e7
 
 

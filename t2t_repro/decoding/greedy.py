@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_repro.decoding.beam_search import EOS_ID, log_prob_from_logits, shape_list
+from t2t_repro.data.text_encoder import EOS_ID
+from t2t_repro.decoding.beam_search import log_prob_from_logits, shape_list
 
 
 def greedy_search(symbols_to_logits_fn, initial_ids, decode_length: int, cache,

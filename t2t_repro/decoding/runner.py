@@ -1,7 +1,5 @@
-"""What ``t2t-decoder`` does: load problem, hparams and checkpoint; decode a file, a split or stdin.
-
-Hparams come from the training ``output_dir/hparams.json`` when it exists (so the decoder
-builds exactly the trained model), else from the named set; ``--hparams`` overrides both.
+"""What ``t2t-decoder`` does: load the trained model (``model_loading.load_trained_model``:
+its ``hparams.json``, else the named set, then ``--hparams``); decode a file, a split or stdin.
 """
 
 from __future__ import annotations
@@ -10,13 +8,13 @@ import os
 import sys
 from dataclasses import dataclass
 
-from t2t_repro import hparams_checks, registry
+from t2t_repro import registry
+from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.data.text_files import iter_raw_lines
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
 from t2t_repro.hparam import HParams
-from t2t_repro.hparams_lib import create_hparams
-from t2t_repro.model_loading import restore_model
+from t2t_repro.model_loading import load_trained_model
 from t2t_repro.paths import expect_file_destination
 
 
@@ -26,25 +24,23 @@ class DecoderSetup:
     dhp: HParams
     problem: object
     checkpoint: str
+    model: object  # the restored model (the exporter and attention maps use it directly)
 
 
 def load_decoder(problem_name: str, hparams_set: str, hparams_overrides: str, data_dir: str,
                  output_dir: str, checkpoint_path: str = "", decode_overrides: str = "",
                  model_name: str = "transformer") -> DecoderSetup:
-    problem = registry.problem(problem_name)
-    dhp = decode_hparams(decode_overrides, getattr(problem, "decode_defaults", None))
-    encoders = problem.get_encoders(data_dir)
-    input_size, target_size = problem.vocab_sizes(data_dir)
-    saved_path = os.path.join(output_dir, "hparams.json") if output_dir else ""
-    saved = open(saved_path).read() if saved_path and os.path.exists(saved_path) else None
-    hp = create_hparams(hparams_set, hparams_overrides, input_vocab_size=input_size,
-                        target_vocab_size=target_size,
-                        target_space_id=problem.target_space_id, saved_json=saved)
-    hparams_checks.validate(hp, saved_path if saved else "--hparams")
-    model = registry.model(model_name)(hp)
-    checkpoint = restore_model(model, checkpoint_path or output_dir)
-    decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp)
-    return DecoderSetup(decoder, dhp, problem, checkpoint)
+    """The trained model and a decoder for it. Every name and override (decode hparams too)
+    is checked before the vocabulary or checkpoint is read."""
+    defaults = getattr(registry.problem(problem_name), "decode_defaults", None)
+    dhp = decode_hparams(decode_overrides, defaults)
+    trained = load_trained_model(output_dir, checkpoint_path=checkpoint_path,
+                                 problem_name=problem_name, data_dir=data_dir,
+                                 hparams_set=hparams_set, hparams_overrides=hparams_overrides,
+                                 model_name=model_name)
+    encoders = trained.problem.get_encoders(data_dir)
+    decoder = LineDecoder(trained.model, encoders["inputs"], encoders["targets"], dhp)
+    return DecoderSetup(decoder, dhp, trained.problem, trained.checkpoint, trained.model)
 
 
 def default_output_name(input_path: str, model: str, hparams_set: str, problem: str,
@@ -56,11 +52,9 @@ def default_output_name(input_path: str, model: str, hparams_set: str, problem: 
 
 def write_lines_atomically(path: str, lines: list[str]) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with atomic_open(path) as f:
         for line in lines:
             f.write(line.replace("\n", " ") + "\n")
-    os.replace(tmp, path)
 
 
 def decode_lines_to_file(setup: DecoderSetup, lines: list[str], output_path: str) -> list[str]:

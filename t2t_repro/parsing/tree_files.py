@@ -22,6 +22,7 @@ import re
 import zipfile
 from typing import Iterable, Iterator
 
+from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.text_files import DataError, ReadStats, decode_utf8
 from t2t_repro.parsing.trees import Tree, TreeParseError, parse_bracket, parse_forest, tokenize
 
@@ -169,8 +170,6 @@ def trees_from_string(text: str, layout: str = "auto") -> list[Tree]:
 def write_tree_lines(path: str, trees: Iterable[Tree]) -> None:
     """One tree per line, written atomically (temp file + rename)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with atomic_open(path) as f:
         for tree in trees:
             f.write(tree.to_string() + "\n")
-    os.replace(tmp, path)

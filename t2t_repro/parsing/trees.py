@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
+from t2t_repro.errors import UserError
+
 ROOT_LABELS = frozenset({"", "TOP", "ROOT"})
 TRACE_TAG = "-NONE-"
 _TOKEN_RE = re.compile(r"\(|\)|[^\s()]+")
@@ -78,7 +80,7 @@ class Tree:
         return f"Tree({self.to_string()!r})"
 
 
-class TreeParseError(ValueError):
+class TreeParseError(UserError, ValueError):
     """Malformed brackets; ``line`` is where the problem was found (1-based, or 0 if unknown)."""
 
     def __init__(self, message: str, line: int = 0):

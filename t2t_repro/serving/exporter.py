@@ -24,7 +24,7 @@ import tensorflow as tf
 
 from t2t_repro.data.source_lines import normalize_source_lines_in_graph
 from t2t_repro.data.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
-from t2t_repro.decoding.beam_search import EOS_ID
+from t2t_repro.data.text_encoder import EOS_ID
 from t2t_repro.decoding.search import SearchConfig, search
 from t2t_repro.serving import ExportError
 

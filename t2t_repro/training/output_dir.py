@@ -1,5 +1,7 @@
 """The training output_dir's record of a run: ``hparams.json`` and ``flags.txt``.
 
+Written here; read back by ``t2t_repro.model_loading.saved_hparams`` (the one reader).
+
 A rerun in the same output_dir must continue the same experiment: its hparams are compared
 with the saved ones and any difference is refused with the list of what differs, instead of
 silently mixing two configurations in one set of checkpoints.
@@ -9,28 +11,11 @@ from __future__ import annotations
 
 import os
 
+from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.model_loading import HPARAMS_FILE, saved_hparams
 
-HPARAMS_FILE = "hparams.json"
 FLAGS_FILE = "flags.txt"
-
-
-def _write_atomically(path: str, text: str) -> None:
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
-
-
-def saved_hparams(output_dir: str) -> HParams | None:
-    path = os.path.join(output_dir, HPARAMS_FILE)
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    try:
-        return HParams.from_json(text)
-    except HParamsError as e:
-        raise HParamsError(f"{path}: {e}") from None
 
 
 def check_saved(output_dir: str, hparams: HParams) -> None:
@@ -52,6 +37,6 @@ def write_record(output_dir: str, hparams: HParams, flags: dict) -> None:
     """Writes hparams.json (for a new run) and flags.txt: only once every check passed."""
     os.makedirs(output_dir, exist_ok=True)
     if saved_hparams(output_dir) is None:
-        _write_atomically(os.path.join(output_dir, HPARAMS_FILE), hparams.to_json() + "\n")
-    _write_atomically(os.path.join(output_dir, FLAGS_FILE),
+        write_text_atomically(os.path.join(output_dir, HPARAMS_FILE), hparams.to_json() + "\n")
+    write_text_atomically(os.path.join(output_dir, FLAGS_FILE),
                       "".join(f"--{k}={v}\n" for k, v in sorted(flags.items())))

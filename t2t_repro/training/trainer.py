@@ -24,15 +24,17 @@ import keras
 import tensorflow as tf
 
 from t2t_repro import checkpoint_files, hparams_checks, registry
+from t2t_repro.errors import UserError
 from t2t_repro.data.input_pipeline import TRAIN, EVAL, list_shards, make_dataset
 from t2t_repro.data.records import find_corrupt_record
 from t2t_repro.data.text_files import DataError
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib import check_hparams, create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.model_loading import CheckpointError
 from t2t_repro.paths import expect_directory
 from t2t_repro.training import evaluation
 from t2t_repro.training.checkpoints import TrainingCheckpoint
+from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, TrainerConfig
 from t2t_repro.training.dev_bleu import DevBleu
 from t2t_repro.training.distribution import make_strategy, tf_config_workers
 from t2t_repro.training.input_feed import ReplicaFeed
@@ -41,60 +43,35 @@ from t2t_repro.training.summaries import ConsoleLog, Summaries
 from t2t_repro.training.train_step import DIVERGED_LOSS, TrainMetrics, make_train_loop
 from t2t_repro.visualization import attention_maps
 
-SCHEDULES = ("train", "train_and_evaluate", "evaluate", "continuous_eval")
-
-
-class TrainingError(RuntimeError):
+class TrainingError(UserError, RuntimeError):
     """Training cannot continue (non-finite loss, bad configuration)."""
 
 
-@dataclasses.dataclass
-class TrainerConfig:
-    problem: str
-    hparams_set: str
-    data_dir: str
-    output_dir: str
-    hparams: str = ""
-    model: str = "transformer"
-    tmp_dir: str = "/tmp/t2t_datagen"
-    generate_data: bool = False
-    train_steps: int = 250000
-    eval_steps: int = 100
-    schedule: str = "train_and_evaluate"
-    local_eval_frequency: int = 1000
-    save_checkpoints_secs: int = 0
-    keep_checkpoint_max: int = 20
-    worker_gpu: int = 0
-    random_seed: int | None = None
-    mixed_precision: str = ""
-    xla: bool = False
-    log_step_count_steps: int = 100
-    steps_per_loop: int = 20
-    max_train_seconds: float = 0  # Stop (and save) after this much training time; 0: no limit.
-    attention_images: bool = True  # Heat maps of the first dev example at every evaluation.
-    eval_bleu_examples: int = 64  # Dev sentences beam-decoded for BLEU at each eval (0: off).
-    devices: list | None = None  # explicit replica devices (tests: logical CPUs)
-
-    def validate(self) -> None:
-        """Flag values the loop can run with; raises TrainingError (one line) otherwise."""
-        if self.schedule not in SCHEDULES:
-            raise TrainingError(f"--schedule={self.schedule!r}; choose one of {SCHEDULES}.")
-        at_least = {"train_steps": 1, "keep_checkpoint_max": 1, "log_step_count_steps": 1,
-                    "steps_per_loop": 1, "local_eval_frequency": 0, "save_checkpoints_secs": 0,
-                    "eval_steps": 0, "worker_gpu": 0, "max_train_seconds": 0,
-                    "eval_bleu_examples": 0}
-        for name, low in at_least.items():
-            if getattr(self, name) < low:
-                raise TrainingError(f"--{name}={getattr(self, name)} must be at least {low}.")
-        if self.mixed_precision not in ("", "bfloat16", "float16"):
-            raise TrainingError(f"--mixed_precision must be bfloat16 or float16; got "
-                                f"{self.mixed_precision!r}.")
-        if self.worker_gpu:
-            visible = len(tf.config.list_physical_devices("GPU"))
-            if self.worker_gpu > visible:
-                raise TrainingError(f"--worker_gpu={self.worker_gpu} but only {visible} GPU(s) "
-                                    "are visible.")
-        expect_directory(self.output_dir, "--output_dir")
+def check_config(cfg: TrainerConfig) -> None:
+    """The checks that read no file (names, overrides, schedule, flag values), so that a typo
+    or an unusable value is reported in one line before anything is read or written."""
+    if cfg.schedule not in SCHEDULES:
+        raise TrainingError(f"--schedule={cfg.schedule!r}; choose one of {SCHEDULES}.")
+    registry.problem(cfg.problem)
+    registry.model(cfg.model)
+    check_hparams(cfg.hparams_set, cfg.hparams)
+    # Flag values the loop can run with.
+    at_least = {"train_steps": 1, "keep_checkpoint_max": 1, "log_step_count_steps": 1,
+                "steps_per_loop": 1, "local_eval_frequency": 0, "save_checkpoints_secs": 0,
+                "eval_steps": 0, "worker_gpu": 0, "max_train_seconds": 0,
+                "eval_bleu_examples": 0}
+    for name, low in at_least.items():
+        if getattr(cfg, name) < low:
+            raise TrainingError(f"--{name}={getattr(cfg, name)} must be at least {low}.")
+    if cfg.mixed_precision not in MIXED_PRECISION:
+        raise TrainingError(f"--mixed_precision must be bfloat16 or float16; got "
+                            f"{cfg.mixed_precision!r}.")
+    if cfg.worker_gpu:
+        visible = len(tf.config.list_physical_devices("GPU"))
+        if cfg.worker_gpu > visible:
+            raise TrainingError(f"--worker_gpu={cfg.worker_gpu} but only {visible} GPU(s) "
+                                "are visible.")
+    expect_directory(cfg.output_dir, "--output_dir")
 
 
 class _StopFlag:
@@ -126,7 +103,10 @@ def _setup_precision_and_seed(cfg: TrainerConfig) -> None:
 
 class Trainer:
     def __init__(self, cfg: TrainerConfig, flags: dict | None = None) -> None:
-        cfg.validate()
+        check_config(cfg)  # Names and overrides first: a typo is reported before any file.
+        if not cfg.generate_data and not os.path.isdir(cfg.data_dir):
+            raise TrainingError(f"--data_dir {cfg.data_dir} does not exist: run t2t-datagen "
+                                "first or pass --generate_data (with --tmp_dir).")
         self.cfg = cfg
         self.flags = flags or dataclasses.asdict(cfg)
         _setup_precision_and_seed(cfg)

@@ -1,0 +1,46 @@
+"""t2t-avg-all: average the model weights of the last n checkpoints of a training run.
+
+    t2t-avg-all --model_dir=TRAIN --output_dir=TRAIN/avg --n=5     # the paper: 5 (base), 20 (big)
+
+The result is a checkpoint the decoder loads: t2t-decoder --checkpoint_path=TRAIN/avg ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from t2t_repro import cli
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="t2t-avg-all", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model_dir", default="", help="a t2t-trainer output_dir")
+    parser.add_argument("--output_dir", default="", help="where the average goes "
+                        "(default: <model_dir>/avg)")
+    parser.add_argument("--n", type=int, default=8, help="how many of the newest checkpoints "
+                        "(T2T's default 8; the paper used 5 for base and 20 for big)")
+    parser.add_argument("--model", default="transformer")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from t2t_repro.checkpoint_averaging import average_checkpoints
+
+    cli.require(args, "model_dir")
+    if args.n < 1:
+        raise cli.UsageError("--n must be at least 1.")
+    model_dir = cli.expand(args.model_dir)
+    output_dir = cli.expand(args.output_dir) or os.path.join(model_dir, "avg")
+    path = average_checkpoints(model_dir, output_dir, args.n, args.model)
+    print(f"wrote {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return cli.run("t2t-avg-all", run, build_parser(), argv, uses_registry=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""The built-in registrations: ``t2t_repro.models``, the top-level ``problems`` and ``hparams``.
+
+Why here and not in the registry: the registry is the lowest module (layers and hparams use
+it), so it must not reach up to name packages that sit above it. As in tensor2tensor (whose
+``bin/t2t_trainer.py`` imports ``tensor2tensor.models`` and ``data_generators.all_problems``
+itself), the tools that look names up import what registers them: plain imports, installed
+alongside ``t2t_repro`` by ``pyproject.toml``. Library users (tests, bench scripts, notebooks)
+call ``register_builtins()`` once, or import only the packages they want.
+"""
+
+from __future__ import annotations
+
+
+def register_builtins() -> None:
+    """Registers the built-in models, problems and hparams sets (idempotent; imports TF)."""
+    import hparams  # noqa: F401
+    import problems  # noqa: F401
+    import t2t_repro.models  # noqa: F401

@@ -1,0 +1,83 @@
+"""A quiet console: the tools show lines about the user's run, not TensorFlow's start-up.
+
+Importing TensorFlow writes C++ log lines straight to file descriptor 2, some before absl's
+logging is even set up (so ``TF_CPP_MIN_LOG_LEVEL`` cannot hide them), and the first device
+query logs ``E0000 ... failed call to cuInit`` on every machine without a GPU. A new user
+reads those as failures. So the tools start TensorFlow (import + device discovery) with fd 2
+sent to a temp file, then write back every line except the known start-up chatter: a real
+error (any other ``E``/``F`` line, a Python traceback) still reaches the user. After
+start-up, ``TF_CPP_MIN_LOG_LEVEL=2`` keeps C++ errors visible and hides info and warnings.
+
+``--verbose`` or ``T2T_VERBOSE=1`` shows everything, TensorFlow's warnings included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+from typing import Iterator
+
+VERBOSE_ENV = "T2T_VERBOSE"
+
+# Start-up chatter: info/warning lines, the absl preamble, the CPU-feature note's second
+# line, and the CUDA probing errors of a machine without a (usable) GPU.
+_CHATTER = re.compile(
+    r"WARNING: All log messages before absl::InitializeLog\(\) is called"
+    r"|[IW]\d{4} [\d:.]+ +\d+ "
+    r"|To enable the following instructions:"
+    r"|E\d{4} [\d:.]+ +\d+ (cuda_platform|cuda_executor|cuda_diagnostics|cudart_stub"
+    r"|cuda_dnn|cuda_fft|cuda_blas|gpu_device)\.cc:\d+\]")
+
+
+def verbose_requested() -> bool:
+    return os.environ.get(VERBOSE_ENV, "") not in ("", "0")
+
+
+def is_chatter(line: str) -> bool:
+    return _CHATTER.match(line) is not None
+
+
+@contextlib.contextmanager
+def _stderr_to_file() -> Iterator[tempfile.TemporaryFile]:
+    sys.stderr.flush()
+    saved = os.dup(2)
+    captured = tempfile.TemporaryFile()
+    os.dup2(captured.fileno(), 2)
+    try:
+        yield captured
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def start_tensorflow() -> None:
+    """Imports TensorFlow and discovers devices, hiding the start-up chatter unless verbose.
+
+    Call it before anything imports TensorFlow; later calls (or a TensorFlow already
+    imported, as in tests) change nothing.
+    """
+    if "tensorflow" in sys.modules:
+        return
+    if verbose_requested():
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
+        import tensorflow as tf
+
+        tf.config.list_physical_devices()
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    with _stderr_to_file() as captured:
+        try:
+            import tensorflow as tf
+
+            tf.config.list_physical_devices()
+        finally:
+            captured.seek(0)
+            text = captured.read().decode("utf-8", "replace")
+    kept = [line for line in text.splitlines(keepends=True) if not is_chatter(line)]
+    sys.stderr.write("".join(kept))
+    sys.stderr.flush()
+    tf.get_logger().setLevel("ERROR")

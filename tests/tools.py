@@ -1,0 +1,36 @@
+"""Runs a tool as its console script does, from this checkout: ``python -m
+t2t_repro.commands.<tool>`` in the repository root (so no install is needed)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from t2t_repro.workflow import tool_module
+
+ROOT = Path(__file__).resolve().parents[1]
+# The environment a user has: without the test session's TF_CPP_MIN_LOG_LEVEL or T2T_VERBOSE.
+USER_ENV = {k: v for k, v in os.environ.items()
+            if k not in ("TF_CPP_MIN_LOG_LEVEL", "T2T_VERBOSE")}
+# A TensorFlow C++ log line (info, warning, error, fatal), e.g. "E0000 00:00:17.5 123 x.cc:1]".
+TF_LOG_LINE = re.compile(r"^[IWEF]\d{4} ", re.M)
+
+
+def assert_quiet(stderr: str) -> None:
+    """No TensorFlow start-up line reached the user (t2t_repro.console hides them)."""
+    assert "cuInit" not in stderr and "absl::InitializeLog" not in stderr, stderr[-3000:]
+    assert not TF_LOG_LINE.search(stderr), stderr[-3000:]
+
+
+def tool_cmd(tool: str, *args) -> list[str]:
+    """The command line of ``t2t-<name>``; run it with ``cwd=ROOT``."""
+    return [sys.executable, "-m", tool_module(tool), *map(str, args)]
+
+
+def run_tool(tool: str, *args, **kwargs) -> subprocess.CompletedProcess:
+    """``subprocess.run`` of the tool with text output captured (kwargs pass through)."""
+    kwargs = {"capture_output": True, "text": True, "cwd": ROOT, **kwargs}
+    return subprocess.run(tool_cmd(tool, *args), **kwargs)
