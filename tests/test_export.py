@@ -79,17 +79,24 @@ HOSTILE_LINES = [b"  ta mib fazz ta zorp .  ", b"\xef\xbb\xbfta mib fazz ta zorp
                  b"\r\n"[:1] + b"ta mib fazz ta zorp .\x0b"]
 ODD_LINES = [b"ta \xff mib \xe2\x82 fazz", b"ta\tmib  fazz", b" \t\r", "\u3000".encode()]
 LOAD_SCRIPT = """
-import json, sys
+import importlib.abc, json, sys
 sys.path = [p for p in sys.path if p not in ("", {root!r})]
+
+
+class NoProject(importlib.abc.MetaPathFinder):
+    # The project is installed in this venv: any import of it while the SavedModel loads or
+    # runs must fail, so that the check shows the export needs neither code nor vocabulary.
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("t2t_repro", "problems", "hparams"):
+            raise ImportError(f"{{name}} imported by the exported model")
+
+
+sys.meta_path.insert(0, NoProject())
 import tensorflow as tf, tensorflow_text  # noqa: F401  (registers the ops)
-try:
-    import t2t_repro  # noqa: F401
-    sys.exit("t2t_repro is importable: the check would not show independence")
-except ImportError:
-    pass
 translate = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
 lines = [bytes.fromhex(line) for line in json.loads(sys.argv[2])]
 out = [translate(sources=tf.constant([line])) for line in lines]
+assert not [m for m in sys.modules if m.split(".")[0] == "t2t_repro"]
 print(json.dumps([[o["translations"].numpy()[0].decode(), float(o["scores"].numpy()[0])]
                   for o in out]))
 """
