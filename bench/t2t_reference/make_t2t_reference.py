@@ -102,6 +102,87 @@ def stop_early_reference(out_dir):
     return seed, early[0].shape, full[0].shape
 
 
+def symbol_problem_hparams(hparam, modalities, input_vocab, target_vocab):
+    """The problem hparams T2T's text problems give (symbol modalities, target space 0)."""
+    return hparam.HParams(
+        modality={"inputs": modalities.ModalityType.SYMBOL,
+                  "targets": modalities.ModalityType.SYMBOL},
+        vocab_size={"inputs": input_vocab, "targets": target_vocab},
+        input_space_id=0, target_space_id=0, loss_multiplier=1.0,
+        batch_size_multiplier=1, max_expected_batch_size_per_shard=64,
+        stop_at_eos=True, was_reversed=False, was_copy=False)
+
+
+def postnorm_checkpoint(out_dir):
+    """A tiny T2T 1.15.7 train dir in the paper's layout (v1 post-norm, unshared embeddings).
+
+    ``transformer_base_v1`` at hidden 8, filter 12, 2 heads, 2 layers, input vocab 11, target
+    vocab 13, 3 embedding shards; T2T's random init, then one Adam step (scope ``training``,
+    as T2T's checkpoints name the slots) on T2T's own loss so the slots are not zero.
+    Writes model.ckpt-1, checkpoint, hparams.json (``HParams.to_json``, every hparam) and
+    flags.txt, plus the model's EVAL logits on fixed ids after the step.
+    """
+    import numpy as np
+    import tensorflow as tf
+    from tensor2tensor.layers import modalities
+    from tensor2tensor.models import transformer
+    from tensor2tensor.utils import hparam
+    train_dir = os.path.join(out_dir, "t2t_postnorm_train_dir")
+    os.makedirs(train_dir, exist_ok=True)
+    hparams = transformer.transformer_base_v1()
+    hparams.hidden_size, hparams.filter_size, hparams.num_heads = 8, 12, 2
+    hparams.num_hidden_layers = 2
+    hparams.shared_embedding_and_softmax_weights = False
+    hparams.symbol_modality_num_shards = 3
+    problem_hparams = symbol_problem_hparams(hparam, modalities, 11, 13)
+    rng = np.random.default_rng(7)
+    inputs = rng.integers(2, 11, size=[2, 5]).astype(np.int32)
+    inputs[1, 3:] = [1, 0]
+    inputs[0, 4] = 1
+    targets = rng.integers(2, 13, size=[2, 4]).astype(np.int32)
+    targets[:, 3] = 1
+    as4d = lambda a: tf.constant(a[:, :, None, None])  # noqa: E731
+    with tf.Graph().as_default():
+        tf.compat.v1.set_random_seed(1)
+        features = {"inputs": as4d(inputs), "targets": as4d(targets),
+                    "target_space_id": tf.constant(0, tf.int32)}
+        hparams.problem_hparams = problem_hparams
+        train_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.TRAIN,
+                                              problem_hparams)
+        _, losses = train_model(features)
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        with tf.compat.v1.variable_scope("training"):
+            optimizer = tf.compat.v1.train.AdamOptimizer(
+                0.01, hparams.optimizer_adam_beta1, hparams.optimizer_adam_beta2,
+                hparams.optimizer_adam_epsilon)
+            train_op = optimizer.minimize(losses["training"], global_step=global_step)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            sess.run(train_op)
+            tf.compat.v1.train.Saver(save_relative_paths=True).save(
+                sess, os.path.join(train_dir, "model.ckpt"), global_step=global_step,
+                write_meta_graph=False)
+    with tf.Graph().as_default():  # The logits of the saved model, read back from disk.
+        features = {"inputs": as4d(inputs), "targets": as4d(targets),
+                    "target_space_id": tf.constant(0, tf.int32)}
+        eval_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.EVAL,
+                                             problem_hparams)
+        logits, _ = eval_model(features)
+        with tf.compat.v1.Session() as sess:
+            tf.compat.v1.train.Saver().restore(sess, tf.train.latest_checkpoint(train_dir))
+            values = sess.run(logits)
+    del hparams.problem_hparams  # Not an hparam T2T saves (an object).
+    with open(os.path.join(train_dir, "hparams.json"), "w") as f:
+        f.write(hparams.to_json())
+    with open(os.path.join(train_dir, "flags.txt"), "w") as f:
+        f.write("--model=transformer\n--hparams_set=transformer_base_v1\n--hparams=\n"
+                "--problem=tiny_unregistered_problem\n--train_steps=1\n")
+    np.savez_compressed(os.path.join(out_dir, "t2t_1.15.7_postnorm_logits.npz"),
+                        inputs=inputs, targets=targets,
+                        logits=values.reshape([2, 4, 13]).astype(np.float32))
+    return sorted(os.listdir(train_dir))
+
+
 def main():
     args = parse_args()
     sys.path.insert(0, os.path.abspath(args.shim))
@@ -127,13 +208,7 @@ def main():
     # The problem's hparams as translate_ende_wmt8k gives them (symbol modalities, space 0);
     # built by hand so that the data-generator modules (and their downloads) are not needed.
     from tensor2tensor.utils import hparam
-    problem_hparams = hparam.HParams(
-        modality={"inputs": modalities.ModalityType.SYMBOL,
-                  "targets": modalities.ModalityType.SYMBOL},
-        vocab_size={"inputs": vocab_size, "targets": vocab_size},
-        input_space_id=0, target_space_id=0, loss_multiplier=1.0,
-        batch_size_multiplier=1, max_expected_batch_size_per_shard=64,
-        stop_at_eos=True, was_reversed=False, was_copy=False)
+    problem_hparams = symbol_problem_hparams(hparam, modalities, vocab_size, vocab_size)
     hparams.problem_hparams = problem_hparams
 
     inputs = padded([encoder.encode(s) + [text_encoder.EOS_ID] for s in SOURCES])
@@ -193,6 +268,7 @@ def main():
     with open(os.path.join(args.out, "t2t_1.15.7_transformer_test.json"), "w") as f:
         json.dump(meta, f, indent=2)
     print(json.dumps(meta["arrays"]))
+    print("post-norm train dir:", postnorm_checkpoint(args.out))
     print("stop_early table: seed %d, ids %s (stop early) vs %s (not)"
           % stop_early_reference(args.out))
 
