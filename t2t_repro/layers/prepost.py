@@ -99,12 +99,14 @@ class Residual(keras.layers.Layer):
         self.built = True
 
     def call(self, x: tf.Tensor, memory: tf.Tensor | None = None, bias: tf.Tensor | None = None,
-             training: bool = False, return_weights: bool = False):
-        """Attention sublayers take ``memory``/``bias``; the FFN takes only ``x``."""
+             training: bool = False, return_weights: bool = False, pad_remover=None):
+        """Attention sublayers take ``memory``/``bias``; the FFN ``x`` (and a pad remover)."""
         y = self.pre(x, training=training)
         if hasattr(self.sublayer, "compute_kv"):
             y = self.sublayer(y, memory, bias=bias, training=training,
                               return_weights=return_weights)
+        elif pad_remover is not None:
+            y = self.sublayer(y, training=training, pad_remover=pad_remover)
         else:
             y = self.sublayer(y, training=training)
         weights = None

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from t2t_repro.layers.attention import NEG_INF, MultiHeadAttention
 from t2t_repro.layers.feed_forward import DenseReluDense
+from t2t_repro.layers.pad_remover import PadRemover
 from t2t_repro.layers.prepost import Residual, Sequence
 
 
@@ -34,6 +35,7 @@ class StackConfig:
     preprocess: str
     postprocess: str
     epsilon: float = 1e-6
+    use_pad_remover: bool = False  # Encoder only: T2T's PadRemover around the FFN.
 
 
 def _attention(cfg: StackConfig, name: str) -> Residual:
@@ -86,12 +88,12 @@ class EncoderLayer(keras.layers.Layer):
         self.ffn.build(x_shape)
         self.built = True
 
-    def call(self, x, bias, training=False, return_weights=False):
+    def call(self, x, bias, training=False, return_weights=False, pad_remover=None):
         x = self.self_attention(x, None, bias, training=training, return_weights=return_weights)
         weights = None
         if return_weights:
             x, weights = x
-        x = self.ffn(x, training=training)
+        x = self.ffn(x, training=training, pad_remover=pad_remover)
         return (x, weights) if return_weights else x
 
 
@@ -105,8 +107,10 @@ class Encoder(_Stack):
 
     def call(self, x, bias, training=False, return_weights=False):
         all_weights = []
+        pad_remover = PadRemover(bias) if self.config.use_pad_remover else None
         for layer in self.layers_:
-            x = layer(x, bias, training=training, return_weights=return_weights)
+            x = layer(x, bias, training=training, return_weights=return_weights,
+                      pad_remover=pad_remover)
             if return_weights:
                 x, w = x
                 all_weights.append(w)
