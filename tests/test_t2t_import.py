@@ -5,6 +5,8 @@ unshared-embedding train dir under tests/data/t2t_reference was made by T2T 1.15
 bench/t2t_reference/README.md). Logits must agree within 1e-4 and decodes id for id.
 """
 
+import shutil
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -110,3 +112,64 @@ def test_adam_moments_and_step_are_imported(tmp_path):
     m, _ = moments(optimizer, model.softmax.embeddings)
     np.testing.assert_array_equal(m, np.concatenate([t2t.get_tensor(shards.format(i))
                                                      for i in range(3)]))
+
+
+@needs_shared
+def test_trainer_resumes_from_the_import_with_t2t_moments(imported_test_ckpt, tmp_path):
+    """t2t-trainer, given the printed set and overrides, accepts the import's hparams.json,
+    resumes at T2T's step with T2T's moments, and trains on."""
+    from t2t_repro.data import records
+    from t2t_repro.data.datagen_lib import load_vocab
+    from t2t_repro.training.trainer import Trainer, TrainerConfig
+
+    out, result = imported_test_ckpt
+    train_dir = tmp_path / "train"
+    shutil.copytree(out, train_dir)
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    shutil.copy(VOCAB_8K, data_dir / VOCAB_8K.name)
+    encoder = load_vocab(str(VOCAB_8K))
+    pairs = [("The cat sat on the mat.", "Die Katze sass auf der Matte."),
+             ("Hello world", "Hallo Welt")] * 4
+    [path] = records.shard_paths(str(data_dir), "translate_ende_wmt8k", "train", 1)
+    records.write_records_atomically(path, [records.serialize_example(
+        {"inputs": encoder.encode(s) + [1], "targets": encoder.encode(t) + [1]})
+        for s, t in pairs])
+    cfg = TrainerConfig(problem="translate_ende_wmt8k", hparams_set=result.imported.hparams_set,
+                        hparams=result.imported.overrides, data_dir=str(data_dir),
+                        output_dir=str(train_dir), train_steps=3, schedule="train",
+                        steps_per_loop=1, log_step_count_steps=1, attention_images=False,
+                        eval_bleu_examples=0)
+    trainer = Trainer(cfg)
+    assert trainer.ckpt.restore_latest()
+    assert trainer.step == 1
+    t2t = tf.train.load_checkpoint(str(TEST_CKPT / "model.ckpt-1"))
+    q = "training/transformer/body/decoder/layer_1/encdec_attention/multihead_attention/q/kernel"
+    layer = trainer.model.decoder.layer_1.encdec_attention.sublayer
+    before_m, before_v = moments(trainer.optimizer, layer.q.kernel)
+    np.testing.assert_array_equal(before_m, t2t.get_tensor(q + "/Adam"))
+    np.testing.assert_array_equal(before_v, t2t.get_tensor(q + "/Adam_1"))
+    trainer.run()
+    assert trainer.step == 3
+    assert (train_dir / "ckpt-3.index").exists()
+    after_m, _ = moments(trainer.optimizer, layer.q.kernel)
+    assert not np.array_equal(after_m, before_m)
+    assert np.isfinite(after_m).all()
+
+
+@needs_shared
+def test_averaging_and_attention_maps_read_the_import(imported_test_ckpt, tmp_path):
+    from t2t_repro.checkpoint_averaging import average_checkpoints
+    from t2t_repro.visualization import attention_maps
+
+    out, _ = imported_test_ckpt
+    averaged = average_checkpoints(str(out), str(tmp_path / "avg"), 1, log=lambda _: None)
+    ref = reference("t2t_1.15.7_transformer_test.npz")
+    model = registry.model("transformer")(saved_hparams(str(out)))
+    restore_model(model, averaged)
+    logits = model({"inputs": ref["inputs"], "targets": ref["targets"]}).numpy()
+    np.testing.assert_allclose(logits, ref["logits"], atol=1e-4, rtol=0)
+    inputs, targets = [int(i) for i in ref["inputs"][1] if i], [int(i) for i in ref["targets"][1] if i]
+    pngs = attention_maps.attention_pngs(model, inputs, targets, [str(i) for i in inputs],
+                                         [str(i) for i in targets])
+    assert pngs and all(png.startswith(b"\x89PNG") for png in pngs.values())
