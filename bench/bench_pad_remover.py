@@ -5,9 +5,11 @@ Real sentence pairs (Multi30k EN-DE train, subword-encoded with T2T's 8k EN-DE v
 are bucketed as t2t-trainer does (T2T's boundaries by max(input, target) length, batch_size
 4096 tokens) and each batch's inputs are padded to its longest input. On those batches the
 encoder of transformer_base_v3 (d 512, d_ff 2048, 6 layers) runs with and without the pad
-remover (same weights; one tf.function each), forward only (decoding's encode) and forward +
-backward (training), alternately; the gain is the median over rounds of the per-round time
-ratio.
+remover (same weights; one tf.function each), alternately: forward only as decoding and
+evaluation run it (the pad remover gathers the real rows), and forward + backward as training
+runs it (there the FFN output is masked instead: the gather was ~2x slower in training,
+bench/results/pad_remover_cpu_gather_in_training.json). The gain is the median over rounds of
+the per-round time ratio.
 
     .venv/bin/python bench/bench_pad_remover.py --out bench/results/pad_remover_cpu.json
 """

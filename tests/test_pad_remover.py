@@ -19,11 +19,11 @@ IDS = np.array([[5, 9, 3, 1, 0, 0], [7, 1, 0, 0, 0, 0], [4, 4, 8, 2, 6, 1]], np.
 TARGETS = np.array([[3, 4, 1, 0], [2, 1, 0, 0], [5, 6, 7, 1]], np.int32)
 
 
-def twin_models():
+def twin_models(overrides=""):
     models = []
     for use in (True, False):
-        hp = create_hparams("transformer_tiny", f"use_pad_remover={use}", input_vocab_size=12,
-                            target_vocab_size=12)
+        hp = create_hparams("transformer_tiny", f"use_pad_remover={use}{overrides}",
+                            input_vocab_size=12, target_vocab_size=12)
         model = registry.model("transformer")(hp)
         model.build()
         models.append(model)
@@ -61,6 +61,18 @@ def test_xla_mask_mode_equals_gather_mode():
     eager, _ = removing.encode(tf.constant(IDS))
     compiled, _ = tf.function(removing.encode, jit_compile=True)(tf.constant(IDS))
     np.testing.assert_allclose(compiled.numpy(), eager.numpy(), atol=1e-5, rtol=0)
+
+
+def test_training_mask_mode_equals_inference_gather_mode():
+    """In training the FFN runs on every row and is masked; without dropout the outputs are
+    those of inference's gather path."""
+    no_dropout = ",layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
+    removing, plain = twin_models(no_dropout)
+    trained, _ = removing.encode(tf.constant(IDS), training=True)
+    inferred, _ = removing.encode(tf.constant(IDS), training=False)
+    np.testing.assert_allclose(trained.numpy(), inferred.numpy(), atol=1e-5, rtol=0)
+    unmasked, _ = plain.encode(tf.constant(IDS), training=True)
+    assert np.abs(trained.numpy()[IDS == 0] - unmasked.numpy()[IDS == 0]).max() > 1e-3
 
 
 def test_training_gradients_flow_through_the_pad_remover():

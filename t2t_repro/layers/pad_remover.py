@@ -6,9 +6,15 @@ As ``tensor2tensor/utils/expert_utils.py, PadRemover`` used by
 scattered back, so the FFN output at padding positions is exactly 0 (T2T's encoder outputs
 at padding positions are therefore ``LN(x)`` of the residual stream, not ``LN(x + FFN(x))``).
 Real positions are unaffected; padding is masked out of every attention, so logits do not
-change either. Under XLA the gather would be padded back to the full batch anyway, so there
-the FFN runs on every row and padding rows are multiplied by 0 (T2T skips the pad remover
-under XLA altogether; we keep the zeros so outputs do not depend on compilation).
+change either.
+
+Where the gather is used: only outside training and outside XLA. In training on CPU the
+gather/scatter made the encoder's forward + backward about 2x slower (gradients of
+gather_nd/scatter_nd; bench/results/pad_remover_cpu_gather_in_training.json), and under XLA the
+gather is padded back to the full batch anyway. There the FFN runs on every row and its
+output is multiplied by 0 at padding: the same values, and the same dropout draws as without
+the pad remover. (T2T skips the pad remover under XLA altogether; we keep the zeros so
+outputs do not depend on compilation.)
 """
 
 from __future__ import annotations
@@ -25,10 +31,10 @@ def _in_xla() -> bool:
 class PadRemover:
     """Built once per encoder call from its padding bias [B, 1, 1, L] (-1e9 at padding)."""
 
-    def __init__(self, padding_bias: tf.Tensor) -> None:
+    def __init__(self, padding_bias: tf.Tensor, gather: bool = True) -> None:
         # T2T's attention_bias_to_padding: a bias below -1 marks padding.
         nonpadding = padding_bias[:, 0, 0, :] >= -1.0
-        self.gather = not _in_xla()
+        self.gather = gather and not _in_xla()
         if self.gather:
             self.indices = tf.where(tf.reshape(nonpadding, [-1]))
         else:

@@ -107,7 +107,8 @@ class Encoder(_Stack):
 
     def call(self, x, bias, training=False, return_weights=False):
         all_weights = []
-        pad_remover = PadRemover(bias) if self.config.use_pad_remover else None
+        pad_remover = (PadRemover(bias, gather=not training) if self.config.use_pad_remover
+                       else None)
         for layer in self.layers_:
             x = layer(x, bias, training=training, return_weights=return_weights,
                       pad_remover=pad_remover)
