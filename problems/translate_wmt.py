@@ -4,6 +4,7 @@
   europarl v7; dev newstest2013; test newstest2014; tfds fallback ``wmt14_translate/de-en``.
 * ``translate_ende_wmt32k``: T2T's mix: news-commentary v13, commoncrawl, europarl v7; dev
   newstest2013; test newstest2014; tfds fallback ``wmt_t2t_translate/de-en``.
+  ``translate_ende_wmt8k`` is the same with T2T's 8k vocabulary (its test checkpoint's).
 * ``wmt_enfr`` and its T2T-named alias ``translate_enfr_wmt32k``: WMT14 (~36M pairs):
   commoncrawl, europarl v7, news-commentary v9, giga-fren, UN; dev newstest2013; test
   newstest2014; tfds fallback ``wmt14_translate/fr-en``.
@@ -178,6 +179,13 @@ class TranslateEndeWmt32k(WmtProblem):
 
     corpora = ENDE_T2T
     tfds_name = "wmt_t2t_translate/de-en"
+
+
+@register_with_rev
+class TranslateEndeWmt8k(TranslateEndeWmt32k):
+    """T2T's ``translate_ende_wmt8k``: the same data with an 8k (2**13) subword vocabulary."""
+
+    approx_vocab_size = 2**13
 
 
 @register_with_rev

@@ -26,7 +26,8 @@ class WorkflowError(UserError, RuntimeError):
 
 def tool_module(tool: str) -> str:
     """``t2t-avg-all`` -> ``t2t_repro.commands.avg_all`` (the module its console script calls)."""
-    return "t2t_repro.commands." + tool.removeprefix("t2t-").replace("-", "_")
+    name = tool.removeprefix("t2t-").replace("-", "_")
+    return "t2t_repro.commands." + ("t2t_import" if name == "import" else name)  # a keyword
 
 
 def run_tool(tool: str, *args: str, log=None, capture: bool = False) -> str:

@@ -42,7 +42,7 @@ def test_pip_install_gives_console_scripts(tmp_path):
     shutil.rmtree(src)  # The installed copy must not need its sources.
     bin_dir = tmp_path / "venv" / "bin"
     for tool in ("t2t-datagen", "t2t-trainer", "t2t-decoder", "t2t-avg-all", "t2t-bleu",
-                 "t2t-evalb", "t2t-exporter", "t2t-attention", "t2t-quickstart"):
+                 "t2t-evalb", "t2t-exporter", "t2t-attention", "t2t-quickstart", "t2t-import"):
         assert (bin_dir / tool).exists(), tool
     for tool in ("t2t-trainer", "t2t-bleu"):
         out = subprocess.run([str(bin_dir / tool), "--help"], capture_output=True, text=True,

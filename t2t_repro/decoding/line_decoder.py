@@ -70,7 +70,7 @@ class LineDecoder:
         model_max = model.hparams.get("max_length", 0) or 256
         self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
         self.searcher = Searcher(model, SearchConfig(dhp.beam_size, dhp.alpha, dhp.extra_length,
-                                                     dhp.use_xla))
+                                                     dhp.use_xla, return_beams=dhp.return_beams))
 
     def encode(self, line: str, index: int) -> list[int]:
         ids = self.input_encoder.encode(line) + [EOS_ID]

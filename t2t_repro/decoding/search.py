@@ -24,6 +24,9 @@ class SearchConfig:
     extra_length: int = 100
     use_xla: bool = False
     use_cache: bool = True  # False: rerun the decoder on the whole prefix (benchmarks, checks)
+    # All beams are wanted: as T2T (models/transformer.py, fast_decode: stop_early=(top_beams
+    # == 1)) the search then runs until the worst finished beam beats every alive one.
+    return_beams: bool = False
 
 
 def search(model, config: SearchConfig, inputs: tf.Tensor, decode_length):
@@ -43,7 +46,8 @@ def search(model, config: SearchConfig, inputs: tf.Tensor, decode_length):
         ids, log_probs = greedy_search(step, initial_ids, decode_length, cache)
         return ids[:, None], log_probs[:, None]
     return beam_search(step, initial_ids, config.beam_size, decode_length,
-                       model.hparams.target_vocab_size, config.alpha, states=cache)
+                       model.hparams.target_vocab_size, config.alpha, states=cache,
+                       stop_early=not config.return_beams)
 
 
 class Searcher:

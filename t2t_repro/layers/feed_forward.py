@@ -31,8 +31,11 @@ class DenseReluDense(keras.layers.Layer):
         self.conv2.build(tuple(input_shape[:-1]) + (self.filter_size,))
         self.built = True
 
-    def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
-        return self.conv2(self.dropout(self.conv1(x), training=training))
+    def call(self, x: tf.Tensor, training: bool = False, pad_remover=None) -> tf.Tensor:
+        """``pad_remover`` (``layers.pad_remover.PadRemover``): run on real tokens only."""
+        rows = x if pad_remover is None else pad_remover.remove(x)
+        y = self.conv2(self.dropout(self.conv1(rows), training=training))
+        return y if pad_remover is None else pad_remover.restore(y, x)
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -110,8 +110,13 @@ class Residual(keras.layers.Layer):
         self.sublayer.build(x_shape, *sublayer_shapes)
         self.built = True
 
-    def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
-        y = self.sublayer(self.pre(x, training=training), training=training)
+    def call(self, x: tf.Tensor, training: bool = False, pad_remover=None) -> tf.Tensor:
+        """``pad_remover``: passed on to an FFN sublayer (T2T's PadRemover, encoder only)."""
+        y = self.pre(x, training=training)
+        if pad_remover is None:
+            y = self.sublayer(y, training=training)
+        else:
+            y = self.sublayer(y, training=training, pad_remover=pad_remover)
         return self.post(y, residual=x, training=training)
 
     def get_config(self) -> dict:

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from t2t_repro.layers.attention import MultiHeadAttention
 from t2t_repro.layers.feed_forward import DenseReluDense
+from t2t_repro.layers.pad_remover import PadRemover
 from t2t_repro.layers.prepost import AttentionResidual, LayerPrePostProcess, Residual
 
 
@@ -35,6 +36,7 @@ class StackConfig:
     preprocess: str
     postprocess: str
     epsilon: float = 1e-6
+    use_pad_remover: bool = False  # Encoder only: T2T's PadRemover around the FFN.
 
     @classmethod
     def of(cls, config: "StackConfig | dict") -> "StackConfig":
@@ -95,12 +97,12 @@ class EncoderLayer(keras.layers.Layer):
         self.ffn.build(x_shape)
         self.built = True
 
-    def call(self, x, bias, training=False, return_weights=False):
+    def call(self, x, bias, training=False, return_weights=False, pad_remover=None):
         x = self.self_attention(x, None, bias, training=training, return_weights=return_weights)
         weights = None
         if return_weights:
             x, weights = x
-        x = self.ffn(x, training=training)
+        x = self.ffn(x, training=training, pad_remover=pad_remover)
         return (x, weights) if return_weights else x
 
     def get_config(self) -> dict:
@@ -118,8 +120,11 @@ class Encoder(_Stack):
 
     def call(self, x, bias, training=False, return_weights=False):
         all_weights = []
+        pad_remover = (PadRemover(bias, gather=not training) if self.config.use_pad_remover
+                       else None)
         for layer in self.layers_:
-            x = layer(x, bias, training=training, return_weights=return_weights)
+            x = layer(x, bias, training=training, return_weights=return_weights,
+                      pad_remover=pad_remover)
             if return_weights:
                 x, w = x
                 all_weights.append(w)

@@ -37,6 +37,7 @@ def stack_config(hp: HParams, num_layers: int) -> StackConfig:
         preprocess=hp.layer_preprocess_sequence,
         postprocess=hp.layer_postprocess_sequence,
         epsilon=hp.norm_epsilon,
+        use_pad_remover=hp.get("use_pad_remover", False),
     )
 
 

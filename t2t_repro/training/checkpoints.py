@@ -58,9 +58,7 @@ class TrainingCheckpoint:
             log(f"warning: {note}")
             found = [p for _, p in checkpoint_files.complete_checkpoints(self.output_dir)]
             checkpoint_files.write_state(self.output_dir, found)
-        self.manager = tf.train.CheckpointManager(self.checkpoint, self.output_dir,
-                                                  max_to_keep=self.keep_checkpoint_max,
-                                                  checkpoint_name="ckpt")
+        self.manager = self._make_manager()
         if path is None:
             return None
         try:
@@ -75,6 +73,11 @@ class TrainingCheckpoint:
                 "used.") from None
         self.restored = path
         return path
+
+    def _make_manager(self) -> tf.train.CheckpointManager:
+        return tf.train.CheckpointManager(self.checkpoint, self.output_dir,
+                                          max_to_keep=self.keep_checkpoint_max,
+                                          checkpoint_name="ckpt")
 
     def has_input_state(self) -> bool:
         """Whether the restored checkpoint holds the input iterator's state."""
@@ -92,6 +95,11 @@ class TrainingCheckpoint:
             raise CheckpointError(
                 f"{prefix} already exists and this run did not write it; not overwriting it. "
                 "Use a new --output_dir, or move that checkpoint away.")
+        if self.manager is None:  # A new directory (e.g. t2t-import's): nothing to resume.
+            if checkpoint_files.complete_checkpoints(self.output_dir):
+                raise CheckpointError(f"{self.output_dir} holds checkpoints: call "
+                                      "restore_latest before saving into it.")
+            self.manager = self._make_manager()
         path = self.manager.save(checkpoint_number=step)
         self._written.add(path)
         return path

@@ -1,0 +1,7 @@
+"""The one error type of the importer (a ``CheckpointError``, so every tool reports it cleanly)."""
+
+from t2t_repro.model_loading import CheckpointError
+
+
+class T2TImportError(CheckpointError):
+    """A T2T directory that cannot be imported as it is; the message says why and what to do."""

@@ -1,0 +1,176 @@
+"""Writes a T2T training directory's model and Adam state as this project's output_dir.
+
+The result is what ``t2t-trainer`` would have left: a ``ckpt-<global_step>`` TF2 checkpoint
+(model, optimizer with its moments and step counter, input position 0), ``hparams.json`` and
+``flags.txt``; so the decoder, the trainer (resuming at T2T's step with T2T's moments),
+averaging, export and attention plots all read it. Everything is written into a hidden temp
+directory beside ``output_dir`` and renamed at the end: an interrupted or failed import
+leaves nothing; the T2T directory is only read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_repro import registry
+from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.t2t_import.errors import T2TImportError
+from t2t_repro.t2t_import.hparams_map import ImportedHParams, map_hparams
+from t2t_repro.t2t_import.source import T2TTrainDir, read_t2t_dir
+from t2t_repro.t2t_import.variables import CheckpointValues, model_entries, vocab_sizes
+from t2t_repro.training.checkpoints import TrainingCheckpoint
+from t2t_repro.training.output_dir import FLAGS_FILE, HPARAMS_FILE
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    checkpoint: str
+    step: int
+    imported: ImportedHParams
+    problem: str
+    with_optimizer: bool
+
+
+def _problem_values(problem_name: str, sizes: dict, data_dir: str, vocab: str,
+                    log: Callable[[str], None]) -> dict:
+    """Vocabulary sizes (checked against the problem's vocabulary) and the target space id."""
+    values = dict(sizes, target_space_id=0)
+    problem = None
+    if problem_name in registry.list_names(registry.PROBLEMS):
+        problem = registry.problem(problem_name)
+        values["target_space_id"] = problem.target_space_id
+    else:
+        log(f"note: problem {problem_name!r} is not registered here; target space id 0 and the "
+            "checkpoint's vocabulary sizes are used.")
+    if vocab:
+        from t2t_repro.data import datagen_lib
+
+        size = datagen_lib.load_vocab(vocab).vocab_size
+        found = {"--vocab": (size, size)}
+    elif data_dir and problem is not None:
+        found = {f"--data_dir ({problem.vocab_filename})": problem.vocab_sizes(data_dir)}
+    else:
+        return values
+    for source, (inputs, targets) in found.items():
+        if (inputs, targets) != (sizes["input_vocab_size"], sizes["target_vocab_size"]):
+            raise T2TImportError(
+                f"the vocabulary from {source} has {inputs} (inputs) / {targets} (targets) "
+                f"entries but the checkpoint's embeddings have {sizes['input_vocab_size']} / "
+                f"{sizes['target_vocab_size']} rows: it is not the vocabulary this model was "
+                "trained with.")
+    return values
+
+
+def _restore_values(values: CheckpointValues, model, optimizer, step: int,
+                    weights_only: bool, scope: str) -> bool:
+    """Assigns weights (and Adam moments when present); returns whether moments were loaded."""
+    entries = model_entries(model, scope)
+    for entry in entries:
+        entry.variable.assign(values.value(entry))
+    if weights_only:
+        return False
+    prefix = next((p for p in ("training/", "") if values.has(
+        p + (entries[-1].t2t_name + "/Adam"))), None)
+    if prefix is None:
+        return False
+    for entry in entries:
+        slot = type(entry)(prefix + entry.t2t_name, entry.variable, entry.sharded)
+        index = optimizer._get_variable_index(entry.variable)
+        optimizer._momentums[index].assign(values.value(slot, "/Adam", "Adam slot"))
+        optimizer._velocities[index].assign(values.value(slot, "/Adam_1", "Adam slot"))
+    for k, beta in ((1, optimizer.beta_1), (2, optimizer.beta_2)):
+        power = float(values.get(f"{prefix}beta{k}_power", "Adam variable"))
+        expected = beta ** (step + 1)
+        if not np.isclose(power, expected, rtol=1e-4):
+            raise T2TImportError(
+                f"{prefix}beta{k}_power is {power:.6g} but global_step {step} with beta{k}="
+                f"{beta} gives {expected:.6g}: the Adam step count differs from global_step "
+                "(multistep or restarted optimizer). Use --weights_only to start Adam afresh.")
+    return True
+
+
+def _write(output_dir: str, model, optimizer, step: int, imported: ImportedHParams,
+           flags: dict, vocab: str, vocab_name: str) -> str:
+    parent = os.path.dirname(os.path.abspath(output_dir))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(output_dir)}.importing-", dir=parent)
+    try:
+        TrainingCheckpoint(tmp, model, optimizer).save(step)
+        with open(os.path.join(tmp, HPARAMS_FILE), "w", encoding="utf-8") as f:
+            f.write(imported.hparams.to_json() + "\n")
+        with open(os.path.join(tmp, FLAGS_FILE), "w", encoding="utf-8") as f:
+            f.write("".join(f"--{k}={v}\n" for k, v in sorted(flags.items())))
+        if vocab:
+            shutil.copyfile(vocab, os.path.join(tmp, vocab_name))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp made it private; make it a normal directory.
+        os.rename(tmp, output_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return os.path.join(output_dir, f"ckpt-{step}")
+
+
+def import_t2t_dir(t2t_dir: str, output_dir: str, *, data_dir: str = "", vocab: str = "",
+                   problem: str = "", hparams_set: str = "", ignore_hparams: Iterable[str] = (),
+                   weights_only: bool = False,
+                   log: Callable[[str], None] = print) -> ImportResult:
+    """Imports the newest checkpoint of ``t2t_dir`` into the new directory ``output_dir``."""
+    if os.path.exists(output_dir):
+        raise T2TImportError(f"--output_dir {output_dir} already exists; the import writes a new "
+                             "directory (pick another name, or remove it first).")
+    if vocab and not os.path.isfile(vocab):
+        raise T2TImportError(f"--vocab {vocab} does not exist.")
+    source: T2TTrainDir = read_t2t_dir(t2t_dir)
+    model_name = source.flags.get("model", "transformer")
+    if model_name != "transformer":
+        raise T2TImportError(f"flags.txt says --model={model_name}; only T2T's 'transformer' "
+                             "is importable.")
+    problem = problem or source.flags.get("problem", "")
+    if not problem:
+        raise T2TImportError("flags.txt names no --problem; pass --problem=<name>.")
+    try:
+        reader = tf.train.load_checkpoint(source.prefix)
+    except (tf.errors.OpError, ValueError) as e:
+        raise T2TImportError(f"{source.prefix} is unreadable or corrupt: {str(e)[:300]}") from e
+    values = CheckpointValues(reader)
+    sizes = vocab_sizes(values.shapes, model_name)
+    problem_values = _problem_values(problem, sizes, data_dir, vocab, log)
+    tse = f"{model_name}/body/target_space_embedding/kernel"
+    if values.has(tse):
+        problem_values["target_space_vocab_size"] = values.shapes[tse][0]
+    imported = map_hparams(source.hparams, source.flags.get("hparams_set", ""), problem_values,
+                           hparams_set, ignore_hparams)
+    step = int(reader.get_tensor("global_step")) if values.has("global_step") else 0
+    model = registry.model(model_name)(imported.hparams)
+    model.build()
+    try:
+        optimizer = make_optimizer(imported.hparams)
+    except ValueError as e:
+        raise T2TImportError(f"hparams.json: {e}") from e
+    optimizer.build(model.trainable_variables)
+    optimizer.iterations.assign(step)
+    with_optimizer = _restore_values(values, model, optimizer, step, weights_only, model_name)
+    leftover = [n for n in values.unused()
+                if with_optimizer or not n.endswith(("/Adam", "/Adam_1"))]
+    if leftover:
+        raise T2TImportError(f"T2T variable {leftover[0]} maps to nothing in this model"
+                             f"{f' (and {len(leftover) - 1} more)' if len(leftover) > 1 else ''}"
+                             "; the checkpoint holds a model these hparams do not describe.")
+    vocab_name = (registry.problem(problem).vocab_filename
+                  if problem in registry.list_names(registry.PROBLEMS) else os.path.basename(vocab))
+    flags = {"problem": problem, "model": model_name, "hparams_set": imported.hparams_set,
+             "hparams": imported.overrides, "t2t_dir": os.path.abspath(source.path),
+             "t2t_checkpoint": os.path.basename(source.prefix), "output_dir": output_dir}
+    checkpoint = _write(output_dir, model, optimizer, step, imported, flags, vocab, vocab_name)
+    if not with_optimizer:
+        log("note: no Adam slots imported; resumed training starts Adam's moments at zero.")
+    return ImportResult(checkpoint, step, imported, problem, with_optimizer)

@@ -1,0 +1,47 @@
+"""Paths of the T2T checkpoints and T2T 1.15.7's reference outputs used by the import tests.
+
+The reference files under tests/data/t2t_reference were produced by the real tensor2tensor
+1.15.7 (bench/t2t_reference/make_t2t_reference.py, README there), not by this project.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_T2T = REPO.parent / "shared" / "data" / "t2t"
+TEST_CKPT = SHARED_T2T / "transformer_test_ckpt"
+VOCAB_8K = SHARED_T2T / "vocab.translate_ende_wmt8k.8192.subwords"
+REFERENCE = REPO / "tests" / "data" / "t2t_reference"
+POSTNORM_DIR = REFERENCE / "t2t_postnorm_train_dir"
+
+needs_shared = pytest.mark.skipif(
+    not (TEST_CKPT / "checkpoint").exists() or not VOCAB_8K.exists(),
+    reason="../shared/data/t2t (T2T's transformer_test checkpoint and 8k vocab) is absent")
+
+
+def reference(name: str) -> dict:
+    with np.load(REFERENCE / name) as data:
+        return {k: data[k] for k in data.files}
+
+
+def rewrite_t2t_checkpoint(src: Path, dst: Path, drop=(), replace=None) -> Path:
+    """A copy of a T2T train dir whose name-based checkpoint lacks ``drop`` and has
+    ``replace`` {name: array} (new names added); written with SaveV2 as TF1 savers do."""
+    shutil.copytree(src, dst)
+    reader = tf.train.load_checkpoint(str(src / "model.ckpt-1"))
+    tensors = {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map()
+               if n not in drop}
+    tensors.update(replace or {})
+    for name in os.listdir(dst):
+        if name.startswith("model.ckpt-1."):
+            os.remove(dst / name)
+    names = sorted(tensors)
+    tf.raw_ops.SaveV2(prefix=str(dst / "model.ckpt-1"), tensor_names=names,
+                      shape_and_slices=[""] * len(names),
+                      tensors=[tf.constant(tensors[n]) for n in names])
+    return dst
