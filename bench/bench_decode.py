@@ -24,7 +24,7 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
-from t2t_repro.data.text_encoder import EOS_ID
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparams_lib import create_hparams
 from bench.report import emit

@@ -35,7 +35,8 @@ from typing import Callable, Iterable, Iterator
 from problems.base import DatagenSummary, Problem
 from t2t_repro import registry
 from t2t_repro.data import datagen_lib, records
-from t2t_repro.data.text_encoder import EOS_ID, SubwordTextEncoder
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
+from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.parsing import wsj_splits
 from t2t_repro.atomic_write import atomic_open

@@ -7,7 +7,7 @@ greedy longest-prefix segmentation bounded by the longest subtoken, and the iter
 vocabulary builder that segments and counts every token on every iteration.
 
 It exists ONLY as the yardstick for ``bench/bench_subword.py`` and the equivalence tests;
-the library (``t2t_repro.data``) does not import it.
+the library (``t2t_repro.text_encoding``) does not import it.
 """
 
 from __future__ import annotations

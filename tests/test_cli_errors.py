@@ -28,7 +28,7 @@ def test_user_errors_are_one_line_and_exit_1(capsys):
 
 
 def test_every_user_facing_error_class_derives_from_user_error(capsys):
-    from t2t_repro.data.text_encoder import VocabFileError
+    from t2t_repro.text_encoding.text_encoder import VocabFileError
     from t2t_repro.data.text_files import DataError
     from t2t_repro.errors import UserError
     from t2t_repro.hparam import HParamsError

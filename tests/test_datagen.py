@@ -13,7 +13,7 @@ from problems.algorithmic import TranslateToy
 from problems.base import DataError
 from t2t_repro import registry
 from t2t_repro.data import datagen_lib, records, text_files
-from t2t_repro.data.text_encoder import EOS_ID
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from tests.tools import USER_ENV, assert_quiet, run_tool
 
 REPO = Path(__file__).resolve().parents[1]

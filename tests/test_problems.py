@@ -17,7 +17,7 @@ from problems.base import DataError, Text2TextProblem
 from problems.parallel_corpus import register_parallel_corpus
 from t2t_repro import registry
 from t2t_repro.data import records
-from t2t_repro.data.text_encoder import EOS_ID
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 MULTI30K = SHARED_DATA / "multi30k"

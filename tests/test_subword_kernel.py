@@ -1,4 +1,4 @@
-"""The compiled batch encoder and substring interning (t2t_repro/data/subword_kernel.py) against T2T's algorithm
+"""The compiled batch encoder and substring interning (t2t_repro/text_encoding/subword_kernel.py) against T2T's algorithm
 (tests/reference_subword.py) on inputs that exercise its internals: the token cache growing
 and keys that agree on the first 9 code points, escapes that lengthen the id output past its
 first allocation, duplicate and empty subtokens, an untokenized empty text and a character
@@ -13,8 +13,8 @@ import pytest
 
 import numpy as np
 
-from t2t_repro.data.subword_kernel import CompiledVocabulary, intern_substrings
-from t2t_repro.data.text_encoder import SubwordTextEncoder
+from t2t_repro.text_encoding.subword_kernel import CompiledVocabulary, intern_substrings
+from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 
 from tests import reference_subword as ref
 

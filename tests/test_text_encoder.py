@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from t2t_repro.data import text_encoder as te
-from t2t_repro.data import tokenizer
-from t2t_repro.data.text_encoder import (EOS_ID, PAD_ID, SubwordTextEncoder, VocabFileError,
-                                         escape_token, unescape_token)
+from t2t_repro.text_encoding import reserved_tokens, tokenizer
+from t2t_repro.text_encoding.escaping import ESCAPE_CHARS, escape_token, unescape_token
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID, PAD_ID
+from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder, VocabFileError
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -61,15 +61,15 @@ def ref32k():
 # ----------------------------------------------------------------------------- constants
 
 def test_constants():
-    assert te.PAD == "<pad>" and te.EOS == "<EOS>"
-    assert te.RESERVED_TOKENS == ["<pad>", "<EOS>"]
+    assert reserved_tokens.PAD == "<pad>" and reserved_tokens.EOS == "<EOS>"
+    assert reserved_tokens.RESERVED_TOKENS == ["<pad>", "<EOS>"]
     assert PAD_ID == 0 and EOS_ID == 1
 
 
 # ----------------------------------------------------------------------------- escaping
 
 def test_escape_and_unescape():
-    alphabet = set("abc") | te.ESCAPE_CHARS
+    alphabet = set("abc") | ESCAPE_CHARS
     assert escape_token("abc", alphabet) == "abc_"
     assert escape_token("a_b", alphabet) == "a\\ub_"
     assert escape_token("a\\b", alphabet) == "a\\\\b_"
@@ -349,7 +349,7 @@ def test_vocab_file_variants(tmp_path):
 
 
 def test_build_exact_integer_path_and_edge_inputs(monkeypatch):
-    from t2t_repro.data import subword_builder
+    from t2t_repro.text_encoding import subword_builder
 
     counts = tokenizer.count_tokens(lines("de", 600))
     r = ref.ReferenceSubwordEncoder()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from t2t_repro.data import tokenizer
+from t2t_repro.text_encoding import tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 MULTI30K = REPO.parent / "shared" / "data" / "multi30k"

@@ -12,7 +12,7 @@ import pytest
 from problems.wsj_parsing import WsjParsing  # noqa: F401  (registers the problems)
 from t2t_repro import registry
 from t2t_repro.data import records
-from t2t_repro.data.text_encoder import EOS_ID
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from t2t_repro.data.text_files import DataError
 from t2t_repro.parsing import wsj_splits
 from t2t_repro.parsing.tree_files import TreeReadStats

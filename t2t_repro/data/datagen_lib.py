@@ -23,13 +23,16 @@ from typing import Iterable, Iterator, Sequence
 
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.data import records
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 DEFAULT_SEED = 429459  # t2t-datagen's --random_seed
 UNSHUFFLED_SUFFIX = ".unshuffled.tmp"
 
 
 def _text_encoder():
-    from t2t_repro.data import text_encoder  # imported late: built by its own module, pure python
+    # Imported late: the subword encoder loads numba, which a trainer that only reads
+    # shards (and imports the problems, hence this module) does not need.
+    from t2t_repro.text_encoding import text_encoder
 
     return text_encoder
 
@@ -141,7 +144,7 @@ def _init_worker(vocab_path: str) -> None:
 
 def _encode_chunk(chunk: Sequence[tuple[int, str, str]]) -> list[tuple[int, bytes, int, int]]:
     """(index, source, target) -> (index, serialized Example, input tokens, target tokens)."""
-    eos = _text_encoder().EOS_ID
+    eos = EOS_ID
     enc = _WORKER_ENCODER
     sources = enc.encode_batch([c[1] for c in chunk])
     targets = enc.encode_batch([c[2] for c in chunk])

@@ -16,13 +16,9 @@ import tarfile
 from typing import BinaryIO, Iterator
 
 from t2t_repro.atomic_write import atomic_open
-from t2t_repro.errors import UserError
+from t2t_repro.errors import DataError as DataError  # defined with the other user errors
 
 _SEG_RE = re.compile(rb"<seg[^>]*>(.*)</seg>", re.IGNORECASE)
-
-
-class DataError(UserError):
-    """Raw data is missing or malformed; the message says which file and what to do."""
 
 
 @dataclasses.dataclass

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_repro.data.text_encoder import EOS_ID  # T2T's reserved id 1 (text_encoder.EOS_ID)
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 INF = 1.0 * 1e7
 

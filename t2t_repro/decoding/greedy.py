@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_repro.data.text_encoder import EOS_ID
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from t2t_repro.decoding.beam_search import log_prob_from_logits, shape_list
 
 

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from t2t_repro.data.source_lines import normalize_source_line
-from t2t_repro.data.text_encoder import EOS_ID
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparam import HParams, HParamsError

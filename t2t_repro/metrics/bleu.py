@@ -97,13 +97,25 @@ def t2t_bleu(references: Sequence[str], hypotheses: Sequence[str],
                                 [bleu_tokenize(fold(h)) for h in hypotheses])
 
 
+def _sacrebleu_metric(tokenize: str, lowercase: bool) -> sacrebleu.metrics.BLEU:
+    # force=True: no per-call warning about tokenized input (the t2t-bleu tool prints its own
+    # single one; a dev-BLEU curve must not repeat it at every eval).
+    return sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase, force=True)
+
+
+def sacrebleu_score(references: Sequence[str], hypotheses: Sequence[str],
+                    tokenize: str = "13a", lowercase: bool = False) -> float:
+    """sacreBLEU's corpus score (0-100); the defaults are its standard 13a cased BLEU."""
+    metric = _sacrebleu_metric(tokenize, lowercase)
+    return metric.corpus_score(list(hypotheses), [list(references)]).score
+
+
 def sacrebleu_scores(references: Sequence[str], hypotheses: Sequence[str]) -> list[BleuResult]:
     """sacreBLEU 13a and intl, cased and uncased, each with sacreBLEU's signature."""
     results = []
     for tokenize in ("13a", "intl"):
         for lowercase in (False, True):
-            # force=True: our own single warning replaces sacreBLEU's per-variant one.
-            metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase, force=True)
+            metric = _sacrebleu_metric(tokenize, lowercase)
             score = metric.corpus_score(list(hypotheses), [list(references)])
             case = "uncased" if lowercase else "cased"
             results.append(BleuResult(f"sacreBLEU {tokenize} {case}", score.score,

@@ -13,7 +13,7 @@ T2T's ``SubwordTextEncoder.build_from_token_counts`` runs ``num_iterations`` rou
 
 Here every distinct substring (up to the longest length any vocabulary entry can have) of
 every escaped token is interned once per token-count table (compiled,
-:func:`t2t_repro.data.subword_kernel.intern_substrings`); each ``(token, start)`` position
+:func:`t2t_repro.text_encoding.subword_kernel.intern_substrings`); each ``(token, start)`` position
 owns a contiguous run of substring ids ordered by length. An iteration is then array work:
 the greedy segmentation of all tokens is a segmented max over "in vocabulary" flags plus a
 frontier walk, the counting is one ``bincount`` over the runs of the segment starts, and
@@ -35,8 +35,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from t2t_repro.data.subword_kernel import intern_substrings
-from t2t_repro.data.text_encoder import ESCAPE_CHARS, RESERVED_TOKENS, escape_token
+from t2t_repro.text_encoding.escaping import ESCAPE_CHARS, escape_token
+from t2t_repro.text_encoding.reserved_tokens import RESERVED_TOKENS
+from t2t_repro.text_encoding.subword_kernel import intern_substrings
 
 # float64 bincount is exact while every partial sum stays below 2**53.
 _EXACT_FLOAT_LIMIT = 2 ** 52
