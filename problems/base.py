@@ -1,7 +1,7 @@
 """``Problem`` and ``Text2TextProblem``: what a problem knows, and datagen for text-to-text ones.
 
 A problem knows its raw sources, how to build its vocabulary, how to encode examples, its
-splits and eval metrics (contract: ``.notes/PROBLEM_API.md``). ``Text2TextProblem`` subclasses
+splits and eval metrics (T2T's ``Problem`` contract, ``tensor2tensor/data_generators/problem.py``). ``Text2TextProblem`` subclasses
 only say where each split's parallel text comes from (``split_sources``); datagen does the rest:
 
 1. vocab ``data_dir/vocab.<name>.<size>.subwords``: loaded if present, else built from a

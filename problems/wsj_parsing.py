@@ -3,12 +3,14 @@
 Trees come from the treebank's ``.mrg`` files found in ``--tmp_dir`` (``parsing.wsj_splits``:
 the LDC layout gives sections 02-21 / 22 / 23, the NLTK sample gives wsj_0001-0179 / 0180-0189
 / 0190-0199), are normalised (traces, function tags and the empty root removed) and linearised
-exactly as T2T does (``parsing.linearize``, digest §4.5): source = the words, target =
+exactly as T2T does (``parsing.linearize``;
+``tensor2tensor/data_generators/wsj_parsing.py``, ``words_and_tags_from_wsj_tree``): source = the words, target =
 ``S NP DT NN /NP VP VBD /VP . /S``. Malformed trees are skipped, counted and reported with
 ``file:line`` on stderr.
 
 Vocabularies are separate subword vocabularies, as in the paper-era T2T problems
-``wsj_parsing_tokens_16k``/``_32k`` (digest §4.5, §8.15): the paper's "16K vocab" is the source
+``wsj_parsing_tokens_16k``/``_32k`` (T2T v1.0's ``bin/t2t-datagen`` with
+``data_generators/wsj_parsing.py``, ``parsing_token_generator``): the paper's "16K vocab" is the source
 (word) vocab, 2**14; the target vocab is 2**9 (labels, tags and closers need ~150 subtokens).
 Both are built from the training split and stored as ``vocab.<name>.inputs.<size>.subwords`` and
 ``vocab.<name>.targets.<size>.subwords``. Decoding defaults are the paper's: beam 21, alpha 0.3,
@@ -62,7 +64,7 @@ class WsjParsingProblem(Problem):
     max_subtoken_length: int | None = 200
     vocab_extra_trees = 100_000  # extra (semi-supervised) trees the vocabs see, after WSJ train
     num_shards = {records.TRAIN: 10, records.DEV: 1, records.TEST: 1}
-    target_space_id = 15  # T2T's parsing_english_ptb* problems (digest §4.5)
+    target_space_id = 15  # T2T's parsing_english_ptb* (data_generators/problem_hparams.py)
     decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
     eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
 

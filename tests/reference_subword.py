@@ -1,6 +1,6 @@
 """Straightforward pure-Python model of T2T's invertible tokenizer and SubwordTextEncoder.
 
-Written from the algorithm description (digest §6) to behave like
+Written from T2T's algorithm to behave like
 ``tensor2tensor/data_generators/{tokenizer,text_encoder}.py`` step by step: per-character
 alphanumeric classification, per-token escaping, a 2**20-slot hash cache keyed by token,
 greedy longest-prefix segmentation bounded by the longest subtoken, and the iterative

@@ -9,7 +9,7 @@ import tensorflow as tf
 from t2t_repro.losses import padded_cross_entropy, smoothing_entropy, token_losses
 
 
-def test_entropy_constants_from_digest():
+def test_smoothing_entropy_constants():
     assert smoothing_entropy(32768, 0.1) == pytest.approx(1.3648, abs=1e-4)
     assert smoothing_entropy(33708, 0.1) == pytest.approx(1.3676, abs=1e-4)
     assert smoothing_entropy(37000, 0.1) == pytest.approx(1.3769, abs=1e-4)

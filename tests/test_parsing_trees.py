@@ -127,7 +127,7 @@ def test_reads_a_zip_member(tmp_path):
 CAT = "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))"
 
 
-def test_linearize_is_the_digests_format():
+def test_linearize_is_t2ts_format():
     assert linearize(parse_tree(CAT)) == ("The cat sat .", "S NP DT NN /NP VP VBD /VP . /S")
     assert linearize(parse_tree("(NN Hello)")) == ("Hello", "NN")
 

@@ -1,4 +1,4 @@
-"""T2T's invertible tokenizer (digest §6.1): exact token lists and round trips."""
+"""T2T's invertible tokenizer (``tensor2tensor/data_generators/tokenizer.py``): exact token lists and round trips."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def random_strings(n: int = 3000, seed: int = 0) -> list[str]:
     return ["".join(rng.choice(pool) for _ in range(rng.randint(0, 12))) for _ in range(n)]
 
 
-def test_digest_example():
+def test_t2t_docstring_example():
     assert tokenizer.encode("Dude - that's so cool.") == [
         "Dude", " - ", "that", "'", "s", "so", "cool", "."]
 

@@ -1,4 +1,5 @@
-"""T2T's length-bucketing scheme (digest §4.6), exactly.
+"""T2T's length-bucketing scheme, exactly (``tensor2tensor/utils/data_reader.py``,
+``batching_scheme`` and ``_bucket_boundaries``).
 
 Boundaries grow from 8 by x1.1 (at least +1); each bucket's batch size is the token budget
 divided by its upper length, rounded down to a divisor of a "window" (the largest highly

@@ -1,4 +1,5 @@
-"""Greedy decoding as T2T's ``fast_decode`` does it with beam_size = 1 (digest §3.4).
+"""Greedy decoding as T2T's ``fast_decode`` does it with beam_size = 1
+(``tensor2tensor/models/transformer.py``, ``fast_decode``).
 
 Argmax each step; the log-prob of the chosen token is accumulated up to and including the
 first EOS; the loop stops when every row has produced EOS or after ``decode_length`` steps.

@@ -1,6 +1,6 @@
 """Decodes text lines: encode, sort by length, batch, search, detokenize, restore order.
 
-As T2T's ``decode_from_file`` (digest §3.5): inputs get EOS appended, are sorted by
+As T2T's ``decode_from_file`` (``tensor2tensor/utils/decoding.py``): inputs get EOS appended, are sorted by
 descending length and batched (``batch_size``, default 32), and outputs are cut at the first
 EOS and returned in the original order. Every input line yields exactly one output: an empty
 line gives an empty line without running the model; a line longer than the model's maximum

@@ -1,4 +1,5 @@
-"""BLEU, every number labelled with exactly how it was computed (digest §3.8).
+"""BLEU, every number labelled with exactly how it was computed
+(``tensor2tensor/utils/bleu_hook.py``, ``compute_bleu``; ``utils/get_ende_bleu.sh``).
 
 Three conventions matter for this paper and they are not comparable with each other:
 

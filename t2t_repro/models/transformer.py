@@ -1,6 +1,6 @@
 """The Transformer model: ``{"inputs", "targets"}`` -> logits, plus encode / decode_step.
 
-Wires the layers as T2T's ``transformer`` does (digest §2): shared symbol embedding, a
+Wires the layers as T2T's ``Transformer`` does (``tensor2tensor/models/transformer.py``): shared symbol embedding, a
 learned target-space row added to every encoder position, the positional signal, dropout on
 the sums, the encoder and decoder stacks, and the tied softmax. ``encode``,
 ``init_cache`` and ``decode_step`` expose incremental decoding with a static-shape cache

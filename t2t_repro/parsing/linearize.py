@@ -1,10 +1,11 @@
-"""Trees <-> the sequences a seq2seq parser reads and writes, exactly T2T's format (digest §4.5).
+"""Trees <-> the sequences a seq2seq parser reads and writes, exactly T2T's format
+(``tensor2tensor/data_generators/wsj_parsing.py``, ``words_and_tags_from_wsj_tree``).
 
 ``linearize(tree)`` gives ``(source, target)``: the source is the words joined by single spaces;
 the target is a depth-first walk where every constituent emits its label when opened and
 ``/LABEL`` when closed, and every preterminal emits only its POS tag (words never appear and POS
 tags have no closer). The outer ``TOP`` is not part of the sequence: trees are linearised after
-``trees.normalize`` removed it. Example (the digest's)::
+``trees.normalize`` removed it. Example::
 
     (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))
     source: The cat sat .

@@ -1,4 +1,4 @@
-"""T2T's subword vocabulary builder (digest §6.4), vectorised, with the same result.
+"""T2T's subword vocabulary builder, vectorised, with the same result.
 
 T2T's ``SubwordTextEncoder.build_from_token_counts`` runs ``num_iterations`` rounds of:
 

@@ -1,4 +1,4 @@
-"""T2T's SubwordTextEncoder (digest §4.4, §6), id-for-id compatible with
+"""T2T's SubwordTextEncoder, id-for-id compatible with
 ``tensor2tensor.data_generators.text_encoder.SubwordTextEncoder``.
 
 * Vocabulary files are T2T's ``.subwords`` files: one subtoken per line in single quotes.
@@ -226,7 +226,8 @@ class SubwordTextEncoder:
                                 num_iterations: int = 4,
                                 reserved_tokens: Sequence[str] | None = None,
                                 max_subtoken_length: int | None = None) -> None:
-        """T2T's vocabulary construction for one ``min_count`` (digest §6.4)."""
+        """T2T's vocabulary construction for one ``min_count`` (T2T's
+        ``SubwordTextEncoder.build_from_token_counts``)."""
         builder = SubwordBuilder(token_counts, reserved_tokens, max_subtoken_length)
         self._init_subtokens(builder.build(min_count, num_iterations), builder.alphabet)
 

@@ -1,7 +1,7 @@
 """The distributed update: micro-batches, token-normalised gradients, one optimizer step.
 
 Why this shape: T2T's loss is the mean over every non-PAD target token of the *global*
-batch (digest §2.11). Each replica sums token losses over its micro-batches (gradient
+batch (``tensor2tensor/utils/t2t_model.py``, ``average_sharded_losses``). Each replica sums token losses over its micro-batches (gradient
 accumulation), the token counts are all-reduced, and gradients are divided by the global
 count, so the update does not depend on how the batch is split across replicas or
 micro-batches. The optimizer (and its learning-rate schedule) sees one step per update.
