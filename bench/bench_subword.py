@@ -30,14 +30,13 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-
 from bench.report import emit
 from t2t_repro.text_encoding import tokenizer
 from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 from tests import reference_subword as ref  # T2T's algorithm as written (the tests' oracle)
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 SHARED = os.path.join(ROOT, "..", "shared", "data")
 MULTI30K = os.path.join(SHARED, "multi30k")
 VOCAB = os.path.join(SHARED, "t2t", "vocab.translate_ende_wmt32k.32768.subwords")
@@ -83,7 +82,7 @@ def bench_encode(lines: list[str], repeats: int) -> dict:
         identical = identical and out == expected
         del out, f
     t_ref, t_fast = min(ref_times), min(fast_times)
-    ratios = [r / f for r, f in zip(ref_times, fast_times)]
+    ratios = [r / f for r, f in zip(ref_times, fast_times, strict=True)]
     return {
         "sentences": len(lines),
         "megabytes_utf8": round(nbytes / 1e6, 3),

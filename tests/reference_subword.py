@@ -72,7 +72,7 @@ def escape(token: str, alphabet) -> str:
         if ch in alphabet and ch != "\n":
             chars.append(ch)
         else:
-            chars.append("\\%d;" % ord(ch))
+            chars.append(f"\\{ord(ch)};")
     return "".join(chars) + "_"
 
 
@@ -185,7 +185,7 @@ class ReferenceSubwordEncoder:
         if reserved_tokens is None:
             reserved_tokens = RESERVED
         else:
-            for a, b in zip(RESERVED, reserved_tokens):
+            for a, b in zip(RESERVED, reserved_tokens, strict=False):
                 if a != b:
                     raise ValueError("RESERVED_TOKENS must be a prefix of reserved_tokens.")
         self._set_alphabet(list(token_counts.keys()) + list(reserved_tokens))

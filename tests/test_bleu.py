@@ -6,9 +6,15 @@ import math
 import pytest
 import sacrebleu
 
-from t2t_repro.metrics.bleu import (compute_bleu, paper_ende_bleu, paper_tokenize,
-                                    sacrebleu_score, sacrebleu_scores, split_compounds,
-                                    t2t_bleu)
+from t2t_repro.metrics.bleu import (
+    compute_bleu,
+    paper_ende_bleu,
+    paper_tokenize,
+    sacrebleu_score,
+    sacrebleu_scores,
+    split_compounds,
+    t2t_bleu,
+)
 from tests.tools import run_tool
 
 HYPS = ["Ein Mann fährt Fahrrad auf der Straße.", "Zwei Hunde spielen im Schnee!",

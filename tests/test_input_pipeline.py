@@ -76,7 +76,7 @@ def test_train_drops_long_examples_and_respects_token_budget(shards):
     hp = hparams(batch_size=64, max_length=20)
     batches = all_batches(make_dataset(pattern, TRAIN, hp, seed=3, repeat=False))
     lengths = [int(max(len(r[r > 0]), len(t[t > 0]))) for b in batches
-               for r, t in zip(b["inputs"], b["targets"])]
+               for r, t in zip(b["inputs"], b["targets"], strict=True)]
     assert lengths and max(lengths) <= 20 and len(lengths) == 20  # lengths 1..20 kept
     for b in batches:
         assert b["inputs"].shape[0] * max(b["inputs"].shape[1], b["targets"].shape[1]) <= 64

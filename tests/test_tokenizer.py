@@ -1,4 +1,5 @@
-"""T2T's invertible tokenizer (``tensor2tensor/data_generators/tokenizer.py``): exact token lists and round trips."""
+"""T2T's invertible tokenizer (``tensor2tensor/data_generators/tokenizer.py``): exact token lists
+and round trips."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from t2t_repro.text_encoding import tokenizer
+from tests import reference_subword as ref  # T2T's algorithm, written plainly
 
 REPO = Path(__file__).resolve().parents[1]
 MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
-from tests import reference_subword as ref  # T2T's algorithm, written plainly
 
 HOSTILE = [
     "", " ", "  ", "   ", "a", "a ", " a", " a ", "a  b", "a   b", "a b", " a b ", "  a  b  ",

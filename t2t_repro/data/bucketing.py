@@ -23,7 +23,7 @@ def bucket_boundaries(max_length: int, min_length: int = 8, step: float = 1.1) -
     return boundaries
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def highly_composite_numbers(limit: int) -> tuple[int, ...]:
     """Every n <= limit with more divisors than any smaller positive integer."""
     counts = [0] * (limit + 1)

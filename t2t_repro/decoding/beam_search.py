@@ -1,4 +1,5 @@
-"""Beam search with T2T's semantics (``tensor2tensor/utils/beam_search.py``, ``beam_search``), in static shapes.
+"""Beam search with T2T's semantics (``tensor2tensor/utils/beam_search.py``, ``beam_search``),
+in static shapes.
 
 Everything runs inside ``tf.function(jit_compile=True)``: the loop variables keep fixed shapes.
 Sequences live in a ``[B, beam, decode_length + 1]`` buffer (column 0 = initial id, column

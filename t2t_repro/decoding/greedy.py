@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from t2t_repro.decoding.beam_search import log_prob_from_logits, shape_list
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
 def greedy_search(symbols_to_logits_fn, initial_ids, decode_length: int, cache,

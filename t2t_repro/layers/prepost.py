@@ -124,7 +124,7 @@ class Residual(keras.layers.Layer):
         return config
 
     @classmethod
-    def from_config(cls, config: dict) -> "Residual":
+    def from_config(cls, config: dict) -> Residual:
         config = dict(config, sublayer=keras.saving.deserialize_keras_object(config["sublayer"]))
         return cls(**config)
 

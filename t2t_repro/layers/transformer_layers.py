@@ -38,7 +38,7 @@ class StackConfig:
     epsilon: float = 1e-6
 
     @classmethod
-    def of(cls, config: "StackConfig | dict") -> "StackConfig":
+    def of(cls, config: StackConfig | dict) -> StackConfig:
         """``config`` itself, or the StackConfig its ``asdict`` came from (``from_config``)."""
         return config if isinstance(config, cls) else cls(**config)
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import collections
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import sacrebleu
 from sacrebleu.tokenizers.tokenizer_intl import TokenizerV14International
@@ -57,7 +57,7 @@ def compute_bleu(references: Sequence[Sequence[str]], translations: Sequence[Seq
     matches = [0] * max_order
     possible = [0] * max_order
     ref_length = hyp_length = 0
-    for ref, hyp in zip(references, translations):
+    for ref, hyp in zip(references, translations, strict=True):
         ref_length += len(ref)
         hyp_length += len(hyp)
         overlap = _ngrams(ref, max_order) & _ngrams(hyp, max_order)

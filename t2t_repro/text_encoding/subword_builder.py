@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -46,7 +46,7 @@ _EXACT_FLOAT_LIMIT = 2 ** 52
 def check_reserved_tokens(reserved_tokens: Sequence[str] | None) -> list[str]:
     if reserved_tokens is None:
         return list(RESERVED_TOKENS)
-    for default, proposed in zip(RESERVED_TOKENS, reserved_tokens):
+    for default, proposed in zip(RESERVED_TOKENS, reserved_tokens, strict=False):  # a prefix
         if default != proposed:
             raise ValueError(
                 f"RESERVED_TOKENS {RESERVED_TOKENS} must be a prefix of reserved_tokens "
@@ -66,7 +66,7 @@ class SubwordBuilder:
             if not isinstance(tok, str):
                 raise ValueError(f"Expected str tokens in token_counts, got {type(tok)}: {tok!r}")
         raw_weights = [token_counts[t] for t in tokens]
-        for tok, w in zip(tokens, raw_weights):
+        for tok, w in zip(tokens, raw_weights, strict=True):
             if type(w) is not int and not isinstance(w, numbers.Integral) and not (
                     isinstance(w, numbers.Real) and float(w).is_integer()):
                 raise ValueError(f"token count for {tok!r} must be an integer, got {w!r}")
@@ -221,10 +221,10 @@ class SubwordBuilder:
         if acc_ids:
             ids = np.concatenate(acc_ids).tolist()
             cnts = np.concatenate(acc_cnt).tolist()
-            chosen = [(c, strings[i]) for i, c in zip(ids, cnts) if strings[i] not in alphabet]
+            chosen = [(c, strings[i]) for i, c in zip(ids, cnts, strict=True) if strings[i] not in alphabet]
         # Id -1 (a character no escaped token contains) reads the appended 0.
         alpha_counts = np.append(final, 0)[self._alphabet_ids].tolist()
-        chosen.extend(zip(alpha_counts, self._alphabet_list))
+        chosen.extend(zip(alpha_counts, self._alphabet_list, strict=True))
         chosen.sort(reverse=True)
         return [s for _, s in chosen]
 

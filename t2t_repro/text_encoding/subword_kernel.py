@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import gc
 import re
-from itertools import islice
-from typing import Sequence
+from collections.abc import Sequence
+from itertools import pairwise
 
 import numba
 import numpy as np
@@ -48,8 +48,8 @@ _alnum_flags: np.ndarray | None = None
 
 
 def alnum_flags() -> np.ndarray:
-    """``ALNUM`` for every code point the tokenizer counts as alphanumeric (T2T's L*/N*
-    set, :data:`t2t_repro.text_encoding.tokenizer.ALNUM_CLASS`); computed once per process (0.1 s)."""
+    """``ALNUM`` for every code point the tokenizer counts as alphanumeric (T2T's L*/N* set,
+    :data:`t2t_repro.text_encoding.tokenizer.ALNUM_CLASS`); computed once per process (0.1 s)."""
     global _alnum_flags
     if _alnum_flags is None:
         every = "".join(map(chr, range(_NUM_CODE_POINTS)))
@@ -444,7 +444,7 @@ class CompiledVocabulary:
             n = len(texts) if failed < 0 else failed
             flat = ids.tolist()
             bounds = id_starts[:n + 1].tolist()
-            return [flat[a:b] for a, b in zip(bounds, islice(bounds, 1, None))], failed
+            return [flat[a:b] for a, b in pairwise(bounds)], failed
         finally:
             if gc_was_enabled:
                 gc.enable()

@@ -12,10 +12,10 @@
 * Decoding concatenates the subtoken strings, splits at ``_``, unescapes each piece and
   joins the tokens with :func:`t2t_repro.text_encoding.tokenizer.decode`.
 
-Speed: encoding runs compiled (:mod:`t2t_repro.text_encoding.subword_kernel`): a whole batch of texts
-is tokenized, escaped and segmented in one pass over its code points, with the vocabulary as
-a trie and a per-batch token cache. The ids are those of T2T's algorithm (tests compare
-them with ``tests/reference_subword.py``). The vocabulary builder lives in
+Speed: encoding runs compiled (:mod:`t2t_repro.text_encoding.subword_kernel`): a whole batch of
+texts is tokenized, escaped and segmented in one pass over its code points, with the vocabulary as a
+trie and a per-batch token cache. The ids are those of T2T's algorithm (tests compare them with
+``tests/reference_subword.py``). The vocabulary builder lives in
 :mod:`t2t_repro.text_encoding.subword_builder`.
 
 Deliberate differences from T2T, all on inputs T2T mishandles: a vocabulary file with an
@@ -27,7 +27,7 @@ refuses a subtoken containing a newline (T2T would write a file it cannot read b
 from __future__ import annotations
 
 import os
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.errors import DataError
@@ -235,7 +235,7 @@ class SubwordTextEncoder:
     def build_to_target_size(cls, target_size: int, token_counts: Mapping[str, int],
                              min_val: int = 1, max_val: int = 1000, num_iterations: int = 4,
                              reserved_tokens: Sequence[str] | None = None,
-                             max_subtoken_length: int | None = None) -> "SubwordTextEncoder":
+                             max_subtoken_length: int | None = None) -> SubwordTextEncoder:
         """T2T's recursive bisection over ``min_count`` for a vocabulary near
         ``target_size`` (:meth:`SubwordBuilder.build_to_target_size`)."""
         if min_val > max_val:
@@ -253,7 +253,7 @@ class SubwordTextEncoder:
     def build_from_generator(cls, generator: Iterable[str], target_size: int,
                              max_subtoken_length: int | None = None,
                              reserved_tokens: Sequence[str] | None = None
-                             ) -> "SubwordTextEncoder":
+                             ) -> SubwordTextEncoder:
         """Count tokens of every text ``generator`` yields, then
         :meth:`build_to_target_size` with ``min_val=1, max_val=1000``."""
         counts = tokenizer.count_tokens(_to_text(item) for item in generator)

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Iterable
-
+from collections.abc import Iterable
 
 # ``re``'s ``\w`` (str patterns) is ``str.isalnum()`` plus "_"; with CPython's Unicode
 # database ``str.isalnum()`` holds exactly for the characters of category L* or N*, so

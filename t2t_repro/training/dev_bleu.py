@@ -10,9 +10,9 @@ length is traced once.
 from __future__ import annotations
 
 from t2t_repro.data.input_pipeline import EVAL, make_dataset
-from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 from t2t_repro.metrics.bleu import sacrebleu_score
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
 class DevBleu:
