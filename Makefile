@@ -6,7 +6,7 @@ STAMP := $(VENV)/.requirements.sha256
 INSTALLED := $(VENV)/.t2t_repro.installed
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: setup test quickstart clean-venv
+.PHONY: setup lint test quickstart clean-venv
 
 setup: $(STAMP) $(INSTALLED)
 
@@ -26,6 +26,12 @@ $(STAMP): requirements.txt
 $(INSTALLED): pyproject.toml $(STAMP)
 	$(VENV)/bin/python -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $(INSTALLED)
+
+# Lint and formatting, as pyproject.toml's [tool.ruff] configures them (.ci/run calls this
+# first). `.venv/bin/ruff format .` applies the formatting.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 # The test suite (README's second command; .ci/run calls this).
 test: setup

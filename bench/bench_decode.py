@@ -22,12 +22,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np
 import tensorflow as tf
 
+from bench.report import emit
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
-from t2t_repro.data.text_encoder import EOS_ID
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparams_lib import create_hparams
-from bench.report import emit
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 DEFAULT_RUNS = ("cache:1:32:0,cache:1:32:1,cache:1:64:0,cache:1:64:1,"
                 "cache:4:32:0,cache:4:32:1,cache:4:64:0,cache:4:64:1,"

@@ -15,10 +15,10 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from bench.report import emit
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset
-from bench.report import emit
 
 
 def main() -> int:

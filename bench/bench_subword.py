@@ -1,9 +1,9 @@
-"""Subword encoder benchmark: t2t_repro.data.text_encoder against the plain T2T algorithm.
+"""Subword encoder benchmark: t2t_repro.text_encoding.text_encoder against the plain T2T algorithm.
 
 Encodes Multi30k train (EN and DE, 29,000 lines each) with the real T2T EN-DE 32k vocabulary,
 once with ``tests/reference_subword.py`` (T2T's algorithm as written: per-character
 tokenizer, per-token 2**20-slot hash cache) and once with ``SubwordTextEncoder.encode_batch``
-(the compiled kernel, t2t_repro/data/subword_kernel.py), both from a freshly loaded
+(the compiled kernel, t2t_repro/text_encoding/subword_kernel.py), both from a freshly loaded
 vocabulary (cold caches), best of ``--repeats`` runs each, alternating. Loading is timed
 apart (``load_seconds``, best of the runs; ``first_load_seconds`` is the process's first
 load, which also compiles the kernel or reads it from numba's cache). ``speedup`` is best
@@ -30,14 +30,13 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-
 from bench.report import emit
-from t2t_repro.data import tokenizer
-from t2t_repro.data.text_encoder import SubwordTextEncoder
+from t2t_repro.text_encoding import tokenizer
+from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 from tests import reference_subword as ref  # T2T's algorithm as written (the tests' oracle)
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 SHARED = os.path.join(ROOT, "..", "shared", "data")
 MULTI30K = os.path.join(SHARED, "multi30k")
 VOCAB = os.path.join(SHARED, "t2t", "vocab.translate_ende_wmt32k.32768.subwords")
@@ -83,7 +82,7 @@ def bench_encode(lines: list[str], repeats: int) -> dict:
         identical = identical and out == expected
         del out, f
     t_ref, t_fast = min(ref_times), min(fast_times)
-    ratios = [r / f for r, f in zip(ref_times, fast_times)]
+    ratios = [r / f for r, f in zip(ref_times, fast_times, strict=True)]
     return {
         "sentences": len(lines),
         "megabytes_utf8": round(nbytes / 1e6, 3),

@@ -22,6 +22,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np
 import tensorflow as tf
 
+from bench.report import emit
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.hparams_lib import create_hparams
@@ -29,7 +30,6 @@ from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.losses import padded_cross_entropy
 from t2t_repro.models.flops import training_flops
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
-from bench.report import emit
 
 
 def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
@@ -73,7 +73,7 @@ def bench(hparams_set, vocab, batch, length, steps, xla):
                                                 features["targets"], hp.label_smoothing)
             loss = loss / tokens
         grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
         return loss
 
     # The trainer's loop on the same batch, same XLA setting. This machine's speed drifts by
@@ -99,7 +99,7 @@ def bench(hparams_set, vocab, batch, length, steps, xla):
         trainer_times.append(_timed(trainer_update))
     seconds = statistics.median(bare_times)
     trainer_s = statistics.median(trainer_times)
-    ratio = statistics.median(t / b for t, b in zip(trainer_times, bare_times))
+    ratio = statistics.median(t / b for t, b in zip(trainer_times, bare_times, strict=True))
     flops = training_flops(hp, batch, length, length)
     result = {"hparams_set": hparams_set, "vocab": vocab, "batch": [batch, length],
               "xla": xla, "bare_step_s": seconds, "steps_per_s": 1 / seconds,

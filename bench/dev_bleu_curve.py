@@ -9,7 +9,8 @@ did): each ``ckpt-<step>`` in --output_dir is restored into one model and the fi
 dev examples are beam-searched (beam 4, alpha 0.6, +50 unless --decode_hparams says otherwise)
 and scored with sacreBLEU 13a cased, the trainer's own dev-BLEU code. The training time of a
 checkpoint is the wall time of the trainer's step-``loss`` event at that step (or before it)
-minus the trainer's first event's. Only dev data is used. Writes JSON (``--out``) and prints a table.
+minus the trainer's first event's. Only dev data is used. Writes JSON (``--out``) and prints a
+table.
 """
 
 import argparse
@@ -33,7 +34,8 @@ def checkpoints(output_dir: str) -> list[tuple[int, str]]:
 
 def training_minutes(output_dir: str, steps: list[int]) -> list[float | None]:
     """Minutes from the trainer's start (its first event) to the last ``loss`` event at or before
-    each step (the trainer logs every --log_step_count_steps, so this is at most one interval early)."""
+    each step (the trainer logs every --log_step_count_steps, so this is at most one interval
+    early)."""
     losses = event_scalars(output_dir, "loss")
     start = first_event_time(output_dir)
     if not losses or start is None:
@@ -73,7 +75,7 @@ def main() -> int:
                        args.decode_hparams)
     minutes = training_minutes(args.output_dir, [step for step, _ in found])
     curve = []
-    for (step, prefix), minute in zip(found, minutes):
+    for (step, prefix), minute in zip(found, minutes, strict=True):
         restore_model(model, prefix)
         start = time.time()
         bleu = dev_bleu()

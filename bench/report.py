@@ -45,7 +45,8 @@ def _scalars_by_tag(log_dir: str, tags: tuple[str, ...]) -> dict[str, Scalars]:
 
 
 def event_scalars(log_dir: str, tag: str) -> Scalars:
-    """``(wall_time, step, value)`` of every ``tag`` scalar in ``log_dir``'s event files, by step."""
+    """``(wall_time, step, value)`` of every ``tag`` scalar in ``log_dir``'s event files, by
+    step."""
     return _scalars_by_tag(log_dir, (tag,))[tag]
 
 

@@ -1,4 +1,5 @@
-"""T2T's ``basic_params1`` defaults that the Transformer sets build on (digest §1.1).
+"""T2T's ``basic_params1`` defaults that the Transformer sets build on
+(``tensor2tensor/layers/common_hparams.py``, ``basic_params1``).
 
 Only hparams that this project reads are defined; each carries T2T's name and default so a
 T2T ``--hparams`` string means the same thing here.
@@ -11,7 +12,8 @@ from t2t_repro.registry import register_hparams
 @register_hparams("basic_1")
 def basic_params1() -> HParams:
     return HParams(
-        # Batching: batch_size is a token budget per replica for text problems (digest §4.6).
+        # Batching: batch_size is a token budget per replica for text problems
+        # (tensor2tensor/utils/data_reader.py, batching_scheme).
         batch_size=4096,
         use_fixed_batch_size=False,
         max_length=0,  # 0: use batch_size.

@@ -1,4 +1,5 @@
-"""Constituency-parsing sets (digest §1.3, §7 Table 4).
+"""Constituency-parsing sets (``tensor2tensor/models/transformer.py``,
+``transformer_parsing_base`` / ``transformer_parsing_big``; the paper's Table 4).
 
 ``transformer_parsing_paper`` is the paper's WSJ-only model: the EN-DE base model (post-norm,
 ``transformer_base``) with 4 layers and d_model 1024. T2T's own sets keep their names and

@@ -6,7 +6,7 @@ Each set is ``transformer_base`` (the paper's base) with exactly the row's chang
 only d_k, i.e. ``attention_key_channels = h * d_k``.
 """
 
-from typing import Callable
+from collections.abc import Callable
 
 from hparams.transformer import transformer_base
 from t2t_repro.hparam import HParams

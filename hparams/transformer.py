@@ -1,4 +1,5 @@
-"""The Transformer hparams sets (digest §1.2-1.5).
+"""The Transformer hparams sets (``tensor2tensor/models/transformer.py``,
+``transformer_base_v1`` .. ``transformer_base_v3``, ``transformer_big`` and their variants).
 
 ``transformer_base`` and ``transformer_big`` are the paper's configurations exactly (what T2T
 called them when the paper appeared, later kept as ``transformer_base_v1``): post-norm,

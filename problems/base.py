@@ -1,8 +1,9 @@
 """``Problem`` and ``Text2TextProblem``: what a problem knows, and datagen for text-to-text ones.
 
-A problem knows its raw sources, how to build its vocabulary, how to encode examples, its
-splits and eval metrics (contract: ``.notes/PROBLEM_API.md``). ``Text2TextProblem`` subclasses
-only say where each split's parallel text comes from (``split_sources``); datagen does the rest:
+A problem knows its raw sources, how to build its vocabulary, how to encode examples, its splits and
+eval metrics (T2T's ``Problem`` contract, ``tensor2tensor/data_generators/problem.py``).
+``Text2TextProblem`` subclasses only say where each split's parallel text comes from
+(``split_sources``); datagen does the rest:
 
 1. vocab ``data_dir/vocab.<name>.<size>.subwords``: loaded if present, else built from a
    sample of the training text (T2T's ~1 MB per file) and stored atomically;
@@ -25,7 +26,7 @@ import os
 import re
 import sys
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 from t2t_repro import registry
 from t2t_repro.data import datagen_lib, records
@@ -64,7 +65,8 @@ class DatagenSummary:
             f"tokens written: inputs {self.input_tokens:,}, targets {self.target_tokens:,}",
             f"vocab size:     {vocab}",
             f"shards:         {self.shards_written} written, {self.shards_kept} kept",
-            f"dropped empty pairs: {self.dropped_empty:,}; replaced undecodable bytes: {self.replaced_bytes:,}",
+            f"dropped empty pairs: {self.dropped_empty:,}; "
+            f"replaced undecodable bytes: {self.replaced_bytes:,}",
             f"time:           {self.seconds:.1f}s",
         ])
 
@@ -122,7 +124,8 @@ class Problem:
 
 
 class Text2TextProblem(Problem):
-    """Parallel text -> shared subword vocab -> EOS-terminated id pairs. Subclasses give ``split_sources``."""
+    """Parallel text -> shared subword vocab -> EOS-terminated id pairs. Subclasses give
+    ``split_sources``."""
 
     eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity", "bleu")
     max_subtoken_length: int | None = 200
@@ -213,7 +216,8 @@ class Text2TextProblem(Problem):
             if records.TRAIN not in split_sources:
                 check_all(self.vocab_sources(tmp_dir))
             if progress:
-                print(f"{self.name}: building vocab {vocab_path} (target size {self.approx_vocab_size})",
+                print(f"{self.name}: building vocab {vocab_path} "
+                      f"(target size {self.approx_vocab_size})",
                       file=sys.stderr, flush=True)
             encoder = datagen_lib.build_vocab(vocab_path, self.vocab_lines(tmp_dir, max_cases),
                                               self.approx_vocab_size, self.max_subtoken_length)
@@ -259,8 +263,8 @@ class Text2TextProblem(Problem):
                     yield index, src, tgt
 
         try:
-            for done, (index, serialized, n_in, n_tgt) in enumerate(datagen_lib.encode_examples(
-                    wanted(), vocab_path, num_workers, chunk_size=self.chunk_size, expected_items=expected)):
+            for index, serialized, n_in, n_tgt in datagen_lib.encode_examples(
+                    wanted(), vocab_path, num_workers, chunk_size=self.chunk_size, expected_items=expected):
                 writer.write(index, serialized)
                 summary.input_tokens += n_in
                 summary.target_tokens += n_tgt
@@ -276,7 +280,8 @@ class Text2TextProblem(Problem):
 
 
 def register_with_rev(cls):
-    """Register ``cls`` and ``<name>_rev`` (T2T's suffix: inputs and targets swapped, same vocab file)."""
+    """Register ``cls`` and ``<name>_rev`` (T2T's suffix: inputs and targets swapped, same vocab
+    file)."""
     base_name = cls.__dict__.get("problem_name") or registry.camelcase_to_snakecase(cls.__name__)
     registry.register_problem(base_name)(cls)
     rev = type(cls.__name__ + "Rev", (cls,), {

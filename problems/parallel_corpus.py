@@ -101,7 +101,8 @@ def register_parallel_corpus(name: str, train, dev=None, test=None, vocab_size: 
 
 
 def _local_split(tmp_dir: str, split: str):
-    """``<split>.src``/``<split>.tgt`` or ``<split>.tsv`` in tmp_dir (``.gz`` allowed), else None."""
+    """``<split>.src``/``<split>.tgt`` or ``<split>.tsv`` in tmp_dir (``.gz`` allowed), else
+    None."""
     for ext in ("", ".gz"):
         src, tgt = (os.path.join(tmp_dir, f"{split}.{side}{ext}") for side in ("src", "tgt"))
         if os.path.isfile(src) and os.path.isfile(tgt):
@@ -114,7 +115,8 @@ def _local_split(tmp_dir: str, split: str):
 
 @register_with_rev
 class ParallelCorpus(ParallelCorpusProblem):
-    """``tmp_dir/{train,dev,test}.{src,tgt}`` or ``tmp_dir/{train,dev,test}.tsv`` (see module docstring)."""
+    """``tmp_dir/{train,dev,test}.{src,tgt}`` or ``tmp_dir/{train,dev,test}.tsv`` (see module
+    docstring)."""
 
     def __init__(self):
         self.approx_vocab_size = _env_int("T2T_PARALLEL_CORPUS_VOCAB_SIZE", 2**13)

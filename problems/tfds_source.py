@@ -17,7 +17,7 @@ pair count (and the progress ETA) is too.
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from t2t_repro.data.pair_sources import PairSource
 from t2t_repro.data.text_files import DataError, ReadStats, decode_utf8
@@ -50,7 +50,8 @@ class TfdsPairs(PairSource):
         try:
             import tensorflow_datasets as tfds
         except ImportError as e:
-            raise self._fail("tensorflow-datasets is not installed (pip install tensorflow-datasets)", e)
+            raise self._fail("tensorflow-datasets is not installed (pip install tensorflow-datasets)", e) \
+                from None
         try:
             builder = tfds.builder(self.builder_name, data_dir=self.data_dir)
         except Exception as e:  # unknown builder or config

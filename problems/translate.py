@@ -30,11 +30,13 @@ class TranslateProblem(Text2TextProblem):
 
     num_shards = {"train": 100, "dev": 1}  # T2T's translate default
     approx_vocab_size = 2**15
-    source_files: dict = {}  # split -> list of (source, target) paths or TSV paths, relative to tmp_dir
+    # split -> list of (source, target) paths or TSV paths, relative to tmp_dir
+    source_files: dict = {}
 
     @property
     def splits(self) -> tuple:
-        """The splits in ``num_shards`` that have files (all of them when ``source_files`` is unused)."""
+        """The splits in ``num_shards`` that have files (all of them when ``source_files`` is
+        unused)."""
         if not self.source_files:
             return super().splits
         return tuple(s for s in super().splits if self.source_files.get(s))

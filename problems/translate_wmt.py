@@ -61,7 +61,7 @@ class WmtCorpus:
                 if isfile(name):
                     return TsvPairs(os.path.join(tmp_dir, name), self.langs.index(source_lang),
                                     self.langs.index(target_lang))
-        for archive, members in self.locations:  # members extracted before (T2T's tmp_dir layout)
+        for _, members in self.locations:  # members extracted before (T2T's tmp_dir layout)
             src, tgt = members[source_lang], members[target_lang]
             if isfile(src) and isfile(tgt):
                 return FilePairs(os.path.join(tmp_dir, src), os.path.join(tmp_dir, tgt), sgm=src.endswith(".sgm"))
@@ -158,7 +158,7 @@ class WmtProblem(TranslateProblem):
         found = [c.resolve(tmp_dir, self.source_lang, self.target_lang) for c in corpora]
         if found and all(found):
             return found
-        missing = [c.expected(self.source_lang, self.target_lang) for c, f in zip(corpora, found) if f is None]
+        missing = [c.expected(self.source_lang, self.target_lang) for c, f in zip(corpora, found, strict=True) if f is None]
         local_help = f"Local files for the {split} split go in {tmp_dir} (--tmp_dir): " + "; ".join(missing)
         if any(found):
             raise DataError(f"{self.name}: {split} data is incomplete. {local_help}.")
@@ -175,7 +175,8 @@ class WmtEnde(WmtProblem):
 
 @register_with_rev
 class TranslateEndeWmt32k(WmtProblem):
-    """T2T's ``translate_ende_wmt32k`` data mix (news-commentary v13 + commoncrawl + europarl v7)."""
+    """T2T's ``translate_ende_wmt32k`` data mix (news-commentary v13 + commoncrawl + europarl
+    v7)."""
 
     corpora = ENDE_T2T
     tfds_name = "wmt_t2t_translate/de-en"

@@ -1,15 +1,16 @@
 """WSJ constituency parsing (paper Table 4) as sequence-to-sequence: words -> linearised tree.
 
-Trees come from the treebank's ``.mrg`` files found in ``--tmp_dir`` (``parsing.wsj_splits``:
-the LDC layout gives sections 02-21 / 22 / 23, the NLTK sample gives wsj_0001-0179 / 0180-0189
-/ 0190-0199), are normalised (traces, function tags and the empty root removed) and linearised
-exactly as T2T does (``parsing.linearize``, digest §4.5): source = the words, target =
-``S NP DT NN /NP VP VBD /VP . /S``. Malformed trees are skipped, counted and reported with
-``file:line`` on stderr.
+Trees come from the treebank's ``.mrg`` files found in ``--tmp_dir`` (``parsing.wsj_splits``: the
+LDC layout gives sections 02-21 / 22 / 23, the NLTK sample gives wsj_0001-0179 / 0180-0189 /
+0190-0199), are normalised (traces, function tags and the empty root removed) and linearised exactly
+as T2T does (``parsing.linearize``; ``tensor2tensor/data_generators/wsj_parsing.py``,
+``words_and_tags_from_wsj_tree``): source = the words, target = ``S NP DT NN /NP VP VBD /VP . /S``.
+Malformed trees are skipped, counted and reported with ``file:line`` on stderr.
 
 Vocabularies are separate subword vocabularies, as in the paper-era T2T problems
-``wsj_parsing_tokens_16k``/``_32k`` (digest §4.5, §8.15): the paper's "16K vocab" is the source
-(word) vocab, 2**14; the target vocab is 2**9 (labels, tags and closers need ~150 subtokens).
+``wsj_parsing_tokens_16k``/``_32k`` (T2T v1.0's ``bin/t2t-datagen`` with
+``data_generators/wsj_parsing.py``, ``parsing_token_generator``): the paper's "16K vocab" is the
+source (word) vocab, 2**14; the target vocab is 2**9 (labels, tags and closers need ~150 subtokens).
 Both are built from the training split and stored as ``vocab.<name>.inputs.<size>.subwords`` and
 ``vocab.<name>.targets.<size>.subwords``. Decoding defaults are the paper's: beam 21, alpha 0.3,
 maximum length input + 300. Datagen also writes, for dev and test, ``<name>.<split>.words`` (to
@@ -27,21 +28,23 @@ decode) and ``<name>.<split>.trees`` (the gold trees for ``t2t-evalb``) into ``-
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import time
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from problems.base import DatagenSummary, Problem
 from t2t_repro import registry
+from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data import datagen_lib, records
-from t2t_repro.data.text_encoder import EOS_ID, SubwordTextEncoder
 from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.parsing import wsj_splits
-from t2t_repro.atomic_write import atomic_open
 from t2t_repro.parsing.linearize import linearize
 from t2t_repro.parsing.tree_files import TreeItem, TreeReadStats, write_tree_lines
 from t2t_repro.parsing.trees import Tree, TreeParseError, normalize, parse_tree
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
+from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 
 DEFAULT_SEED = datagen_lib.DEFAULT_SEED
 CHUNK = 1000  # pairs encoded per batch
@@ -61,7 +64,7 @@ class WsjParsingProblem(Problem):
     max_subtoken_length: int | None = 200
     vocab_extra_trees = 100_000  # extra (semi-supervised) trees the vocabs see, after WSJ train
     num_shards = {records.TRAIN: 10, records.DEV: 1, records.TEST: 1}
-    target_space_id = 15  # T2T's parsing_english_ptb* problems (digest §4.5)
+    target_space_id = 15  # T2T's parsing_english_ptb* (data_generators/problem_hparams.py)
     decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
     eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
 
@@ -74,7 +77,8 @@ class WsjParsingProblem(Problem):
         return f"vocab.{self.name}.targets.{self.target_approx_vocab_size}.subwords"
 
     def gold_file(self, data_dir: str, split: str, kind: str) -> str:
-        """``<name>.<split>.trees`` (gold trees) or ``<name>.<split>.words`` (sentences), written by datagen."""
+        """``<name>.<split>.trees`` (gold trees) or ``<name>.<split>.words`` (sentences), written by
+        datagen."""
         return os.path.join(data_dir, f"{self.name}.{split}.{kind}")
 
     # -- raw data -----------------------------------------------------------------------------
@@ -99,7 +103,8 @@ class WsjParsingProblem(Problem):
         return iter(())
 
     def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
-        """(sentences, linearised gold trees) of a split; ``gold_trees`` gives the trees themselves."""
+        """(sentences, linearised gold trees) of a split; ``gold_trees`` gives the trees
+        themselves."""
         pairs = [linearize(tree) for tree in self.gold_trees(tmp_dir, split)]
         return [p[0] for p in pairs], [p[1] for p in pairs]
 
@@ -114,7 +119,8 @@ class WsjParsingProblem(Problem):
 
     def _vocab(self, data_dir: str, filename: str, size: int, lines: Callable[[], Iterator[str]],
                max_cases: int | None, summary: DatagenSummary) -> SubwordTextEncoder:
-        """Load the vocab file, or build it from ``lines()`` (again when a ``--max_cases`` trial made it)."""
+        """Load the vocab file, or build it from ``lines()`` (again when a ``--max_cases`` trial
+        made it)."""
         path = os.path.join(data_dir, filename)
         trial = datagen_lib.vocab_trial_cases(path)
         if os.path.isfile(path) and (trial is None or trial == max_cases):
@@ -142,8 +148,7 @@ class WsjParsingProblem(Problem):
             yield from train
             budget = self.vocab_extra_trees if max_cases is None else max(0, max_cases - len(train))
             extra = self.extra_train_pairs(tmp_dir, TreeReadStats())
-            for _, pair in zip(range(budget), extra):
-                yield pair
+            yield from itertools.islice(extra, budget)
 
         src_enc = self._vocab(data_dir, self.vocab_filename, self.approx_vocab_size,
                               lambda: (p[0] for p in vocab_pairs()), max_cases, summary)
@@ -157,7 +162,7 @@ class WsjParsingProblem(Problem):
             if split == records.TRAIN:
                 extra = self.extra_train_pairs(tmp_dir, stats)
                 cap = None if max_cases is None else max(0, max_cases - len(train))
-                pairs = _chain(train, extra if cap is None else (p for _, p in zip(range(cap), extra)))
+                pairs = _chain(train, extra if cap is None else itertools.islice(extra, cap))
             summary.pairs[split] = self._write_split(data_dir, split, pairs, src_enc, tgt_enc,
                                                      random_seed, progress, summary)
             if split != records.TRAIN:
@@ -172,7 +177,8 @@ class WsjParsingProblem(Problem):
     def _write_split(self, data_dir: str, split: str, pairs: Iterable[tuple[str, str]],
                      src_enc: SubwordTextEncoder, tgt_enc: SubwordTextEncoder, seed: int, progress: bool,
                      summary: DatagenSummary) -> int:
-        """Encode ``pairs`` (EOS appended) round-robin into the split's shards, shuffled; returns the count."""
+        """Encode ``pairs`` (EOS appended) round-robin into the split's shards, shuffled; returns
+        the count."""
         for path in datagen_lib.temp_files(data_dir, self.name, split):
             os.remove(path)
         paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
@@ -186,7 +192,7 @@ class WsjParsingProblem(Problem):
             for chunk in _chunks(pairs, CHUNK):
                 sources = src_enc.encode_batch([p[0] for p in chunk])
                 targets = tgt_enc.encode_batch([p[1] for p in chunk])
-                for src, tgt in zip(sources, targets):
+                for src, tgt in zip(sources, targets, strict=True):
                     src, tgt = list(src) + [EOS_ID], list(tgt) + [EOS_ID]
                     writer.write(count, records.serialize_example({"inputs": src, "targets": tgt}))
                     summary.input_tokens += len(src)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
 
 
 @contextlib.contextmanager

@@ -85,12 +85,12 @@ def average_checkpoints(model_dir: str, output_dir: str, n: int = 8,
     log(f"averaging {', '.join(os.path.basename(p) for _, p in checkpoints)}")
     model = load_trained_model(model_dir, model_name=model_name, restore=False).model
     sums = None
-    for step, path in checkpoints:
+    for _, path in checkpoints:
         restore_model(model, path)
         values = [w.numpy().astype(np.float64) for w in model.weights]
-        sums = values if sums is None else [s + v for s, v in zip(sums, values)]
+        sums = values if sums is None else [s + v for s, v in zip(sums, values, strict=True)]
         log(f"read {path}")
-    for weight, total in zip(model.weights, sums):
+    for weight, total in zip(model.weights, sums, strict=True):
         weight.assign(tf.cast(total / len(checkpoints), weight.dtype))
     return _write_model_checkpoint(model, output_dir, newest, [p for _, p in checkpoints])
 

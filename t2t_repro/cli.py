@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from t2t_repro import console
 from t2t_repro.errors import UsageError, UserError

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 import tempfile
-from typing import Iterator
+from collections.abc import Iterator
 
 VERBOSE_ENV = "T2T_VERBOSE"
 

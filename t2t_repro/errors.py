@@ -15,3 +15,7 @@ class UserError(Exception):
 
 class UsageError(UserError):
     """A missing or inconsistent flag."""
+
+
+class DataError(UserError):
+    """Raw data is missing or malformed; the message says which file and what to do."""

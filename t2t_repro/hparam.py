@@ -12,7 +12,8 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from t2t_repro.errors import UserError
 
@@ -115,11 +116,11 @@ class HParams:
     def values(self) -> dict[str, Any]:
         return dict(self._values)
 
-    def copy(self) -> "HParams":
+    def copy(self) -> HParams:
         return copy.deepcopy(self)
 
     # -- overrides and serialisation -------------------------------------------------------
-    def parse(self, overrides: str) -> "HParams":
+    def parse(self, overrides: str) -> HParams:
         """Apply ``"name=value,name2=value2"``; returns self. Empty string is a no-op."""
         for item in filter(None, (s.strip() for s in (overrides or "").split(","))):
             if "=" not in item:
@@ -133,7 +134,7 @@ class HParams:
             self._values[name] = _parse_value(name, text, type(current))
         return self
 
-    def diff(self, other: "HParams") -> dict[str, tuple[Any, Any]]:
+    def diff(self, other: HParams) -> dict[str, tuple[Any, Any]]:
         """{name: (self value, other value)} for every name whose value differs."""
         names = set(self._values) | set(other._values)
         return {
@@ -146,7 +147,7 @@ class HParams:
         return json.dumps(self._values, indent=indent, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "HParams":
+    def from_json(cls, text: str) -> HParams:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
@@ -155,7 +156,7 @@ class HParams:
             raise HParamsError("hparams JSON must be an object of name: value.")
         return cls(**data)
 
-    def override_from_json(self, text: str) -> "HParams":
+    def override_from_json(self, text: str) -> HParams:
         """Take every value from a saved hparams.json (T2T: a saved file overrides the set)."""
         for name, value in HParams.from_json(text)._values.items():
             if name in self._values:

@@ -1,8 +1,9 @@
 """Builds the hparams a run uses: the registered set, the problem's sizes, then overrides.
 
-Order follows T2T (digest §1.3 quirk 4): set -> saved ``hparams.json`` (when resuming) ->
-``--hparams`` overrides. The problem contributes vocabulary sizes and its target space id,
-which the model reads; this is the one place problems and models meet.
+Order follows T2T (``tensor2tensor/utils/hparams_lib.py``, ``create_hparams``): set -> saved
+``hparams.json`` (when resuming) -> ``--hparams`` overrides. The problem contributes vocabulary
+sizes and its target space id, which the model reads; this is the one place problems and models
+meet.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Learning-rate schedules as T2T evaluates them (digest §1.4).
+"""Learning-rate schedules as T2T evaluates them
+(``tensor2tensor/utils/learning_rate.py``, ``learning_rate_schedule``).
 
 ``legacy`` with decay scheme ``noam`` is the paper's formula evaluated at step s+1 (with
 T2T's Adam correction factor 0.002 x 5000 x learning_rate); any other schedule string is a

@@ -1,4 +1,6 @@
-"""The training loss exactly as T2T computes it (digest §2.11).
+"""The training loss exactly as T2T computes it
+(``tensor2tensor/layers/common_layers.py``, ``padded_cross_entropy`` and
+``smoothing_cross_entropy``).
 
 Label smoothing puts 1-eps on the true class and eps/(V-1) on each other class (not eps/V),
 and subtracts the soft target's entropy so a perfect prediction scores 0 (a KL divergence).

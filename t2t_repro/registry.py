@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from t2t_repro.errors import UserError
 

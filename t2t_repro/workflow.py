@@ -1,9 +1,9 @@
 """Runs the full T2T workflow through the real command-line tools, one step after another.
 
-datagen -> train -> average checkpoints -> decode the test split -> BLEU. Each step is a
-subprocess running the tool's own ``main`` (``python -m t2t_repro.commands.<tool>``, what the
-installed ``t2t-*`` scripts call), so recipes and the quickstart exercise exactly what users run. Steps print their command; a failing step stops the workflow with
-the tool's own error message.
+datagen -> train -> average checkpoints -> decode the test split -> BLEU. Each step is a subprocess
+running the tool's own ``main`` (``python -m t2t_repro.commands.<tool>``, what the installed
+``t2t-*`` scripts call), so recipes and the quickstart exercise exactly what users run. Steps print
+their command; a failing step stops the workflow with the tool's own error message.
 """
 
 from __future__ import annotations

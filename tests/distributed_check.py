@@ -54,7 +54,7 @@ def dataset(batches):
 
 
 def diff(a, b) -> float:
-    return float(max(np.abs(x - y).max() for x, y in zip(a, b)))
+    return float(max(np.abs(x - y).max() for x, y in zip(a, b, strict=True)))
 
 
 def initial_weights(weights):

@@ -15,15 +15,18 @@ from tests.distributed_check import dataset, full, halves, run
 def main(mode: str, out_path: str) -> None:
     if mode == "single":
         strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
-        batches = lambda: iter(strategy.experimental_distribute_dataset(  # noqa: E731
-            dataset([full])))
+
+        def batches():
+            return iter(strategy.experimental_distribute_dataset(dataset([full])))
     else:
         strategy = make_strategy()
         if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
             sys.exit(f"expected MultiWorkerMirroredStrategy from TF_CONFIG, got {strategy}")
         assert len(tf_config_workers()) == strategy.num_replicas_in_sync == 2
-        batches = lambda: iter(strategy.distribute_datasets_from_function(  # noqa: E731
-            lambda ctx: dataset([halves[ctx.input_pipeline_id]])))
+
+        def batches():
+            return iter(strategy.distribute_datasets_from_function(
+                lambda ctx: dataset([halves[ctx.input_pipeline_id]])))
     loss, weights = run(strategy, batches, 1, steps=3)
     np.savez(out_path, *weights)
     print(json.dumps({"loss": loss}))

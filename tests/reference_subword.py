@@ -1,13 +1,13 @@
 """Straightforward pure-Python model of T2T's invertible tokenizer and SubwordTextEncoder.
 
-Written from the algorithm description (digest §6) to behave like
+Written from T2T's algorithm to behave like
 ``tensor2tensor/data_generators/{tokenizer,text_encoder}.py`` step by step: per-character
 alphanumeric classification, per-token escaping, a 2**20-slot hash cache keyed by token,
 greedy longest-prefix segmentation bounded by the longest subtoken, and the iterative
 vocabulary builder that segments and counts every token on every iteration.
 
 It exists ONLY as the yardstick for ``bench/bench_subword.py`` and the equivalence tests;
-the library (``t2t_repro.data``) does not import it.
+the library (``t2t_repro.text_encoding``) does not import it.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def escape(token: str, alphabet) -> str:
         if ch in alphabet and ch != "\n":
             chars.append(ch)
         else:
-            chars.append("\\%d;" % ord(ch))
+            chars.append(f"\\{ord(ch)};")
     return "".join(chars) + "_"
 
 
@@ -185,7 +185,7 @@ class ReferenceSubwordEncoder:
         if reserved_tokens is None:
             reserved_tokens = RESERVED
         else:
-            for a, b in zip(RESERVED, reserved_tokens):
+            for a, b in zip(RESERVED, reserved_tokens, strict=False):
                 if a != b:
                     raise ValueError("RESERVED_TOKENS must be a prefix of reserved_tokens.")
         self._set_alphabet(list(token_counts.keys()) + list(reserved_tokens))

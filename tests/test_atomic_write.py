@@ -2,8 +2,12 @@
 
 import pytest
 
-from t2t_repro.atomic_write import (atomic_open, atomic_path, write_bytes_atomically,
-                                    write_text_atomically)
+from t2t_repro.atomic_write import (
+    atomic_open,
+    atomic_path,
+    write_bytes_atomically,
+    write_text_atomically,
+)
 
 
 def test_writes_text_and_bytes(tmp_path):

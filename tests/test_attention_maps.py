@@ -1,4 +1,5 @@
-"""Attention pictures: the weights they show are proper attention maps; t2t-attention writes them."""
+"""Attention pictures: the weights they show are proper attention maps; t2t-attention writes
+them."""
 
 import os
 import subprocess

@@ -6,8 +6,15 @@ import math
 import pytest
 import sacrebleu
 
-from t2t_repro.metrics.bleu import (compute_bleu, paper_ende_bleu, paper_tokenize,
-                                    sacrebleu_scores, split_compounds, t2t_bleu)
+from t2t_repro.metrics.bleu import (
+    compute_bleu,
+    paper_ende_bleu,
+    paper_tokenize,
+    sacrebleu_score,
+    sacrebleu_scores,
+    split_compounds,
+    t2t_bleu,
+)
 from tests.tools import run_tool
 
 HYPS = ["Ein Mann fährt Fahrrad auf der Straße.", "Zwei Hunde spielen im Schnee!",
@@ -22,6 +29,8 @@ def test_sacrebleu_variants_agree_with_sacrebleu_api():
     assert ours["sacreBLEU 13a cased"] == pytest.approx(direct)
     lower = sacrebleu.corpus_bleu(HYPS, [REFS], tokenize="intl", lowercase=True).score
     assert ours["sacreBLEU intl uncased"] == pytest.approx(lower)
+    # The dev-BLEU curve's number (training/dev_bleu.py) is sacreBLEU's default corpus_bleu.
+    assert sacrebleu_score(REFS, HYPS) == direct != 100.0
 
 
 def test_compute_bleu_hand_computed():

@@ -11,13 +11,12 @@ from tests.model_utils import build_model
 from tests.tools import run_tool
 
 
-
 def _train_dir_with_known_checkpoints(tmp_path, values=(1.0, 2.0, 6.0)):
     model = build_model("transformer_tiny", vocab_size=30)
     (tmp_path / "hparams.json").write_text(model.hparams.to_json())
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(tmp_path),
                                          max_to_keep=10, checkpoint_name="ckpt")
-    for step, value in zip((100, 200, 300), values):
+    for step, value in zip((100, 200, 300), values, strict=True):
         for w in model.weights:
             w.assign(tf.fill(w.shape, value))
         manager.save(checkpoint_number=step)

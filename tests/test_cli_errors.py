@@ -28,7 +28,6 @@ def test_user_errors_are_one_line_and_exit_1(capsys):
 
 
 def test_every_user_facing_error_class_derives_from_user_error(capsys):
-    from t2t_repro.data.text_encoder import VocabFileError
     from t2t_repro.data.text_files import DataError
     from t2t_repro.errors import UserError
     from t2t_repro.hparam import HParamsError
@@ -36,6 +35,7 @@ def test_every_user_facing_error_class_derives_from_user_error(capsys):
     from t2t_repro.parsing.trees import TreeParseError
     from t2t_repro.registry import RegistryError
     from t2t_repro.serving import ExportError
+    from t2t_repro.text_encoding.text_encoder import VocabFileError
     from t2t_repro.training.trainer import TrainingError
     from t2t_repro.workflow import WorkflowError
 

@@ -13,7 +13,7 @@ from problems.algorithmic import TranslateToy
 from problems.base import DataError
 from t2t_repro import registry
 from t2t_repro.data import datagen_lib, records, text_files
-from t2t_repro.data.text_encoder import EOS_ID
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from tests.tools import USER_ENV, assert_quiet, run_tool
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,7 +58,7 @@ def test_toy_shards_are_t2t_named_and_decode_back(tmp_path):
             for key in ("inputs", "targets"):
                 assert ex[key][-1] == EOS_ID and EOS_ID not in ex[key][:-1]
         decoded = sorted((encoder.decode(ex["inputs"][:-1]), encoder.decode(ex["targets"][:-1])) for ex in examples)
-        assert decoded == sorted(zip(src, tgt))
+        assert decoded == sorted(zip(src, tgt, strict=True))
         if split == "train":
             tokens = sum(len(ex["inputs"]) for ex in examples)
     # round-robin then shuffled: shard 0 holds pairs 0, 3, 6, ... but not in that order
@@ -175,7 +175,7 @@ def test_pool_encoding_matches_in_process(tmp_path):
     SmallToy().generate_data(str(tmp_path), "", num_workers=1, progress=False)
     vocab = str(tmp_path / "vocab.small_toy.256.subwords")
     src, tgt = SmallToy().source_lines("", "train")
-    items = [(i, s, t) for i, (s, t) in enumerate(zip(src, tgt))]
+    items = [(i, s, t) for i, (s, t) in enumerate(zip(src, tgt, strict=True))]
     serial = list(datagen_lib.encode_examples(items, vocab, num_workers=1))
     pooled = list(datagen_lib.encode_examples(iter(items), vocab, num_workers=2, chunk_size=7, min_pool_items=0))
     assert pooled == serial and len(serial) == 300

@@ -1,7 +1,6 @@
 """t2t-decoder as users run it: one output line per input line, whatever the input."""
 
 import pytest
-import tensorflow as tf
 
 from tests.model_utils import toy_checkpoint_dir
 from tests.tools import USER_ENV, assert_quiet, run_tool

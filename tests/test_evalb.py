@@ -7,13 +7,20 @@ brackets, matched brackets (spans are over the words left after punctuation is d
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
 from t2t_repro.commands import evalb as evalb_tool
 from t2t_repro.data.text_files import DataError
-from t2t_repro.parsing.evalb import ERROR, OK, SKIP, EvalbParams, align_punctuation, evaluate, score_sentence
+from t2t_repro.parsing.evalb import (
+    ERROR,
+    OK,
+    SKIP,
+    EvalbParams,
+    align_punctuation,
+    evaluate,
+    score_sentence,
+)
 from t2t_repro.parsing.scoring import format_report, score_files
 from t2t_repro.parsing.trees import parse_tree
 from tests.tools import run_tool

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_repro.data.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
-from t2t_repro.data.text_encoder import SubwordTextEncoder
+from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
+from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 from tests.model_utils import toy_checkpoint_dir
 from tests.tools import ROOT, run_tool
 

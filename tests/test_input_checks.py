@@ -14,7 +14,6 @@ from t2t_repro.paths import expect_directory
 from tests.tools import ROOT, tool_cmd
 
 
-
 @pytest.mark.parametrize("overrides,message", [
     ("num_heads=3", "num_heads=3 does not divide hidden_size=128"),
     ("hidden_size=0", "hidden_size=0 must be positive"),
@@ -87,8 +86,8 @@ def test_trainer_refuses_bad_values_in_one_line_and_writes_nothing(tmp_path, cap
     out = tmp_path / "run"
     out.mkdir()
     hp = registry.hparams("transformer_quickstart").parse("num_heads=2")
-    from t2t_repro.training.output_dir import write_record
     from t2t_repro.hparams_lib import add_problem_hparams
+    from t2t_repro.training.output_dir import write_record
 
     sizes = registry.problem("translate_toy").vocab_sizes(str(data))
     add_problem_hparams(hp, *sizes)

@@ -1,4 +1,4 @@
-"""Bucketing scheme against the digest's tables, and the pipeline's batching behaviour."""
+"""Bucketing scheme against T2T's values, and the pipeline's batching behaviour."""
 
 import pytest
 import tensorflow as tf
@@ -9,7 +9,8 @@ from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
 from t2t_repro.data.text_files import DataError
 from t2t_repro.hparam import HParams
 
-# t2t_digest.md §4.6, batch_size=4096, max_length=256.
+# What tensor2tensor/utils/data_reader.py, batching_scheme gives for batch_size=4096,
+# max_length=256.
 BOUNDARIES_4096 = [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 24, 26, 28, 30, 33,
                    36, 39, 42, 46, 50, 55, 60, 66, 72, 79, 86, 94, 103, 113, 124, 136, 149,
                    163, 179, 196, 215, 236]
@@ -18,7 +19,7 @@ SIZES_4096 = [420, 420, 315, 315, 315, 315, 252, 252, 252, 210, 210, 210, 180, 1
               21, 21, 21, 20, 18, 15, 15]
 
 
-def test_scheme_4096_matches_digest():
+def test_scheme_4096_matches_t2t():
     scheme = batching_scheme(4096, 256)
     assert scheme["boundaries"] == BOUNDARIES_4096
     assert scheme["batch_sizes"] == SIZES_4096
@@ -29,7 +30,7 @@ def test_scheme_4096_matches_digest():
     (2048, 720, [240, 180, 180, 180, 144], [9, 8, 8]),
     (1024, 360, [120, 90], [4, 4]),
 ])
-def test_scheme_smaller_budgets_match_digest(batch_size, window, head, tail):
+def test_scheme_smaller_budgets_match_t2t(batch_size, window, head, tail):
     scheme = batching_scheme(batch_size, 256)
     assert scheme["window_size"] == window
     assert scheme["batch_sizes"][: len(head)] == head and scheme["batch_sizes"][-len(tail):] == tail
@@ -75,7 +76,7 @@ def test_train_drops_long_examples_and_respects_token_budget(shards):
     hp = hparams(batch_size=64, max_length=20)
     batches = all_batches(make_dataset(pattern, TRAIN, hp, seed=3, repeat=False))
     lengths = [int(max(len(r[r > 0]), len(t[t > 0]))) for b in batches
-               for r, t in zip(b["inputs"], b["targets"])]
+               for r, t in zip(b["inputs"], b["targets"], strict=True)]
     assert lengths and max(lengths) <= 20 and len(lengths) == 20  # lengths 1..20 kept
     for b in batches:
         assert b["inputs"].shape[0] * max(b["inputs"].shape[1], b["targets"].shape[1]) <= 64

@@ -10,8 +10,13 @@ from t2t_repro.layers.embedding import SymbolEmbedding
 from t2t_repro.layers.feed_forward import DenseReluDense
 from t2t_repro.layers.positional import PositionalSignal
 from t2t_repro.layers.prepost import AttentionResidual, LayerPrePostProcess, Residual
-from t2t_repro.layers.transformer_layers import (Decoder, DecoderLayer, Encoder, EncoderLayer,
-                                                 StackConfig)
+from t2t_repro.layers.transformer_layers import (
+    Decoder,
+    DecoderLayer,
+    Encoder,
+    EncoderLayer,
+    StackConfig,
+)
 
 D = 8
 CFG = StackConfig(num_layers=2, hidden_size=D, filter_size=12, num_heads=2, key_channels=D,
@@ -26,25 +31,25 @@ HIDDEN = (None, None, D)
 # (layer, its build arguments, a function running it on fixed inputs)
 CASES = {
     "embedding": (SymbolEmbedding(20, D, name="shared"), (),
-                  lambda l: l(tf.constant([[0, 3, 7]]))),
-    "positional": (PositionalSignal("emb", D, 16, name="positional"), (), lambda l: l(X, start=2)),
-    "ffn": (DenseReluDense(12, D, 0.1, name="dense_relu_dense"), (HIDDEN,), lambda l: l(X)),
+                  lambda layer: layer(tf.constant([[0, 3, 7]]))),
+    "positional": (PositionalSignal("emb", D, 16, name="positional"), (), lambda layer: layer(X, start=2)),
+    "ffn": (DenseReluDense(12, D, 0.1, name="dense_relu_dense"), (HIDDEN,), lambda layer: layer(X)),
     "attention": (MultiHeadAttention(2, D, 6, D, 0.1, name="multihead_attention"),
-                  (HIDDEN, HIDDEN), lambda l: l(X, MEMORY, bias=MEMORY_BIAS)),
+                  (HIDDEN, HIDDEN), lambda layer: layer(X, MEMORY, bias=MEMORY_BIAS)),
     "prepost": (LayerPrePostProcess("dan", 0.1, 1e-5, name="post"), (HIDDEN,),
-                lambda l: l(X, residual=2 * X)),
+                lambda layer: layer(X, residual=2 * X)),
     "residual": (Residual(DenseReluDense(12, D, name="dense_relu_dense"), "n", "da", 0.1,
-                          name="ffn"), (HIDDEN,), lambda l: l(X)),
+                          name="ffn"), (HIDDEN,), lambda layer: layer(X)),
     "attention_residual": (AttentionResidual(MultiHeadAttention(2, D, D, D, name="mha"), "none",
                                              "dan", 0.1, name="self_attention"),
-                           (HIDDEN,), lambda l: l(X, bias=CAUSAL)),
+                           (HIDDEN,), lambda layer: layer(X, bias=CAUSAL)),
     "encoder_layer": (EncoderLayer(CFG, name="layer_0"), (HIDDEN,),
-                      lambda l: l(X, MEMORY_BIAS[:, :, :, :3])),
+                      lambda layer: layer(X, MEMORY_BIAS[:, :, :, :3])),
     "decoder_layer": (DecoderLayer(CFG, name="layer_0"), (HIDDEN, HIDDEN),
-                      lambda l: l(X, MEMORY, CAUSAL, MEMORY_BIAS)),
-    "encoder": (Encoder(CFG, name="encoder"), (HIDDEN,), lambda l: l(X, MEMORY_BIAS[..., :3])),
+                      lambda layer: layer(X, MEMORY, CAUSAL, MEMORY_BIAS)),
+    "encoder": (Encoder(CFG, name="encoder"), (HIDDEN,), lambda layer: layer(X, MEMORY_BIAS[..., :3])),
     "decoder": (Decoder(CFG, name="decoder"), (HIDDEN,),
-                lambda l: l(X, MEMORY, CAUSAL, MEMORY_BIAS)),
+                lambda layer: layer(X, MEMORY, CAUSAL, MEMORY_BIAS)),
 }
 
 

@@ -1,11 +1,12 @@
-"""Learning-rate values against the table in t2t_digest.md §1.4."""
+"""Learning-rate values against T2T's schedules
+(``tensor2tensor/utils/learning_rate.py``, ``learning_rate_schedule``)."""
 
 import pytest
 
 from t2t_repro import registry
 from t2t_repro.learning_rate import learning_rate_at, make_optimizer
 
-# step -> expected lr, columns of the digest's table (3 significant digits).
+# step -> expected lr: T2T's formulas evaluated at these steps (3 significant digits).
 TABLE = {
     "transformer_base": {1000: "1.75e-4", 4000: "6.99e-4", 8000: "4.94e-4", 16000: "3.49e-4",
                          100000: "1.40e-4", 300000: "8.07e-5"},
@@ -28,7 +29,7 @@ def half_unit_in_last_place(printed: str) -> float:
 
 
 @pytest.mark.parametrize("hparams_set", sorted(TABLE))
-def test_schedule_matches_digest_table(hparams_set):
+def test_schedule_matches_t2t_table(hparams_set):
     hp = registry.hparams(hparams_set).values()
     for step, expected in TABLE[hparams_set].items():
         # The table's "step" counts updates; T2T's s is the 0-based step before the update.

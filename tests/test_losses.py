@@ -9,7 +9,7 @@ import tensorflow as tf
 from t2t_repro.losses import padded_cross_entropy, smoothing_entropy, token_losses
 
 
-def test_entropy_constants_from_digest():
+def test_smoothing_entropy_constants():
     assert smoothing_entropy(32768, 0.1) == pytest.approx(1.3648, abs=1e-4)
     assert smoothing_entropy(33708, 0.1) == pytest.approx(1.3676, abs=1e-4)
     assert smoothing_entropy(37000, 0.1) == pytest.approx(1.3769, abs=1e-4)
@@ -18,7 +18,8 @@ def test_entropy_constants_from_digest():
 def test_perfect_soft_prediction_scores_zero():
     # Logits whose softmax equals the smoothed target: 0.9 on the label, 0.1/3 elsewhere.
     V, eps = 4, 0.1
-    probs = np.full(V, eps / (V - 1)); probs[2] = 1 - eps
+    probs = np.full(V, eps / (V - 1))
+    probs[2] = 1 - eps
     logits = tf.constant(np.log(probs)[None, None], tf.float32)
     loss = token_losses(logits, tf.constant([[2]]), eps)
     assert float(loss[0, 0]) == pytest.approx(0.0, abs=1e-6)
@@ -55,7 +56,8 @@ def test_gradient_is_softmax_minus_soft_target():
     with tf.GradientTape() as tape:
         loss = token_losses(logits, tf.constant([[4]]), 0.1)
     grad = tape.gradient(loss, logits).numpy()[0, 0]
-    soft = np.full(6, 0.1 / 5); soft[4] = 0.9
+    soft = np.full(6, 0.1 / 5)
+    soft[4] = 0.9
     expected = tf.nn.softmax(logits).numpy()[0, 0] - soft
     np.testing.assert_allclose(grad, expected, atol=1e-6)
 

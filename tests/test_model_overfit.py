@@ -23,7 +23,7 @@ def test_overfits_one_batch():
             total, count = padded_cross_entropy(model(batch, training=True), batch["targets"])
             loss = total / count
         grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
         return loss
 
     first = float(step())

@@ -1,4 +1,5 @@
-"""Bracketed trees (reading, malformed-tree reports, normalisation) and T2T linearisation with repairs."""
+"""Bracketed trees (reading, malformed-tree reports, normalisation) and T2T linearisation with
+repairs."""
 
 from __future__ import annotations
 
@@ -9,9 +10,20 @@ from pathlib import Path
 import pytest
 
 from t2t_repro.parsing.linearize import delinearize, delinearize_with_repairs, linearize
-from t2t_repro.parsing.tree_files import TreeReadStats, read_tree_items, read_trees, trees_from_string
-from t2t_repro.parsing.trees import (Tree, TreeParseError, normalize, parse_tree, remove_root,
-                                     strip_function_tags)
+from t2t_repro.parsing.tree_files import (
+    TreeReadStats,
+    read_tree_items,
+    read_trees,
+    trees_from_string,
+)
+from t2t_repro.parsing.trees import (
+    Tree,
+    TreeParseError,
+    normalize,
+    parse_tree,
+    remove_root,
+    strip_function_tags,
+)
 
 PTB_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "ptb_sample" / "treebank.zip"
 
@@ -127,7 +139,7 @@ def test_reads_a_zip_member(tmp_path):
 CAT = "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))"
 
 
-def test_linearize_is_the_digests_format():
+def test_linearize_is_t2ts_format():
     assert linearize(parse_tree(CAT)) == ("The cat sat .", "S NP DT NN /NP VP VBD /VP . /S")
     assert linearize(parse_tree("(NN Hello)")) == ("Hello", "NN")
 
@@ -143,7 +155,7 @@ def test_linearize_is_the_digests_format():
     # a missing closer: /S closes the NP left open inside it
     ("The cat sat .", "S NP DT NN VP VBD /VP . /S",
      "(S (NP (DT The) (NN cat) (VP (VBD sat)) (. .)))", {"implicit_closes": 1}),
-    # a closer with the wrong label is dropped; its constituent is closed by the next outer closer
+    # a closer with the wrong label is dropped; the next outer closer closes its constituent
     ("The cat sat .", "S NP DT NN /VP VP VBD /VP . /S",
      "(S (NP (DT The) (NN cat) (VP (VBD sat)) (. .)))", {"dropped_closers": 1, "implicit_closes": 1}),
     # a closer of a POS tag is dropped

@@ -18,7 +18,7 @@ def test_t2t_timing_signal_is_concatenated_with_n_minus_1_denominator():
         assert abs(sig[n + i] - math.cos(p * inv)) < 1e-5
 
 
-def test_frequencies_quoted_in_digest():
+def test_frequencies_t2t_vs_paper():
     # Second frequency: T2T 0.964526 vs the paper's 0.964662 (d=512); slowest 1e-4 exactly.
     d = 512
     t2t = timing_signal(tf.constant([1.0]), d).numpy()[0]

@@ -1,4 +1,5 @@
-"""The registered problems: names, sources (generated, Multi30k, WMT local and tfds), custom corpora."""
+"""The registered problems: names, sources (generated, Multi30k, WMT local and tfds), custom
+corpora."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from problems.base import DataError, Text2TextProblem
 from problems.parallel_corpus import register_parallel_corpus
 from t2t_repro import registry
 from t2t_repro.data import records
-from t2t_repro.data.text_encoder import EOS_ID
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 MULTI30K = SHARED_DATA / "multi30k"
@@ -116,7 +117,7 @@ def test_multi30k_small_slice(tmp_path, monkeypatch):
     assert len(glob.glob(problem.filepattern(str(tmp_path / "data"), "train"))) == 10
     src, tgt = problem.source_lines(str(raw), "test")
     assert src[0].startswith("A ") and tgt[0].startswith("Ein")  # English -> German captions
-    assert _decoded(problem, tmp_path / "data", "test") == sorted(zip(src, tgt))
+    assert _decoded(problem, tmp_path / "data", "test") == sorted(zip(src, tgt, strict=True))
 
 
 def test_multi30k_missing_data_is_a_clear_error(tmp_path, monkeypatch):
@@ -179,7 +180,7 @@ def test_wmt_t2t_mix_from_fake_tarballs(tmp_path):
     assert src[0] == "news 0 ." and tgt[0] == "nachricht 0 ." and src[-1] == "parliament 2 ." and len(src) == 12
     assert problem.source_lines(str(raw), "test") == (["test one", "test two", "test three"],
                                                        ["test eins", "test zwei", "test drei"])
-    assert _decoded(problem, tmp_path / "data", "test") == sorted(zip(*problem.source_lines(str(raw), "test")))
+    assert _decoded(problem, tmp_path / "data", "test") == sorted(zip(*problem.source_lines(str(raw), "test"), strict=True))
     assert len(glob.glob(problem.filepattern(str(tmp_path / "data"), "train"))) == 100
     rev_src, rev_tgt = registry.problem("translate_ende_wmt32k_rev").source_lines(str(raw), "dev")
     assert rev_src == ["dev eins", "dev zwei"] and rev_tgt == ["dev one", "dev two"]
@@ -224,8 +225,8 @@ def test_wmt_from_tfds_mock_data(tmp_path):
         summary = problem.generate_data(str(tmp_path / "data"), str(tmp_path / "empty"), progress=False)
         src, tgt = problem.source_lines(str(tmp_path / "empty"), "test")
     assert summary.pairs == {"train": 12, "dev": 12, "test": 12}
-    assert list(zip(src, tgt)) == [(s.strip(), t.strip()) for s, t in expected]
-    assert _decoded(problem, tmp_path / "data", "test") == sorted(zip(src, tgt))
+    assert list(zip(src, tgt, strict=True)) == [(s.strip(), t.strip()) for s, t in expected]
+    assert _decoded(problem, tmp_path / "data", "test") == sorted(zip(src, tgt, strict=True))
 
 
 def test_wmt_tfds_offline_without_prepared_data_explains(tmp_path, monkeypatch):

@@ -23,7 +23,7 @@ def test_unknown_problem_is_clear():
 
 
 def test_registry_help_lists_all_table3_rows():
-    rows = [l for l in registry.help_string().splitlines() if "table3" in l]
+    rows = [line for line in registry.help_string().splitlines() if "table3" in line]
     assert len(rows) == 18
 
 

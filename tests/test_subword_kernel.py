@@ -1,21 +1,19 @@
-"""The compiled batch encoder and substring interning (t2t_repro/data/subword_kernel.py) against T2T's algorithm
-(tests/reference_subword.py) on inputs that exercise its internals: the token cache growing
-and keys that agree on the first 9 code points, escapes that lengthen the id output past its
-first allocation, duplicate and empty subtokens, an untokenized empty text and a character
-no subtoken starts with. Runs without ../shared/data."""
+"""The compiled batch encoder and substring interning (t2t_repro/text_encoding/subword_kernel.py)
+against T2T's algorithm (tests/reference_subword.py) on inputs that exercise its internals: the
+token cache growing and keys that agree on the first 9 code points, escapes that lengthen the id
+output past its first allocation, duplicate and empty subtokens, an untokenized empty text and a
+character no subtoken starts with. Runs without ../shared/data."""
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-import numpy as np
-
-from t2t_repro.data.subword_kernel import CompiledVocabulary, intern_substrings
-from t2t_repro.data.text_encoder import SubwordTextEncoder
-
+from t2t_repro.text_encoding.subword_kernel import CompiledVocabulary, intern_substrings
+from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 from tests import reference_subword as ref
 
 ESCAPES = list("\\_u;0123456789")
@@ -119,6 +117,6 @@ def test_intern_substrings_equals_a_dict():
     lengths = [rng.randint(0, min(14, len(text) - s)) for s in starts]
     ids, strings = intern_substrings(text, np.array(starts), np.array(lengths))
     table: dict[str, int] = {}
-    expected = [table.setdefault(text[s:s + n], len(table)) for s, n in zip(starts, lengths)]
+    expected = [table.setdefault(text[s:s + n], len(table)) for s, n in zip(starts, lengths, strict=True)]
     assert ids.tolist() == expected
     assert strings == list(table)

@@ -6,15 +6,16 @@ from __future__ import annotations
 import collections
 import glob
 import gzip
-import os
 from pathlib import Path
 
 import pytest
 
-from t2t_repro.data import text_encoder as te
-from t2t_repro.data import tokenizer
-from t2t_repro.data.text_encoder import (EOS_ID, PAD_ID, SubwordTextEncoder, VocabFileError,
-                                         escape_token, unescape_token)
+from t2t_repro.text_encoding import reserved_tokens, tokenizer
+from t2t_repro.text_encoding.escaping import ESCAPE_CHARS, escape_token, unescape_token
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID, PAD_ID
+from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder, VocabFileError
+from tests import reference_subword as ref
+from tests.test_tokenizer import HOSTILE, random_strings
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -22,8 +23,6 @@ MULTI30K = SHARED / "multi30k"
 VOCAB_32K = SHARED / "t2t" / "vocab.translate_ende_wmt32k.32768.subwords"
 TRAX_DIR = SHARED / "t2t" / "trax_wmt32k"
 TRAX_VOCAB = TRAX_DIR / "vocab.translate_ende_wmt32k.32768.subwords"
-from tests import reference_subword as ref
-from tests.test_tokenizer import HOSTILE, random_strings  # noqa: E402
 
 needs_vocab = pytest.mark.skipif(not VOCAB_32K.exists(), reason="../shared/data/t2t absent")
 needs_trax = pytest.mark.skipif(not TRAX_VOCAB.exists(), reason="../shared/data/t2t absent")
@@ -61,15 +60,15 @@ def ref32k():
 # ----------------------------------------------------------------------------- constants
 
 def test_constants():
-    assert te.PAD == "<pad>" and te.EOS == "<EOS>"
-    assert te.RESERVED_TOKENS == ["<pad>", "<EOS>"]
+    assert reserved_tokens.PAD == "<pad>" and reserved_tokens.EOS == "<EOS>"
+    assert reserved_tokens.RESERVED_TOKENS == ["<pad>", "<EOS>"]
     assert PAD_ID == 0 and EOS_ID == 1
 
 
 # ----------------------------------------------------------------------------- escaping
 
 def test_escape_and_unescape():
-    alphabet = set("abc") | te.ESCAPE_CHARS
+    alphabet = set("abc") | ESCAPE_CHARS
     assert escape_token("abc", alphabet) == "abc_"
     assert escape_token("a_b", alphabet) == "a\\ub_"
     assert escape_token("a\\b", alphabet) == "a\\\\b_"
@@ -136,7 +135,8 @@ def test_trax_t2t_shards_decode_to_text():
     assert n >= 20
 
 
-# ----------------------------------------------------------------------------- equality with T2T's algorithm
+# ----------------------------------------------------------------------------- equality with T2T's
+# algorithm
 
 @needs_vocab
 def test_fast_encoder_equals_reference_on_multi30k(enc32k, ref32k):
@@ -162,7 +162,7 @@ def test_fast_encoder_equals_reference_on_hostile_strings(enc32k, ref32k):
 def test_round_trip(enc32k):
     texts = (lines("en") + lines("de") + lines("fr") + HOSTILE + EXTRA_HOSTILE
              + random_strings(3000, seed=2))
-    for text, ids in zip(texts, enc32k.encode_batch(texts)):
+    for text, ids in zip(texts, enc32k.encode_batch(texts), strict=True):
         assert all(2 <= i < enc32k.vocab_size for i in ids)
         assert enc32k.decode(ids) == text, repr(text)
     assert enc32k.encode_batch([b"bytes input"]) == [enc32k.encode("bytes input")]
@@ -349,7 +349,7 @@ def test_vocab_file_variants(tmp_path):
 
 
 def test_build_exact_integer_path_and_edge_inputs(monkeypatch):
-    from t2t_repro.data import subword_builder
+    from t2t_repro.text_encoding import subword_builder
 
     counts = tokenizer.count_tokens(lines("de", 600))
     r = ref.ReferenceSubwordEncoder()

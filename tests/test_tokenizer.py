@@ -1,4 +1,5 @@
-"""T2T's invertible tokenizer (digest §6.1): exact token lists and round trips."""
+"""T2T's invertible tokenizer (``tensor2tensor/data_generators/tokenizer.py``): exact token lists
+and round trips."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from t2t_repro.data import tokenizer
+from t2t_repro.text_encoding import tokenizer
+from tests import reference_subword as ref  # T2T's algorithm, written plainly
 
 REPO = Path(__file__).resolve().parents[1]
 MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
-from tests import reference_subword as ref  # T2T's algorithm, written plainly
 
 HOSTILE = [
     "", " ", "  ", "   ", "a", "a ", " a", " a ", "a  b", "a   b", "a b", " a b ", "  a  b  ",
@@ -45,7 +46,7 @@ def random_strings(n: int = 3000, seed: int = 0) -> list[str]:
     return ["".join(rng.choice(pool) for _ in range(rng.randint(0, 12))) for _ in range(n)]
 
 
-def test_digest_example():
+def test_t2t_docstring_example():
     assert tokenizer.encode("Dude - that's so cool.") == [
         "Dude", " - ", "that", "'", "s", "so", "cool", "."]
 

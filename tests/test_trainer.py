@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 
 from tests.tools import ROOT, USER_ENV, assert_quiet, tool_cmd
+
 TINY = ("hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
         "learning_rate_warmup_steps=50")
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
@@ -52,9 +53,10 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
                       env={**USER_ENV, "PYTHONUNBUFFERED": "1"})
     assert out.returncode == 0, out.stderr[-3000:]
     assert_quiet(out.stderr)  # Training, eval, BLEU decodes: no TensorFlow start-up lines.
-    losses = [float(l.split("loss ")[1].split(" ")[0]) for l in out.stdout.splitlines()
-              if l.startswith("step ")]
-    final_eval = [l for l in out.stdout.splitlines() if l.startswith("eval at step 300")][-1]
+    losses = [float(line.split("loss ")[1].split(" ")[0]) for line in out.stdout.splitlines()
+              if line.startswith("step ")]
+    final_eval = [line for line in out.stdout.splitlines()
+                  if line.startswith("eval at step 300")][-1]
     eval_loss = float(final_eval.split("loss ")[1].split(",")[0])
     accuracy = float(final_eval.split("accuracy ")[1].split(",")[0])
     bleu = float(final_eval.split("BLEU ")[1].split(" ")[0])
@@ -185,7 +187,7 @@ def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
                             capture_output=True, timeout=600)
     assert single.returncode == 0, single.stderr[-3000:]
     outputs = [p.communicate(timeout=600) for p in procs]
-    for p, (_, err) in zip(procs, outputs):
+    for p, (_, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err[-3000:]
     losses = [json.loads(out.strip().splitlines()[-1])["loss"] for out, _ in outputs]
     assert losses[0] == losses[1]  # Both workers hold the all-reduced sums (of 3 steps).
@@ -205,8 +207,8 @@ def test_mixed_precision_trains(data_dir, tmp_path, precision):
                       "--schedule=train", "--log_step_count_steps=20",
                       f"--mixed_precision={precision}", "--random_seed=3")
     assert out.returncode == 0, out.stderr[-3000:]
-    losses = [float(l.split("loss ")[1].split(" ")[0]) for l in out.stdout.splitlines()
-              if l.startswith("step ")]
+    losses = [float(line.split("loss ")[1].split(" ")[0]) for line in out.stdout.splitlines()
+              if line.startswith("step ")]
     assert len(losses) == 2 and np.isfinite(losses).all() and losses[1] < losses[0], out.stdout
     # Variables stay float32 (mixed precision computes in low precision, stores in float32).
     reader = tf.train.load_checkpoint(str(tmp_path / precision / "ckpt-40"))

@@ -12,15 +12,16 @@ import pytest
 from problems.wsj_parsing import WsjParsing  # noqa: F401  (registers the problems)
 from t2t_repro import registry
 from t2t_repro.data import records
-from t2t_repro.data.text_encoder import EOS_ID
 from t2t_repro.data.text_files import DataError
 from t2t_repro.parsing import wsj_splits
 from t2t_repro.parsing.tree_files import TreeReadStats
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 PTB_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "ptb_sample" / "treebank.zip"
 
 TRAIN_MRG = "( (S \n    (NP-SBJ (DT The) (NN cat{s}) )\n    (VP (VBD sat) )\n    (. .) ))\n"
-DEV_MRG = "( (S \n    (NP-SBJ-1 (PRP He) )\n    (VP (VBD left) \n      (NP (-NONE- *T*-1) ))\n    (. .) ))\n"
+DEV_MRG = ("( (S \n    (NP-SBJ-1 (PRP He) )\n    (VP (VBD left) \n"
+           "      (NP (-NONE- *T*-1) ))\n    (. .) ))\n")
 TEST_MRG = ("( (S (NP-SBJ (NNP Rome) ) (VP (VBZ waits) ) (. .) ))\n"
             "( (S \n    (NN a b) ))\n"  # malformed: two words in one bracket (file line 2)
             "( (FRAG (-LRB- -LRB-) (NP (NNS dogs) ) (-RRB- -RRB-) ))\n")

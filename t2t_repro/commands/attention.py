@@ -31,9 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_repro.data.text_encoder import EOS_ID
     from t2t_repro.atomic_write import write_bytes_atomically
     from t2t_repro.decoding import runner
+    from t2t_repro.text_encoding.reserved_tokens import EOS_ID
     from t2t_repro.visualization.attention_maps import attention_pngs, token_labels
 
     cli.require(args, "problem", "data_dir", "source")

@@ -1,4 +1,5 @@
-"""t2t-bleu: BLEU of a detokenised translation file against a reference file, every variant labelled.
+"""t2t-bleu: BLEU of a detokenised translation file against a reference file, every variant
+labelled.
 
     t2t-bleu --translation=decodes.de --reference=newstest2014.de
     t2t-bleu --translation=... --reference=... --bleu_variant="sacreBLEU 13a cased" --json

@@ -1,6 +1,7 @@
 """t2t-datagen: raw data -> vocab file + sharded TFRecords in --data_dir (tensor2tensor's layout).
 
-    t2t-datagen --problem=translate_ende_multi30k --tmp_dir=../shared/data/multi30k --data_dir=~/t2t_data
+    t2t-datagen --problem=translate_ende_multi30k --tmp_dir=../shared/data/multi30k \\
+        --data_dir=~/t2t_data
     t2t-datagen --problem=translate_toy,algorithmic_copy --data_dir=/tmp/t2t_data
     t2t-datagen --registry_help
 
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
                                             max_cases=args.max_cases, random_seed=args.random_seed,
                                             progress=not args.noprogress)
         except KeyboardInterrupt:
-            raise cli.UsageError("interrupted; run again to finish (finished shards are kept).")
+            raise cli.UsageError(
+                "interrupted; run again to finish (finished shards are kept).") from None
         print(summary.format(), flush=True)
     return 0
 

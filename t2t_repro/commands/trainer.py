@@ -14,8 +14,7 @@ import dataclasses
 import sys
 
 from t2t_repro import cli
-from t2t_repro.training.config import (MIXED_PRECISION, SCHEDULES, config_defaults,
-                                       config_from_flags)
+from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, config_defaults, config_from_flags
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,5 @@
-"""T2T's length-bucketing scheme (digest §4.6), exactly.
+"""T2T's length-bucketing scheme, exactly (``tensor2tensor/utils/data_reader.py``,
+``batching_scheme`` and ``_bucket_boundaries``).
 
 Boundaries grow from 8 by x1.1 (at least +1); each bucket's batch size is the token budget
 divided by its upper length, rounded down to a divisor of a "window" (the largest highly
@@ -22,7 +23,7 @@ def bucket_boundaries(max_length: int, min_length: int = 8, step: float = 1.1) -
     return boundaries
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def highly_composite_numbers(limit: int) -> tuple[int, ...]:
     """Every n <= limit with more divisors than any smaller positive integer."""
     counts = [0] * (limit + 1)

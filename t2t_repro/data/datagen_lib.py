@@ -19,17 +19,20 @@ import random
 import struct
 import sys
 import time
-from typing import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.data import records
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 DEFAULT_SEED = 429459  # t2t-datagen's --random_seed
 UNSHUFFLED_SUFFIX = ".unshuffled.tmp"
 
 
 def _text_encoder():
-    from t2t_repro.data import text_encoder  # imported late: built by its own module, pure python
+    # Imported late: the subword encoder loads numba, which a trainer that only reads
+    # shards (and imports the problems, hence this module) does not need.
+    from t2t_repro.text_encoding import text_encoder
 
     return text_encoder
 
@@ -41,7 +44,8 @@ def load_vocab(path: str):
 
 
 def build_vocab(path: str, lines: Iterable[str], target_size: int, max_subtoken_length: int | None = 200):
-    """Build a subword vocab from ``lines`` and store it at ``path`` atomically; returns the encoder."""
+    """Build a subword vocab from ``lines`` and store it at ``path`` atomically; returns the
+    encoder."""
     te = _text_encoder()
     encoder = te.SubwordTextEncoder.build_from_generator(
         lines, target_size, max_subtoken_length=max_subtoken_length)
@@ -59,7 +63,8 @@ def file_sha256(path: str) -> str:
 
 
 def vocab_trial_cases(vocab_path: str) -> int | None:
-    """``max_cases`` of the trial run that built this vocab (``<vocab>.max_cases``), None for a full one."""
+    """``max_cases`` of the trial run that built this vocab (``<vocab>.max_cases``), None for a full
+    one."""
     try:
         with open(vocab_path + ".max_cases") as f:
             return int(f.read().strip())
@@ -93,7 +98,8 @@ def store_json(path: str, data: dict) -> None:
 # ----------------------------------------------------------------------------- progress
 
 class Progress:
-    """Lines done, rate and ETA on stderr: a rewritten line on a terminal, a line every 15 s otherwise."""
+    """Lines done, rate and ETA on stderr: a rewritten line on a terminal, a line every 15 s
+    otherwise."""
 
     def __init__(self, label: str, total: int | None = None, stream=None, enabled: bool = True):
         self.label, self.total, self.enabled = label, total, enabled
@@ -141,12 +147,12 @@ def _init_worker(vocab_path: str) -> None:
 
 def _encode_chunk(chunk: Sequence[tuple[int, str, str]]) -> list[tuple[int, bytes, int, int]]:
     """(index, source, target) -> (index, serialized Example, input tokens, target tokens)."""
-    eos = _text_encoder().EOS_ID
+    eos = EOS_ID
     enc = _WORKER_ENCODER
     sources = enc.encode_batch([c[1] for c in chunk])
     targets = enc.encode_batch([c[2] for c in chunk])
     out = []
-    for (index, _, _), src, tgt in zip(chunk, sources, targets):
+    for (index, _, _), src, tgt in zip(chunk, sources, targets, strict=True):
         src, tgt = list(src) + [eos], list(tgt) + [eos]
         out.append((index, records.serialize_example({"inputs": src, "targets": tgt}), len(src), len(tgt)))
     return out
@@ -173,7 +179,8 @@ def default_num_workers() -> int:
 def encode_examples(items: Iterable[tuple[int, str, str]], vocab_path: str, num_workers: int | None = None,
                     chunk_size: int = 2000, min_pool_items: int | None = None,
                     expected_items: int | None = None) -> Iterator[tuple[int, bytes, int, int]]:
-    """Encode and serialize ``(index, source, target)`` items, in order, using ``num_workers`` processes.
+    """Encode and serialize ``(index, source, target)`` items, in order, in ``num_workers``
+    processes.
 
     Small jobs (``expected_items`` below ``min_pool_items``) and ``num_workers == 1`` run in this
     process. Look-ahead is bounded (4 chunks per worker), so memory does not grow with the corpus.
@@ -222,7 +229,8 @@ def _read_framed(path: str) -> list[bytes]:
 
 
 class ShardWriter:
-    """Round-robin writing of one split into the shards that are ``needed``, then per-shard shuffling.
+    """Round-robin writing of one split into the shards that are ``needed``, then per-shard
+    shuffling.
 
     Unshuffled examples go to ``<shard>.unshuffled.tmp`` (a private length-prefixed file, quicker to
     read back than a TFRecord); ``finish`` shuffles each in memory and writes the real TFRecord
@@ -250,7 +258,8 @@ class ShardWriter:
         self.counts[shard] += 1
 
     def finish(self, seed: int = DEFAULT_SEED) -> None:
-        """Close, shuffle each shard in memory with a seed fixed per shard, and rename into place."""
+        """Close, shuffle each shard in memory with a seed fixed per shard, and rename into
+        place."""
         self.abort()
         for i in self.needed:
             path = self.final_paths[i]

@@ -1,4 +1,5 @@
-"""tf.data input pipeline with T2T's length-bucketed token batches (digest §4.6).
+"""tf.data input pipeline with T2T's length-bucketed token batches
+(``tensor2tensor/utils/data_reader.py``, ``input_fn``).
 
 ``hparams.batch_size`` is a token budget per replica (sentences x the bucket's upper length
 of max(len(inputs), len(targets))); under ``tf.distribute`` each replica's pipeline comes

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from t2t_repro.data import text_files
 from t2t_repro.data.text_files import DataError, ReadStats
@@ -29,7 +29,8 @@ class PairSource:
         raise NotImplementedError
 
     def vocab_lines(self, byte_budget: float) -> Iterator[str]:
-        """Text for building the subword vocabulary (both sides); T2T samples ~byte_budget per file."""
+        """Text for building the subword vocabulary (both sides); T2T samples ~byte_budget per
+        file."""
         for src, tgt in self.pairs(ReadStats()):
             yield src
             yield tgt
@@ -39,7 +40,8 @@ class PairSource:
 
 
 class FilePairs(PairSource):
-    """Two line-aligned files (plain, .gz, or SGM test sets), line i of one translating line i of the other."""
+    """Two line-aligned files (plain, .gz, or SGM test sets), line i of one translating line i of
+    the other."""
 
     def __init__(self, source_path: str, target_path: str, sgm: bool = False):
         self.source_path, self.target_path, self.sgm = source_path, target_path, sgm
@@ -114,7 +116,8 @@ class GeneratedPairs(PairSource):
 
 
 def parallel_source(spec, root: str = "") -> PairSource:
-    """A PairSource from a short spec: ``(src_path, tgt_path)``, a ``.tsv``/``.tsv.gz`` path, or a PairSource.
+    """A PairSource from a short spec: ``(src_path, tgt_path)``, a ``.tsv``/``.tsv.gz`` path, or
+    a PairSource.
 
     Relative paths are taken under ``root`` (the problem's tmp_dir).
     """
@@ -129,7 +132,8 @@ def parallel_source(spec, root: str = "") -> PairSource:
 
 
 def check_all(sources: Sequence[PairSource]) -> int | None:
-    """check() every source, collecting every problem into one DataError; total pairs if all known."""
+    """check() every source, collecting every problem into one DataError; total pairs if all
+    known."""
     errors, total = [], 0
     for source in sources:
         try:

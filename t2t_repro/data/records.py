@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import tensorflow as tf
 

@@ -13,16 +13,13 @@ import os
 import re
 import shutil
 import tarfile
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import BinaryIO
 
 from t2t_repro.atomic_write import atomic_open
-from t2t_repro.errors import UserError
+from t2t_repro.errors import DataError as DataError  # defined with the other user errors
 
 _SEG_RE = re.compile(rb"<seg[^>]*>(.*)</seg>", re.IGNORECASE)
-
-
-class DataError(UserError):
-    """Raw data is missing or malformed; the message says which file and what to do."""
 
 
 @dataclasses.dataclass
@@ -32,13 +29,14 @@ class ReadStats:
     replaced_bytes: int = 0  # undecodable bytes replaced by U+FFFD
     dropped_empty: int = 0  # pairs dropped because one side was empty
 
-    def add(self, other: "ReadStats") -> None:
+    def add(self, other: ReadStats) -> None:
         self.replaced_bytes += other.replaced_bytes
         self.dropped_empty += other.dropped_empty
 
 
 def decode_utf8(raw: bytes, stats: ReadStats | None = None) -> str:
-    """UTF-8 decode; each undecodable byte run becomes U+FFFD and its byte count is added to stats."""
+    """UTF-8 decode; each undecodable byte run becomes U+FFFD and its byte count is added to
+    stats."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -110,7 +108,8 @@ def count_lines(path: str, sgm: bool = False) -> int:
 
 
 def check_line_counts(source_path: str, target_path: str, sgm: bool = False) -> int:
-    """Both sides of a parallel corpus must have as many lines; returns the count or raises DataError."""
+    """Both sides of a parallel corpus must have as many lines; returns the count or raises
+    DataError."""
     n_src, n_tgt = count_lines(source_path, sgm), count_lines(target_path, sgm)
     if n_src != n_tgt:
         raise DataError(
@@ -152,7 +151,8 @@ def sample_lines_for_vocab(path: str, byte_budget: float = 1e6, sgm: bool = Fals
 
 
 def extract_member(archive: str, member: str, dest_root: str) -> str:
-    """Extract one member of a tar(.gz) archive to ``dest_root/member`` (atomically); returns the path.
+    """Extract one member of a tar(.gz) archive to ``dest_root/member`` (atomically); returns the
+    path.
 
     T2T extracts WMT tarballs into tmp_dir with the members' own paths; doing the same means a
     tmp_dir that T2T filled works here and later runs read the extracted files directly.

@@ -1,4 +1,5 @@
-"""Beam search with T2T's semantics (``utils/beam_search.py``; digest §3.3), in static shapes.
+"""Beam search with T2T's semantics (``tensor2tensor/utils/beam_search.py``, ``beam_search``),
+in static shapes.
 
 Everything runs inside ``tf.function(jit_compile=True)``: the loop variables keep fixed shapes.
 Sequences live in a ``[B, beam, decode_length + 1]`` buffer (column 0 = initial id, column
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_repro.data.text_encoder import EOS_ID  # T2T's reserved id 1 (text_encoder.EOS_ID)
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 INF = 1.0 * 1e7
 

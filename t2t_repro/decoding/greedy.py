@@ -1,4 +1,5 @@
-"""Greedy decoding as T2T's ``fast_decode`` does it with beam_size = 1 (digest §3.4).
+"""Greedy decoding as T2T's ``fast_decode`` does it with beam_size = 1
+(``tensor2tensor/models/transformer.py``, ``fast_decode``).
 
 Argmax each step; the log-prob of the chosen token is accumulated up to and including the
 first EOS; the loop stops when every row has produced EOS or after ``decode_length`` steps.
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_repro.data.text_encoder import EOS_ID
 from t2t_repro.decoding.beam_search import log_prob_from_logits, shape_list
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
 def greedy_search(symbols_to_logits_fn, initial_ids, decode_length: int, cache,

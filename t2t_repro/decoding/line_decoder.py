@@ -1,26 +1,26 @@
 """Decodes text lines: encode, sort by length, batch, search, detokenize, restore order.
 
-As T2T's ``decode_from_file`` (digest §3.5): inputs get EOS appended, are sorted by
-descending length and batched (``batch_size``, default 32), and outputs are cut at the first
-EOS and returned in the original order. Every input line yields exactly one output: an empty
-line gives an empty line without running the model; a line longer than the model's maximum
-input is truncated with a warning.
+As T2T's ``decode_from_file`` (``tensor2tensor/utils/decoding.py``): inputs get EOS appended, are
+sorted by descending length and batched (``batch_size``, default 32), and outputs are cut at the
+first EOS and returned in the original order. Every input line yields exactly one output: an empty
+line gives an empty line without running the model; a line longer than the model's maximum input is
+truncated with a warning.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
 from t2t_repro.data.source_lines import normalize_source_line
-from t2t_repro.data.text_encoder import EOS_ID
 from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 FILLER_SCORE = -1e6
 DECODE_DEFAULTS = dict(beam_size=4, alpha=0.6, extra_length=100, batch_size=32,
@@ -114,7 +114,7 @@ class LineDecoder:
         batch_size = max(1, self.dhp.batch_size)
         for b in range(0, len(todo), batch_size):
             chunk = todo[b : b + batch_size]
-            for (index, _), hyps in zip(chunk, self.decode_ids([ids for _, ids in chunk])):
+            for (index, _), hyps in zip(chunk, self.decode_ids([ids for _, ids in chunk]), strict=True):
                 results[index] = hyps
             done += len(chunk)
             if not timed_from:  # The first batch traced the search: time from its end.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from t2t_repro.data.text_encoder import EOS_ID, PAD_ID
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID, PAD_ID
 
 
 def strip_after_eos(ids_row, eos_id: int = EOS_ID) -> list[int]:

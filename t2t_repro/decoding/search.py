@@ -1,4 +1,5 @@
-"""Runs beam or greedy search over a model's cached ``decode_step`` (digest §3.2).
+"""Runs beam or greedy search over a model's cached ``decode_step``
+(``tensor2tensor/models/transformer.py``, ``_fast_decode``).
 
 The model is encoded once per batch; the search then calls ``model.decode_step`` one position
 at a time. The maximum output length is T2T's: the batch's padded input length (EOS

@@ -1,4 +1,5 @@
-"""Multi-head dot-product attention as T2T computes it (digest §2.5-2.6).
+"""Multi-head dot-product attention as T2T computes it
+(``tensor2tensor/layers/common_attention.py``, ``multihead_attention``).
 
 Separate bias-free ``q``, ``k``, ``v`` and ``output_transform`` projections, Q scaled by
 (d_k/h)^-0.5 before the matmul, additive -1e9 biases for padding and the future, softmax in

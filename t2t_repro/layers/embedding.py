@@ -3,7 +3,8 @@
 Why one layer does both: the paper (and T2T's ``shared_embedding_and_softmax_weights``)
 ties the source embedding, target embedding and pre-softmax projection to one matrix.
 Embedding rows are scaled by sqrt(d) and the PAD id 0 embeds to an exact zero vector, which
-is how T2T detects padding; logits are ``h @ E^T`` with no scaling and no bias (digest §2.2).
+is how T2T detects padding; logits are ``h @ E^T`` with no scaling and no bias
+(``tensor2tensor/layers/modalities.py``, ``symbol_bottom`` / ``symbol_top``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 T2T's ``get_timing_signal_1d`` concatenates [sin | cos] and spaces timescales by
 ``10000^(-i/(n-1))`` with n = d/2; the paper interleaves sin/cos with ``10000^(-2i/d)``.
-The two differ slightly (digest §2.4), so both are here: "timing" (T2T, default, needed to
+The two differ slightly (``tensor2tensor/layers/common_attention.py``,
+``get_timing_signal_1d``), so both are here: "timing" (T2T, default, needed to
 match T2T numbers and checkpoints) and "timing_paper". "emb" is Table 3 row E.
 """
 

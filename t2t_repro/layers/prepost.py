@@ -1,4 +1,5 @@
-"""T2T's layer pre/post-processing sequences around every sublayer (digest §2.8).
+"""T2T's layer pre/post-processing sequences around every sublayer
+(``tensor2tensor/layers/common_layers.py``, ``layer_prepostprocess``).
 
 A sequence is a string of steps applied left to right: ``n`` LayerNorm (eps 1e-6), ``d``
 dropout, ``a`` add the residual (the sublayer's input; postprocess only); ``none`` is
@@ -128,7 +129,7 @@ class Residual(keras.layers.Layer):
         return config
 
     @classmethod
-    def from_config(cls, config: dict) -> "Residual":
+    def from_config(cls, config: dict) -> Residual:
         config = dict(config, sublayer=keras.saving.deserialize_keras_object(config["sublayer"]))
         return cls(**config)
 

@@ -1,4 +1,5 @@
-"""Encoder and decoder stacks of the Transformer (digest §2.8-2.9).
+"""Encoder and decoder stacks of the Transformer
+(``tensor2tensor/models/transformer.py``, ``transformer_encoder`` / ``transformer_decoder``).
 
 Each sublayer is wrapped by ``prepost.Residual`` (``AttentionResidual`` for attention); a
 stack ends with its preprocess sequence applied once more, which with T2T's pre-norm ``n``
@@ -39,7 +40,7 @@ class StackConfig:
     use_pad_remover: bool = False  # Encoder only: T2T's PadRemover around the FFN.
 
     @classmethod
-    def of(cls, config: "StackConfig | dict") -> "StackConfig":
+    def of(cls, config: StackConfig | dict) -> StackConfig:
         """``config`` itself, or the StackConfig its ``asdict`` came from (``from_config``)."""
         return config if isinstance(config, cls) else cls(**config)
 

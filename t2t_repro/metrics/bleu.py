@@ -1,4 +1,5 @@
-"""BLEU, every number labelled with exactly how it was computed (digest §3.8).
+"""BLEU, every number labelled with exactly how it was computed
+(``tensor2tensor/utils/bleu_hook.py``, ``compute_bleu``; ``utils/get_ende_bleu.sh``).
 
 Three conventions matter for this paper and they are not comparable with each other:
 
@@ -18,8 +19,8 @@ from __future__ import annotations
 import collections
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import sacrebleu
 from sacrebleu.tokenizers.tokenizer_intl import TokenizerV14International
@@ -56,7 +57,7 @@ def compute_bleu(references: Sequence[Sequence[str]], translations: Sequence[Seq
     matches = [0] * max_order
     possible = [0] * max_order
     ref_length = hyp_length = 0
-    for ref, hyp in zip(references, translations):
+    for ref, hyp in zip(references, translations, strict=True):
         ref_length += len(ref)
         hyp_length += len(hyp)
         overlap = _ngrams(ref, max_order) & _ngrams(hyp, max_order)
@@ -97,13 +98,25 @@ def t2t_bleu(references: Sequence[str], hypotheses: Sequence[str],
                                 [bleu_tokenize(fold(h)) for h in hypotheses])
 
 
+def _sacrebleu_metric(tokenize: str, lowercase: bool) -> sacrebleu.metrics.BLEU:
+    # force=True: no per-call warning about tokenized input (the t2t-bleu tool prints its own
+    # single one; a dev-BLEU curve must not repeat it at every eval).
+    return sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase, force=True)
+
+
+def sacrebleu_score(references: Sequence[str], hypotheses: Sequence[str],
+                    tokenize: str = "13a", lowercase: bool = False) -> float:
+    """sacreBLEU's corpus score (0-100); the defaults are its standard 13a cased BLEU."""
+    metric = _sacrebleu_metric(tokenize, lowercase)
+    return metric.corpus_score(list(hypotheses), [list(references)]).score
+
+
 def sacrebleu_scores(references: Sequence[str], hypotheses: Sequence[str]) -> list[BleuResult]:
     """sacreBLEU 13a and intl, cased and uncased, each with sacreBLEU's signature."""
     results = []
     for tokenize in ("13a", "intl"):
         for lowercase in (False, True):
-            # force=True: our own single warning replaces sacreBLEU's per-variant one.
-            metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase, force=True)
+            metric = _sacrebleu_metric(tokenize, lowercase)
             score = metric.corpus_score(list(hypotheses), [list(references)])
             case = "uncased" if lowercase else "cased"
             results.append(BleuResult(f"sacreBLEU {tokenize} {case}", score.score,

@@ -1,10 +1,10 @@
 """The Transformer model: ``{"inputs", "targets"}`` -> logits, plus encode / decode_step.
 
-Wires the layers as T2T's ``transformer`` does (digest §2): shared symbol embedding, a
-learned target-space row added to every encoder position, the positional signal, dropout on
-the sums, the encoder and decoder stacks, and the tied softmax. ``encode``,
-``init_cache`` and ``decode_step`` expose incremental decoding with a static-shape cache
-whose ``decode_step(ids, i, cache)`` matches ``t2t_repro.decoding`` search functions.
+Wires the layers as T2T's ``Transformer`` does (``tensor2tensor/models/transformer.py``): shared
+symbol embedding, a learned target-space row added to every encoder position, the positional signal,
+dropout on the sums, the encoder and decoder stacks, and the tied softmax. ``encode``,
+``init_cache`` and ``decode_step`` expose incremental decoding with a static-shape cache whose
+``decode_step(ids, i, cache)`` matches ``t2t_repro.decoding`` search functions.
 """
 
 from __future__ import annotations
@@ -85,8 +85,8 @@ class Transformer(keras.Model):
     def build(self, features_shape=None) -> None:
         """Creates every variable from the hparams alone (no tracing, no dummy batch)."""
         hidden_shape = (None, None, self.hparams.hidden_size)
-        for layer in {id(l): l for l in (self.input_embedding, self.target_embedding,
-                                          self.softmax, self.positional)}.values():
+        for layer in {id(sub): sub for sub in (self.input_embedding, self.target_embedding,
+                                               self.softmax, self.positional)}.values():
             layer.build()
         self.encoder.build(hidden_shape)
         self.decoder.build(hidden_shape)
@@ -166,5 +166,5 @@ class Transformer(keras.Model):
         return {"hparams": self.hparams.values(), "name": self.name}
 
     @classmethod
-    def from_config(cls, config: dict) -> "Transformer":
+    def from_config(cls, config: dict) -> Transformer:
         return cls(HParams(**config["hparams"]), name=config.get("name", "transformer"))

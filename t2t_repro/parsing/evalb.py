@@ -27,7 +27,7 @@ Per sentence pair (gold, test), following evalb.c:
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 from t2t_repro.data.text_files import DataError
 from t2t_repro.parsing.trees import Tree
@@ -173,7 +173,7 @@ def score_sentence(gold: Tree | None, test: Tree | None, params: EvalbParams = C
     if len(g.words) != len(t.words):
         result.status, result.message = ERROR, f"Length unmatch ({len(g.words)}|{len(t.words)})"
         return result
-    for gw, tw in zip(g.words, t.words):
+    for gw, tw in zip(g.words, t.words, strict=True):
         if gw != tw:
             result.status, result.message = ERROR, f"Words unmatch ({gw}|{tw})"
             return result
@@ -188,7 +188,7 @@ def score_sentence(gold: Tree | None, test: Tree | None, params: EvalbParams = C
     result.crossing = sum(
         any(gs < ts < ge < te or ts < gs < te < ge for gs, ge, _ in g.brackets) for ts, te, _ in t.brackets)
     result.words = len(g.words)
-    result.correct_tags = sum(params.same_label(a, b) for a, b in zip(g.tags, t.tags))
+    result.correct_tags = sum(params.same_label(a, b) for a, b in zip(g.tags, t.tags, strict=False))
     return result
 
 
@@ -210,7 +210,7 @@ class CorpusResult(_Scores):
     correct_tags: int = 0
 
     @classmethod
-    def of(cls, results: Sequence[SentenceResult]) -> "CorpusResult":
+    def of(cls, results: Sequence[SentenceResult]) -> CorpusResult:
         c = cls()
         for r in results:
             c.sentences += 1
@@ -273,7 +273,8 @@ PLACEHOLDER_TAG = "XX"
 
 
 def align_punctuation(gold: Tree, test: Tree, params: EvalbParams = COLLINS) -> tuple[Tree, int]:
-    """Collins' punctuation preprocessing: decide which words EVALB deletes from the gold tags alone.
+    """Collins' punctuation preprocessing: decide which words EVALB deletes from the gold tags
+    alone.
 
     EVALB deletes a word by its own tree's POS tag, so a parse that tags a comma ``NN`` (or a
     word ``,``) fails the whole sentence as "Length unmatch" although the words are the same.
@@ -290,7 +291,7 @@ def align_punctuation(gold: Tree, test: Tree, params: EvalbParams = COLLINS) -> 
         return aligned, 0
     punctuation = params.delete_labels - {"TOP"} - params.delete_labels_for_length
     changed = 0
-    for g, t in zip(gold_leaves, test_leaves):
+    for g, t in zip(gold_leaves, test_leaves, strict=True):
         if g.label in punctuation and t.label != g.label:
             t.label, changed = g.label, changed + 1
         elif t.label in punctuation and g.label not in punctuation:
@@ -300,13 +301,14 @@ def align_punctuation(gold: Tree, test: Tree, params: EvalbParams = COLLINS) -> 
 
 def evaluate(gold: Sequence[Tree | None], test: Sequence[Tree | None], params: EvalbParams = COLLINS,
              gold_errors: Sequence[str] | None = None, test_errors: Sequence[str] | None = None) -> EvalbReport:
-    """Score aligned gold and test trees (``None``: unreadable, or an empty test line; see score_sentence)."""
+    """Score aligned gold and test trees (``None``: unreadable, or an empty test line; see
+    score_sentence)."""
     if len(gold) != len(test):
         raise DataError(f"{len(gold)} gold trees but {len(test)} test trees; EVALB needs one test tree "
                         "per gold tree, in the same order.")
     gold_errors = gold_errors or [""] * len(gold)
     test_errors = test_errors or [""] * len(test)
     results = [score_sentence(g, t, params, i + 1, ge, te)
-               for i, (g, t, ge, te) in enumerate(zip(gold, test, gold_errors, test_errors))]
+               for i, (g, t, ge, te) in enumerate(zip(gold, test, gold_errors, test_errors, strict=True))]
     short = [r for r in results if r.length <= params.cutoff_len]
     return EvalbReport(results, CorpusResult.of(results), CorpusResult.of(short), params.cutoff_len)

@@ -1,10 +1,11 @@
-"""Trees <-> the sequences a seq2seq parser reads and writes, exactly T2T's format (digest §4.5).
+"""Trees <-> the sequences a seq2seq parser reads and writes, exactly T2T's format
+(``tensor2tensor/data_generators/wsj_parsing.py``, ``words_and_tags_from_wsj_tree``).
 
 ``linearize(tree)`` gives ``(source, target)``: the source is the words joined by single spaces;
 the target is a depth-first walk where every constituent emits its label when opened and
 ``/LABEL`` when closed, and every preterminal emits only its POS tag (words never appear and POS
 tags have no closer). The outer ``TOP`` is not part of the sequence: trees are linearised after
-``trees.normalize`` removed it. Example (the digest's)::
+``trees.normalize`` removed it. Example::
 
     (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))
     source: The cat sat .
@@ -34,7 +35,7 @@ applied in this order, each counted in ``Repairs``:
 from __future__ import annotations
 
 import dataclasses
-from typing import Collection, Sequence
+from collections.abc import Collection, Sequence
 
 from t2t_repro.parsing.trees import Tree
 
@@ -71,7 +72,8 @@ def linearize(tree: Tree) -> tuple[str, str]:
 
 @dataclasses.dataclass
 class Repairs:
-    """How many times each repair rule of ``delinearize`` fired (summed over sentences by ``add``)."""
+    """How many times each repair rule of ``delinearize`` fired (summed over sentences by
+    ``add``)."""
 
     dropped_closers: int = 0
     implicit_closes: int = 0
@@ -85,7 +87,7 @@ class Repairs:
     def total(self) -> int:
         return sum(v for k, v in dataclasses.asdict(self).items() if k != "sentences_repaired")
 
-    def add(self, other: "Repairs") -> None:
+    def add(self, other: Repairs) -> None:
         for field in dataclasses.fields(self):
             setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
 
@@ -128,7 +130,8 @@ def _keep_slots(node: Tree, budget: list[int], repairs: Repairs) -> Tree | None:
 def delinearize_with_repairs(words: Sequence[str] | str, target: str,
                              pos_tags: Collection[str] = PTB_POS_TAGS,
                              default_tag: str = DEFAULT_TAG) -> tuple[Tree, Repairs]:
-    """A tree over exactly ``words`` from a (possibly ill-formed) target string, and the repairs made."""
+    """A tree over exactly ``words`` from a (possibly ill-formed) target string, and the repairs
+    made."""
     words = words.split() if isinstance(words, str) else list(words)
     repairs = Repairs()
     stack = [_Open("")]  # stack[0] collects the top level
@@ -165,7 +168,7 @@ def delinearize_with_repairs(words: Sequence[str] | str, target: str,
     for word in words[len(root.preterminals()):]:
         repairs.added_slots += 1
         root.children.append(Tree(PUNCTUATION_TAGS.get(word, default_tag), word=""))
-    for slot, word in zip(root.preterminals(), words):
+    for slot, word in zip(root.preterminals(), words, strict=False):
         slot.word = word
     repairs.sentences_repaired = int(repairs.total() > 0)
     return root, repairs
@@ -179,11 +182,12 @@ def delinearize(words: Sequence[str] | str, target: str, pos_tags: Collection[st
 
 def trees_from_linearized(word_lines: Sequence[str], target_lines: Sequence[str],
                           pos_tags: Collection[str] = PTB_POS_TAGS) -> tuple[list[Tree], Repairs]:
-    """Delinearise a decoded file against its source lines; returns the trees and the summed repairs."""
+    """Delinearise a decoded file against its source lines; returns the trees and the summed
+    repairs."""
     if len(word_lines) != len(target_lines):
         raise ValueError(f"{len(word_lines)} sentences but {len(target_lines)} parser outputs")
     total, trees = Repairs(), []
-    for words, target in zip(word_lines, target_lines):
+    for words, target in zip(word_lines, target_lines, strict=True):
         tree, repairs = delinearize_with_repairs(words, target, pos_tags)
         trees.append(tree)
         total.add(repairs)

@@ -1,4 +1,5 @@
-"""Scoring parser output files with EVALB rules, and EVALB's text report (what ``t2t-evalb`` prints).
+"""Scoring parser output files with EVALB rules, and EVALB's text report (what ``t2t-evalb``
+prints).
 
 The gold file holds trees (one per line or the .mrg layout). The test file holds either trees,
 aligned with the gold ones, or, with ``linearized=True``, the decoder's raw output: one T2T
@@ -18,8 +19,16 @@ from __future__ import annotations
 import dataclasses
 
 from t2t_repro.data.text_files import DataError
-from t2t_repro.parsing.evalb import (COLLINS, ERROR, CorpusResult, EvalbParams, EvalbReport, SentenceResult,
-                                    align_punctuation, evaluate)
+from t2t_repro.parsing.evalb import (
+    COLLINS,
+    ERROR,
+    CorpusResult,
+    EvalbParams,
+    EvalbReport,
+    SentenceResult,
+    align_punctuation,
+    evaluate,
+)
 from t2t_repro.parsing.linearize import Repairs, delinearize_with_repairs
 from t2t_repro.parsing.tree_files import TreeReadStats, read_text, read_tree_items
 from t2t_repro.parsing.trees import normalize
@@ -36,7 +45,8 @@ class ScoredFiles:
     punctuation_aligned: int | None = None
 
     def warnings(self) -> list[str]:
-        """Lines worth showing the user: malformed trees (``file:line``) and delinearisation repairs."""
+        """Lines worth showing the user: malformed trees (``file:line``) and delinearisation
+        repairs."""
         out = list(self.gold_stats.problems) + list(self.test_stats.problems)
         for stats in (self.gold_stats, self.test_stats):
             hidden = stats.malformed - len(stats.problems)
@@ -50,7 +60,8 @@ class ScoredFiles:
         if self.repairs is not None and self.repairs.sentences_repaired:
             counts = ", ".join(f"{k} {v}" for k, v in self.repairs.as_dict().items()
                                if v and k != "sentences_repaired")
-            out.append(f"{self.repairs.sentences_repaired} parser outputs were ill-formed and repaired ({counts})")
+            out.append(f"{self.repairs.sentences_repaired} parser outputs were ill-formed and "
+                       f"repaired ({counts})")
         if self.punctuation_aligned:
             out.append(f"{self.punctuation_aligned} test POS tags were aligned with the gold punctuation "
                        "tags (--align_punct, Collins' preprocessing)")
@@ -67,7 +78,8 @@ def _linearized_lines(path: str, stats: TreeReadStats) -> list[str]:
 
 def score_files(gold_path: str, test_path: str, *, linearized: bool = False, layout: str = "auto",
                 params: EvalbParams = COLLINS, align_punct: bool = False) -> ScoredFiles:
-    """EVALB-score ``test_path`` against ``gold_path`` (module docstring); DataError on a count mismatch."""
+    """EVALB-score ``test_path`` against ``gold_path`` (module docstring); DataError on a count
+    mismatch."""
     gold_stats, test_stats = TreeReadStats(), TreeReadStats()
     gold_items = read_tree_items(gold_path, gold_stats, layout)
     gold = [item.tree for item in gold_items]
@@ -77,7 +89,7 @@ def score_files(gold_path: str, test_path: str, *, linearized: bool = False, lay
         outputs = _linearized_lines(test_path, test_stats)
         _check_counts(len(gold), len(outputs), gold_path, test_path, "lines")
         repairs, test, test_errors = Repairs(), [], []
-        for tree, output in zip(gold, outputs):
+        for tree, output in zip(gold, outputs, strict=True):
             words = normalize(tree) if tree is not None else None
             if words is None:
                 test.append(None)
@@ -95,7 +107,7 @@ def score_files(gold_path: str, test_path: str, *, linearized: bool = False, lay
     aligned = None
     if align_punct:
         aligned = 0
-        for i, (g, t) in enumerate(zip(gold, test)):
+        for i, (g, t) in enumerate(zip(gold, test, strict=True)):
             if g is not None and t is not None:
                 test[i], changed = align_punctuation(g, t, params)
                 aligned += changed
@@ -133,7 +145,8 @@ def format_summary(c: CorpusResult) -> str:
 
 
 def format_report(report: EvalbReport, per_sentence: bool = False) -> str:
-    """The per-sentence table (optional) and the ``All`` and ``len<=40`` summaries, as EVALB prints."""
+    """The per-sentence table (optional) and the ``All`` and ``len<=40`` summaries, as EVALB
+    prints."""
     parts = []
     if per_sentence:
         parts += ["  Sent.                        Matched  Bracket   Cross        Correct Tag",

@@ -20,7 +20,7 @@ import dataclasses
 import os
 import re
 import zipfile
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.text_files import DataError, ReadStats, decode_utf8
@@ -44,7 +44,8 @@ class TreeItem:
 
 @dataclasses.dataclass
 class TreeReadStats(ReadStats):
-    """Counts of a tree reading: good trees, malformed ones (skipped) and their ``file:line`` reasons."""
+    """Counts of a tree reading: good trees, malformed ones (skipped) and their ``file:line``
+    reasons."""
 
     trees: int = 0
     malformed: int = 0
@@ -127,7 +128,8 @@ def iter_tree_items(text: str, source: str = "<text>", layout: str = "auto") -> 
 
 
 def read_text(path: str, stats: ReadStats | None = None) -> str:
-    """A whole file (``path`` may be ``archive.zip/member``), UTF-8 with bad bytes replaced and counted."""
+    """A whole file (``path`` may be ``archive.zip/member``), UTF-8 with bad bytes replaced and
+    counted."""
     if not os.path.isfile(path):
         zip_path, _, member = path.partition(".zip/")
         if member and os.path.isfile(zip_path + ".zip"):
@@ -143,7 +145,8 @@ def read_text(path: str, stats: ReadStats | None = None) -> str:
 
 
 def read_tree_items(path: str, stats: TreeReadStats | None = None, layout: str = "auto") -> list[TreeItem]:
-    """All items of a tree file, blank lines (``lines`` layout) and malformed trees included, in order."""
+    """All items of a tree file, blank lines (``lines`` layout) and malformed trees included, in
+    order."""
     stats = stats if stats is not None else TreeReadStats()
     items = list(iter_tree_items(read_text(path, stats), path, layout))
     for item in items:
@@ -157,7 +160,8 @@ def read_trees(path: str, stats: TreeReadStats | None = None, layout: str = "aut
 
 
 def trees_from_string(text: str, layout: str = "auto") -> list[Tree]:
-    """Trees of a string; raises TreeParseError on the first malformed one (for tests and literals)."""
+    """Trees of a string; raises TreeParseError on the first malformed one (for tests and
+    literals)."""
     out = []
     for item in iter_tree_items(text, "<string>", layout):
         if item.error:

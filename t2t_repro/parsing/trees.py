@@ -14,7 +14,7 @@ the constituents they leave empty, function tags and indices are stripped (``NP-
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from t2t_repro.errors import UserError
 
@@ -24,11 +24,12 @@ _TOKEN_RE = re.compile(r"\(|\)|[^\s()]+")
 
 
 class Tree:
-    """A constituent: ``label`` plus children, or a preterminal: ``label`` (the POS tag) plus ``word``."""
+    """A constituent: ``label`` plus children, or a preterminal: ``label`` (the POS tag) plus
+    ``word``."""
 
     __slots__ = ("label", "children", "word")
 
-    def __init__(self, label: str, children: Iterable["Tree"] = (), word: str | None = None):
+    def __init__(self, label: str, children: Iterable[Tree] = (), word: str | None = None):
         self.label = label
         self.children: list[Tree] = list(children)
         self.word = word
@@ -39,7 +40,7 @@ class Tree:
     def is_preterminal(self) -> bool:
         return self.word is not None
 
-    def preterminals(self) -> list["Tree"]:
+    def preterminals(self) -> list[Tree]:
         """The (tag, word) leaves, left to right."""
         if self.is_preterminal:
             return [self]
@@ -59,7 +60,7 @@ class Tree:
     def tags(self) -> list[str]:
         return [p.label for p in self.preterminals()]
 
-    def copy(self) -> "Tree":
+    def copy(self) -> Tree:
         if self.is_preterminal:
             return Tree(self.label, word=self.word)
         return Tree(self.label, [c.copy() for c in self.children])
@@ -99,7 +100,8 @@ def tokenize(text: str, first_line: int = 1) -> list[tuple[str, int]]:
 
 
 def parse_bracket(tokens: list[tuple[str, int]], pos: int) -> tuple[Tree, int]:
-    """Parse the bracket starting at ``tokens[pos]`` (a ``(``); returns the tree and the next position."""
+    """Parse the bracket starting at ``tokens[pos]`` (a ``(``); returns the tree and the next
+    position."""
     open_line = tokens[pos][1]
     pos += 1
     if pos >= len(tokens):
@@ -165,7 +167,8 @@ def parse_forest(text: str, first_line: int = 1) -> Tree:
 # ----------------------------------------------------------------------------- normalisation
 
 def strip_function_tags(label: str) -> str:
-    """``NP-SBJ-1`` -> ``NP``, ``NP=2`` -> ``NP``, ``PP-LOC`` -> ``PP``; ``-NONE-``/``-LRB-`` kept whole."""
+    """``NP-SBJ-1`` -> ``NP``, ``NP=2`` -> ``NP``, ``PP-LOC`` -> ``PP``; ``-NONE-``/``-LRB-`` kept
+    whole."""
     if len(label) > 2 and label.startswith("-") and label.endswith("-"):
         return label
     for i, ch in enumerate(label):
@@ -175,7 +178,8 @@ def strip_function_tags(label: str) -> str:
 
 
 def strip_traces(tree: Tree) -> Tree | None:
-    """The tree without ``-NONE-`` leaves and the constituents left empty; None if nothing is left."""
+    """The tree without ``-NONE-`` leaves and the constituents left empty; None if nothing is
+    left."""
     if tree.is_preterminal:
         return None if tree.label == TRACE_TAG else Tree(tree.label, word=tree.word)
     kept = [c for c in (strip_traces(child) for child in tree.children) if c is not None]
@@ -190,7 +194,8 @@ def relabel(tree: Tree, fn: Callable[[str], str]) -> Tree:
 
 
 def remove_root(tree: Tree) -> Tree:
-    """Unwrap an unlabelled/``TOP``/``ROOT`` root with one child (repeatedly); else keep it, as ``TOP``."""
+    """Unwrap an unlabelled/``TOP``/``ROOT`` root with one child (repeatedly); else keep it, as
+    ``TOP``."""
     while not tree.is_preterminal and tree.label in ROOT_LABELS and len(tree.children) == 1:
         tree = tree.children[0]
     if not tree.is_preterminal and tree.label in ROOT_LABELS:
@@ -200,7 +205,8 @@ def remove_root(tree: Tree) -> Tree:
 
 def normalize(tree: Tree, traces: bool = True, function_tags: bool = True,
               root: bool = True) -> Tree | None:
-    """Strip traces, function tags and the root as chosen (module docstring); None if only traces."""
+    """Strip traces, function tags and the root as chosen (module docstring); None if only
+    traces."""
     out: Tree | None = tree
     if traces:
         out = strip_traces(out)

@@ -19,7 +19,7 @@ import dataclasses
 import os
 import re
 import zipfile
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from t2t_repro.data.text_files import DataError, decode_utf8
 from t2t_repro.parsing.tree_files import TreeReadStats, iter_tree_items, read_text
@@ -34,7 +34,8 @@ _NAME_RE = re.compile(r"(?:^|/)wsj_(\d{4})\.mrg$", re.IGNORECASE)
 
 @dataclasses.dataclass(frozen=True)
 class MrgFile:
-    """One treebank file: its 4-digit number and where it is (``member`` set: inside zip ``path``)."""
+    """One treebank file: its 4-digit number and where it is (``member`` set: inside zip
+    ``path``)."""
 
     number: int
     path: str
@@ -50,7 +51,8 @@ class MrgFile:
 
 
 def find_mrg_files(tmp_dir: str) -> list[MrgFile]:
-    """Every ``wsj_NNNN.mrg`` under ``tmp_dir`` (disk first, then ``treebank.zip``), one per number."""
+    """Every ``wsj_NNNN.mrg`` under ``tmp_dir`` (disk first, then ``treebank.zip``), one per
+    number."""
     if not os.path.isdir(tmp_dir):
         raise DataError(f"--tmp_dir {tmp_dir} does not exist. " + missing_help(tmp_dir))
     found: dict[int, MrgFile] = {}
@@ -131,7 +133,8 @@ def iter_raw_trees(files: Iterable[MrgFile], stats: TreeReadStats) -> Iterator[T
 
 
 def normalized(trees: Iterable[Tree], stats: TreeReadStats) -> Iterator[Tree]:
-    """``trees.normalize``d trees; a tree that was only traces is dropped (``stats.dropped_empty``)."""
+    """``trees.normalize``d trees; a tree that was only traces is dropped
+    (``stats.dropped_empty``)."""
     for tree in trees:
         out = normalize(tree)
         if out is None:

@@ -23,10 +23,10 @@ import time
 import tensorflow as tf
 
 from t2t_repro.data.source_lines import normalize_source_lines_in_graph
-from t2t_repro.data.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
-from t2t_repro.data.text_encoder import EOS_ID
 from t2t_repro.decoding.search import SearchConfig, search
 from t2t_repro.serving import ExportError
+from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
 class Translator(tf.Module):

@@ -9,11 +9,10 @@ length is traced once.
 
 from __future__ import annotations
 
-import sacrebleu
-
 from t2t_repro.data.input_pipeline import EVAL, make_dataset
-from t2t_repro.data.text_encoder import EOS_ID
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+from t2t_repro.metrics.bleu import sacrebleu_score
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
 class DevBleu:
@@ -40,4 +39,4 @@ class DevBleu:
         for start in range(0, len(self.inputs), batch):
             hyps = self.decoder.decode_ids(self.inputs[start : start + batch])
             hypotheses.extend(h[0].text for h in hyps)
-        return sacrebleu.corpus_bleu(hypotheses, [self.references]).score
+        return sacrebleu_score(self.references, hypotheses)

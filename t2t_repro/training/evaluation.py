@@ -1,4 +1,6 @@
-"""Teacher-forced evaluation on the dev split, as T2T's eval (digest §2.11, §5.2).
+"""Teacher-forced evaluation on the dev split, as T2T's eval
+(``tensor2tensor/utils/t2t_model.py``, ``T2TModel.estimator_spec_eval``;
+``tensor2tensor/utils/metrics.py``).
 
 No dropout and no label smoothing: the loss is the plain per-token cross entropy, so
 ``perplexity = exp(loss)`` is the paper's per-wordpiece PPL. Accuracy counts non-PAD target

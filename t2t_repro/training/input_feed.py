@@ -21,7 +21,7 @@ class ReplicaFeed:
         with tf.device("/cpu:0"):
             self.iterator = iter(dataset)
 
-    def __iter__(self) -> "ReplicaFeed":
+    def __iter__(self) -> ReplicaFeed:
         return self
 
     def __next__(self):

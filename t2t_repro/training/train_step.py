@@ -1,10 +1,10 @@
 """The distributed update: micro-batches, token-normalised gradients, one optimizer step.
 
-Why this shape: T2T's loss is the mean over every non-PAD target token of the *global*
-batch (digest §2.11). Each replica sums token losses over its micro-batches (gradient
-accumulation), the token counts are all-reduced, and gradients are divided by the global
-count, so the update does not depend on how the batch is split across replicas or
-micro-batches. The optimizer (and its learning-rate schedule) sees one step per update.
+Why this shape: T2T's loss is the mean over every non-PAD target token of the *global* batch
+(``tensor2tensor/utils/t2t_model.py``, ``average_sharded_losses``). Each replica sums token losses
+over its micro-batches (gradient accumulation), the token counts are all-reduced, and gradients are
+divided by the global count, so the update does not depend on how the batch is split across replicas
+or micro-batches. The optimizer (and its learning-rate schedule) sees one step per update.
 
 ``make_train_loop`` runs ``n`` updates inside one ``tf.function`` and accumulates metrics in
 variables, so the host pays Python overhead once per call, not once per step.
@@ -73,7 +73,7 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
             batch_grads = [_dense(g) for g in tape.gradient(scaled, variables)]
             if loss_scale:
                 batch_grads = [g * count for g in batch_grads]
-            grads = batch_grads if grads is None else [a + b for a, b in zip(grads, batch_grads)]
+            grads = batch_grads if grads is None else [a + b for a, b in zip(grads, batch_grads, strict=True)]
             loss_sum += batch_loss
             tokens += batch_tokens
         global_tokens = tf.maximum(ctx.all_reduce(SUM, tokens), 1.0)
@@ -86,7 +86,7 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
             norm = norm / optimizer.dynamic_scale
         # The optimizer sums gradients over replicas; the sum is already in every replica.
         grads = [g / num_replicas for g in grads] if num_replicas > 1 else grads
-        optimizer.apply_gradients(zip(grads, variables))
+        optimizer.apply_gradients(zip(grads, variables, strict=True))
         stats = {
             "loss": global_loss, "grad_norm": norm, "target_tokens": global_tokens,
             "target_padded": ctx.all_reduce(SUM, tf.cast(sum(

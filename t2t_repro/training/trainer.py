@@ -24,10 +24,10 @@ import keras
 import tensorflow as tf
 
 from t2t_repro import checkpoint_files, hparams_checks, registry
-from t2t_repro.errors import UserError
-from t2t_repro.data.input_pipeline import TRAIN, EVAL, list_shards, make_dataset
+from t2t_repro.data.input_pipeline import EVAL, TRAIN, list_shards, make_dataset
 from t2t_repro.data.records import find_corrupt_record
 from t2t_repro.data.text_files import DataError
+from t2t_repro.errors import UserError
 from t2t_repro.hparams_lib import check_hparams, create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.model_loading import CheckpointError
@@ -42,6 +42,7 @@ from t2t_repro.training.output_dir import check_saved, saved_hparams, write_reco
 from t2t_repro.training.summaries import ConsoleLog, Summaries
 from t2t_repro.training.train_step import DIVERGED_LOSS, TrainMetrics, make_train_loop
 from t2t_repro.visualization import attention_maps
+
 
 class TrainingError(UserError, RuntimeError):
     """Training cannot continue (non-finite loss, bad configuration)."""

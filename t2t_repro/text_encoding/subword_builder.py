@@ -1,4 +1,4 @@
-"""T2T's subword vocabulary builder (digest §6.4), vectorised, with the same result.
+"""T2T's subword vocabulary builder, vectorised, with the same result.
 
 T2T's ``SubwordTextEncoder.build_from_token_counts`` runs ``num_iterations`` rounds of:
 
@@ -13,7 +13,7 @@ T2T's ``SubwordTextEncoder.build_from_token_counts`` runs ``num_iterations`` rou
 
 Here every distinct substring (up to the longest length any vocabulary entry can have) of
 every escaped token is interned once per token-count table (compiled,
-:func:`t2t_repro.data.subword_kernel.intern_substrings`); each ``(token, start)`` position
+:func:`t2t_repro.text_encoding.subword_kernel.intern_substrings`); each ``(token, start)`` position
 owns a contiguous run of substring ids ordered by length. An iteration is then array work:
 the greedy segmentation of all tokens is a segmented max over "in vocabulary" flags plus a
 frontier walk, the counting is one ``bincount`` over the runs of the segment starts, and
@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import itertools
 import numbers
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from t2t_repro.data.subword_kernel import intern_substrings
-from t2t_repro.data.text_encoder import ESCAPE_CHARS, RESERVED_TOKENS, escape_token
+from t2t_repro.text_encoding.escaping import ESCAPE_CHARS, escape_token
+from t2t_repro.text_encoding.reserved_tokens import RESERVED_TOKENS
+from t2t_repro.text_encoding.subword_kernel import intern_substrings
 
 # float64 bincount is exact while every partial sum stays below 2**53.
 _EXACT_FLOAT_LIMIT = 2 ** 52
@@ -45,7 +46,7 @@ _EXACT_FLOAT_LIMIT = 2 ** 52
 def check_reserved_tokens(reserved_tokens: Sequence[str] | None) -> list[str]:
     if reserved_tokens is None:
         return list(RESERVED_TOKENS)
-    for default, proposed in zip(RESERVED_TOKENS, reserved_tokens):
+    for default, proposed in zip(RESERVED_TOKENS, reserved_tokens, strict=False):  # a prefix
         if default != proposed:
             raise ValueError(
                 f"RESERVED_TOKENS {RESERVED_TOKENS} must be a prefix of reserved_tokens "
@@ -65,7 +66,7 @@ class SubwordBuilder:
             if not isinstance(tok, str):
                 raise ValueError(f"Expected str tokens in token_counts, got {type(tok)}: {tok!r}")
         raw_weights = [token_counts[t] for t in tokens]
-        for tok, w in zip(tokens, raw_weights):
+        for tok, w in zip(tokens, raw_weights, strict=True):
             if type(w) is not int and not isinstance(w, numbers.Integral) and not (
                     isinstance(w, numbers.Real) and float(w).is_integer()):
                 raise ValueError(f"token count for {tok!r} must be an integer, got {w!r}")
@@ -220,10 +221,10 @@ class SubwordBuilder:
         if acc_ids:
             ids = np.concatenate(acc_ids).tolist()
             cnts = np.concatenate(acc_cnt).tolist()
-            chosen = [(c, strings[i]) for i, c in zip(ids, cnts) if strings[i] not in alphabet]
+            chosen = [(c, strings[i]) for i, c in zip(ids, cnts, strict=True) if strings[i] not in alphabet]
         # Id -1 (a character no escaped token contains) reads the appended 0.
         alpha_counts = np.append(final, 0)[self._alphabet_ids].tolist()
-        chosen.extend(zip(alpha_counts, self._alphabet_list))
+        chosen.extend(zip(alpha_counts, self._alphabet_list, strict=True))
         chosen.sort(reverse=True)
         return [s for _, s in chosen]
 

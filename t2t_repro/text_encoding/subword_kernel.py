@@ -16,7 +16,7 @@ Python lists of ids.
   repeated token costs one probe. The same table interns substrings for the vocabulary
   builder (:func:`intern_substrings`).
 * Character classes are one ``uint8`` per code point: ``ALNUM`` (Unicode category L* or N*,
-  the tokenizer's set, as in :mod:`t2t_repro.data.tokenizer`) and ``IN_ALPHABET`` (the
+  the tokenizer's set, as in :mod:`t2t_repro.text_encoding.tokenizer`) and ``IN_ALPHABET`` (the
   vocabulary's alphabet, for escaping).
 
 Hot loops index arrays with ``_U(i)`` (uint64): numba then skips its negative-index
@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import gc
 import re
-from itertools import islice
-from typing import Sequence
+from collections.abc import Sequence
+from itertools import pairwise
 
 import numba
 import numpy as np
 
-from t2t_repro.data.tokenizer import ALNUM_CLASS
+from t2t_repro.text_encoding.tokenizer import ALNUM_CLASS
 
 ALNUM = np.uint8(1)
 IN_ALPHABET = np.uint8(2)
@@ -48,8 +48,8 @@ _alnum_flags: np.ndarray | None = None
 
 
 def alnum_flags() -> np.ndarray:
-    """``ALNUM`` for every code point the tokenizer counts as alphanumeric (T2T's L*/N*
-    set, :data:`t2t_repro.data.tokenizer.ALNUM_CLASS`); computed once per process (0.1 s)."""
+    """``ALNUM`` for every code point the tokenizer counts as alphanumeric (T2T's L*/N* set,
+    :data:`t2t_repro.text_encoding.tokenizer.ALNUM_CLASS`); computed once per process (0.1 s)."""
     global _alnum_flags
     if _alnum_flags is None:
         every = "".join(map(chr, range(_NUM_CODE_POINTS)))
@@ -444,7 +444,7 @@ class CompiledVocabulary:
             n = len(texts) if failed < 0 else failed
             flat = ids.tolist()
             bounds = id_starts[:n + 1].tolist()
-            return [flat[a:b] for a, b in zip(bounds, islice(bounds, 1, None))], failed
+            return [flat[a:b] for a, b in pairwise(bounds)], failed
         finally:
             if gc_was_enabled:
                 gc.enable()

@@ -1,22 +1,22 @@
-"""T2T's SubwordTextEncoder (digest §4.4, §6), id-for-id compatible with
+"""T2T's SubwordTextEncoder, id-for-id compatible with
 ``tensor2tensor.data_generators.text_encoder.SubwordTextEncoder``.
 
 * Vocabulary files are T2T's ``.subwords`` files: one subtoken per line in single quotes.
   Ids 0 and 1 are the reserved ``<pad>`` and ``<EOS>``, stored either as ``'<pad>'`` /
   ``'<EOS>'`` (older files) or ``'<pad>_'`` / ``'<EOS>_'`` (what modern T2T and
   :meth:`SubwordTextEncoder.store_to_file` write); both load, by position.
-* Encoding: :mod:`t2t_repro.data.tokenizer` splits the text into tokens; each token is
+* Encoding: :mod:`t2t_repro.text_encoding.tokenizer` splits the text into tokens; each token is
   escaped (``\\`` -> ``\\\\``, ``_`` -> ``\\u``, a character outside the vocabulary's
   alphabet or a newline -> ``\\<decimal code point>;``, then ``_`` appended) and segmented
   greedily, longest vocabulary prefix first.
 * Decoding concatenates the subtoken strings, splits at ``_``, unescapes each piece and
-  joins the tokens with :func:`t2t_repro.data.tokenizer.decode`.
+  joins the tokens with :func:`t2t_repro.text_encoding.tokenizer.decode`.
 
-Speed: encoding runs compiled (:mod:`t2t_repro.data.subword_kernel`): a whole batch of texts
-is tokenized, escaped and segmented in one pass over its code points, with the vocabulary as
-a trie and a per-batch token cache. The ids are those of T2T's algorithm (tests compare
-them with ``tests/reference_subword.py``). The vocabulary builder lives in
-:mod:`t2t_repro.data.subword_builder`.
+Speed: encoding runs compiled (:mod:`t2t_repro.text_encoding.subword_kernel`): a whole batch of
+texts is tokenized, escaped and segmented in one pass over its code points, with the vocabulary as a
+trie and a per-batch token cache. The ids are those of T2T's algorithm (tests compare them with
+``tests/reference_subword.py``). The vocabulary builder lives in
+:mod:`t2t_repro.text_encoding.subword_builder`.
 
 Deliberate differences from T2T, all on inputs T2T mishandles: a vocabulary file with an
 empty line or unbalanced quotes is an error (T2T would silently shift ids); ``store_to_file``
@@ -27,25 +27,15 @@ refuses a subtoken containing a newline (T2T would write a file it cannot read b
 from __future__ import annotations
 
 import os
-import re
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from t2t_repro.atomic_write import write_text_atomically
-from t2t_repro.data import tokenizer
-from t2t_repro.data.subword_kernel import CompiledVocabulary
-from t2t_repro.data.text_files import DataError
-
-PAD = "<pad>"
-EOS = "<EOS>"
-RESERVED_TOKENS = [PAD, EOS]
-NUM_RESERVED_TOKENS = len(RESERVED_TOKENS)
-PAD_ID = RESERVED_TOKENS.index(PAD)  # 0
-EOS_ID = RESERVED_TOKENS.index(EOS)  # 1
-
-# The alphabet always contains the characters escapes are written with.
-ESCAPE_CHARS = frozenset("\\_u;0123456789")
-_UNESCAPE_RE = re.compile(r"\\u|\\\\|\\([0-9]+);")
-_UNDEFINED_CHAR = "\u3013"
+from t2t_repro.errors import DataError
+from t2t_repro.text_encoding import tokenizer
+from t2t_repro.text_encoding.escaping import ESCAPE_CHARS, escape_token, unescape_token
+from t2t_repro.text_encoding.reserved_tokens import NUM_RESERVED_TOKENS
+from t2t_repro.text_encoding.subword_builder import SubwordBuilder
+from t2t_repro.text_encoding.subword_kernel import CompiledVocabulary
 
 
 class VocabFileError(DataError, ValueError):
@@ -55,36 +45,6 @@ class VocabFileError(DataError, ValueError):
 
 def _to_text(s) -> str:
     return s.decode("utf-8") if isinstance(s, (bytes, bytearray)) else s
-
-
-def escape_token(token: str, alphabet) -> str:
-    """T2T's ``_escape_token``: escape ``\\`` and ``_``, replace characters outside
-    ``alphabet`` (and newlines) by ``\\<decimal>;`` and append the ``_`` end marker."""
-    if not isinstance(token, str):
-        raise ValueError(f"Expected string type for token, got {type(token)}")
-    token = token.replace("\\", "\\\\").replace("_", "\\u")
-    if "\n" in token or not alphabet.issuperset(token):
-        token = "".join(c if c in alphabet and c != "\n" else f"\\{ord(c)};" for c in token)
-    return token + "_"
-
-
-def _unescape_match(m: re.Match) -> str:
-    code = m.group(1)
-    if code is None:
-        return "_" if m.group(0) == "\\u" else "\\"
-    try:
-        return chr(int(code))
-    except (ValueError, OverflowError):
-        return _UNDEFINED_CHAR
-
-
-def unescape_token(escaped_token: str) -> str:
-    """T2T's ``_unescape_token`` (invalid code points become U+3013)."""
-    if escaped_token.endswith("_"):
-        escaped_token = escaped_token[:-1]
-    if "\\" not in escaped_token:
-        return escaped_token
-    return _UNESCAPE_RE.sub(_unescape_match, escaped_token)
 
 
 class SubwordTextEncoder:
@@ -266,9 +226,8 @@ class SubwordTextEncoder:
                                 num_iterations: int = 4,
                                 reserved_tokens: Sequence[str] | None = None,
                                 max_subtoken_length: int | None = None) -> None:
-        """T2T's vocabulary construction for one ``min_count`` (digest §6.4)."""
-        from t2t_repro.data.subword_builder import SubwordBuilder
-
+        """T2T's vocabulary construction for one ``min_count`` (T2T's
+        ``SubwordTextEncoder.build_from_token_counts``)."""
         builder = SubwordBuilder(token_counts, reserved_tokens, max_subtoken_length)
         self._init_subtokens(builder.build(min_count, num_iterations), builder.alphabet)
 
@@ -276,11 +235,9 @@ class SubwordTextEncoder:
     def build_to_target_size(cls, target_size: int, token_counts: Mapping[str, int],
                              min_val: int = 1, max_val: int = 1000, num_iterations: int = 4,
                              reserved_tokens: Sequence[str] | None = None,
-                             max_subtoken_length: int | None = None) -> "SubwordTextEncoder":
+                             max_subtoken_length: int | None = None) -> SubwordTextEncoder:
         """T2T's recursive bisection over ``min_count`` for a vocabulary near
         ``target_size`` (:meth:`SubwordBuilder.build_to_target_size`)."""
-        from t2t_repro.data.subword_builder import SubwordBuilder
-
         if min_val > max_val:
             raise ValueError("Lower bound for the minimum token count "
                              "is greater than the upper bound.")
@@ -296,7 +253,7 @@ class SubwordTextEncoder:
     def build_from_generator(cls, generator: Iterable[str], target_size: int,
                              max_subtoken_length: int | None = None,
                              reserved_tokens: Sequence[str] | None = None
-                             ) -> "SubwordTextEncoder":
+                             ) -> SubwordTextEncoder:
         """Count tokens of every text ``generator`` yields, then
         :meth:`build_to_target_size` with ``min_val=1, max_val=1000``."""
         counts = tokenizer.count_tokens(_to_text(item) for item in generator)

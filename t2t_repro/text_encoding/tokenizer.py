@@ -1,4 +1,4 @@
-"""T2T's invertible tokenizer (digest §6.1), with the same output as
+"""T2T's invertible tokenizer (``encode`` / ``decode``), with the same output as
 ``tensor2tensor/data_generators/tokenizer.py`` and a regex fast path.
 
 A character is alphanumeric when its Unicode category (``unicodedata``, i.e. the Unicode
@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Iterable
-
+from collections.abc import Iterable
 
 # ``re``'s ``\w`` (str patterns) is ``str.isalnum()`` plus "_"; with CPython's Unicode
 # database ``str.isalnum()`` holds exactly for the characters of category L* or N*, so
