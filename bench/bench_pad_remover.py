@@ -64,7 +64,7 @@ def read_pairs(limit: int):
     files = [gzip.open(os.path.join(SHARED, "multi30k", f"train.{lang}.gz"), "rt")
              for lang in ("en", "de")]
     pairs = []
-    for en, de in zip(*files):
+    for en, de in zip(*files, strict=True):
         pairs.append((vocab.encode(en.strip()) + [1], vocab.encode(de.strip()) + [1]))
         if len(pairs) == limit:
             break
@@ -79,7 +79,7 @@ def twin_encoders(hparams_set: str):
         model = registry.model("transformer")(hp)
         model.build()
         models.append(model)
-    for a, b in zip(models[0].weights, models[1].weights):
+    for a, b in zip(models[0].weights, models[1].weights, strict=True):
         b.assign(a)
     return models
 
@@ -116,7 +116,7 @@ def main() -> None:
     batches = bucketed_batches(read_pairs(20000), args.batch_size, args.batches)
     real = sum(int((b != 0).sum()) for b in batches)
     padded = sum(b.size for b in batches)
-    models = dict(zip(("pad_remover", "no_pad_remover"), twin_encoders(args.hparams_set)))
+    models = dict(zip(("pad_remover", "no_pad_remover"), twin_encoders(args.hparams_set), strict=True))
 
     def forward(model):
         return tf.function(lambda ids: model.encode(ids)[0], reduce_retracing=True)
@@ -139,7 +139,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, fn in fns.items():
                 times[name].append(timed(fn, batches))
-        ratios = [b / a for a, b in zip(times["pad_remover"], times["no_pad_remover"])]
+        ratios = [b / a for a, b in zip(times["pad_remover"], times["no_pad_remover"], strict=True)]
         results[kind] = {
             **{f"{name}_s_median": statistics.median(t) for name, t in times.items()},
             **{f"{name}_s_best": min(t) for name, t in times.items()},

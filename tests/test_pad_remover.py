@@ -11,9 +11,9 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.layers.attention import attention_bias_ignore_padding
 from t2t_repro.layers.feed_forward import DenseReluDense
 from t2t_repro.layers.pad_remover import PadRemover
-from t2t_repro.layers.attention import attention_bias_ignore_padding
 
 IDS = np.array([[5, 9, 3, 1, 0, 0], [7, 1, 0, 0, 0, 0], [4, 4, 8, 2, 6, 1]], np.int32)
 TARGETS = np.array([[3, 4, 1, 0], [2, 1, 0, 0], [5, 6, 7, 1]], np.int32)
@@ -27,7 +27,7 @@ def twin_models(overrides=""):
         model = registry.model("transformer")(hp)
         model.build()
         models.append(model)
-    for a, b in zip(models[0].weights, models[1].weights):
+    for a, b in zip(models[0].weights, models[1].weights, strict=True):
         b.assign(a)
     return models
 

@@ -25,7 +25,6 @@ import argparse
 import importlib.util
 import json
 import os
-import sys
 
 SOURCES = ["The cat sat on the mat.",
            "Hello world",
@@ -273,8 +272,8 @@ def main():
         json.dump(meta, f, indent=2)
     print(json.dumps(meta["arrays"]))
     print("post-norm train dir:", postnorm_checkpoint(args.out))
-    print("stop_early table: seed %d, ids %s (stop early) vs %s (not)"
-          % stop_early_reference(args.out))
+    seed, early, late = stop_early_reference(args.out)
+    print(f"stop_early table: seed {seed}, ids {early} (stop early) vs {late} (not)")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ both, for a user who accepts a model that differs from T2T's).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from t2t_repro import registry
 from t2t_repro.hparam import HParams, HParamsError
