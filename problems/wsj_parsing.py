@@ -36,9 +36,10 @@ from problems.base import DatagenSummary, Problem
 from t2t_repro import registry
 from t2t_repro.data import datagen_lib, records
 from t2t_repro.data.text_encoder import EOS_ID, SubwordTextEncoder
+from t2t_repro.data.token_encoder import TokenTextEncoder
 from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.parsing import wsj_splits
-from t2t_repro.parsing.linearize import linearize
+from t2t_repro.parsing.linearize import linearize, target_inventory
 from t2t_repro.parsing.tree_files import TreeItem, TreeReadStats, write_tree_lines
 from t2t_repro.parsing.trees import Tree, TreeParseError, normalize, parse_tree
 
@@ -58,7 +59,6 @@ class WsjParsingProblem(Problem):
 
     layout = "auto"  # or wsj_splits.LDC / wsj_splits.PTB_SAMPLE
     approx_vocab_size = 2**14
-    target_approx_vocab_size = 2**9
     max_subtoken_length: int | None = 200
     vocab_extra_trees = 100_000  # extra (semi-supervised) trees the vocabs see, after WSJ train
     num_shards = {records.TRAIN: 10, records.DEV: 1, records.TEST: 1}
@@ -72,7 +72,8 @@ class WsjParsingProblem(Problem):
 
     @property
     def target_vocab_filename(self) -> str:
-        return f"vocab.{self.name}.targets.{self.target_approx_vocab_size}.subwords"
+        """One token per line (``TokenTextEncoder``): every label, closer and POS tag is one id."""
+        return f"vocab.{self.name}.targets.tokens"
 
     def gold_file(self, data_dir: str, split: str, kind: str) -> str:
         """``<name>.<split>.trees`` (gold trees) or ``<name>.<split>.words`` (sentences), written by datagen."""
@@ -111,7 +112,7 @@ class WsjParsingProblem(Problem):
             if not os.path.isfile(path):
                 raise DataError(f"Vocabulary file {path} not found. Run: t2t-datagen --problem={self.name} "
                                 f"--data_dir={data_dir} --tmp_dir=<folder with the treebank's .mrg files>")
-        return {"inputs": datagen_lib.load_vocab(paths[0]), "targets": datagen_lib.load_vocab(paths[1])}
+        return {"inputs": datagen_lib.load_vocab(paths[0]), "targets": TokenTextEncoder(paths[1])}
 
     def _vocab(self, data_dir: str, filename: str, size: int, lines: Callable[[], Iterator[str]],
                max_cases: int | None, summary: DatagenSummary) -> SubwordTextEncoder:
@@ -121,6 +122,20 @@ class WsjParsingProblem(Problem):
         if os.path.isfile(path) and (trial is None or trial == max_cases):
             return datagen_lib.load_vocab(path)
         encoder = datagen_lib.build_vocab(path, lines(), size, self.max_subtoken_length)
+        datagen_lib.set_vocab_trial_cases(path, max_cases)
+        summary.vocab_built = True
+        return encoder
+
+    def _target_vocab(self, data_dir: str, targets: Iterable[str], max_cases: int | None,
+                      summary: DatagenSummary) -> TokenTextEncoder:
+        """The Penn Treebank's labels, closers and tags, then any other token of the training
+        targets (most frequent first); kept if present, unless a ``--max_cases`` trial made it."""
+        path = os.path.join(data_dir, self.target_vocab_filename)
+        trial = datagen_lib.vocab_trial_cases(path)
+        if os.path.isfile(path) and (trial is None or trial == max_cases):
+            return TokenTextEncoder(path)
+        encoder = TokenTextEncoder(tokens=target_inventory(targets))
+        encoder.store_to_file(path)
         datagen_lib.set_vocab_trial_cases(path, max_cases)
         summary.vocab_built = True
         return encoder
@@ -148,8 +163,7 @@ class WsjParsingProblem(Problem):
 
         src_enc = self._vocab(data_dir, self.vocab_filename, self.approx_vocab_size,
                               lambda: (p[0] for p in vocab_pairs()), max_cases, summary)
-        tgt_enc = self._vocab(data_dir, self.target_vocab_filename, self.target_approx_vocab_size,
-                              lambda: (p[1] for p in vocab_pairs()), max_cases, summary)
+        tgt_enc = self._target_vocab(data_dir, (p[1] for p in vocab_pairs()), max_cases, summary)
         summary.vocab_size = src_enc.vocab_size
         summary.vocab_file = (f"{os.path.join(data_dir, self.vocab_filename)}; targets "
                               f"{tgt_enc.vocab_size:,}: {self.target_vocab_filename}")
@@ -171,7 +185,7 @@ class WsjParsingProblem(Problem):
         return summary
 
     def _write_split(self, data_dir: str, split: str, pairs: Iterable[tuple[str, str]],
-                     src_enc: SubwordTextEncoder, tgt_enc: SubwordTextEncoder, seed: int, progress: bool,
+                     src_enc: SubwordTextEncoder, tgt_enc: TokenTextEncoder, seed: int, progress: bool,
                      summary: DatagenSummary) -> int:
         """Encode ``pairs`` (EOS appended) round-robin into the split's shards, shuffled; returns the count."""
         for path in datagen_lib.temp_files(data_dir, self.name, split):
@@ -230,7 +244,6 @@ class WsjParsingPtbSample(WsjParsingProblem):
 
     layout = wsj_splits.PTB_SAMPLE
     approx_vocab_size = 2**12
-    target_approx_vocab_size = 2**8
     num_shards = {records.TRAIN: 2, records.DEV: 1, records.TEST: 1}
 
 

@@ -34,7 +34,8 @@ applied in this order, each counted in ``Repairs``:
 from __future__ import annotations
 
 import dataclasses
-from typing import Collection, Sequence
+from collections import Counter
+from typing import Collection, Iterable, Sequence
 
 from t2t_repro.parsing.trees import Tree
 
@@ -42,6 +43,10 @@ from t2t_repro.parsing.trees import Tree
 PTB_POS_TAGS = frozenset(
     "CC CD DT EX FW IN JJ JJR JJS LS MD NN NNS NNP NNPS PDT POS PRP PRP$ RB RBR RBS RP SYM TO UH "
     "VB VBD VBG VBN VBP VBZ WDT WP WP$ WRB # $ . , : `` '' -LRB- -RRB- ( ) -NONE-".split())
+# The Penn Treebank's phrase labels (after function tags are stripped).
+PTB_PHRASE_LABELS = tuple(
+    "ADJP ADVP CONJP FRAG INTJ LST NAC NP NX PP PRN PRT QP RRC S SBAR SBARQ SINV SQ UCP VP "
+    "WHADJP WHADVP WHNP WHPP X".split())
 DEFAULT_TAG = "XX"
 PUNCTUATION_TAGS = {",": ",", ".": ".", "?": ".", "!": ".", ":": ":", ";": ":", "--": ":", "-": ":",
                     "...": ":", "``": "``", "''": "''"}
@@ -62,6 +67,15 @@ def target_tokens(tree: Tree) -> list[str]:
 
     walk(tree)
     return out
+
+
+def target_inventory(targets: Iterable[str]) -> list[str]:
+    """Target tokens for a one-id-per-token vocabulary: the PTB tags, labels and closers, then
+    every other token of ``targets`` (linearised trees), most frequent first."""
+    fixed = sorted(PTB_POS_TAGS) + list(PTB_PHRASE_LABELS) + ["/" + l for l in PTB_PHRASE_LABELS]
+    known = set(fixed)
+    counts = Counter(t for line in targets for t in line.split() if t not in known)
+    return fixed + sorted(counts, key=lambda t: (-counts[t], t))
 
 
 def linearize(tree: Tree) -> tuple[str, str]:
