@@ -63,7 +63,8 @@ class WsjParsingProblem(Problem):
     vocab_extra_trees = 100_000  # extra (semi-supervised) trees the vocabs see, after WSJ train
     num_shards = {records.TRAIN: 10, records.DEV: 1, records.TEST: 1}
     target_space_id = 15  # T2T's parsing_english_ptb* problems (digest §4.5)
-    decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
+    # tree_constraint: only well-formed trees over the input's words (decoding/tree_constraint.py).
+    decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300, "tree_constraint": True}
     eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
 
     @property

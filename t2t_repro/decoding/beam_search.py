@@ -65,13 +65,15 @@ def _top_beams(scores, k, *tensors):
 
 def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, decode_length: int,
                 vocab_size: int, alpha, states=None, eos_id: int = EOS_ID,
-                stop_early: bool = True):
+                stop_early: bool = True, constrain_fn=None):
     """Returns (ids [B, beam, decode_length + 1] int32, scores [B, beam]), best first.
 
     Column 0 of ``ids`` is the initial id; callers strip it. Scores are length-normalised
     log-probs of finished hypotheses, or raw log-probs of the alive beams for a batch item
     that finished nothing (T2T's fallback). ``states`` ([B, ...] tensors) is tiled to the beam.
     ``decode_length``, ``beam_size`` and ``vocab_size`` must be Python ints (static shapes).
+    ``constrain_fn(log_probs [N, V], ids [N, D+1], i, states) -> (log_probs, states)``, if
+    given, masks each step's log-probs (e.g. ``tree_constraint``); None leaves search as T2T's.
     """
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
@@ -89,12 +91,20 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, decode_length
 
     def grow_topk(i, alive_seq, alive_log_probs, states):
         """Extends every alive beam by every token; keeps the top 2*beam by normalised score."""
+        flat_ids = merge_beam_dim(alive_seq)
         flat_logits, flat_states = symbols_to_logits_fn(
-            merge_beam_dim(alive_seq), i, tf.nest.map_structure(merge_beam_dim, states))
+            flat_ids, i, tf.nest.map_structure(merge_beam_dim, states))
+        if constrain_fn is None:
+            logits = tf.reshape(tf.cast(flat_logits, tf.float32),
+                                [batch_size, beam_size, vocab_size])
+            log_probs = log_prob_from_logits(logits)
+        else:  # Masked log-probs (tree_constraint.py); its state lives in flat_states.
+            flat_log_probs, flat_states = constrain_fn(
+                log_prob_from_logits(tf.cast(flat_logits, tf.float32)), flat_ids, i, flat_states)
+            log_probs = tf.reshape(flat_log_probs, [batch_size, beam_size, vocab_size])
         states = tf.nest.map_structure(
             lambda t: unmerge_beam_dim(t, batch_size, beam_size), flat_states)
-        logits = tf.reshape(tf.cast(flat_logits, tf.float32), [batch_size, beam_size, vocab_size])
-        log_probs = log_prob_from_logits(logits) + alive_log_probs[:, :, None]
+        log_probs = log_probs + alive_log_probs[:, :, None]
         penalty = length_penalty(i + 1, alpha)
         flat_scores = tf.reshape(log_probs / penalty, [batch_size, beam_size * vocab_size])
         topk_scores, topk_flat_ids = tf.math.top_k(flat_scores, k=2 * beam_size)

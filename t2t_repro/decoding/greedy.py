@@ -14,8 +14,9 @@ from t2t_repro.decoding.beam_search import EOS_ID, log_prob_from_logits, shape_l
 
 
 def greedy_search(symbols_to_logits_fn, initial_ids, decode_length: int, cache,
-                  eos_id: int = EOS_ID):
-    """Returns (ids [B, decode_length + 1] int32, log_probs [B] float32)."""
+                  eos_id: int = EOS_ID, constrain_fn=None):
+    """Returns (ids [B, decode_length + 1] int32, log_probs [B] float32). ``constrain_fn`` as
+    in ``beam_search``: it masks the log-probs before the argmax."""
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
     positions = tf.range(decode_length + 1)
@@ -24,8 +25,13 @@ def greedy_search(symbols_to_logits_fn, initial_ids, decode_length: int, cache,
     def body(i, ids, hit_eos, log_prob, cache):
         logits, cache = symbols_to_logits_fn(ids, i, cache)
         logits = tf.cast(logits, tf.float32)
-        next_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        chosen = tf.gather(log_prob_from_logits(logits), next_id[:, None], batch_dims=1)[:, 0]
+        if constrain_fn is None:
+            next_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+            log_probs = log_prob_from_logits(logits)
+        else:  # Masked log-probs (tree_constraint.py); its state lives in the cache.
+            log_probs, cache = constrain_fn(log_prob_from_logits(logits), ids, i, cache)
+            next_id = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+        chosen = tf.gather(log_probs, next_id[:, None], batch_dims=1)[:, 0]
         log_prob += chosen * (1.0 - tf.cast(hit_eos, tf.float32))
         hit_eos = tf.logical_or(hit_eos, tf.equal(next_id, eos_id))
         ids = tf.where(positions == i + 1, next_id[:, None], ids)

@@ -19,12 +19,13 @@ import numpy as np
 from t2t_repro.data.text_encoder import EOS_ID
 from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.search import SearchConfig, Searcher
+from t2t_repro.decoding.tree_constraint import TreeConstraint
 from t2t_repro.hparam import HParams
 
 FILLER_SCORE = -1e6
 DECODE_DEFAULTS = dict(beam_size=4, alpha=0.6, extra_length=100, batch_size=32,
                        return_beams=False, write_beam_scores=False, max_input_size=-1,
-                       use_xla=False)
+                       use_xla=False, tree_constraint=False, tree_renormalize=False)
 
 
 def decode_hparams(overrides: str = "", problem_defaults: dict | None = None) -> HParams:
@@ -33,6 +34,18 @@ def decode_hparams(overrides: str = "", problem_defaults: dict | None = None) ->
     for name, value in (problem_defaults or {}).items():
         hp.set_hparam(name, value)
     return hp.parse(overrides)
+
+
+def tree_constraint_for(target_encoder, dhp: HParams) -> TreeConstraint | None:
+    """The tree constraint the decode hparams ask for (``tree_constraint``), else None."""
+    if not dhp.get("tree_constraint", False):
+        return None
+    tokens = getattr(target_encoder, "tokens", None)
+    if tokens is None:
+        raise ValueError("tree_constraint=True needs a target vocabulary with one id per token "
+                         "(a parsing problem's; rerun t2t-datagen if its vocab is a subword "
+                         "one), or pass --decode_hparams=tree_constraint=False.")
+    return TreeConstraint(tokens, renormalize=dhp.get("tree_renormalize", False))
 
 
 @dataclass(frozen=True)
@@ -59,8 +72,9 @@ class LineDecoder:
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         model_max = model.hparams.get("max_length", 0) or 256
         self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
+        self.constraint = tree_constraint_for(target_encoder, dhp)
         self.searcher = Searcher(model, SearchConfig(dhp.beam_size, dhp.alpha, dhp.extra_length,
-                                                     dhp.use_xla))
+                                                     dhp.use_xla), self.constraint)
 
     def encode(self, line: str, index: int) -> list[int]:
         ids = self.input_encoder.encode(line) + [EOS_ID]
@@ -75,7 +89,13 @@ class LineDecoder:
         padded = np.zeros([len(batch), length], np.int32)
         for row, ids in enumerate(batch):
             padded[row, : len(ids)] = ids
-        ids, scores = self.searcher(padded)
+        if self.constraint is None:
+            ids, scores = self.searcher(padded)
+        else:  # The words are the decoded input (the subword encoder is invertible).
+            words = [self.input_encoder.decode([i for i in row if i != EOS_ID]).split()
+                     for row in batch]
+            classes = np.stack([self.constraint.word_classes(w, length) for w in words])
+            ids, scores = self.searcher(padded, classes, np.array([len(w) for w in words], np.int32))
         ids, scores = ids.numpy(), scores.numpy()
         beams = ids.shape[1] if self.dhp.return_beams else 1
         results = []
