@@ -65,7 +65,7 @@ class WsjParsingProblem(Problem):
     target_space_id = 15  # T2T's parsing_english_ptb* problems (digest §4.5)
     # tree_constraint: only well-formed trees over the input's words (decoding/tree_constraint.py).
     decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300, "tree_constraint": True}
-    eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
+    eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity", "parse_f1")
 
     @property
     def vocab_filename(self) -> str:

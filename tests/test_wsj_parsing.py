@@ -54,11 +54,12 @@ def decoded(problem, data_dir, split):
 def test_registration_and_settings():
     for name in ("wsj_parsing", "wsj_parsing_ptb_sample", "wsj_parsing_semisup"):
         p = registry.problem(name)
-        assert p.name == name and p.decode_defaults == {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
-        assert "bleu" not in p.eval_metrics
+        assert p.name == name and p.decode_defaults == {"beam_size": 21, "alpha": 0.3, "extra_length": 300,
+                                                        "tree_constraint": True}
+        assert "bleu" not in p.eval_metrics and "parse_f1" in p.eval_metrics
     p = registry.problem("wsj_parsing")
     assert p.vocab_filename == "vocab.wsj_parsing.inputs.16384.subwords"
-    assert p.target_vocab_filename == "vocab.wsj_parsing.targets.512.subwords"
+    assert p.target_vocab_filename == "vocab.wsj_parsing.targets.tokens"
     semisup = registry.problem("wsj_parsing_semisup")
     assert semisup.vocab_filename == "vocab.wsj_parsing_semisup.inputs.32768.subwords"
 
@@ -90,6 +91,10 @@ def test_datagen_on_a_small_ldc_tree(tmp_path, capsys):
     assert (data_dir / "wsj_parsing.dev.trees").read_text().splitlines() == [DEV_TREE]
     sizes = problem.vocab_sizes(str(data_dir))
     assert sizes[0] != sizes[1]  # separate source and target vocabularies
+    # One target id per label, closer and tag (the tree constraint needs it).
+    targets = problem.get_encoders(str(data_dir))["targets"]
+    assert [len(targets.encode(t)) for t in "S /S NP /NP , . -LRB- -RRB- PRP$ ''".split()] == [1] * 10
+    assert targets.decode(targets.encode(TEST_PAIRS[1][1])) == TEST_PAIRS[1][1]
     assert problem.source_lines(str(tmp_dir), "test") == ([p[0] for p in TEST_PAIRS], [p[1] for p in TEST_PAIRS])
     assert [t.to_string() for t in problem.gold_trees(str(tmp_dir), "dev")] == [DEV_TREE]
     again = problem.generate_data(str(data_dir), str(tmp_dir), progress=False)
@@ -165,3 +170,26 @@ def test_real_ptb_sample_split():
     stats = TreeReadStats()
     per_split = [len(list(wsj_splits.iter_raw_trees(fs, stats))) for fs in chosen.values()]
     assert stats.malformed == 0 and stats.trees == sum(per_split) and min(per_split) > 100
+
+
+def test_dev_f1_of_an_untrained_model_scores_every_sentence(tmp_path):
+    """DevF1 decodes the dev words with the tree constraint: even an untrained model's output
+    is a tree over the right words, so strict EVALB has no error sentence."""
+    import keras
+
+    from t2t_repro.training.dev_f1 import DevF1
+    from tests.model_utils import build_model
+
+    tmp_dir, data_dir = make_ldc(tmp_path / "raw"), str(tmp_path / "data")
+    problem = registry.problem("wsj_parsing")
+    problem.generate_data(data_dir, str(tmp_dir), progress=False)
+    keras.utils.set_random_seed(1)
+    sizes = problem.vocab_sizes(data_dir)
+    model = build_model("transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1",
+                        vocab_size=sizes[0], target_vocab_size=sizes[1])
+    result = DevF1(model, problem, data_dir, 10)()
+    assert result["error_sentences"] == 0 and result["repaired_outputs"] == 0
+    assert result["valid_sentences"] == 1 and 0.0 <= result["f1"] <= 100.0
+    os.remove(problem.gold_file(data_dir, "dev", "words"))
+    with pytest.raises(DataError, match="rerun t2t-datagen"):
+        DevF1(model, problem, data_dir, 10)

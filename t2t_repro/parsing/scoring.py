@@ -76,22 +76,40 @@ def score_files(gold_path: str, test_path: str, *, linearized: bool = False, lay
     if linearized:
         outputs = _linearized_lines(test_path, test_stats)
         _check_counts(len(gold), len(outputs), gold_path, test_path, "lines")
-        repairs, test, test_errors = Repairs(), [], []
-        for tree, output in zip(gold, outputs):
-            words = normalize(tree) if tree is not None else None
-            if words is None:
-                test.append(None)
-                test_errors.append("no gold words to place the parse on")
-                continue
-            parsed, fixed = delinearize_with_repairs(words.words(), output)
-            repairs.add(fixed)
-            test.append(parsed)
-            test_errors.append("")
+        test, test_errors, repairs = delinearize_outputs(gold, outputs)
     else:
         test_items = read_tree_items(test_path, test_stats, layout)
         _check_counts(len(gold), len(test_items), gold_path, test_path, "trees")
         test = [item.tree for item in test_items]
         test_errors = [item.error or "" for item in test_items]
+    report, aligned = _evaluate(gold, test, params, gold_errors, test_errors, align_punct)
+    return ScoredFiles(report, gold_stats, test_stats, repairs, aligned)
+
+
+def delinearize_outputs(gold: list, outputs: list[str]) -> tuple[list, list[str], Repairs]:
+    """Trees of decoder outputs over the gold sentences' words, their error messages, repairs."""
+    repairs, test, test_errors = Repairs(), [], []
+    for tree, output in zip(gold, outputs):
+        words = normalize(tree) if tree is not None else None
+        if words is None:
+            test.append(None)
+            test_errors.append("no gold words to place the parse on")
+            continue
+        parsed, fixed = delinearize_with_repairs(words.words(), output)
+        repairs.add(fixed)
+        test.append(parsed)
+        test_errors.append("")
+    return test, test_errors, repairs
+
+
+def score_outputs(gold: list, outputs: list[str], params: EvalbParams = COLLINS,
+                  align_punct: bool = False) -> tuple[EvalbReport, Repairs]:
+    """EVALB report of decoder outputs (linearised trees) against gold trees, in memory."""
+    test, test_errors, repairs = delinearize_outputs(gold, outputs)
+    return _evaluate(gold, test, params, [""] * len(gold), test_errors, align_punct)[0], repairs
+
+
+def _evaluate(gold, test, params, gold_errors, test_errors, align_punct):
     aligned = None
     if align_punct:
         aligned = 0
@@ -99,8 +117,7 @@ def score_files(gold_path: str, test_path: str, *, linearized: bool = False, lay
             if g is not None and t is not None:
                 test[i], changed = align_punctuation(g, t, params)
                 aligned += changed
-    report = evaluate(gold, test, params, gold_errors, test_errors)
-    return ScoredFiles(report, gold_stats, test_stats, repairs, aligned)
+    return evaluate(gold, test, params, gold_errors, test_errors), aligned
 
 
 def _check_counts(n_gold: int, n_test: int, gold_path: str, test_path: str, unit: str) -> None:

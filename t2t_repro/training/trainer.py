@@ -26,6 +26,7 @@ from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training import evaluation
 from t2t_repro.training.checkpoints import TrainingCheckpoint
 from t2t_repro.training.dev_bleu import DevBleu
+from t2t_repro.training.dev_f1 import DevF1
 from t2t_repro.training.distribution import make_strategy
 from t2t_repro.training.output_dir import check_or_write, saved_hparams
 from t2t_repro.training.summaries import ConsoleLog, Summaries
@@ -177,6 +178,8 @@ class Trainer:
             results["bleu"] = self._dev_bleu()
             bleu_text = (f", BLEU {results['bleu']:.2f} (sacreBLEU, "
                          f"{len(self._dev_bleu.inputs)} dev sentences)")
+        elif self.cfg.eval_bleu_examples > 0 and "parse_f1" in self.problem.eval_metrics:
+            bleu_text = self._parse_f1(results)
         self.summaries.scalars("eval", {k: v for k, v in results.items() if k != "eval_tokens"},
                                self.step)
         if self.cfg.attention_images:
@@ -185,6 +188,16 @@ class Trainer:
               f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
               f"per-sequence {results['accuracy_per_sequence']:.4f}{bleu_text}", flush=True)
         return dict(results, step=self.step)
+
+    def _parse_f1(self, results: dict) -> str:
+        """Dev F1 of real tree-constrained decodes (``dev_f1``) into ``results``; its log text."""
+        if self._dev_bleu is None:
+            self._dev_bleu = DevF1(self.model, self.problem, self.cfg.data_dir,
+                                   self.cfg.eval_bleu_examples)
+        parse = self._dev_bleu()
+        results.update({f"parse_{k}": v for k, v in parse.items()})
+        return (f", F1 {parse['f1']:.2f} (EVALB, {len(self._dev_bleu.sentences)} dev sentences, "
+                f"{parse['error_sentences']} errors)")
 
     def _attention_summaries(self) -> None:
         """Attention heat maps (last layer, all heads) of the first dev example."""
