@@ -51,8 +51,10 @@ def test_inside_a_constituent():
     assert allowed_after("S NP DT NN /NP VP VBD /VP . /S", words) == {"<EOS>"}
 
 
-def test_apostrophe_may_be_a_quote_or_possessive():
-    assert allowed_after("NP NNS", ["dogs", "'"]) == OPENERS | {"''", "POS"}
+def test_apostrophe_is_a_quote_only_after_a_single_opening_quote():
+    assert allowed_after("NP NNS", ["dogs", "'"]) == OPENERS | WORD_TAGS
+    assert allowed_after("NP `` NN", ["`", "dogs", "'"]) == OPENERS | {"''"}
+    assert allowed_after("NP `` NN '' NN", ["`", "dogs", "'", "cats", "'"]) == OPENERS | WORD_TAGS
 
 
 def test_length_limit_reserves_the_steps_to_close():
@@ -74,8 +76,8 @@ def test_a_full_gold_sequence_is_always_allowed():
         assert token in allowed_after(" ".join(target.split()[:k]), words)
 
 
-SENTENCES = [["The", "cat", "sat", "."], ["Yes", ",", "he", "said", "''", "--", "'"], ["a"],
-             ["``", "Oh", "!", "''"]]
+SENTENCES = [["The", "cat", "sat", "."], ["Yes", ",", "he", "said", "''", "--", "dogs", "'"],
+             ["a"], ["``", "Oh", "!", "''", "`", "b", "'"]]
 
 
 def _decode(beam_size: int, use_xla: bool, renormalize: bool = False):
@@ -83,7 +85,7 @@ def _decode(beam_size: int, use_xla: bool, renormalize: bool = False):
     model = build_model("transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,"
                         "num_hidden_layers=2", vocab_size=30, target_vocab_size=ENC.vocab_size)
     constraint = TreeConstraint(ENC.tokens, renormalize=renormalize)
-    length = 8
+    length = 9
     inputs = np.zeros([len(SENTENCES), length], np.int32)
     for row, words in enumerate(SENTENCES):
         inputs[row, : len(words)] = np.arange(5, 5 + len(words))
@@ -103,9 +105,9 @@ def _check_valid(ids_row, words):
     assert tree.words() == words
     for word, tag in zip(words, tree.tags()):
         if word in PUNCTUATION_TAGS:
-            assert tag == PUNCTUATION_TAGS[word] or (word == "'" and tag == "POS"), (word, tag)
-        elif word == "'":
-            assert tag in ("''", "POS")
+            assert tag == PUNCTUATION_TAGS[word], (word, tag)
+        elif word == "'" and "`" in words:
+            assert tag == "''"
         else:
             assert tag not in PUNCT, (word, tag)
 

@@ -49,7 +49,7 @@ PTB_PHRASE_LABELS = tuple(
     "WHADJP WHADVP WHNP WHPP X".split())
 DEFAULT_TAG = "XX"
 PUNCTUATION_TAGS = {",": ",", ".": ".", "?": ".", "!": ".", ":": ":", ";": ":", "--": ":", "-": ":",
-                    "...": ":", "``": "``", "''": "''"}
+                    "...": ":", "``": "``", "`": "``", "''": "''"}
 ROOT_LABEL = "TOP"
 
 
