@@ -247,3 +247,46 @@ def test_cli(tmp_path, capsys):
     assert rc == 1 and "--gold" in err and "does not exist" in err
     rc, err = _evalb_in_process(capsys, f"--gold={gold}")
     assert rc == 1 and "--test" in err
+
+
+# ----------------------------------------------------------------------------- EVALB exactness
+
+def test_blank_last_test_line_is_a_skipped_sentence(tmp_path):
+    # A parse that failed on the last sentence: "CAT\n\n". Only the file's final newline goes.
+    gold, test = _files(tmp_path, [CAT, CAT], [CAT, ""])
+    report = score_files(gold, test).report
+    assert (report.all.sentences, report.all.skipped, report.all.errors, report.all.valid) == (2, 1, 0, 1)
+
+
+def test_blank_gold_and_test_lines_are_skipped_not_errors(tmp_path):
+    gold, test = _files(tmp_path, [CAT, "", CAT], [CAT, "", CAT])
+    report = score_files(gold, test).report
+    assert (report.all.skipped, report.all.errors, report.all.matched) == (1, 0, 6)
+    assert report.sentences[1].status == SKIP
+
+
+def test_empty_bracket_is_deleted_not_an_error(tmp_path):
+    # (NP) has no words: a zero-span bracket, deleted; the other 3 brackets all match.
+    gold, test = _files(tmp_path, [CAT], ["(S (NP (DT The) (NN cat)) (NP) (VP (VBD sat)) (. .))"])
+    report = score_files(gold, test).report
+    assert (report.all.errors, report.all.matched, report.all.test_brackets) == (0, 3, 3)
+
+
+def test_text_report_has_evalb_totals_row_and_summary_line():
+    report = evaluate([parse_tree(CAT)] * 2,
+                      [parse_tree(CAT), parse_tree(CAT.replace("(VP (VBD sat))", "(VBD sat)"))])
+    lines = format_report(report, per_sentence=True).split("\n")
+    # Totals as evalb.c's print_total: recall 6/6, precision 6/5... matched 5, gold 6, test 5.
+    totals = lines[lines.index("=" * 76, 3) + 1]
+    assert totals == "                 83.33 100.00      5     6     5      0      6     6   100.00"
+    assert lines[lines.index(totals) + 1 :][:3] == ["=== Summary ===", "", "-- All --"]
+    assert format_report(report).startswith("=== Summary ===\n\n-- All --\n")
+
+
+def test_evalb_root_scores_the_unlabelled_root_as_an_empty_label(tmp_path):
+    gold, test = _files(tmp_path, [f"( {CAT})"], [CAT])
+    assert score_files(gold, test).report.all.gold_brackets == 3
+    # EVALB's way: the unlabelled root is a bracket labelled "": 4 gold brackets, 3 matched.
+    from t2t_repro.parsing.scoring import evalb_params
+    report = score_files(gold, test, params=evalb_params(evalb_root=True)).report
+    assert (report.all.gold_brackets, report.all.test_brackets, report.all.matched) == (4, 3, 3)

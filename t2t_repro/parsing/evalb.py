@@ -10,12 +10,15 @@ Per sentence pair (gold, test), following evalb.c:
   included, with spans over the remaining terminals. A bracket with an empty span is deleted;
   labels are cut at their first ``-`` or ``=`` (``NP-SBJ-1`` -> ``NP``); a bracket whose label is
   then a ``DELETE_LABEL`` (``TOP``) is deleted. An unlabelled root (``( (S ...) )``, the .mrg
-  layout) is read as ``TOP``: real EVALB would count it as a bracket labelled ``""``, which is
-  why pipelines convert .mrg trees before scoring; here both forms score alike.
+  layout) is read as ``TOP``: real EVALB counts it as a bracket labelled ``""``, which is
+  why pipelines convert .mrg trees before scoring; here both forms score alike unless
+  ``unlabelled_root_is_top=False`` (EVALB's way).
 * Status: a test tree with no terminals left is *skipped* (2); a different number of terminals
   ("Length unmatch"), a different word ("Words unmatch") or an unreadable tree is an *error*
-  (1). Skipped and error sentences are counted and left out of every other total. (EVALB aborts
-  after more than ``MAX_ERROR`` = 10 errors; here they are only counted.)
+  (1); a blank gold line with a blank test line is skipped too. An empty bracket ``(NP)`` is
+  read as a bracket without words, so it is deleted like any zero-span bracket. Skipped and
+  error sentences are counted and left out of every other total. (EVALB tolerates 11 errors,
+  ``MAX_ERROR`` = 10 plus one, and exits with status 1 at the 12th; here they are only counted.)
 * Matching is a multiset: each gold bracket takes the first unmatched test bracket with the same
   span and an equal label, where ``EQ_LABEL ADVP PRT`` makes those two equal; a duplicated
   bracket (a unary chain ``NP -> NP``) must be matched twice.
@@ -33,6 +36,7 @@ from t2t_repro.data.text_files import DataError
 from t2t_repro.parsing.trees import Tree
 
 OK, ERROR, SKIP = 0, 1, 2
+BLANK = "empty line"  # the reason given for a blank gold line
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +48,9 @@ class EvalbParams:
     equivalent_labels: tuple = (("ADVP", "PRT"),)
     labeled: bool = True
     cutoff_len: int = 40
+    # The unlabelled root of ``( (S ...) )`` is read as TOP (not a bracket); False scores it
+    # as EVALB does, as a bracket labelled "" (t2t-evalb --evalb_root).
+    unlabelled_root_is_top: bool = True
 
     def same_label(self, a: str, b: str) -> bool:
         return a == b or (a, b) in self.equivalent_labels or (b, a) in self.equivalent_labels
@@ -85,7 +92,8 @@ def extract(tree: Tree, params: EvalbParams = COLLINS) -> Extracted:
         start = len(out.words)
         for child in node.children:
             walk(child, False)
-        label = "TOP" if is_root and not node.label else evalb_label(node.label)
+        unlabelled_root = is_root and not node.label and params.unlabelled_root_is_top
+        label = "TOP" if unlabelled_root else evalb_label(node.label)
         if len(out.words) > start and not any(params.same_label(label, d) for d in params.delete_labels):
             out.brackets.append((start, len(out.words), label))
 
@@ -159,6 +167,9 @@ def score_sentence(gold: Tree | None, test: Tree | None, params: EvalbParams = C
     empty test line (skip)."""
     result = SentenceResult(sent_id)
     if gold is None:
+        if gold_error == BLANK and test is None and not test_error:
+            result.status, result.message = SKIP, "empty gold and test lines"
+            return result
         result.status, result.message = ERROR, f"gold tree unreadable: {gold_error or 'empty'}"
         return result
     g = extract(gold, params)

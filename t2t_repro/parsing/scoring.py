@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from t2t_repro.data.text_files import DataError
-from t2t_repro.parsing.evalb import (COLLINS, ERROR, CorpusResult, EvalbParams, EvalbReport, SentenceResult,
+from t2t_repro.parsing.evalb import (BLANK, COLLINS, ERROR, CorpusResult, EvalbParams, EvalbReport, SentenceResult,
                                     align_punctuation, evaluate)
 from t2t_repro.parsing.linearize import Repairs, delinearize_with_repairs
 from t2t_repro.parsing.tree_files import TreeReadStats, read_text, read_tree_items
@@ -69,16 +69,16 @@ def score_files(gold_path: str, test_path: str, *, linearized: bool = False, lay
                 params: EvalbParams = COLLINS, align_punct: bool = False) -> ScoredFiles:
     """EVALB-score ``test_path`` against ``gold_path`` (module docstring); DataError on a count mismatch."""
     gold_stats, test_stats = TreeReadStats(), TreeReadStats()
-    gold_items = read_tree_items(gold_path, gold_stats, layout)
+    gold_items = read_tree_items(gold_path, gold_stats, layout, empty_brackets=True)
     gold = [item.tree for item in gold_items]
-    gold_errors = [item.error or ("empty line" if item.blank else "") for item in gold_items]
+    gold_errors = [item.error or (BLANK if item.blank else "") for item in gold_items]
     repairs = None
     if linearized:
         outputs = _linearized_lines(test_path, test_stats)
         _check_counts(len(gold), len(outputs), gold_path, test_path, "lines")
         test, test_errors, repairs = delinearize_outputs(gold, outputs)
     else:
-        test_items = read_tree_items(test_path, test_stats, layout)
+        test_items = read_tree_items(test_path, test_stats, layout, empty_brackets=True)
         _check_counts(len(gold), len(test_items), gold_path, test_path, "trees")
         test = [item.tree for item in test_items]
         test_errors = [item.error or "" for item in test_items]
@@ -120,6 +120,11 @@ def _evaluate(gold, test, params, gold_errors, test_errors, align_punct):
     return evaluate(gold, test, params, gold_errors, test_errors), aligned
 
 
+def evalb_params(evalb_root: bool = False) -> EvalbParams:
+    """COLLINS.prm; ``evalb_root``: the unlabelled root scored as EVALB does (a "" bracket)."""
+    return dataclasses.replace(COLLINS, unlabelled_root_is_top=not evalb_root)
+
+
 def _check_counts(n_gold: int, n_test: int, gold_path: str, test_path: str, unit: str) -> None:
     if n_gold != n_test:
         raise DataError(f"{gold_path} has {n_gold} trees but {test_path} has {n_test} {unit}; EVALB "
@@ -155,7 +160,16 @@ def format_report(report: EvalbReport, per_sentence: bool = False) -> str:
     if per_sentence:
         parts += ["  Sent.                        Matched  Bracket   Cross        Correct Tag",
                   " ID  Len.  Stat. Recal  Prec.  Bracket gold test Bracket Words  Tags Accracy",
-                  "=" * 76, *(format_sentence(s) for s in report.sentences), "=" * 76]
-    parts += ["-- All --", format_summary(report.all), "",
+                  "=" * 76, *(format_sentence(s) for s in report.sentences), "=" * 76,
+                  format_totals(report.all)]
+    parts += ["=== Summary ===", "", "-- All --", format_summary(report.all), "",
               f"-- len<={report.cutoff_len} --", format_summary(report.short)]
     return "\n".join(parts)
+
+
+def format_totals(c: CorpusResult) -> str:
+    """EVALB's totals row under the per-sentence table (``evalb.c``, ``print_total``); the
+    bracket columns only when both trees had brackets, as there."""
+    brackets = (f"                {c.recall:6.2f} {c.precision:6.2f} {c.matched:6d} {c.gold_brackets:5d}"
+                f" {c.test_brackets:5d}  {c.crossing:5d}" if c.gold_brackets and c.test_brackets else "")
+    return brackets + f"  {c.words:5d} {c.correct_tags:5d}   {c.tag_accuracy:6.2f}"

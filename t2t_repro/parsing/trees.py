@@ -96,8 +96,10 @@ def tokenize(text: str, first_line: int = 1) -> list[tuple[str, int]]:
     return out
 
 
-def parse_bracket(tokens: list[tuple[str, int]], pos: int) -> tuple[Tree, int]:
-    """Parse the bracket starting at ``tokens[pos]`` (a ``(``); returns the tree and the next position."""
+def parse_bracket(tokens: list[tuple[str, int]], pos: int, empty_brackets: bool = False) -> tuple[Tree, int]:
+    """Parse the bracket starting at ``tokens[pos]`` (a ``(``); returns the tree and the next position.
+    ``empty_brackets``: ``(NP)`` is a constituent without children (EVALB reads it so) instead
+    of an error."""
     open_line = tokens[pos][1]
     pos += 1
     if pos >= len(tokens):
@@ -117,7 +119,7 @@ def parse_bracket(tokens: list[tuple[str, int]], pos: int) -> tuple[Tree, int]:
         if tok == "(":
             if word is not None:
                 raise TreeParseError(f"word {word!r} beside a subtree in ({label}", line)
-            child, pos = parse_bracket(tokens, pos)
+            child, pos = parse_bracket(tokens, pos, empty_brackets)
             children.append(child)
             continue
         if children:
@@ -125,7 +127,7 @@ def parse_bracket(tokens: list[tuple[str, int]], pos: int) -> tuple[Tree, int]:
         if word is not None:
             raise TreeParseError(f"more than one word in ({label} {word} {tok}", line)
         word, pos = tok, pos + 1
-    if word is None and not children:
+    if word is None and not children and not empty_brackets:
         raise TreeParseError(f"empty bracket ({label})", open_line)
     if word is not None and not label:
         raise TreeParseError(f"word {word!r} without a POS tag", open_line)
@@ -145,19 +147,22 @@ def parse_tree(text: str, first_line: int = 1) -> Tree:
     return tree
 
 
-def parse_forest(text: str, first_line: int = 1) -> Tree:
-    """Like ``parse_tree``, but several top-level brackets (``(P a) (Q b)``, which EVALB accepts)
-    become the children of an unlabelled root."""
+FOREST_ROOT = "TOP"  # EVALB deletes TOP brackets, so the forest root is no bracket
+
+
+def parse_forest(text: str, first_line: int = 1, empty_brackets: bool = False) -> Tree:
+    """Like ``parse_tree``, but several top-level brackets (``(P a) (Q b)``, which EVALB accepts
+    as words without a root bracket) become the children of a ``TOP`` root."""
     tokens = tokenize(text, first_line)
     trees, pos = [], 0
     while pos < len(tokens):
         if tokens[pos][0] != "(":
             raise TreeParseError(f"text outside brackets: {tokens[pos][0]!r}", tokens[pos][1])
-        tree, pos = parse_bracket(tokens, pos)
+        tree, pos = parse_bracket(tokens, pos, empty_brackets)
         trees.append(tree)
     if not trees:
         raise TreeParseError("no tree", first_line)
-    return trees[0] if len(trees) == 1 else Tree("", trees)
+    return trees[0] if len(trees) == 1 else Tree(FOREST_ROOT, trees)
 
 
 # ----------------------------------------------------------------------------- normalisation
