@@ -136,3 +136,34 @@ def test_exporter_refuses_an_existing_dir(trained_dir, tmp_path):
     out = exporter(trained_dir, f"--export_dir={tmp_path / 'taken'}")
     assert out.returncode == 1 and "already exists" in out.stderr
     assert list((tmp_path / "taken").iterdir()) == []
+
+
+def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_path):
+    """A parsing problem exports with its token target vocabulary and the tree constraint."""
+    import keras
+    import tensorflow as tf
+
+    from t2t_repro import registry
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+    from t2t_repro.serving.exporter import export_saved_model
+    from tests.model_utils import build_model
+    from tests.test_wsj_parsing import make_ldc
+
+    problem = registry.problem("wsj_parsing")
+    data_dir = str(tmp_path / "data")
+    problem.generate_data(data_dir, str(make_ldc(tmp_path / "raw")), progress=False)
+    encoders = problem.get_encoders(data_dir)
+    keras.utils.set_random_seed(2)
+    sizes = problem.vocab_sizes(data_dir)
+    model = build_model("transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,"
+                        "num_hidden_layers=1", vocab_size=sizes[0], target_vocab_size=sizes[1])
+    dhp = decode_hparams("beam_size=2,extra_length=6,batch_size=1", problem.decode_defaults)
+    decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp, log=lambda m: None)
+    lines = ["The cat sat .", "Rome waits , ` he said '"]
+    export_dir = str(tmp_path / "exported")
+    export_saved_model(model, encoders, decoder.searcher.config, 64, export_dir, decoder.constraint)
+    parse = tf.saved_model.load(export_dir).signatures["serving_default"]
+    exported = [parse(sources=tf.constant([line]))["translations"].numpy()[0].decode()
+                for line in lines]
+    assert exported == [hyps[0].text for hyps in decoder.decode_lines(lines)]
+    assert exported[1].split().count("``") == 1 and exported[1].split().count("''") == 1

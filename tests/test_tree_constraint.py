@@ -150,3 +150,14 @@ def test_hook_that_allows_everything_changes_nothing(use_xla):
     hooked = run(lambda log_probs, ids, i, states: (log_probs, states))
     np.testing.assert_array_equal(plain[0], hooked[0])
     np.testing.assert_array_equal(plain[1], hooked[1])
+
+
+def test_word_classes_in_the_graph_match_the_host():
+    sentences = [["'", "`", "a", "'", "'", "b"], ["`", "`", "x", "'", "y", "'", "'"],
+                 [",", "dogs", "'", "--", "``", "ok", "''", "."], ["z"]]
+    width = max(map(len, sentences))
+    words = tf.constant([s + [""] * (width - len(s)) for s in sentences])
+    graph = CON.graph_word_classes(words, CON.word_class_table()).numpy()
+    host = np.stack([CON.word_classes(s, width) for s in sentences])
+    np.testing.assert_array_equal(graph, host)
+    assert host[0][3] == CON.word_classes(["''"], 1)[0] and host[0][4] == 0  # one ` closes once

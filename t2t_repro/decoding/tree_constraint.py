@@ -103,6 +103,23 @@ class TreeConstraint:
             out[k] = self._class_of_word.get(word, 0)
         return out[:length]
 
+    def word_class_table(self) -> tf.lookup.StaticHashTable:
+        """Punctuation word -> class, for ``graph_word_classes`` (an exported model keeps it)."""
+        words = sorted(self._class_of_word)
+        return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+            tf.constant(words), tf.constant([self._class_of_word[w] for w in words], tf.int32)), 0)
+
+    @staticmethod
+    def graph_word_classes(words: tf.Tensor, table) -> tf.Tensor:
+        """``word_classes`` in the graph: ``words`` [B, W] strings ("" padding) -> [B, W] int32.
+        The open single quotes before each word follow a walk (+1 at `, -1 at ') that stays at
+        or above 0: its running sum minus the running minimum of min(0, sum)."""
+        step = tf.cast(words == "`", tf.int32) - tf.cast(words == "'", tf.int32)
+        before = tf.math.cumsum(step, axis=1, exclusive=True)
+        floor = tf.transpose(tf.scan(tf.minimum, tf.transpose(tf.minimum(before, 0))))
+        quote = (words == "'") & (before - floor > 0)
+        return table.lookup(tf.where(quote, "''", words))
+
     # -- in the search ---------------------------------------------------------------------
     def initial_state(self, word_classes: tf.Tensor, num_words: tf.Tensor) -> dict:
         """State for [B] sentences: ``word_classes`` [B, L] int32, ``num_words`` [B] int32."""
