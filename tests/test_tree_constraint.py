@@ -1,5 +1,7 @@
 """Tree-constrained search: the mask on hand-made states, and real decodes of an untrained model."""
 
+import functools
+
 import keras
 import numpy as np
 import pytest
@@ -80,6 +82,7 @@ SENTENCES = [["The", "cat", "sat", "."], ["Yes", ",", "he", "said", "''", "--", 
              ["a"], ["``", "Oh", "!", "''", "`", "b", "'"]]
 
 
+@functools.lru_cache(maxsize=None)
 def _decode(beam_size: int, use_xla: bool, renormalize: bool = False):
     keras.utils.set_random_seed(3)
     model = build_model("transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,"
