@@ -24,14 +24,15 @@ from bench.report import emit  # noqa: E402
 
 def dev_f1_curve(problem_name: str, data_dir: str, output_dir: str, examples: int = 1000,
                  decode_hparams: str = "beam_size=1,batch_size=64",
-                 hparams_set: str = "transformer_parsing_cpu") -> list[dict]:
-    """``[{step, training_minutes, dev_f1, ...}]`` for every kept checkpoint of ``output_dir``."""
+                 hparams_set: str = "transformer_parsing_cpu", steps: range | None = None) -> list[dict]:
+    """``[{step, training_minutes, dev_f1, ...}]`` for every kept checkpoint of ``output_dir``
+    (those with a step in ``steps``, if given)."""
     from t2t_repro import registry
     from t2t_repro.hparams_lib import create_hparams
     from t2t_repro.model_loading import restore_model
     from t2t_repro.training.dev_f1 import DevF1
 
-    found = checkpoints(output_dir)
+    found = [(step, prefix) for step, prefix in checkpoints(output_dir) if steps is None or step in steps]
     if not found:
         raise SystemExit(f"error: no ckpt-<step>.index files in {output_dir}; pass a training output_dir.")
     problem = registry.problem(problem_name)
@@ -60,10 +61,12 @@ def main() -> int:
     parser.add_argument("--output_dir", required=True, help="the training directory")
     parser.add_argument("--examples", type=int, default=1000)
     parser.add_argument("--decode_hparams", default="beam_size=1,batch_size=64")
+    parser.add_argument("--first_step", type=int, default=0)
+    parser.add_argument("--last_step", type=int, default=10**9)
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     curve = dev_f1_curve(args.problem, args.data_dir, args.output_dir, args.examples,
-                         args.decode_hparams)
+                         args.decode_hparams, steps=range(args.first_step, args.last_step + 1))
     emit({"problem": args.problem, "output_dir": os.path.abspath(args.output_dir),
           "decode_hparams": args.decode_hparams, "scoring": "strict EVALB (COLLINS.prm)",
           "curve": curve}, args.out)

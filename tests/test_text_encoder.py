@@ -371,3 +371,20 @@ def test_build_exact_integer_path_and_edge_inputs(monkeypatch):
         SubwordTextEncoder().build_from_token_counts({"a": 1.5}, 1)
     with pytest.raises(ValueError, match="num_iterations"):
         SubwordTextEncoder().build_from_token_counts({"a": 1}, 1, num_iterations=0)
+
+
+def test_token_text_encoder_round_trip_unknown_and_bad_file(tmp_path):
+    from t2t_repro.data.text_encoder import VocabFileError
+    from t2t_repro.data.token_encoder import UNK_ID, TokenTextEncoder
+
+    encoder = TokenTextEncoder(tokens=["S", "/S", "NP", "/NP", "NN"])
+    assert encoder.tokens[:3] == ("<pad>", "<EOS>", "<UNK>") and encoder.vocab_size == 8
+    assert encoder.encode("S NP NN /NP /S") == [3, 5, 7, 6, 4]
+    assert encoder.encode("S XYZ") == [3, UNK_ID]
+    assert encoder.decode([3, 5, 7, 6, 4, 1, 0], strip_extraneous=True) == "S NP NN /NP /S"
+    path = str(tmp_path / "vocab.tokens")
+    encoder.store_to_file(path)
+    assert TokenTextEncoder(path).tokens == encoder.tokens
+    (tmp_path / "bad").write_text("<pad>\n<EOS>\nA B\n")
+    with pytest.raises(VocabFileError, match="not a token vocabulary"):
+        TokenTextEncoder(str(tmp_path / "bad"))

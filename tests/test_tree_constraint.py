@@ -164,3 +164,15 @@ def test_word_classes_in_the_graph_match_the_host():
     host = np.stack([CON.word_classes(s, width) for s in sentences])
     np.testing.assert_array_equal(graph, host)
     assert host[0][3] == CON.word_classes(["''"], 1)[0] and host[0][4] == 0  # one ` closes once
+
+
+def test_constraint_needs_a_token_target_vocabulary():
+    from t2t_repro.data.text_encoder import SubwordTextEncoder
+    from t2t_repro.decoding.line_decoder import decode_hparams, tree_constraint_for
+
+    assert tree_constraint_for(ENC, decode_hparams("tree_constraint=False")) is None
+    assert tree_constraint_for(ENC, decode_hparams("tree_constraint=True")).vocab_size == ENC.vocab_size
+    with pytest.raises(ValueError, match="one id per token.*tree_constraint=False"):
+        tree_constraint_for(SubwordTextEncoder(), decode_hparams("tree_constraint=True"))
+    with pytest.raises(ValueError, match="lacks"):
+        TreeConstraint(["<pad>", "<EOS>", "<UNK>", "S", "/S"])
