@@ -53,6 +53,15 @@ def test_inside_a_constituent():
     assert allowed_after("S NP DT NN /NP VP VBD /VP . /S", words) == {"<EOS>"}
 
 
+def test_runs_of_openers_are_capped_as_in_the_treebank():
+    words = ["a", "b", "c"]
+    assert allowed_after("S NN NP NP", words) == OPENERS | WORD_TAGS
+    assert allowed_after("S NN NP NP NP", words) == OPENERS - {"NP"} | WORD_TAGS  # 3 NPs in a row
+    assert allowed_after("S NN NP NP VP", words) == OPENERS | WORD_TAGS
+    assert allowed_after("S NP ADJP VP", words) == WORD_TAGS  # 4 openers in a row
+    assert allowed_after("S NP ADJP VP NN NP", words) == OPENERS | WORD_TAGS
+
+
 def test_apostrophe_is_a_quote_only_after_a_single_opening_quote():
     assert allowed_after("NP NNS", ["dogs", "'"]) == OPENERS | WORD_TAGS
     assert allowed_after("NP `` NN", ["`", "dogs", "'"]) == OPENERS | {"''"}

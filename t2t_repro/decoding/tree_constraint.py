@@ -5,7 +5,9 @@ At every step the search's log-probabilities are masked so that the finished out
 one tree over exactly the input's words:
 
 - an opener (a phrase label) only while fewer POS slots than words have been emitted (a new
-  constituent needs a word) and, once the root has closed, never again (one root);
+  constituent needs a word) and, once the root has closed, never again (one root); at most
+  ``MAX_OPEN_RUN`` openers in a row and ``MAX_SAME_LABEL_RUN`` of one label in a row (what
+  the treebank has);
 - a closer only for the innermost open constituent, and only once it has a child (no empty
   brackets); the root closes only when every word has its slot. Other closers would close
   several constituents at once or none, which ``delinearize`` repairs but never scores well;
@@ -44,7 +46,12 @@ from t2t_repro.parsing.linearize import PTB_POS_TAGS, PUNCTUATION_TAGS
 
 EOS_ID = 1
 NEG_INF = -1e7
-MAX_DEPTH = 64  # open constituents at once (PTB trees nest ~35 deep at most)
+MAX_DEPTH = 64  # open constituents at once (the sample's training trees: 28 at most)
+# Openers in a row before a tag (the sample's training targets: 88,120 runs, 28 longer than 4),
+# and the same label opened in a row (69,869 runs, 16 longer than 3). An undertrained model
+# that wants to end early otherwise opens VP VP VP ... by the dozen until the length limit.
+MAX_OPEN_RUN = 4
+MAX_SAME_LABEL_RUN = 3
 # Input words that are punctuation and the tags they get (PTB usage). A ' closes a quote
 # (tag '') only after an unclosed `; otherwise it is a possessive (POS) and an ordinary word:
 # so in the sample's train split 76 of 77, and in dev and test all 5.
@@ -127,7 +134,8 @@ class TreeConstraint:
         zeros = tf.zeros([batch], tf.int32)
         return {"classes": tf.cast(word_classes, tf.int32), "num_words": tf.cast(num_words, tf.int32),
                 "stack": tf.zeros([batch, MAX_DEPTH], tf.int32), "depth": zeros, "slots": zeros,
-                "has_child": tf.zeros([batch], tf.bool), "started": tf.zeros([batch], tf.bool)}
+                "has_child": tf.zeros([batch], tf.bool), "started": tf.zeros([batch], tf.bool),
+                "open_run": zeros, "same_run": zeros, "last_opened": zeros - 1}
 
     def update(self, state: dict, token: tf.Tensor) -> dict:
         """The state after ``token`` [N] (a token the mask did not allow leaves it unharmed:
@@ -142,7 +150,12 @@ class TreeConstraint:
         stack = tf.where(tf.logical_and(at_top, push[:, None]),
                          tf.gather(self.closer_of, token)[:, None], state["stack"])
         depth = depth + tf.cast(push, tf.int32) - tf.cast(tf.logical_and(closes, depth > 0), tf.int32)
+        same = opens & tf.equal(token, state["last_opened"])
         return dict(state, stack=stack, depth=depth,
+                    open_run=tf.where(opens, state["open_run"] + 1, tf.where(tags | closes, 0, state["open_run"])),
+                    same_run=tf.where(same, state["same_run"] + 1, tf.where(opens, 1, tf.where(
+                        tags | closes, 0, state["same_run"]))),
+                    last_opened=tf.where(opens, token, tf.where(tags | closes, -1, state["last_opened"])),
                     slots=state["slots"] + tf.cast(tags, tf.int32),
                     has_child=tf.where(opens, False, tf.logical_or(state["has_child"],
                                                                    tf.logical_or(tags, closes))),
@@ -154,7 +167,8 @@ class TreeConstraint:
         todo = words - slots
         fits = lambda todo_after, depth_after: todo_after + depth_after + 1 <= steps_left
         more_words = todo > 0
-        open_ok = more_words & (depth < MAX_DEPTH) & fits(todo, depth + 1)
+        open_ok = (more_words & (depth < MAX_DEPTH) & fits(todo, depth + 1)
+                   & (state["open_run"] < MAX_OPEN_RUN))
         tag_ok = more_words & (depth > 0) & fits(todo - 1, depth)
         close_ok = ((depth > 0) & state["has_child"] & ((depth > 1) | ~more_words)
                     & fits(todo, depth - 1))
@@ -163,7 +177,9 @@ class TreeConstraint:
             slots, 0, tf.shape(state["classes"])[1] - 1), batch_dims=1)
         top = tf.gather(state["stack"], tf.clip_by_value(depth - 1, 0, MAX_DEPTH - 1), batch_dims=1)
         vocab = self.vocab_size
-        allowed = ((open_ok[:, None] & self.is_opener[None])
+        repeated = (tf.one_hot(state["last_opened"], vocab, on_value=True, off_value=False)
+                    & (state["same_run"] >= MAX_SAME_LABEL_RUN)[:, None])
+        allowed = ((open_ok[:, None] & self.is_opener[None] & ~repeated)
                    | (tag_ok[:, None] & tf.gather(self.class_tags, slot_class))
                    | (close_ok[:, None] & tf.one_hot(top, vocab, on_value=True, off_value=False))
                    | (eos_ok[:, None] & tf.one_hot(EOS_ID, vocab, on_value=True, off_value=False)[None]))
