@@ -26,7 +26,7 @@ from bench.dev_bleu_curve import training_minutes  # noqa: E402
 from bench.report import event_scalars, training_stats, write_text_atomically  # noqa: E402
 from t2t_repro.workflow import run_tool  # noqa: E402
 
-# More dropout than transformer_parsing_cpu: an hour of bf16 is ~50 epochs of the sample.
+# More dropout than transformer_parsing_cpu: an hour of bf16 is ~60 epochs of the sample.
 HOUR_HPARAMS = "layer_prepostprocess_dropout=0.3,attention_dropout=0.2"
 SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..",
                       "shared", "data", "ptb_sample")

@@ -7,16 +7,18 @@ exactly as T2T does (``parsing.linearize``, digest §4.5): source = the words, t
 ``S NP DT NN /NP VP VBD /VP . /S``. Malformed trees are skipped, counted and reported with
 ``file:line`` on stderr.
 
-Vocabularies are separate subword vocabularies, as in the paper-era T2T problems
-``wsj_parsing_tokens_16k``/``_32k`` (digest §4.5, §8.15): the paper's "16K vocab" is the source
-(word) vocab, 2**14; the target vocab is 2**9 (labels, tags and closers need ~150 subtokens).
-Both are built from the training split and stored as ``vocab.<name>.inputs.<size>.subwords`` and
-``vocab.<name>.targets.<size>.subwords``. Decoding defaults are the paper's: beam 21, alpha 0.3,
-maximum length input + 300. Datagen also writes, for dev and test, ``<name>.<split>.words`` (to
-decode) and ``<name>.<split>.trees`` (the gold trees for ``t2t-evalb``) into ``--data_dir``.
+The source vocab is a subword vocabulary, as in the paper-era T2T problems
+``wsj_parsing_tokens_16k``/``_32k`` (T2T ``data_generators/wsj_parsing.py``): the paper's "16K
+vocab" is the source (word) vocab, 2**14, stored as ``vocab.<name>.inputs.<size>.subwords``. The
+target vocab gives one id to every label, closer and POS tag (``TokenTextEncoder``,
+``vocab.<name>.targets.tokens``: the PTB inventory, then other training tokens), which the
+tree-constrained search needs; T2T's 2**9 subword target vocab split closers into two ids.
+Decoding defaults are the paper's: beam 21, alpha 0.3, maximum length input + 300, plus the
+tree constraint (``decoding/tree_constraint.py``; off with ``tree_constraint=False``).
+Datagen also writes, for dev and test, ``<name>.<split>.words`` (to decode) and ``<name>.<split>.trees`` (the gold trees for ``t2t-evalb``) into ``--data_dir``.
 
 * ``wsj_parsing``: WSJ only; the LDC layout if present, else the NLTK sample split (a note says so).
-* ``wsj_parsing_ptb_sample``: always the NLTK sample split; vocabs 2**12 / 2**8 fit its ~3.5K
+* ``wsj_parsing_ptb_sample``: always the NLTK sample split; source vocab 2**12 fits its ~3.5K
   training sentences (~11K word types, so rare words get split into subwords).
 * ``wsj_parsing_semisup``: the paper's semi-supervised setting, source vocab 2**15 (32K). Its
   training split is WSJ 02-21 plus every file in ``tmp_dir/semisup/`` (sorted by name): extra
