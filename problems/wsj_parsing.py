@@ -15,7 +15,8 @@ target vocab gives one id to every label, closer and POS tag (``TokenTextEncoder
 tree-constrained search needs; T2T's 2**9 subword target vocab split closers into two ids.
 Decoding defaults are the paper's: beam 21, alpha 0.3, maximum length input + 300, plus the
 tree constraint (``decoding/tree_constraint.py``; off with ``tree_constraint=False``).
-Datagen also writes, for dev and test, ``<name>.<split>.words`` (to decode) and ``<name>.<split>.trees`` (the gold trees for ``t2t-evalb``) into ``--data_dir``.
+Datagen also writes, for dev and test, ``<name>.<split>.words`` (to decode) and
+``<name>.<split>.trees`` (the gold trees for ``t2t-evalb``) into ``--data_dir``.
 
 * ``wsj_parsing``: WSJ only; the LDC layout if present, else the NLTK sample split (a note says so).
 * ``wsj_parsing_ptb_sample``: always the NLTK sample split; source vocab 2**12 fits its ~3.5K
