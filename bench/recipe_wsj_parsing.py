@@ -81,6 +81,10 @@ def decode_and_score(args, data: str, train: str, checkpoint: str, split: str, n
     return scored
 
 
+def f1(result: dict) -> float:
+    return result["evalb"]["all"]["f1"]
+
+
 def row(split: str, name: str, scoring: str, result: dict) -> str:
     c = result[scoring]["all"]
     return (f"| {split} | {name} | {scoring} | {c['f1']:.2f} | {c['precision']:.2f} | "
@@ -118,7 +122,6 @@ def main() -> int:
     last = os.path.join(train, f"ckpt-{curve[-1]['step']}")
     dev = {"greedy/last": decode_and_score(args, data, train, last, "dev", "greedy", timings),
            "greedy/avg": decode_and_score(args, data, train, avg, "dev", "greedy", timings)}
-    f1 = lambda r: r["evalb"]["all"]["f1"]
     checkpoint = avg if f1(dev["greedy/avg"]) >= f1(dev["greedy/last"]) else last
     tag = "avg" if checkpoint == avg else "last"
     dev[f"beam21/{tag}"] = decode_and_score(args, data, train, checkpoint, "dev", "beam21", timings)

@@ -165,7 +165,10 @@ class TreeConstraint:
         """[N, V] bool: tokens allowed now, with ``steps_left`` steps after this one."""
         depth, slots, words = state["depth"], state["slots"], state["num_words"]
         todo = words - slots
-        fits = lambda todo_after, depth_after: todo_after + depth_after + 1 <= steps_left
+
+        def fits(todo_after, depth_after):  # words to slot + closers + EOS within the limit
+            return todo_after + depth_after + 1 <= steps_left
+
         more_words = todo > 0
         open_ok = (more_words & (depth < MAX_DEPTH) & fits(todo, depth + 1)
                    & (state["open_run"] < MAX_OPEN_RUN))
