@@ -29,9 +29,11 @@ from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
-DEFAULT_RUNS = ("cache:1:32:0,cache:1:32:1,cache:1:64:0,cache:1:64:1,"
-                "cache:4:32:0,cache:4:32:1,cache:4:64:0,cache:4:64:1,"
-                "nocache:1:32:0,nocache:1:32:1,nocache:4:32:0")
+DEFAULT_RUNS = (
+    "cache:1:32:0,cache:1:32:1,cache:1:64:0,cache:1:64:1,"
+    "cache:4:32:0,cache:4:32:1,cache:4:64:0,cache:4:64:1,"
+    "nocache:1:32:0,nocache:1:32:1,nocache:4:32:0"
+)
 
 
 def output_tokens(ids: np.ndarray) -> np.ndarray:
@@ -41,10 +43,12 @@ def output_tokens(ids: np.ndarray) -> np.ndarray:
     return np.where(has_eos, (best == EOS_ID).argmax(axis=1) + 1, best.shape[1])
 
 
-def run(model, inputs, beam: int, use_cache: bool, xla: bool, extra_length: int,
-        warmup: bool) -> dict:
-    config = SearchConfig(beam_size=beam, alpha=0.6, extra_length=extra_length, use_xla=xla,
-                          use_cache=use_cache)
+def run(
+    model, inputs, beam: int, use_cache: bool, xla: bool, extra_length: int, warmup: bool
+) -> dict:
+    config = SearchConfig(
+        beam_size=beam, alpha=0.6, extra_length=extra_length, use_xla=xla, use_cache=use_cache
+    )
     searcher = Searcher(model, config)
     if warmup:
         searcher(inputs)[0].numpy()
@@ -52,10 +56,17 @@ def run(model, inputs, beam: int, use_cache: bool, xla: bool, extra_length: int,
     ids = searcher(inputs)[0].numpy()
     seconds = time.perf_counter() - start
     tokens = output_tokens(ids)
-    return {"beam_size": beam, "batch": int(inputs.shape[0]), "cache": use_cache, "xla": xla,
-            "seconds": seconds, "sentences_per_s": inputs.shape[0] / seconds,
-            "output_tokens_per_s": float(tokens.sum()) / seconds,
-            "mean_output_length": float(tokens.mean()), "includes_tracing": not warmup}
+    return {
+        "beam_size": beam,
+        "batch": int(inputs.shape[0]),
+        "cache": use_cache,
+        "xla": xla,
+        "seconds": seconds,
+        "sentences_per_s": inputs.shape[0] / seconds,
+        "output_tokens_per_s": float(tokens.sum()) / seconds,
+        "mean_output_length": float(tokens.mean()),
+        "includes_tracing": not warmup,
+    }
 
 
 def main() -> int:
@@ -65,21 +76,31 @@ def main() -> int:
     parser.add_argument("--vocab", type=int, default=32768)
     parser.add_argument("--input_length", type=int, default=20)
     parser.add_argument("--extra_length", type=int, default=50)
-    parser.add_argument("--runs", default=DEFAULT_RUNS,
-                        help="comma list of cache|nocache:beam:batch:xla(0/1)")
-    parser.add_argument("--no_warmup_slower_than", type=float, default=60.0,
-                        help="skip the warm-up call for no-cache runs expected slower than "
-                             "this many seconds (their timing then includes tracing)")
+    parser.add_argument(
+        "--runs", default=DEFAULT_RUNS, help="comma list of cache|nocache:beam:batch:xla(0/1)"
+    )
+    parser.add_argument(
+        "--no_warmup_slower_than",
+        type=float,
+        default=60.0,
+        help="skip the warm-up call for no-cache runs expected slower than "
+        "this many seconds (their timing then includes tracing)",
+    )
     args = parser.parse_args()
 
     hp = create_hparams(args.hparams_set, input_vocab_size=args.vocab)
     model = registry.model("transformer")(hp)
     model.build_for()
     rng = np.random.default_rng(0)
-    report = {"hparams_set": args.hparams_set, "vocab": args.vocab,
-              "input_length_with_eos": args.input_length + 1,
-              "decode_length": args.input_length + 1 + args.extra_length,
-              "cpus": os.cpu_count(), "load_average_start": os.getloadavg(), "runs": []}
+    report = {
+        "hparams_set": args.hparams_set,
+        "vocab": args.vocab,
+        "input_length_with_eos": args.input_length + 1,
+        "decode_length": args.input_length + 1 + args.extra_length,
+        "cpus": os.cpu_count(),
+        "load_average_start": os.getloadavg(),
+        "runs": [],
+    }
     greedy_nocache_s = None
     for spec in args.runs.split(","):
         kind, beam, batch, xla = spec.split(":")
@@ -95,8 +116,14 @@ def main() -> int:
         print(json.dumps(result), file=sys.stderr, flush=True)
 
     def find(beam, batch, cache, xla):
-        return next((r for r in report["runs"] if (r["beam_size"], r["batch"], r["cache"],
-                                                   r["xla"]) == (beam, batch, cache, xla)), None)
+        return next(
+            (
+                r
+                for r in report["runs"]
+                if (r["beam_size"], r["batch"], r["cache"], r["xla"]) == (beam, batch, cache, xla)
+            ),
+            None,
+        )
 
     speedups = {}
     for beam in (1, 4):
@@ -104,7 +131,8 @@ def main() -> int:
             with_cache, without = find(beam, 32, True, xla), find(beam, 32, False, xla)
             if with_cache and without:
                 speedups[f"beam{beam}_batch32_{'xla' if xla else 'noxla'}"] = (
-                    without["seconds"] / with_cache["seconds"])
+                    without["seconds"] / with_cache["seconds"]
+                )
     report.update(cache_speedup=speedups, load_average_end=os.getloadavg())
     emit(report, args.out)
     return 0

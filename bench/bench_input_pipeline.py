@@ -44,11 +44,16 @@ def main() -> int:
         tokens += int((targets > 0).sum())
         padded += targets.size
     seconds = time.perf_counter() - start
-    report = {"problem": args.problem, "hparams_set": args.hparams_set,
-              "batch_size_tokens": hp.batch_size, "batches": args.batches,
-              "examples_per_s": examples / seconds, "target_tokens_per_s": tokens / seconds,
-              "target_nonpadding_fraction": tokens / max(padded, 1),
-              "load_average": os.getloadavg()}
+    report = {
+        "problem": args.problem,
+        "hparams_set": args.hparams_set,
+        "batch_size_tokens": hp.batch_size,
+        "batches": args.batches,
+        "examples_per_s": examples / seconds,
+        "target_tokens_per_s": tokens / seconds,
+        "target_nonpadding_fraction": tokens / max(padded, 1),
+        "load_average": os.getloadavg(),
+    }
     emit(report, args.out)
     return 0
 

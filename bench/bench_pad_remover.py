@@ -34,8 +34,9 @@ from t2t_repro.data.bucketing import batching_scheme  # noqa: E402
 from t2t_repro.data.datagen_lib import load_vocab  # noqa: E402
 from t2t_repro.hparams_lib import create_hparams  # noqa: E402
 
-SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..",
-                      "shared", "data")
+SHARED = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..", "shared", "data"
+)
 
 
 def bucketed_batches(pairs, batch_size: int, max_batches: int) -> list[np.ndarray]:
@@ -52,7 +53,7 @@ def bucketed_batches(pairs, batch_size: int, max_batches: int) -> list[np.ndarra
             pending[bucket] = []
             batch = np.zeros([len(rows), max(len(r) for r in rows)], np.int32)
             for i, row in enumerate(rows):
-                batch[i, :len(row)] = row
+                batch[i, : len(row)] = row
             batches.append(batch)
             if len(batches) == max_batches:
                 break
@@ -61,8 +62,10 @@ def bucketed_batches(pairs, batch_size: int, max_batches: int) -> list[np.ndarra
 
 def read_pairs(limit: int):
     vocab = load_vocab(os.path.join(SHARED, "t2t", "vocab.translate_ende_wmt8k.8192.subwords"))
-    files = [gzip.open(os.path.join(SHARED, "multi30k", f"train.{lang}.gz"), "rt")
-             for lang in ("en", "de")]
+    files = [
+        gzip.open(os.path.join(SHARED, "multi30k", f"train.{lang}.gz"), "rt")
+        for lang in ("en", "de")
+    ]
     pairs = []
     for en, de in zip(*files, strict=True):
         pairs.append((vocab.encode(en.strip()) + [1], vocab.encode(de.strip()) + [1]))
@@ -74,8 +77,9 @@ def read_pairs(limit: int):
 def twin_encoders(hparams_set: str):
     models = []
     for use in (True, False):
-        hp = create_hparams(hparams_set, f"use_pad_remover={use}", input_vocab_size=8190,
-                            target_vocab_size=8190)
+        hp = create_hparams(
+            hparams_set, f"use_pad_remover={use}", input_vocab_size=8190, target_vocab_size=8190
+        )
         model = registry.model("transformer")(hp)
         model.build()
         models.append(model)
@@ -116,7 +120,9 @@ def main() -> None:
     batches = bucketed_batches(read_pairs(20000), args.batch_size, args.batches)
     real = sum(int((b != 0).sum()) for b in batches)
     padded = sum(b.size for b in batches)
-    models = dict(zip(("pad_remover", "no_pad_remover"), twin_encoders(args.hparams_set), strict=True))
+    models = dict(
+        zip(("pad_remover", "no_pad_remover"), twin_encoders(args.hparams_set), strict=True)
+    )
 
     def forward(model):
         return tf.function(lambda ids: model.encode(ids)[0], reduce_retracing=True)
@@ -128,6 +134,7 @@ def main() -> None:
                 loss = tf.reduce_sum(out * out)
             grads = tape.gradient(loss, model.encoder.trainable_variables)
             return tf.add_n([tf.reduce_sum(g) for g in grads])
+
         return tf.function(step, reduce_retracing=True)
 
     results = {}
@@ -146,18 +153,25 @@ def main() -> None:
             "speedup_median_of_round_ratios": statistics.median(ratios),
             "round_ratios": ratios,
         }
-    emit({
-        "benchmark": "pad_remover",
-        "hparams_set": args.hparams_set,
-        "device": tf.config.list_physical_devices("GPU") and "GPU" or "CPU",
-        "cpu": cpu_model(), "cpus": os.cpu_count(), "load_average": os.getloadavg(),
-        "tensorflow": tf.__version__,
-        "batches": len(batches), "batch_shapes": [list(b.shape) for b in batches],
-        "input_tokens_real": real, "input_tokens_padded": padded,
-        "input_padding_fraction": 1 - real / padded,
-        "rounds": args.rounds,
-        "results": results,
-    }, args.out)
+    emit(
+        {
+            "benchmark": "pad_remover",
+            "hparams_set": args.hparams_set,
+            "device": tf.config.list_physical_devices("GPU") and "GPU" or "CPU",
+            "cpu": cpu_model(),
+            "cpus": os.cpu_count(),
+            "load_average": os.getloadavg(),
+            "tensorflow": tf.__version__,
+            "batches": len(batches),
+            "batch_shapes": [list(b.shape) for b in batches],
+            "input_tokens_real": real,
+            "input_tokens_padded": padded,
+            "input_padding_fraction": 1 - real / padded,
+            "rounds": args.rounds,
+            "results": results,
+        },
+        args.out,
+    )
 
 
 if __name__ == "__main__":

@@ -34,9 +34,16 @@ HPARAMS = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_s
 def trainer(data_dir: str, output_dir: str):
     from t2t_repro.training.trainer import Trainer, TrainerConfig
 
-    cfg = TrainerConfig(problem="translate_toy", hparams_set="transformer_quickstart",
-                        hparams=HPARAMS, data_dir=data_dir, output_dir=output_dir,
-                        schedule="train", random_seed=1, attention_images=False)
+    cfg = TrainerConfig(
+        problem="translate_toy",
+        hparams_set="transformer_quickstart",
+        hparams=HPARAMS,
+        data_dir=data_dir,
+        output_dir=output_dir,
+        schedule="train",
+        random_seed=1,
+        attention_images=False,
+    )
     return Trainer(cfg)
 
 
@@ -51,8 +58,11 @@ def make_checkpoint(data_dir: str, output_dir: str, steps: int) -> dict:
     advance = time.perf_counter() - start
     t.optimizer.iterations.assign(steps)
     path = t.save()
-    size = sum(os.path.getsize(os.path.join(output_dir, n)) for n in os.listdir(output_dir)
-               if n.startswith(os.path.basename(path) + ".data"))
+    size = sum(
+        os.path.getsize(os.path.join(output_dir, n))
+        for n in os.listdir(output_dir)
+        if n.startswith(os.path.basename(path) + ".data")
+    )
     return {"advance_seconds": advance, "checkpoint_bytes": size}
 
 
@@ -85,8 +95,13 @@ def child(argv: list[str]) -> None:
 
 
 def run_child(*args) -> dict:
-    out = subprocess.run([sys.executable, "-m", "bench.bench_resume", "--child",
-                          *map(str, args)], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.bench_resume", "--child", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -108,25 +123,46 @@ def main() -> int:
 
     work = tempfile.mkdtemp(prefix="bench_resume_")
     data_dir = os.path.join(work, "data")
-    registry.problem("translate_toy").generate_data(data_dir, os.path.join(work, "tmp"),
-                                                    progress=False)
+    registry.problem("translate_toy").generate_data(
+        data_dir, os.path.join(work, "tmp"), progress=False
+    )
     rows = []
     for steps in (int(s) for s in args.steps.split(",")):
         output_dir = os.path.join(work, f"train_{steps}")
         made = run_child("make", data_dir, output_dir, steps)
-        timings = [run_child("time_replay" if i == 0 else "time", data_dir, output_dir, steps)
-                   for i in range(args.repeats)]
-        rows.append({"steps": steps, **made,
-                     "resume_seconds": statistics.median(t["resume_seconds"] for t in timings),
-                     "resume_all": [round(t["resume_seconds"], 3) for t in timings],
-                     "replay_seconds": timings[0]["replay_seconds"]})
+        timings = [
+            run_child("time_replay" if i == 0 else "time", data_dir, output_dir, steps)
+            for i in range(args.repeats)
+        ]
+        rows.append(
+            {
+                "steps": steps,
+                **made,
+                "resume_seconds": statistics.median(t["resume_seconds"] for t in timings),
+                "resume_all": [round(t["resume_seconds"], 3) for t in timings],
+                "replay_seconds": timings[0]["replay_seconds"],
+            }
+        )
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), "unknown")
-    emit({"benchmark": "trainer resume: saved input-iterator state vs replaying batches",
-          "problem": "translate_toy", "hparams": f"transformer_quickstart,{HPARAMS}",
-          "cpu": cpu, "note": "CPU shared with other jobs; medians of --repeats processes",
-          "rows": rows}, args.out)
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in open("/proc/cpuinfo")
+            if line.startswith("model name")
+        ),
+        "unknown",
+    )
+    emit(
+        {
+            "benchmark": "trainer resume: saved input-iterator state vs replaying batches",
+            "problem": "translate_toy",
+            "hparams": f"transformer_quickstart,{HPARAMS}",
+            "cpu": cpu,
+            "note": "CPU shared with other jobs; medians of --repeats processes",
+            "rows": rows,
+        },
+        args.out,
+    )
     return 0
 
 

@@ -88,15 +88,21 @@ def bench_encode(lines: list[str], repeats: int) -> dict:
         "megabytes_utf8": round(nbytes / 1e6, 3),
         "subtokens": sum(map(len, expected)),
         "identical_output": identical,
-        "reference": {"seconds_best": round(t_ref, 4), "seconds_all": [round(t, 4) for t in ref_times],
-                      "sentences_per_s": round(len(lines) / t_ref),
-                      "mb_per_s": round(nbytes / 1e6 / t_ref, 3),
-                      "load_seconds": round(min(ref_loads), 4)},
-        "fast": {"seconds_best": round(t_fast, 4), "seconds_all": [round(t, 4) for t in fast_times],
-                 "sentences_per_s": round(len(lines) / t_fast),
-                 "mb_per_s": round(nbytes / 1e6 / t_fast, 3),
-                 "second_call_seconds_best": round(min(second_times), 4),
-                 "load_seconds": round(min(fast_loads), 4)},
+        "reference": {
+            "seconds_best": round(t_ref, 4),
+            "seconds_all": [round(t, 4) for t in ref_times],
+            "sentences_per_s": round(len(lines) / t_ref),
+            "mb_per_s": round(nbytes / 1e6 / t_ref, 3),
+            "load_seconds": round(min(ref_loads), 4),
+        },
+        "fast": {
+            "seconds_best": round(t_fast, 4),
+            "seconds_all": [round(t, 4) for t in fast_times],
+            "sentences_per_s": round(len(lines) / t_fast),
+            "mb_per_s": round(nbytes / 1e6 / t_fast, 3),
+            "second_call_seconds_best": round(min(second_times), 4),
+            "load_seconds": round(min(fast_loads), 4),
+        },
         "speedup": round(t_ref / t_fast, 2),
         "speedup_median_of_rounds": round(statistics.median(ratios), 2),
     }
@@ -109,9 +115,13 @@ def bench_build(lines: list[str], target: int, with_reference: bool) -> dict:
     t0 = time.perf_counter()
     fast = SubwordTextEncoder.build_to_target_size(target, counts)
     t_fast = time.perf_counter() - t0
-    out = {"target_size": target, "lines": len(lines), "distinct_tokens": len(counts),
-           "count_tokens_seconds": round(t_count, 3),
-           "fast": {"seconds": round(t_fast, 3), "vocab_size": fast.vocab_size}}
+    out = {
+        "target_size": target,
+        "lines": len(lines),
+        "distinct_tokens": len(counts),
+        "count_tokens_seconds": round(t_count, 3),
+        "fast": {"seconds": round(t_fast, 3), "vocab_size": fast.vocab_size},
+    }
     if with_reference:
         t0 = time.perf_counter()
         ref_counts: dict = {}
@@ -122,8 +132,11 @@ def bench_build(lines: list[str], target: int, with_reference: bool) -> dict:
         t0 = time.perf_counter()
         r = ref.ReferenceSubwordEncoder.build_to_target_size(target, ref_counts)
         t_ref = time.perf_counter() - t0
-        out["reference"] = {"seconds": round(t_ref, 3), "vocab_size": r.vocab_size,
-                            "count_tokens_seconds": round(t_ref_count, 3)}
+        out["reference"] = {
+            "seconds": round(t_ref, 3),
+            "vocab_size": r.vocab_size,
+            "count_tokens_seconds": round(t_ref_count, 3),
+        }
         out["identical_counts"] = dict(counts) == ref_counts
         out["identical_vocab"] = list(fast.all_subtoken_strings) == r.all_subtokens
         out["speedup"] = round(t_ref / t_fast, 2)
@@ -141,8 +154,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     if not (os.path.isdir(MULTI30K) and os.path.exists(VOCAB)):
-        print(f"shared data not found ({MULTI30K}, {VOCAB}); nothing to benchmark",
-              file=sys.stderr)
+        print(f"shared data not found ({MULTI30K}, {VOCAB}); nothing to benchmark", file=sys.stderr)
         return 0
     en = read_lines(os.path.join(MULTI30K, "train.en.gz"), args.limit)
     de = read_lines(os.path.join(MULTI30K, "train.de.gz"), args.limit)

@@ -42,7 +42,7 @@ def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
         start = time.perf_counter()
         f().numpy()
         best = min(best, time.perf_counter() - start)
-    return 2 * n ** 3 / best
+    return 2 * n**3 / best
 
 
 def make_model(hparams_set: str, vocab: int):
@@ -63,14 +63,17 @@ def _timed(fn) -> float:
 def bench(hparams_set, vocab, batch, length, steps, xla):
     hp, model, optimizer = make_model(hparams_set, vocab)
     rng = np.random.default_rng(0)
-    features = {k: tf.constant(rng.integers(2, vocab, size=[batch, length]), tf.int32)
-                for k in ("inputs", "targets")}
+    features = {
+        k: tf.constant(rng.integers(2, vocab, size=[batch, length]), tf.int32)
+        for k in ("inputs", "targets")
+    }
 
     @tf.function(jit_compile=xla)
     def bare_step():
         with tf.GradientTape() as tape:
-            loss, tokens = padded_cross_entropy(model(features, training=True),
-                                                features["targets"], hp.label_smoothing)
+            loss, tokens = padded_cross_entropy(
+                model(features, training=True), features["targets"], hp.label_smoothing
+            )
             loss = loss / tokens
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
@@ -101,13 +104,21 @@ def bench(hparams_set, vocab, batch, length, steps, xla):
     trainer_s = statistics.median(trainer_times)
     ratio = statistics.median(t / b for t, b in zip(trainer_times, bare_times, strict=True))
     flops = training_flops(hp, batch, length, length)
-    result = {"hparams_set": hparams_set, "vocab": vocab, "batch": [batch, length],
-              "xla": xla, "bare_step_s": seconds, "steps_per_s": 1 / seconds,
-              "target_tokens_per_s": batch * length / seconds, "step_tflop": flops / 1e12,
-              "bare_step_times_s": bare_times, "trainer_step_times_s": trainer_times,
-              "trainer_step_s": trainer_s,
-              "trainer_target_tokens_per_s": batch * length / trainer_s,
-              "trainer_overhead_pct": 100 * (ratio - 1)}
+    result = {
+        "hparams_set": hparams_set,
+        "vocab": vocab,
+        "batch": [batch, length],
+        "xla": xla,
+        "bare_step_s": seconds,
+        "steps_per_s": 1 / seconds,
+        "target_tokens_per_s": batch * length / seconds,
+        "step_tflop": flops / 1e12,
+        "bare_step_times_s": bare_times,
+        "trainer_step_times_s": trainer_times,
+        "trainer_step_s": trainer_s,
+        "trainer_target_tokens_per_s": batch * length / trainer_s,
+        "trainer_overhead_pct": 100 * (ratio - 1),
+    }
     return result, flops
 
 
@@ -115,8 +126,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="")
     parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--configs", default="transformer_base:32768:128:32,"
-                        "transformer_small:32768:128:32")
+    parser.add_argument(
+        "--configs", default="transformer_base:32768:128:32,transformer_small:32768:128:32"
+    )
     parser.add_argument("--xla", choices=["both", "on", "off"], default="both")
     args = parser.parse_args()
     report = {"load_average_start": os.getloadavg(), "cpus": os.cpu_count()}
@@ -133,9 +145,12 @@ def main() -> int:
     for r in runs:
         r["mfu"] = r["step_tflop"] * 1e12 / r["bare_step_s"] / peak
         r["trainer_mfu"] = r["step_tflop"] * 1e12 / r["trainer_step_s"] / peak
-    report.update(matmul_peak_gflops_before=peak_before / 1e9,
-                  matmul_peak_gflops_after=peak_after / 1e9, runs=runs,
-                  load_average_end=os.getloadavg())
+    report.update(
+        matmul_peak_gflops_before=peak_before / 1e9,
+        matmul_peak_gflops_after=peak_after / 1e9,
+        runs=runs,
+        load_average_end=os.getloadavg(),
+    )
     emit(report, args.out)
     return 0
 

@@ -54,7 +54,9 @@ def main() -> int:
     parser.add_argument("--output_dir", required=True, help="the training directory")
     parser.add_argument("--hparams_set", default="", help="only if output_dir has no hparams.json")
     parser.add_argument("--examples", type=int, default=300)
-    parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,extra_length=50,batch_size=32")
+    parser.add_argument(
+        "--decode_hparams", default="beam_size=4,alpha=0.6,extra_length=50,batch_size=32"
+    )
     parser.add_argument("--out", default="")
     args = parser.parse_args()
 
@@ -66,13 +68,20 @@ def main() -> int:
 
     found = checkpoints(args.output_dir)
     if not found:
-        sys.exit(f"error: no ckpt-<step>.index files in {args.output_dir}; pass a training output_dir.")
-    trained = load_trained_model(args.output_dir, checkpoint_path=found[0][1],
-                                 problem_name=args.problem, data_dir=args.data_dir,
-                                 hparams_set=args.hparams_set)
+        sys.exit(
+            f"error: no ckpt-<step>.index files in {args.output_dir}; pass a training output_dir."
+        )
+    trained = load_trained_model(
+        args.output_dir,
+        checkpoint_path=found[0][1],
+        problem_name=args.problem,
+        data_dir=args.data_dir,
+        hparams_set=args.hparams_set,
+    )
     model = trained.model
-    dev_bleu = DevBleu(model, trained.problem, args.data_dir, trained.hparams, args.examples,
-                       args.decode_hparams)
+    dev_bleu = DevBleu(
+        model, trained.problem, args.data_dir, trained.hparams, args.examples, args.decode_hparams
+    )
     minutes = training_minutes(args.output_dir, [step for step, _ in found])
     curve = []
     for (step, prefix), minute in zip(found, minutes, strict=True):
@@ -80,11 +89,22 @@ def main() -> int:
         start = time.time()
         bleu = dev_bleu()
         curve.append({"step": step, "training_minutes": minute, "dev_bleu": bleu})
-        print(f"step {step:6d}  {minute if minute is not None else float('nan'):6.1f} min  "
-              f"dev BLEU {bleu:6.2f}  ({time.time() - start:.0f}s to decode)", file=sys.stderr)
-    emit({"problem": args.problem, "output_dir": os.path.abspath(args.output_dir),
-          "dev_examples": len(dev_bleu.inputs), "decode_hparams": args.decode_hparams,
-          "bleu": "sacreBLEU 13a cased", "curve": curve}, args.out)
+        print(
+            f"step {step:6d}  {minute if minute is not None else float('nan'):6.1f} min  "
+            f"dev BLEU {bleu:6.2f}  ({time.time() - start:.0f}s to decode)",
+            file=sys.stderr,
+        )
+    emit(
+        {
+            "problem": args.problem,
+            "output_dir": os.path.abspath(args.output_dir),
+            "dev_examples": len(dev_bleu.inputs),
+            "decode_hparams": args.decode_hparams,
+            "bleu": "sacreBLEU 13a cased",
+            "curve": curve,
+        },
+        args.out,
+    )
     return 0
 
 

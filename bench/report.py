@@ -40,7 +40,8 @@ def _scalars_by_tag(log_dir: str, tags: tuple[str, ...]) -> dict[str, Scalars]:
         for value in event.summary.value:
             if value.tag in found:
                 found[value.tag].append(
-                    (event.wall_time, event.step, float(tf.make_ndarray(value.tensor))))
+                    (event.wall_time, event.step, float(tf.make_ndarray(value.tensor)))
+                )
     return {tag: sorted(rows, key=lambda row: row[1]) for tag, rows in found.items()}
 
 
@@ -61,5 +62,7 @@ def training_stats(train_dir: str) -> dict:
     scalars = _scalars_by_tag(train_dir, ("loss", "tokens_per_sec"))
     losses = scalars["loss"]
     rates = [value for _, _, value in scalars["tokens_per_sec"]]
-    return {"steps": losses[-1][1] if losses else 0,
-            "tokens_per_sec": sum(rates) / len(rates) if rates else 0.0}
+    return {
+        "steps": losses[-1][1] if losses else 0,
+        "tokens_per_sec": sum(rates) / len(rates) if rates else 0.0,
+    }

@@ -38,11 +38,16 @@ class AlgorithmicProblem(Text2TextProblem):
     def generate_pairs(self, split: str):
         rng = random.Random(f"{self.name}:{split}:{self.seed}")
         for _ in range(self.num_pairs[split]):
-            seq = [rng.choice(self.symbols) for _ in range(rng.randint(self.min_length, self.max_length))]
+            seq = [
+                rng.choice(self.symbols)
+                for _ in range(rng.randint(self.min_length, self.max_length))
+            ]
             yield " ".join(seq), " ".join(self.transform(seq))
 
     def split_sources(self, tmp_dir: str, split: str):
-        return [GeneratedPairs(lambda: self.generate_pairs(split), f"{self.name} {split} (generated)")]
+        return [
+            GeneratedPairs(lambda: self.generate_pairs(split), f"{self.name} {split} (generated)")
+        ]
 
 
 @registry.register_problem
@@ -63,10 +68,36 @@ class AlgorithmicReverse(AlgorithmicProblem):
 
 # ----------------------------------------------------------------------------- toy translation
 # word in language A -> word in language B
-NOUNS = {"dax": "hola", "wug": "mesi", "blick": "turo", "fep": "kanu", "zorp": "bele", "mib": "pono",
-         "toma": "sira", "lurn": "gavi", "kiv": "lute", "snell": "noka", "gorp": "fedu", "yint": "rami"}
-ADJECTIVES = {"vel": "zeki", "mok": "lomu", "sarn": "pira", "plim": "tasa", "dree": "wodi", "hux": "neru"}
-VERBS = {"kels": "amba", "brapt": "ilto", "tosh": "uvek", "gliv": "ospa", "murn": "egli", "fazz": "iruk"}
+NOUNS = {
+    "dax": "hola",
+    "wug": "mesi",
+    "blick": "turo",
+    "fep": "kanu",
+    "zorp": "bele",
+    "mib": "pono",
+    "toma": "sira",
+    "lurn": "gavi",
+    "kiv": "lute",
+    "snell": "noka",
+    "gorp": "fedu",
+    "yint": "rami",
+}
+ADJECTIVES = {
+    "vel": "zeki",
+    "mok": "lomu",
+    "sarn": "pira",
+    "plim": "tasa",
+    "dree": "wodi",
+    "hux": "neru",
+}
+VERBS = {
+    "kels": "amba",
+    "brapt": "ilto",
+    "tosh": "uvek",
+    "gliv": "ospa",
+    "murn": "egli",
+    "fazz": "iruk",
+}
 DETERMINERS = {"ta": "si", "en": "nu"}
 PREPOSITIONS = {"ul": "ge", "pim": "do", "dorsk": "ve"}
 PLURAL_A, PLURAL_B, VERB_PLURAL_B = "s", "ri", "n"
@@ -78,7 +109,11 @@ def _noun_phrase(rng: random.Random) -> tuple[list[str], list[str], bool]:
     noun = rng.choice(sorted(NOUNS))
     plural = rng.random() < 0.3
     a = [det] + adjs + [noun + (PLURAL_A if plural else "")]
-    b = [NOUNS[noun] + (PLURAL_B if plural else "")] + [ADJECTIVES[x] for x in reversed(adjs)] + [DETERMINERS[det]]
+    b = (
+        [NOUNS[noun] + (PLURAL_B if plural else "")]
+        + [ADJECTIVES[x] for x in reversed(adjs)]
+        + [DETERMINERS[det]]
+    )
     return a, b, plural
 
 
@@ -108,7 +143,7 @@ def toy_corpus(sizes: dict, seed: int) -> dict:
             pairs.append((src, tgt))
     out, start = {}, 0
     for split in ("train", "dev", "test"):
-        out[split] = pairs[start:start + sizes.get(split, 0)]
+        out[split] = pairs[start : start + sizes.get(split, 0)]
         start += sizes.get(split, 0)
     return out
 
@@ -130,4 +165,6 @@ class TranslateToy(Text2TextProblem):
         return TranslateToy._corpus_cache[key]
 
     def split_sources(self, tmp_dir: str, split: str):
-        return [GeneratedPairs(lambda: iter(self.corpus()[split]), f"{self.name} {split} (generated)")]
+        return [
+            GeneratedPairs(lambda: iter(self.corpus()[split]), f"{self.name} {split} (generated)")
+        ]

@@ -58,23 +58,29 @@ class DatagenSummary:
 
     def format(self) -> str:
         pairs = ", ".join(f"{s} {n:,}" for s, n in self.pairs.items()) or "none"
-        vocab = f"{self.vocab_size:,} ({'built' if self.vocab_built else 'loaded'}: {self.vocab_file})"
-        return "\n".join([
-            f"problem:        {self.problem} -> {self.data_dir}",
-            f"pairs:          {pairs}",
-            f"tokens written: inputs {self.input_tokens:,}, targets {self.target_tokens:,}",
-            f"vocab size:     {vocab}",
-            f"shards:         {self.shards_written} written, {self.shards_kept} kept",
-            f"dropped empty pairs: {self.dropped_empty:,}; "
-            f"replaced undecodable bytes: {self.replaced_bytes:,}",
-            f"time:           {self.seconds:.1f}s",
-        ])
+        vocab = (
+            f"{self.vocab_size:,} ({'built' if self.vocab_built else 'loaded'}: {self.vocab_file})"
+        )
+        return "\n".join(
+            [
+                f"problem:        {self.problem} -> {self.data_dir}",
+                f"pairs:          {pairs}",
+                f"tokens written: inputs {self.input_tokens:,}, targets {self.target_tokens:,}",
+                f"vocab size:     {vocab}",
+                f"shards:         {self.shards_written} written, {self.shards_kept} kept",
+                f"dropped empty pairs: {self.dropped_empty:,}; "
+                f"replaced undecodable bytes: {self.replaced_bytes:,}",
+                f"time:           {self.seconds:.1f}s",
+            ]
+        )
 
 
 class Problem:
     """A registered task: sources, vocabulary, encoding, splits, metrics (see PROBLEM_API.md)."""
 
-    problem_name: str | None = None  # set only where the registered name is not the class's snake_case
+    problem_name: str | None = (
+        None  # set only where the registered name is not the class's snake_case
+    )
     num_shards: dict = {records.TRAIN: 10, records.DEV: 1, records.TEST: 1}
     approx_vocab_size: int = 2**15
     has_inputs: bool = True
@@ -82,11 +88,15 @@ class Problem:
     batch_size_multiplier: int = 1
     decode_defaults: dict = {}
     eval_metrics: tuple = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
-    vocab_name: str | None = None  # whose vocab file this problem uses (a ``_rev`` shares its base's)
+    vocab_name: str | None = (
+        None  # whose vocab file this problem uses (a ``_rev`` shares its base's)
+    )
 
     @property
     def name(self) -> str:
-        return type(self).__dict__.get("problem_name") or registry.camelcase_to_snakecase(type(self).__name__)
+        return type(self).__dict__.get("problem_name") or registry.camelcase_to_snakecase(
+            type(self).__name__
+        )
 
     @property
     def vocab_filename(self) -> str:
@@ -99,8 +109,9 @@ class Problem:
     def vocab_path(self, data_dir: str) -> str:
         return os.path.join(data_dir, self.vocab_filename)
 
-    def generate_data(self, data_dir: str, tmp_dir: str, num_workers: int | None = None,
-                      **kwargs) -> DatagenSummary:
+    def generate_data(
+        self, data_dir: str, tmp_dir: str, num_workers: int | None = None, **kwargs
+    ) -> DatagenSummary:
         raise NotImplementedError
 
     def get_encoders(self, data_dir: str) -> dict:
@@ -108,7 +119,8 @@ class Problem:
         if not os.path.isfile(path):
             raise DataError(
                 f"Vocabulary file {path} not found. Run: t2t-datagen --problem={self.name} "
-                f"--data_dir={data_dir} --tmp_dir=<raw data dir>")
+                f"--data_dir={data_dir} --tmp_dir=<raw data dir>"
+            )
         encoder = datagen_lib.load_vocab(path)
         return {"inputs": encoder, "targets": encoder}
 
@@ -142,8 +154,9 @@ class Text2TextProblem(Problem):
         return self.split_sources(tmp_dir, records.TRAIN)
 
     # -- reading ------------------------------------------------------------------------------
-    def iter_pairs(self, sources: list[PairSource], stats: ReadStats,
-                   max_cases: int | None = None) -> Iterator[tuple[str, str]]:
+    def iter_pairs(
+        self, sources: list[PairSource], stats: ReadStats, max_cases: int | None = None
+    ) -> Iterator[tuple[str, str]]:
         """Non-empty (input, target) text pairs of the sources; empty ones dropped and counted."""
         n = 0
         for source in sources:
@@ -178,12 +191,22 @@ class Text2TextProblem(Problem):
         """Shards of this split on disk with a different shard count (left by another version)."""
         keep = set(records.shard_paths(data_dir, self.name, split, self.num_shards[split]))
         pat = re.compile(re.escape(self.name) + "-" + split + r"-\d{5}-of-\d{5}$")
-        return [p for p in records.existing_shards(data_dir, self.name, split)
-                if p not in keep and pat.match(os.path.basename(p))]
+        return [
+            p
+            for p in records.existing_shards(data_dir, self.name, split)
+            if p not in keep and pat.match(os.path.basename(p))
+        ]
 
-    def generate_data(self, data_dir: str, tmp_dir: str, num_workers: int | None = None, *,
-                      max_cases: int | None = None, random_seed: int = DEFAULT_SEED,
-                      progress: bool = True) -> DatagenSummary:
+    def generate_data(
+        self,
+        data_dir: str,
+        tmp_dir: str,
+        num_workers: int | None = None,
+        *,
+        max_cases: int | None = None,
+        random_seed: int = DEFAULT_SEED,
+        progress: bool = True,
+    ) -> DatagenSummary:
         start = time.monotonic()
         os.makedirs(data_dir, exist_ok=True)
         summary = DatagenSummary(self.name, data_dir)
@@ -192,10 +215,17 @@ class Text2TextProblem(Problem):
         manifest = datagen_lib.load_json(self._manifest_path(data_dir))
 
         trial_cases = datagen_lib.vocab_trial_cases(vocab_path)  # the vocab of a --max_cases trial
-        need_vocab = not os.path.isfile(vocab_path) or (trial_cases is not None and trial_cases != max_cases)
-        trust_shards = not need_vocab and (manifest is None or (
-            manifest.get("vocab_sha256") == datagen_lib.file_sha256(vocab_path)
-            and manifest.get("max_cases") == max_cases and manifest.get("seed") == random_seed))
+        need_vocab = not os.path.isfile(vocab_path) or (
+            trial_cases is not None and trial_cases != max_cases
+        )
+        trust_shards = not need_vocab and (
+            manifest is None
+            or (
+                manifest.get("vocab_sha256") == datagen_lib.file_sha256(vocab_path)
+                and manifest.get("max_cases") == max_cases
+                and manifest.get("seed") == random_seed
+            )
+        )
 
         needed: dict[str, list[int]] = {}
         for split in self.splits:
@@ -216,11 +246,18 @@ class Text2TextProblem(Problem):
             if records.TRAIN not in split_sources:
                 check_all(self.vocab_sources(tmp_dir))
             if progress:
-                print(f"{self.name}: building vocab {vocab_path} "
-                      f"(target size {self.approx_vocab_size})",
-                      file=sys.stderr, flush=True)
-            encoder = datagen_lib.build_vocab(vocab_path, self.vocab_lines(tmp_dir, max_cases),
-                                              self.approx_vocab_size, self.max_subtoken_length)
+                print(
+                    f"{self.name}: building vocab {vocab_path} "
+                    f"(target size {self.approx_vocab_size})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            encoder = datagen_lib.build_vocab(
+                vocab_path,
+                self.vocab_lines(tmp_dir, max_cases),
+                self.approx_vocab_size,
+                self.max_subtoken_length,
+            )
             datagen_lib.set_vocab_trial_cases(vocab_path, max_cases)
             summary.vocab_built = True
         else:
@@ -230,14 +267,30 @@ class Text2TextProblem(Problem):
         if needed:
             if summary.vocab_built or manifest is None or not trust_shards:
                 manifest = {"pairs": {}}
-            manifest.update(vocab_file=self.vocab_filename, vocab_sha256=datagen_lib.file_sha256(vocab_path),
-                            max_cases=max_cases, seed=random_seed, num_shards=dict(self.num_shards))
+            manifest.update(
+                vocab_file=self.vocab_filename,
+                vocab_sha256=datagen_lib.file_sha256(vocab_path),
+                max_cases=max_cases,
+                seed=random_seed,
+                num_shards=dict(self.num_shards),
+            )
             datagen_lib.store_json(self._manifest_path(data_dir), manifest)
         stats = ReadStats()
         for split, todo in needed.items():
-            n_pairs = self._generate_split(data_dir, split, split_sources[split], todo, vocab_path, stats,
-                                           summary, num_workers, max_cases, random_seed, progress,
-                                           expected[split])
+            n_pairs = self._generate_split(
+                data_dir,
+                split,
+                split_sources[split],
+                todo,
+                vocab_path,
+                stats,
+                summary,
+                num_workers,
+                max_cases,
+                random_seed,
+                progress,
+                expected[split],
+            )
             summary.pairs[split] = manifest["pairs"][split] = n_pairs
             datagen_lib.store_json(self._manifest_path(data_dir), manifest)
         summary.dropped_empty, summary.replaced_bytes = stats.dropped_empty, stats.replaced_bytes
@@ -245,8 +298,21 @@ class Text2TextProblem(Problem):
         summary.seconds = time.monotonic() - start
         return summary
 
-    def _generate_split(self, data_dir, split, sources, todo, vocab_path, stats, summary, num_workers,
-                        max_cases, seed, progress, expected) -> int:
+    def _generate_split(
+        self,
+        data_dir,
+        split,
+        sources,
+        todo,
+        vocab_path,
+        stats,
+        summary,
+        num_workers,
+        max_cases,
+        seed,
+        progress,
+        expected,
+    ) -> int:
         for path in self._stale_shards(data_dir, split):
             os.remove(path)
         paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
@@ -264,7 +330,12 @@ class Text2TextProblem(Problem):
 
         try:
             for index, serialized, n_in, n_tgt in datagen_lib.encode_examples(
-                    wanted(), vocab_path, num_workers, chunk_size=self.chunk_size, expected_items=expected):
+                wanted(),
+                vocab_path,
+                num_workers,
+                chunk_size=self.chunk_size,
+                expected_items=expected,
+            ):
                 writer.write(index, serialized)
                 summary.input_tokens += n_in
                 summary.target_tokens += n_tgt
@@ -284,10 +355,16 @@ def register_with_rev(cls):
     file)."""
     base_name = cls.__dict__.get("problem_name") or registry.camelcase_to_snakecase(cls.__name__)
     registry.register_problem(base_name)(cls)
-    rev = type(cls.__name__ + "Rev", (cls,), {
-        "problem_name": base_name + "_rev", "reverse": not cls.reverse,
-        "vocab_name": cls.vocab_name or base_name,
-        "__doc__": f"{base_name} with inputs and targets swapped (shares its vocab file).",
-        "__module__": cls.__module__})
+    rev = type(
+        cls.__name__ + "Rev",
+        (cls,),
+        {
+            "problem_name": base_name + "_rev",
+            "reverse": not cls.reverse,
+            "vocab_name": cls.vocab_name or base_name,
+            "__doc__": f"{base_name} with inputs and targets swapped (shares its vocab file).",
+            "__module__": cls.__module__,
+        },
+    )
     registry.register_problem(base_name + "_rev")(rev)
     return cls

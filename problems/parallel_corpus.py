@@ -56,7 +56,11 @@ def _as_list(spec) -> list:
         return []
     if isinstance(spec, (str, os.PathLike, PairSource)):
         return [spec]
-    if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(p, (str, os.PathLike)) for p in spec):
+    if (
+        isinstance(spec, tuple)
+        and len(spec) == 2
+        and all(isinstance(p, (str, os.PathLike)) for p in spec)
+    ):
         return [spec]
     return list(spec)
 
@@ -79,24 +83,37 @@ class ParallelCorpusProblem(Text2TextProblem):
         return [parallel_source(spec, tmp_dir) for spec in specs]
 
 
-def register_parallel_corpus(name: str, train, dev=None, test=None, vocab_size: int = 2**13,
-                             train_shards: int = 10, with_rev: bool = True) -> type:
+def register_parallel_corpus(
+    name: str,
+    train,
+    dev=None,
+    test=None,
+    vocab_size: int = 2**13,
+    train_shards: int = 10,
+    with_rev: bool = True,
+) -> type:
     """Register problem ``name`` (and ``name_rev`` unless ``with_rev=False``) over the given files.
 
     Each of ``train``/``dev``/``test`` is a ``(source_path, target_path)`` pair, a TSV path, or a
     list of those. Returns the new problem class.
     """
-    specs = {split: _as_list(spec) for split, spec in (("train", train), ("dev", dev), ("test", test))}
+    specs = {
+        split: _as_list(spec) for split, spec in (("train", train), ("dev", dev), ("test", test))
+    }
     if not specs["train"]:
         raise ValueError(f"register_parallel_corpus({name!r}): train data is required.")
-    cls = type(registry.camelcase_to_snakecase(name).title().replace("_", ""), (ParallelCorpusProblem,), {
-        "problem_name": name,
-        "split_specs": specs,
-        "approx_vocab_size": vocab_size,
-        "num_shards": {"train": train_shards, "dev": 1, "test": 1},
-        "__doc__": f"User parallel corpus {name!r}.",
-        "__module__": __name__,
-    })
+    cls = type(
+        registry.camelcase_to_snakecase(name).title().replace("_", ""),
+        (ParallelCorpusProblem,),
+        {
+            "problem_name": name,
+            "split_specs": specs,
+            "approx_vocab_size": vocab_size,
+            "num_shards": {"train": train_shards, "dev": 1, "test": 1},
+            "__doc__": f"User parallel corpus {name!r}.",
+            "__module__": __name__,
+        },
+    )
     return register_with_rev(cls) if with_rev else registry.register_problem(name)(cls)
 
 
@@ -120,7 +137,11 @@ class ParallelCorpus(ParallelCorpusProblem):
 
     def __init__(self):
         self.approx_vocab_size = _env_int("T2T_PARALLEL_CORPUS_VOCAB_SIZE", 2**13)
-        self.num_shards = {"train": _env_int("T2T_PARALLEL_CORPUS_TRAIN_SHARDS", 10), "dev": 1, "test": 1}
+        self.num_shards = {
+            "train": _env_int("T2T_PARALLEL_CORPUS_TRAIN_SHARDS", 10),
+            "dev": 1,
+            "test": 1,
+        }
         self._tmp_dir = None
 
     @property
@@ -136,6 +157,8 @@ class ParallelCorpus(ParallelCorpusProblem):
     def split_sources(self, tmp_dir: str, split: str) -> list[PairSource]:
         spec = _local_split(tmp_dir, split)
         if spec is None:
-            raise DataError(f"{self.name}: no {split} data in {tmp_dir}: expected {split}.src + {split}.tgt "
-                            f"(aligned lines) or {split}.tsv (source<TAB>target), optionally .gz.")
+            raise DataError(
+                f"{self.name}: no {split} data in {tmp_dir}: expected {split}.src + {split}.tgt "
+                f"(aligned lines) or {split}.tsv (source<TAB>target), optionally .gz."
+            )
         return [parallel_source(spec)]

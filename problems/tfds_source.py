@@ -32,8 +32,16 @@ def offline() -> bool:
 class TfdsPairs(PairSource):
     """One split of a tfds translation builder, as (source, target) text pairs."""
 
-    def __init__(self, builder_name: str, split: str, source_key: str, target_key: str,
-                 data_dir: str | None = None, vocab_files: int = 1, help_text: str = ""):
+    def __init__(
+        self,
+        builder_name: str,
+        split: str,
+        source_key: str,
+        target_key: str,
+        data_dir: str | None = None,
+        vocab_files: int = 1,
+        help_text: str = "",
+    ):
         self.builder_name, self.split = builder_name, TFDS_SPLITS.get(split, split)
         self.source_key, self.target_key = source_key, target_key
         self.data_dir, self.vocab_files, self.help_text = data_dir, vocab_files, help_text
@@ -50,8 +58,9 @@ class TfdsPairs(PairSource):
         try:
             import tensorflow_datasets as tfds
         except ImportError as e:
-            raise self._fail("tensorflow-datasets is not installed (pip install tensorflow-datasets)", e) \
-                from None
+            raise self._fail(
+                "tensorflow-datasets is not installed (pip install tensorflow-datasets)", e
+            ) from None
         try:
             builder = tfds.builder(self.builder_name, data_dir=self.data_dir)
         except Exception as e:  # unknown builder or config
@@ -87,8 +96,10 @@ class TfdsPairs(PairSource):
         except Exception as e:
             raise self._fail("tfds could not read the split", e) from None
         for example in tfds.as_numpy(dataset):
-            yield (decode_utf8(example[self.source_key], stats).strip(),
-                   decode_utf8(example[self.target_key], stats).strip())
+            yield (
+                decode_utf8(example[self.source_key], stats).strip(),
+                decode_utf8(example[self.target_key], stats).strip(),
+            )
 
     def vocab_lines(self, byte_budget: float) -> Iterator[str]:
         """About ``byte_budget * vocab_files`` bytes per language from the start of the split.

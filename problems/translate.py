@@ -56,11 +56,20 @@ class TranslateProblem(Text2TextProblem):
         sources = [parallel_source(spec, tmp_dir) for spec in specs]
         missing = [p for s in sources for p in _paths(s) if not os.path.isfile(p)]
         if missing:
-            raise DataError(f"{self.name}: missing {split} data: {', '.join(missing)}. "
-                            + self.missing_data_help(tmp_dir, split))
+            raise DataError(
+                f"{self.name}: missing {split} data: {', '.join(missing)}. "
+                + self.missing_data_help(tmp_dir, split)
+            )
         return sources
 
 
 def _paths(source: PairSource) -> list[str]:
-    return [p for p in (getattr(source, "source_path", None), getattr(source, "target_path", None),
-                        getattr(source, "path", None)) if p]
+    return [
+        p
+        for p in (
+            getattr(source, "source_path", None),
+            getattr(source, "target_path", None),
+            getattr(source, "path", None),
+        )
+        if p
+    ]

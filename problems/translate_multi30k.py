@@ -58,9 +58,11 @@ class Multi30kProblem(TranslateProblem):
     def missing_data_help(self, tmp_dir: str, split: str) -> str:
         stem = SPLIT_FILES[split]
         files = " ".join(f"{stem}.{lang}.gz" for lang in (self.source_lang, self.target_lang))
-        return (f"Expected {files} in {tmp_dir} (--tmp_dir). Get them from "
-                f"{RAW_URL.format('')} (GitHub multi30k/dataset, data/task1/raw) and pass that folder "
-                f"as --tmp_dir (a copy may be at ../shared/data/multi30k).")
+        return (
+            f"Expected {files} in {tmp_dir} (--tmp_dir). Get them from "
+            f"{RAW_URL.format('')} (GitHub multi30k/dataset, data/task1/raw) and pass that folder "
+            f"as --tmp_dir (a copy may be at ../shared/data/multi30k)."
+        )
 
     def split_sources(self, tmp_dir: str, split: str):
         stem = SPLIT_FILES[split]
@@ -70,13 +72,17 @@ class Multi30kProblem(TranslateProblem):
             if path is None:
                 path = os.path.join(tmp_dir, f"{stem}.{lang}.gz")
                 if offline():
-                    raise DataError(f"{self.name}: missing {path} (T2T_REPRO_OFFLINE is set, so no "
-                                    f"download). " + self.missing_data_help(tmp_dir, split))
+                    raise DataError(
+                        f"{self.name}: missing {path} (T2T_REPRO_OFFLINE is set, so no "
+                        f"download). " + self.missing_data_help(tmp_dir, split)
+                    )
                 try:
                     download(RAW_URL.format(f"{stem}.{lang}.gz"), path)
                 except Exception as e:  # network, HTTP or disk errors all mean: no data here
-                    raise DataError(f"{self.name}: missing {path} and the download failed ({e}). "
-                                    + self.missing_data_help(tmp_dir, split)) from None
+                    raise DataError(
+                        f"{self.name}: missing {path} and the download failed ({e}). "
+                        + self.missing_data_help(tmp_dir, split)
+                    ) from None
             paths[lang] = path
         return [FilePairs(paths[self.source_lang], paths[self.target_lang])]
 

@@ -59,12 +59,17 @@ class WmtCorpus:
                     return FilePairs(*(os.path.join(tmp_dir, p) for p in paths))
             for name in (f"{stem}.tsv", f"{stem}.tsv.gz"):
                 if isfile(name):
-                    return TsvPairs(os.path.join(tmp_dir, name), self.langs.index(source_lang),
-                                    self.langs.index(target_lang))
+                    return TsvPairs(
+                        os.path.join(tmp_dir, name),
+                        self.langs.index(source_lang),
+                        self.langs.index(target_lang),
+                    )
         for _, members in self.locations:  # members extracted before (T2T's tmp_dir layout)
             src, tgt = members[source_lang], members[target_lang]
             if isfile(src) and isfile(tgt):
-                return FilePairs(os.path.join(tmp_dir, src), os.path.join(tmp_dir, tgt), sgm=src.endswith(".sgm"))
+                return FilePairs(
+                    os.path.join(tmp_dir, src), os.path.join(tmp_dir, tgt), sgm=src.endswith(".sgm")
+                )
         errors = []
         for archive, members in self.locations:  # the tarballs: extract the two members once
             src, tgt = members[source_lang], members[target_lang]
@@ -76,21 +81,27 @@ class WmtCorpus:
             except DataError as e:
                 errors.append(str(e))
                 continue
-            return FilePairs(os.path.join(tmp_dir, src), os.path.join(tmp_dir, tgt), sgm=src.endswith(".sgm"))
+            return FilePairs(
+                os.path.join(tmp_dir, src), os.path.join(tmp_dir, tgt), sgm=src.endswith(".sgm")
+            )
         if errors:
             raise DataError("; ".join(errors))
         return None
 
     def expected(self, source_lang: str, target_lang: str) -> str:
         stem = self.stems[0]
-        return (f"{stem}.{source_lang} + {stem}.{target_lang} (or {stem}.tsv, or "
-                f"{' / '.join(sorted({a for a, _ in self.locations}))} from {self.url})")
+        return (
+            f"{stem}.{source_lang} + {stem}.{target_lang} (or {stem}.tsv, or "
+            f"{' / '.join(sorted({a for a, _ in self.locations}))} from {self.url})"
+        )
 
 
 def _corpus(stem, pair, archive, url, member_fmt, extra_stems=(), extra_locations=()):
     langs = tuple(pair.split("-"))
     members = {lang: member_fmt.format(lang=lang) for lang in langs}
-    return WmtCorpus((stem,) + tuple(extra_stems), langs, ((archive, members),) + tuple(extra_locations), url)
+    return WmtCorpus(
+        (stem,) + tuple(extra_stems), langs, ((archive, members),) + tuple(extra_locations), url
+    )
 
 
 def _newstest(year: int, pair: str) -> WmtCorpus:
@@ -102,46 +113,104 @@ def _newstest(year: int, pair: str) -> WmtCorpus:
         return WmtCorpus((f"newstest{year}",), langs, (("dev.tgz", members),), dev_url)
     other = langs[0]  # newstest2014-deen-src.en.sgm is the English side of the full test set
     locations = (
-        ("dev.tgz", {"en": f"dev/newstest{year}-{code}-src.en.sgm",
-                     other: f"dev/newstest{year}-{code}-ref.{other}.sgm"}),
-        ("dev.tgz", {"en": f"dev/newstest{year}-{code}-ref.en.sgm",
-                     other: f"dev/newstest{year}-{code}-src.{other}.sgm"}),
-        ("test-full.tgz", {"en": f"test-full/newstest{year}-{code}-src.en.sgm",
-                           other: f"test-full/newstest{year}-{code}-ref.{other}.sgm"}),
+        (
+            "dev.tgz",
+            {
+                "en": f"dev/newstest{year}-{code}-src.en.sgm",
+                other: f"dev/newstest{year}-{code}-ref.{other}.sgm",
+            },
+        ),
+        (
+            "dev.tgz",
+            {
+                "en": f"dev/newstest{year}-{code}-ref.en.sgm",
+                other: f"dev/newstest{year}-{code}-src.{other}.sgm",
+            },
+        ),
+        (
+            "test-full.tgz",
+            {
+                "en": f"test-full/newstest{year}-{code}-src.en.sgm",
+                other: f"test-full/newstest{year}-{code}-ref.{other}.sgm",
+            },
+        ),
     )
     return WmtCorpus((f"newstest{year}-{code}", f"newstest{year}"), langs, locations, dev_url)
 
 
 def _europarl(pair):
-    return _corpus(f"europarl-v7.{pair}", pair, "training-parallel-europarl-v7.tgz",
-                   f"{STATMT}/wmt13/training-parallel-europarl-v7.tgz", f"training/europarl-v7.{pair}.{{lang}}")
+    return _corpus(
+        f"europarl-v7.{pair}",
+        pair,
+        "training-parallel-europarl-v7.tgz",
+        f"{STATMT}/wmt13/training-parallel-europarl-v7.tgz",
+        f"training/europarl-v7.{pair}.{{lang}}",
+    )
 
 
 def _commoncrawl(pair):
-    return _corpus(f"commoncrawl.{pair}", pair, "training-parallel-commoncrawl.tgz",
-                   f"{STATMT}/wmt13/training-parallel-commoncrawl.tgz", f"commoncrawl.{pair}.{{lang}}")
+    return _corpus(
+        f"commoncrawl.{pair}",
+        pair,
+        "training-parallel-commoncrawl.tgz",
+        f"{STATMT}/wmt13/training-parallel-commoncrawl.tgz",
+        f"commoncrawl.{pair}.{{lang}}",
+    )
 
 
 def _news_commentary_v9(pair):
-    return _corpus(f"news-commentary-v9.{pair}", pair, "training-parallel-nc-v9.tgz",
-                   f"{STATMT}/wmt14/training-parallel-nc-v9.tgz", f"training/news-commentary-v9.{pair}.{{lang}}")
+    return _corpus(
+        f"news-commentary-v9.{pair}",
+        pair,
+        "training-parallel-nc-v9.tgz",
+        f"{STATMT}/wmt14/training-parallel-nc-v9.tgz",
+        f"training/news-commentary-v9.{pair}.{{lang}}",
+    )
 
 
 NEWS_COMMENTARY_V13_DE = _corpus(
-    "news-commentary-v13.de-en", "de-en", "training-parallel-nc-v13.tgz",
+    "news-commentary-v13.de-en",
+    "de-en",
+    "training-parallel-nc-v13.tgz",
     f"{DATA_STATMT}/wmt18/translation-task/training-parallel-nc-v13.tgz",
-    "training-parallel-nc-v13/news-commentary-v13.de-en.{lang}")
-GIGA_FREN = _corpus("giga-fren.release2.fixed", "fr-en", "training-giga-fren.tar",
-                    f"{STATMT}/wmt10/training-giga-fren.tar", "giga-fren.release2.fixed.{lang}.gz")
-UN_FREN = _corpus("undoc.2000.fr-en", "fr-en", "training-parallel-un.tgz",
-                  f"{STATMT}/wmt13/training-parallel-un.tgz", "un/undoc.2000.fr-en.{lang}")
+    "training-parallel-nc-v13/news-commentary-v13.de-en.{lang}",
+)
+GIGA_FREN = _corpus(
+    "giga-fren.release2.fixed",
+    "fr-en",
+    "training-giga-fren.tar",
+    f"{STATMT}/wmt10/training-giga-fren.tar",
+    "giga-fren.release2.fixed.{lang}.gz",
+)
+UN_FREN = _corpus(
+    "undoc.2000.fr-en",
+    "fr-en",
+    "training-parallel-un.tgz",
+    f"{STATMT}/wmt13/training-parallel-un.tgz",
+    "un/undoc.2000.fr-en.{lang}",
+)
 
-ENDE_WMT14 = {"train": (_news_commentary_v9("de-en"), _commoncrawl("de-en"), _europarl("de-en")),
-              "dev": (_newstest(2013, "de-en"),), "test": (_newstest(2014, "de-en"),)}
-ENDE_T2T = {"train": (NEWS_COMMENTARY_V13_DE, _commoncrawl("de-en"), _europarl("de-en")),
-            "dev": (_newstest(2013, "de-en"),), "test": (_newstest(2014, "de-en"),)}
-ENFR_WMT14 = {"train": (_commoncrawl("fr-en"), _europarl("fr-en"), _news_commentary_v9("fr-en"), GIGA_FREN, UN_FREN),
-              "dev": (_newstest(2013, "fr-en"),), "test": (_newstest(2014, "fr-en"),)}
+ENDE_WMT14 = {
+    "train": (_news_commentary_v9("de-en"), _commoncrawl("de-en"), _europarl("de-en")),
+    "dev": (_newstest(2013, "de-en"),),
+    "test": (_newstest(2014, "de-en"),),
+}
+ENDE_T2T = {
+    "train": (NEWS_COMMENTARY_V13_DE, _commoncrawl("de-en"), _europarl("de-en")),
+    "dev": (_newstest(2013, "de-en"),),
+    "test": (_newstest(2014, "de-en"),),
+}
+ENFR_WMT14 = {
+    "train": (
+        _commoncrawl("fr-en"),
+        _europarl("fr-en"),
+        _news_commentary_v9("fr-en"),
+        GIGA_FREN,
+        UN_FREN,
+    ),
+    "dev": (_newstest(2013, "fr-en"),),
+    "test": (_newstest(2014, "fr-en"),),
+}
 
 
 class WmtProblem(TranslateProblem):
@@ -158,14 +227,27 @@ class WmtProblem(TranslateProblem):
         found = [c.resolve(tmp_dir, self.source_lang, self.target_lang) for c in corpora]
         if found and all(found):
             return found
-        missing = [c.expected(self.source_lang, self.target_lang) for c, f in zip(corpora, found, strict=True) if f is None]
-        local_help = f"Local files for the {split} split go in {tmp_dir} (--tmp_dir): " + "; ".join(missing)
+        missing = [
+            c.expected(self.source_lang, self.target_lang)
+            for c, f in zip(corpora, found, strict=True)
+            if f is None
+        ]
+        local_help = f"Local files for the {split} split go in {tmp_dir} (--tmp_dir): " + "; ".join(
+            missing
+        )
         if any(found):
             raise DataError(f"{self.name}: {split} data is incomplete. {local_help}.")
-        return [TfdsPairs(self.tfds_name, split, self.source_lang, self.target_lang,
-                          vocab_files=len(corpora),
-                          help_text=f"Either let tensorflow-datasets fetch {self.tfds_name} (needs network "
-                                    f"once), or provide the raw files. {local_help}.")]
+        return [
+            TfdsPairs(
+                self.tfds_name,
+                split,
+                self.source_lang,
+                self.target_lang,
+                vocab_files=len(corpora),
+                help_text=f"Either let tensorflow-datasets fetch {self.tfds_name} (needs network "
+                f"once), or provide the raw files. {local_help}.",
+            )
+        ]
 
 
 @register_with_rev

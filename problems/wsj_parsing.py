@@ -7,17 +7,19 @@ as T2T does (``parsing.linearize``; ``tensor2tensor/data_generators/wsj_parsing.
 ``words_and_tags_from_wsj_tree``): source = the words, target = ``S NP DT NN /NP VP VBD /VP . /S``.
 Malformed trees are skipped, counted and reported with ``file:line`` on stderr.
 
-Vocabularies are separate subword vocabularies, as in the paper-era T2T problems
-``wsj_parsing_tokens_16k``/``_32k`` (T2T v1.0's ``bin/t2t-datagen`` with
-``data_generators/wsj_parsing.py``, ``parsing_token_generator``): the paper's "16K vocab" is the
-source (word) vocab, 2**14; the target vocab is 2**9 (labels, tags and closers need ~150 subtokens).
-Both are built from the training split and stored as ``vocab.<name>.inputs.<size>.subwords`` and
-``vocab.<name>.targets.<size>.subwords``. Decoding defaults are the paper's: beam 21, alpha 0.3,
-maximum length input + 300. Datagen also writes, for dev and test, ``<name>.<split>.words`` (to
-decode) and ``<name>.<split>.trees`` (the gold trees for ``t2t-evalb``) into ``--data_dir``.
+The source vocab is a subword vocabulary, as in the paper-era T2T problems
+``wsj_parsing_tokens_16k``/``_32k`` (T2T ``data_generators/wsj_parsing.py``): the paper's "16K
+vocab" is the source (word) vocab, 2**14, stored as ``vocab.<name>.inputs.<size>.subwords``. The
+target vocab gives one id to every label, closer and POS tag (``TokenTextEncoder``,
+``vocab.<name>.targets.tokens``: the PTB inventory, then other training tokens), which the
+tree-constrained search needs; T2T's 2**9 subword target vocab split closers into two ids.
+Decoding defaults are the paper's: beam 21, alpha 0.3, maximum length input + 300, plus the
+tree constraint (``decoding/tree_constraint.py``; off with ``tree_constraint=False``).
+Datagen also writes, for dev and test, ``<name>.<split>.words`` (to decode) and
+``<name>.<split>.trees`` (the gold trees for ``t2t-evalb``) into ``--data_dir``.
 
 * ``wsj_parsing``: WSJ only; the LDC layout if present, else the NLTK sample split (a note says so).
-* ``wsj_parsing_ptb_sample``: always the NLTK sample split; vocabs 2**12 / 2**8 fit its ~3.5K
+* ``wsj_parsing_ptb_sample``: always the NLTK sample split; source vocab 2**12 fits its ~3.5K
   training sentences (~11K word types, so rare words get split into subwords).
 * ``wsj_parsing_semisup``: the paper's semi-supervised setting, source vocab 2**15 (32K). Its
   training split is WSJ 02-21 plus every file in ``tmp_dir/semisup/`` (sorted by name): extra
@@ -40,11 +42,12 @@ from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data import datagen_lib, records
 from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.parsing import wsj_splits
-from t2t_repro.parsing.linearize import linearize
+from t2t_repro.parsing.linearize import linearize, target_inventory
 from t2t_repro.parsing.tree_files import TreeItem, TreeReadStats, write_tree_lines
 from t2t_repro.parsing.trees import Tree, TreeParseError, normalize, parse_tree
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
+from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
 
 DEFAULT_SEED = datagen_lib.DEFAULT_SEED
 CHUNK = 1000  # pairs encoded per batch
@@ -60,13 +63,13 @@ class WsjParsingProblem(Problem):
 
     layout = "auto"  # or wsj_splits.LDC / wsj_splits.PTB_SAMPLE
     approx_vocab_size = 2**14
-    target_approx_vocab_size = 2**9
     max_subtoken_length: int | None = 200
     vocab_extra_trees = 100_000  # extra (semi-supervised) trees the vocabs see, after WSJ train
     num_shards = {records.TRAIN: 10, records.DEV: 1, records.TEST: 1}
     target_space_id = 15  # T2T's parsing_english_ptb* (data_generators/problem_hparams.py)
-    decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
-    eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
+    # tree_constraint: only well-formed trees over the input's words (decoding/tree_constraint.py).
+    decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300, "tree_constraint": True}
+    eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity", "parse_f1")
 
     @property
     def vocab_filename(self) -> str:
@@ -74,7 +77,8 @@ class WsjParsingProblem(Problem):
 
     @property
     def target_vocab_filename(self) -> str:
-        return f"vocab.{self.name}.targets.{self.target_approx_vocab_size}.subwords"
+        """One token per line (``TokenTextEncoder``): every label, closer and POS tag is one id."""
+        return f"vocab.{self.name}.targets.tokens"
 
     def gold_file(self, data_dir: str, split: str, kind: str) -> str:
         """``<name>.<split>.trees`` (gold trees) or ``<name>.<split>.words`` (sentences), written by
@@ -82,18 +86,24 @@ class WsjParsingProblem(Problem):
         return os.path.join(data_dir, f"{self.name}.{split}.{kind}")
 
     # -- raw data -----------------------------------------------------------------------------
-    def gold_trees(self, tmp_dir: str, split: str, stats: TreeReadStats | None = None) -> list[Tree]:
+    def gold_trees(
+        self, tmp_dir: str, split: str, stats: TreeReadStats | None = None
+    ) -> list[Tree]:
         """Normalised gold trees of a WSJ split (what ``t2t-evalb`` scores against)."""
         stats = stats if stats is not None else TreeReadStats()
         files = wsj_splits.find_mrg_files(tmp_dir)
         if not files:
-            raise DataError(f"{self.name}: no wsj_NNNN.mrg files under {tmp_dir}. "
-                            + wsj_splits.missing_help(tmp_dir))
+            raise DataError(
+                f"{self.name}: no wsj_NNNN.mrg files under {tmp_dir}. "
+                + wsj_splits.missing_help(tmp_dir)
+            )
         layout = wsj_splits.detect_layout(files) if self.layout == "auto" else self.layout
         if self.layout == "auto" and layout == wsj_splits.PTB_SAMPLE and split == records.TRAIN:
-            print(f"{self.name}: only the NLTK sample (wsj_0001-0199) is in {tmp_dir}; using its "
-                  "split 0001-0179 / 0180-0189 / 0190-0199 instead of sections 02-21 / 22 / 23.",
-                  file=sys.stderr)
+            print(
+                f"{self.name}: only the NLTK sample (wsj_0001-0199) is in {tmp_dir}; using its "
+                "split 0001-0179 / 0180-0189 / 0190-0199 instead of sections 02-21 / 22 / 23.",
+                file=sys.stderr,
+            )
         chosen = wsj_splits.split_files(files, split, layout)
         return list(wsj_splits.normalized(wsj_splits.iter_raw_trees(chosen, stats), stats))
 
@@ -110,15 +120,26 @@ class WsjParsingProblem(Problem):
 
     # -- vocabularies -------------------------------------------------------------------------
     def get_encoders(self, data_dir: str) -> dict:
-        paths = [os.path.join(data_dir, f) for f in (self.vocab_filename, self.target_vocab_filename)]
+        paths = [
+            os.path.join(data_dir, f) for f in (self.vocab_filename, self.target_vocab_filename)
+        ]
         for path in paths:
             if not os.path.isfile(path):
-                raise DataError(f"Vocabulary file {path} not found. Run: t2t-datagen --problem={self.name} "
-                                f"--data_dir={data_dir} --tmp_dir=<folder with the treebank's .mrg files>")
-        return {"inputs": datagen_lib.load_vocab(paths[0]), "targets": datagen_lib.load_vocab(paths[1])}
+                raise DataError(
+                    f"Vocabulary file {path} not found. Run: t2t-datagen --problem={self.name} "
+                    f"--data_dir={data_dir} --tmp_dir=<folder with the treebank's .mrg files>"
+                )
+        return {"inputs": datagen_lib.load_vocab(paths[0]), "targets": TokenTextEncoder(paths[1])}
 
-    def _vocab(self, data_dir: str, filename: str, size: int, lines: Callable[[], Iterator[str]],
-               max_cases: int | None, summary: DatagenSummary) -> SubwordTextEncoder:
+    def _vocab(
+        self,
+        data_dir: str,
+        filename: str,
+        size: int,
+        lines: Callable[[], Iterator[str]],
+        max_cases: int | None,
+        summary: DatagenSummary,
+    ) -> SubwordTextEncoder:
         """Load the vocab file, or build it from ``lines()`` (again when a ``--max_cases`` trial
         made it)."""
         path = os.path.join(data_dir, filename)
@@ -130,10 +151,32 @@ class WsjParsingProblem(Problem):
         summary.vocab_built = True
         return encoder
 
+    def _target_vocab(
+        self, data_dir: str, targets: Iterable[str], max_cases: int | None, summary: DatagenSummary
+    ) -> TokenTextEncoder:
+        """The Penn Treebank's labels, closers and tags, then any other token of the training
+        targets (most frequent first); kept if present, unless a ``--max_cases`` trial made it."""
+        path = os.path.join(data_dir, self.target_vocab_filename)
+        trial = datagen_lib.vocab_trial_cases(path)
+        if os.path.isfile(path) and (trial is None or trial == max_cases):
+            return TokenTextEncoder(path)
+        encoder = TokenTextEncoder(tokens=target_inventory(targets))
+        encoder.store_to_file(path)
+        datagen_lib.set_vocab_trial_cases(path, max_cases)
+        summary.vocab_built = True
+        return encoder
+
     # -- datagen ------------------------------------------------------------------------------
-    def generate_data(self, data_dir: str, tmp_dir: str, num_workers: int | None = None, *,
-                      max_cases: int | None = None, random_seed: int = DEFAULT_SEED,
-                      progress: bool = True) -> DatagenSummary:
+    def generate_data(
+        self,
+        data_dir: str,
+        tmp_dir: str,
+        num_workers: int | None = None,
+        *,
+        max_cases: int | None = None,
+        random_seed: int = DEFAULT_SEED,
+        progress: bool = True,
+    ) -> DatagenSummary:
         """Vocabs (kept if present), shuffled TFRecord shards and dev/test gold files. Encoding runs
         in this process (WSJ is small), so ``num_workers`` is unused."""
         start = time.monotonic()
@@ -150,33 +193,54 @@ class WsjParsingProblem(Problem):
             extra = self.extra_train_pairs(tmp_dir, TreeReadStats())
             yield from itertools.islice(extra, budget)
 
-        src_enc = self._vocab(data_dir, self.vocab_filename, self.approx_vocab_size,
-                              lambda: (p[0] for p in vocab_pairs()), max_cases, summary)
-        tgt_enc = self._vocab(data_dir, self.target_vocab_filename, self.target_approx_vocab_size,
-                              lambda: (p[1] for p in vocab_pairs()), max_cases, summary)
+        src_enc = self._vocab(
+            data_dir,
+            self.vocab_filename,
+            self.approx_vocab_size,
+            lambda: (p[0] for p in vocab_pairs()),
+            max_cases,
+            summary,
+        )
+        tgt_enc = self._target_vocab(data_dir, (p[1] for p in vocab_pairs()), max_cases, summary)
         summary.vocab_size = src_enc.vocab_size
-        summary.vocab_file = (f"{os.path.join(data_dir, self.vocab_filename)}; targets "
-                              f"{tgt_enc.vocab_size:,}: {self.target_vocab_filename}")
+        summary.vocab_file = (
+            f"{os.path.join(data_dir, self.vocab_filename)}; targets "
+            f"{tgt_enc.vocab_size:,}: {self.target_vocab_filename}"
+        )
         for split in self.splits:
-            pairs: Iterable[tuple[str, str]] = train if split == records.TRAIN else map(linearize, trees[split])
+            pairs: Iterable[tuple[str, str]] = (
+                train if split == records.TRAIN else map(linearize, trees[split])
+            )
             if split == records.TRAIN:
                 extra = self.extra_train_pairs(tmp_dir, stats)
                 cap = None if max_cases is None else max(0, max_cases - len(train))
                 pairs = _chain(train, extra if cap is None else itertools.islice(extra, cap))
-            summary.pairs[split] = self._write_split(data_dir, split, pairs, src_enc, tgt_enc,
-                                                     random_seed, progress, summary)
+            summary.pairs[split] = self._write_split(
+                data_dir, split, pairs, src_enc, tgt_enc, random_seed, progress, summary
+            )
             if split != records.TRAIN:
                 write_tree_lines(self.gold_file(data_dir, split, "trees"), trees[split])
-                _write_lines(self.gold_file(data_dir, split, "words"), (" ".join(t.words()) for t in trees[split]))
+                _write_lines(
+                    self.gold_file(data_dir, split, "words"),
+                    (" ".join(t.words()) for t in trees[split]),
+                )
         if stats.malformed:
             print(f"{self.name}: warning: {stats.summary()}", file=sys.stderr)
         summary.dropped_empty, summary.replaced_bytes = stats.dropped_empty, stats.replaced_bytes
         summary.seconds = time.monotonic() - start
         return summary
 
-    def _write_split(self, data_dir: str, split: str, pairs: Iterable[tuple[str, str]],
-                     src_enc: SubwordTextEncoder, tgt_enc: SubwordTextEncoder, seed: int, progress: bool,
-                     summary: DatagenSummary) -> int:
+    def _write_split(
+        self,
+        data_dir: str,
+        split: str,
+        pairs: Iterable[tuple[str, str]],
+        src_enc: SubwordTextEncoder,
+        tgt_enc: TokenTextEncoder,
+        seed: int,
+        progress: bool,
+        summary: DatagenSummary,
+    ) -> int:
         """Encode ``pairs`` (EOS appended) round-robin into the split's shards, shuffled; returns
         the count."""
         for path in datagen_lib.temp_files(data_dir, self.name, split):
@@ -235,7 +299,6 @@ class WsjParsingPtbSample(WsjParsingProblem):
 
     layout = wsj_splits.PTB_SAMPLE
     approx_vocab_size = 2**12
-    target_approx_vocab_size = 2**8
     num_shards = {records.TRAIN: 2, records.DEV: 1, records.TEST: 1}
 
 
@@ -250,12 +313,18 @@ class WsjParsingSemisup(WsjParsingProblem):
 
     def extra_files(self, tmp_dir: str) -> list[str]:
         folder = os.path.join(tmp_dir, self.extra_dir)
-        files = sorted(os.path.join(folder, n) for n in os.listdir(folder)) if os.path.isdir(folder) else []
+        files = (
+            sorted(os.path.join(folder, n) for n in os.listdir(folder))
+            if os.path.isdir(folder)
+            else []
+        )
         files = [f for f in files if os.path.isfile(f)]
         if not files:
-            raise DataError(f"{self.name}: no extra parsed data in {folder}. Put files of bracketed "
-                            "trees there (one tree per line, plain or .gz), e.g. the paper's "
-                            "high-confidence/BerkeleyParser corpus.")
+            raise DataError(
+                f"{self.name}: no extra parsed data in {folder}. Put files of bracketed "
+                "trees there (one tree per line, plain or .gz), e.g. the paper's "
+                "high-confidence/BerkeleyParser corpus."
+            )
         return files
 
     def extra_train_pairs(self, tmp_dir: str, stats: TreeReadStats) -> Iterator[tuple[str, str]]:

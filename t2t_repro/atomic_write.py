@@ -32,8 +32,9 @@ def atomic_path(path: str) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def atomic_open(path: str, mode: str = "w", *, encoding: str = "utf-8",
-                newline: str | None = None) -> Iterator[IO]:
+def atomic_open(
+    path: str, mode: str = "w", *, encoding: str = "utf-8", newline: str | None = None
+) -> Iterator[IO]:
     """``open(path, mode)`` ("w" or "wb") whose content appears at ``path`` only when the
     block completes."""
     if mode not in ("w", "wb"):
@@ -46,8 +47,9 @@ def atomic_open(path: str, mode: str = "w", *, encoding: str = "utf-8",
             os.fsync(f.fileno())
 
 
-def write_text_atomically(path: str, text: str, *, encoding: str = "utf-8",
-                          newline: str | None = None) -> None:
+def write_text_atomically(
+    path: str, text: str, *, encoding: str = "utf-8", newline: str | None = None
+) -> None:
     with atomic_open(path, "w", encoding=encoding, newline=newline) as f:
         f.write(text)
 

@@ -41,8 +41,10 @@ def checkpoints_by_step(model_dir: str) -> tuple[list[tuple[int, str]], list[str
             why = "no .index file" if not os.path.exists(path + ".index") else "data missing"
             skipped.append(f"{os.path.basename(path)} ({why})")
     if not found:
-        raise CheckpointError(f"No checkpoints in {model_dir!r}. Train first with "
-                              "t2t-trainer --output_dir=<that dir>.")
+        raise CheckpointError(
+            f"No checkpoints in {model_dir!r}. Train first with "
+            "t2t-trainer --output_dir=<that dir>."
+        )
     return found, skipped
 
 
@@ -50,24 +52,33 @@ def check_output_dir(model_dir: str, output_dir: str) -> None:
     """Refuses an output dir where the average could replace someone else's checkpoints."""
     suggestion = f"use --output_dir={os.path.join(model_dir, 'avg')} (the default)"
     if os.path.realpath(output_dir) == os.path.realpath(model_dir):
-        raise CheckpointError(f"--output_dir is the training directory {model_dir}: averaging "
-                              f"there would replace its checkpoints; {suggestion}.")
+        raise CheckpointError(
+            f"--output_dir is the training directory {model_dir}: averaging "
+            f"there would replace its checkpoints; {suggestion}."
+        )
     if not os.path.exists(output_dir):
         return
     if not os.path.isdir(output_dir):
         raise CheckpointError(f"--output_dir={output_dir} is a file; a directory is expected.")
     names = os.listdir(output_dir)
     ours = MARKER in names
-    theirs = [n for n in names if n in ("hparams.json", "flags.txt")
-              or (not ours and (n.startswith("ckpt-") or n == checkpoint_files.STATE_FILE))]
+    theirs = [
+        n
+        for n in names
+        if n in ("hparams.json", "flags.txt")
+        or (not ours and (n.startswith("ckpt-") or n == checkpoint_files.STATE_FILE))
+    ]
     if theirs:
-        raise CheckpointError(f"--output_dir={output_dir} holds checkpoints or a training run "
-                              f"({', '.join(sorted(theirs)[:3])}) that t2t-avg-all did not "
-                              f"write; {suggestion}, or another new directory.")
+        raise CheckpointError(
+            f"--output_dir={output_dir} holds checkpoints or a training run "
+            f"({', '.join(sorted(theirs)[:3])}) that t2t-avg-all did not "
+            f"write; {suggestion}, or another new directory."
+        )
 
 
-def average_checkpoints(model_dir: str, output_dir: str, n: int = 8,
-                        model_name: str = "transformer", log=None) -> str:
+def average_checkpoints(
+    model_dir: str, output_dir: str, n: int = 8, model_name: str = "transformer", log=None
+) -> str:
     """Writes the average of the last ``n`` checkpoints; returns the new checkpoint prefix."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     check_output_dir(model_dir, output_dir)
@@ -75,13 +86,17 @@ def average_checkpoints(model_dir: str, output_dir: str, n: int = 8,
     checkpoints = found[-n:]
     newest = checkpoints[-1][0]
     if os.path.exists(os.path.join(output_dir, f"ckpt-{newest}.index")):
-        raise CheckpointError(f"{output_dir} already holds ckpt-{newest} (an earlier average); "
-                              "not replacing it. Remove it or choose another --output_dir.")
+        raise CheckpointError(
+            f"{output_dir} already holds ckpt-{newest} (an earlier average); "
+            "not replacing it. Remove it or choose another --output_dir."
+        )
     if skipped:
         log(f"warning: skipped {', '.join(skipped)}: listed in the state file but incomplete.")
     if len(checkpoints) < n:
-        log(f"warning: only {len(checkpoints)} checkpoint(s) available; averaging those "
-            f"instead of {n}.")
+        log(
+            f"warning: only {len(checkpoints)} checkpoint(s) available; averaging those "
+            f"instead of {n}."
+        )
     log(f"averaging {', '.join(os.path.basename(p) for _, p in checkpoints)}")
     model = load_trained_model(model_dir, model_name=model_name, restore=False).model
     sums = None
@@ -103,12 +118,15 @@ def _write_model_checkpoint(model, output_dir: str, step: int, sources: list[str
     tmp = os.path.join(output_dir, f".tmp-ckpt-{step}")
     written = tf.train.Checkpoint(**{MODEL_KEY: model}).write(tmp)
     # The .index last: a ckpt-N.index on disk means a complete checkpoint.
-    names = sorted((n for n in os.listdir(output_dir) if n.startswith(os.path.basename(written))),
-                   key=lambda n: n.endswith(".index"))
+    names = sorted(
+        (n for n in os.listdir(output_dir) if n.startswith(os.path.basename(written))),
+        key=lambda n: n.endswith(".index"),
+    )
     for name in names:
-        os.replace(os.path.join(output_dir, name), final + name[len(os.path.basename(written)):])
+        os.replace(os.path.join(output_dir, name), final + name[len(os.path.basename(written)) :])
     # Earlier averages stay listed (and on disk); the new one is the latest.
-    checkpoint_files.write_state(output_dir, [p for _, p in
-                                              checkpoint_files.complete_checkpoints(output_dir)
-                                              if p != final] + [final])
+    checkpoint_files.write_state(
+        output_dir,
+        [p for _, p in checkpoint_files.complete_checkpoints(output_dir) if p != final] + [final],
+    )
     return final

@@ -76,8 +76,10 @@ def read_state(directory: str) -> StateFile:
     resolve = lambda p: p if os.path.isabs(p) else os.path.join(directory, p)  # noqa: E731
     if not state.model_checkpoint_path:
         return StateFile(problem="its 'checkpoint' state file is empty")
-    return StateFile(resolve(state.model_checkpoint_path),
-                     tuple(resolve(p) for p in state.all_model_checkpoint_paths))
+    return StateFile(
+        resolve(state.model_checkpoint_path),
+        tuple(resolve(p) for p in state.all_model_checkpoint_paths),
+    )
 
 
 def latest_checkpoint(directory: str) -> tuple[str | None, str]:
@@ -89,14 +91,22 @@ def latest_checkpoint(directory: str) -> tuple[str | None, str]:
         return newest, ""
     name = os.path.basename(newest)
     if state.problem:
-        return newest, f"{directory}: {state.problem}; using the newest complete checkpoint " \
-                       f"on disk, {name}."
+        return (
+            newest,
+            f"{directory}: {state.problem}; using the newest complete checkpoint on disk, {name}.",
+        )
     if state.latest is None:
-        return newest, f"{directory} has no 'checkpoint' state file; using the newest " \
-                       f"complete checkpoint on disk, {name}."
-    return newest, f"{directory}: the 'checkpoint' state file names " \
-                   f"{os.path.basename(state.latest)}, but the newest complete checkpoint " \
-                   f"on disk is {name}; using it."
+        return (
+            newest,
+            f"{directory} has no 'checkpoint' state file; using the newest "
+            f"complete checkpoint on disk, {name}.",
+        )
+    return (
+        newest,
+        f"{directory}: the 'checkpoint' state file names "
+        f"{os.path.basename(state.latest)}, but the newest complete checkpoint "
+        f"on disk is {name}; using it.",
+    )
 
 
 def write_state(directory: str, prefixes: list[str]) -> None:
@@ -109,7 +119,8 @@ def write_state(directory: str, prefixes: list[str]) -> None:
         os.replace(path, path + ".unreadable")
     names = [os.path.basename(p) for p in prefixes]
     text = f'model_checkpoint_path: "{names[-1]}"\n' + "".join(
-        f'all_model_checkpoint_paths: "{n}"\n' for n in names)
+        f'all_model_checkpoint_paths: "{n}"\n' for n in names
+    )
     write_text_atomically(path, text)
 
 

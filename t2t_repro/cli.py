@@ -24,8 +24,12 @@ def add_problem_flags(parser: argparse.ArgumentParser, output_dir_help: str) -> 
     parser.add_argument("--data_dir", default="", help="vocab files and TFRecord shards")
     parser.add_argument("--tmp_dir", default="/tmp/t2t_datagen", help="raw data")
     parser.add_argument("--output_dir", default="", help=output_dir_help)
-    parser.add_argument("--t2t_usr_dir", default="", help="a module/package of your own registrations")
-    parser.add_argument("--registry_help", action="store_true", help="list everything registered and exit")
+    parser.add_argument(
+        "--t2t_usr_dir", default="", help="a module/package of your own registrations"
+    )
+    parser.add_argument(
+        "--registry_help", action="store_true", help="list everything registered and exit"
+    )
 
 
 def expand(path: str) -> str:
@@ -39,17 +43,32 @@ def require(args: argparse.Namespace, *names: str) -> None:
 
 
 # The errors a tool reports as one line: ours, and the OS's about paths the user gave.
-USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, NotADirectoryError,
-               IsADirectoryError, PermissionError)
+USER_ERRORS = (
+    UserError,
+    FileNotFoundError,
+    FileExistsError,
+    NotADirectoryError,
+    IsADirectoryError,
+    PermissionError,
+)
 
 
-def run(prog: str, main: Callable[[argparse.Namespace], int | None],
-        parser: argparse.ArgumentParser, argv: list[str] | None = None, *,
-        uses_registry: bool = False) -> int:
+def run(
+    prog: str,
+    main: Callable[[argparse.Namespace], int | None],
+    parser: argparse.ArgumentParser,
+    argv: list[str] | None = None,
+    *,
+    uses_registry: bool = False,
+) -> int:
     """Parses flags, starts TensorFlow quietly and registers names (``uses_registry``), handles
     --t2t_usr_dir/--registry_help, runs ``main`` and reports user errors as one line (exit 1)."""
-    parser.add_argument("--verbose", action="store_true", help="also show TensorFlow's own "
-                        f"start-up lines and warnings (or set {console.VERBOSE_ENV}=1)")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also show TensorFlow's own "
+        f"start-up lines and warnings (or set {console.VERBOSE_ENV}=1)",
+    )
     args = parser.parse_args(argv)
     if args.verbose:
         os.environ[console.VERBOSE_ENV] = "1"  # Also for the tools a workflow runs.

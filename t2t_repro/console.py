@@ -29,7 +29,8 @@ _CHATTER = re.compile(
     r"|[IW]\d{4} [\d:.]+ +\d+ "
     r"|To enable the following instructions:"
     r"|E\d{4} [\d:.]+ +\d+ (cuda_platform|cuda_executor|cuda_diagnostics|cudart_stub"
-    r"|cuda_dnn|cuda_fft|cuda_blas|gpu_device)\.cc:\d+\]")
+    r"|cuda_dnn|cuda_fft|cuda_blas|gpu_device)\.cc:\d+\]"
+)
 
 
 def verbose_requested() -> bool:

@@ -44,9 +44,7 @@ def _parse_value(name: str, text: str, kind: type) -> Any:
             pass
     else:
         return text.strip("'\"")
-    raise HParamsError(
-        f"hparam {name!r} takes a value of type {kind.__name__}; got {text!r}."
-    )
+    raise HParamsError(f"hparam {name!r} takes a value of type {kind.__name__}; got {text!r}.")
 
 
 class HParams:
@@ -126,7 +124,7 @@ class HParams:
             if "=" not in item:
                 raise HParamsError(
                     f"Malformed hparams override {item!r}: expected name=value "
-                    f"(comma-separated, e.g. --hparams=\"hidden_size=256,num_heads=4\")."
+                    f'(comma-separated, e.g. --hparams="hidden_size=256,num_heads=4").'
                 )
             name, text = item.split("=", 1)
             name = name.strip()

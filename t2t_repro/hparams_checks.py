@@ -10,10 +10,23 @@ from __future__ import annotations
 
 from t2t_repro.hparam import HParams, HParamsError
 
-REQUIRED = ("hidden_size", "num_heads", "num_hidden_layers", "filter_size",
-            "input_vocab_size", "target_vocab_size")
-POSITIVE = ("hidden_size", "num_heads", "num_hidden_layers", "filter_size", "batch_size",
-            "input_vocab_size", "target_vocab_size")
+REQUIRED = (
+    "hidden_size",
+    "num_heads",
+    "num_hidden_layers",
+    "filter_size",
+    "input_vocab_size",
+    "target_vocab_size",
+)
+POSITIVE = (
+    "hidden_size",
+    "num_heads",
+    "num_hidden_layers",
+    "filter_size",
+    "batch_size",
+    "input_vocab_size",
+    "target_vocab_size",
+)
 
 
 def check_types(hp: HParams, source: str, reference: HParams | None = None) -> None:
@@ -25,8 +38,9 @@ def check_types(hp: HParams, source: str, reference: HParams | None = None) -> N
         reference = registry.hparams("transformer_base")
     missing = [name for name in REQUIRED if name not in hp]
     if missing:
-        raise HParamsError(f"{source} lacks {', '.join(missing)}: it is not a complete "
-                           "t2t-trainer hparams file.")
+        raise HParamsError(
+            f"{source} lacks {', '.join(missing)}: it is not a complete t2t-trainer hparams file."
+        )
     for name, value in hp.values().items():
         if name not in reference:
             continue
@@ -35,8 +49,10 @@ def check_types(hp: HParams, source: str, reference: HParams | None = None) -> N
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             ok = True
         if not ok:
-            raise HParamsError(f"{source}: {name} is {value!r} ({type(value).__name__}); "
-                               f"expected {expected.__name__}.")
+            raise HParamsError(
+                f"{source}: {name} is {value!r} ({type(value).__name__}); "
+                f"expected {expected.__name__}."
+            )
 
 
 def validate(hp: HParams, source: str = "hparams") -> None:
@@ -47,13 +63,16 @@ def validate(hp: HParams, source: str = "hparams") -> None:
     for name in ("hidden_size", "attention_key_channels", "attention_value_channels"):
         channels = hp.get(name)  # 0 key/value channels: hidden_size, checked first
         if "num_heads" in hp and channels and channels % hp.num_heads:
-            raise HParamsError(f"{source}: num_heads={hp.num_heads} does not divide "
-                               f"{name}={channels}; each head gets an equal share of it.")
+            raise HParamsError(
+                f"{source}: num_heads={hp.num_heads} does not divide "
+                f"{name}={channels}; each head gets an equal share of it."
+            )
     for name, value in hp.values().items():
         if name == "dropout" or name.endswith("_dropout"):
             if not 0.0 <= value < 1.0:
-                raise HParamsError(f"{source}: {name}={value!r} must be in [0, 1) (the "
-                                   "fraction of units dropped).")
+                raise HParamsError(
+                    f"{source}: {name}={value!r} must be in [0, 1) (the fraction of units dropped)."
+                )
     if hp.get("max_length", 0) < 0:
         raise HParamsError(f"{source}: max_length={hp.max_length} must be >= 0 (0: batch_size).")
     if "learning_rate_schedule" in hp:

@@ -14,10 +14,14 @@ from t2t_repro.hparam import HParams
 PROBLEM_HPARAMS = ("input_vocab_size", "target_vocab_size", "target_space_id")
 
 
-def add_problem_hparams(hp: HParams, input_vocab_size: int, target_vocab_size: int,
-                        target_space_id: int = 0) -> HParams:
-    values = dict(input_vocab_size=input_vocab_size, target_vocab_size=target_vocab_size,
-                  target_space_id=target_space_id)
+def add_problem_hparams(
+    hp: HParams, input_vocab_size: int, target_vocab_size: int, target_space_id: int = 0
+) -> HParams:
+    values = dict(
+        input_vocab_size=input_vocab_size,
+        target_vocab_size=target_vocab_size,
+        target_space_id=target_space_id,
+    )
     for name, value in values.items():
         if name in hp:
             hp.set_hparam(name, value)
@@ -26,14 +30,21 @@ def add_problem_hparams(hp: HParams, input_vocab_size: int, target_vocab_size: i
     return hp
 
 
-def create_hparams(hparams_set: str, overrides: str = "", *, input_vocab_size: int | None = None,
-                   target_vocab_size: int | None = None, target_space_id: int = 0,
-                   saved_json: str | None = None) -> HParams:
+def create_hparams(
+    hparams_set: str,
+    overrides: str = "",
+    *,
+    input_vocab_size: int | None = None,
+    target_vocab_size: int | None = None,
+    target_space_id: int = 0,
+    saved_json: str | None = None,
+) -> HParams:
     """The registered set, plus problem sizes, plus a saved hparams.json, plus overrides."""
     hp = registry.hparams(hparams_set)
     if input_vocab_size is not None:
-        add_problem_hparams(hp, input_vocab_size, target_vocab_size or input_vocab_size,
-                            target_space_id)
+        add_problem_hparams(
+            hp, input_vocab_size, target_vocab_size or input_vocab_size, target_space_id
+        )
     if saved_json is not None:
         hp.override_from_json(saved_json)
     return hp.parse(overrides)

@@ -15,11 +15,26 @@ import tensorflow as tf
 
 from t2t_repro.hparam import HParams, HParamsError
 
-FACTORS = ("constant", "linear_warmup", "rsqrt_decay", "rsqrt_normalized_decay",
-           "rsqrt_hidden_size", "legacy", "linear_decay", "cosdecay")
-SCHEDULE_HPARAMS = ("learning_rate", "learning_rate_schedule", "learning_rate_constant",
-                    "learning_rate_decay_scheme", "learning_rate_warmup_steps",
-                    "hidden_size", "optimizer", "train_steps")
+FACTORS = (
+    "constant",
+    "linear_warmup",
+    "rsqrt_decay",
+    "rsqrt_normalized_decay",
+    "rsqrt_hidden_size",
+    "legacy",
+    "linear_decay",
+    "cosdecay",
+)
+SCHEDULE_HPARAMS = (
+    "learning_rate",
+    "learning_rate_schedule",
+    "learning_rate_constant",
+    "learning_rate_decay_scheme",
+    "learning_rate_warmup_steps",
+    "hidden_size",
+    "optimizer",
+    "train_steps",
+)
 
 
 def _legacy(step: tf.Tensor, hp: dict) -> tf.Tensor:
@@ -27,7 +42,8 @@ def _legacy(step: tf.Tensor, hp: dict) -> tf.Tensor:
         raise HParamsError(
             f"learning_rate_decay_scheme={hp['learning_rate_decay_scheme']!r} is not supported "
             "with the legacy schedule; use 'noam' or a factor string such as "
-            "'constant*linear_warmup*rsqrt_decay'.")
+            "'constant*linear_warmup*rsqrt_decay'."
+        )
     warmup = float(hp["learning_rate_warmup_steps"])
     s = step + 1.0
     noam = 5000.0 * hp["hidden_size"] ** -0.5 * tf.minimum(s * warmup**-1.5, s**-0.5)
@@ -55,8 +71,10 @@ def _factor(name: str, step: tf.Tensor, hp: dict) -> tf.Tensor:
     if name == "cosdecay":
         progress = tf.clip_by_value((step - warmup) / max(train_steps - warmup, 1.0), 0.0, 1.0)
         return 0.5 * (1.0 + tf.cos(3.141592653589793 * progress))
-    raise HParamsError(f"Unknown learning-rate factor {name!r} in learning_rate_schedule; "
-                     f"known factors: {', '.join(FACTORS)}.")
+    raise HParamsError(
+        f"Unknown learning-rate factor {name!r} in learning_rate_schedule; "
+        f"known factors: {', '.join(FACTORS)}."
+    )
 
 
 def learning_rate_at(step, hparams: dict) -> tf.Tensor:

@@ -23,8 +23,11 @@ def smoothing_entropy(vocab_size: int, label_smoothing: float) -> float:
     """Entropy Z of the smoothed target distribution (subtracted so the minimum is 0)."""
     confidence = 1.0 - label_smoothing
     low = label_smoothing / (vocab_size - 1)
-    return -(confidence * math.log(confidence)
-             + (vocab_size - 1) * low * math.log(low + 1e-20)) if label_smoothing else 0.0
+    return (
+        -(confidence * math.log(confidence) + (vocab_size - 1) * low * math.log(low + 1e-20))
+        if label_smoothing
+        else 0.0
+    )
 
 
 def token_losses(logits: tf.Tensor, labels: tf.Tensor, label_smoothing: float = 0.0) -> tf.Tensor:
@@ -38,8 +41,9 @@ def token_losses(logits: tf.Tensor, labels: tf.Tensor, label_smoothing: float = 
     return xent - smoothing_entropy(vocab_size, label_smoothing)
 
 
-def _soft_target_cross_entropy(logits: tf.Tensor, labels: tf.Tensor, confidence: float,
-                               low: float) -> tf.Tensor:
+def _soft_target_cross_entropy(
+    logits: tf.Tensor, labels: tf.Tensor, confidence: float, low: float
+) -> tf.Tensor:
     """-sum_j soft_j log softmax(logits)_j, soft = ``confidence`` on the label, ``low`` elsewhere.
 
     With (confidence - low) + V * low = 1 this is log Z - (confidence - low) * logit_y -
@@ -59,8 +63,9 @@ def _soft_target_cross_entropy(logits: tf.Tensor, labels: tf.Tensor, confidence:
             loss -= low * tf.reduce_sum(logits, axis=-1)
 
         def grad(upstream):
-            soft = tf.one_hot(labels, vocab_size, on_value=confidence, off_value=low,
-                              dtype=logits.dtype)
+            soft = tf.one_hot(
+                labels, vocab_size, on_value=confidence, off_value=low, dtype=logits.dtype
+            )
             return upstream[..., None] * (tf.exp(logits - log_z[..., None]) - soft)
 
         return loss, grad
@@ -68,8 +73,9 @@ def _soft_target_cross_entropy(logits: tf.Tensor, labels: tf.Tensor, confidence:
     return xent(logits)
 
 
-def padded_cross_entropy(logits: tf.Tensor, labels: tf.Tensor,
-                         label_smoothing: float = 0.0) -> tuple[tf.Tensor, tf.Tensor]:
+def padded_cross_entropy(
+    logits: tf.Tensor, labels: tf.Tensor, label_smoothing: float = 0.0
+) -> tuple[tf.Tensor, tf.Tensor]:
     """(sum of losses over non-PAD targets, number of non-PAD targets) for one replica."""
     weights = tf.cast(tf.not_equal(labels, 0), tf.float32)
     losses = token_losses(logits, labels, label_smoothing)

@@ -43,12 +43,14 @@ def resolve_checkpoint(path: str) -> str:
         if latest is None:
             raise CheckpointError(
                 f"No checkpoint found in {path!r}. Train first (t2t-trainer --output_dir={path}) "
-                "or pass --checkpoint_path=<dir>/ckpt-N.")
+                "or pass --checkpoint_path=<dir>/ckpt-N."
+            )
         return latest
     if not tf.io.gfile.exists(path + ".index"):
         raise CheckpointError(
             f"Checkpoint {path!r} does not exist (no {path}.index). Pass a checkpoint prefix "
-            "such as train_dir/ckpt-1000 or a directory holding checkpoints.")
+            "such as train_dir/ckpt-1000 or a directory holding checkpoints."
+        )
     return path
 
 
@@ -64,12 +66,15 @@ def checkpoint_model_variables(path: str) -> dict[str, list[int]]:
         graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
         shapes = reader.get_variable_to_shape_map()
     except (tf.errors.OpError, ValueError, IndexError) as e:
-        raise CheckpointError(f"Checkpoint {path!r} is unreadable or corrupt: "
-                              f"{_first_line(e)}") from None
+        raise CheckpointError(
+            f"Checkpoint {path!r} is unreadable or corrupt: {_first_line(e)}"
+        ) from None
     roots = [c.node_id for c in graph.nodes[0].children if c.local_name == MODEL_KEY]
     if not roots:
-        raise CheckpointError(f"Checkpoint {path!r} holds no {MODEL_KEY!r} object: it was not "
-                              "written by t2t-trainer or t2t-avg-all.")
+        raise CheckpointError(
+            f"Checkpoint {path!r} holds no {MODEL_KEY!r} object: it was not "
+            "written by t2t-trainer or t2t-avg-all."
+        )
     seen, todo, found = set(), list(roots), {}
     while todo:
         node_id = todo.pop()
@@ -96,21 +101,25 @@ def restore_model(model, path: str) -> str:
         status.assert_existing_objects_matched()
     except (tf.errors.OpError, IndexError) as e:
         _quiet_restore_warnings()
-        raise CheckpointError(f"Checkpoint {prefix!r} is unreadable or corrupt: "
-                              f"{_first_line(e)}. Use another checkpoint (--checkpoint_path="
-                              "<dir>/ckpt-N) or move the broken one away.") from None
+        raise CheckpointError(
+            f"Checkpoint {prefix!r} is unreadable or corrupt: "
+            f"{_first_line(e)}. Use another checkpoint (--checkpoint_path="
+            "<dir>/ckpt-N) or move the broken one away."
+        ) from None
     except (AssertionError, ValueError) as e:
         _quiet_restore_warnings()
         raise CheckpointError(
             f"Checkpoint {prefix!r} does not match the model: {_first_line(e)}. "
             f"The checkpoint holds {len(stored)} model variables; the model has "
             f"{len(model.weights)}. Use the same --hparams_set/--hparams as for training "
-            "(they are saved in the training output_dir as hparams.json).") from None
+            "(they are saved in the training output_dir as hparams.json)."
+        ) from None
     if len(stored) != len(model.weights):
         raise CheckpointError(
             f"Checkpoint {prefix!r} holds {len(stored)} model variables but the model has "
             f"{len(model.weights)} (the checkpoint is from a bigger model). Use the same "
-            "--hparams_set/--hparams as for training (saved as hparams.json in its output_dir).")
+            "--hparams_set/--hparams as for training (saved as hparams.json in its output_dir)."
+        )
     return prefix
 
 
@@ -149,9 +158,17 @@ class TrainedModel:
     checkpoint: str  # the restored checkpoint prefix ("" when not restored)
 
 
-def load_trained_model(output_dir: str = "", *, checkpoint_path: str = "", problem_name: str = "",
-                       data_dir: str = "", hparams_set: str = "", hparams_overrides: str = "",
-                       model_name: str = "transformer", restore: bool = True) -> TrainedModel:
+def load_trained_model(
+    output_dir: str = "",
+    *,
+    checkpoint_path: str = "",
+    problem_name: str = "",
+    data_dir: str = "",
+    hparams_set: str = "",
+    hparams_overrides: str = "",
+    model_name: str = "transformer",
+    restore: bool = True,
+) -> TrainedModel:
     """The model trained in ``output_dir``, restored from ``checkpoint_path`` (a prefix or a
     directory; default: the latest checkpoint in ``output_dir``).
 
@@ -164,29 +181,44 @@ def load_trained_model(output_dir: str = "", *, checkpoint_path: str = "", probl
     model_class = registry.model(model_name)
     saved = saved_hparams(output_dir)
     if saved is None and not problem_name:
-        raise CheckpointError(f"{os.path.join(output_dir, HPARAMS_FILE)} is missing: the model "
-                              "directory must be a t2t-trainer output_dir.")
+        raise CheckpointError(
+            f"{os.path.join(output_dir, HPARAMS_FILE)} is missing: the model "
+            "directory must be a t2t-trainer output_dir."
+        )
     if saved is None and not hparams_set:
-        raise HParamsError(f"--hparams_set is required when --output_dir has no {HPARAMS_FILE}"
-                           f"{f' ({output_dir})' if output_dir else ''}.")
+        raise HParamsError(
+            f"--hparams_set is required when --output_dir has no {HPARAMS_FILE}"
+            f"{f' ({output_dir})' if output_dir else ''}."
+        )
     if problem is None:
         hp = saved.parse(hparams_overrides)
     else:
         saved_json = saved.to_json() if saved is not None else None
         set_name = hparams_set or DEFAULT_HPARAMS_SET
-        create_hparams(set_name, hparams_overrides, input_vocab_size=1, target_vocab_size=1,
-                       saved_json=saved_json)  # Cheap check: no data file read yet.
+        create_hparams(
+            set_name,
+            hparams_overrides,
+            input_vocab_size=1,
+            target_vocab_size=1,
+            saved_json=saved_json,
+        )  # Cheap check: no data file read yet.
         input_size, target_size = problem.vocab_sizes(data_dir)
-        hp = create_hparams(set_name, hparams_overrides, input_vocab_size=input_size,
-                            target_vocab_size=target_size,
-                            target_space_id=problem.target_space_id, saved_json=saved_json)
+        hp = create_hparams(
+            set_name,
+            hparams_overrides,
+            input_vocab_size=input_size,
+            target_vocab_size=target_size,
+            target_space_id=problem.target_space_id,
+            saved_json=saved_json,
+        )
     hparams_checks.validate(hp, os.path.join(output_dir, HPARAMS_FILE) if saved else "hparams")
     try:
         model = model_class(hp)
         if not restore:
             model.build()
     except (TypeError, AttributeError, KeyError, ValueError) as e:
-        raise HParamsError(f"the hparams do not describe a buildable {model_name}: "
-                           f"{type(e).__name__}: {e}") from None
+        raise HParamsError(
+            f"the hparams do not describe a buildable {model_name}: {type(e).__name__}: {e}"
+        ) from None
     checkpoint = restore_model(model, checkpoint_path or output_dir) if restore else ""
     return TrainedModel(model, hp, problem, checkpoint)

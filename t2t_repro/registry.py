@@ -74,7 +74,8 @@ def _lookup(kind: str, name: str) -> Any:
         raise RegistryError(
             f"Unknown {kind} {name!r}: no {kind} is registered. Call "
             "t2t_repro.commands.builtins.register_builtins() (or import the problems and "
-            "hparams packages) before looking names up.")
+            "hparams packages) before looking names up."
+        )
     nearest = difflib.get_close_matches(name, list(registry), n=5, cutoff=0.5)
     hint = f" Nearest registered names: {', '.join(nearest)}." if nearest else ""
     raise RegistryError(

@@ -69,37 +69,70 @@ def run_workflow(cfg: WorkflowConfig) -> dict:
     """Runs every step; returns a summary dict (also written as ``work_dir/results.json``)."""
     timings = {}
     start = time.time()
-    run_tool("t2t-datagen", f"--problem={cfg.problem}", f"--data_dir={cfg.data_dir}",
-             f"--tmp_dir={cfg.tmp_dir}")
+    run_tool(
+        "t2t-datagen",
+        f"--problem={cfg.problem}",
+        f"--data_dir={cfg.data_dir}",
+        f"--tmp_dir={cfg.tmp_dir}",
+    )
     timings["datagen_s"] = time.time() - start
 
     start = time.time()
-    run_tool("t2t-trainer", f"--problem={cfg.problem}", f"--hparams_set={cfg.hparams_set}",
-             f"--hparams={cfg.hparams}", f"--data_dir={cfg.data_dir}",
-             f"--output_dir={cfg.train_dir}", f"--train_steps={cfg.train_steps}",
-             "--schedule=train_and_evaluate", *cfg.extra_trainer_flags)
+    run_tool(
+        "t2t-trainer",
+        f"--problem={cfg.problem}",
+        f"--hparams_set={cfg.hparams_set}",
+        f"--hparams={cfg.hparams}",
+        f"--data_dir={cfg.data_dir}",
+        f"--output_dir={cfg.train_dir}",
+        f"--train_steps={cfg.train_steps}",
+        "--schedule=train_and_evaluate",
+        *cfg.extra_trainer_flags,
+    )
     timings["train_s"] = time.time() - start
 
     start = time.time()
-    run_tool("t2t-avg-all", f"--model_dir={cfg.train_dir}", f"--output_dir={cfg.avg_dir}",
-             f"--n={cfg.average_n}")
+    run_tool(
+        "t2t-avg-all",
+        f"--model_dir={cfg.train_dir}",
+        f"--output_dir={cfg.avg_dir}",
+        f"--n={cfg.average_n}",
+    )
     timings["average_s"] = time.time() - start
 
     start = time.time()
-    run_tool("t2t-decoder", f"--problem={cfg.problem}", f"--hparams_set={cfg.hparams_set}",
-             f"--data_dir={cfg.data_dir}", f"--tmp_dir={cfg.tmp_dir}",
-             f"--output_dir={cfg.train_dir}", f"--checkpoint_path={cfg.avg_dir}",
-             f"--decode_hparams={cfg.decode_hparams}", "--eval_use_test_set")
+    run_tool(
+        "t2t-decoder",
+        f"--problem={cfg.problem}",
+        f"--hparams_set={cfg.hparams_set}",
+        f"--data_dir={cfg.data_dir}",
+        f"--tmp_dir={cfg.tmp_dir}",
+        f"--output_dir={cfg.train_dir}",
+        f"--checkpoint_path={cfg.avg_dir}",
+        f"--decode_hparams={cfg.decode_hparams}",
+        "--eval_use_test_set",
+    )
     timings["decode_s"] = time.time() - start
     translation = os.path.join(cfg.train_dir, "decode_test.txt")
     reference = os.path.join(cfg.train_dir, "decode_test.ref.txt")
 
-    bleu_json = run_tool("t2t-bleu", f"--translation={translation}",
-                         f"--reference={reference}", "--json", capture=True)
+    bleu_json = run_tool(
+        "t2t-bleu",
+        f"--translation={translation}",
+        f"--reference={reference}",
+        "--json",
+        capture=True,
+    )
     summary = {
-        "problem": cfg.problem, "hparams_set": cfg.hparams_set, "hparams": cfg.hparams,
-        "train_steps": cfg.train_steps, "timings": timings, "bleu": json.loads(bleu_json),
-        "train_dir": cfg.train_dir, "checkpoint": cfg.avg_dir, "decodes": translation,
+        "problem": cfg.problem,
+        "hparams_set": cfg.hparams_set,
+        "hparams": cfg.hparams,
+        "train_steps": cfg.train_steps,
+        "timings": timings,
+        "bleu": json.loads(bleu_json),
+        "train_dir": cfg.train_dir,
+        "checkpoint": cfg.avg_dir,
+        "decodes": translation,
         "reference": reference,
     }
     path = os.path.join(cfg.work_dir, "results.json")

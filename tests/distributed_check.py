@@ -18,16 +18,20 @@ from t2t_repro.training.train_step import TrainMetrics, make_train_loop
 
 # No dropout; Adam epsilon 1 makes the first step ~ lr * gradient (linear), so weight
 # differences measure gradient differences instead of Adam's sign(g) on tiny gradients.
-OVERRIDES = ("hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
-             "attention_dropout=0.0,relu_dropout=0.0,optimizer_adam_epsilon=1.0,"
-             "learning_rate_schedule=constant,learning_rate_constant=0.01")
+OVERRIDES = (
+    "hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
+    "attention_dropout=0.0,relu_dropout=0.0,optimizer_adam_epsilon=1.0,"
+    "learning_rate_schedule=constant,learning_rate_constant=0.01"
+)
 rng = np.random.default_rng(0)
 inputs = rng.integers(2, 40, size=[4, 7]).astype(np.int32)
 targets = rng.integers(2, 40, size=[4, 6]).astype(np.int32)
 inputs[1, 4:] = 0  # Different real lengths, so the token-count normalisation matters.
 targets[2, 2:] = 0
-halves = [{"inputs": inputs[:2], "targets": targets[:2]},
-          {"inputs": inputs[2:], "targets": targets[2:]}]
+halves = [
+    {"inputs": inputs[:2], "targets": targets[:2]},
+    {"inputs": inputs[2:], "targets": targets[2:]},
+]
 full = {"inputs": inputs, "targets": targets}
 
 
@@ -49,8 +53,9 @@ def run(strategy, batches_fn, accumulate, steps=1):
 
 
 def dataset(batches):
-    return tf.data.Dataset.from_tensor_slices({k: np.stack([b[k] for b in batches])
-                                               for k in ("inputs", "targets")}).repeat()
+    return tf.data.Dataset.from_tensor_slices(
+        {k: np.stack([b[k] for b in batches]) for k in ("inputs", "targets")}
+    ).repeat()
 
 
 def diff(a, b) -> float:
@@ -58,8 +63,10 @@ def diff(a, b) -> float:
 
 
 def initial_weights(weights):
-    return [np.random.default_rng(i).normal(0, 0.1, w.shape).astype(np.float32)
-            for i, w in enumerate(weights)]
+    return [
+        np.random.default_rng(i).normal(0, 0.1, w.shape).astype(np.float32)
+        for i, w in enumerate(weights)
+    ]
 
 
 def feed_check(strategy) -> dict:
@@ -73,14 +80,23 @@ def feed_check(strategy) -> dict:
     from t2t_repro.hparam import HParams
     from t2t_repro.training.input_feed import ReplicaFeed
 
-    hp = HParams(batch_size=40, max_length=20, min_length_bucket=4, length_bucket_step=1.5,
-                 batch_shuffle_size=4, min_length=0)
+    hp = HParams(
+        batch_size=40,
+        max_length=20,
+        min_length_bucket=4,
+        length_bucket_step=1.5,
+        batch_shuffle_size=4,
+        min_length=0,
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        examples = [{"inputs": [2 + i % 7] * (1 + i % 13) + [1], "targets": [3] * (i % 5) + [1]}
-                    for i in range(300)]
+        examples = [
+            {"inputs": [2 + i % 7] * (1 + i % 13) + [1], "targets": [3] * (i % 5) + [1]}
+            for i in range(300)
+        ]
         for shard in range(3):
-            records.write_records_atomically(f"{tmp}/p-train-{shard}", (
-                records.serialize_example(e) for e in examples[shard::3]))
+            records.write_records_atomically(
+                f"{tmp}/p-train-{shard}", (records.serialize_example(e) for e in examples[shard::3])
+            )
         make = lambda ctx=None: make_dataset(f"{tmp}/p-train-*", TRAIN, hp, seed=5)  # noqa: E731
 
         @tf.function
@@ -88,38 +104,60 @@ def feed_check(strategy) -> dict:
             return strategy.run(lambda b: tf.identity(b["inputs"]), args=(next(feed),))
 
         def take(feed, n):
-            return [[x.numpy().tolist() for x in strategy.experimental_local_results(step(feed))]
-                    for _ in range(n)]
+            return [
+                [x.numpy().tolist() for x in strategy.experimental_local_results(step(feed))]
+                for _ in range(n)
+            ]
 
         reference = iter(strategy.distribute_datasets_from_function(make))
-        expected = [[x.numpy().tolist() for x in strategy.experimental_local_results(
-            next(reference)["inputs"])] for _ in range(10)]
+        expected = [
+            [
+                x.numpy().tolist()
+                for x in strategy.experimental_local_results(next(reference)["inputs"])
+            ]
+            for _ in range(10)
+        ]
         feed = ReplicaFeed(strategy, make())
         same_as_distributed = take(feed, 4) == expected[:4]
         path = tf.train.Checkpoint(input_iterator=feed.iterator).write(f"{tmp}/ckpt")
         after_save = take(feed, 6)
         restored = ReplicaFeed(strategy, make())
         tf.train.Checkpoint(input_iterator=restored.iterator).read(path).assert_consumed()
-        return {"feed_same_as_distributed": same_as_distributed and after_save == expected[4:],
-                "feed_resumes_exactly": take(restored, 6) == after_save}
+        return {
+            "feed_same_as_distributed": same_as_distributed and after_save == expected[4:],
+            "feed_resumes_exactly": take(restored, 6) == after_save,
+        }
 
 
 def main():
     devices = split_cpu(2)
     single = tf.distribute.OneDeviceStrategy(devices[0])
-    loss_1, weights_1 = run(single, lambda: iter(single.experimental_distribute_dataset(
-        dataset([full]))), 1)
+    loss_1, weights_1 = run(
+        single, lambda: iter(single.experimental_distribute_dataset(dataset([full]))), 1
+    )
     mirrored = tf.distribute.MirroredStrategy(devices)
     # One host = one input pipeline; its successive elements go to replicas 0 and 1.
-    loss_2, weights_2 = run(mirrored, lambda: iter(mirrored.distribute_datasets_from_function(
-        lambda ctx: dataset(halves))), 1)
-    loss_acc, weights_acc = run(single, lambda: iter(single.experimental_distribute_dataset(
-        dataset(halves))), 2)
-    print(json.dumps({"loss_1": loss_1, "loss_mirrored": loss_2, "loss_accumulated": loss_acc,
-                      "max_diff_mirrored": diff(weights_1, weights_2),
-                      "max_diff_accumulated": diff(weights_1, weights_acc),
-                      "max_update": diff(weights_1, initial_weights(weights_1)),
-                      **feed_check(mirrored)}))
+    loss_2, weights_2 = run(
+        mirrored,
+        lambda: iter(mirrored.distribute_datasets_from_function(lambda ctx: dataset(halves))),
+        1,
+    )
+    loss_acc, weights_acc = run(
+        single, lambda: iter(single.experimental_distribute_dataset(dataset(halves))), 2
+    )
+    print(
+        json.dumps(
+            {
+                "loss_1": loss_1,
+                "loss_mirrored": loss_2,
+                "loss_accumulated": loss_acc,
+                "max_diff_mirrored": diff(weights_1, weights_2),
+                "max_diff_accumulated": diff(weights_1, weights_acc),
+                "max_update": diff(weights_1, initial_weights(weights_1)),
+                **feed_check(mirrored),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

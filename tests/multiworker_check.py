@@ -25,8 +25,12 @@ def main(mode: str, out_path: str) -> None:
         assert len(tf_config_workers()) == strategy.num_replicas_in_sync == 2
 
         def batches():
-            return iter(strategy.distribute_datasets_from_function(
-                lambda ctx: dataset([halves[ctx.input_pipeline_id]])))
+            return iter(
+                strategy.distribute_datasets_from_function(
+                    lambda ctx: dataset([halves[ctx.input_pipeline_id]])
+                )
+            )
+
     loss, weights = run(strategy, batches, 1, steps=3)
     np.savez(out_path, *weights)
     print(json.dumps({"loss": loss}))

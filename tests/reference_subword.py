@@ -27,8 +27,7 @@ def _alnum_set() -> set:
     global _ALNUM
     if _ALNUM is None:
         _ALNUM = {
-            chr(i) for i in range(sys.maxunicode)
-            if unicodedata.category(chr(i))[0] in ("L", "N")
+            chr(i) for i in range(sys.maxunicode) if unicodedata.category(chr(i))[0] in ("L", "N")
         }
     return _ALNUM
 
@@ -93,7 +92,7 @@ def unescape(escaped: str) -> str:
 class ReferenceSubwordEncoder:
     """T2T's SubwordTextEncoder algorithm, unoptimised."""
 
-    CACHE_SIZE = 2 ** 20
+    CACHE_SIZE = 2**20
 
     def __init__(self, filename: str | None = None):
         self.alphabet: set = set()
@@ -103,7 +102,8 @@ class ReferenceSubwordEncoder:
                 for line in f:
                     s = line.rstrip()
                     if (s.startswith("'") and s.endswith("'")) or (
-                            s.startswith('"') and s.endswith('"')):
+                        s.startswith('"') and s.endswith('"')
+                    ):
                         s = s[1:-1]
                     strings.append(s)
             self._set_subtokens(strings)
@@ -180,8 +180,14 @@ class ReferenceSubwordEncoder:
         return tok_decode(tokens)
 
     # -- building ---------------------------------------------------------------------
-    def build_from_token_counts(self, token_counts, min_count, num_iterations=4,
-                                reserved_tokens=None, max_subtoken_length=None):
+    def build_from_token_counts(
+        self,
+        token_counts,
+        min_count,
+        num_iterations=4,
+        reserved_tokens=None,
+        max_subtoken_length=None,
+    ):
         if reserved_tokens is None:
             reserved_tokens = RESERVED
         else:
@@ -227,9 +233,16 @@ class ReferenceSubwordEncoder:
             self._set_subtokens(strings)
 
     @classmethod
-    def build_to_target_size(cls, target_size, token_counts, min_val=1, max_val=1000,
-                             num_iterations=4, reserved_tokens=None,
-                             max_subtoken_length=None):
+    def build_to_target_size(
+        cls,
+        target_size,
+        token_counts,
+        min_val=1,
+        max_val=1000,
+        num_iterations=4,
+        reserved_tokens=None,
+        max_subtoken_length=None,
+    ):
         if min_val > max_val:
             raise ValueError("min_val > max_val")
         if target_size < 1:
@@ -240,11 +253,14 @@ class ReferenceSubwordEncoder:
         def bisect(lo, hi):
             present = (lo + hi) // 2
             enc = cls()
-            enc.build_from_token_counts(token_counts, present, num_iterations,
-                                        reserved_tokens=reserved_tokens,
-                                        max_subtoken_length=max_subtoken_length)
-            if (abs(enc.vocab_size - target_size) * 100 < target_size or lo >= hi
-                    or present < 2):
+            enc.build_from_token_counts(
+                token_counts,
+                present,
+                num_iterations,
+                reserved_tokens=reserved_tokens,
+                max_subtoken_length=max_subtoken_length,
+            )
+            if abs(enc.vocab_size - target_size) * 100 < target_size or lo >= hi or present < 2:
                 return enc
             if enc.vocab_size > target_size:
                 other = bisect(present + 1, hi)

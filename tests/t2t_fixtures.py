@@ -21,7 +21,8 @@ POSTNORM_DIR = REFERENCE / "t2t_postnorm_train_dir"
 
 needs_shared = pytest.mark.skipif(
     not (TEST_CKPT / "checkpoint").exists() or not VOCAB_8K.exists(),
-    reason="../shared/data/t2t (T2T's transformer_test checkpoint and 8k vocab) is absent")
+    reason="../shared/data/t2t (T2T's transformer_test checkpoint and 8k vocab) is absent",
+)
 
 
 def reference(name: str) -> dict:
@@ -34,14 +35,16 @@ def rewrite_t2t_checkpoint(src: Path, dst: Path, drop=(), replace=None) -> Path:
     ``replace`` {name: array} (new names added); written with SaveV2 as TF1 savers do."""
     shutil.copytree(src, dst)
     reader = tf.train.load_checkpoint(str(src / "model.ckpt-1"))
-    tensors = {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map()
-               if n not in drop}
+    tensors = {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map() if n not in drop}
     tensors.update(replace or {})
     for name in os.listdir(dst):
         if name.startswith("model.ckpt-1."):
             os.remove(dst / name)
     names = sorted(tensors)
-    tf.raw_ops.SaveV2(prefix=str(dst / "model.ckpt-1"), tensor_names=names,
-                      shape_and_slices=[""] * len(names),
-                      tensors=[tf.constant(tensors[n]) for n in names])
+    tf.raw_ops.SaveV2(
+        prefix=str(dst / "model.ckpt-1"),
+        tensor_names=names,
+        shape_and_slices=[""] * len(names),
+        tensors=[tf.constant(tensors[n]) for n in names],
+    )
     return dst

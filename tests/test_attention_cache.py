@@ -22,7 +22,7 @@ def test_self_attention_step_by_step_matches_the_causal_pass():
     full = layer(X, bias=attention_bias_lower_triangle(5)).numpy()
     cache = layer.empty_cache(2, 5, tf.float32)
     for i in range(5):
-        out, cache = layer(X[:, i:i + 1], cache=cache, cache_update_index=i)
+        out, cache = layer(X[:, i : i + 1], cache=cache, cache_update_index=i)
         np.testing.assert_allclose(out.numpy()[:, 0], full[:, i], atol=1e-6, rtol=1e-6)
     keys, values = layer.compute_key_value(X)
     np.testing.assert_allclose(cache[0].numpy(), keys.numpy(), atol=1e-6)

@@ -42,14 +42,34 @@ def test_render_draws_one_panel_per_head_with_labels():
 
 def test_cli_writes_three_pngs_and_rejects_a_bad_layer(tmp_path):
     root = toy_checkpoint_dir(tmp_path)
-    cmd = tool_cmd("t2t-attention", "--problem=translate_toy",
-           f"--data_dir={root / 'data'}", f"--output_dir={root / 'train'}",
-           "--source=ta mib fazz ta zorp .", "--decode_hparams=beam_size=2,extra_length=3")
-    out = subprocess.run(cmd + [f"--out_dir={tmp_path / 'pics'}"], cwd=ROOT, capture_output=True,
-                         text=True, env=ENV, timeout=600)
+    cmd = tool_cmd(
+        "t2t-attention",
+        "--problem=translate_toy",
+        f"--data_dir={root / 'data'}",
+        f"--output_dir={root / 'train'}",
+        "--source=ta mib fazz ta zorp .",
+        "--decode_hparams=beam_size=2,extra_length=3",
+    )
+    out = subprocess.run(
+        cmd + [f"--out_dir={tmp_path / 'pics'}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert sorted(os.listdir(tmp_path / "pics")) == [
-        "decoder_self_layer1.png", "encdec_layer1.png", "encoder_self_layer1.png"]
-    out = subprocess.run(cmd + ["--layer=5", "--target=si iruk ."], cwd=ROOT, capture_output=True,
-                         text=True, env=ENV, timeout=600)
+        "decoder_self_layer1.png",
+        "encdec_layer1.png",
+        "encoder_self_layer1.png",
+    ]
+    out = subprocess.run(
+        cmd + ["--layer=5", "--target=si iruk ."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert out.returncode == 1 and "out of range" in out.stderr

@@ -63,9 +63,16 @@ def run_beam(table, beam, alpha, decode_length, stop_early=True, jit=False):
     model = ToyModel(table)
 
     def search():
-        return beam_search(model, tf.zeros([model.batch], tf.int32), beam, decode_length,
-                           table.shape[-1], alpha, states=model.init_cache(),
-                           stop_early=stop_early)
+        return beam_search(
+            model,
+            tf.zeros([model.batch], tf.int32),
+            beam,
+            decode_length,
+            table.shape[-1],
+            alpha,
+            states=model.init_cache(),
+            stop_early=stop_early,
+        )
 
     ids, scores = tf.function(search, jit_compile=True)() if jit else search()
     return ids.numpy(), scores.numpy(), model.calls
@@ -104,11 +111,20 @@ def reference_beam_search(table, beam, alpha, decode_length, stop_early=True, eo
                 row = row - (row.max() + np.log(np.exp(row - row.max()).sum()))
                 cands += [(f32(row[v] + logp) / pen, seq + (v,)) for v in range(vocab)]
             cands = top(cands, 2 * beam)
-            alive[b] = [(s * pen, seq) for _, s, seq in top(
-                [(s + (-inf if seq[-1] == eos else f32(0)), s, seq) for s, seq in cands], beam)]
-            finished[b] = top(finished[b] + [
-                (s + (f32(0) if seq[-1] == eos else -inf), seq, seq[-1] == eos)
-                for s, seq in cands], beam)
+            alive[b] = [
+                (s * pen, seq)
+                for _, s, seq in top(
+                    [(s + (-inf if seq[-1] == eos else f32(0)), s, seq) for s, seq in cands], beam
+                )
+            ]
+            finished[b] = top(
+                finished[b]
+                + [
+                    (s + (f32(0) if seq[-1] == eos else -inf), seq, seq[-1] == eos)
+                    for s, seq in cands
+                ],
+                beam,
+            )
         i += 1
 
     ids = np.zeros([batch, beam, decode_length + 1], np.int32)
@@ -116,7 +132,7 @@ def reference_beam_search(table, beam, alpha, decode_length, stop_early=True, eo
     for b in range(batch):
         done = any(flag for _, _, flag in finished[b])
         for k, (s, seq, *_) in enumerate(finished[b] if done else alive[b]):
-            ids[b, k, :len(seq)], scores[b, k] = seq, s
+            ids[b, k, : len(seq)], scores[b, k] = seq, s
     return ids, scores, i
 
 
@@ -133,9 +149,9 @@ def lp(n, alpha):
 
 
 # Case A: "EOS" now (0.45) against "a" (0.55) whose every continuation is worse.
-CASE_A = {0: {1: .45, 2: .55}, 2: {2: .55, 3: .45}, 3: {1: .9, 2: .1}}
+CASE_A = {0: {1: 0.45, 2: 0.55}, 2: {2: 0.55, 3: 0.45}, 3: {1: 0.9, 2: 0.1}}
 # Case B: "EOS" (0.4) against "a EOS" (0.6 * 0.62 = 0.372): alpha decides.
-CASE_B = {0: {1: .4, 2: .6}, 2: {1: .62, 3: .38}, 3: {1: 1.0}}
+CASE_B = {0: {1: 0.4, 2: 0.6}, 2: {1: 0.62, 3: 0.38}, 3: {1: 1.0}}
 
 
 def test_shorter_finished_beats_longer_alive():
@@ -145,9 +161,9 @@ def test_shorter_finished_beats_longer_alive():
     # Step 1: alive "a a" = log .3025 = -1.196 (nothing finishes); bound -1.196 / 1.275 = -0.937
     #   < -0.799: stop. The best completion "a b EOS" would score log(.2228) / lp(3) = -1.263.
     np.testing.assert_array_equal(ids[0, 0], [0, 1, 0, 0, 0])
-    np.testing.assert_allclose(scores[0, 0], math.log(.45), rtol=1e-6)
+    np.testing.assert_allclose(scores[0, 0], math.log(0.45), rtol=1e-6)
     # The second slot holds only the near-impossible "a EOS" ((log .55 - 30) / lp(2)).
-    np.testing.assert_allclose(scores[0, 1], (math.log(.55) + NEG) / lp(2, .6), rtol=1e-5)
+    np.testing.assert_allclose(scores[0, 1], (math.log(0.55) + NEG) / lp(2, 0.6), rtol=1e-5)
     assert calls == 2
     assert_same_beams(ids, scores, *reference_beam_search(markov(CASE_A, 5), 2, 0.6, 4)[:2])
 
@@ -159,21 +175,25 @@ def test_early_stopping_bound():
     ids, scores, calls = run_beam(table, beam=2, alpha=0.6, decode_length=4, stop_early=False)
     assert calls == 3
     np.testing.assert_array_equal(ids[0], [[0, 1, 0, 0, 0], [0, 2, 3, 1, 0]])
-    np.testing.assert_allclose(scores[0], [math.log(.45), math.log(.55 * .45 * .9) / lp(3, .6)],
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        scores[0], [math.log(0.45), math.log(0.55 * 0.45 * 0.9) / lp(3, 0.6)], rtol=1e-5
+    )
     # Without finishing anything the loop runs the full length.
-    never = markov({p: {2: .7, 3: .3} for p in range(5)}, 5)
+    never = markov({p: {2: 0.7, 3: 0.3} for p in range(5)}, 5)
     assert run_beam(never, beam=2, alpha=0.6, decode_length=4)[2] == 4
     for stop_early in (True, False):
         want = reference_beam_search(table, 2, 0.6, 4, stop_early)
         assert run_beam(table, 2, 0.6, 4, stop_early)[2] == want[2]
 
 
-@pytest.mark.parametrize("alpha, want_ids, want_score", [
-    (0.0, [0, 1, 0, 0, 0, 0], math.log(.4)),                           # -0.916 > -0.989
-    (0.6, [0, 2, 1, 0, 0, 0], math.log(.372) / lp(2, .6)),            # -0.902 > -0.916
-    (1.0, [0, 2, 1, 0, 0, 0], math.log(.372) / lp(2, 1.0)),           # -0.848 > -0.916
-])
+@pytest.mark.parametrize(
+    "alpha, want_ids, want_score",
+    [
+        (0.0, [0, 1, 0, 0, 0, 0], math.log(0.4)),  # -0.916 > -0.989
+        (0.6, [0, 2, 1, 0, 0, 0], math.log(0.372) / lp(2, 0.6)),  # -0.902 > -0.916
+        (1.0, [0, 2, 1, 0, 0, 0], math.log(0.372) / lp(2, 1.0)),  # -0.848 > -0.916
+    ],
+)
 def test_alpha_changes_the_winner(alpha, want_ids, want_score):
     ids, scores, _ = run_beam(markov(CASE_B, 5), beam=2, alpha=alpha, decode_length=5)
     np.testing.assert_array_equal(ids[0, 0], want_ids)
@@ -182,20 +202,23 @@ def test_alpha_changes_the_winner(alpha, want_ids, want_score):
 
 def test_fallback_returns_alive_with_raw_log_probs():
     # EOS is the 7th most likely token after every prefix, so it never reaches the top 2*beam.
-    after_a = {2: .5, 3: .3, 4: .1, 5: .05, 6: .03, 7: .019, 1: .001}
-    after_b = {2: .4, 3: .35, 4: .1, 5: .08, 6: .05, 7: .019, 1: .001}
-    table = markov({0: after_a, 2: after_a, 3: after_b, 4: after_a, 5: after_a, 6: after_a,
-                    7: after_a}, 8)
+    after_a = {2: 0.5, 3: 0.3, 4: 0.1, 5: 0.05, 6: 0.03, 7: 0.019, 1: 0.001}
+    after_b = {2: 0.4, 3: 0.35, 4: 0.1, 5: 0.08, 6: 0.05, 7: 0.019, 1: 0.001}
+    table = markov(
+        {0: after_a, 2: after_a, 3: after_b, 4: after_a, 5: after_a, 6: after_a, 7: after_a}, 8
+    )
     ids, scores, calls = run_beam(table, beam=2, alpha=1.0, decode_length=3)
     # Beams: "a a a" = .125 and "a a b" = .075 ("a b a" = .06); scores are NOT divided by lp(3).
     np.testing.assert_array_equal(ids[0], [[0, 2, 2, 2], [0, 2, 2, 3]])
-    np.testing.assert_allclose(scores[0], np.log([.125, .075]), rtol=1e-5)
+    np.testing.assert_allclose(scores[0], np.log([0.125, 0.075]), rtol=1e-5)
     assert calls == 3
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("beam, alpha, stop_early", [
-    (1, 0.6, True), (2, 0.0, True), (3, 0.6, True), (4, 1.0, False), (4, 0.6, True)])
+@pytest.mark.parametrize(
+    "beam, alpha, stop_early",
+    [(1, 0.6, True), (2, 0.0, True), (3, 0.6, True), (4, 1.0, False), (4, 0.6, True)],
+)
 def test_matches_reference(seed, beam, alpha, stop_early):
     # Three batch items with different second-order tables (the cache must follow its beam).
     table = random_table(seed, batch=3, steps=6, vocab=7)
@@ -230,11 +253,20 @@ def test_jit_with_unknown_batch_size():
     table = random_table(12, batch=3, steps=5, vocab=6)
     model = ToyModel(table)
 
-    @tf.function(jit_compile=True, input_signature=[
-        tf.TensorSpec([None], tf.int32), tf.TensorSpec([None, 5], tf.int32)])
+    @tf.function(
+        jit_compile=True,
+        input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([None, 5], tf.int32)],
+    )
     def search(batch_index, hist):
-        return beam_search(model, tf.zeros_like(batch_index), 3, 5, 6, 0.6,
-                           states={"batch": batch_index, "hist": hist})
+        return beam_search(
+            model,
+            tf.zeros_like(batch_index),
+            3,
+            5,
+            6,
+            0.6,
+            states={"batch": batch_index, "hist": hist},
+        )
 
     ids, scores = search(tf.range(3), tf.zeros([3, 5], tf.int32))
     assert_same_beams(ids.numpy(), scores.numpy(), *reference_beam_search(table, 3, 0.6, 5)[:2])
@@ -242,8 +274,8 @@ def test_jit_with_unknown_batch_size():
 
 def test_batch_items_are_independent():
     t0 = random_table(3, batch=1, steps=6, vocab=7)
-    never = {p: {2: .5, 3: .3, 4: .2} for p in range(7)}  # Two items that never finish:
-    t1, t1b = markov(never, 7, steps=6), markov({p: {4: .6, 5: .4} for p in range(7)}, 7, steps=6)
+    never = {p: {2: 0.5, 3: 0.3, 4: 0.2} for p in range(7)}  # Two items that never finish:
+    t1, t1b = markov(never, 7, steps=6), markov({p: {4: 0.6, 5: 0.4} for p in range(7)}, 7, steps=6)
     alone = run_beam(t0, 3, 0.6, 6)
     with_t1 = run_beam(np.concatenate([t0, t1]), 3, 0.6, 6)
     with_t1b = run_beam(np.concatenate([t0, t1b]), 3, 0.6, 6)
@@ -261,11 +293,11 @@ def test_batch_items_are_independent():
 def peaked_table(seed, batch, steps, vocab, eos_at):
     """Argmax probability 0.97 at every prefix; the argmax is EOS from step eos_at[b] on."""
     rng = np.random.default_rng(seed)
-    table = np.full([batch, steps, vocab, vocab, vocab], math.log(.03 / (vocab - 1)), np.float32)
+    table = np.full([batch, steps, vocab, vocab, vocab], math.log(0.03 / (vocab - 1)), np.float32)
     best = rng.integers(2, vocab, size=[batch, steps, vocab, vocab])
     for b in range(batch):
-        best[b, eos_at[b]:] = 1
-    np.put_along_axis(table, best[..., None], math.log(.97), axis=-1)
+        best[b, eos_at[b] :] = 1
+    np.put_along_axis(table, best[..., None], math.log(0.97), axis=-1)
     return table
 
 
@@ -301,22 +333,23 @@ def test_greedy_and_beam_size_one():
         np.testing.assert_array_equal(ids[b, :6], seq[:6])
         np.testing.assert_allclose(log_probs[b], total, rtol=1e-5)
     assert ids[0, 3] == 1 and np.all(ids[0, 4:6] != 0) and np.all(ids[:, 6] == 0)
-    np.testing.assert_allclose(log_probs, [3 * math.log(.97), 5 * math.log(.97)], rtol=1e-5)
+    np.testing.assert_allclose(log_probs, [3 * math.log(0.97), 5 * math.log(0.97)], rtol=1e-5)
     # T2T's beam search with beam 1 ranks finished and alive separately; on a peaked table it
     # agrees with greedy: same tokens, and score = log-prob / lp(length).
     beam_ids, beam_scores, _ = run_beam(table, beam=1, alpha=0.6, decode_length=6, jit=True)
     for b in range(2):
         tokens = strip_after_eos(ids[b])
         assert strip_after_eos(beam_ids[b, 0]) == tokens
-        np.testing.assert_allclose(beam_scores[b, 0], log_probs[b] / lp(len(tokens) + 1, .6),
-                                   rtol=1e-5)
+        np.testing.assert_allclose(
+            beam_scores[b, 0], log_probs[b] / lp(len(tokens) + 1, 0.6), rtol=1e-5
+        )
 
 
 def test_greedy_stops_at_decode_length_without_eos():
-    model = ToyModel(markov({p: {2: .7, 3: .3} for p in range(5)}, 5, steps=4))
+    model = ToyModel(markov({p: {2: 0.7, 3: 0.3} for p in range(5)}, 5, steps=4))
     ids, log_probs = greedy_search(model, tf.zeros([1], tf.int32), 4, model.init_cache())
     np.testing.assert_array_equal(ids.numpy(), [[0, 2, 2, 2, 2]])
-    np.testing.assert_allclose(log_probs.numpy(), [4 * math.log(.7)], rtol=1e-5)
+    np.testing.assert_allclose(log_probs.numpy(), [4 * math.log(0.7)], rtol=1e-5)
     assert model.calls == 4
 
 
@@ -335,24 +368,32 @@ def test_with_transformer_model():
     from tests.model_utils import build_model
 
     keras.utils.set_random_seed(0)
-    model = build_model("transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,"
-                                            "num_hidden_layers=2", vocab_size=20)
+    model = build_model(
+        "transformer_tiny",
+        "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2",
+        vocab_size=20,
+    )
     inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0]])
     decode_length, beam, alpha = 8, 3, 0.6
 
     @tf.function(jit_compile=True)
     def search(inputs):
         cache = model.init_cache(inputs, decode_length)
-        beams = beam_search(model.decode_step, tf.zeros([2], tf.int32), beam, decode_length,
-                            20, alpha, states=cache)
-        greedy = greedy_search(model.decode_step, tf.zeros([2], tf.int32), decode_length,
-                               model.init_cache(inputs, decode_length))
+        beams = beam_search(
+            model.decode_step, tf.zeros([2], tf.int32), beam, decode_length, 20, alpha, states=cache
+        )
+        greedy = greedy_search(
+            model.decode_step,
+            tf.zeros([2], tf.int32),
+            decode_length,
+            model.init_cache(inputs, decode_length),
+        )
         return beams, greedy
 
     (ids, scores), (greedy_ids, greedy_lp) = search(inputs)
 
     def teacher_forced_log_prob(b, targets):
-        logits = model({"inputs": inputs[b:b + 1], "targets": tf.constant([targets])})[0]
+        logits = model({"inputs": inputs[b : b + 1], "targets": tf.constant([targets])})[0]
         return tf.nn.log_softmax(logits).numpy()[np.arange(len(targets)), targets].sum()
 
     for b in range(2):
@@ -361,12 +402,13 @@ def test_with_transformer_model():
                 continue
             row = [int(t) for t in ids[b, k, 1:]]
             if 1 in row:  # Finished: normalised by lp of its length (EOS included).
-                targets = row[:row.index(1) + 1]
+                targets = row[: row.index(1) + 1]
                 want = teacher_forced_log_prob(b, targets) / lp(len(targets), alpha)
             else:  # Fallback: raw log-prob of the full-length alive beam.
                 want = teacher_forced_log_prob(b, row)
             np.testing.assert_allclose(scores[b, k], want, rtol=2e-4, atol=2e-4)
         row = [int(t) for t in greedy_ids[b, 1:]]
-        targets = row[:row.index(1) + 1] if 1 in row else row
-        np.testing.assert_allclose(greedy_lp[b], teacher_forced_log_prob(b, targets),
-                                   rtol=2e-4, atol=2e-4)
+        targets = row[: row.index(1) + 1] if 1 in row else row
+        np.testing.assert_allclose(
+            greedy_lp[b], teacher_forced_log_prob(b, targets), rtol=2e-4, atol=2e-4
+        )

@@ -17,10 +17,16 @@ from t2t_repro.metrics.bleu import (
 )
 from tests.tools import run_tool
 
-HYPS = ["Ein Mann fährt Fahrrad auf der Straße.", "Zwei Hunde spielen im Schnee!",
-        "Eine Frau liest ein Buch im Park."]
-REFS = ["Ein Mann fährt mit dem Fahrrad auf der Straße.", "Zwei Hunde spielen im Schnee.",
-        "Eine Frau liest im Park ein Buch."]
+HYPS = [
+    "Ein Mann fährt Fahrrad auf der Straße.",
+    "Zwei Hunde spielen im Schnee!",
+    "Eine Frau liest ein Buch im Park.",
+]
+REFS = [
+    "Ein Mann fährt mit dem Fahrrad auf der Straße.",
+    "Zwei Hunde spielen im Schnee.",
+    "Eine Frau liest im Park ein Buch.",
+]
 
 
 def test_sacrebleu_variants_agree_with_sacrebleu_api():
@@ -37,8 +43,9 @@ def test_compute_bleu_hand_computed():
     # hyp "a b c d" vs ref "a b c e f": 1-grams 3/4, 2-grams 2/3, 3-grams 1/2, 4-grams 0/1
     # -> smoothed 4-gram precision 1/(2*1); BP = exp(1 - 5/4).
     got = compute_bleu([["a", "b", "c", "e", "f"]], [["a", "b", "c", "d"]])
-    expected = math.exp((math.log(3 / 4) + math.log(2 / 3) + math.log(1 / 2) + math.log(1 / 2))
-                        / 4) * math.exp(1 - 5 / 4)
+    expected = math.exp(
+        (math.log(3 / 4) + math.log(2 / 3) + math.log(1 / 2) + math.log(1 / 2)) / 4
+    ) * math.exp(1 - 5 / 4)
     assert got == pytest.approx(expected)
 
 
@@ -49,9 +56,11 @@ def test_identical_is_100():
 
 def test_compound_split_as_get_ende_bleu_sh():
     assert split_compounds("Kosten-Nutzen") == "Kosten ##AT##-##AT## Nutzen"
-    assert (paper_tokenize("Die Kosten-Nutzen-Analyse des EU-Parlaments.")
-            == "Die Kosten ##AT##-##AT## Nutzen ##AT##-##AT## Analyse des EU ##AT##-##AT## "
-               "Parlaments .")
+    assert (
+        paper_tokenize("Die Kosten-Nutzen-Analyse des EU-Parlaments.")
+        == "Die Kosten ##AT##-##AT## Nutzen ##AT##-##AT## Analyse des EU ##AT##-##AT## "
+        "Parlaments ."
+    )
     # The perl s{(\S)-(\S)}{...}g consumes the character after the hyphen, so in a chain of
     # one-letter parts the second hyphen is not split, exactly like the script.
     assert split_compounds("a-b-c") == "a ##AT##-##AT## b-c"

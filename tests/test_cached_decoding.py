@@ -9,7 +9,9 @@ from tests.model_utils import build_model
 
 @pytest.mark.parametrize("hparams_set", ["transformer_base", "transformer_tiny"])
 def test_decode_step_matches_full_decoder(hparams_set):
-    model = build_model(hparams_set, "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2")
+    model = build_model(
+        hparams_set, "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2"
+    )
     inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0]])
     length = 6
     rng = np.random.default_rng(0)
@@ -35,8 +37,9 @@ def test_model_config_round_trip():
 def test_search_with_and_without_cache_agree(beam_size, use_xla):
     from t2t_repro.decoding.search import SearchConfig, Searcher
 
-    model = build_model("transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,"
-                        "num_hidden_layers=2")
+    model = build_model(
+        "transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2"
+    )
     inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0], [11, 12, 13, 14, 1]])
     config = dict(beam_size=beam_size, alpha=0.6, extra_length=4, use_xla=use_xla)
     ids, scores = Searcher(model, SearchConfig(**config))(inputs)

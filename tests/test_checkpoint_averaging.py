@@ -1,6 +1,5 @@
 """t2t-avg-all: the average of known weights is exact, and the result loads and decodes."""
 
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -14,8 +13,9 @@ from tests.tools import run_tool
 def _train_dir_with_known_checkpoints(tmp_path, values=(1.0, 2.0, 6.0)):
     model = build_model("transformer_tiny", vocab_size=30)
     (tmp_path / "hparams.json").write_text(model.hparams.to_json())
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(tmp_path),
-                                         max_to_keep=10, checkpoint_name="ckpt")
+    manager = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=model), str(tmp_path), max_to_keep=10, checkpoint_name="ckpt"
+    )
     for step, value in zip((100, 200, 300), values, strict=True):
         for w in model.weights:
             w.assign(tf.fill(w.shape, value))
@@ -59,18 +59,25 @@ def test_cli_average_then_decode(tmp_path):
     train.mkdir()
     model = build_model("transformer_tiny", vocab_size=vocab)
     (train / "hparams.json").write_text(model.hparams.to_json())
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(train), 5,
-                                         checkpoint_name="ckpt")
+    manager = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=model), str(train), 5, checkpoint_name="ckpt"
+    )
     manager.save(checkpoint_number=1)
     manager.save(checkpoint_number=2)
     out = run_tool("t2t-avg-all", f"--model_dir={train}", "--n=2")
     assert out.returncode == 0, out.stderr
     src = tmp_path / "src.txt"
     src.write_text("the big dog sees a cat .\n\nmany cats run .\n")
-    out = run_tool("t2t-decoder", "--problem=translate_toy", f"--data_dir={data}",
-                   f"--output_dir={train}", f"--checkpoint_path={train / 'avg'}",
-                   f"--decode_from_file={src}", f"--decode_to_file={tmp_path / 'out'}",
-                   "--decode_hparams=beam_size=2,extra_length=5")
+    out = run_tool(
+        "t2t-decoder",
+        "--problem=translate_toy",
+        f"--data_dir={data}",
+        f"--output_dir={train}",
+        f"--checkpoint_path={train / 'avg'}",
+        f"--decode_from_file={src}",
+        f"--decode_to_file={tmp_path / 'out'}",
+        "--decode_hparams=beam_size=2,extra_length=5",
+    )
     assert out.returncode == 0, out.stderr
     lines = (tmp_path / "out").read_text().split("\n")[:-1]
     assert len(lines) == 3 and lines[1] == ""

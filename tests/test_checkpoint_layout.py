@@ -32,19 +32,30 @@ def _block(prefix: str, path: bool, attentions: tuple) -> list[str]:
 
 
 def test_pre_norm_checkpoint_keys_and_weight_paths_are_unchanged(tmp_path):
-    model = build_model("transformer_tiny", "num_hidden_layers=1,hidden_size=8,filter_size=12,"
-                        "num_heads=2", vocab_size=20)
+    model = build_model(
+        "transformer_tiny",
+        "num_hidden_layers=1,hidden_size=8,filter_size=12,num_heads=2",
+        vocab_size=20,
+    )
     enc = ("self_attention",)
     dec = ("self_attention", "encdec_attention")
-    paths = (["transformer/target_space_embedding", "transformer/shared/weights"]
-             + _norm("transformer/encoder/layer_prepostprocess")
-             + _block("transformer/encoder/layer_0", True, enc)
-             + _norm("transformer/decoder/layer_prepostprocess")
-             + _block("transformer/decoder/layer_0", True, dec))
+    paths = (
+        ["transformer/target_space_embedding", "transformer/shared/weights"]
+        + _norm("transformer/encoder/layer_prepostprocess")
+        + _block("transformer/encoder/layer_0", True, enc)
+        + _norm("transformer/decoder/layer_prepostprocess")
+        + _block("transformer/decoder/layer_0", True, dec)
+    )
     assert [w.path for w in model.weights] == paths
-    keys = (["model/target_embedding/embeddings", "model/target_space_embedding"]
-            + _norm("model/encoder/final") + _block("model/encoder/layer_0", False, enc)
-            + _norm("model/decoder/final") + _block("model/decoder/layer_0", False, dec))
+    keys = (
+        ["model/target_embedding/embeddings", "model/target_space_embedding"]
+        + _norm("model/encoder/final")
+        + _block("model/encoder/layer_0", False, enc)
+        + _norm("model/decoder/final")
+        + _block("model/decoder/layer_0", False, dec)
+    )
     written = tf.train.Checkpoint(model=model).write(str(tmp_path / "ckpt"))
-    stored = {name for name, _ in tf.train.list_variables(written)} - {"_CHECKPOINTABLE_OBJECT_GRAPH"}
+    stored = {name for name, _ in tf.train.list_variables(written)} - {
+        "_CHECKPOINTABLE_OBJECT_GRAPH"
+    }
     assert stored == {key + SUFFIX for key in keys}

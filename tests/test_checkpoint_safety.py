@@ -1,6 +1,5 @@
 """Nothing already written is lost: garbled state files, foreign checkpoints, averaging."""
 
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -56,7 +55,9 @@ def test_incomplete_checkpoints_and_orphan_temp_dirs(tmp_path):
     (tmp_path / "ckpt-800_temp" / "part-00000-of-00001.data-00000-of-00001").write_bytes(b"x")
     path, note = checkpoint_files.latest_checkpoint(str(tmp_path))
     assert path == str(tmp_path / "ckpt-400") and "names ckpt-600" in note
-    assert checkpoint_files.remove_orphan_temp_dirs(str(tmp_path)) == [str(tmp_path / "ckpt-800_temp")]
+    assert checkpoint_files.remove_orphan_temp_dirs(str(tmp_path)) == [
+        str(tmp_path / "ckpt-800_temp")
+    ]
     assert not (tmp_path / "ckpt-800_temp").exists() and (tmp_path / "ckpt-400.index").exists()
 
 
@@ -111,11 +112,14 @@ def test_averaging_says_what_it_skipped_and_ignores_a_garbled_state_file(tmp_pat
     assert "averaging ckpt-400" in log
 
 
-@pytest.mark.parametrize("edit,message", [
-    (lambda hp: hp.update(hidden_size="abc"), r"hidden_size is 'abc' \(str\); expected int"),
-    (lambda hp: hp.pop("num_heads"), "lacks num_heads"),
-    (lambda hp: hp.update(num_heads=3), "num_heads=3 does not divide"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (lambda hp: hp.update(hidden_size="abc"), r"hidden_size is 'abc' \(str\); expected int"),
+        (lambda hp: hp.pop("num_heads"), "lacks num_heads"),
+        (lambda hp: hp.update(num_heads=3), "num_heads=3 does not divide"),
+    ],
+)
 def test_averaging_reports_a_bad_hparams_json_in_one_line(tmp_path, edit, message):
     import json
 

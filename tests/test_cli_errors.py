@@ -19,10 +19,16 @@ def test_user_errors_are_one_line_and_exit_1(capsys):
     from t2t_repro.data.text_files import DataError
     from t2t_repro.model_loading import CheckpointError
 
-    for error in (DataError("bad line 3"), CheckpointError("no checkpoint in /x"),
-                  FileNotFoundError("/y does not exist"), cli.UsageError("--z required")):
+    for error in (
+        DataError("bad line 3"),
+        CheckpointError("no checkpoint in /x"),
+        FileNotFoundError("/y does not exist"),
+        cli.UsageError("--z required"),
+    ):
+
         def main(args, error=error):
             raise error
+
         rc, err = _run(main, capsys)
         assert rc == 1 and err == f"t2t-test: error: {error}\n"
 
@@ -39,12 +45,24 @@ def test_every_user_facing_error_class_derives_from_user_error(capsys):
     from t2t_repro.training.trainer import TrainingError
     from t2t_repro.workflow import WorkflowError
 
-    classes = (cli.UsageError, DataError, HParamsError, RegistryError, ExportError,
-               CheckpointError, VocabFileError, TrainingError, WorkflowError, TreeParseError)
+    classes = (
+        cli.UsageError,
+        DataError,
+        HParamsError,
+        RegistryError,
+        ExportError,
+        CheckpointError,
+        VocabFileError,
+        TrainingError,
+        WorkflowError,
+        TreeParseError,
+    )
     for error_class in classes:
         assert issubclass(error_class, UserError), error_class
+
         def main(args, error_class=error_class):
             raise error_class("what is wrong and what to do")
+
         rc, err = _run(main, capsys)
         assert rc == 1 and err == "t2t-test: error: what is wrong and what to do\n"
 
@@ -52,6 +70,7 @@ def test_every_user_facing_error_class_derives_from_user_error(capsys):
 def test_bugs_are_not_disguised_as_user_errors(capsys):
     def main(args):
         raise ZeroDivisionError("a bug")
+
     with pytest.raises(ZeroDivisionError):
         cli.run("t2t-test", main, argparse.ArgumentParser(), [])
 
@@ -64,9 +83,11 @@ def test_scoring_tools_do_not_start_tensorflow(tmp_path):
         "import sys\n"
         "from t2t_repro.commands import evalb\n"
         f"assert evalb.main(['--gold={gold}', '--test={gold}']) == 0\n"
-        "print('tensorflow' in sys.modules)\n")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+        "print('tensorflow' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Bracketing FMeasure       = 100.00" in proc.stdout
     assert proc.stdout.strip().endswith("False")

@@ -18,8 +18,9 @@ def test_eta_from_steps_and_capped_by_deadline():
 def test_line_format():
     stream = io.StringIO()
     ConsoleLog(1000, stream=stream).line(200, 3.21, 4.1e-4, 5120.0, steps_per_sec=4.0)
-    assert stream.getvalue() == (f"step 200/1000 | loss 3.2100 | lr 4.100e-04 | 5,120 tok/s | "
-                                 f"ETA {format_duration(200.0)}\n")
+    assert stream.getvalue() == (
+        f"step 200/1000 | loss 3.2100 | lr 4.100e-04 | 5,120 tok/s | ETA {format_duration(200.0)}\n"
+    )
     assert format_duration(200.0) == "3m20s"
 
 
@@ -37,8 +38,11 @@ def test_decoder_eta_starts_after_the_first_batch():
             return [5] * len(line.split())
 
     decoder = LineDecoder.__new__(LineDecoder)  # no model: decode_ids is replaced below
-    decoder.input_encoder, decoder.dhp, decoder.max_input_length = Encoder(), \
-        decode_hparams("batch_size=1"), 50
+    decoder.input_encoder, decoder.dhp, decoder.max_input_length = (
+        Encoder(),
+        decode_hparams("batch_size=1"),
+        50,
+    )
     messages = []
     decoder.log = messages.append
     slow_first = iter([0.3, 0.0, 0.0])

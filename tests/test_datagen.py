@@ -28,8 +28,11 @@ class SmallToy(TranslateToy):
 
 
 def _all_examples(data_dir, name, split):
-    return [ex for path in sorted(glob.glob(os.path.join(data_dir, f"{name}-{split}-*")))
-            for ex in records.read_examples(path)]
+    return [
+        ex
+        for path in sorted(glob.glob(os.path.join(data_dir, f"{name}-{split}-*")))
+        for ex in records.read_examples(path)
+    ]
 
 
 def _mtimes(data_dir):
@@ -38,18 +41,24 @@ def _mtimes(data_dir):
 
 def test_toy_shards_are_t2t_named_and_decode_back(tmp_path):
     problem = SmallToy()
-    summary = problem.generate_data(str(tmp_path), str(tmp_path / "raw"), num_workers=1, progress=False)
+    summary = problem.generate_data(
+        str(tmp_path), str(tmp_path / "raw"), num_workers=1, progress=False
+    )
     names = sorted(os.listdir(tmp_path))
     assert "vocab.small_toy.256.subwords" in names
     for split, n in problem.num_shards.items():
         assert [f for f in names if f.startswith(f"small_toy-{split}-")] == [
-            records.shard_name("small_toy", split, i, n) for i in range(n)]
+            records.shard_name("small_toy", split, i, n) for i in range(n)
+        ]
     assert not [f for f in names if f.endswith(".tmp")]
     assert summary.pairs == {"train": 300, "dev": 40, "test": 40}
     assert summary.vocab_built and summary.shards_written == 5 and summary.shards_kept == 0
     encoder = problem.get_encoders(str(tmp_path))["inputs"]
-    assert problem.vocab_sizes(str(tmp_path)) == (encoder.vocab_size, encoder.vocab_size) == (
-        summary.vocab_size, summary.vocab_size)
+    assert (
+        problem.vocab_sizes(str(tmp_path))
+        == (encoder.vocab_size, encoder.vocab_size)
+        == (summary.vocab_size, summary.vocab_size)
+    )
     tokens = 0
     for split in ("train", "test"):
         examples = _all_examples(str(tmp_path), "small_toy", split)
@@ -57,7 +66,10 @@ def test_toy_shards_are_t2t_named_and_decode_back(tmp_path):
         for ex in examples:
             for key in ("inputs", "targets"):
                 assert ex[key][-1] == EOS_ID and EOS_ID not in ex[key][:-1]
-        decoded = sorted((encoder.decode(ex["inputs"][:-1]), encoder.decode(ex["targets"][:-1])) for ex in examples)
+        decoded = sorted(
+            (encoder.decode(ex["inputs"][:-1]), encoder.decode(ex["targets"][:-1]))
+            for ex in examples
+        )
         assert decoded == sorted(zip(src, tgt, strict=True))
         if split == "train":
             tokens = sum(len(ex["inputs"]) for ex in examples)
@@ -81,14 +93,18 @@ def test_rerun_keeps_finished_shards_and_rewrites_missing_ones(tmp_path):
 
     shards = records.shard_paths(data_dir, "small_toy", "train", 3)
     original = Path(shards[1]).read_bytes()
-    os.remove(shards[1])                                      # a lost shard
-    Path(shards[1] + ".tmp").write_bytes(b"half-written")     # and the temp file of its interrupted write
+    os.remove(shards[1])  # a lost shard
+    Path(shards[1] + ".tmp").write_bytes(
+        b"half-written"
+    )  # and the temp file of its interrupted write
     Path(shards[2] + ".unshuffled.tmp").write_bytes(b"junk")  # an interrupted round-robin pass
     third = SmallToy().generate_data(data_dir, "", num_workers=1, progress=False)
     assert third.shards_written == 1 and third.shards_kept == 4
     assert Path(shards[1]).read_bytes() == original  # deterministic order and shuffle
     after = _mtimes(data_dir)
-    assert {p: t for p, t in after.items() if p != shards[1]} == {p: t for p, t in before.items() if p != shards[1]}
+    assert {p: t for p, t in after.items() if p != shards[1]} == {
+        p: t for p, t in before.items() if p != shards[1]
+    }
     assert not glob.glob(os.path.join(data_dir, "*.tmp"))
 
 
@@ -103,8 +119,11 @@ def test_max_cases_trial_shards_are_not_taken_for_finished_ones(tmp_path):
 
 
 def test_trial_vocab_shared_with_rev_is_rebuilt_for_a_full_run(tmp_path):
-    small_toy_rev = type("SmallToyRev", (SmallToy,), {
-        "problem_name": "small_toy_rev", "reverse": True, "vocab_name": "small_toy"})
+    small_toy_rev = type(
+        "SmallToyRev",
+        (SmallToy,),
+        {"problem_name": "small_toy_rev", "reverse": True, "vocab_name": "small_toy"},
+    )
     SmallToy().generate_data(str(tmp_path), "", num_workers=1, max_cases=20, progress=False)
     assert (tmp_path / "vocab.small_toy.256.subwords.max_cases").read_text().strip() == "20"
     rev = small_toy_rev().generate_data(str(tmp_path), "", num_workers=1, progress=False)
@@ -131,17 +150,23 @@ def test_mismatched_line_counts_name_both_files(tmp_path):
     src = _write(tmp_path / "train.src", b"a\nb\nc\n")
     tgt = _write(tmp_path / "train.tgt", b"x\ny\n")
     with pytest.raises(DataError) as e:
-        registry.problem("parallel_corpus").generate_data(str(tmp_path / "out"), str(tmp_path), progress=False)
+        registry.problem("parallel_corpus").generate_data(
+            str(tmp_path / "out"), str(tmp_path), progress=False
+        )
     message = str(e.value)
     assert src in message and tgt in message and "3 lines" in message and "2" in message
-    assert not glob.glob(str(tmp_path / "out" / "parallel_corpus-*"))  # failed before writing anything
+    assert not glob.glob(
+        str(tmp_path / "out" / "parallel_corpus-*")
+    )  # failed before writing anything
 
 
 def test_empty_pairs_dropped_and_undecodable_bytes_replaced_and_counted(tmp_path):
     _write(tmp_path / "train.src", b"hello world\n\nbad \xff\xfe bytes\nfine\ntrunc \xc3\n  \n")
     _write(tmp_path / "train.tgt", b"hallo welt\nlost\nschlecht\n\ngut\nleer\n")
     problem = registry.problem("parallel_corpus")
-    summary = problem.generate_data(str(tmp_path / "out"), str(tmp_path), num_workers=1, progress=False)
+    summary = problem.generate_data(
+        str(tmp_path / "out"), str(tmp_path), num_workers=1, progress=False
+    )
     assert summary.dropped_empty == 3  # lines 2, 4 and 6 have an empty side
     assert summary.replaced_bytes == 3  # \xff, \xfe and the truncated \xc3
     assert summary.pairs == {"train": 3}
@@ -161,10 +186,17 @@ def test_text_file_helpers(tmp_path):
     with gzip.open(gz, "wb") as f:
         f.write("\ufeffeins\r\nzwei\n drei \nlast-without-newline".encode())
     stats = text_files.ReadStats()
-    assert list(text_files.read_lines(str(gz), stats)) == ["eins", "zwei", "drei", "last-without-newline"]
+    assert list(text_files.read_lines(str(gz), stats)) == [
+        "eins",
+        "zwei",
+        "drei",
+        "last-without-newline",
+    ]
     assert text_files.count_lines(str(gz)) == 4 and stats.replaced_bytes == 0
-    sgm = _write(tmp_path / "t.sgm",
-                 b'<refset>\n<doc id="1">\n<seg id="1"> Guten Tag </seg>\n<seg id="2">x</seg>\n</doc>\n')
+    sgm = _write(
+        tmp_path / "t.sgm",
+        b'<refset>\n<doc id="1">\n<seg id="1"> Guten Tag </seg>\n<seg id="2">x</seg>\n</doc>\n',
+    )
     assert list(text_files.read_lines(sgm, sgm=True)) == ["Guten Tag", "x"]
     assert text_files.count_lines(sgm, sgm=True) == 2
     with pytest.raises(DataError, match="Missing data file"):
@@ -177,7 +209,11 @@ def test_pool_encoding_matches_in_process(tmp_path):
     src, tgt = SmallToy().source_lines("", "train")
     items = [(i, s, t) for i, (s, t) in enumerate(zip(src, tgt, strict=True))]
     serial = list(datagen_lib.encode_examples(items, vocab, num_workers=1))
-    pooled = list(datagen_lib.encode_examples(iter(items), vocab, num_workers=2, chunk_size=7, min_pool_items=0))
+    pooled = list(
+        datagen_lib.encode_examples(
+            iter(items), vocab, num_workers=2, chunk_size=7, min_pool_items=0
+        )
+    )
     assert pooled == serial and len(serial) == 300
 
 
@@ -188,18 +224,29 @@ def test_progress_line_has_rate_and_eta():
     bar.update(50)
     bar.close()
     out = stream.getvalue()
-    assert "toy train: 50/200 lines (25%)" in out and "lines/s" in out and "ETA" in out and "done in" in out
+    assert (
+        "toy train: 50/200 lines (25%)" in out
+        and "lines/s" in out
+        and "ETA" in out
+        and "done in" in out
+    )
 
 
-@pytest.mark.skipif(not (SHARED_DATA / "t2t" / "trax_wmt32k").is_dir(), reason="../shared/data/t2t absent")
+@pytest.mark.skipif(
+    not (SHARED_DATA / "t2t" / "trax_wmt32k").is_dir(), reason="../shared/data/t2t absent"
+)
 def test_reads_real_t2t_shards_through_the_problem_filepattern():
     data_dir = str(SHARED_DATA / "t2t" / "trax_wmt32k")
     problem = registry.problem("translate_ende_wmt32k")
     for split in ("train", "dev"):
         files = sorted(glob.glob(problem.filepattern(data_dir, split)))
-        assert [os.path.basename(f) for f in files] == [f"translate_ende_wmt32k-{split}-00000-of-00001"]
+        assert [os.path.basename(f) for f in files] == [
+            f"translate_ende_wmt32k-{split}-00000-of-00001"
+        ]
         examples = records.read_examples(files[0])
-        assert examples and all(ex["inputs"][-1] == EOS_ID and ex["targets"][-1] == EOS_ID for ex in examples)
+        assert examples and all(
+            ex["inputs"][-1] == EOS_ID and ex["targets"][-1] == EOS_ID for ex in examples
+        )
     encoder = problem.get_encoders(data_dir)["targets"]
     assert encoder.vocab_size == 33288
     text = encoder.decode(examples[0]["targets"], strip_extraneous=True)
@@ -208,17 +255,31 @@ def test_reads_real_t2t_shards_through_the_problem_filepattern():
 
 # ----------------------------------------------------------------------------- the CLI
 
+
 def _datagen(*args, **env):
     return run_tool("t2t-datagen", *args, timeout=300, env={**os.environ, **env})
 
 
 def test_cli_generates_and_prints_a_summary(tmp_path):
-    out = run_tool("t2t-datagen", "--problem=algorithmic_copy,algorithmic_reverse",
-                   f"--data_dir={tmp_path}", "--max_cases=30", "--num_workers=1", env=USER_ENV,
-                   timeout=300)
+    out = run_tool(
+        "t2t-datagen",
+        "--problem=algorithmic_copy,algorithmic_reverse",
+        f"--data_dir={tmp_path}",
+        "--max_cases=30",
+        "--num_workers=1",
+        env=USER_ENV,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert_quiet(out.stderr)
-    for word in ("pairs:", "train 30", "tokens written", "vocab size", "dropped empty pairs: 0", "time:"):
+    for word in (
+        "pairs:",
+        "train 30",
+        "tokens written",
+        "vocab size",
+        "dropped empty pairs: 0",
+        "time:",
+    ):
         assert word in out.stdout
     assert os.path.isfile(tmp_path / "algorithmic_reverse-test-00000-of-00001")
     assert os.path.isfile(tmp_path / "vocab.algorithmic_copy.64.subwords")
@@ -229,8 +290,12 @@ def test_cli_unknown_problem_and_missing_data_fail_cleanly(tmp_path):
     assert out.returncode == 1
     assert "Unknown problem 'translate_toyy'" in out.stderr and "translate_toy" in out.stderr
     assert "Traceback" not in out.stderr
-    out = _datagen("--problem=translate_ende_multi30k", f"--data_dir={tmp_path}", f"--tmp_dir={tmp_path}/raw",
-                   T2T_REPRO_OFFLINE="1")
+    out = _datagen(
+        "--problem=translate_ende_multi30k",
+        f"--data_dir={tmp_path}",
+        f"--tmp_dir={tmp_path}/raw",
+        T2T_REPRO_OFFLINE="1",
+    )
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert f"{tmp_path}/raw/train.en.gz" in out.stderr and "multi30k/dataset" in out.stderr
 

@@ -12,17 +12,25 @@ def setup(tmp_path_factory):
 
 
 def decode(root, *extra, stdin=None):
-    return run_tool("t2t-decoder", "--problem=translate_toy", f"--data_dir={root / 'data'}",
-                    f"--output_dir={root / 'train'}",
-                    "--decode_hparams=beam_size=2,extra_length=4,batch_size=2", *extra,
-                    input=stdin, timeout=600, env=USER_ENV)
+    return run_tool(
+        "t2t-decoder",
+        "--problem=translate_toy",
+        f"--data_dir={root / 'data'}",
+        f"--output_dir={root / 'train'}",
+        "--decode_hparams=beam_size=2,extra_length=4,batch_size=2",
+        *extra,
+        input=stdin,
+        timeout=600,
+        env=USER_ENV,
+    )
 
 
 def test_one_line_per_input_in_order(setup, tmp_path):
     src = tmp_path / "src"
     long_line = " ".join(["dog"] * 40)
-    src.write_bytes(b"the dog sees a cat .\n\n" + long_line.encode() + b"\nbad \xff bytes\n"
-                    b"many cats run .\n")
+    src.write_bytes(
+        b"the dog sees a cat .\n\n" + long_line.encode() + b"\nbad \xff bytes\nmany cats run .\n"
+    )
     out = decode(setup, f"--decode_from_file={src}", f"--decode_to_file={tmp_path / 'out'}")
     assert out.returncode == 0, out.stderr[-3000:]
     assert_quiet(out.stderr)
@@ -39,8 +47,12 @@ def test_one_line_per_input_in_order(setup, tmp_path):
 def test_default_output_name_and_scores(setup, tmp_path):
     src = tmp_path / "in.txt"
     src.write_text("a cat .\n")
-    out = decode(setup, f"--decode_from_file={src}", "--hparams_set=transformer_tiny",
-                 "--decode_hparams=beam_size=2,extra_length=3,write_beam_scores=True")
+    out = decode(
+        setup,
+        f"--decode_from_file={src}",
+        "--hparams_set=transformer_tiny",
+        "--decode_hparams=beam_size=2,extra_length=3,write_beam_scores=True",
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     name = tmp_path / "in.txt.transformer.transformer_tiny.translate_toy.beam2.alpha0.6.decodes"
     text, score = name.read_text().rstrip("\n").split("\t")
@@ -66,15 +78,22 @@ def test_loader_checks_names_before_reading_files(setup, tmp_path, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()
     base = ["--problem=translate_toy", f"--data_dir={empty}", f"--output_dir={setup / 'train'}"]
-    for flag, expected in (("--decode_hparams=beam_sizee=2", "beam_sizee"),
-                           ("--hparams=num_headz=2", "num_headz"),
-                           ("--model=transformr", "Unknown model 'transformr'")):
+    for flag, expected in (
+        ("--decode_hparams=beam_sizee=2", "beam_sizee"),
+        ("--hparams=num_headz=2", "num_headz"),
+        ("--model=transformr", "Unknown model 'transformr'"),
+    ):
         assert decoder.main(base + [flag]) == 1
         err = capsys.readouterr().err
         assert err.startswith("t2t-decoder: error: ") and expected in err, err
     assert decoder.main(base) == 1  # Names are fine: now the missing vocabulary is reported.
     assert "t2t-datagen" in capsys.readouterr().err
-    assert decoder.main(["--problem=translate_toy", f"--data_dir={setup / 'data'}",
-                         f"--output_dir={empty}"]) == 1
-    assert "--hparams_set is required when --output_dir has no hparams.json" in \
-        capsys.readouterr().err
+    assert (
+        decoder.main(
+            ["--problem=translate_toy", f"--data_dir={setup / 'data'}", f"--output_dir={empty}"]
+        )
+        == 1
+    )
+    assert (
+        "--hparams_set is required when --output_dir has no hparams.json" in capsys.readouterr().err
+    )

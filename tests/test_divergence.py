@@ -15,8 +15,7 @@ def run_steps(monkeypatch, threshold):
     optimizer.build(model.trainable_variables)
     metrics = TrainMetrics()
     batch = {"inputs": tf.constant([[3, 4, 5, 1]]), "targets": tf.constant([[6, 7, 1]])}
-    loop = make_train_loop(tf.distribute.get_strategy(), model, optimizer, model.hparams,
-                           metrics)
+    loop = make_train_loop(tf.distribute.get_strategy(), model, optimizer, model.hparams, metrics)
     metrics.reset()
     loop(iter(tf.data.Dataset.from_tensors(batch).repeat()), tf.constant(3))
     return metrics.read()

@@ -43,14 +43,17 @@ def test_masks_follow_the_seed_generator_state():
 def test_same_mask_in_graph_xla_and_dynamic_shapes():
     x = tf.random.normal([6, 40])
     masks = []
-    for fn in (lambda drop, t: drop(t, training=True),
-               tf.function(lambda drop, t: drop(t, training=True), jit_compile=True),
-               tf.function(lambda drop, t: drop(t, training=True))):
+    for fn in (
+        lambda drop, t: drop(t, training=True),
+        tf.function(lambda drop, t: drop(t, training=True), jit_compile=True),
+        tf.function(lambda drop, t: drop(t, training=True)),
+    ):
         layer = Dropout(0.25, seed=11)
         masks.append(fn(layer, x).numpy() != 0)
     layer = Dropout(0.25, seed=11)
-    dynamic = tf.function(lambda t: layer(t, training=True),
-                          input_signature=[tf.TensorSpec([None, 40])])
+    dynamic = tf.function(
+        lambda t: layer(t, training=True), input_signature=[tf.TensorSpec([None, 40])]
+    )
     masks.append(dynamic(x).numpy() != 0)
     for m in masks[1:]:
         np.testing.assert_array_equal(m, masks[0])

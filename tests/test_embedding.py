@@ -13,8 +13,9 @@ def test_logits_of_any_rank_are_hidden_times_table_transposed():
     hidden = tf.random.normal([2, 3, 4], seed=4)
     expected = np.einsum("bld,vd->blv", hidden.numpy(), table)
     np.testing.assert_allclose(layer.logits(hidden).numpy(), expected, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(layer.logits(hidden[:, 0]).numpy(), expected[:, 0],
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        layer.logits(hidden[:, 0]).numpy(), expected[:, 0], rtol=1e-5, atol=1e-6
+    )
     dynamic = tf.function(layer.logits, input_signature=[tf.TensorSpec([None, None, 4])])
     np.testing.assert_allclose(dynamic(hidden).numpy(), expected, rtol=1e-5, atol=1e-6)
 

@@ -64,8 +64,11 @@ def test_top_and_unlabelled_root_are_ignored():
 
 def test_unbracketed_test_line_has_no_brackets(tmp_path):
     # '(P this) (Q is) (R a) (T test)': 4 words and not a single bracket, as in EVALB's sample.
-    gold, test = _files(tmp_path, ["(S (A (P this)) (B (Q is) (A (R a) (T test))))"],
-                        ["(P this) (Q is) (R a) (T test)"])
+    gold, test = _files(
+        tmp_path,
+        ["(S (A (P this)) (B (Q is) (A (R a) (T test))))"],
+        ["(P this) (Q is) (R a) (T test)"],
+    )
     r = score_files(gold, test).report.sentences[0]
     assert counts(r) == (OK, 0, 4, 0) and r.correct_tags == 4
 
@@ -87,7 +90,10 @@ def test_all_tags_wrong_but_brackets_right():
 
 
 def test_function_tags_are_cut():
-    r = score("(S-1 (NP-SBJ (DT The) (NN cat)) (VP (VBD sat)))", "(S (NP (DT The) (NN cat)) (VP (VBD sat)))")
+    r = score(
+        "(S-1 (NP-SBJ (DT The) (NN cat)) (VP (VBD sat)))",
+        "(S (NP (DT The) (NN cat)) (VP (VBD sat)))",
+    )
     assert counts(r) == (OK, 3, 3, 3)
 
 
@@ -131,7 +137,10 @@ def test_align_punctuation_uses_gold_tags_to_delete_words():
     assert score(gold, test).status == ERROR
     aligned, changed = align_punctuation(parse_tree(gold), parse_tree(test))
     assert changed == 2
-    assert aligned.to_string() == "(S (NP (DT The) (NN cat) (, ,)) (VP (VBD sat) (NP (XX today))) (. .))"
+    assert (
+        aligned.to_string()
+        == "(S (NP (DT The) (NN cat) (, ,)) (VP (VBD sat) (NP (XX today))) (. .))"
+    )
     r = score_sentence(parse_tree(gold), aligned)
     # Gold S NP VP NP; test S NP VP (NP over 'today' is kept: only the tag changed) -> 4 of 4;
     # 'today' tagged XX is a wrong tag: 3 of 4 tags right.
@@ -142,7 +151,9 @@ def test_align_punctuation_uses_gold_tags_to_delete_words():
     assert changed == 0 and same.to_string() == other
     # Gold traces do not count as words for the alignment.
     traced = "(S (NP (-NONE- *)) (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))"
-    aligned, changed = align_punctuation(parse_tree(traced), parse_tree("(S (NP (DT The) (NN cat)) (VP (VBD sat) (NN .)))"))
+    aligned, changed = align_punctuation(
+        parse_tree(traced), parse_tree("(S (NP (DT The) (NN cat)) (VP (VBD sat) (NN .)))")
+    )
     assert changed == 1 and aligned.tags() == ["DT", "NN", "VBD", "."]
 
 
@@ -166,8 +177,10 @@ def test_cutoff_length_ignores_traces():
     words = " ".join(f"(NN w{i})" for i in range(41))
     long_tree = f"(S (NP {words}))"  # 41 words: only in the 'All' block
     with_trace = f"(S (NP {words.replace('(NN w0)', '(-NONE- *)')}))"  # 40 words + a trace
-    report = evaluate([parse_tree(long_tree), parse_tree(with_trace)],
-                      [parse_tree(long_tree), parse_tree(with_trace)])
+    report = evaluate(
+        [parse_tree(long_tree), parse_tree(with_trace)],
+        [parse_tree(long_tree), parse_tree(with_trace)],
+    )
     assert [s.length for s in report.sentences] == [41, 40]
     assert report.all.sentences == 2 and report.short.sentences == 1
     with pytest.raises(DataError, match="1 gold trees but 2 test trees"):
@@ -180,6 +193,7 @@ def test_unlabelled_scoring():
 
 
 # ----------------------------------------------------------------------------- files and CLI
+
 
 def _files(tmp_path, gold_lines, test_lines, test_name="test.txt"):
     """Writes gold.txt (unless ``gold_lines`` is None) and the test file; returns both paths."""
@@ -198,7 +212,9 @@ def test_score_files_with_malformed_and_linearized_output(tmp_path):
     assert "1 sentences are EVALB errors" in scored.warnings()[1]
     assert "sentence 2: test tree unreadable" in scored.warnings()[1]
     # Decoder output: the second line lacks '. /S' and '/VP' -> S NP VP(VBD) + (. .): 3 of 3 match.
-    _, lin = _files(tmp_path, None, ["S NP DT NN /NP VP VBD /VP . /S\t-0.5", "S NP DT NN /NP VP VBD"], "lin.txt")
+    _, lin = _files(
+        tmp_path, None, ["S NP DT NN /NP VP VBD /VP . /S\t-0.5", "S NP DT NN /NP VP VBD"], "lin.txt"
+    )
     scored = score_files(gold, lin, linearized=True)
     assert (scored.report.all.matched, scored.report.all.gold_brackets) == (6, 6)
     assert scored.repairs.sentences_repaired == 1 and scored.report.all.correct_tags == 6
@@ -206,7 +222,11 @@ def test_score_files_with_malformed_and_linearized_output(tmp_path):
     _, mistagged = _files(tmp_path, None, ["S NP DT NN /NP VP VBD /VP NN /S"] * 2, "mistag.txt")
     assert score_files(gold, mistagged, linearized=True).report.all.errors == 2
     scored = score_files(gold, mistagged, linearized=True, align_punct=True)
-    assert (scored.report.all.errors, scored.report.all.matched, scored.punctuation_aligned) == (0, 6, 2)
+    assert (scored.report.all.errors, scored.report.all.matched, scored.punctuation_aligned) == (
+        0,
+        6,
+        2,
+    )
     assert any("2 test POS tags were aligned" in w for w in scored.warnings())
     with pytest.raises(DataError, match="has 2 trees but .* has 1 lines"):
         score_files(gold, _files(tmp_path, None, ["S /S"], "one.txt")[1], linearized=True)
@@ -224,7 +244,9 @@ def _evalb_in_process(capsys, *args) -> tuple[int, str]:
 
 def test_cli(tmp_path, capsys):
     gold = tmp_path / "gold.mrg"
-    gold.write_text(f"( {CAT[:-1]}\n    )\n)\n( (S (NP (PRP He)) (VP (VBD ran) (ADVP (RB away)))))\n")
+    gold.write_text(
+        f"( {CAT[:-1]}\n    )\n)\n( (S (NP (PRP He)) (VP (VBD ran) (ADVP (RB away)))))\n"
+    )
     _, test = _files(tmp_path, None, [CAT, "(S (NP (PRP He)) (VP (VBD ran) (PRT (RP away))))"])
     proc = _evalb(f"--gold={gold}", f"--test={test}", "--json", "--per_sentence")
     assert proc.returncode == 0, proc.stderr
@@ -233,7 +255,12 @@ def test_cli(tmp_path, capsys):
     assert (out["all"]["matched"], out["all"]["gold_brackets"], out["all"]["f1"]) == (7, 7, 100.0)
     assert out["all"]["correct_tags"] == 5 and len(out["sentences"]) == 2
     assert out["len<=40"]["sentences"] == 2
-    _, mistagged = _files(tmp_path, None, [CAT.replace("(. .)", "(NN .)"), "(S (NP (PRP He)) (VP (VBD ran) (ADVP (RB away))))"], "m.txt")
+    _, mistagged = _files(
+        tmp_path,
+        None,
+        [CAT.replace("(. .)", "(NN .)"), "(S (NP (PRP He)) (VP (VBD ran) (ADVP (RB away))))"],
+        "m.txt",
+    )
     proc = _evalb(f"--gold={gold}", f"--test={mistagged}", "--json", "--align_punct")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -245,3 +272,55 @@ def test_cli(tmp_path, capsys):
     assert rc == 1 and "--gold" in err and "does not exist" in err
     rc, err = _evalb_in_process(capsys, f"--gold={gold}")
     assert rc == 1 and "--test" in err
+
+
+# ----------------------------------------------------------------------------- EVALB exactness
+
+
+def test_blank_last_test_line_is_a_skipped_sentence(tmp_path):
+    # A parse that failed on the last sentence: "CAT\n\n". Only the file's final newline goes.
+    gold, test = _files(tmp_path, [CAT, CAT], [CAT, ""])
+    report = score_files(gold, test).report
+    assert (report.all.sentences, report.all.skipped, report.all.errors, report.all.valid) == (
+        2,
+        1,
+        0,
+        1,
+    )
+
+
+def test_blank_gold_and_test_lines_are_skipped_not_errors(tmp_path):
+    gold, test = _files(tmp_path, [CAT, "", CAT], [CAT, "", CAT])
+    report = score_files(gold, test).report
+    assert (report.all.skipped, report.all.errors, report.all.matched) == (1, 0, 6)
+    assert report.sentences[1].status == SKIP
+
+
+def test_empty_bracket_is_deleted_not_an_error(tmp_path):
+    # (NP) has no words: a zero-span bracket, deleted; the other 3 brackets all match.
+    gold, test = _files(tmp_path, [CAT], ["(S (NP (DT The) (NN cat)) (NP) (VP (VBD sat)) (. .))"])
+    report = score_files(gold, test).report
+    assert (report.all.errors, report.all.matched, report.all.test_brackets) == (0, 3, 3)
+
+
+def test_text_report_has_evalb_totals_row_and_summary_line():
+    report = evaluate(
+        [parse_tree(CAT)] * 2,
+        [parse_tree(CAT), parse_tree(CAT.replace("(VP (VBD sat))", "(VBD sat)"))],
+    )
+    lines = format_report(report, per_sentence=True).split("\n")
+    # Totals as evalb.c's print_total: recall 6/6, precision 6/5... matched 5, gold 6, test 5.
+    totals = lines[lines.index("=" * 76, 3) + 1]
+    assert totals == "                 83.33 100.00      5     6     5      0      6     6   100.00"
+    assert lines[lines.index(totals) + 1 :][:3] == ["=== Summary ===", "", "-- All --"]
+    assert format_report(report).startswith("=== Summary ===\n\n-- All --\n")
+
+
+def test_evalb_root_scores_the_unlabelled_root_as_an_empty_label(tmp_path):
+    gold, test = _files(tmp_path, [f"( {CAT})"], [CAT])
+    assert score_files(gold, test).report.all.gold_brackets == 3
+    # EVALB's way: the unlabelled root is a bracket labelled "": 4 gold brackets, 3 matched.
+    from t2t_repro.parsing.scoring import evalb_params
+
+    report = score_files(gold, test, params=evalb_params(evalb_root=True)).report
+    assert (report.all.gold_brackets, report.all.test_brackets, report.all.matched) == (4, 3, 3)

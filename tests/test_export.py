@@ -18,9 +18,26 @@ from tests.tools import ROOT, run_tool
 
 SHARED = ROOT.parent / "shared" / "data"
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-HOSTILE = ["", " ", "   ", "a  b", " leading", "trailing ", "under_score __x", "back\\slash \\u",
-           "\\12; looks escaped", "12,000.5 €", "emoji 😀👍🏽 ok", "日本語のテキスト", "Ωmega-ß straße",
-           "tab\there", "new\nline", "ctrl \x01\x02 x", "Hello, World!", "\u3013 odd \ufffd"]
+HOSTILE = [
+    "",
+    " ",
+    "   ",
+    "a  b",
+    " leading",
+    "trailing ",
+    "under_score __x",
+    "back\\slash \\u",
+    "\\12; looks escaped",
+    "12,000.5 €",
+    "emoji 😀👍🏽 ok",
+    "日本語のテキスト",
+    "Ωmega-ß straße",
+    "tab\there",
+    "new\nline",
+    "ctrl \x01\x02 x",
+    "Hello, World!",
+    "\u3013 odd \ufffd",
+]
 
 
 def graph_encoder(encoder, tmp_path):
@@ -36,15 +53,21 @@ def assert_same_as_python(encoder, graph, lines):
     texts = graph.decode(tf.ragged.constant(ids, dtype=tf.int32, ragged_rank=1)).numpy()
     assert [t.decode("utf-8") for t in texts] == [encoder.decode(i) for i in ids]
     rng = np.random.default_rng(0)
-    noise = [rng.integers(0, encoder.vocab_size, size=rng.integers(1, 25)).tolist()
-             for _ in range(200)]
+    noise = [
+        rng.integers(0, encoder.vocab_size, size=rng.integers(1, 25)).tolist() for _ in range(200)
+    ]
     texts = graph.decode(tf.ragged.constant(noise, dtype=tf.int32)).numpy()
     assert [t.decode("utf-8") for t in texts] == [encoder.decode(i) for i in noise]
 
 
 def test_graph_encoder_matches_python_on_a_built_vocab(tmp_path):
-    corpus = ["The cat sat on the mat.", "Dogs_run fast; cats don't!", "Zoë's café, 3.5 km",
-              "back\\slash and under_score", "numbers 12345 and 6789"] * 20
+    corpus = [
+        "The cat sat on the mat.",
+        "Dogs_run fast; cats don't!",
+        "Zoë's café, 3.5 km",
+        "back\\slash and under_score",
+        "numbers 12345 and 6789",
+    ] * 20
     encoder = SubwordTextEncoder.build_from_generator(corpus, 120)
     lines = HOSTILE + corpus[:5] + ["unseen wörds ñ and ¿symbols?"]
     assert_same_as_python(encoder, graph_encoder(encoder, tmp_path), lines)
@@ -71,12 +94,21 @@ def test_plain_vocab_refuses_line_breaks_and_duplicates(tmp_path):
         write_plain_vocab(["<pad>", "a_", "a_"], str(tmp_path / "v"))
 
 
-LINES = ["ta mib fazz ta zorp .", "", "ünïcödé 😀 _x\\ zorp", " ".join(["mok"] * 30),
-         "en sarn mok yint murn en mok yint ."]
+LINES = [
+    "ta mib fazz ta zorp .",
+    "",
+    "ünïcödé 😀 _x\\ zorp",
+    " ".join(["mok"] * 30),
+    "en sarn mok yint murn en mok yint .",
+]
 # Hostile spellings of LINES[0]: every path must normalise them to it (data/source_lines.py).
-HOSTILE_LINES = [b"  ta mib fazz ta zorp .  ", b"\xef\xbb\xbfta mib fazz ta zorp .",
-                 "\u00a0ta mib fazz ta zorp .\u3000".encode(), b"\tta mib fazz ta zorp .\r",
-                 b"\r\n"[:1] + b"ta mib fazz ta zorp .\x0b"]
+HOSTILE_LINES = [
+    b"  ta mib fazz ta zorp .  ",
+    b"\xef\xbb\xbfta mib fazz ta zorp .",
+    "\u00a0ta mib fazz ta zorp .\u3000".encode(),
+    b"\tta mib fazz ta zorp .\r",
+    b"\r\n"[:1] + b"ta mib fazz ta zorp .\x0b",
+]
 ODD_LINES = [b"ta \xff mib \xe2\x82 fazz", b"ta\tmib  fazz", b" \t\r", "\u3000".encode()]
 LOAD_SCRIPT = """
 import importlib.abc, json, sys
@@ -108,10 +140,16 @@ def trained_dir(tmp_path_factory):
 
 
 def exporter(root, *extra):
-    return run_tool("t2t-exporter", "--problem=translate_toy", f"--data_dir={root / 'data'}",
-                    f"--output_dir={root / 'train'}",
-                    "--decode_hparams=beam_size=3,alpha=0.6,extra_length=6", *extra,
-                    env=ENV, timeout=600)
+    return run_tool(
+        "t2t-exporter",
+        "--problem=translate_toy",
+        f"--data_dir={root / 'data'}",
+        f"--output_dir={root / 'train'}",
+        "--decode_hparams=beam_size=3,alpha=0.6,extra_length=6",
+        *extra,
+        env=ENV,
+        timeout=600,
+    )
 
 
 def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):
@@ -126,28 +164,43 @@ def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):
     assert (export_dir / "saved_model.pb").exists() and list((export_dir / "assets").iterdir())
 
     raw_lines = [line.encode() for line in LINES] + HOSTILE_LINES + ODD_LINES
-    loaded = subprocess.run([sys.executable, "-c", LOAD_SCRIPT.format(root=str(ROOT)),
-                             str(export_dir), json.dumps([line.hex() for line in raw_lines])],
-                            capture_output=True, text=True,
-                            env=ENV, timeout=600, cwd=tmp_path)
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            LOAD_SCRIPT.format(root=str(ROOT)),
+            str(export_dir),
+            json.dumps([line.hex() for line in raw_lines]),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     exported = json.loads(loaded.stdout.strip().splitlines()[-1])
 
     # t2t-decoder's own code path, one line per batch (same maximum output length).
-    setup = runner.load_decoder("translate_toy", "transformer_tiny", "",
-                                str(trained_dir / "data"), str(trained_dir / "train"),
-                                decode_overrides="beam_size=3,alpha=0.6,extra_length=6,"
-                                                 "batch_size=1")
+    setup = runner.load_decoder(
+        "translate_toy",
+        "transformer_tiny",
+        "",
+        str(trained_dir / "data"),
+        str(trained_dir / "train"),
+        decode_overrides="beam_size=3,alpha=0.6,extra_length=6,batch_size=1",
+    )
     setup.decoder.log = lambda msg: None
     expected = [hyps[0] for hyps in setup.decoder.decode_lines(LINES)]
     n = len(LINES)
     assert [text for text, _ in exported[:n]] == [h.text for h in expected]
     assert exported[1] == ["", 0.0]
     assert any(text for text, _ in exported)
-    np.testing.assert_allclose([s for _, s in exported[:n]], [h.score for h in expected],
-                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        [s for _, s in exported[:n]], [h.score for h in expected], rtol=1e-4, atol=1e-4
+    )
     # Hostile spellings translate as the clean line, in the export too.
-    assert exported[n:n + len(HOSTILE_LINES)] == [exported[0]] * len(HOSTILE_LINES)
+    assert exported[n : n + len(HOSTILE_LINES)] == [exported[0]] * len(HOSTILE_LINES)
     assert exported[-2:] == [["", 0.0]] * 2  # whitespace-only lines are blank
     # The decoder's file and interactive paths give the exported model's translations.
     src = tmp_path / "src.txt"
@@ -164,3 +217,39 @@ def test_exporter_refuses_an_existing_dir(trained_dir, tmp_path):
     out = exporter(trained_dir, f"--export_dir={tmp_path / 'taken'}")
     assert out.returncode == 1 and "already exists" in out.stderr
     assert list((tmp_path / "taken").iterdir()) == []
+
+
+def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_path):
+    """A parsing problem exports with its token target vocabulary and the tree constraint."""
+    import keras
+    import tensorflow as tf
+
+    from t2t_repro import registry
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+    from t2t_repro.serving.exporter import export_saved_model
+    from tests.model_utils import build_model
+    from tests.test_wsj_parsing import make_ldc
+
+    problem = registry.problem("wsj_parsing")
+    data_dir = str(tmp_path / "data")
+    problem.generate_data(data_dir, str(make_ldc(tmp_path / "raw")), progress=False)
+    encoders = problem.get_encoders(data_dir)
+    keras.utils.set_random_seed(2)
+    sizes = problem.vocab_sizes(data_dir)
+    model = build_model(
+        "transformer_tiny",
+        "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1",
+        vocab_size=sizes[0],
+        target_vocab_size=sizes[1],
+    )
+    dhp = decode_hparams("beam_size=2,extra_length=6,batch_size=1", problem.decode_defaults)
+    decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp, log=lambda m: None)
+    lines = ["The cat sat .", "Rome waits , ` he said '"]
+    export_dir = str(tmp_path / "exported")
+    export_saved_model(model, encoders, decoder.searcher.config, 64, export_dir, decoder.constraint)
+    parse = tf.saved_model.load(export_dir).signatures["serving_default"]
+    exported = [
+        parse(sources=tf.constant([line]))["translations"].numpy()[0].decode() for line in lines
+    ]
+    assert exported == [hyps[0].text for hyps in decoder.decode_lines(lines)]
+    assert exported[1].split().count("``") == 1 and exported[1].split().count("''") == 1

@@ -5,8 +5,11 @@ from t2t_repro.models.flops import forward_flops, training_flops
 
 
 def test_hand_count_one_layer():
-    hp = create_hparams("transformer_base", "num_hidden_layers=1,hidden_size=4,filter_size=8,"
-                        "num_heads=2", input_vocab_size=10)
+    hp = create_hparams(
+        "transformer_base",
+        "num_hidden_layers=1,hidden_size=4,filter_size=8,num_heads=2",
+        input_vocab_size=10,
+    )
     B, S, T, d, ff, V = 1, 3, 2, 4, 8, 10
     # Encoder: q,k,v,o projections 4*(2*S*d*d); QK^T and AV 2*(2*S*S*d); FFN 2*(2*S*d*ff).
     enc = 4 * 2 * S * d * d + 2 * 2 * S * S * d + 2 * 2 * S * d * ff

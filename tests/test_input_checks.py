@@ -14,15 +14,18 @@ from t2t_repro.paths import expect_directory
 from tests.tools import ROOT, tool_cmd
 
 
-@pytest.mark.parametrize("overrides,message", [
-    ("num_heads=3", "num_heads=3 does not divide hidden_size=128"),
-    ("hidden_size=0", "hidden_size=0 must be positive"),
-    ("layer_prepostprocess_dropout=1.0", r"must be in \[0, 1\)"),
-    ("attention_dropout=-0.1", r"must be in \[0, 1\)"),
-    ("batch_size=0", "batch_size=0 must be positive"),
-    ("learning_rate_schedule=constant*warmup_bogus", "Unknown learning-rate factor"),
-    ("optimizer=sgd", "optimizer='sgd' is not supported"),
-])
+@pytest.mark.parametrize(
+    "overrides,message",
+    [
+        ("num_heads=3", "num_heads=3 does not divide hidden_size=128"),
+        ("hidden_size=0", "hidden_size=0 must be positive"),
+        ("layer_prepostprocess_dropout=1.0", r"must be in \[0, 1\)"),
+        ("attention_dropout=-0.1", r"must be in \[0, 1\)"),
+        ("batch_size=0", "batch_size=0 must be positive"),
+        ("learning_rate_schedule=constant*warmup_bogus", "Unknown learning-rate factor"),
+        ("optimizer=sgd", "optimizer='sgd' is not supported"),
+    ],
+)
 def test_model_hparams_are_validated(overrides, message):
     hp = registry.hparams("transformer_quickstart").parse(overrides)
     with pytest.raises(HParamsError, match=message):
@@ -34,8 +37,9 @@ def test_good_hparams_pass():
         validate(registry.hparams(name))
 
 
-@pytest.mark.parametrize("overrides", ["beam_size=0", "extra_length=-1", "alpha=-0.5",
-                                       "batch_size=0"])
+@pytest.mark.parametrize(
+    "overrides", ["beam_size=0", "extra_length=-1", "alpha=-0.5", "batch_size=0"]
+)
 def test_decode_hparams_are_validated(overrides):
     with pytest.raises(HParamsError, match="must be at least"):
         decode_hparams(overrides)
@@ -77,11 +81,15 @@ BAD_FLAGS = [
 
 def test_trainer_refuses_bad_values_in_one_line_and_writes_nothing(tmp_path, capsys):
     data = tmp_path / "data"
-    registry.problem("translate_toy").generate_data(str(data), str(tmp_path / "tmp"),
-                                                    progress=False)
+    registry.problem("translate_toy").generate_data(
+        str(data), str(tmp_path / "tmp"), progress=False
+    )
     run = trainer_cli()
-    common = ["--problem=translate_toy", "--hparams_set=transformer_quickstart",
-              f"--data_dir={data}"]
+    common = [
+        "--problem=translate_toy",
+        "--hparams_set=transformer_quickstart",
+        f"--data_dir={data}",
+    ]
     # An existing run's record must survive every refused run untouched.
     out = tmp_path / "run"
     out.mkdir()
@@ -122,17 +130,29 @@ def test_cli_one_liners_for_decoder_and_datagen(tmp_path):
     src = tmp_path / "src.txt"
     src.write_text("a cat .\n")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    common = [*tool_cmd("t2t-decoder"), "--problem=translate_toy",
-              f"--data_dir={root / 'data'}", f"--output_dir={root / 'train'}",
-              f"--decode_from_file={src}"]
-    for extra, message in ((["--decode_hparams=beam_size=0"], "beam_size=0 must be at least 1"),
-                           ([], "unbalanced quotes")):
-        out = subprocess.run(common + extra, capture_output=True, text=True, env=env,
-                             timeout=300, cwd=ROOT)
+    common = [
+        *tool_cmd("t2t-decoder"),
+        "--problem=translate_toy",
+        f"--data_dir={root / 'data'}",
+        f"--output_dir={root / 'train'}",
+        f"--decode_from_file={src}",
+    ]
+    for extra, message in (
+        (["--decode_hparams=beam_size=0"], "beam_size=0 must be at least 1"),
+        ([], "unbalanced quotes"),
+    ):
+        out = subprocess.run(
+            common + extra, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT
+        )
         assert out.returncode == 1 and message in out.stderr, out.stderr[-2000:]
         assert "Traceback" not in out.stderr and out.stderr.count("t2t-decoder: error") == 1
-    out = subprocess.run([*tool_cmd("t2t-datagen"),
-                          "--problem=translate_toy", f"--data_dir={src}"],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
+    out = subprocess.run(
+        [*tool_cmd("t2t-datagen"), "--problem=translate_toy", f"--data_dir={src}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert out.returncode == 1 and "a directory is expected" in out.stderr, out.stderr[-2000:]
     assert "Traceback" not in out.stderr

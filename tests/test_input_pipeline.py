@@ -11,12 +11,93 @@ from t2t_repro.hparam import HParams
 
 # What tensor2tensor/utils/data_reader.py, batching_scheme gives for batch_size=4096,
 # max_length=256.
-BOUNDARIES_4096 = [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 24, 26, 28, 30, 33,
-                   36, 39, 42, 46, 50, 55, 60, 66, 72, 79, 86, 94, 103, 113, 124, 136, 149,
-                   163, 179, 196, 215, 236]
-SIZES_4096 = [420, 420, 315, 315, 315, 315, 252, 252, 252, 210, 210, 210, 180, 180, 140, 140,
-              140, 126, 105, 105, 105, 90, 84, 70, 70, 63, 60, 45, 45, 45, 42, 36, 36, 30, 30,
-              21, 21, 21, 20, 18, 15, 15]
+BOUNDARIES_4096 = [
+    8,
+    9,
+    10,
+    11,
+    12,
+    13,
+    14,
+    15,
+    16,
+    17,
+    18,
+    19,
+    20,
+    22,
+    24,
+    26,
+    28,
+    30,
+    33,
+    36,
+    39,
+    42,
+    46,
+    50,
+    55,
+    60,
+    66,
+    72,
+    79,
+    86,
+    94,
+    103,
+    113,
+    124,
+    136,
+    149,
+    163,
+    179,
+    196,
+    215,
+    236,
+]
+SIZES_4096 = [
+    420,
+    420,
+    315,
+    315,
+    315,
+    315,
+    252,
+    252,
+    252,
+    210,
+    210,
+    210,
+    180,
+    180,
+    140,
+    140,
+    140,
+    126,
+    105,
+    105,
+    105,
+    90,
+    84,
+    70,
+    70,
+    63,
+    60,
+    45,
+    45,
+    45,
+    42,
+    36,
+    36,
+    30,
+    30,
+    21,
+    21,
+    21,
+    20,
+    18,
+    15,
+    15,
+]
 
 
 def test_scheme_4096_matches_t2t():
@@ -26,14 +107,19 @@ def test_scheme_4096_matches_t2t():
     assert scheme["window_size"] == 1260
 
 
-@pytest.mark.parametrize("batch_size,window,head,tail", [
-    (2048, 720, [240, 180, 180, 180, 144], [9, 8, 8]),
-    (1024, 360, [120, 90], [4, 4]),
-])
+@pytest.mark.parametrize(
+    "batch_size,window,head,tail",
+    [
+        (2048, 720, [240, 180, 180, 180, 144], [9, 8, 8]),
+        (1024, 360, [120, 90], [4, 4]),
+    ],
+)
 def test_scheme_smaller_budgets_match_t2t(batch_size, window, head, tail):
     scheme = batching_scheme(batch_size, 256)
     assert scheme["window_size"] == window
-    assert scheme["batch_sizes"][: len(head)] == head and scheme["batch_sizes"][-len(tail):] == tail
+    assert (
+        scheme["batch_sizes"][: len(head)] == head and scheme["batch_sizes"][-len(tail) :] == tail
+    )
 
 
 def test_shard_multiplier_scales_batches():
@@ -41,8 +127,14 @@ def test_shard_multiplier_scales_batches():
 
 
 def hparams(batch_size=64, max_length=20):
-    return HParams(batch_size=batch_size, max_length=max_length, min_length_bucket=8,
-                   length_bucket_step=1.1, batch_shuffle_size=0, min_length=0)
+    return HParams(
+        batch_size=batch_size,
+        max_length=max_length,
+        min_length_bucket=8,
+        length_bucket_step=1.1,
+        batch_shuffle_size=0,
+        min_length=0,
+    )
 
 
 @pytest.fixture
@@ -52,7 +144,8 @@ def shards(tmp_path):
     for shard in range(2):
         path = tmp_path / records.shard_name("p", "train", shard, 2)
         records.write_records_atomically(
-            str(path), (records.serialize_example(e) for e in examples[shard::2]))
+            str(path), (records.serialize_example(e) for e in examples[shard::2])
+        )
     return str(tmp_path / "p-train-*"), examples
 
 
@@ -75,8 +168,11 @@ def test_train_drops_long_examples_and_respects_token_budget(shards):
     pattern, _ = shards
     hp = hparams(batch_size=64, max_length=20)
     batches = all_batches(make_dataset(pattern, TRAIN, hp, seed=3, repeat=False))
-    lengths = [int(max(len(r[r > 0]), len(t[t > 0]))) for b in batches
-               for r, t in zip(b["inputs"], b["targets"], strict=True)]
+    lengths = [
+        int(max(len(r[r > 0]), len(t[t > 0])))
+        for b in batches
+        for r, t in zip(b["inputs"], b["targets"], strict=True)
+    ]
     assert lengths and max(lengths) <= 20 and len(lengths) == 20  # lengths 1..20 kept
     for b in batches:
         assert b["inputs"].shape[0] * max(b["inputs"].shape[1], b["targets"].shape[1]) <= 64

@@ -19,9 +19,19 @@ from t2t_repro.layers.transformer_layers import (
 )
 
 D = 8
-CFG = StackConfig(num_layers=2, hidden_size=D, filter_size=12, num_heads=2, key_channels=D,
-                  value_channels=D, attention_dropout=0.1, relu_dropout=0.1,
-                  prepost_dropout=0.1, preprocess="n", postprocess="da")
+CFG = StackConfig(
+    num_layers=2,
+    hidden_size=D,
+    filter_size=12,
+    num_heads=2,
+    key_channels=D,
+    value_channels=D,
+    attention_dropout=0.1,
+    relu_dropout=0.1,
+    prepost_dropout=0.1,
+    preprocess="n",
+    postprocess="da",
+)
 X = tf.random.stateless_normal([2, 3, D], seed=[1, 2])
 MEMORY = tf.random.stateless_normal([2, 4, D], seed=[3, 4])
 CAUSAL = tf.constant(np.triu(np.full([3, 3], -1e9, np.float32), 1)[None, None])
@@ -30,26 +40,59 @@ HIDDEN = (None, None, D)
 
 # (layer, its build arguments, a function running it on fixed inputs)
 CASES = {
-    "embedding": (SymbolEmbedding(20, D, name="shared"), (),
-                  lambda layer: layer(tf.constant([[0, 3, 7]]))),
-    "positional": (PositionalSignal("emb", D, 16, name="positional"), (), lambda layer: layer(X, start=2)),
+    "embedding": (
+        SymbolEmbedding(20, D, name="shared"),
+        (),
+        lambda layer: layer(tf.constant([[0, 3, 7]])),
+    ),
+    "positional": (
+        PositionalSignal("emb", D, 16, name="positional"),
+        (),
+        lambda layer: layer(X, start=2),
+    ),
     "ffn": (DenseReluDense(12, D, 0.1, name="dense_relu_dense"), (HIDDEN,), lambda layer: layer(X)),
-    "attention": (MultiHeadAttention(2, D, 6, D, 0.1, name="multihead_attention"),
-                  (HIDDEN, HIDDEN), lambda layer: layer(X, MEMORY, bias=MEMORY_BIAS)),
-    "prepost": (LayerPrePostProcess("dan", 0.1, 1e-5, name="post"), (HIDDEN,),
-                lambda layer: layer(X, residual=2 * X)),
-    "residual": (Residual(DenseReluDense(12, D, name="dense_relu_dense"), "n", "da", 0.1,
-                          name="ffn"), (HIDDEN,), lambda layer: layer(X)),
-    "attention_residual": (AttentionResidual(MultiHeadAttention(2, D, D, D, name="mha"), "none",
-                                             "dan", 0.1, name="self_attention"),
-                           (HIDDEN,), lambda layer: layer(X, bias=CAUSAL)),
-    "encoder_layer": (EncoderLayer(CFG, name="layer_0"), (HIDDEN,),
-                      lambda layer: layer(X, MEMORY_BIAS[:, :, :, :3])),
-    "decoder_layer": (DecoderLayer(CFG, name="layer_0"), (HIDDEN, HIDDEN),
-                      lambda layer: layer(X, MEMORY, CAUSAL, MEMORY_BIAS)),
-    "encoder": (Encoder(CFG, name="encoder"), (HIDDEN,), lambda layer: layer(X, MEMORY_BIAS[..., :3])),
-    "decoder": (Decoder(CFG, name="decoder"), (HIDDEN,),
-                lambda layer: layer(X, MEMORY, CAUSAL, MEMORY_BIAS)),
+    "attention": (
+        MultiHeadAttention(2, D, 6, D, 0.1, name="multihead_attention"),
+        (HIDDEN, HIDDEN),
+        lambda layer: layer(X, MEMORY, bias=MEMORY_BIAS),
+    ),
+    "prepost": (
+        LayerPrePostProcess("dan", 0.1, 1e-5, name="post"),
+        (HIDDEN,),
+        lambda layer: layer(X, residual=2 * X),
+    ),
+    "residual": (
+        Residual(DenseReluDense(12, D, name="dense_relu_dense"), "n", "da", 0.1, name="ffn"),
+        (HIDDEN,),
+        lambda layer: layer(X),
+    ),
+    "attention_residual": (
+        AttentionResidual(
+            MultiHeadAttention(2, D, D, D, name="mha"), "none", "dan", 0.1, name="self_attention"
+        ),
+        (HIDDEN,),
+        lambda layer: layer(X, bias=CAUSAL),
+    ),
+    "encoder_layer": (
+        EncoderLayer(CFG, name="layer_0"),
+        (HIDDEN,),
+        lambda layer: layer(X, MEMORY_BIAS[:, :, :, :3]),
+    ),
+    "decoder_layer": (
+        DecoderLayer(CFG, name="layer_0"),
+        (HIDDEN, HIDDEN),
+        lambda layer: layer(X, MEMORY, CAUSAL, MEMORY_BIAS),
+    ),
+    "encoder": (
+        Encoder(CFG, name="encoder"),
+        (HIDDEN,),
+        lambda layer: layer(X, MEMORY_BIAS[..., :3]),
+    ),
+    "decoder": (
+        Decoder(CFG, name="decoder"),
+        (HIDDEN,),
+        lambda layer: layer(X, MEMORY, CAUSAL, MEMORY_BIAS),
+    ),
 }
 
 

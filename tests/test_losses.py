@@ -75,8 +75,7 @@ def test_written_out_gradient_matches_automatic_differentiation(eps, jit):
     def both():
         with tf.GradientTape(persistent=True) as tape:
             ours = token_losses(logits, labels, eps)
-            plain = (-tf.reduce_sum(soft * tf.nn.log_softmax(logits), -1)
-                     - smoothing_entropy(V, eps))
+            plain = -tf.reduce_sum(soft * tf.nn.log_softmax(logits), -1) - smoothing_entropy(V, eps)
             ours_sum, plain_sum = (tf.reduce_sum(ours * weights), tf.reduce_sum(plain * weights))
         return ours, plain, tape.gradient(ours_sum, logits), tape.gradient(plain_sum, logits)
 

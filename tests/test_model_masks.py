@@ -10,7 +10,9 @@ from tests.model_utils import build_model
 @pytest.mark.parametrize("hparams_set", ["transformer_base", "transformer_base_v3"])
 def test_extra_source_padding_changes_no_real_logit(hparams_set):
     # Post-norm (paper) and pre-norm (T2T v3) at a small size.
-    model = build_model(hparams_set, "hidden_size=32,filter_size=64,num_heads=4,num_hidden_layers=2")
+    model = build_model(
+        hparams_set, "hidden_size=32,filter_size=64,num_heads=4,num_hidden_layers=2"
+    )
     targets = tf.constant([[4, 9, 3, 1], [7, 1, 0, 0]])
     short = tf.constant([[5, 6, 7, 1, 0], [8, 1, 0, 0, 0]])
     long = tf.pad(short, [[0, 0], [0, 6]])

@@ -9,13 +9,17 @@ from tests.model_utils import build_model
 
 def test_overfits_one_batch():
     tf.random.set_seed(0)
-    overrides = ("hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
-                 "attention_dropout=0.0,relu_dropout=0.0,label_smoothing=0.0,"
-                 "learning_rate_schedule=constant,learning_rate_constant=0.01")
+    overrides = (
+        "hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
+        "attention_dropout=0.0,relu_dropout=0.0,label_smoothing=0.0,"
+        "learning_rate_schedule=constant,learning_rate_constant=0.01"
+    )
     model = build_model("transformer_test", overrides, vocab_size=20)
     optimizer = make_optimizer(model.hparams)
-    batch = {"inputs": tf.constant([[3, 4, 5, 6, 1], [7, 8, 9, 1, 0]]),
-             "targets": tf.constant([[6, 5, 4, 3, 1], [9, 8, 7, 1, 0]])}
+    batch = {
+        "inputs": tf.constant([[3, 4, 5, 6, 1], [7, 8, 9, 1, 0]]),
+        "targets": tf.constant([[6, 5, 4, 3, 1], [9, 8, 7, 1, 0]]),
+    }
 
     @tf.function
     def step():

@@ -22,8 +22,12 @@ TARGETS = np.array([[3, 4, 1, 0], [2, 1, 0, 0], [5, 6, 7, 1]], np.int32)
 def twin_models(overrides=""):
     models = []
     for use in (True, False):
-        hp = create_hparams("transformer_tiny", f"use_pad_remover={use}{overrides}",
-                            input_vocab_size=12, target_vocab_size=12)
+        hp = create_hparams(
+            "transformer_tiny",
+            f"use_pad_remover={use}{overrides}",
+            input_vocab_size=12,
+            target_vocab_size=12,
+        )
         model = registry.model("transformer")(hp)
         model.build()
         models.append(model)
@@ -52,8 +56,9 @@ def test_encoder_and_logits_equal_at_real_positions():
     np.testing.assert_allclose(enc_a.numpy()[~pad], enc_b.numpy()[~pad], atol=1e-5, rtol=0)
     assert np.abs(enc_a.numpy()[pad] - enc_b.numpy()[pad]).max() > 1e-3
     features = {"inputs": IDS, "targets": TARGETS}
-    np.testing.assert_allclose(removing(features).numpy(), plain(features).numpy(),
-                               atol=1e-5, rtol=0)
+    np.testing.assert_allclose(
+        removing(features).numpy(), plain(features).numpy(), atol=1e-5, rtol=0
+    )
 
 
 def test_xla_mask_mode_equals_gather_mode():

@@ -8,8 +8,9 @@ from tests.model_utils import build_model
 PAPER_V = 37000
 
 
-def closed_form(V, d, d_ff, n_enc, n_dec, key_channels, value_channels, prenorm,
-                learned_positions=0):
+def closed_form(
+    V, d, d_ff, n_enc, n_dec, key_channels, value_channels, prenorm, learned_positions=0
+):
     """Count written from the architecture, independently of the model code."""
     embedding = V * d  # Shared by source, target and softmax.
     target_space = 32 * d
@@ -19,8 +20,14 @@ def closed_form(V, d, d_ff, n_enc, n_dec, key_channels, value_channels, prenorm,
     encoder_layer = attention + ffn + 2 * layer_norm
     decoder_layer = 2 * attention + ffn + 3 * layer_norm
     final_norms = 2 * layer_norm if prenorm else 0
-    return (embedding + target_space + n_enc * encoder_layer + n_dec * decoder_layer
-            + final_norms + learned_positions * d)
+    return (
+        embedding
+        + target_space
+        + n_enc * encoder_layer
+        + n_dec * decoder_layer
+        + final_norms
+        + learned_positions * d
+    )
 
 
 def test_base_and_big_match_closed_form():
@@ -38,8 +45,17 @@ def test_prenorm_adds_two_final_layer_norms():
 
 
 # The paper's Params column (millions) for base (65M) and the rows that change it.
-PAPER_PARAMS = {"b_dk16": 58, "b_dk32": 60, "c_n2": 36, "c_n4": 50, "c_n8": 80,
-                "c_d256": 28, "c_d1024": 168, "c_dff1024": 53, "c_dff4096": 90}
+PAPER_PARAMS = {
+    "b_dk16": 58,
+    "b_dk32": 60,
+    "c_n2": 36,
+    "c_n4": 50,
+    "c_n8": 80,
+    "c_d256": 28,
+    "c_d1024": 168,
+    "c_dff1024": 53,
+    "c_dff4096": 90,
+}
 
 
 def test_table3_has_all_18_rows():

@@ -65,8 +65,18 @@ def test_mrg_layout_and_normalisation():
 
 
 def test_function_tags_and_special_labels():
-    cases = {"NP-SBJ-1": "NP", "NP=2": "NP", "PP-LOC-CLR": "PP", "S-TPC-1": "S", "-NONE-": "-NONE-",
-             "-LRB-": "-LRB-", "-RRB-": "-RRB-", "PRP$": "PRP$", "ADVP|PRT": "ADVP|PRT", "NP": "NP"}
+    cases = {
+        "NP-SBJ-1": "NP",
+        "NP=2": "NP",
+        "PP-LOC-CLR": "PP",
+        "S-TPC-1": "S",
+        "-NONE-": "-NONE-",
+        "-LRB-": "-LRB-",
+        "-RRB-": "-RRB-",
+        "PRP$": "PRP$",
+        "ADVP|PRT": "ADVP|PRT",
+        "NP": "NP",
+    }
     for label, expected in cases.items():
         assert strip_function_tags(label) == expected
 
@@ -81,15 +91,18 @@ def test_root_removal_and_trace_only_tree():
     assert kept.to_string() == "(TOP (S (NN a)))"
 
 
-@pytest.mark.parametrize("bad, reason", [
-    ("(NN a b)", "more than one word"),
-    ("(NP (DT a) b)", "beside subtrees"),
-    ("(NP b (DT a))", "beside a subtree"),
-    ("(S (NP (DT a))", "unclosed"),
-    ("(S (NP))", "empty bracket"),
-    ("(S (NN a)) x", "after the end"),
-    ("hello", "outside brackets"),
-])
+@pytest.mark.parametrize(
+    "bad, reason",
+    [
+        ("(NN a b)", "more than one word"),
+        ("(NP (DT a) b)", "beside subtrees"),
+        ("(NP b (DT a))", "beside a subtree"),
+        ("(S (NP (DT a))", "unclosed"),
+        ("(S (NP))", "empty bracket"),
+        ("(S (NN a)) x", "after the end"),
+        ("hello", "outside brackets"),
+    ],
+)
 def test_malformed_tree_raises(bad, reason):
     with pytest.raises(TreeParseError, match=reason):
         parse_tree(bad)
@@ -108,11 +121,11 @@ def test_malformed_lines_are_skipped_counted_and_located(tmp_path):
     assert "3 malformed skipped" in stats.summary()
 
 
-def test_several_top_level_brackets_on_a_line_share_an_unlabelled_root(tmp_path):
+def test_several_top_level_brackets_on_a_line_share_a_top_root(tmp_path):
     path = tmp_path / "forest.txt"
     path.write_text("(P this) (Q is)\n")  # EVALB reads such a line as two words, no brackets
-    [tree] = read_trees(str(path))
-    assert tree.label == "" and tree.words() == ["this", "is"] and len(tree.children) == 2
+    [tree] = read_trees(str(path))  # TOP, which EVALB deletes (even with --evalb_root)
+    assert tree.label == "TOP" and tree.words() == ["this", "is"] and len(tree.children) == 2
 
 
 def test_malformed_mrg_tree_reports_its_start_line(tmp_path):
@@ -144,37 +157,65 @@ def test_linearize_is_t2ts_format():
     assert linearize(parse_tree("(NN Hello)")) == ("Hello", "NN")
 
 
-@pytest.mark.parametrize("words, target, expected, fired", [
-    # well-formed
-    ("The cat sat .", "S NP DT NN /NP VP VBD /VP . /S", CAT, {}),
-    # truncated: open constituents closed at the end, the missing '.' appended with its PTB tag
-    ("The cat sat .", "S NP DT NN /NP VP VBD", "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))",
-     {"closed_at_end": 2, "added_slots": 1}),
-    # an unmatched extra closer is dropped
-    ("The cat sat .", "S NP DT NN /NP /NP VP VBD /VP . /S", CAT, {"dropped_closers": 1}),
-    # a missing closer: /S closes the NP left open inside it
-    ("The cat sat .", "S NP DT NN VP VBD /VP . /S",
-     "(S (NP (DT The) (NN cat) (VP (VBD sat)) (. .)))", {"implicit_closes": 1}),
-    # a closer with the wrong label is dropped; the next outer closer closes its constituent
-    ("The cat sat .", "S NP DT NN /VP VP VBD /VP . /S",
-     "(S (NP (DT The) (NN cat) (VP (VBD sat)) (. .)))", {"dropped_closers": 1, "implicit_closes": 1}),
-    # a closer of a POS tag is dropped
-    ("The cat sat .", "S NP DT /DT NN /NP VP VBD /VP . /S", CAT, {"dropped_closers": 1}),
-    # more slots than words: extra slots dropped, then the VP they emptied
-    ("The cat", "S NP DT NN /NP VP VBD /VP /S", "(S (NP (DT The) (NN cat)))",
-     {"dropped_slots": 1, "dropped_empty": 1}),
-    # fewer slots than words
-    ("The cat sat ,", "S NP DT NN /NP /S", "(S (NP (DT The) (NN cat)) (XX sat) (, ,))", {"added_slots": 2}),
-    # an empty constituent is removed
-    ("The cat", "S NP /NP NP DT NN /NP /S", "(S (NP (DT The) (NN cat)))", {"dropped_empty": 1}),
-    # several top-level constituents get a TOP root
-    ("The cat sat", "NP DT NN /NP VP VBD /VP", "(TOP (NP (DT The) (NN cat)) (VP (VBD sat)))",
-     {"wrapped_root": 1}),
-    # an empty output still covers every word
-    ("a b", "", "(TOP (XX a) (XX b))", {"wrapped_root": 1, "added_slots": 2}),
-    # a one-word sentence
-    ("Hello", "NN", "(NN Hello)", {}),
-])
+@pytest.mark.parametrize(
+    "words, target, expected, fired",
+    [
+        # well-formed
+        ("The cat sat .", "S NP DT NN /NP VP VBD /VP . /S", CAT, {}),
+        # truncated: open constituents closed at the end, the missing '.' appended with its PTB tag
+        (
+            "The cat sat .",
+            "S NP DT NN /NP VP VBD",
+            "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))",
+            {"closed_at_end": 2, "added_slots": 1},
+        ),
+        # an unmatched extra closer is dropped
+        ("The cat sat .", "S NP DT NN /NP /NP VP VBD /VP . /S", CAT, {"dropped_closers": 1}),
+        # a missing closer: /S closes the NP left open inside it
+        (
+            "The cat sat .",
+            "S NP DT NN VP VBD /VP . /S",
+            "(S (NP (DT The) (NN cat) (VP (VBD sat)) (. .)))",
+            {"implicit_closes": 1},
+        ),
+        # a closer with the wrong label is dropped; the next outer closer closes its constituent
+        (
+            "The cat sat .",
+            "S NP DT NN /VP VP VBD /VP . /S",
+            "(S (NP (DT The) (NN cat) (VP (VBD sat)) (. .)))",
+            {"dropped_closers": 1, "implicit_closes": 1},
+        ),
+        # a closer of a POS tag is dropped
+        ("The cat sat .", "S NP DT /DT NN /NP VP VBD /VP . /S", CAT, {"dropped_closers": 1}),
+        # more slots than words: extra slots dropped, then the VP they emptied
+        (
+            "The cat",
+            "S NP DT NN /NP VP VBD /VP /S",
+            "(S (NP (DT The) (NN cat)))",
+            {"dropped_slots": 1, "dropped_empty": 1},
+        ),
+        # fewer slots than words
+        (
+            "The cat sat ,",
+            "S NP DT NN /NP /S",
+            "(S (NP (DT The) (NN cat)) (XX sat) (, ,))",
+            {"added_slots": 2},
+        ),
+        # an empty constituent is removed
+        ("The cat", "S NP /NP NP DT NN /NP /S", "(S (NP (DT The) (NN cat)))", {"dropped_empty": 1}),
+        # several top-level constituents get a TOP root
+        (
+            "The cat sat",
+            "NP DT NN /NP VP VBD /VP",
+            "(TOP (NP (DT The) (NN cat)) (VP (VBD sat)))",
+            {"wrapped_root": 1},
+        ),
+        # an empty output still covers every word
+        ("a b", "", "(TOP (XX a) (XX b))", {"wrapped_root": 1, "added_slots": 2}),
+        # a one-word sentence
+        ("Hello", "NN", "(NN Hello)", {}),
+    ],
+)
 def test_delinearize_repairs(words, target, expected, fired):
     tree, repairs = delinearize_with_repairs(words, target)
     assert tree.to_string() == expected
@@ -185,7 +226,24 @@ def test_delinearize_repairs(words, target, expected, fired):
 
 def test_delinearize_always_keeps_the_words():
     rng = random.Random(5)
-    vocab = ["S", "NP", "VP", "PP", "/S", "/NP", "/VP", "/PP", "/", "DT", "NN", "VBD", "IN", ",", "/DT", "FOO"]
+    vocab = [
+        "S",
+        "NP",
+        "VP",
+        "PP",
+        "/S",
+        "/NP",
+        "/VP",
+        "/PP",
+        "/",
+        "DT",
+        "NN",
+        "VBD",
+        "IN",
+        ",",
+        "/DT",
+        "FOO",
+    ]
     for _ in range(300):
         words = [f"w{i}" for i in range(rng.randint(1, 8))]
         target = " ".join(rng.choice(vocab) for _ in range(rng.randint(0, 20)))

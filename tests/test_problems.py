@@ -36,16 +36,34 @@ def _decoded(problem, data_dir, split):
 
 def test_registered_names_and_t2t_vocab_file_names():
     names = registry.list_names(registry.PROBLEMS)
-    for name in ("algorithmic_copy", "algorithmic_reverse", "translate_toy", "translate_toy_rev",
-                 "translate_ende_multi30k", "translate_enfr_multi30k", "wmt_ende", "wmt_enfr",
-                 "translate_ende_wmt32k", "translate_enfr_wmt32k", "parallel_corpus", "translate_ende_wmt32k_rev"):
+    for name in (
+        "algorithmic_copy",
+        "algorithmic_reverse",
+        "translate_toy",
+        "translate_toy_rev",
+        "translate_ende_multi30k",
+        "translate_enfr_multi30k",
+        "wmt_ende",
+        "wmt_enfr",
+        "translate_ende_wmt32k",
+        "translate_enfr_wmt32k",
+        "parallel_corpus",
+        "translate_ende_wmt32k_rev",
+    ):
         assert name in names
         assert registry.problem(name).name == name
     p = registry.problem("translate_ende_wmt32k")
     assert p.vocab_filename == "vocab.translate_ende_wmt32k.32768.subwords"
-    assert p.num_shards == {"train": 100, "dev": 1, "test": 1} and p.has_inputs and p.target_space_id == 0
+    assert (
+        p.num_shards == {"train": 100, "dev": 1, "test": 1}
+        and p.has_inputs
+        and p.target_space_id == 0
+    )
     assert "bleu" in p.eval_metrics
-    assert registry.problem("translate_ende_multi30k").vocab_filename == "vocab.translate_ende_multi30k.8192.subwords"
+    assert (
+        registry.problem("translate_ende_multi30k").vocab_filename
+        == "vocab.translate_ende_multi30k.8192.subwords"
+    )
     rev = registry.problem("translate_ende_wmt32k_rev")
     assert rev.vocab_filename == p.vocab_filename
     assert rev.filepattern("/d", "train") == "/d/translate_ende_wmt32k_rev-train-*"
@@ -69,7 +87,9 @@ def test_toy_translation_has_structure_and_disjoint_splits():
     corpus = toy_corpus({"train": 2000, "dev": 100, "test": 100}, seed=7)
     assert corpus == toy_corpus({"train": 2000, "dev": 100, "test": 100}, seed=7)
     train_src = {s for s, _ in corpus["train"]}
-    assert not train_src & {s for s, _ in corpus["test"]} and not train_src & {s for s, _ in corpus["dev"]}
+    assert not train_src & {s for s, _ in corpus["test"]} and not train_src & {
+        s for s, _ in corpus["dev"]
+    }
     verbs_b = set(VERBS.values())
     for src, tgt in corpus["train"]:
         a, b = src.split(), tgt.split()
@@ -85,8 +105,12 @@ def test_toy_translation_has_structure_and_disjoint_splits():
 
 
 def test_translate_toy_rev_shares_vocab_and_swaps(tmp_path):
-    fwd = registry.problem("translate_toy").generate_data(str(tmp_path), "", 1, max_cases=50, progress=False)
-    rev = registry.problem("translate_toy_rev").generate_data(str(tmp_path), "", 1, max_cases=50, progress=False)
+    fwd = registry.problem("translate_toy").generate_data(
+        str(tmp_path), "", 1, max_cases=50, progress=False
+    )
+    rev = registry.problem("translate_toy_rev").generate_data(
+        str(tmp_path), "", 1, max_cases=50, progress=False
+    )
     assert fwd.vocab_built and not rev.vocab_built and rev.vocab_file == fwd.vocab_file
     forward = _decoded(registry.problem("translate_toy"), tmp_path, "test")
     backward = _decoded(registry.problem("translate_toy_rev"), tmp_path, "test")
@@ -94,6 +118,7 @@ def test_translate_toy_rev_shares_vocab_and_swaps(tmp_path):
 
 
 # ----------------------------------------------------------------------------- Multi30k
+
 
 def _multi30k_slice(dest: Path, langs=("en", "de"), n=200):
     for stem in ("train", "val", "test_2016_flickr"):
@@ -136,10 +161,13 @@ def test_multi30k_missing_data_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(translate_multi30k, "download", failing_download)
     with pytest.raises(DataError, match="download failed .*network unreachable"):
         problem.generate_data(str(tmp_path / "data"), str(tmp_path), progress=False)
-    assert calls == ["https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/train.en.gz"]
+    assert calls == [
+        "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/train.en.gz"
+    ]
 
 
 # ----------------------------------------------------------------------------- WMT
+
 
 def _tgz(path: Path, members: dict, mode="w:gz"):
     with tarfile.open(path, mode) as tar:
@@ -157,30 +185,60 @@ def _lines(prefix, n):
 def test_wmt_t2t_mix_from_fake_tarballs(tmp_path):
     raw = tmp_path / "raw"
     raw.mkdir()
-    _tgz(raw / "training-parallel-nc-v13.tgz", {
-        "training-parallel-nc-v13/news-commentary-v13.de-en.en": _lines("news", 5),
-        "training-parallel-nc-v13/news-commentary-v13.de-en.de": _lines("nachricht", 5),
-        "training-parallel-nc-v13/news-commentary-v13.cs-en.en": _lines("other", 2)})
-    _tgz(raw / "training-parallel-commoncrawl.tgz", {
-        "commoncrawl.de-en.en": _lines("crawl", 4), "commoncrawl.de-en.de": _lines("kriechen", 4)})
-    _tgz(raw / "training-parallel-europarl-v7.tgz", {
-        "training/europarl-v7.de-en.en": _lines("parliament", 3) + "\n",
-        "training/europarl-v7.de-en.de": _lines("parlament", 3) + "leer\n"})
-    def seg(words):
-        return "<refset>\n" + "".join(f'<seg id="{i}">{w}</seg>\n' for i, w in enumerate(words)) + "</refset>\n"
+    _tgz(
+        raw / "training-parallel-nc-v13.tgz",
+        {
+            "training-parallel-nc-v13/news-commentary-v13.de-en.en": _lines("news", 5),
+            "training-parallel-nc-v13/news-commentary-v13.de-en.de": _lines("nachricht", 5),
+            "training-parallel-nc-v13/news-commentary-v13.cs-en.en": _lines("other", 2),
+        },
+    )
+    _tgz(
+        raw / "training-parallel-commoncrawl.tgz",
+        {"commoncrawl.de-en.en": _lines("crawl", 4), "commoncrawl.de-en.de": _lines("kriechen", 4)},
+    )
+    _tgz(
+        raw / "training-parallel-europarl-v7.tgz",
+        {
+            "training/europarl-v7.de-en.en": _lines("parliament", 3) + "\n",
+            "training/europarl-v7.de-en.de": _lines("parlament", 3) + "leer\n",
+        },
+    )
 
-    _tgz(raw / "dev.tgz", {"dev/newstest2013.en": "dev one\ndev two\n", "dev/newstest2013.de": "dev eins\ndev zwei\n",
-                           "dev/newstest2014-deen-src.en.sgm": seg(["test one", "test two", "test three"]),
-                           "dev/newstest2014-deen-ref.de.sgm": seg(["test eins", "test zwei", "test drei"])})
+    def seg(words):
+        return (
+            "<refset>\n"
+            + "".join(f'<seg id="{i}">{w}</seg>\n' for i, w in enumerate(words))
+            + "</refset>\n"
+        )
+
+    _tgz(
+        raw / "dev.tgz",
+        {
+            "dev/newstest2013.en": "dev one\ndev two\n",
+            "dev/newstest2013.de": "dev eins\ndev zwei\n",
+            "dev/newstest2014-deen-src.en.sgm": seg(["test one", "test two", "test three"]),
+            "dev/newstest2014-deen-ref.de.sgm": seg(["test eins", "test zwei", "test drei"]),
+        },
+    )
     problem = registry.problem("translate_ende_wmt32k")
     summary = problem.generate_data(str(tmp_path / "data"), str(raw), progress=False)
     assert summary.pairs == {"train": 12, "dev": 2, "test": 3} and summary.dropped_empty == 1
     assert os.path.isfile(raw / "training" / "europarl-v7.de-en.de")  # extracted as T2T does
     src, tgt = problem.source_lines(str(raw), "train")
-    assert src[0] == "news 0 ." and tgt[0] == "nachricht 0 ." and src[-1] == "parliament 2 ." and len(src) == 12
-    assert problem.source_lines(str(raw), "test") == (["test one", "test two", "test three"],
-                                                       ["test eins", "test zwei", "test drei"])
-    assert _decoded(problem, tmp_path / "data", "test") == sorted(zip(*problem.source_lines(str(raw), "test"), strict=True))
+    assert (
+        src[0] == "news 0 ."
+        and tgt[0] == "nachricht 0 ."
+        and src[-1] == "parliament 2 ."
+        and len(src) == 12
+    )
+    assert problem.source_lines(str(raw), "test") == (
+        ["test one", "test two", "test three"],
+        ["test eins", "test zwei", "test drei"],
+    )
+    assert _decoded(problem, tmp_path / "data", "test") == sorted(
+        zip(*problem.source_lines(str(raw), "test"), strict=True)
+    )
     assert len(glob.glob(problem.filepattern(str(tmp_path / "data"), "train"))) == 100
     rev_src, rev_tgt = registry.problem("translate_ende_wmt32k_rev").source_lines(str(raw), "dev")
     assert rev_src == ["dev eins", "dev zwei"] and rev_tgt == ["dev one", "dev two"]
@@ -189,7 +247,9 @@ def test_wmt_t2t_mix_from_fake_tarballs(tmp_path):
 def test_wmt14_from_plain_and_tsv_files(tmp_path):
     raw = tmp_path
     # news-commentary as statmt's TSV: German first, as the stem's pair says
-    (raw / "news-commentary-v9.de-en.tsv").write_text("Hallo\tHello\nWelt\tWorld\n", encoding="utf-8")
+    (raw / "news-commentary-v9.de-en.tsv").write_text(
+        "Hallo\tHello\nWelt\tWorld\n", encoding="utf-8"
+    )
     (raw / "commoncrawl.de-en.en").write_text("crawl a\ncrawl b\n")
     (raw / "commoncrawl.de-en.de").write_text("kriechen a\nkriechen b\n")
     for lang, word in (("en", "parliament"), ("de", "parlament")):
@@ -213,16 +273,22 @@ def test_wmt_partial_local_data_names_what_is_missing(tmp_path):
     (tmp_path / "commoncrawl.de-en.de").write_text("b\n")
     with pytest.raises(DataError) as e:
         registry.problem("wmt_ende").split_sources(str(tmp_path), "train")
-    assert "news-commentary-v9.de-en.en" in str(e.value) and "training-parallel-europarl-v7.tgz" in str(e.value)
+    assert "news-commentary-v9.de-en.en" in str(
+        e.value
+    ) and "training-parallel-europarl-v7.tgz" in str(e.value)
 
 
 def test_wmt_from_tfds_mock_data(tmp_path):
     tfds = pytest.importorskip("tensorflow_datasets")
     with tfds.testing.mock_data(num_examples=12, policy=tfds.testing.MockPolicy.USE_CODE):
-        expected = [(ex["en"].decode(), ex["de"].decode())
-                    for ex in tfds.as_numpy(tfds.load("wmt14_translate/de-en", split="test"))]
+        expected = [
+            (ex["en"].decode(), ex["de"].decode())
+            for ex in tfds.as_numpy(tfds.load("wmt14_translate/de-en", split="test"))
+        ]
         problem = registry.problem("wmt_ende")
-        summary = problem.generate_data(str(tmp_path / "data"), str(tmp_path / "empty"), progress=False)
+        summary = problem.generate_data(
+            str(tmp_path / "data"), str(tmp_path / "empty"), progress=False
+        )
         src, tgt = problem.source_lines(str(tmp_path / "empty"), "test")
     assert summary.pairs == {"train": 12, "dev": 12, "test": 12}
     assert list(zip(src, tgt, strict=True)) == [(s.strip(), t.strip()) for s, t in expected]
@@ -243,6 +309,7 @@ def test_wmt_tfds_offline_without_prepared_data_explains(tmp_path, monkeypatch):
 
 # ----------------------------------------------------------------------------- your own corpus
 
+
 def test_parallel_corpus_reads_src_tgt_and_tsv(tmp_path, monkeypatch):
     monkeypatch.setenv("T2T_PARALLEL_CORPUS_VOCAB_SIZE", "300")
     monkeypatch.setenv("T2T_PARALLEL_CORPUS_TRAIN_SHARDS", "2")
@@ -255,8 +322,12 @@ def test_parallel_corpus_reads_src_tgt_and_tsv(tmp_path, monkeypatch):
     summary = problem.generate_data(str(tmp_path / "data"), str(tmp_path), progress=False)
     assert summary.pairs == {"train": 2, "test": 1}  # no dev files: no dev split
     assert sorted(os.listdir(tmp_path / "data")) == [
-        "parallel_corpus-test-00000-of-00001", "parallel_corpus-train-00000-of-00002",
-        "parallel_corpus-train-00001-of-00002", "parallel_corpus.datagen.json", "vocab.parallel_corpus.300.subwords"]
+        "parallel_corpus-test-00000-of-00001",
+        "parallel_corpus-train-00000-of-00002",
+        "parallel_corpus-train-00001-of-00002",
+        "parallel_corpus.datagen.json",
+        "vocab.parallel_corpus.300.subwords",
+    ]
     assert problem.source_lines(str(tmp_path), "test") == (["four"], ["vier"])
 
 
@@ -265,15 +336,24 @@ def test_register_parallel_corpus_helper(tmp_path):
     (tmp_path / "a.yy").write_text("ALPHA\nBETA\n")
     (tmp_path / "b.tsv").write_text("gamma\tGAMMA\n")
     (tmp_path / "dev.tsv").write_text("delta\tDELTA\n")
-    cls = register_parallel_corpus("translate_xxyy_test_helper", train=[("a.xx", "a.yy"), "b.tsv"],
-                                   dev=str(tmp_path / "dev.tsv"), vocab_size=100, train_shards=1)
+    cls = register_parallel_corpus(
+        "translate_xxyy_test_helper",
+        train=[("a.xx", "a.yy"), "b.tsv"],
+        dev=str(tmp_path / "dev.tsv"),
+        vocab_size=100,
+        train_shards=1,
+    )
     problem = registry.problem("translate_xxyy_test_helper")
     assert isinstance(problem, cls) and isinstance(problem, Text2TextProblem)
     assert problem.splits == ("train", "dev")
     assert problem.vocab_filename == "vocab.translate_xxyy_test_helper.100.subwords"
     summary = problem.generate_data(str(tmp_path / "data"), str(tmp_path), progress=False)
     assert summary.pairs == {"train": 3, "dev": 1}
-    assert _decoded(problem, tmp_path / "data", "train") == [("alpha", "ALPHA"), ("beta", "BETA"), ("gamma", "GAMMA")]
+    assert _decoded(problem, tmp_path / "data", "train") == [
+        ("alpha", "ALPHA"),
+        ("beta", "BETA"),
+        ("gamma", "GAMMA"),
+    ]
     rev = registry.problem("translate_xxyy_test_helper_rev")
     assert rev.source_lines(str(tmp_path), "dev") == (["DELTA"], ["delta"])
 
@@ -283,7 +363,8 @@ def test_usr_dir_module_registers_a_corpus(tmp_path):
 
     (tmp_path / "my_t2t_problems_for_test.py").write_text(
         "from problems.parallel_corpus import register_parallel_corpus\n"
-        "register_parallel_corpus('translate_usr_dir_test', train=('t.a', 't.b'), with_rev=False)\n")
+        "register_parallel_corpus('translate_usr_dir_test', train=('t.a', 't.b'), with_rev=False)\n"
+    )
     import_usr_dir(str(tmp_path / "my_t2t_problems_for_test.py"))
     assert registry.problem("translate_usr_dir_test").splits == ("train",)
     with pytest.raises(FileNotFoundError):

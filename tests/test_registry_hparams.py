@@ -43,8 +43,9 @@ def test_malformed_override():
 
 
 def test_overrides_are_typed_and_json_round_trips():
-    hp = create_hparams("transformer_base", "hidden_size=256, label_smoothing=0,pos=emb",
-                        input_vocab_size=100)
+    hp = create_hparams(
+        "transformer_base", "hidden_size=256, label_smoothing=0,pos=emb", input_vocab_size=100
+    )
     assert hp.hidden_size == 256 and hp.label_smoothing == 0.0 and hp.pos == "emb"
     assert isinstance(hp.label_smoothing, float)
     again = HParams.from_json(hp.to_json())
@@ -58,8 +59,9 @@ def test_saved_json_overrides_set_then_flags_override_json():
 
 
 def test_paper_sets():
-    base, big, enfr = (registry.hparams(n) for n in
-                       ("transformer_base", "transformer_big", "transformer_big_enfr"))
+    base, big, enfr = (
+        registry.hparams(n) for n in ("transformer_base", "transformer_big", "transformer_big_enfr")
+    )
     assert (base.layer_preprocess_sequence, base.layer_postprocess_sequence) == ("none", "dan")
     assert (base.attention_dropout, base.relu_dropout) == (0.0, 0.0)
     assert (base.optimizer_adam_beta2, base.learning_rate_warmup_steps) == (0.98, 4000)

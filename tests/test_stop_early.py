@@ -29,18 +29,18 @@ class TableModel:
         return self.toy(ids, i, cache)
 
 
-@pytest.mark.parametrize("return_beams, prefix", [(False, "stop_early"),
-                                                  (True, "no_stop_early")])
+@pytest.mark.parametrize("return_beams, prefix", [(False, "stop_early"), (True, "no_stop_early")])
 def test_search_follows_t2t_stop_early(return_beams, prefix):
     ref = reference("t2t_1.15.7_beam_search_table.npz")
     model = TableModel(ref["table"])
-    config = SearchConfig(beam_size=int(ref["beam_size"]), alpha=float(ref["alpha"]),
-                          return_beams=return_beams)
+    config = SearchConfig(
+        beam_size=int(ref["beam_size"]), alpha=float(ref["alpha"]), return_beams=return_beams
+    )
     decode_length = int(ref["decode_length"])
     inputs = tf.zeros([ref["table"].shape[0], 1], tf.int32)
     ids, scores = search(model, config, inputs, decode_length)
     want_ids, want_scores = ref[f"{prefix}_ids"], ref[f"{prefix}_scores"]
     assert model.toy.calls == want_ids.shape[2] - 1  # T2T grows one column per step.
-    np.testing.assert_array_equal(ids.numpy()[:, :, :want_ids.shape[2]], want_ids)
-    assert not ids.numpy()[:, :, want_ids.shape[2]:].any()
+    np.testing.assert_array_equal(ids.numpy()[:, :, : want_ids.shape[2]], want_ids)
+    assert not ids.numpy()[:, :, want_ids.shape[2] :].any()
     np.testing.assert_allclose(scores.numpy(), want_scores, rtol=1e-6, atol=1e-6)

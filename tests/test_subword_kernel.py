@@ -26,8 +26,20 @@ def encoders(tmp_path: Path, subtokens: list[str]):
 
 
 def small_vocab() -> list[str]:
-    words = ["the_", "cat_", "sat_", "abc", "abcdefghi", "abcdefghij_", "ab", "de", "fgh_",
-             " - ", ". ", "é_"]
+    words = [
+        "the_",
+        "cat_",
+        "sat_",
+        "abc",
+        "abcdefghi",
+        "abcdefghij_",
+        "ab",
+        "de",
+        "fgh_",
+        " - ",
+        ". ",
+        "é_",
+    ]
     reserved = ["<pad>_", "<EOS>_"]
     chars = sorted(set("".join(reserved + words) + "abcdefghijXY") - set(ESCAPES))
     return reserved + words + chars + ESCAPES
@@ -40,13 +52,14 @@ def test_many_distinct_tokens_and_long_shared_prefixes(tmp_path):
     # ~20k distinct words (the cache starts at 4,096 rows and grows several times), long
     # words that agree on their first 9 code points and length (same key words), and
     # repeats so that most tokens are cache hits.
-    words = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 14)))
-             for _ in range(20000)]
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 14))) for _ in range(20000)]
     words += [f"abcdefghi{a}{b}" for a in letters for b in letters]
     texts = []
     for _ in range(6000):
-        texts.append(" ".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
-                     + rng.choice(["", ".", " - x", "  ", " é"]))
+        texts.append(
+            " ".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+            + rng.choice(["", ".", " - x", "  ", " é"])
+        )
     got = ours.encode_batch(texts)
     assert got == [theirs.encode(t) for t in texts]
     assert ours.encode_batch(list(reversed(texts))) == list(reversed(got))
@@ -54,6 +67,7 @@ def test_many_distinct_tokens_and_long_shared_prefixes(tmp_path):
 
 def test_hostile_and_random_strings_without_shared_data(tmp_path):
     from tests.test_tokenizer import HOSTILE, random_strings
+
     texts = HOSTILE + random_strings(3000, seed=5) + ["a" * 25 + str(i) * 3 for i in range(300)]
     # Most of their characters are outside this vocabulary's alphabet (escaped as \<n>;).
     vocab = small_vocab() + ["a" * 9 + "x", "aaaaaaaaaaaaaaaa_", "x", "  "]
@@ -95,7 +109,9 @@ def test_unencodable_character_is_reported(tmp_path):
     ids, failed = vocab.encode(["ab", "a b", "ab"])
     assert failed == 1 and ids == [[2]]
     ours, theirs = encoders(tmp_path, subtokens)
-    with pytest.raises(ValueError, match=r"cannot encode 'a b': .* single-character subtoken: \['b'\]"):
+    with pytest.raises(
+        ValueError, match=r"cannot encode 'a b': .* single-character subtoken: \['b'\]"
+    ):
         ours.encode_batch(["ab", "a b"])
     with pytest.raises(AssertionError):  # T2T's own failure on the same input
         theirs.encode("a b")
@@ -117,6 +133,8 @@ def test_intern_substrings_equals_a_dict():
     lengths = [rng.randint(0, min(14, len(text) - s)) for s in starts]
     ids, strings = intern_substrings(text, np.array(starts), np.array(lengths))
     table: dict[str, int] = {}
-    expected = [table.setdefault(text[s:s + n], len(table)) for s, n in zip(starts, lengths, strict=True)]
+    expected = [
+        table.setdefault(text[s : s + n], len(table)) for s, n in zip(starts, lengths, strict=True)
+    ]
     assert ids.tolist() == expected
     assert strings == list(table)

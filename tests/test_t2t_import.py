@@ -52,8 +52,9 @@ def test_logits_and_encoder_outputs_equal_t2t(imported_test_ckpt):
 
 
 @needs_shared
-@pytest.mark.parametrize("name, beam, return_beams", [
-    ("greedy", 1, False), ("beam4", 4, False), ("beam4_all", 4, True)])
+@pytest.mark.parametrize(
+    "name, beam, return_beams", [("greedy", 1, False), ("beam4", 4, False), ("beam4_all", 4, True)]
+)
 def test_decodes_equal_t2t(imported_test_ckpt, name, beam, return_beams):
     ref = reference("t2t_1.15.7_transformer_test.npz")
     model = load_imported(imported_test_ckpt[0])
@@ -62,10 +63,14 @@ def test_decodes_equal_t2t(imported_test_ckpt, name, beam, return_beams):
     ids, scores = ids.numpy()[:, :, 1:], scores.numpy()
     want_ids, want_scores = ref[f"{name}_ids"], ref[f"{name}_scores"]
     if want_ids.ndim == 2:
-        want_ids, want_scores, ids, scores = want_ids[:, None], want_scores[:, None], \
-            ids[:, :1], scores[:, :1]
-    np.testing.assert_array_equal(ids[:, :, :want_ids.shape[2]], want_ids)
-    assert not ids[:, :, want_ids.shape[2]:].any()
+        want_ids, want_scores, ids, scores = (
+            want_ids[:, None],
+            want_scores[:, None],
+            ids[:, :1],
+            scores[:, :1],
+        )
+    np.testing.assert_array_equal(ids[:, :, : want_ids.shape[2]], want_ids)
+    assert not ids[:, :, want_ids.shape[2] :].any()
     np.testing.assert_allclose(scores, want_scores, atol=1e-3, rtol=1e-5)
 
 
@@ -110,8 +115,9 @@ def test_adam_moments_and_step_are_imported(tmp_path):
     assert np.abs(m).max() > 0
     shards = "training/transformer/symbol_modality_13_8/softmax/weights_{}/Adam"
     m, _ = moments(optimizer, model.softmax.embeddings)
-    np.testing.assert_array_equal(m, np.concatenate([t2t.get_tensor(shards.format(i))
-                                                     for i in range(3)]))
+    np.testing.assert_array_equal(
+        m, np.concatenate([t2t.get_tensor(shards.format(i)) for i in range(3)])
+    )
 
 
 @needs_shared
@@ -129,17 +135,33 @@ def test_trainer_resumes_from_the_import_with_t2t_moments(imported_test_ckpt, tm
     data_dir.mkdir()
     shutil.copy(VOCAB_8K, data_dir / VOCAB_8K.name)
     encoder = load_vocab(str(VOCAB_8K))
-    pairs = [("The cat sat on the mat.", "Die Katze sass auf der Matte."),
-             ("Hello world", "Hallo Welt")] * 4
+    pairs = [
+        ("The cat sat on the mat.", "Die Katze sass auf der Matte."),
+        ("Hello world", "Hallo Welt"),
+    ] * 4
     [path] = records.shard_paths(str(data_dir), "translate_ende_wmt8k", "train", 1)
-    records.write_records_atomically(path, [records.serialize_example(
-        {"inputs": encoder.encode(s) + [1], "targets": encoder.encode(t) + [1]})
-        for s, t in pairs])
-    cfg = TrainerConfig(problem="translate_ende_wmt8k", hparams_set=result.imported.hparams_set,
-                        hparams=result.imported.overrides, data_dir=str(data_dir),
-                        output_dir=str(train_dir), train_steps=3, schedule="train",
-                        steps_per_loop=1, log_step_count_steps=1, attention_images=False,
-                        eval_bleu_examples=0)
+    records.write_records_atomically(
+        path,
+        [
+            records.serialize_example(
+                {"inputs": encoder.encode(s) + [1], "targets": encoder.encode(t) + [1]}
+            )
+            for s, t in pairs
+        ],
+    )
+    cfg = TrainerConfig(
+        problem="translate_ende_wmt8k",
+        hparams_set=result.imported.hparams_set,
+        hparams=result.imported.overrides,
+        data_dir=str(data_dir),
+        output_dir=str(train_dir),
+        train_steps=3,
+        schedule="train",
+        steps_per_loop=1,
+        log_step_count_steps=1,
+        attention_images=False,
+        eval_bleu_examples=0,
+    )
     trainer = Trainer(cfg)
     assert trainer.ckpt.restore_latest()
     assert trainer.step == 1
@@ -169,7 +191,11 @@ def test_averaging_and_attention_maps_read_the_import(imported_test_ckpt, tmp_pa
     restore_model(model, averaged)
     logits = model({"inputs": ref["inputs"], "targets": ref["targets"]}).numpy()
     np.testing.assert_allclose(logits, ref["logits"], atol=1e-4, rtol=0)
-    inputs, targets = [int(i) for i in ref["inputs"][1] if i], [int(i) for i in ref["targets"][1] if i]
-    pngs = attention_maps.attention_pngs(model, inputs, targets, [str(i) for i in inputs],
-                                         [str(i) for i in targets])
+    inputs, targets = (
+        [int(i) for i in ref["inputs"][1] if i],
+        [int(i) for i in ref["targets"][1] if i],
+    )
+    pngs = attention_maps.attention_pngs(
+        model, inputs, targets, [str(i) for i in inputs], [str(i) for i in targets]
+    )
     assert pngs and all(png.startswith(b"\x89PNG") for png in pngs.values())

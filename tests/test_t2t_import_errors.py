@@ -20,8 +20,13 @@ ENC = "transformer/body/encoder"
 
 
 def snapshot(directory):
-    return {name: (hashlib.sha256((directory / name).read_bytes()).hexdigest(),
-                   os.stat(directory / name).st_mtime_ns) for name in sorted(os.listdir(directory))}
+    return {
+        name: (
+            hashlib.sha256((directory / name).read_bytes()).hexdigest(),
+            os.stat(directory / name).st_mtime_ns,
+        )
+        for name in sorted(os.listdir(directory))
+    }
 
 
 def run_import(capsys, t2t_dir, out, *flags):
@@ -42,27 +47,51 @@ def assert_fails_cleanly(capsys, t2t_dir, out, *expected, flags=()):
     assert snapshot(t2t_dir) == before
 
 
-@pytest.mark.parametrize("drop, replace, expected", [
-    ((f"{ENC}/layer_1/ffn/conv2/bias",), None, [f"{ENC}/layer_1/ffn/conv2/bias"]),
-    ((), {f"{ENC}/layer_0/self_attention/multihead_attention/q/kernel": np.zeros([8, 6], np.float32)},
-     [f"{ENC}/layer_0/self_attention/multihead_attention/q/kernel", "[8, 6]", "[8, 8]"]),
-    ((), {f"{ENC}/layer_2/ffn/conv1/kernel": np.zeros([8, 12], np.float32)},
-     [f"{ENC}/layer_2/ffn/conv1/kernel", "maps to nothing"]),
-    (("training/transformer/body/decoder/layer_0/ffn/conv1/bias/Adam_1",), None,
-     ["training/transformer/body/decoder/layer_0/ffn/conv1/bias/Adam_1"]),
-    (("transformer/symbol_modality_11_8/input_emb/weights_1",), None,
-     ["transformer/symbol_modality_11_8/input_emb", "weights_0..N"]),
-    ((), {"training/beta1_power": np.float32(0.5)}, ["beta1_power", "--weights_only"]),
-])
+@pytest.mark.parametrize(
+    "drop, replace, expected",
+    [
+        ((f"{ENC}/layer_1/ffn/conv2/bias",), None, [f"{ENC}/layer_1/ffn/conv2/bias"]),
+        (
+            (),
+            {
+                f"{ENC}/layer_0/self_attention/multihead_attention/q/kernel": np.zeros(
+                    [8, 6], np.float32
+                )
+            },
+            [f"{ENC}/layer_0/self_attention/multihead_attention/q/kernel", "[8, 6]", "[8, 8]"],
+        ),
+        (
+            (),
+            {f"{ENC}/layer_2/ffn/conv1/kernel": np.zeros([8, 12], np.float32)},
+            [f"{ENC}/layer_2/ffn/conv1/kernel", "maps to nothing"],
+        ),
+        (
+            ("training/transformer/body/decoder/layer_0/ffn/conv1/bias/Adam_1",),
+            None,
+            ["training/transformer/body/decoder/layer_0/ffn/conv1/bias/Adam_1"],
+        ),
+        (
+            ("transformer/symbol_modality_11_8/input_emb/weights_1",),
+            None,
+            ["transformer/symbol_modality_11_8/input_emb", "weights_0..N"],
+        ),
+        ((), {"training/beta1_power": np.float32(0.5)}, ["beta1_power", "--weights_only"]),
+    ],
+)
 def test_broken_checkpoint_is_one_line_error(capsys, tmp_path, drop, replace, expected):
     t2t_dir = rewrite_t2t_checkpoint(POSTNORM_DIR, tmp_path / "t2t", drop, replace)
     assert_fails_cleanly(capsys, t2t_dir, tmp_path / "out", *expected)
 
 
-@pytest.mark.parametrize("name, value", [("self_attention_type", "dot_product_relative"),
-                                         ("max_relative_position", 20),
-                                         ("norm_type", "batch"),
-                                         ("a_knob_from_the_future", 3)])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("self_attention_type", "dot_product_relative"),
+        ("max_relative_position", 20),
+        ("norm_type", "batch"),
+        ("a_knob_from_the_future", 3),
+    ],
+)
 def test_unsupported_t2t_hparam_is_named(capsys, tmp_path, name, value):
     import shutil
 
@@ -71,8 +100,7 @@ def test_unsupported_t2t_hparam_is_named(capsys, tmp_path, name, value):
     values = json.loads((t2t_dir / "hparams.json").read_text())
     values[name] = value
     (t2t_dir / "hparams.json").write_text(json.dumps(values))
-    assert_fails_cleanly(capsys, t2t_dir, tmp_path / "out", f"{name}={value!r}",
-                         "--ignore_hparams")
+    assert_fails_cleanly(capsys, t2t_dir, tmp_path / "out", f"{name}={value!r}", "--ignore_hparams")
     if name == "a_knob_from_the_future":  # The user may accept it explicitly.
         code, _ = run_import(capsys, t2t_dir, tmp_path / "out", f"--ignore_hparams={name}")
         assert code == 0 and (tmp_path / "out" / "ckpt-1.index").exists()
@@ -87,15 +115,22 @@ def test_existing_output_dir_and_bad_vocab_are_refused(capsys, tmp_path):
     assert os.listdir(existing) == ["keep.txt"]
     vocab = tmp_path / "vocab.small.subwords"
     vocab.write_text("'<pad>'\n'<EOS>'\n'a_'\n")
-    assert_fails_cleanly(capsys, POSTNORM_DIR, tmp_path / "out", "3 (inputs) / 3 (targets)",
-                         "11 / 13", flags=(f"--vocab={vocab}",))
+    assert_fails_cleanly(
+        capsys,
+        POSTNORM_DIR,
+        tmp_path / "out",
+        "3 (inputs) / 3 (targets)",
+        "11 / 13",
+        flags=(f"--vocab={vocab}",),
+    )
 
 
 def test_weights_only_and_moved_dir(capsys, tmp_path):
     """A checkpoint file with another machine's absolute path still imports; --weights_only
     accepts an inconsistent Adam state and leaves the moments at zero."""
-    t2t_dir = rewrite_t2t_checkpoint(POSTNORM_DIR, tmp_path / "t2t", (),
-                                     {"training/beta1_power": np.float32(0.5)})
+    t2t_dir = rewrite_t2t_checkpoint(
+        POSTNORM_DIR, tmp_path / "t2t", (), {"training/beta1_power": np.float32(0.5)}
+    )
     (t2t_dir / "checkpoint").write_text('model_checkpoint_path: "/cluster/run7/model.ckpt-1"\n')
     code, captured = run_import(capsys, t2t_dir, tmp_path / "out", "--weights_only")
     assert code == 0, captured.err
@@ -104,15 +139,25 @@ def test_weights_only_and_moved_dir(capsys, tmp_path):
 
 def test_cli_prints_the_commands_that_use_the_import(tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.run([*tool_cmd("t2t-import"),
-                           f"--t2t_dir={POSTNORM_DIR}", f"--output_dir={out}"],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    proc = subprocess.run(
+        [*tool_cmd("t2t-import"), f"--t2t_dir={POSTNORM_DIR}", f"--output_dir={out}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "tiny_unregistered_problem' is not registered here" in proc.stderr
     assert f"wrote {out}/ckpt-1 (step 1, with Adam's moments)" in proc.stdout
-    assert ("--hparams_set=transformer_base_v1 --hparams=\"filter_size=12,hidden_size=8,"
-            "num_heads=2,num_hidden_layers=2,shared_embedding_and_softmax_weights=False\"") \
-        in proc.stdout
-    assert sorted(os.listdir(out)) == ["checkpoint", "ckpt-1.data-00000-of-00001",
-                                       "ckpt-1.index", "flags.txt", "hparams.json"]
+    assert (
+        '--hparams_set=transformer_base_v1 --hparams="filter_size=12,hidden_size=8,'
+        'num_heads=2,num_hidden_layers=2,shared_embedding_and_softmax_weights=False"'
+    ) in proc.stdout
+    assert sorted(os.listdir(out)) == [
+        "checkpoint",
+        "ckpt-1.data-00000-of-00001",
+        "ckpt-1.index",
+        "flags.txt",
+        "hparams.json",
+    ]

@@ -28,8 +28,15 @@ needs_vocab = pytest.mark.skipif(not VOCAB_32K.exists(), reason="../shared/data/
 needs_trax = pytest.mark.skipif(not TRAX_VOCAB.exists(), reason="../shared/data/t2t absent")
 
 # Text with characters outside the 32k vocabulary's alphabet, underscores, backslashes.
-EXTRA_HOSTILE = ["ﬀ Ǆ ℵ ∮ ⌘ ☃ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "snake_case_name", "C:\\path\\to\\file",
-                 "\\8364; literal", "100\u2009000", "mixed日本語and English", "\x7f\x80\x9f"]
+EXTRA_HOSTILE = [
+    "ﬀ Ǆ ℵ ∮ ⌘ ☃ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+    "snake_case_name",
+    "C:\\path\\to\\file",
+    "\\8364; literal",
+    "100\u2009000",
+    "mixed日本語and English",
+    "\x7f\x80\x9f",
+]
 
 
 def lines(lang: str, n: int | None = 2000, split: str = "train") -> list[str]:
@@ -59,6 +66,7 @@ def ref32k():
 
 # ----------------------------------------------------------------------------- constants
 
+
 def test_constants():
     assert reserved_tokens.PAD == "<pad>" and reserved_tokens.EOS == "<EOS>"
     assert reserved_tokens.RESERVED_TOKENS == ["<pad>", "<EOS>"]
@@ -67,32 +75,35 @@ def test_constants():
 
 # ----------------------------------------------------------------------------- escaping
 
+
 def test_escape_and_unescape():
     alphabet = set("abc") | ESCAPE_CHARS
     assert escape_token("abc", alphabet) == "abc_"
     assert escape_token("a_b", alphabet) == "a\\ub_"
     assert escape_token("a\\b", alphabet) == "a\\\\b_"
-    assert escape_token("a€", alphabet) == "a\\8364;_"       # decimal, not hex
+    assert escape_token("a€", alphabet) == "a\\8364;_"  # decimal, not hex
     assert escape_token("\n", alphabet | {"\n"}) == "\\10;_"  # newline always escaped
     assert escape_token("", alphabet) == "_"
     for tok in ["abc", "a_b", "a\\b", "a€", "\\u", "_\\_", "x\n", "😀", "\\95;", ""]:
         assert unescape_token(escape_token(tok, alphabet)) == tok
-    assert unescape_token("\\99999999;_") == "\u3013"           # invalid code point
+    assert unescape_token("\\99999999;_") == "\u3013"  # invalid code point
     assert unescape_token("\\" + "9" * 5000 + ";") == "\u3013"  # too long for int()
     assert unescape_token("a\\u\\\\b") == "a_\\b"
-    assert unescape_token("\\x;") == "\\x;"                      # not an escape
+    assert unescape_token("\\x;") == "\\x;"  # not an escape
     for tok in HOSTILE:
         assert escape_token(tok, alphabet) == ref.escape(tok, alphabet)
         assert unescape_token(escape_token(tok, alphabet)) == ref.unescape(
-            ref.escape(tok, alphabet))
+            ref.escape(tok, alphabet)
+        )
 
 
 # ----------------------------------------------------------------------------- real vocabularies
 
+
 @needs_vocab
 def test_load_t2t_32k_vocab(enc32k):
     assert enc32k.vocab_size == 33708
-    assert enc32k.decode_list([0, 1]) == ["<pad>", "<EOS>"]   # older style, ids 0 and 1
+    assert enc32k.decode_list([0, 1]) == ["<pad>", "<EOS>"]  # older style, ids 0 and 1
     assert enc32k.num_reserved_ids == 2
     en = "the house is on the hill."
     de = "Das Haus steht auf dem Berg."
@@ -130,13 +141,14 @@ def test_trax_t2t_shards_decode_to_text():
                 assert len(letters) > 0.6 * len(text.replace(" ", ""))
                 assert sum(c.isascii() for c in letters) > 0.9 * len(letters)
                 assert "\u3013" not in text and "\\" not in text
-                assert enc.encode(text) == ids[:-1]     # re-encoding gives T2T's ids
+                assert enc.encode(text) == ids[:-1]  # re-encoding gives T2T's ids
                 n += 1
     assert n >= 20
 
 
 # ----------------------------------------------------------------------------- equality with T2T's
 # algorithm
+
 
 @needs_vocab
 def test_fast_encoder_equals_reference_on_multi30k(enc32k, ref32k):
@@ -145,7 +157,7 @@ def test_fast_encoder_equals_reference_on_multi30k(enc32k, ref32k):
         fresh = SubwordTextEncoder(str(VOCAB_32K))
         got = fresh.encode_batch(texts)
         assert got == [ref32k.encode(t) for t in texts], lang
-        assert fresh.encode_batch(texts) == got          # a second call: same ids
+        assert fresh.encode_batch(texts) == got  # a second call: same ids
         assert [enc32k.encode(t) for t in texts[:500]] == got[:500]
 
 
@@ -160,8 +172,14 @@ def test_fast_encoder_equals_reference_on_hostile_strings(enc32k, ref32k):
 
 @needs_vocab
 def test_round_trip(enc32k):
-    texts = (lines("en") + lines("de") + lines("fr") + HOSTILE + EXTRA_HOSTILE
-             + random_strings(3000, seed=2))
+    texts = (
+        lines("en")
+        + lines("de")
+        + lines("fr")
+        + HOSTILE
+        + EXTRA_HOSTILE
+        + random_strings(3000, seed=2)
+    )
     for text, ids in zip(texts, enc32k.encode_batch(texts), strict=True):
         assert all(2 <= i < enc32k.vocab_size for i in ids)
         assert enc32k.decode(ids) == text, repr(text)
@@ -176,12 +194,13 @@ def test_decode_details(enc32k, ref32k):
     assert enc32k.decode([EOS_ID] + ids, strip_extraneous=True) == ref32k.decode([EOS_ID] + ids)
     # Ids outside the vocabulary decode to nothing.
     assert enc32k.decode_list([-1, enc32k.vocab_size]) == ["", ""]
-    assert enc32k.decode(ids + [10 ** 6, -5]) == "a house"
+    assert enc32k.decode(ids + [10**6, -5]) == "a house"
     weird = [0, 1, 5, 900, 33000, 1, 0, 17, 2, 3, 4]
     assert enc32k.decode(weird) == ref32k.decode(weird)
 
 
 # ----------------------------------------------------------------------------- building
+
 
 def test_build_tiny_corpus_by_hand():
     # One token "ab" (count 5), min_count 5. Iteration 1 segments "ab_" into characters and
@@ -204,16 +223,20 @@ def test_build_tiny_corpus_by_hand():
 
 
 def test_build_small_corpus_properties(tmp_path):
-    corpus = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog",
-              "the end_of_line \\ marker €"] * 3
+    corpus = [
+        "the cat sat on the mat",
+        "the dog sat on the log",
+        "a cat and a dog",
+        "the end_of_line \\ marker €",
+    ] * 3
     counts = tokenizer.count_tokens(corpus)
     enc = SubwordTextEncoder()
     enc.build_from_token_counts(counts, 6)
     subs = list(enc.all_subtoken_strings)
     assert subs[:2] == ["<pad>_", "<EOS>_"]
-    assert {"the_", "sat_", "on_", "a_"} <= set(subs)     # counts >= 6: whole words
-    assert "mat_" not in subs and "log_" not in subs      # count 3: not whole subtokens
-    assert set("".join(counts)) | set("\\_u;0123456789") <= set(subs)   # full alphabet
+    assert {"the_", "sat_", "on_", "a_"} <= set(subs)  # counts >= 6: whole words
+    assert "mat_" not in subs and "log_" not in subs  # count 3: not whole subtokens
+    assert set("".join(counts)) | set("\\_u;0123456789") <= set(subs)  # full alphabet
     for text in corpus + ["unseen words: ZZZ 123 ünïcödé"]:
         assert enc.decode(enc.encode(text)) == text
     # Deterministic: the same counts twice give byte-identical files.
@@ -224,8 +247,9 @@ def test_build_small_corpus_properties(tmp_path):
     assert (tmp_path / "a.subwords").read_bytes() == (tmp_path / "b.subwords").read_bytes()
 
 
-@pytest.mark.parametrize("min_count,max_len", [(1, None), (2, 5), (3, 1), (3, 2), (4, 200),
-                                               (40, None)])
+@pytest.mark.parametrize(
+    "min_count,max_len", [(1, None), (2, 5), (3, 1), (3, 2), (4, 200), (40, None)]
+)
 def test_build_equals_reference(min_count, max_len):
     texts = lines("en", 1500) + lines("de", 1500) + HOSTILE + EXTRA_HOSTILE
     counts = tokenizer.count_tokens(texts)
@@ -241,10 +265,14 @@ def test_build_equals_reference(min_count, max_len):
 
 def test_build_options_equal_reference():
     counts = tokenizer.count_tokens(lines("en", 800))
-    counts["<pad>"] = 50            # a token equal to a reserved token
+    counts["<pad>"] = 50  # a token equal to a reserved token
     counts["x_y\\z"] = 9
-    for kwargs in ({"reserved_tokens": ["<pad>", "<EOS>", "<extra>"]},
-                   {"reserved_tokens": []}, {"num_iterations": 1}, {"num_iterations": 6}):
+    for kwargs in (
+        {"reserved_tokens": ["<pad>", "<EOS>", "<extra>"]},
+        {"reserved_tokens": []},
+        {"num_iterations": 1},
+        {"num_iterations": 6},
+    ):
         enc = SubwordTextEncoder()
         enc.build_from_token_counts(counts, 3, **kwargs)
         r = ref.ReferenceSubwordEncoder()
@@ -260,8 +288,7 @@ def test_build_to_target_size_equals_reference():
     r = ref.ReferenceSubwordEncoder.build_to_target_size(1000, counts)
     assert list(enc.all_subtoken_strings) == r.all_subtokens
     assert abs(enc.vocab_size - 1000) < 100
-    gen = SubwordTextEncoder.build_from_generator(iter(lines("en", 2000) + lines("de", 2000)),
-                                                  1000)
+    gen = SubwordTextEncoder.build_from_generator(iter(lines("en", 2000) + lines("de", 2000)), 1000)
     assert gen.all_subtoken_strings == enc.all_subtoken_strings
     with pytest.raises(ValueError):
         SubwordTextEncoder.build_to_target_size(1000, counts, min_val=10, max_val=5)
@@ -271,15 +298,16 @@ def test_build_to_target_size_equals_reference():
 
 # ----------------------------------------------------------------------------- files
 
+
 @needs_vocab
 @pytest.mark.parametrize("path", [VOCAB_32K, TRAX_VOCAB])
 def test_store_load_round_trip_of_t2t_files(tmp_path, path):
     enc = SubwordTextEncoder(str(path))
     out = tmp_path / "copy.subwords"
     enc.store_to_file(str(out))
-    assert out.read_bytes() == path.read_bytes()     # T2T's own files come back byte for byte
+    assert out.read_bytes() == path.read_bytes()  # T2T's own files come back byte for byte
     assert SubwordTextEncoder(str(out)).all_subtoken_strings == enc.all_subtoken_strings
-    assert [p.name for p in tmp_path.iterdir()] == ["copy.subwords"]   # no temp file left
+    assert [p.name for p in tmp_path.iterdir()] == ["copy.subwords"]  # no temp file left
 
 
 def test_store_load_built_vocab(tmp_path):
@@ -313,13 +341,16 @@ def test_store_errors(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
-@pytest.mark.parametrize("content,line,what", [
-    (b"'<pad>'\n'<EOS>'\n'abc\n'd_'\n", 3, "unbalanced quotes"),
-    (b"'<pad>'\n'<EOS>'\nabc'\n", 3, "unbalanced quotes"),
-    (b"'<pad>'\n'<EOS>'\n\n'd_'\n", 3, "empty line"),
-    (b"'<pad>'\n'<EOS>'\n'a_'\n'\xff\xfe_'\n", 4, "UTF-8"),
-    (b"'<pad>'\n\"<EOS>\n", 2, "unbalanced quotes"),
-])
+@pytest.mark.parametrize(
+    "content,line,what",
+    [
+        (b"'<pad>'\n'<EOS>'\n'abc\n'd_'\n", 3, "unbalanced quotes"),
+        (b"'<pad>'\n'<EOS>'\nabc'\n", 3, "unbalanced quotes"),
+        (b"'<pad>'\n'<EOS>'\n\n'd_'\n", 3, "empty line"),
+        (b"'<pad>'\n'<EOS>'\n'a_'\n'\xff\xfe_'\n", 4, "UTF-8"),
+        (b"'<pad>'\n\"<EOS>\n", 2, "unbalanced quotes"),
+    ],
+)
 def test_malformed_vocab_file(tmp_path, content, line, what):
     path = tmp_path / "bad.subwords"
     path.write_bytes(content)
@@ -340,8 +371,10 @@ def test_missing_and_empty_vocab_file(tmp_path):
 def test_vocab_file_variants(tmp_path):
     # Bare and double-quoted lines load as T2T loads them; CRLF line ends are tolerated.
     path = tmp_path / "v.subwords"
-    path.write_bytes(b"'<pad>_'\r\n\"<EOS>_\"\r\na_\r\n'b_'\r\n'_'\r\n'a'\r\n'b'\r\n"
-                     + "".join(f"'{c}'\n" for c in "\\u;0123456789").encode())
+    path.write_bytes(
+        b"'<pad>_'\r\n\"<EOS>_\"\r\na_\r\n'b_'\r\n'_'\r\n'a'\r\n'b'\r\n"
+        + "".join(f"'{c}'\n" for c in "\\u;0123456789").encode()
+    )
     enc = SubwordTextEncoder(str(path))
     assert enc.decode_list([0, 1, 2, 3]) == ["<pad>_", "<EOS>_", "a_", "b_"]
     assert enc.encode("a b ab") == [2, 3, 5, 3]
@@ -354,7 +387,7 @@ def test_build_exact_integer_path_and_edge_inputs(monkeypatch):
     counts = tokenizer.count_tokens(lines("de", 600))
     r = ref.ReferenceSubwordEncoder()
     r.build_from_token_counts(counts, 2)
-    monkeypatch.setattr(subword_builder, "_EXACT_FLOAT_LIMIT", 0)   # force int64 np.add.at
+    monkeypatch.setattr(subword_builder, "_EXACT_FLOAT_LIMIT", 0)  # force int64 np.add.at
     enc = SubwordTextEncoder()
     enc.build_from_token_counts(counts, 2)
     assert list(enc.all_subtoken_strings) == r.all_subtokens
@@ -369,3 +402,20 @@ def test_build_exact_integer_path_and_edge_inputs(monkeypatch):
         SubwordTextEncoder().build_from_token_counts({"a": 1.5}, 1)
     with pytest.raises(ValueError, match="num_iterations"):
         SubwordTextEncoder().build_from_token_counts({"a": 1}, 1, num_iterations=0)
+
+
+def test_token_text_encoder_round_trip_unknown_and_bad_file(tmp_path):
+    from t2t_repro.text_encoding.text_encoder import VocabFileError
+    from t2t_repro.text_encoding.token_encoder import UNK_ID, TokenTextEncoder
+
+    encoder = TokenTextEncoder(tokens=["S", "/S", "NP", "/NP", "NN"])
+    assert encoder.tokens[:3] == ("<pad>", "<EOS>", "<UNK>") and encoder.vocab_size == 8
+    assert encoder.encode("S NP NN /NP /S") == [3, 5, 7, 6, 4]
+    assert encoder.encode("S XYZ") == [3, UNK_ID]
+    assert encoder.decode([3, 5, 7, 6, 4, 1, 0], strip_extraneous=True) == "S NP NN /NP /S"
+    path = str(tmp_path / "vocab.tokens")
+    encoder.store_to_file(path)
+    assert TokenTextEncoder(path).tokens == encoder.tokens
+    (tmp_path / "bad").write_text("<pad>\n<EOS>\nA B\n")
+    with pytest.raises(VocabFileError, match="not a token vocabulary"):
+        TokenTextEncoder(str(tmp_path / "bad"))

@@ -19,15 +19,80 @@ REPO = Path(__file__).resolve().parents[1]
 MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
 
 HOSTILE = [
-    "", " ", "  ", "   ", "a", "a ", " a", " a ", "a  b", "a   b", "a b", " a b ", "  a  b  ",
-    "_", "__", "a_b", "_a_", "\\", "\\\\", "a\\b", "\\u", "\\u005f", "\\95;", "\\95", "x\\u;y",
-    "0", "123 456", "3.14", "1,000,000", "a1b2", "٣٤٥", "Ⅻ", "½",
-    "😀", "a😀b", "😀 😀", "👍🏽", "e\u0301", "ß", "İstanbul", "Привет мир", "日本語のテキスト",
-    "中文 字符", "مرحبا بالعالم", "שלום", "ελληνικά", "한국어", "ﬁ ligature", "\u00a0nbsp\u00a0",
-    "\t", "a\tb", "\n", "a\nb", "a \n b", "\r\n", "\x00", "a\x00b", "\x07\x1b[0m", "\u200b",
-    "\u2028", "\ufeffBOM", "\ud800", "a\udfffb", "\U0010ffff", "\U000e0001",
-    "Dude - that's so cool.", "\"Quoted,\" he said -- (really?)", "end. ", " start",
-    "multiple   spaces   here", "tab\tand space", "<pad> <EOS>", "<pad>_", "'quote'",
+    "",
+    " ",
+    "  ",
+    "   ",
+    "a",
+    "a ",
+    " a",
+    " a ",
+    "a  b",
+    "a   b",
+    "a b",
+    " a b ",
+    "  a  b  ",
+    "_",
+    "__",
+    "a_b",
+    "_a_",
+    "\\",
+    "\\\\",
+    "a\\b",
+    "\\u",
+    "\\u005f",
+    "\\95;",
+    "\\95",
+    "x\\u;y",
+    "0",
+    "123 456",
+    "3.14",
+    "1,000,000",
+    "a1b2",
+    "٣٤٥",
+    "Ⅻ",
+    "½",
+    "😀",
+    "a😀b",
+    "😀 😀",
+    "👍🏽",
+    "e\u0301",
+    "ß",
+    "İstanbul",
+    "Привет мир",
+    "日本語のテキスト",
+    "中文 字符",
+    "مرحبا بالعالم",
+    "שלום",
+    "ελληνικά",
+    "한국어",
+    "ﬁ ligature",
+    "\u00a0nbsp\u00a0",
+    "\t",
+    "a\tb",
+    "\n",
+    "a\nb",
+    "a \n b",
+    "\r\n",
+    "\x00",
+    "a\x00b",
+    "\x07\x1b[0m",
+    "\u200b",
+    "\u2028",
+    "\ufeffBOM",
+    "\ud800",
+    "a\udfffb",
+    "\U0010ffff",
+    "\U000e0001",
+    "Dude - that's so cool.",
+    '"Quoted," he said -- (really?)',
+    "end. ",
+    " start",
+    "multiple   spaces   here",
+    "tab\tand space",
+    "<pad> <EOS>",
+    "<pad>_",
+    "'quote'",
 ]
 
 
@@ -48,22 +113,33 @@ def random_strings(n: int = 3000, seed: int = 0) -> list[str]:
 
 def test_t2t_docstring_example():
     assert tokenizer.encode("Dude - that's so cool.") == [
-        "Dude", " - ", "that", "'", "s", "so", "cool", "."]
+        "Dude",
+        " - ",
+        "that",
+        "'",
+        "s",
+        "so",
+        "cool",
+        ".",
+    ]
 
 
-@pytest.mark.parametrize("text,tokens", [
-    ("", []),
-    (" ", [" "]),
-    ("  ", ["  "]),
-    ("a ", ["a", " "]),          # a single space at the end is kept
-    (" a", [" ", "a"]),          # ... and at the start
-    ("a b", ["a", "b"]),         # ... and dropped in between
-    ("a  b", ["a", "  ", "b"]),
-    ("a_b", ["a", "_", "b"]),    # "_" is not alphanumeric
-    ("x1 2y", ["x1", "2y"]),
-    ("a\nb", ["a", "\n", "b"]),
-    ("a. b", ["a", ". ", "b"]),
-])
+@pytest.mark.parametrize(
+    "text,tokens",
+    [
+        ("", []),
+        (" ", [" "]),
+        ("  ", ["  "]),
+        ("a ", ["a", " "]),  # a single space at the end is kept
+        (" a", [" ", "a"]),  # ... and at the start
+        ("a b", ["a", "b"]),  # ... and dropped in between
+        ("a  b", ["a", "  ", "b"]),
+        ("a_b", ["a", "_", "b"]),  # "_" is not alphanumeric
+        ("x1 2y", ["x1", "2y"]),
+        ("a\nb", ["a", "\n", "b"]),
+        ("a. b", ["a", ". ", "b"]),
+    ],
+)
 def test_edge_cases(text, tokens):
     assert tokenizer.encode(text) == tokens
     assert tokenizer.decode(tokens) == text
@@ -71,12 +147,17 @@ def test_edge_cases(text, tokens):
 
 def test_alphanumeric_class_is_unicode_L_or_N():
     # The fast regex class must agree with T2T's definition on every code point.
-    bad = [cp for cp in range(sys.maxunicode + 1)
-           if tokenizer.is_alnum_char(chr(cp)) != (unicodedata.category(chr(cp))[0] in "LN")]
+    bad = [
+        cp
+        for cp in range(sys.maxunicode + 1)
+        if tokenizer.is_alnum_char(chr(cp)) != (unicodedata.category(chr(cp))[0] in "LN")
+    ]
     assert bad == []
     # The encoder's chunk fast path relies on str.isalnum() meaning the same.
-    assert all(chr(cp).isalnum() == (unicodedata.category(chr(cp))[0] in "LN")
-               for cp in range(sys.maxunicode + 1))
+    assert all(
+        chr(cp).isalnum() == (unicodedata.category(chr(cp))[0] in "LN")
+        for cp in range(sys.maxunicode + 1)
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "de", "fr"])

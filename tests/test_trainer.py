@@ -14,8 +14,10 @@ import tensorflow as tf
 
 from tests.tools import ROOT, USER_ENV, assert_quiet, tool_cmd
 
-TINY = ("hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
-        "learning_rate_warmup_steps=50")
+TINY = (
+    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
+    "learning_rate_warmup_steps=50"
+)
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
 
 
@@ -24,19 +26,32 @@ def data_dir(tmp_path_factory):
     from t2t_repro import registry
 
     root = tmp_path_factory.mktemp("toy")
-    registry.problem("translate_toy").generate_data(str(root / "data"), str(root / "tmp"),
-                                                    progress=False)
+    registry.problem("translate_toy").generate_data(
+        str(root / "data"), str(root / "tmp"), progress=False
+    )
     return root / "data"
 
 
 def trainer_cmd(data_dir, output_dir, *extra):
-    return tool_cmd("t2t-trainer", "--problem=translate_toy", "--hparams_set=transformer_quickstart",
-                    f"--data_dir={data_dir}", f"--output_dir={output_dir}", *extra)
+    return tool_cmd(
+        "t2t-trainer",
+        "--problem=translate_toy",
+        "--hparams_set=transformer_quickstart",
+        f"--data_dir={data_dir}",
+        f"--output_dir={output_dir}",
+        *extra,
+    )
 
 
 def run_trainer(data_dir, output_dir, *extra, env=ENV):
-    return subprocess.run(trainer_cmd(data_dir, output_dir, *extra), cwd=ROOT, capture_output=True,
-                          text=True, env=env, timeout=600)
+    return subprocess.run(
+        trainer_cmd(data_dir, output_dir, *extra),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
 
 
 def event_tags(directory):
@@ -48,33 +63,63 @@ def event_tags(directory):
 
 
 def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
-    out = run_trainer(data_dir, tmp_path / "train", "--train_steps=300",
-                      "--local_eval_frequency=100", "--log_step_count_steps=100",
-                      env={**USER_ENV, "PYTHONUNBUFFERED": "1"})
+    out = run_trainer(
+        data_dir,
+        tmp_path / "train",
+        "--train_steps=300",
+        "--local_eval_frequency=100",
+        "--log_step_count_steps=100",
+        env={**USER_ENV, "PYTHONUNBUFFERED": "1"},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert_quiet(out.stderr)  # Training, eval, BLEU decodes: no TensorFlow start-up lines.
-    losses = [float(line.split("loss ")[1].split(" ")[0]) for line in out.stdout.splitlines()
-              if line.startswith("step ")]
-    final_eval = [line for line in out.stdout.splitlines()
-                  if line.startswith("eval at step 300")][-1]
+    losses = [
+        float(line.split("loss ")[1].split(" ")[0])
+        for line in out.stdout.splitlines()
+        if line.startswith("step ")
+    ]
+    final_eval = [line for line in out.stdout.splitlines() if line.startswith("eval at step 300")][
+        -1
+    ]
     eval_loss = float(final_eval.split("loss ")[1].split(",")[0])
     accuracy = float(final_eval.split("accuracy ")[1].split(",")[0])
     bleu = float(final_eval.split("BLEU ")[1].split(" ")[0])
     assert bleu > 50, out.stdout  # Real decodes of 64 dev sentences; the toy task is easy.
     assert eval_loss < 0.15 * losses[0] and accuracy > 0.9, out.stdout
     assert sorted(glob.glob(str(tmp_path / "train" / "ckpt-*.index")))
-    assert {"loss", "learning_rate", "grad_norm", "tokens_per_sec", "examples_per_sec",
-            "input_stats/targets_nonpadding_fraction", "hparams"} <= event_tags(tmp_path / "train")
-    assert {"loss", "accuracy", "accuracy_per_sequence", "neg_log_perplexity",
-            "perplexity", "bleu", "attention/encoder_self_layer1", "attention/decoder_self_layer1",
-            "attention/encdec_layer1"} <= event_tags(tmp_path / "train" / "eval")
+    assert {
+        "loss",
+        "learning_rate",
+        "grad_norm",
+        "tokens_per_sec",
+        "examples_per_sec",
+        "input_stats/targets_nonpadding_fraction",
+        "hparams",
+    } <= event_tags(tmp_path / "train")
+    assert {
+        "loss",
+        "accuracy",
+        "accuracy_per_sequence",
+        "neg_log_perplexity",
+        "perplexity",
+        "bleu",
+        "attention/encoder_self_layer1",
+        "attention/decoder_self_layer1",
+        "attention/encdec_layer1",
+    } <= event_tags(tmp_path / "train" / "eval")
     saved = json.loads((tmp_path / "train" / "hparams.json").read_text())
     assert saved["hidden_size"] == 128 and saved["input_vocab_size"] > 0
 
 
 def test_mirrored_and_accumulated_updates_equal_single_device():
-    out = subprocess.run([sys.executable, "-m", "tests.distributed_check"], cwd=ROOT,
-                         capture_output=True, text=True, env=ENV, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.distributed_check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     r = json.loads(out.stdout.strip().splitlines()[-1])
     assert r["loss_mirrored"] == pytest.approx(r["loss_1"], rel=1e-5)
@@ -89,17 +134,31 @@ def checkpoint_values(path):
     reader = tf.train.load_checkpoint(path)
     # The input iterator's state is a variant (not readable as an array): the weights, Adam
     # slots and RNG states that follow from it are compared instead.
-    return {k: reader.get_tensor(k) for k in reader.get_variable_to_shape_map()
-            if "save_counter" not in k and "OBJECT_GRAPH" not in k and "ITERATOR_STATE" not in k}
+    return {
+        k: reader.get_tensor(k)
+        for k in reader.get_variable_to_shape_map()
+        if "save_counter" not in k and "OBJECT_GRAPH" not in k and "ITERATOR_STATE" not in k
+    }
 
 
 def test_killed_and_resumed_run_equals_uninterrupted(data_dir, tmp_path):
-    flags = (f"--hparams={TINY}", "--train_steps=60", "--local_eval_frequency=20",
-             "--steps_per_loop=5", "--schedule=train", "--random_seed=7")
+    flags = (
+        f"--hparams={TINY}",
+        "--train_steps=60",
+        "--local_eval_frequency=20",
+        "--steps_per_loop=5",
+        "--schedule=train",
+        "--random_seed=7",
+    )
     whole = run_trainer(data_dir, tmp_path / "whole", *flags)
     assert whole.returncode == 0, whole.stderr[-3000:]
-    proc = subprocess.Popen(trainer_cmd(data_dir, tmp_path / "killed", *flags), cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    proc = subprocess.Popen(
+        trainer_cmd(data_dir, tmp_path / "killed", *flags),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+    )
     deadline = time.time() + 300
     while not (tmp_path / "killed" / "ckpt-20.index").exists() and time.time() < deadline:
         time.sleep(0.2)
@@ -108,7 +167,7 @@ def test_killed_and_resumed_run_equals_uninterrupted(data_dir, tmp_path):
     # The unlucky case: the state file is garbled and a save left its temp dir behind. The
     # run must resume from the newest complete checkpoint on disk, never from step 0.
     killed = tmp_path / "killed"
-    (killed / "checkpoint").write_bytes(b"model_checkpoint_path: \"ckpt-\xff\x00 {{")
+    (killed / "checkpoint").write_bytes(b'model_checkpoint_path: "ckpt-\xff\x00 {{')
     (killed / "ckpt-999_temp").mkdir()
     newest = max(int(p.name[5:-6]) for p in killed.glob("ckpt-*.index"))
     resumed = run_trainer(data_dir, killed, *flags)
@@ -125,20 +184,36 @@ def test_killed_and_resumed_run_equals_uninterrupted(data_dir, tmp_path):
 
 
 def test_nan_loss_stops_with_clear_message(data_dir, tmp_path):
-    out = run_trainer(data_dir, tmp_path / "nan", f"--hparams={TINY},learning_rate_schedule="
-                      "constant,learning_rate_constant=1e30", "--train_steps=40",
-                      "--steps_per_loop=5", "--schedule=train")
+    out = run_trainer(
+        data_dir,
+        tmp_path / "nan",
+        f"--hparams={TINY},learning_rate_schedule=constant,learning_rate_constant=1e30",
+        "--train_steps=40",
+        "--steps_per_loop=5",
+        "--schedule=train",
+    )
     assert out.returncode == 1
     assert "Loss became NaN/Inf at step" in out.stderr and "Traceback" not in out.stderr
     assert not glob.glob(str(tmp_path / "nan" / "ckpt-*.index"))
 
 
 def test_sigterm_saves_and_exits_cleanly(data_dir, tmp_path):
-    proc = subprocess.Popen(trainer_cmd(data_dir, tmp_path / "term", f"--hparams={TINY}",
-                                        "--train_steps=100000", "--steps_per_loop=5",
-                                        "--log_step_count_steps=5", "--schedule=train"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
-                            cwd=ROOT)
+    proc = subprocess.Popen(
+        trainer_cmd(
+            data_dir,
+            tmp_path / "term",
+            f"--hparams={TINY}",
+            "--train_steps=100000",
+            "--steps_per_loop=5",
+            "--log_step_count_steps=5",
+            "--schedule=train",
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+    )
     line = ""
     while not line.startswith("step "):
         line = proc.stdout.readline()
@@ -151,11 +226,22 @@ def test_sigterm_saves_and_exits_cleanly(data_dir, tmp_path):
 
 
 def test_output_dir_with_other_hparams_is_refused(data_dir, tmp_path):
-    first = run_trainer(data_dir, tmp_path / "t", f"--hparams={TINY}", "--train_steps=5",
-                        "--schedule=train", "--steps_per_loop=5")
+    first = run_trainer(
+        data_dir,
+        tmp_path / "t",
+        f"--hparams={TINY}",
+        "--train_steps=5",
+        "--schedule=train",
+        "--steps_per_loop=5",
+    )
     assert first.returncode == 0, first.stderr[-3000:]
-    again = run_trainer(data_dir, tmp_path / "t", f"--hparams={TINY},num_heads=4",
-                        "--train_steps=5", "--schedule=train")
+    again = run_trainer(
+        data_dir,
+        tmp_path / "t",
+        f"--hparams={TINY},num_heads=4",
+        "--train_steps=5",
+        "--schedule=train",
+    )
     assert again.returncode == 1
     assert "num_heads: saved 2, now 4" in again.stderr and "new --output_dir" in again.stderr
 
@@ -176,23 +262,45 @@ def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
     workers = [f"localhost:{p}" for p in free_ports(2)]
     procs = []
     for index in range(2):
-        env = dict(ENV, TF_CONFIG=json.dumps({"cluster": {"worker": workers},
-                                              "task": {"type": "worker", "index": index}}))
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "tests.multiworker_check", "worker",
-             str(tmp_path / f"w{index}.npz")], cwd=ROOT, env=env, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE))
-    single = subprocess.run([sys.executable, "-m", "tests.multiworker_check", "single",
-                             str(tmp_path / "single.npz")], cwd=ROOT, env=ENV, text=True,
-                            capture_output=True, timeout=600)
+        env = dict(
+            ENV,
+            TF_CONFIG=json.dumps(
+                {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+            ),
+        )
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.multiworker_check",
+                    "worker",
+                    str(tmp_path / f"w{index}.npz"),
+                ],
+                cwd=ROOT,
+                env=env,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        )
+    single = subprocess.run(
+        [sys.executable, "-m", "tests.multiworker_check", "single", str(tmp_path / "single.npz")],
+        cwd=ROOT,
+        env=ENV,
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
     assert single.returncode == 0, single.stderr[-3000:]
     outputs = [p.communicate(timeout=600) for p in procs]
     for p, (_, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err[-3000:]
     losses = [json.loads(out.strip().splitlines()[-1])["loss"] for out, _ in outputs]
     assert losses[0] == losses[1]  # Both workers hold the all-reduced sums (of 3 steps).
-    assert losses[0] == pytest.approx(json.loads(single.stdout.strip().splitlines()[-1])["loss"],
-                                      rel=1e-5)
+    assert losses[0] == pytest.approx(
+        json.loads(single.stdout.strip().splitlines()[-1])["loss"], rel=1e-5
+    )
     load = lambda name: list(np.load(tmp_path / name).values())  # noqa: E731
     w0, w1, ws = load("w0.npz"), load("w1.npz"), load("single.npz")
     from tests.distributed_check import diff, initial_weights
@@ -203,12 +311,22 @@ def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
 
 @pytest.mark.parametrize("precision", ["bfloat16", "float16"])
 def test_mixed_precision_trains(data_dir, tmp_path, precision):
-    out = run_trainer(data_dir, tmp_path / precision, f"--hparams={TINY}", "--train_steps=40",
-                      "--schedule=train", "--log_step_count_steps=20",
-                      f"--mixed_precision={precision}", "--random_seed=3")
+    out = run_trainer(
+        data_dir,
+        tmp_path / precision,
+        f"--hparams={TINY}",
+        "--train_steps=40",
+        "--schedule=train",
+        "--log_step_count_steps=20",
+        f"--mixed_precision={precision}",
+        "--random_seed=3",
+    )
     assert out.returncode == 0, out.stderr[-3000:]
-    losses = [float(line.split("loss ")[1].split(" ")[0]) for line in out.stdout.splitlines()
-              if line.startswith("step ")]
+    losses = [
+        float(line.split("loss ")[1].split(" ")[0])
+        for line in out.stdout.splitlines()
+        if line.startswith("step ")
+    ]
     assert len(losses) == 2 and np.isfinite(losses).all() and losses[1] < losses[0], out.stdout
     # Variables stay float32 (mixed precision computes in low precision, stores in float32).
     reader = tf.train.load_checkpoint(str(tmp_path / precision / "ckpt-40"))
@@ -217,19 +335,27 @@ def test_mixed_precision_trains(data_dir, tmp_path, precision):
     assert all(d == tf.float32 for k, d in dtypes.items() if "embedding" in k.lower()), dtypes
 
 
-@pytest.mark.parametrize("flag, expected", [
-    ("--hparams_set=transformer_quickstrat", "Unknown hparams 'transformer_quickstrat'"),
-    ("--problem=translate_toyy", "Unknown problem 'translate_toyy'"),
-    ("--hparams=hidden_sizee=8", "hidden_sizee"),
-    ("--model=transformr", "Unknown model 'transformr'"),
-])
+@pytest.mark.parametrize(
+    "flag, expected",
+    [
+        ("--hparams_set=transformer_quickstrat", "Unknown hparams 'transformer_quickstrat'"),
+        ("--problem=translate_toyy", "Unknown problem 'translate_toyy'"),
+        ("--hparams=hidden_sizee=8", "hidden_sizee"),
+        ("--model=transformr", "Unknown model 'transformr'"),
+    ],
+)
 def test_typos_are_reported_before_the_empty_data_dir(tmp_path, capsys, flag, expected):
     from t2t_repro.commands import trainer
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    argv = ["--problem=translate_toy", "--hparams_set=transformer_quickstart",
-            f"--data_dir={empty}", f"--output_dir={tmp_path / 'train'}", flag]
+    argv = [
+        "--problem=translate_toy",
+        "--hparams_set=transformer_quickstart",
+        f"--data_dir={empty}",
+        f"--output_dir={tmp_path / 'train'}",
+        flag,
+    ]
     assert trainer.main(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith("t2t-trainer: error: ") and expected in err, err

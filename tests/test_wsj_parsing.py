@@ -20,16 +20,25 @@ from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 PTB_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "ptb_sample" / "treebank.zip"
 
 TRAIN_MRG = "( (S \n    (NP-SBJ (DT The) (NN cat{s}) )\n    (VP (VBD sat) )\n    (. .) ))\n"
-DEV_MRG = ("( (S \n    (NP-SBJ-1 (PRP He) )\n    (VP (VBD left) \n"
-           "      (NP (-NONE- *T*-1) ))\n    (. .) ))\n")
-TEST_MRG = ("( (S (NP-SBJ (NNP Rome) ) (VP (VBZ waits) ) (. .) ))\n"
-            "( (S \n    (NN a b) ))\n"  # malformed: two words in one bracket (file line 2)
-            "( (FRAG (-LRB- -LRB-) (NP (NNS dogs) ) (-RRB- -RRB-) ))\n")
+DEV_MRG = (
+    "( (S \n    (NP-SBJ-1 (PRP He) )\n    (VP (VBD left) \n"
+    "      (NP (-NONE- *T*-1) ))\n    (. .) ))\n"
+)
+TEST_MRG = (
+    "( (S (NP-SBJ (NNP Rome) ) (VP (VBZ waits) ) (. .) ))\n"
+    "( (S \n    (NN a b) ))\n"  # malformed: two words in one bracket (file line 2)
+    "( (FRAG (-LRB- -LRB-) (NP (NNS dogs) ) (-RRB- -RRB-) ))\n"
+)
 # Expected by hand: traces, function tags and the empty root removed; T2T linearisation.
 DEV_TREE = "(S (NP (PRP He)) (VP (VBD left)) (. .))"
-TEST_TREES = ["(S (NP (NNP Rome)) (VP (VBZ waits)) (. .))", "(FRAG (-LRB- -LRB-) (NP (NNS dogs)) (-RRB- -RRB-))"]
-TEST_PAIRS = [("Rome waits .", "S NP NNP /NP VP VBZ /VP . /S"),
-              ("-LRB- dogs -RRB-", "FRAG -LRB- NP NNS /NP -RRB- /FRAG")]
+TEST_TREES = [
+    "(S (NP (NNP Rome)) (VP (VBZ waits)) (. .))",
+    "(FRAG (-LRB- -LRB-) (NP (NNS dogs)) (-RRB- -RRB-))",
+]
+TEST_PAIRS = [
+    ("Rome waits .", "S NP NNP /NP VP VBZ /VP . /S"),
+    ("-LRB- dogs -RRB-", "FRAG -LRB- NP NNS /NP -RRB- /FRAG"),
+]
 
 
 def make_ldc(root: Path) -> Path:
@@ -48,18 +57,25 @@ def decoded(problem, data_dir, split):
     for path in glob.glob(problem.filepattern(str(data_dir), split)):
         for ex in records.read_examples(path):
             assert ex["inputs"][-1] == EOS_ID and ex["targets"][-1] == EOS_ID
-            out.append((enc["inputs"].decode(ex["inputs"][:-1]), enc["targets"].decode(ex["targets"][:-1])))
+            out.append(
+                (enc["inputs"].decode(ex["inputs"][:-1]), enc["targets"].decode(ex["targets"][:-1]))
+            )
     return sorted(out)
 
 
 def test_registration_and_settings():
     for name in ("wsj_parsing", "wsj_parsing_ptb_sample", "wsj_parsing_semisup"):
         p = registry.problem(name)
-        assert p.name == name and p.decode_defaults == {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
-        assert "bleu" not in p.eval_metrics
+        assert p.name == name and p.decode_defaults == {
+            "beam_size": 21,
+            "alpha": 0.3,
+            "extra_length": 300,
+            "tree_constraint": True,
+        }
+        assert "bleu" not in p.eval_metrics and "parse_f1" in p.eval_metrics
     p = registry.problem("wsj_parsing")
     assert p.vocab_filename == "vocab.wsj_parsing.inputs.16384.subwords"
-    assert p.target_vocab_filename == "vocab.wsj_parsing.targets.512.subwords"
+    assert p.target_vocab_filename == "vocab.wsj_parsing.targets.tokens"
     semisup = registry.problem("wsj_parsing_semisup")
     assert semisup.vocab_filename == "vocab.wsj_parsing_semisup.inputs.32768.subwords"
 
@@ -67,8 +83,10 @@ def test_registration_and_settings():
 def test_ldc_split_sections(tmp_path):
     files = wsj_splits.find_mrg_files(str(make_ldc(tmp_path)))
     assert wsj_splits.detect_layout(files) == wsj_splits.LDC
-    sections = {split: [f.section for f in wsj_splits.split_files(files, split, wsj_splits.LDC)]
-                for split in ("train", "dev", "test")}
+    sections = {
+        split: [f.section for f in wsj_splits.split_files(files, split, wsj_splits.LDC)]
+        for split in ("train", "dev", "test")
+    }
     assert sections == {"train": list(range(2, 22)), "dev": [22], "test": [23]}
     os.remove(tmp_path / "parsed" / "mrg" / "wsj" / "22" / "wsj_2201.mrg")
     with pytest.raises(DataError, match="section\\(s\\) 22"):
@@ -85,13 +103,26 @@ def test_datagen_on_a_small_ldc_tree(tmp_path, capsys):
     assert decoded(problem, data_dir, "test") == sorted(TEST_PAIRS)
     assert decoded(problem, data_dir, "dev") == [("He left .", "S NP PRP /NP VP VBD /VP . /S")]
     train = decoded(problem, data_dir, "train")
-    assert train == sorted((f"The cat{s} sat .", "S NP DT NN /NP VP VBD /VP . /S") for s in range(2, 22))
+    assert train == sorted(
+        (f"The cat{s} sat .", "S NP DT NN /NP VP VBD /VP . /S") for s in range(2, 22)
+    )
     assert (data_dir / "wsj_parsing.test.trees").read_text().splitlines() == TEST_TREES
-    assert (data_dir / "wsj_parsing.test.words").read_text().splitlines() == [p[0] for p in TEST_PAIRS]
+    assert (data_dir / "wsj_parsing.test.words").read_text().splitlines() == [
+        p[0] for p in TEST_PAIRS
+    ]
     assert (data_dir / "wsj_parsing.dev.trees").read_text().splitlines() == [DEV_TREE]
     sizes = problem.vocab_sizes(str(data_dir))
     assert sizes[0] != sizes[1]  # separate source and target vocabularies
-    assert problem.source_lines(str(tmp_dir), "test") == ([p[0] for p in TEST_PAIRS], [p[1] for p in TEST_PAIRS])
+    # One target id per label, closer and tag (the tree constraint needs it).
+    targets = problem.get_encoders(str(data_dir))["targets"]
+    assert [len(targets.encode(t)) for t in "S /S NP /NP , . -LRB- -RRB- PRP$ ''".split()] == [
+        1
+    ] * 10
+    assert targets.decode(targets.encode(TEST_PAIRS[1][1])) == TEST_PAIRS[1][1]
+    assert problem.source_lines(str(tmp_dir), "test") == (
+        [p[0] for p in TEST_PAIRS],
+        [p[1] for p in TEST_PAIRS],
+    )
     assert [t.to_string() for t in problem.gold_trees(str(tmp_dir), "dev")] == [DEV_TREE]
     again = problem.generate_data(str(data_dir), str(tmp_dir), progress=False)
     assert not again.vocab_built and again.pairs == summary.pairs
@@ -114,18 +145,27 @@ def test_missing_data_and_vocab_errors(tmp_path):
         problem.generate_data(str(tmp_path / "d"), str(tmp_path), progress=False)
     with pytest.raises(DataError, match="semisup"):
         registry.problem("wsj_parsing_semisup").generate_data(
-            str(tmp_path / "d"), str(make_ldc(tmp_path / "raw")), progress=False)
+            str(tmp_path / "d"), str(make_ldc(tmp_path / "raw")), progress=False
+        )
 
 
 def test_semisup_adds_extra_trees(tmp_path):
     tmp_dir = make_ldc(tmp_path / "raw")
     (tmp_dir / "semisup").mkdir()
-    (tmp_dir / "semisup" / "extra.trees").write_text("(TOP (S (NP (NNS Birds)) (VP (VBP sing))))\n(S (NN x y))\n")
+    (tmp_dir / "semisup" / "extra.trees").write_text(
+        "(TOP (S (NP (NNS Birds)) (VP (VBP sing))))\n(S (NN x y))\n"
+    )
     problem = registry.problem("wsj_parsing_semisup")
-    problem.num_shards = {"train": 2, "dev": 1, "test": 1}  # this instance only (registry gives fresh ones)
+    problem.num_shards = {
+        "train": 2,
+        "dev": 1,
+        "test": 1,
+    }  # this instance only (registry gives fresh ones)
     summary = problem.generate_data(str(tmp_path / "data"), str(tmp_dir), progress=False)
     assert summary.pairs == {"train": 21, "dev": 1, "test": 2}
-    assert ("Birds sing", "S NP NNS /NP VP VBP /VP /S") in decoded(problem, tmp_path / "data", "train")
+    assert ("Birds sing", "S NP NNS /NP VP VBP /VP /S") in decoded(
+        problem, tmp_path / "data", "train"
+    )
 
 
 def _sample_zip(path: Path, numbers) -> None:
@@ -139,14 +179,23 @@ def test_sample_layout_from_zip_and_extracted_folder(tmp_path, capsys):
     _sample_zip(tmp_path / "treebank.zip", [1, 179, 180, 189, 190, 199])
     files = wsj_splits.find_mrg_files(str(tmp_path))
     assert wsj_splits.detect_layout(files) == wsj_splits.PTB_SAMPLE
-    words = {split: [t.words()[1] for t in wsj_splits.split_trees(str(tmp_path), split)]
-             for split in ("train", "dev", "test")}
-    assert words == {"train": ["cat1", "cat179"], "dev": ["cat180", "cat189"], "test": ["cat190", "cat199"]}
+    words = {
+        split: [t.words()[1] for t in wsj_splits.split_trees(str(tmp_path), split)]
+        for split in ("train", "dev", "test")
+    }
+    assert words == {
+        "train": ["cat1", "cat179"],
+        "dev": ["cat180", "cat189"],
+        "test": ["cat190", "cat199"],
+    }
     # An extracted copy on disk wins over the zip's member of the same number.
     folder = tmp_path / "treebank" / "combined"
     folder.mkdir(parents=True)
     (folder / "wsj_0190.mrg").write_text(TRAIN_MRG.format(s="X"))
-    assert [t.words()[1] for t in wsj_splits.split_trees(str(tmp_path), "test")] == ["catX", "cat199"]
+    assert [t.words()[1] for t in wsj_splits.split_trees(str(tmp_path), "test")] == [
+        "catX",
+        "cat199",
+    ]
     # wsj_parsing falls back to the sample split and says so.
     pairs = registry.problem("wsj_parsing").source_lines(str(tmp_path), "train")
     assert pairs[0] == ["The cat1 sat .", "The cat179 sat ."]
@@ -160,9 +209,42 @@ def test_real_ptb_sample_split():
     files = wsj_splits.find_mrg_files(root)
     assert [f.number for f in files] == list(range(1, 200))
     assert wsj_splits.detect_layout(files) == wsj_splits.PTB_SAMPLE
-    assert [f.number for f in wsj_splits.split_files(files, "dev", wsj_splits.PTB_SAMPLE)] == list(range(180, 190))
-    chosen = {s: wsj_splits.split_files(files, s, wsj_splits.PTB_SAMPLE) for s in ("train", "dev", "test")}
-    assert sorted(f.number for fs in chosen.values() for f in fs) == list(range(1, 200))  # a partition
+    assert [f.number for f in wsj_splits.split_files(files, "dev", wsj_splits.PTB_SAMPLE)] == list(
+        range(180, 190)
+    )
+    chosen = {
+        s: wsj_splits.split_files(files, s, wsj_splits.PTB_SAMPLE) for s in ("train", "dev", "test")
+    }
+    assert sorted(f.number for fs in chosen.values() for f in fs) == list(
+        range(1, 200)
+    )  # a partition
     stats = TreeReadStats()
     per_split = [len(list(wsj_splits.iter_raw_trees(fs, stats))) for fs in chosen.values()]
     assert stats.malformed == 0 and stats.trees == sum(per_split) and min(per_split) > 100
+
+
+def test_dev_f1_of_an_untrained_model_scores_every_sentence(tmp_path):
+    """DevF1 decodes the dev words with the tree constraint: even an untrained model's output
+    is a tree over the right words, so strict EVALB has no error sentence."""
+    import keras
+
+    from t2t_repro.training.dev_f1 import DevF1
+    from tests.model_utils import build_model
+
+    tmp_dir, data_dir = make_ldc(tmp_path / "raw"), str(tmp_path / "data")
+    problem = registry.problem("wsj_parsing")
+    problem.generate_data(data_dir, str(tmp_dir), progress=False)
+    keras.utils.set_random_seed(1)
+    sizes = problem.vocab_sizes(data_dir)
+    model = build_model(
+        "transformer_tiny",
+        "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1",
+        vocab_size=sizes[0],
+        target_vocab_size=sizes[1],
+    )
+    result = DevF1(model, problem, data_dir, 10)()
+    assert result["error_sentences"] == 0 and result["repaired_outputs"] == 0
+    assert result["valid_sentences"] == 1 and 0.0 <= result["f1"] <= 100.0
+    os.remove(problem.gold_file(data_dir, "dev", "words"))
+    with pytest.raises(DataError, match="rerun t2t-datagen"):
+        DevF1(model, problem, data_dir, 10)

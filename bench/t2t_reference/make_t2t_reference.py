@@ -26,12 +26,16 @@ import importlib.util
 import json
 import os
 
-SOURCES = ["The cat sat on the mat.",
-           "Hello world",
-           "We have a nice house in the country and a small garden."]
-TARGETS = ["Die Katze sass auf der Matte.",
-           "Hallo Welt",
-           "Wir haben ein schoenes Haus auf dem Land."]
+SOURCES = [
+    "The cat sat on the mat.",
+    "Hello world",
+    "We have a nice house in the country and a small garden.",
+]
+TARGETS = [
+    "Die Katze sass auf der Matte.",
+    "Hallo Welt",
+    "Wir haben ein schoenes Haus auf dem Land.",
+]
 EXTRA_LENGTH = 12
 BEAM_SIZE = 4
 ALPHA = 0.6
@@ -48,10 +52,11 @@ def parse_args():
 
 def padded(rows):
     import numpy as np
+
     length = max(len(r) for r in rows)
     out = np.zeros([len(rows), length], np.int32)
     for i, r in enumerate(rows):
-        out[i, :len(r)] = r
+        out[i, : len(r)] = r
     return out
 
 
@@ -62,13 +67,21 @@ def table_beam_search(tf, np, beam_search, table, beam, alpha, decode_length, st
 
     def symbols_to_logits_fn(ids, i, states):
         with_pad = tf.pad(ids, [[0, 0], [1, 0]])
-        index = tf.stack([states["batch"], tf.fill(tf.shape(ids)[:1], i), with_pad[:, -2],
-                          ids[:, -1]], axis=1)
+        index = tf.stack(
+            [states["batch"], tf.fill(tf.shape(ids)[:1], i), with_pad[:, -2], ids[:, -1]], axis=1
+        )
         return tf.gather_nd(table_t, index), states
 
     ids, scores = beam_search.beam_search(  # 1.15.7 returns (ids, scores, states).
-        symbols_to_logits_fn, tf.zeros([batch], tf.int32), beam, decode_length,
-        table.shape[-1], alpha, states={"batch": tf.range(batch)}, stop_early=stop_early)[:2]
+        symbols_to_logits_fn,
+        tf.zeros([batch], tf.int32),
+        beam,
+        decode_length,
+        table.shape[-1],
+        alpha,
+        states={"batch": tf.range(batch)},
+        stop_early=stop_early,
+    )[:2]
     with tf.compat.v1.Session() as sess:
         return sess.run([ids, scores])
 
@@ -86,6 +99,7 @@ def stop_early_reference(out_dir):
     import numpy as np
     import tensorflow as tf
     from tensor2tensor.utils import beam_search
+
     beam, alpha, decode_length = 2, 0.6, 6
     for seed in range(200):
         table = make_table(np, seed, 2, decode_length, 5)
@@ -95,22 +109,38 @@ def stop_early_reference(out_dir):
             full = table_beam_search(tf, np, beam_search, table, beam, alpha, decode_length, False)
         if not np.array_equal(early[1], full[1]):  # Different hypotheses, not only steps.
             break
-    np.savez_compressed(os.path.join(out_dir, "t2t_1.15.7_beam_search_table.npz"), table=table,
-                        seed=seed, beam_size=beam, alpha=alpha, decode_length=decode_length,
-                        stop_early_ids=early[0], stop_early_scores=early[1],
-                        no_stop_early_ids=full[0], no_stop_early_scores=full[1])
+    np.savez_compressed(
+        os.path.join(out_dir, "t2t_1.15.7_beam_search_table.npz"),
+        table=table,
+        seed=seed,
+        beam_size=beam,
+        alpha=alpha,
+        decode_length=decode_length,
+        stop_early_ids=early[0],
+        stop_early_scores=early[1],
+        no_stop_early_ids=full[0],
+        no_stop_early_scores=full[1],
+    )
     return seed, early[0].shape, full[0].shape
 
 
 def symbol_problem_hparams(hparam, modalities, input_vocab, target_vocab):
     """The problem hparams T2T's text problems give (symbol modalities, target space 0)."""
     return hparam.HParams(
-        modality={"inputs": modalities.ModalityType.SYMBOL,
-                  "targets": modalities.ModalityType.SYMBOL},
+        modality={
+            "inputs": modalities.ModalityType.SYMBOL,
+            "targets": modalities.ModalityType.SYMBOL,
+        },
         vocab_size={"inputs": input_vocab, "targets": target_vocab},
-        input_space_id=0, target_space_id=0, loss_multiplier=1.0,
-        batch_size_multiplier=1, max_expected_batch_size_per_shard=64,
-        stop_at_eos=True, was_reversed=False, was_copy=False)
+        input_space_id=0,
+        target_space_id=0,
+        loss_multiplier=1.0,
+        batch_size_multiplier=1,
+        max_expected_batch_size_per_shard=64,
+        stop_at_eos=True,
+        was_reversed=False,
+        was_copy=False,
+    )
 
 
 def postnorm_checkpoint(out_dir):
@@ -127,6 +157,7 @@ def postnorm_checkpoint(out_dir):
     from tensor2tensor.layers import modalities
     from tensor2tensor.models import transformer
     from tensor2tensor.utils import hparam
+
     train_dir = os.path.join(out_dir, "t2t_postnorm_train_dir")
     os.makedirs(train_dir, exist_ok=True)
     hparams = transformer.transformer_base_v1()
@@ -144,29 +175,39 @@ def postnorm_checkpoint(out_dir):
     as4d = lambda a: tf.constant(a[:, :, None, None])  # noqa: E731
     with tf.Graph().as_default():
         tf.compat.v1.set_random_seed(1)
-        features = {"inputs": as4d(inputs), "targets": as4d(targets),
-                    "target_space_id": tf.constant(0, tf.int32)}
+        features = {
+            "inputs": as4d(inputs),
+            "targets": as4d(targets),
+            "target_space_id": tf.constant(0, tf.int32),
+        }
         hparams.problem_hparams = problem_hparams
-        train_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.TRAIN,
-                                              problem_hparams)
+        train_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.TRAIN, problem_hparams)
         _, losses = train_model(features)
         global_step = tf.compat.v1.train.get_or_create_global_step()
         with tf.compat.v1.variable_scope("training"):
             optimizer = tf.compat.v1.train.AdamOptimizer(
-                0.01, hparams.optimizer_adam_beta1, hparams.optimizer_adam_beta2,
-                hparams.optimizer_adam_epsilon)
+                0.01,
+                hparams.optimizer_adam_beta1,
+                hparams.optimizer_adam_beta2,
+                hparams.optimizer_adam_epsilon,
+            )
             train_op = optimizer.minimize(losses["training"], global_step=global_step)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(train_op)
             tf.compat.v1.train.Saver(save_relative_paths=True).save(
-                sess, os.path.join(train_dir, "model.ckpt"), global_step=global_step,
-                write_meta_graph=False)
+                sess,
+                os.path.join(train_dir, "model.ckpt"),
+                global_step=global_step,
+                write_meta_graph=False,
+            )
     with tf.Graph().as_default():  # The logits of the saved model, read back from disk.
-        features = {"inputs": as4d(inputs), "targets": as4d(targets),
-                    "target_space_id": tf.constant(0, tf.int32)}
-        eval_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.EVAL,
-                                             problem_hparams)
+        features = {
+            "inputs": as4d(inputs),
+            "targets": as4d(targets),
+            "target_space_id": tf.constant(0, tf.int32),
+        }
+        eval_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.EVAL, problem_hparams)
         logits, _ = eval_model(features)
         with tf.compat.v1.Session() as sess:
             tf.compat.v1.train.Saver().restore(sess, tf.train.latest_checkpoint(train_dir))
@@ -175,11 +216,16 @@ def postnorm_checkpoint(out_dir):
     with open(os.path.join(train_dir, "hparams.json"), "w") as f:
         f.write(hparams.to_json())
     with open(os.path.join(train_dir, "flags.txt"), "w") as f:
-        f.write("--model=transformer\n--hparams_set=transformer_base_v1\n--hparams=\n"
-                "--problem=tiny_unregistered_problem\n--train_steps=1\n")
-    np.savez_compressed(os.path.join(out_dir, "t2t_1.15.7_postnorm_logits.npz"),
-                        inputs=inputs, targets=targets,
-                        logits=values.reshape([2, 4, 13]).astype(np.float32))
+        f.write(
+            "--model=transformer\n--hparams_set=transformer_base_v1\n--hparams=\n"
+            "--problem=tiny_unregistered_problem\n--train_steps=1\n"
+        )
+    np.savez_compressed(
+        os.path.join(out_dir, "t2t_1.15.7_postnorm_logits.npz"),
+        inputs=inputs,
+        targets=targets,
+        logits=values.reshape([2, 4, 13]).astype(np.float32),
+    )
     return sorted(os.listdir(train_dir))
 
 
@@ -187,12 +233,14 @@ def main():
     args = parse_args()
     # The shim puts its own folder on the path when installed (t2t_compat.install).
     spec = importlib.util.spec_from_file_location(
-        "t2t_compat", os.path.join(os.path.abspath(args.shim), "t2t_compat.py"))
+        "t2t_compat", os.path.join(os.path.abspath(args.shim), "t2t_compat.py")
+    )
     t2t_compat = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(t2t_compat)
     t2t_compat.install()
     import numpy as np
     import tensorflow as tf
+
     tf.compat.v1.disable_v2_behavior()
     import tensor2tensor
     from tensor2tensor.data_generators import text_encoder
@@ -201,24 +249,32 @@ def main():
     from tensor2tensor.utils import hparams_lib
 
     # T2T 1.15.7's t2t-trainer/decoder: the registered set, then the saved hparams.json.
-    flags = dict(line.strip()[2:].split("=", 1)
-                 for line in open(os.path.join(args.t2t_dir, "flags.txt")) if "=" in line)
+    flags = dict(
+        line.strip()[2:].split("=", 1)
+        for line in open(os.path.join(args.t2t_dir, "flags.txt"))
+        if "=" in line
+    )
     hparams = getattr(transformer, flags["hparams_set"])()
     hparams = hparams_lib.create_hparams_from_json(
-        os.path.join(args.t2t_dir, "hparams.json"), hparams)
+        os.path.join(args.t2t_dir, "hparams.json"), hparams
+    )
     encoder = text_encoder.SubwordTextEncoder(args.vocab)
     vocab_size = encoder.vocab_size
     # The problem's hparams as translate_ende_wmt8k gives them (symbol modalities, space 0);
     # built by hand so that the data-generator modules (and their downloads) are not needed.
     from tensor2tensor.utils import hparam
+
     problem_hparams = symbol_problem_hparams(hparam, modalities, vocab_size, vocab_size)
     hparams.problem_hparams = problem_hparams
 
     inputs = padded([encoder.encode(s) + [text_encoder.EOS_ID] for s in SOURCES])
     targets = padded([encoder.encode(s) + [text_encoder.EOS_ID] for s in TARGETS])
     as4d = lambda a: tf.constant(a[:, :, None, None])  # noqa: E731
-    features = {"inputs": as4d(inputs), "targets": as4d(targets),
-                "target_space_id": tf.constant(0, tf.int32)}
+    features = {
+        "inputs": as4d(inputs),
+        "targets": as4d(targets),
+        "target_space_id": tf.constant(0, tf.int32),
+    }
 
     eval_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.EVAL, problem_hparams)
     captured = {}
@@ -232,42 +288,64 @@ def main():
     eval_model.encode = capturing_encode
     logits, _ = eval_model(features)
     encoder_outputs = captured["encoder_output"]
-    predict_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.PREDICT,
-                                            problem_hparams)
+    predict_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.PREDICT, problem_hparams)
     infer_features = {"inputs": as4d(inputs), "target_space_id": tf.constant(0, tf.int32)}
     decodes = {}
     with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), reuse=True):
-        for name, beam, top in (("greedy", 1, 1), ("beam4", BEAM_SIZE, 1),
-                                ("beam4_all", BEAM_SIZE, BEAM_SIZE)):
-            decodes[name] = predict_model.infer(dict(infer_features), EXTRA_LENGTH, beam, top,
-                                                ALPHA)
+        for name, beam, top in (
+            ("greedy", 1, 1),
+            ("beam4", BEAM_SIZE, 1),
+            ("beam4_all", BEAM_SIZE, BEAM_SIZE),
+        ):
+            decodes[name] = predict_model.infer(
+                dict(infer_features), EXTRA_LENGTH, beam, top, ALPHA
+            )
 
     prefix = tf.train.latest_checkpoint(args.t2t_dir)
-    model_vars = [v for v in tf.compat.v1.global_variables()
-                  if v.name.startswith("transformer/")]
+    model_vars = [v for v in tf.compat.v1.global_variables() if v.name.startswith("transformer/")]
     saver = tf.compat.v1.train.Saver(model_vars)
     with tf.compat.v1.Session() as sess:
         saver.restore(sess, prefix)
-        fetch = {"logits": logits, "encoder_output": encoder_outputs,
-                 **{f"{k}_ids": v["outputs"] for k, v in decodes.items()},
-                 **{f"{k}_scores": v["scores"] for k, v in decodes.items()
-                    if v.get("scores") is not None}}
+        fetch = {
+            "logits": logits,
+            "encoder_output": encoder_outputs,
+            **{f"{k}_ids": v["outputs"] for k, v in decodes.items()},
+            **{
+                f"{k}_scores": v["scores"]
+                for k, v in decodes.items()
+                if v.get("scores") is not None
+            },
+        }
         values = sess.run(fetch)
 
     os.makedirs(args.out, exist_ok=True)
-    arrays = {"inputs": inputs, "targets": targets,
-              "logits": values["logits"].reshape(
-                  [targets.shape[0], targets.shape[1], vocab_size]).astype(np.float32),
-              "encoder_output": values["encoder_output"].astype(np.float32)}
+    arrays = {
+        "inputs": inputs,
+        "targets": targets,
+        "logits": values["logits"]
+        .reshape([targets.shape[0], targets.shape[1], vocab_size])
+        .astype(np.float32),
+        "encoder_output": values["encoder_output"].astype(np.float32),
+    }
     for k, v in values.items():
         if k.endswith("_ids") or k.endswith("_scores"):
             arrays[k] = v
     np.savez_compressed(os.path.join(args.out, "t2t_1.15.7_transformer_test.npz"), **arrays)
-    meta = {"tensor2tensor": tensor2tensor.__version__ if hasattr(tensor2tensor, "__version__")
-            else "1.15.7", "tensorflow": tf.__version__, "checkpoint": os.path.basename(prefix),
-            "hparams_set": flags["hparams_set"], "sources": SOURCES, "targets": TARGETS,
-            "extra_length": EXTRA_LENGTH, "beam_size": BEAM_SIZE, "alpha": ALPHA,
-            "target_space_id": 0, "arrays": {k: list(v.shape) for k, v in arrays.items()}}
+    meta = {
+        "tensor2tensor": tensor2tensor.__version__
+        if hasattr(tensor2tensor, "__version__")
+        else "1.15.7",
+        "tensorflow": tf.__version__,
+        "checkpoint": os.path.basename(prefix),
+        "hparams_set": flags["hparams_set"],
+        "sources": SOURCES,
+        "targets": TARGETS,
+        "extra_length": EXTRA_LENGTH,
+        "beam_size": BEAM_SIZE,
+        "alpha": ALPHA,
+        "target_space_id": 0,
+        "arrays": {k: list(v.shape) for k, v in arrays.items()},
+    }
     with open(os.path.join(args.out, "t2t_1.15.7_transformer_test.json"), "w") as f:
         json.dump(meta, f, indent=2)
     print(json.dumps(meta["arrays"]))

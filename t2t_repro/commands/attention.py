@@ -20,8 +20,11 @@ from t2t_repro import cli
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2t-attention", description=__doc__.split("\n\n")[0])
     cli.add_problem_flags(parser, "the training output dir (checkpoints and hparams.json)")
-    parser.add_argument("--checkpoint_path", default="", help="a checkpoint prefix or directory "
-                        "(default: the latest in --output_dir)")
+    parser.add_argument(
+        "--checkpoint_path",
+        default="",
+        help="a checkpoint prefix or directory (default: the latest in --output_dir)",
+    )
     parser.add_argument("--source", default="", help="the source sentence")
     parser.add_argument("--target", default="", help="the target sentence (default: decode it)")
     parser.add_argument("--layer", type=int, default=-1, help="which layer (-1: the last)")
@@ -39,9 +42,16 @@ def run(args: argparse.Namespace) -> int:
     cli.require(args, "problem", "data_dir", "source")
     if not (args.output_dir or args.checkpoint_path):
         raise cli.UsageError("--output_dir or --checkpoint_path is required.")
-    setup = runner.load_decoder(args.problem, args.hparams_set, args.hparams,
-                                cli.expand(args.data_dir), cli.expand(args.output_dir),
-                                cli.expand(args.checkpoint_path), args.decode_hparams, args.model)
+    setup = runner.load_decoder(
+        args.problem,
+        args.hparams_set,
+        args.hparams,
+        cli.expand(args.data_dir),
+        cli.expand(args.output_dir),
+        cli.expand(args.checkpoint_path),
+        args.decode_hparams,
+        args.model,
+    )
     decoder = setup.decoder
     input_ids = decoder.encode(args.source, 0)
     if args.target:
@@ -51,13 +61,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"translation: {best.text}", file=sys.stderr)
         target_ids = list(best.ids) + [EOS_ID]
     try:
-        pngs = attention_pngs(setup.model, input_ids, target_ids,
-                              token_labels(decoder.input_encoder, input_ids),
-                              token_labels(decoder.target_encoder, target_ids), args.layer)
+        pngs = attention_pngs(
+            setup.model,
+            input_ids,
+            target_ids,
+            token_labels(decoder.input_encoder, input_ids),
+            token_labels(decoder.target_encoder, target_ids),
+            args.layer,
+        )
     except ValueError as e:
         raise cli.UsageError(str(e)) from None
-    out_dir = cli.expand(args.out_dir) if args.out_dir else os.path.join(
-        cli.expand(args.output_dir or os.path.dirname(args.checkpoint_path)), "attention")
+    out_dir = (
+        cli.expand(args.out_dir)
+        if args.out_dir
+        else os.path.join(
+            cli.expand(args.output_dir or os.path.dirname(args.checkpoint_path)), "attention"
+        )
+    )
     os.makedirs(out_dir, exist_ok=True)
     for name, png in pngs.items():
         path = os.path.join(out_dir, f"{name}.png")

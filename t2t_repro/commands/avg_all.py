@@ -17,10 +17,16 @@ from t2t_repro import cli
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2t-avg-all", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model_dir", default="", help="a t2t-trainer output_dir")
-    parser.add_argument("--output_dir", default="", help="where the average goes "
-                        "(default: <model_dir>/avg)")
-    parser.add_argument("--n", type=int, default=8, help="how many of the newest checkpoints "
-                        "(T2T's default 8; the paper used 5 for base and 20 for big)")
+    parser.add_argument(
+        "--output_dir", default="", help="where the average goes (default: <model_dir>/avg)"
+    )
+    parser.add_argument(
+        "--n",
+        type=int,
+        default=8,
+        help="how many of the newest checkpoints "
+        "(T2T's default 8; the paper used 5 for base and 20 for big)",
+    )
     parser.add_argument("--model", default="transformer")
     return parser
 

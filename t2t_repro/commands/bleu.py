@@ -23,8 +23,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--translation", default="", help="hypotheses, one sentence per line")
     parser.add_argument("--reference", default="", help="references, one sentence per line")
     parser.add_argument("--bleu_variant", default="all", help="'all' or one variant's name")
-    parser.add_argument("--target_lang", default="de", help="language of the Moses tokenizer "
-                        "for the paper-style variant")
+    parser.add_argument(
+        "--target_lang",
+        default="de",
+        help="language of the Moses tokenizer for the paper-style variant",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
@@ -39,8 +42,10 @@ def read_pair(translation: str, reference: str) -> tuple[list[str], list[str], i
     hyps = list(read_lines(translation, stats))
     refs = list(read_lines(reference, stats))
     if len(hyps) != len(refs):
-        raise DataError(f"{translation} has {len(hyps)} lines but {reference} has {len(refs)}; "
-                        "BLEU needs one translation per reference line.")
+        raise DataError(
+            f"{translation} has {len(hyps)} lines but {reference} has {len(refs)}; "
+            "BLEU needs one translation per reference line."
+        )
     return hyps, refs, stats.replaced_bytes
 
 
@@ -52,8 +57,11 @@ def run(args: argparse.Namespace) -> int:
     if replaced:
         print(f"warning: {replaced} undecodable bytes were replaced.", file=sys.stderr)
     if looks_tokenized(hyps):
-        print("warning: the translations look tokenized (lines end in ' .'); sacreBLEU and "
-              "t2t-bleu expect detokenized text.", file=sys.stderr)
+        print(
+            "warning: the translations look tokenized (lines end in ' .'); sacreBLEU and "
+            "t2t-bleu expect detokenized text.",
+            file=sys.stderr,
+        )
     results = all_scores(refs, hyps, args.target_lang)
     if args.bleu_variant != "all":
         results = [r for r in results if r.name == args.bleu_variant]

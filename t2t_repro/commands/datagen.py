@@ -19,14 +19,28 @@ from t2t_repro import cli, paths
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2t-datagen", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--problem", default="", help="problem name, a comma list, or a prefix* pattern")
+    parser.add_argument(
+        "--problem", default="", help="problem name, a comma list, or a prefix* pattern"
+    )
     parser.add_argument("--data_dir", default="", help="where the vocab and TFRecord shards go")
-    parser.add_argument("--tmp_dir", default="/tmp/t2t_datagen", help="raw data (read, downloaded to)")
-    parser.add_argument("--num_workers", type=int, default=0, help="encoding processes (default: all cores)")
-    parser.add_argument("--random_seed", type=int, default=429459, help="seed of the per-shard shuffle")
-    parser.add_argument("--max_cases", type=int, default=None, help="at most this many pairs per split")
-    parser.add_argument("--t2t_usr_dir", default="", help="a module/package of your own registrations")
-    parser.add_argument("--registry_help", action="store_true", help="list everything registered and exit")
+    parser.add_argument(
+        "--tmp_dir", default="/tmp/t2t_datagen", help="raw data (read, downloaded to)"
+    )
+    parser.add_argument(
+        "--num_workers", type=int, default=0, help="encoding processes (default: all cores)"
+    )
+    parser.add_argument(
+        "--random_seed", type=int, default=429459, help="seed of the per-shard shuffle"
+    )
+    parser.add_argument(
+        "--max_cases", type=int, default=None, help="at most this many pairs per split"
+    )
+    parser.add_argument(
+        "--t2t_usr_dir", default="", help="a module/package of your own registrations"
+    )
+    parser.add_argument(
+        "--registry_help", action="store_true", help="list everything registered and exit"
+    )
     parser.add_argument("--noprogress", action="store_true", help="no progress lines on stderr")
     return parser
 
@@ -51,19 +65,26 @@ def run(args: argparse.Namespace) -> int:
     from t2t_repro import registry
 
     if not args.problem or not args.data_dir:
-        raise cli.UsageError("--problem and --data_dir are required (see --help; --registry_help "
-                             "lists problems).")
+        raise cli.UsageError(
+            "--problem and --data_dir are required (see --help; --registry_help lists problems)."
+        )
     problems = [registry.problem(name) for name in problem_names(args.problem)]
     data_dir, tmp_dir = cli.expand(args.data_dir), cli.expand(args.tmp_dir)
     paths.expect_directory(data_dir, "--data_dir")
     for problem in problems:
         try:
-            summary = problem.generate_data(data_dir, tmp_dir, args.num_workers or None,
-                                            max_cases=args.max_cases, random_seed=args.random_seed,
-                                            progress=not args.noprogress)
+            summary = problem.generate_data(
+                data_dir,
+                tmp_dir,
+                args.num_workers or None,
+                max_cases=args.max_cases,
+                random_seed=args.random_seed,
+                progress=not args.noprogress,
+            )
         except KeyboardInterrupt:
             raise cli.UsageError(
-                "interrupted; run again to finish (finished shards are kept).") from None
+                "interrupted; run again to finish (finished shards are kept)."
+            ) from None
         print(summary.format(), flush=True)
     return 0
 

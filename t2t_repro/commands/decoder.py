@@ -19,15 +19,25 @@ from t2t_repro import cli
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2t-decoder", description=__doc__.split("\n\n")[0])
     cli.add_problem_flags(parser, "the training output dir (checkpoints and hparams.json)")
-    parser.add_argument("--checkpoint_path", default="", help="a checkpoint prefix or directory "
-                        "(default: the latest in --output_dir)")
-    parser.add_argument("--decode_hparams", default="", help='e.g. "beam_size=4,alpha=0.6,'
-                        'extra_length=50,batch_size=32,return_beams=False,write_beam_scores=False"')
+    parser.add_argument(
+        "--checkpoint_path",
+        default="",
+        help="a checkpoint prefix or directory (default: the latest in --output_dir)",
+    )
+    parser.add_argument(
+        "--decode_hparams",
+        default="",
+        help='e.g. "beam_size=4,alpha=0.6,'
+        'extra_length=50,batch_size=32,return_beams=False,write_beam_scores=False"',
+    )
     parser.add_argument("--decode_from_file", default="", help="source sentences, one per line")
     parser.add_argument("--decode_to_file", default="", help="where the translations go")
     parser.add_argument("--decode_interactive", action="store_true", help="translate stdin lines")
-    parser.add_argument("--eval_use_test_set", action="store_true",
-                        help="without --decode_from_file: decode the test split, not dev")
+    parser.add_argument(
+        "--eval_use_test_set",
+        action="store_true",
+        help="without --decode_from_file: decode the test split, not dev",
+    )
     return parser
 
 
@@ -38,16 +48,26 @@ def run(args: argparse.Namespace) -> int:
     if not (args.output_dir or args.checkpoint_path):
         raise cli.UsageError("--output_dir or --checkpoint_path is required.")
     if args.decode_from_file and args.decode_to_file:
-        runner.check_decode_paths(cli.expand(args.decode_from_file), cli.expand(args.decode_to_file))
-    setup = runner.load_decoder(args.problem, args.hparams_set, args.hparams,
-                                cli.expand(args.data_dir), cli.expand(args.output_dir),
-                                cli.expand(args.checkpoint_path), args.decode_hparams, args.model)
+        runner.check_decode_paths(
+            cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
+        )
+    setup = runner.load_decoder(
+        args.problem,
+        args.hparams_set,
+        args.hparams,
+        cli.expand(args.data_dir),
+        cli.expand(args.output_dir),
+        cli.expand(args.checkpoint_path),
+        args.decode_hparams,
+        args.model,
+    )
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     if args.decode_interactive:
         runner.decode_interactive(setup)
     elif args.decode_from_file:
         out = args.decode_to_file or runner.default_output_name(
-            args.decode_from_file, args.model, args.hparams_set, args.problem, setup.dhp)
+            args.decode_from_file, args.model, args.hparams_set, args.problem, setup.dhp
+        )
         runner.decode_file(setup, cli.expand(args.decode_from_file), cli.expand(out))
         print(f"wrote {out}", file=sys.stderr)
     else:

@@ -24,36 +24,66 @@ from t2t_repro import cli
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2t-evalb", description=__doc__.split("\n\n")[0])
     parser.add_argument("--gold", default="", help="gold trees")
-    parser.add_argument("--test", default="", help="parser output: trees, or target sequences "
-                        "with --linearized")
-    parser.add_argument("--linearized", action="store_true", help="the test file holds T2T "
-                        "target sequences (t2t-decoder output), not trees")
-    parser.add_argument("--layout", default="auto", choices=("auto", "lines", "mrg"),
-                        help="tree file layout (auto: .mrg files and indented text are 'mrg')")
-    parser.add_argument("--per_sentence", action="store_true", help="also print EVALB's "
-                        "per-sentence table (or list, with --json)")
-    parser.add_argument("--align_punct", action="store_true", help="decide which words are "
-                        "punctuation (deleted by EVALB) from the gold tags, as Collins' preprocessing "
-                        "script does, so a mistagged comma is not a 'Length unmatch' error")
+    parser.add_argument(
+        "--test", default="", help="parser output: trees, or target sequences with --linearized"
+    )
+    parser.add_argument(
+        "--linearized",
+        action="store_true",
+        help="the test file holds T2T target sequences (t2t-decoder output), not trees",
+    )
+    parser.add_argument(
+        "--layout",
+        default="auto",
+        choices=("auto", "lines", "mrg"),
+        help="tree file layout (auto: .mrg files and indented text are 'mrg')",
+    )
+    parser.add_argument(
+        "--per_sentence",
+        action="store_true",
+        help="also print EVALB's per-sentence table (or list, with --json)",
+    )
+    parser.add_argument(
+        "--align_punct",
+        action="store_true",
+        help="decide which words are "
+        "punctuation (deleted by EVALB) from the gold tags, as Collins' preprocessing "
+        "script does, so a mistagged comma is not a 'Length unmatch' error",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--evalb_root",
+        action="store_true",
+        help="score the unlabelled root of "
+        "'( (S ...) )' as EVALB does, as a bracket labelled '' (default: as TOP)",
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_repro.parsing.scoring import format_report, score_files
+    from t2t_repro.parsing.scoring import evalb_params, format_report, score_files
 
     cli.require(args, "gold", "test")
     gold, test = cli.expand(args.gold), cli.expand(args.test)
     for flag, path in (("--gold", gold), ("--test", test)):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"{flag}: {path!r} does not exist.")
-    scored = score_files(gold, test, linearized=args.linearized, layout=args.layout,
-                         align_punct=args.align_punct)
+    scored = score_files(
+        gold,
+        test,
+        linearized=args.linearized,
+        layout=args.layout,
+        align_punct=args.align_punct,
+        params=evalb_params(args.evalb_root),
+    )
     for line in scored.warnings():
         print(f"warning: {line}", file=sys.stderr)
     if args.json:
         out = scored.report.as_dict(per_sentence=args.per_sentence)
-        out["malformed_trees"] = {"gold": scored.gold_stats.malformed, "test": scored.test_stats.malformed}
+        out["malformed_trees"] = {
+            "gold": scored.gold_stats.malformed,
+            "test": scored.test_stats.malformed,
+        }
         if scored.repairs is not None:
             out["repairs"] = scored.repairs.as_dict()
         if scored.punctuation_aligned is not None:

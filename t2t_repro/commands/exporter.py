@@ -20,12 +20,21 @@ from t2t_repro import cli
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2t-exporter", description=__doc__.split("\n\n")[0])
     cli.add_problem_flags(parser, "the training output dir (checkpoints and hparams.json)")
-    parser.add_argument("--checkpoint_path", default="", help="a checkpoint prefix or directory "
-                        "(default: the latest in --output_dir)")
-    parser.add_argument("--decode_hparams", default="", help='search settings baked into the '
-                        'export, e.g. "beam_size=4,alpha=0.6,extra_length=50"')
-    parser.add_argument("--export_dir", default="", help="where the SavedModel goes (default: "
-                        "<output_dir>/export/<unix time>); must not exist")
+    parser.add_argument(
+        "--checkpoint_path",
+        default="",
+        help="a checkpoint prefix or directory (default: the latest in --output_dir)",
+    )
+    parser.add_argument(
+        "--decode_hparams",
+        default="",
+        help='search settings baked into the export, e.g. "beam_size=4,alpha=0.6,extra_length=50"',
+    )
+    parser.add_argument(
+        "--export_dir",
+        default="",
+        help="where the SavedModel goes (default: <output_dir>/export/<unix time>); must not exist",
+    )
     return parser
 
 
@@ -36,16 +45,34 @@ def run(args: argparse.Namespace) -> int:
     cli.require(args, "problem", "data_dir")
     if not (args.output_dir or args.checkpoint_path):
         raise cli.UsageError("--output_dir or --checkpoint_path is required.")
-    setup = runner.load_decoder(args.problem, args.hparams_set, args.hparams,
-                                cli.expand(args.data_dir), cli.expand(args.output_dir),
-                                cli.expand(args.checkpoint_path), args.decode_hparams, args.model)
+    setup = runner.load_decoder(
+        args.problem,
+        args.hparams_set,
+        args.hparams,
+        cli.expand(args.data_dir),
+        cli.expand(args.output_dir),
+        cli.expand(args.checkpoint_path),
+        args.decode_hparams,
+        args.model,
+    )
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     decoder = setup.decoder
-    export_dir = cli.expand(args.export_dir) if args.export_dir else default_export_dir(
-        cli.expand(args.output_dir or os.path.dirname(args.checkpoint_path)))
+    export_dir = (
+        cli.expand(args.export_dir)
+        if args.export_dir
+        else default_export_dir(
+            cli.expand(args.output_dir or os.path.dirname(args.checkpoint_path))
+        )
+    )
     encoders = {"inputs": decoder.input_encoder, "targets": decoder.target_encoder}
-    export_saved_model(setup.model, encoders, decoder.searcher.config,
-                       decoder.max_input_length, export_dir)
+    export_saved_model(
+        setup.model,
+        encoders,
+        decoder.searcher.config,
+        decoder.max_input_length,
+        export_dir,
+        decoder.constraint,
+    )
     print(f"exported {export_dir}", file=sys.stderr)
     return 0
 

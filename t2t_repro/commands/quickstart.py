@@ -27,11 +27,15 @@ def run(args: argparse.Namespace) -> int:
     from t2t_repro.workflow import WorkflowConfig, WorkflowError, run_workflow
 
     work_dir = cli.expand(args.work_dir)
-    cfg = WorkflowConfig(problem=args.problem, hparams_set=args.hparams_set, work_dir=work_dir,
-                         tmp_dir=os.path.join(work_dir, "tmp"), train_steps=args.train_steps,
-                         average_n=2,
-                         extra_trainer_flags=["--local_eval_frequency=200",
-                                              "--keep_checkpoint_max=10"])
+    cfg = WorkflowConfig(
+        problem=args.problem,
+        hparams_set=args.hparams_set,
+        work_dir=work_dir,
+        tmp_dir=os.path.join(work_dir, "tmp"),
+        train_steps=args.train_steps,
+        average_n=2,
+        extra_trainer_flags=["--local_eval_frequency=200", "--keep_checkpoint_max=10"],
+    )
     try:
         summary = run_workflow(cfg)
     except WorkflowError as e:
@@ -39,8 +43,10 @@ def run(args: argparse.Namespace) -> int:
     timings = summary["timings"]
     print("\n=== quickstart finished ===")
     print(f"problem {cfg.problem}, hparams set {cfg.hparams_set}, {cfg.train_steps} steps")
-    print(f"times: datagen {timings['datagen_s']:.0f}s, training {timings['train_s']:.0f}s, "
-          f"averaging {timings['average_s']:.0f}s, decoding {timings['decode_s']:.0f}s")
+    print(
+        f"times: datagen {timings['datagen_s']:.0f}s, training {timings['train_s']:.0f}s, "
+        f"averaging {timings['average_s']:.0f}s, decoding {timings['decode_s']:.0f}s"
+    )
     for result in summary["bleu"]:
         print(f"{result['name']}: {result['score']:.2f}")
     print(f"data:         {cfg.data_dir}")

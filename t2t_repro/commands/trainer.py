@@ -23,35 +23,66 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2t-trainer", description=__doc__.split("\n\n")[0])
     cli.add_problem_flags(parser, "checkpoints, hparams.json, TensorBoard events")
     parser.set_defaults(model=d["model"], tmp_dir=d["tmp_dir"])
-    parser.add_argument("--generate_data", action="store_true", default=d["generate_data"],
-                        help="run datagen first")
+    parser.add_argument(
+        "--generate_data", action="store_true", default=d["generate_data"], help="run datagen first"
+    )
     parser.add_argument("--train_steps", type=int, default=d["train_steps"])
-    parser.add_argument("--eval_steps", type=int, default=d["eval_steps"],
-                        help="max eval batches (0: all)")
+    parser.add_argument(
+        "--eval_steps", type=int, default=d["eval_steps"], help="max eval batches (0: all)"
+    )
     parser.add_argument("--schedule", default=d["schedule"], choices=SCHEDULES)
-    parser.add_argument("--local_eval_frequency", type=int, default=d["local_eval_frequency"],
-                        help="evaluate (and checkpoint) every N steps")
-    parser.add_argument("--save_checkpoints_secs", type=int, default=d["save_checkpoints_secs"],
-                        help="checkpoint every N seconds instead (the paper: 600)")
+    parser.add_argument(
+        "--local_eval_frequency",
+        type=int,
+        default=d["local_eval_frequency"],
+        help="evaluate (and checkpoint) every N steps",
+    )
+    parser.add_argument(
+        "--save_checkpoints_secs",
+        type=int,
+        default=d["save_checkpoints_secs"],
+        help="checkpoint every N seconds instead (the paper: 600)",
+    )
     parser.add_argument("--keep_checkpoint_max", type=int, default=d["keep_checkpoint_max"])
-    parser.add_argument("--worker_gpu", type=int, default=d["worker_gpu"],
-                        help="GPUs to use (0: all visible)")
-    parser.add_argument("--random_seed", type=int, default=d["random_seed"],
-                        help="seed; also turns on op determinism")
+    parser.add_argument(
+        "--worker_gpu", type=int, default=d["worker_gpu"], help="GPUs to use (0: all visible)"
+    )
+    parser.add_argument(
+        "--random_seed",
+        type=int,
+        default=d["random_seed"],
+        help="seed; also turns on op determinism",
+    )
     parser.add_argument("--mixed_precision", default=d["mixed_precision"], choices=MIXED_PRECISION)
-    parser.add_argument("--xla", action="store_true", default=d["xla"],
-                        help="XLA-compile the train step")
+    parser.add_argument(
+        "--xla", action="store_true", default=d["xla"], help="XLA-compile the train step"
+    )
     parser.add_argument("--log_step_count_steps", type=int, default=d["log_step_count_steps"])
-    parser.add_argument("--steps_per_loop", type=int, default=d["steps_per_loop"],
-                        help="steps per tf.function call (host work happens between calls)")
-    parser.add_argument("--max_train_seconds", type=float, default=d["max_train_seconds"],
-                        help="stop training (after saving) once this much time has passed")
-    parser.add_argument("--attention_images", action=argparse.BooleanOptionalAction,
-                        default=d["attention_images"], help="attention heat maps of the first "
-                        "dev example in TensorBoard at every evaluation")
-    parser.add_argument("--eval_bleu_examples", type=int, default=d["eval_bleu_examples"],
-                        help="dev sentences beam-decoded (decoder defaults, extra_length=50) "
-                        "for a real BLEU at every evaluation of text problems; 0: off")
+    parser.add_argument(
+        "--steps_per_loop",
+        type=int,
+        default=d["steps_per_loop"],
+        help="steps per tf.function call (host work happens between calls)",
+    )
+    parser.add_argument(
+        "--max_train_seconds",
+        type=float,
+        default=d["max_train_seconds"],
+        help="stop training (after saving) once this much time has passed",
+    )
+    parser.add_argument(
+        "--attention_images",
+        action=argparse.BooleanOptionalAction,
+        default=d["attention_images"],
+        help="attention heat maps of the first dev example in TensorBoard at every evaluation",
+    )
+    parser.add_argument(
+        "--eval_bleu_examples",
+        type=int,
+        default=d["eval_bleu_examples"],
+        help="dev sentences decoded at every evaluation for a real BLEU (text "
+        "problems) or EVALB F1 (parsing problems); 0: off",
+    )
     return parser
 
 
@@ -60,8 +91,12 @@ def run(args: argparse.Namespace) -> int:
 
     cli.require(args, "problem", "hparams_set", "data_dir", "output_dir")
     cfg = config_from_flags(vars(args))
-    cfg = dataclasses.replace(cfg, data_dir=cli.expand(cfg.data_dir),
-                              output_dir=cli.expand(cfg.output_dir), tmp_dir=cli.expand(cfg.tmp_dir))
+    cfg = dataclasses.replace(
+        cfg,
+        data_dir=cli.expand(cfg.data_dir),
+        output_dir=cli.expand(cfg.output_dir),
+        tmp_dir=cli.expand(cfg.tmp_dir),
+    )
     Trainer(cfg, flags=vars(args)).run()
     return 0
 

@@ -38,9 +38,15 @@ def highly_composite_numbers(limit: int) -> tuple[int, ...]:
     return tuple(result)
 
 
-def batching_scheme(batch_size: int, max_length: int, min_length_bucket: int = 8,
-                    length_bucket_step: float = 1.1, shard_multiplier: int = 1,
-                    length_multiplier: int = 1, min_length: int = 0) -> dict:
+def batching_scheme(
+    batch_size: int,
+    max_length: int,
+    min_length_bucket: int = 8,
+    length_bucket_step: float = 1.1,
+    shard_multiplier: int = 1,
+    length_multiplier: int = 1,
+    min_length: int = 0,
+) -> dict:
     """{"boundaries", "batch_sizes", "min_length", "max_length", "window_size"} as T2T."""
     max_length = max_length or batch_size
     if max_length < min_length:

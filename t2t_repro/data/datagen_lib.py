@@ -39,16 +39,20 @@ def _text_encoder():
 
 # ----------------------------------------------------------------------------- vocabulary
 
+
 def load_vocab(path: str):
     return _text_encoder().SubwordTextEncoder(path)
 
 
-def build_vocab(path: str, lines: Iterable[str], target_size: int, max_subtoken_length: int | None = 200):
+def build_vocab(
+    path: str, lines: Iterable[str], target_size: int, max_subtoken_length: int | None = 200
+):
     """Build a subword vocab from ``lines`` and store it at ``path`` atomically; returns the
     encoder."""
     te = _text_encoder()
     encoder = te.SubwordTextEncoder.build_from_generator(
-        lines, target_size, max_subtoken_length=max_subtoken_length)
+        lines, target_size, max_subtoken_length=max_subtoken_length
+    )
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     encoder.store_to_file(path)  # atomic itself
     return encoder
@@ -97,6 +101,7 @@ def store_json(path: str, data: dict) -> None:
 
 # ----------------------------------------------------------------------------- progress
 
+
 class Progress:
     """Lines done, rate and ETA on stderr: a rewritten line on a terminal, a line every 15 s
     otherwise."""
@@ -126,13 +131,18 @@ class Progress:
         if self.enabled and now - self.last >= self.interval:
             self.last = now
             end = "\r" if self.tty else "\n"
-            print(self._line(now).ljust(79 if self.tty else 0), end=end, file=self.stream, flush=True)
+            print(
+                self._line(now).ljust(79 if self.tty else 0), end=end, file=self.stream, flush=True
+            )
 
     def close(self) -> None:
         if self.enabled:
             now = time.monotonic()
-            print(f"{self._line(now)}, done in {now - self.start:.1f}s".ljust(79 if self.tty else 0),
-                  file=self.stream, flush=True)
+            print(
+                f"{self._line(now)}, done in {now - self.start:.1f}s".ljust(79 if self.tty else 0),
+                file=self.stream,
+                flush=True,
+            )
 
 
 # ----------------------------------------------------------------------------- encoding
@@ -154,7 +164,9 @@ def _encode_chunk(chunk: Sequence[tuple[int, str, str]]) -> list[tuple[int, byte
     out = []
     for (index, _, _), src, tgt in zip(chunk, sources, targets, strict=True):
         src, tgt = list(src) + [eos], list(tgt) + [eos]
-        out.append((index, records.serialize_example({"inputs": src, "targets": tgt}), len(src), len(tgt)))
+        out.append(
+            (index, records.serialize_example({"inputs": src, "targets": tgt}), len(src), len(tgt))
+        )
     return out
 
 
@@ -176,9 +188,14 @@ def default_num_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def encode_examples(items: Iterable[tuple[int, str, str]], vocab_path: str, num_workers: int | None = None,
-                    chunk_size: int = 2000, min_pool_items: int | None = None,
-                    expected_items: int | None = None) -> Iterator[tuple[int, bytes, int, int]]:
+def encode_examples(
+    items: Iterable[tuple[int, str, str]],
+    vocab_path: str,
+    num_workers: int | None = None,
+    chunk_size: int = 2000,
+    min_pool_items: int | None = None,
+    expected_items: int | None = None,
+) -> Iterator[tuple[int, bytes, int, int]]:
     """Encode and serialize ``(index, source, target)`` items, in order, in ``num_workers``
     processes.
 
@@ -208,6 +225,7 @@ def encode_examples(items: Iterable[tuple[int, str, str]], vocab_path: str, num_
 
 # ----------------------------------------------------------------------------- shards
 
+
 def temp_files(data_dir: str, problem_name: str, split: str) -> list[str]:
     """Leftovers of interrupted writes for a split (``*.tmp``)."""
     import glob
@@ -223,7 +241,7 @@ def _read_framed(path: str) -> list[bytes]:
     pos, end = 0, len(data)
     while pos < end:
         (size,) = struct.unpack_from("<I", data, pos)
-        out.append(data[pos + 4:pos + 4 + size])
+        out.append(data[pos + 4 : pos + 4 + size])
         pos += 4 + size
     return out
 
@@ -241,8 +259,10 @@ class ShardWriter:
         self.final_paths = list(final_paths)
         self.needed = sorted(set(needed))
         self.counts = {i: 0 for i in self.needed}
-        self._files = {i: open(self.final_paths[i] + UNSHUFFLED_SUFFIX, "wb", buffering=1 << 20)
-                       for i in self.needed}
+        self._files = {
+            i: open(self.final_paths[i] + UNSHUFFLED_SUFFIX, "wb", buffering=1 << 20)
+            for i in self.needed
+        }
 
     def shard_of(self, index: int) -> int:
         return index % len(self.final_paths)

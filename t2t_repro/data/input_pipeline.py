@@ -26,9 +26,11 @@ def list_shards(filepattern: str) -> list[str]:
     """Finished shards matching the pattern (``*.tmp`` files of interrupted writes excluded)."""
     files = sorted(f for f in tf.io.gfile.glob(filepattern) if not f.endswith(".tmp"))
     if not files:
-        raise DataError(f"No data files match {filepattern!r}. Generate them with "
-                        "t2t-datagen --problem=<problem> --data_dir=<data_dir> (or pass "
-                        "--generate_data to t2t-trainer).")
+        raise DataError(
+            f"No data files match {filepattern!r}. Generate them with "
+            "t2t-datagen --problem=<problem> --data_dir=<data_dir> (or pass "
+            "--generate_data to t2t-trainer)."
+        )
     return files
 
 
@@ -38,8 +40,10 @@ def example_length(example: dict) -> tf.Tensor:
 
 
 def _truncate(hparams):
-    limits = {"inputs": hparams.get("max_input_seq_length", 0),
-              "targets": hparams.get("max_target_seq_length", 0)}
+    limits = {
+        "inputs": hparams.get("max_input_seq_length", 0),
+        "targets": hparams.get("max_target_seq_length", 0),
+    }
 
     def truncate(example):
         return {k: v[: limits[k]] if limits.get(k, 0) > 0 else v for k, v in example.items()}
@@ -47,10 +51,16 @@ def _truncate(hparams):
     return truncate
 
 
-def make_dataset(filepattern: str, mode: str, hparams, *,
-                 input_context: tf.distribute.InputContext | None = None,
-                 length_multiplier: int = 1, seed: int | None = None,
-                 repeat: bool | None = None) -> tf.data.Dataset:
+def make_dataset(
+    filepattern: str,
+    mode: str,
+    hparams,
+    *,
+    input_context: tf.distribute.InputContext | None = None,
+    length_multiplier: int = 1,
+    seed: int | None = None,
+    repeat: bool | None = None,
+) -> tf.data.Dataset:
     """Batches ``{"inputs": int32 [B, Li], "targets": int32 [B, Lt]}``, each padded with 0."""
     is_train = mode == TRAIN
     repeat = is_train if repeat is None else repeat
@@ -65,14 +75,22 @@ def make_dataset(filepattern: str, mode: str, hparams, *,
     if is_train:
         ds = ds.shuffle(len(files), seed=seed)
     deterministic = seed is not None or not is_train
-    ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(8, len(files)),
-                       num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic)
+    ds = ds.interleave(
+        tf.data.TFRecordDataset,
+        cycle_length=min(8, len(files)),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=deterministic,
+    )
     if shard_records:
         ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-    ds = ds.map(records.parse_example_fn(FEATURES), num_parallel_calls=tf.data.AUTOTUNE,
-                deterministic=deterministic)
-    ds = ds.map(_truncate(hparams), num_parallel_calls=tf.data.AUTOTUNE,
-                deterministic=deterministic)
+    ds = ds.map(
+        records.parse_example_fn(FEATURES),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=deterministic,
+    )
+    ds = ds.map(
+        _truncate(hparams), num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
+    )
     if is_train:
         ds = ds.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed)
     if repeat:
@@ -81,17 +99,27 @@ def make_dataset(filepattern: str, mode: str, hparams, *,
     max_length = hparams.max_length or hparams.batch_size
     if is_train or hparams.get("eval_drop_long_sequences", False):
         min_length = hparams.get("min_length", 0)
-        ds = ds.filter(lambda ex: tf.logical_and(example_length(ex) >= min_length,
-                                                 example_length(ex) <= max_length))
+        ds = ds.filter(
+            lambda ex: tf.logical_and(
+                example_length(ex) >= min_length, example_length(ex) <= max_length
+            )
+        )
     if hparams.get("use_fixed_batch_size", False):
         ds = ds.padded_batch(hparams.batch_size, padded_shapes={k: [None] for k in FEATURES})
     else:
-        scheme = batching_scheme(hparams.batch_size, max_length, hparams.min_length_bucket,
-                                 hparams.length_bucket_step,
-                                 length_multiplier=length_multiplier)
-        ds = ds.bucket_by_sequence_length(example_length, scheme["boundaries"],
-                                          scheme["batch_sizes"],
-                                          padded_shapes={k: [None] for k in FEATURES})
+        scheme = batching_scheme(
+            hparams.batch_size,
+            max_length,
+            hparams.min_length_bucket,
+            hparams.length_bucket_step,
+            length_multiplier=length_multiplier,
+        )
+        ds = ds.bucket_by_sequence_length(
+            example_length,
+            scheme["boundaries"],
+            scheme["batch_sizes"],
+            padded_shapes={k: [None] for k in FEATURES},
+        )
     if is_train and hparams.get("batch_shuffle_size", 0):
         ds = ds.shuffle(hparams.batch_shuffle_size, seed=seed)
     options = tf.data.Options()

@@ -66,7 +66,8 @@ class FilePairs(PairSource):
         if n_src != n_tgt:  # files changed since check(), or check() was skipped
             raise DataError(
                 f"Parallel files differ in length: {self.source_path} has {n_src} lines "
-                f"but {self.target_path} has {n_tgt}.")
+                f"but {self.target_path} has {n_tgt}."
+            )
 
     def vocab_lines(self, byte_budget: float) -> Iterator[str]:
         for path in (self.source_path, self.target_path):

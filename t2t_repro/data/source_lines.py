@@ -15,7 +15,9 @@ from t2t_repro.data.text_files import decode_utf8
 
 WHITESPACE = (
     [0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680]
-    + list(range(0x2000, 0x200B)) + [0x2028, 0x2029, 0x202F, 0x205F, 0x3000])
+    + list(range(0x2000, 0x200B))
+    + [0x2028, 0x2029, 0x202F, 0x205F, 0x3000]
+)
 BYTE_ORDER_MARK = 0xFEFF
 STRIPPED = "".join(map(chr, WHITESPACE + [BYTE_ORDER_MARK]))
 # The same set for RE2 (tf.strings.regex_replace), which the exported graph uses.
@@ -33,6 +35,7 @@ def normalize_source_lines_in_graph(sources):
     """``normalize_source_line`` for a string tensor, in TensorFlow ops (for SavedModels)."""
     import tensorflow as tf
 
-    text = tf.strings.unicode_transcode(sources, "UTF-8", "UTF-8", errors="replace",
-                                        replacement_char=0xFFFD)
+    text = tf.strings.unicode_transcode(
+        sources, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
+    )
     return tf.strings.regex_replace(text, RE2_STRIP_PATTERN, "")

@@ -47,7 +47,7 @@ def decode_utf8(raw: bytes, stats: ReadStats | None = None) -> str:
             out.append(raw[pos:].decode("utf-8"))
             break
         except UnicodeDecodeError as e:
-            out.append(raw[pos:pos + e.start].decode("utf-8"))
+            out.append(raw[pos : pos + e.start].decode("utf-8"))
             out.append("\ufffd")
             replaced += e.end - e.start
             pos += e.end

@@ -65,15 +65,26 @@ def _top_beams(scores, k, *tensors):
     return tuple(gather_beams(t, indices) for t in tensors)
 
 
-def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, decode_length: int,
-                vocab_size: int, alpha, states=None, eos_id: int = EOS_ID,
-                stop_early: bool = True):
+def beam_search(
+    symbols_to_logits_fn,
+    initial_ids,
+    beam_size: int,
+    decode_length: int,
+    vocab_size: int,
+    alpha,
+    states=None,
+    eos_id: int = EOS_ID,
+    stop_early: bool = True,
+    constrain_fn=None,
+):
     """Returns (ids [B, beam, decode_length + 1] int32, scores [B, beam]), best first.
 
     Column 0 of ``ids`` is the initial id; callers strip it. Scores are length-normalised
     log-probs of finished hypotheses, or raw log-probs of the alive beams for a batch item
     that finished nothing (T2T's fallback). ``states`` ([B, ...] tensors) is tiled to the beam.
     ``decode_length``, ``beam_size`` and ``vocab_size`` must be Python ints (static shapes).
+    ``constrain_fn(log_probs [N, V], ids [N, D+1], i, states) -> (log_probs, states)``, if
+    given, masks each step's log-probs (e.g. ``tree_constraint``); None leaves search as T2T's.
     """
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
@@ -82,8 +93,9 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, decode_length
     positions = tf.range(length)
 
     alive_log_probs = tf.tile(tf.constant([[0.0] + [-INF] * (beam_size - 1)]), [batch_size, 1])
-    alive_seq = tf.pad(expand_to_beam(initial_ids, beam_size)[:, :, None],
-                       [[0, 0], [0, 0], [0, decode_length]])
+    alive_seq = tf.pad(
+        expand_to_beam(initial_ids, beam_size)[:, :, None], [[0, 0], [0, 0], [0, decode_length]]
+    )
     states = tf.nest.map_structure(lambda s: expand_to_beam(s, beam_size), states or {})
     finished_seq = tf.zeros_like(alive_seq)
     finished_scores = tf.fill([batch_size, beam_size], -INF)
@@ -91,43 +103,74 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, decode_length
 
     def grow_topk(i, alive_seq, alive_log_probs, states):
         """Extends every alive beam by every token; keeps the top 2*beam by normalised score."""
+        flat_ids = merge_beam_dim(alive_seq)
         flat_logits, flat_states = symbols_to_logits_fn(
-            merge_beam_dim(alive_seq), i, tf.nest.map_structure(merge_beam_dim, states))
+            flat_ids, i, tf.nest.map_structure(merge_beam_dim, states)
+        )
+        if constrain_fn is None:
+            logits = tf.reshape(
+                tf.cast(flat_logits, tf.float32), [batch_size, beam_size, vocab_size]
+            )
+            log_probs = log_prob_from_logits(logits)
+        else:  # Masked log-probs (tree_constraint.py); its state lives in flat_states.
+            flat_log_probs, flat_states = constrain_fn(
+                log_prob_from_logits(tf.cast(flat_logits, tf.float32)), flat_ids, i, flat_states
+            )
+            log_probs = tf.reshape(flat_log_probs, [batch_size, beam_size, vocab_size])
         states = tf.nest.map_structure(
-            lambda t: unmerge_beam_dim(t, batch_size, beam_size), flat_states)
-        logits = tf.reshape(tf.cast(flat_logits, tf.float32), [batch_size, beam_size, vocab_size])
-        log_probs = log_prob_from_logits(logits) + alive_log_probs[:, :, None]
+            lambda t: unmerge_beam_dim(t, batch_size, beam_size), flat_states
+        )
+        log_probs = log_probs + alive_log_probs[:, :, None]
         penalty = length_penalty(i + 1, alpha)
         flat_scores = tf.reshape(log_probs / penalty, [batch_size, beam_size * vocab_size])
         topk_scores, topk_flat_ids = tf.math.top_k(flat_scores, k=2 * beam_size)
         topk_log_probs = topk_scores * penalty  # Recovered as T2T does (not re-gathered).
         topk_parents = topk_flat_ids // vocab_size
         topk_ids = topk_flat_ids % vocab_size
-        topk_seq = tf.where(positions == i + 1, topk_ids[:, :, None],
-                            gather_beams(alive_seq, topk_parents))
+        topk_seq = tf.where(
+            positions == i + 1, topk_ids[:, :, None], gather_beams(alive_seq, topk_parents)
+        )
         topk_finished = tf.equal(topk_ids, eos_id)
         return topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states
 
-    def body(i, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags,
-             states):
+    def body(i, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, states):
         topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states = grow_topk(
-            i, alive_seq, alive_log_probs, states)
+            i, alive_seq, alive_log_probs, states
+        )
         # grow_alive: drop the candidates that just produced EOS, keep the top beam.
         alive_scores = topk_scores + tf.cast(topk_finished, tf.float32) * -INF
         alive_seq, alive_log_probs, parents = _top_beams(
-            alive_scores, beam_size, topk_seq, topk_log_probs, topk_parents)
+            alive_scores, beam_size, topk_seq, topk_log_probs, topk_parents
+        )
         states = tf.nest.map_structure(lambda s: gather_beams(s, parents), states)
         # grow_finished: old finished + newly finished candidates, top beam by normalised score.
         new_scores = topk_scores + (1.0 - tf.cast(topk_finished, tf.float32)) * -INF
         finished_seq, finished_scores, finished_flags = _top_beams(
-            tf.concat([finished_scores, new_scores], 1), beam_size,
-            tf.concat([finished_seq, topk_seq], 1), tf.concat([finished_scores, new_scores], 1),
-            tf.concat([finished_flags, topk_finished], 1))
-        return (i + 1, alive_seq, alive_log_probs, finished_seq, finished_scores,
-                finished_flags, states)
+            tf.concat([finished_scores, new_scores], 1),
+            beam_size,
+            tf.concat([finished_seq, topk_seq], 1),
+            tf.concat([finished_scores, new_scores], 1),
+            tf.concat([finished_flags, topk_finished], 1),
+        )
+        return (
+            i + 1,
+            alive_seq,
+            alive_log_probs,
+            finished_seq,
+            finished_scores,
+            finished_flags,
+            states,
+        )
 
-    def is_not_finished(i, unused_alive_seq, alive_log_probs, unused_finished_seq,
-                        finished_scores, unused_finished_flags, unused_states):
+    def is_not_finished(
+        i,
+        unused_alive_seq,
+        alive_log_probs,
+        unused_finished_seq,
+        finished_scores,
+        unused_finished_flags,
+        unused_states,
+    ):
         max_penalty = length_penalty(decode_length, alpha)
         lower_bound_alive_scores = alive_log_probs[:, 0] / max_penalty
         if stop_early:  # Best finished per batch item.
@@ -137,11 +180,21 @@ def beam_search(symbols_to_logits_fn, initial_ids, beam_size: int, decode_length
         bound_is_met = tf.reduce_all(finished_bound > lower_bound_alive_scores)
         return tf.logical_and(i < decode_length, tf.logical_not(bound_is_met))
 
-    (_, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags,
-     _) = tf.while_loop(
-        is_not_finished, body,
-        [tf.constant(0), alive_seq, alive_log_probs, finished_seq, finished_scores,
-         finished_flags, states])
+    (_, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _) = (
+        tf.while_loop(
+            is_not_finished,
+            body,
+            [
+                tf.constant(0),
+                alive_seq,
+                alive_log_probs,
+                finished_seq,
+                finished_scores,
+                finished_flags,
+                states,
+            ],
+        )
+    )
 
     # Batch items that never finished a hypothesis return their alive beams, raw log-probs.
     any_finished = tf.reduce_any(finished_flags, axis=1)

@@ -15,9 +15,16 @@ from t2t_repro.decoding.beam_search import log_prob_from_logits, shape_list
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
-def greedy_search(symbols_to_logits_fn, initial_ids, decode_length: int, cache,
-                  eos_id: int = EOS_ID):
-    """Returns (ids [B, decode_length + 1] int32, log_probs [B] float32)."""
+def greedy_search(
+    symbols_to_logits_fn,
+    initial_ids,
+    decode_length: int,
+    cache,
+    eos_id: int = EOS_ID,
+    constrain_fn=None,
+):
+    """Returns (ids [B, decode_length + 1] int32, log_probs [B] float32). ``constrain_fn`` as
+    in ``beam_search``: it masks the log-probs before the argmax."""
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
     positions = tf.range(decode_length + 1)
@@ -26,8 +33,13 @@ def greedy_search(symbols_to_logits_fn, initial_ids, decode_length: int, cache,
     def body(i, ids, hit_eos, log_prob, cache):
         logits, cache = symbols_to_logits_fn(ids, i, cache)
         logits = tf.cast(logits, tf.float32)
-        next_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        chosen = tf.gather(log_prob_from_logits(logits), next_id[:, None], batch_dims=1)[:, 0]
+        if constrain_fn is None:
+            next_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+            log_probs = log_prob_from_logits(logits)
+        else:  # Masked log-probs (tree_constraint.py); its state lives in the cache.
+            log_probs, cache = constrain_fn(log_prob_from_logits(logits), ids, i, cache)
+            next_id = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+        chosen = tf.gather(log_probs, next_id[:, None], batch_dims=1)[:, 0]
         log_prob += chosen * (1.0 - tf.cast(hit_eos, tf.float32))
         hit_eos = tf.logical_or(hit_eos, tf.equal(next_id, eos_id))
         ids = tf.where(positions == i + 1, next_id[:, None], ids)
@@ -37,7 +49,14 @@ def greedy_search(symbols_to_logits_fn, initial_ids, decode_length: int, cache,
         return tf.logical_and(i < decode_length, tf.logical_not(tf.reduce_all(hit_eos)))
 
     _, ids, _, log_prob, _ = tf.while_loop(
-        is_not_finished, body,
-        [tf.constant(0), ids, tf.zeros([batch_size], tf.bool), tf.zeros([batch_size]),
-         cache if cache is not None else {}])
+        is_not_finished,
+        body,
+        [
+            tf.constant(0),
+            ids,
+            tf.zeros([batch_size], tf.bool),
+            tf.zeros([batch_size]),
+            cache if cache is not None else {},
+        ],
+    )
     return ids, log_prob

@@ -19,13 +19,23 @@ import numpy as np
 from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.search import SearchConfig, Searcher
+from t2t_repro.decoding.tree_constraint import TreeConstraint
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 FILLER_SCORE = -1e6
-DECODE_DEFAULTS = dict(beam_size=4, alpha=0.6, extra_length=100, batch_size=32,
-                       return_beams=False, write_beam_scores=False, max_input_size=-1,
-                       use_xla=False)
+DECODE_DEFAULTS = dict(
+    beam_size=4,
+    alpha=0.6,
+    extra_length=100,
+    batch_size=32,
+    return_beams=False,
+    write_beam_scores=False,
+    max_input_size=-1,
+    use_xla=False,
+    tree_constraint=False,
+    tree_renormalize=False,
+)
 
 
 def decode_hparams(overrides: str = "", problem_defaults: dict | None = None) -> HParams:
@@ -45,6 +55,20 @@ def validate_decode_hparams(hp: HParams) -> None:
             raise HParamsError(f"--decode_hparams: {name}={hp.get(name)} must be at least {low}.")
 
 
+def tree_constraint_for(target_encoder, dhp: HParams) -> TreeConstraint | None:
+    """The tree constraint the decode hparams ask for (``tree_constraint``), else None."""
+    if not dhp.get("tree_constraint", False):
+        return None
+    tokens = getattr(target_encoder, "tokens", None)
+    if tokens is None:
+        raise ValueError(
+            "tree_constraint=True needs a target vocabulary with one id per token "
+            "(a parsing problem's; rerun t2t-datagen if its vocab is a subword "
+            "one), or pass --decode_hparams=tree_constraint=False."
+        )
+    return TreeConstraint(tokens, renormalize=dhp.get("tree_renormalize", False))
+
+
 @dataclass(frozen=True)
 class Hypothesis:
     text: str
@@ -61,22 +85,40 @@ def format_hypotheses(hyps: Sequence[Hypothesis], write_scores: bool) -> str:
 
 
 class LineDecoder:
-    def __init__(self, model, input_encoder, target_encoder, dhp: HParams,
-                 log: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        model,
+        input_encoder,
+        target_encoder,
+        dhp: HParams,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
         self.input_encoder = input_encoder
         self.target_encoder = target_encoder
         self.dhp = dhp
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         model_max = model.hparams.get("max_length", 0) or 256
         self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
-        self.searcher = Searcher(model, SearchConfig(dhp.beam_size, dhp.alpha, dhp.extra_length,
-                                                     dhp.use_xla, return_beams=dhp.return_beams))
+        self.constraint = tree_constraint_for(target_encoder, dhp)
+        self.searcher = Searcher(
+            model,
+            SearchConfig(
+                dhp.beam_size,
+                dhp.alpha,
+                dhp.extra_length,
+                dhp.use_xla,
+                return_beams=dhp.return_beams,
+            ),
+            self.constraint,
+        )
 
     def encode(self, line: str, index: int) -> list[int]:
         ids = self.input_encoder.encode(line) + [EOS_ID]
         if len(ids) > self.max_input_length:
-            self.log(f"warning: line {index + 1} has {len(ids)} subword tokens (with EOS); "
-                     f"truncated to the model's maximum input of {self.max_input_length}.")
+            self.log(
+                f"warning: line {index + 1} has {len(ids)} subword tokens (with EOS); "
+                f"truncated to the model's maximum input of {self.max_input_length}."
+            )
             ids = ids[: self.max_input_length - 1] + [EOS_ID]
         return ids
 
@@ -85,7 +127,16 @@ class LineDecoder:
         padded = np.zeros([len(batch), length], np.int32)
         for row, ids in enumerate(batch):
             padded[row, : len(ids)] = ids
-        ids, scores = self.searcher(padded)
+        if self.constraint is None:
+            ids, scores = self.searcher(padded)
+        else:  # The words are the decoded input (the subword encoder is invertible).
+            words = [
+                self.input_encoder.decode([i for i in row if i != EOS_ID]).split() for row in batch
+            ]
+            classes = np.stack([self.constraint.word_classes(w, length) for w in words])
+            ids, scores = self.searcher(
+                padded, classes, np.array([len(w) for w in words], np.int32)
+            )
         ids, scores = ids.numpy(), scores.numpy()
         beams = ids.shape[1] if self.dhp.return_beams else 1
         results = []
@@ -95,8 +146,11 @@ class LineDecoder:
                 if beam > 0 and scores[row, beam] < FILLER_SCORE:
                     break  # Placeholder beams of the search (score ~ -INF), not hypotheses.
                 out = strip_after_eos(ids[row, beam].tolist())
-                hyps.append(Hypothesis(self.target_encoder.decode(out),
-                                       float(scores[row, beam]), tuple(out)))
+                hyps.append(
+                    Hypothesis(
+                        self.target_encoder.decode(out), float(scores[row, beam]), tuple(out)
+                    )
+                )
             results.append(hyps)
         return results
 
@@ -114,7 +168,9 @@ class LineDecoder:
         batch_size = max(1, self.dhp.batch_size)
         for b in range(0, len(todo), batch_size):
             chunk = todo[b : b + batch_size]
-            for (index, _), hyps in zip(chunk, self.decode_ids([ids for _, ids in chunk]), strict=True):
+            for (index, _), hyps in zip(
+                chunk, self.decode_ids([ids for _, ids in chunk]), strict=True
+            ):
                 results[index] = hyps
             done += len(chunk)
             if not timed_from:  # The first batch traced the search: time from its end.

@@ -11,7 +11,7 @@ def strip_after_eos(ids_row, eos_id: int = EOS_ID) -> list[int]:
     is kept, as T2T keeps it."""
     ids = [int(t) for t in list(ids_row)[1:]]
     if eos_id in ids:
-        ids = ids[:ids.index(eos_id)]
+        ids = ids[: ids.index(eos_id)]
     while ids and ids[-1] == PAD_ID:
         ids.pop()
     return ids

@@ -27,27 +27,41 @@ class DecoderSetup:
     model: object  # the restored model (the exporter and attention maps use it directly)
 
 
-def load_decoder(problem_name: str, hparams_set: str, hparams_overrides: str, data_dir: str,
-                 output_dir: str, checkpoint_path: str = "", decode_overrides: str = "",
-                 model_name: str = "transformer") -> DecoderSetup:
+def load_decoder(
+    problem_name: str,
+    hparams_set: str,
+    hparams_overrides: str,
+    data_dir: str,
+    output_dir: str,
+    checkpoint_path: str = "",
+    decode_overrides: str = "",
+    model_name: str = "transformer",
+) -> DecoderSetup:
     """The trained model and a decoder for it. Every name and override (decode hparams too)
     is checked before the vocabulary or checkpoint is read."""
     defaults = getattr(registry.problem(problem_name), "decode_defaults", None)
     dhp = decode_hparams(decode_overrides, defaults)
-    trained = load_trained_model(output_dir, checkpoint_path=checkpoint_path,
-                                 problem_name=problem_name, data_dir=data_dir,
-                                 hparams_set=hparams_set, hparams_overrides=hparams_overrides,
-                                 model_name=model_name)
+    trained = load_trained_model(
+        output_dir,
+        checkpoint_path=checkpoint_path,
+        problem_name=problem_name,
+        data_dir=data_dir,
+        hparams_set=hparams_set,
+        hparams_overrides=hparams_overrides,
+        model_name=model_name,
+    )
     encoders = trained.problem.get_encoders(data_dir)
     decoder = LineDecoder(trained.model, encoders["inputs"], encoders["targets"], dhp)
     return DecoderSetup(decoder, dhp, trained.problem, trained.checkpoint, trained.model)
 
 
-def default_output_name(input_path: str, model: str, hparams_set: str, problem: str,
-                        dhp: HParams) -> str:
+def default_output_name(
+    input_path: str, model: str, hparams_set: str, problem: str, dhp: HParams
+) -> str:
     """T2T's name: ``<input>.<model>.<hparams_set>.<problem>.beam<k>.alpha<a>.decodes``."""
-    return (f"{input_path}.{model}.{hparams_set}.{problem}.beam{dhp.beam_size}"
-            f".alpha{dhp.alpha}.decodes")
+    return (
+        f"{input_path}.{model}.{hparams_set}.{problem}.beam{dhp.beam_size}.alpha{dhp.alpha}.decodes"
+    )
 
 
 def write_lines_atomically(path: str, lines: list[str]) -> None:

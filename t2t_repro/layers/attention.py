@@ -79,20 +79,29 @@ class MultiHeadAttention(keras.layers.Layer):
     ``compute_key_value``. With a cache, ``call`` returns ``(output, cache)``.
     """
 
-    def __init__(self, num_heads: int, key_channels: int, value_channels: int,
-                 output_channels: int, dropout: float = 0.0, **kwargs) -> None:
+    def __init__(
+        self,
+        num_heads: int,
+        key_channels: int,
+        value_channels: int,
+        output_channels: int,
+        dropout: float = 0.0,
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
         for name, channels in (("key", key_channels), ("value", value_channels)):
             if channels % num_heads:
                 raise ValueError(
-                    f"{name} channels ({channels}) must be divisible by num_heads ({num_heads}).")
+                    f"{name} channels ({channels}) must be divisible by num_heads ({num_heads})."
+                )
         self.num_heads = num_heads
         self.key_channels = key_channels
         self.value_channels = value_channels
         self.output_channels = output_channels
         self.dropout = dropout
         dense = lambda units, name: keras.layers.Dense(  # noqa: E731
-            units, use_bias=False, kernel_initializer="glorot_uniform", name=name)
+            units, use_bias=False, kernel_initializer="glorot_uniform", name=name
+        )
         self.q = dense(key_channels, "q")
         self.k = dense(key_channels, "k")
         self.v = dense(value_channels, "v")
@@ -109,18 +118,28 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def compute_key_value(self, memory: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Projected keys and values split into heads: 2 x [B, h, Lk, d/h]."""
-        return (split_heads(self.k(memory), self.num_heads),
-                split_heads(self.v(memory), self.num_heads))
+        return (
+            split_heads(self.k(memory), self.num_heads),
+            split_heads(self.v(memory), self.num_heads),
+        )
 
     def empty_cache(self, batch_size, length: int, dtype) -> tuple[tf.Tensor, tf.Tensor]:
         """Zero self-attention buffers for ``length`` positions: 2 x [B, h, length, d/h]."""
         zeros = lambda channels: tf.zeros(  # noqa: E731
-            [batch_size, self.num_heads, length, channels // self.num_heads], dtype)
+            [batch_size, self.num_heads, length, channels // self.num_heads], dtype
+        )
         return zeros(self.key_channels), zeros(self.value_channels)
 
-    def call(self, query: tf.Tensor, memory: tf.Tensor | None = None,
-             bias: tf.Tensor | None = None, cache: tuple[tf.Tensor, tf.Tensor] | None = None,
-             cache_update_index=None, training: bool = False, return_weights: bool = False):
+    def call(
+        self,
+        query: tf.Tensor,
+        memory: tf.Tensor | None = None,
+        bias: tf.Tensor | None = None,
+        cache: tuple[tf.Tensor, tf.Tensor] | None = None,
+        cache_update_index=None,
+        training: bool = False,
+        return_weights: bool = False,
+    ):
         if not self.built:
             self.build(query.shape, None if memory is None else memory.shape)
         if return_weights and cache is not None:
@@ -150,7 +169,11 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(num_heads=self.num_heads, key_channels=self.key_channels,
-                      value_channels=self.value_channels, output_channels=self.output_channels,
-                      dropout=self.dropout)
+        config.update(
+            num_heads=self.num_heads,
+            key_channels=self.key_channels,
+            value_channels=self.value_channels,
+            output_channels=self.output_channels,
+            dropout=self.dropout,
+        )
         return config

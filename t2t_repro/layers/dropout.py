@@ -36,8 +36,9 @@ class Dropout(keras.layers.Dropout):
         # Stateless ops under XLA want int32 seeds; the generator's state is int64.
         seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
         size = tf.size(inputs)
-        bits = tf.random.stateless_uniform([(size + 1) // 2], seed=seed, minval=None,
-                                           maxval=None, dtype=tf.uint32)
+        bits = tf.random.stateless_uniform(
+            [(size + 1) // 2], seed=seed, minval=None, maxval=None, dtype=tf.uint32
+        )
         halves = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
         keep = tf.reshape(halves >= tf.constant(self._threshold, tf.uint16), tf.shape(inputs))
         scale = tf.cast(1.0 / (1.0 - self.rate), inputs.dtype)

@@ -17,8 +17,9 @@ import tensorflow as tf
 class SymbolEmbedding(keras.layers.Layer):
     """Embeds ids (scaled by sqrt(d), PAD -> 0) and projects hidden states to logits."""
 
-    def __init__(self, vocab_size: int, hidden_size: int, multiply_by_sqrt_depth: bool = True,
-                 **kwargs) -> None:
+    def __init__(
+        self, vocab_size: int, hidden_size: int, multiply_by_sqrt_depth: bool = True, **kwargs
+    ) -> None:
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.hidden_size = hidden_size
@@ -59,6 +60,9 @@ class SymbolEmbedding(keras.layers.Layer):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(vocab_size=self.vocab_size, hidden_size=self.hidden_size,
-                      multiply_by_sqrt_depth=self.multiply_by_sqrt_depth)
+        config.update(
+            vocab_size=self.vocab_size,
+            hidden_size=self.hidden_size,
+            multiply_by_sqrt_depth=self.multiply_by_sqrt_depth,
+        )
         return config

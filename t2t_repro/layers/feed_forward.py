@@ -14,16 +14,19 @@ from t2t_repro.layers.dropout import Dropout
 
 @keras.saving.register_keras_serializable(package="t2t_repro")
 class DenseReluDense(keras.layers.Layer):
-    def __init__(self, filter_size: int, output_size: int, relu_dropout: float = 0.0,
-                 **kwargs) -> None:
+    def __init__(
+        self, filter_size: int, output_size: int, relu_dropout: float = 0.0, **kwargs
+    ) -> None:
         super().__init__(**kwargs)
         self.filter_size = filter_size
         self.output_size = output_size
         self.relu_dropout = relu_dropout
-        self.conv1 = keras.layers.Dense(filter_size, activation="relu", name="conv1",
-                                        kernel_initializer="glorot_uniform")
-        self.conv2 = keras.layers.Dense(output_size, name="conv2",
-                                        kernel_initializer="glorot_uniform")
+        self.conv1 = keras.layers.Dense(
+            filter_size, activation="relu", name="conv1", kernel_initializer="glorot_uniform"
+        )
+        self.conv2 = keras.layers.Dense(
+            output_size, name="conv2", kernel_initializer="glorot_uniform"
+        )
         self.dropout = Dropout(relu_dropout)
 
     def build(self, input_shape) -> None:
@@ -39,6 +42,9 @@ class DenseReluDense(keras.layers.Layer):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(filter_size=self.filter_size, output_size=self.output_size,
-                      relu_dropout=self.relu_dropout)
+        config.update(
+            filter_size=self.filter_size,
+            output_size=self.output_size,
+            relu_dropout=self.relu_dropout,
+        )
         return config

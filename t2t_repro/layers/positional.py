@@ -17,13 +17,15 @@ import tensorflow as tf
 MODES = ("timing", "timing_paper", "emb")
 
 
-def timing_signal(positions: tf.Tensor, channels: int, min_timescale: float = 1.0,
-                  max_timescale: float = 1.0e4) -> tf.Tensor:
+def timing_signal(
+    positions: tf.Tensor, channels: int, min_timescale: float = 1.0, max_timescale: float = 1.0e4
+) -> tf.Tensor:
     """T2T's signal for float ``positions`` [L] -> [L, channels] (concatenated sin|cos)."""
     num_timescales = channels // 2
     log_increment = math.log(max_timescale / min_timescale) / max(num_timescales - 1, 1)
     inv_timescales = min_timescale * tf.exp(
-        tf.range(num_timescales, dtype=tf.float32) * -log_increment)
+        tf.range(num_timescales, dtype=tf.float32) * -log_increment
+    )
     scaled = positions[:, None] * inv_timescales[None, :]
     signal = tf.concat([tf.sin(scaled), tf.cos(scaled)], axis=1)
     return tf.pad(signal, [[0, 0], [0, channels % 2]])
@@ -42,8 +44,9 @@ def paper_signal(positions: tf.Tensor, channels: int) -> tf.Tensor:
 class PositionalSignal(keras.layers.Layer):
     """Adds a positional signal to ``x`` [B, L, d] for positions start, start+1, ..."""
 
-    def __init__(self, mode: str = "timing", hidden_size: int = 512,
-                 max_positions: int = 1024, **kwargs) -> None:
+    def __init__(
+        self, mode: str = "timing", hidden_size: int = 512, max_positions: int = 1024, **kwargs
+    ) -> None:
         super().__init__(**kwargs)
         if mode not in MODES:
             raise ValueError(f"Unknown positional mode {mode!r}; choose one of {MODES}.")
@@ -74,6 +77,7 @@ class PositionalSignal(keras.layers.Layer):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(mode=self.mode, hidden_size=self.hidden_size,
-                      max_positions=self.max_positions)
+        config.update(
+            mode=self.mode, hidden_size=self.hidden_size, max_positions=self.max_positions
+        )
         return config

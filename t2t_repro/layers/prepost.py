@@ -22,7 +22,8 @@ def parse_sequence(sequence: str, allow_add: bool) -> str:
     if bad:
         raise ValueError(
             f"Unsupported step(s) {bad} in layer sequence {sequence!r}; allowed: {allowed!r}"
-            " (n = layer norm, d = dropout, a = add residual, 'none' = nothing).")
+            " (n = layer norm, d = dropout, a = add residual, 'none' = nothing)."
+        )
     return steps
 
 
@@ -37,8 +38,9 @@ class LayerPrePostProcess(keras.layers.Layer):
     T2T's ``common_layers.layer_prepostprocess``.
     """
 
-    def __init__(self, sequence: str, dropout: float, epsilon: float = 1e-6,
-                 allow_add: bool = True, **kwargs) -> None:
+    def __init__(
+        self, sequence: str, dropout: float, epsilon: float = 1e-6, allow_add: bool = True, **kwargs
+    ) -> None:
         super().__init__(**kwargs)
         self.sequence = sequence
         self.dropout_rate = dropout
@@ -64,8 +66,9 @@ class LayerPrePostProcess(keras.layers.Layer):
     def is_identity(self) -> bool:
         return not self.steps
 
-    def call(self, x: tf.Tensor, residual: tf.Tensor | None = None,
-             training: bool = False) -> tf.Tensor:
+    def call(
+        self, x: tf.Tensor, residual: tf.Tensor | None = None, training: bool = False
+    ) -> tf.Tensor:
         norms = iter(self.norms)
         for step in self.steps:
             if step == "a":
@@ -78,8 +81,12 @@ class LayerPrePostProcess(keras.layers.Layer):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(sequence=self.sequence, dropout=self.dropout_rate,
-                      epsilon=self.epsilon, allow_add=self.allow_add)
+        config.update(
+            sequence=self.sequence,
+            dropout=self.dropout_rate,
+            epsilon=self.epsilon,
+            allow_add=self.allow_add,
+        )
         return config
 
 
@@ -91,9 +98,15 @@ class Residual(keras.layers.Layer):
     (``tensor2tensor/models/transformer.py, transformer_encoder``).
     """
 
-    def __init__(self, sublayer: keras.layers.Layer, preprocess: str = "none",
-                 postprocess: str = "dan", dropout: float = 0.1, epsilon: float = 1e-6,
-                 **kwargs) -> None:
+    def __init__(
+        self,
+        sublayer: keras.layers.Layer,
+        preprocess: str = "none",
+        postprocess: str = "dan",
+        dropout: float = 0.1,
+        epsilon: float = 1e-6,
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
         self.preprocess = preprocess
         self.postprocess = postprocess
@@ -101,8 +114,7 @@ class Residual(keras.layers.Layer):
         self.epsilon = epsilon
         self.sublayer = sublayer
         self.pre = LayerPrePostProcess(preprocess, dropout, epsilon, allow_add=False, name="pre")
-        self.post = LayerPrePostProcess(postprocess, dropout, epsilon, allow_add=True,
-                                        name="post")
+        self.post = LayerPrePostProcess(postprocess, dropout, epsilon, allow_add=True, name="post")
 
     def build(self, x_shape, *sublayer_shapes) -> None:
         """``sublayer_shapes``: the sublayer's other input shapes (an attention's memory)."""
@@ -124,8 +136,13 @@ class Residual(keras.layers.Layer):
         config = super().get_config()
         sublayer = keras.saving.serialize_keras_object(self.sublayer)
         sublayer.pop("build_config", None)  # ``build`` builds it, with the memory's shape too.
-        config.update(sublayer=sublayer, preprocess=self.preprocess, postprocess=self.postprocess,
-                      dropout=self.dropout_rate, epsilon=self.epsilon)
+        config.update(
+            sublayer=sublayer,
+            preprocess=self.preprocess,
+            postprocess=self.postprocess,
+            dropout=self.dropout_rate,
+            epsilon=self.epsilon,
+        )
         return config
 
     @classmethod
@@ -142,12 +159,25 @@ class AttentionResidual(Residual):
     ``(output, weights)`` with ``return_weights``, or ``(output, cache)`` with a cache.
     """
 
-    def call(self, x: tf.Tensor, memory: tf.Tensor | None = None, bias: tf.Tensor | None = None,
-             cache: tuple[tf.Tensor, tf.Tensor] | None = None, cache_update_index=None,
-             training: bool = False, return_weights: bool = False):
-        y = self.sublayer(self.pre(x, training=training), memory, bias=bias, cache=cache,
-                          cache_update_index=cache_update_index, training=training,
-                          return_weights=return_weights)
+    def call(
+        self,
+        x: tf.Tensor,
+        memory: tf.Tensor | None = None,
+        bias: tf.Tensor | None = None,
+        cache: tuple[tf.Tensor, tf.Tensor] | None = None,
+        cache_update_index=None,
+        training: bool = False,
+        return_weights: bool = False,
+    ):
+        y = self.sublayer(
+            self.pre(x, training=training),
+            memory,
+            bias=bias,
+            cache=cache,
+            cache_update_index=cache_update_index,
+            training=training,
+            return_weights=return_weights,
+        )
         if cache is None and not return_weights:
             return self.post(y, residual=x, training=training)
         y, extra = y

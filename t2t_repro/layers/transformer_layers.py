@@ -46,27 +46,39 @@ class StackConfig:
 
 
 def _attention(cfg: StackConfig, name: str) -> AttentionResidual:
-    attention = MultiHeadAttention(cfg.num_heads, cfg.key_channels, cfg.value_channels,
-                                   cfg.hidden_size, cfg.attention_dropout,
-                                   name="multihead_attention")
-    return AttentionResidual(attention, cfg.preprocess, cfg.postprocess, cfg.prepost_dropout,
-                             cfg.epsilon, name=name)
+    attention = MultiHeadAttention(
+        cfg.num_heads,
+        cfg.key_channels,
+        cfg.value_channels,
+        cfg.hidden_size,
+        cfg.attention_dropout,
+        name="multihead_attention",
+    )
+    return AttentionResidual(
+        attention, cfg.preprocess, cfg.postprocess, cfg.prepost_dropout, cfg.epsilon, name=name
+    )
 
 
 def _ffn(cfg: StackConfig) -> Residual:
-    ffn = DenseReluDense(cfg.filter_size, cfg.hidden_size, cfg.relu_dropout,
-                         name="dense_relu_dense")
-    return Residual(ffn, cfg.preprocess, cfg.postprocess, cfg.prepost_dropout, cfg.epsilon,
-                    name="ffn")
+    ffn = DenseReluDense(
+        cfg.filter_size, cfg.hidden_size, cfg.relu_dropout, name="dense_relu_dense"
+    )
+    return Residual(
+        ffn, cfg.preprocess, cfg.postprocess, cfg.prepost_dropout, cfg.epsilon, name="ffn"
+    )
 
 
 class _Stack(keras.layers.Layer):
     def __init__(self, config: StackConfig | dict, **kwargs) -> None:
         super().__init__(**kwargs)
         self.config = StackConfig.of(config)
-        self.final = LayerPrePostProcess(self.config.preprocess, self.config.prepost_dropout,
-                                         self.config.epsilon, allow_add=False,
-                                         name="layer_prepostprocess")
+        self.final = LayerPrePostProcess(
+            self.config.preprocess,
+            self.config.prepost_dropout,
+            self.config.epsilon,
+            allow_add=False,
+            name="layer_prepostprocess",
+        )
 
     @property
     def layers_(self) -> list:
@@ -121,11 +133,11 @@ class Encoder(_Stack):
 
     def call(self, x, bias, training=False, return_weights=False):
         all_weights = []
-        pad_remover = (PadRemover(bias, gather=not training) if self.config.use_pad_remover
-                       else None)
+        pad_remover = PadRemover(bias, gather=not training) if self.config.use_pad_remover else None
         for layer in self.layers_:
-            x = layer(x, bias, training=training, return_weights=return_weights,
-                      pad_remover=pad_remover)
+            x = layer(
+                x, bias, training=training, return_weights=return_weights, pad_remover=pad_remover
+            )
             if return_weights:
                 x, w = x
                 all_weights.append(w)
@@ -144,20 +156,21 @@ class DecoderLayer(keras.layers.Layer):
         self.encdec_attention = _attention(cfg, "encdec_attention")
         self.ffn = _ffn(cfg)
 
-    def build(self, x_shape, memory_shape=None, self_bias_shape=None,
-              memory_bias_shape=None) -> None:
+    def build(
+        self, x_shape, memory_shape=None, self_bias_shape=None, memory_bias_shape=None
+    ) -> None:
         self.self_attention.build(x_shape)
         self.encdec_attention.build(x_shape, memory_shape or x_shape)
         self.ffn.build(x_shape)
         self.built = True
 
     def call(self, x, memory, self_bias, memory_bias, training=False, return_weights=False):
-        x = self.self_attention(x, bias=self_bias, training=training,
-                                return_weights=return_weights)
+        x = self.self_attention(x, bias=self_bias, training=training, return_weights=return_weights)
         if return_weights:
             x, w_self = x
-        x = self.encdec_attention(x, memory, bias=memory_bias, training=training,
-                                  return_weights=return_weights)
+        x = self.encdec_attention(
+            x, memory, bias=memory_bias, training=training, return_weights=return_weights
+        )
         if return_weights:
             x, w_encdec = x
         x = self.ffn(x, training=training)
@@ -168,17 +181,16 @@ class DecoderLayer(keras.layers.Layer):
         keys/values, computed here once per sentence rather than at every step."""
         return {
             "self_attention": self.self_attention.sublayer.empty_cache(
-                tf.shape(memory)[0], max_length, memory.dtype),
+                tf.shape(memory)[0], max_length, memory.dtype
+            ),
             "encdec_attention": self.encdec_attention.sublayer.compute_key_value(memory),
         }
 
     def step(self, x, cache: dict, index, memory_bias) -> tuple[tf.Tensor, dict]:
         """``call`` for one position ``x`` [N, 1, d] at ``index``, against ``init_cache``'s
         cache; returns the output and the cache with this position's keys/values written."""
-        x, self_kv = self.self_attention(x, cache=cache["self_attention"],
-                                         cache_update_index=index)
-        x, encdec_kv = self.encdec_attention(x, bias=memory_bias,
-                                             cache=cache["encdec_attention"])
+        x, self_kv = self.self_attention(x, cache=cache["self_attention"], cache_update_index=index)
+        x, encdec_kv = self.encdec_attention(x, bias=memory_bias, cache=cache["encdec_attention"])
         x = self.ffn(x)
         return x, {"self_attention": self_kv, "encdec_attention": encdec_kv}
 
@@ -198,8 +210,9 @@ class Decoder(_Stack):
     def call(self, x, memory, self_bias, memory_bias, training=False, return_weights=False):
         all_weights = []
         for layer in self.layers_:
-            x = layer(x, memory, self_bias, memory_bias, training=training,
-                      return_weights=return_weights)
+            x = layer(
+                x, memory, self_bias, memory_bias, training=training, return_weights=return_weights
+            )
             if return_weights:
                 x, w = x
                 all_weights.append(w)
@@ -208,8 +221,10 @@ class Decoder(_Stack):
 
     def init_cache(self, memory: tf.Tensor, max_length: int) -> dict:
         """Each layer's cache (``DecoderLayer.init_cache``) for ``max_length`` steps."""
-        return {f"layer_{i}": layer.init_cache(memory, max_length)
-                for i, layer in enumerate(self.layers_)}
+        return {
+            f"layer_{i}": layer.init_cache(memory, max_length)
+            for i, layer in enumerate(self.layers_)
+        }
 
     def step(self, x, cache: dict, index, memory_bias) -> tuple[tf.Tensor, dict]:
         new_cache = dict(cache)

@@ -43,12 +43,16 @@ def _ngrams(tokens: Sequence[str], max_order: int) -> collections.Counter:
     counts = collections.Counter()
     for order in range(1, max_order + 1):
         for i in range(len(tokens) - order + 1):
-            counts[tuple(tokens[i:i + order])] += 1
+            counts[tuple(tokens[i : i + order])] += 1
     return counts
 
 
-def compute_bleu(references: Sequence[Sequence[str]], translations: Sequence[Sequence[str]],
-                 max_order: int = 4, use_bp: bool = True) -> float:
+def compute_bleu(
+    references: Sequence[Sequence[str]],
+    translations: Sequence[Sequence[str]],
+    max_order: int = 4,
+    use_bp: bool = True,
+) -> float:
     """T2T's corpus BLEU in [0, 1]: clipped n-gram matches summed over the corpus.
 
     An order with candidates but no match gets precision 1/(2^k * candidates), k counting
@@ -90,12 +94,14 @@ def bleu_tokenize(text: str) -> list[str]:
     return _INTL(text).split()
 
 
-def t2t_bleu(references: Sequence[str], hypotheses: Sequence[str],
-             case_sensitive: bool = True) -> float:
+def t2t_bleu(
+    references: Sequence[str], hypotheses: Sequence[str], case_sensitive: bool = True
+) -> float:
     """T2T's ``t2t-bleu`` number (x100)."""
     fold = (lambda s: s) if case_sensitive else str.lower
-    return 100.0 * compute_bleu([bleu_tokenize(fold(r)) for r in references],
-                                [bleu_tokenize(fold(h)) for h in hypotheses])
+    return 100.0 * compute_bleu(
+        [bleu_tokenize(fold(r)) for r in references], [bleu_tokenize(fold(h)) for h in hypotheses]
+    )
 
 
 def _sacrebleu_metric(tokenize: str, lowercase: bool) -> sacrebleu.metrics.BLEU:
@@ -104,8 +110,12 @@ def _sacrebleu_metric(tokenize: str, lowercase: bool) -> sacrebleu.metrics.BLEU:
     return sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase, force=True)
 
 
-def sacrebleu_score(references: Sequence[str], hypotheses: Sequence[str],
-                    tokenize: str = "13a", lowercase: bool = False) -> float:
+def sacrebleu_score(
+    references: Sequence[str],
+    hypotheses: Sequence[str],
+    tokenize: str = "13a",
+    lowercase: bool = False,
+) -> float:
     """sacreBLEU's corpus score (0-100); the defaults are its standard 13a cased BLEU."""
     metric = _sacrebleu_metric(tokenize, lowercase)
     return metric.corpus_score(list(hypotheses), [list(references)]).score
@@ -119,8 +129,13 @@ def sacrebleu_scores(references: Sequence[str], hypotheses: Sequence[str]) -> li
             metric = _sacrebleu_metric(tokenize, lowercase)
             score = metric.corpus_score(list(hypotheses), [list(references)])
             case = "uncased" if lowercase else "cased"
-            results.append(BleuResult(f"sacreBLEU {tokenize} {case}", score.score,
-                                      f"sacreBLEU signature {metric.get_signature()}"))
+            results.append(
+                BleuResult(
+                    f"sacreBLEU {tokenize} {case}",
+                    score.score,
+                    f"sacreBLEU signature {metric.get_signature()}",
+                )
+            )
     return results
 
 
@@ -138,17 +153,21 @@ def paper_tokenize(text: str, lang: str = "de") -> str:
     return split_compounds(tokens)
 
 
-def paper_ende_bleu(references: Sequence[str], hypotheses: Sequence[str],
-                    lang: str = "de") -> BleuResult:
+def paper_ende_bleu(
+    references: Sequence[str], hypotheses: Sequence[str], lang: str = "de"
+) -> BleuResult:
     """The paper's EN-DE BLEU: tokenised, compound-split, cased multi-bleu."""
     refs = [paper_tokenize(r, lang) for r in references]
     hyps = [paper_tokenize(h, lang) for h in hypotheses]
     metric = sacrebleu.metrics.BLEU(tokenize="none", smooth_method="none", force=True)
     score = metric.corpus_score(hyps, [refs]).score
-    return BleuResult("paper BLEU (tokenized, compound-split)", score,
-                      f"Moses replace-unicode-punctuation + tokenizer.perl -l {lang} (escaped), "
-                      "X-Y -> X ##AT##-##AT## Y, cased multi-bleu.perl on tokens "
-                      "(get_ende_bleu.sh; comparable with the paper's EN-DE numbers)")
+    return BleuResult(
+        "paper BLEU (tokenized, compound-split)",
+        score,
+        f"Moses replace-unicode-punctuation + tokenizer.perl -l {lang} (escaped), "
+        "X-Y -> X ##AT##-##AT## Y, cased multi-bleu.perl on tokens "
+        "(get_ende_bleu.sh; comparable with the paper's EN-DE numbers)",
+    )
 
 
 def looks_tokenized(hypotheses: Sequence[str]) -> bool:
@@ -157,15 +176,19 @@ def looks_tokenized(hypotheses: Sequence[str]) -> bool:
     return bool(hypotheses) and ends > 0.5 * len(hypotheses)
 
 
-def all_scores(references: Sequence[str], hypotheses: Sequence[str],
-               target_lang: str = "de") -> list[BleuResult]:
+def all_scores(
+    references: Sequence[str], hypotheses: Sequence[str], target_lang: str = "de"
+) -> list[BleuResult]:
     """Every labelled variant."""
     results = sacrebleu_scores(references, hypotheses)
     for cased in (True, False):
-        results.append(BleuResult(
-            f"t2t-bleu {'cased' if cased else 'uncased'}",
-            t2t_bleu(references, hypotheses, cased),
-            "T2T compute_bleu (BLEU-4, T2T zero-match smoothing) on mteval-v14 international "
-            f"tokens{'' if cased else ', lowercased'}"))
+        results.append(
+            BleuResult(
+                f"t2t-bleu {'cased' if cased else 'uncased'}",
+                t2t_bleu(references, hypotheses, cased),
+                "T2T compute_bleu (BLEU-4, T2T zero-match smoothing) on mteval-v14 international "
+                f"tokens{'' if cased else ', lowercased'}",
+            )
+        )
     results.append(paper_ende_bleu(references, hypotheses, target_lang))
     return results

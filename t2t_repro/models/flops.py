@@ -24,11 +24,12 @@ def forward_flops(hparams, batch_size: int, input_length: int, target_length: in
     n_dec = hparams.num_decoder_layers or hparams.num_hidden_layers
     src, tgt = batch_size * input_length, batch_size * target_length
     ffn = lambda tokens: 2 * tokens * d * ff * 2  # noqa: E731
-    encoder = n_enc * (_attention(d, key, value, src, src, batch_size * input_length ** 2)
-                       + ffn(src))
-    decoder = n_dec * (_attention(d, key, value, tgt, tgt, batch_size * target_length ** 2)
-                       + _attention(d, key, value, tgt, src,
-                                    batch_size * target_length * input_length) + ffn(tgt))
+    encoder = n_enc * (_attention(d, key, value, src, src, batch_size * input_length**2) + ffn(src))
+    decoder = n_dec * (
+        _attention(d, key, value, tgt, tgt, batch_size * target_length**2)
+        + _attention(d, key, value, tgt, src, batch_size * target_length * input_length)
+        + ffn(tgt)
+    )
     softmax = 2 * tgt * d * hparams.target_vocab_size
     return float(encoder + decoder + softmax)
 

@@ -57,36 +57,47 @@ class Transformer(keras.Model):
         sqrt_depth = hp.multiply_embedding_mode == "sqrt_depth"
         shared = hp.shared_embedding_and_softmax_weights
         if shared and hp.input_vocab_size != hp.target_vocab_size:
-            logging.warning("Input and target vocab sizes differ (%d vs %d): not sharing the "
-                            "embedding and softmax weights (as T2T does).",
-                            hp.input_vocab_size, hp.target_vocab_size)
+            logging.warning(
+                "Input and target vocab sizes differ (%d vs %d): not sharing the "
+                "embedding and softmax weights (as T2T does).",
+                hp.input_vocab_size,
+                hp.target_vocab_size,
+            )
             shared = False
-        self.target_embedding = SymbolEmbedding(hp.target_vocab_size, d, sqrt_depth,
-                                                name="shared" if shared else "target_emb")
+        self.target_embedding = SymbolEmbedding(
+            hp.target_vocab_size, d, sqrt_depth, name="shared" if shared else "target_emb"
+        )
         if shared or (hp.shared_embedding and hp.input_vocab_size == hp.target_vocab_size):
             self.input_embedding = self.target_embedding
         else:
-            self.input_embedding = SymbolEmbedding(hp.input_vocab_size, d, sqrt_depth,
-                                                   name="input_emb")
-        self.softmax = (self.target_embedding if shared
-                        else SymbolEmbedding(hp.target_vocab_size, d, False, name="softmax"))
-        self.positional = PositionalSignal(hp.pos, d, hp.max_position_embeddings,
-                                           name="positional")
+            self.input_embedding = SymbolEmbedding(
+                hp.input_vocab_size, d, sqrt_depth, name="input_emb"
+            )
+        self.softmax = (
+            self.target_embedding
+            if shared
+            else SymbolEmbedding(hp.target_vocab_size, d, False, name="softmax")
+        )
+        self.positional = PositionalSignal(hp.pos, d, hp.max_position_embeddings, name="positional")
         self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
         self.encoder = Encoder(stack_config(hp, hp.num_encoder_layers), name="encoder")
         self.decoder = Decoder(stack_config(hp, hp.num_decoder_layers), name="decoder")
         self.use_target_space = hp.use_target_space_embedding
         if self.use_target_space:
             self.target_space_embedding = self.add_weight(
-                name="target_space_embedding", shape=(hp.target_space_vocab_size, d),
-                initializer="glorot_uniform")
+                name="target_space_embedding",
+                shape=(hp.target_space_vocab_size, d),
+                initializer="glorot_uniform",
+            )
         self.target_space_id = hp.get("target_space_id", 0)
 
     def build(self, features_shape=None) -> None:
         """Creates every variable from the hparams alone (no tracing, no dummy batch)."""
         hidden_shape = (None, None, self.hparams.hidden_size)
-        for layer in {id(sub): sub for sub in (self.input_embedding, self.target_embedding,
-                                               self.softmax, self.positional)}.values():
+        for layer in {
+            id(sub): sub
+            for sub in (self.input_embedding, self.target_embedding, self.softmax, self.positional)
+        }.values():
             layer.build()
         self.encoder.build(hidden_shape)
         self.decoder.build(hidden_shape)
@@ -105,22 +116,40 @@ class Transformer(keras.Model):
             return out[0], bias, out[1]
         return out, bias
 
-    def decoder_hidden(self, targets: tf.Tensor, encoder_output: tf.Tensor,
-                       encoder_bias: tf.Tensor, training: bool = False,
-                       return_weights: bool = False):
+    def decoder_hidden(
+        self,
+        targets: tf.Tensor,
+        encoder_output: tf.Tensor,
+        encoder_bias: tf.Tensor,
+        training: bool = False,
+        return_weights: bool = False,
+    ):
         """Teacher-forced decoder stack: targets [B, Lt] -> hidden [B, Lt, d] (pre-softmax)."""
         y = self.target_embedding(targets)
         y = tf.pad(y, [[0, 0], [1, 0], [0, 0]])[:, :-1]  # Shift right: zero "GO" vector.
         y = self.embedding_dropout(self.positional(y), training=training)
         self_bias = attention_bias_lower_triangle(tf.shape(targets)[1])
-        return self.decoder(y, encoder_output, self_bias, encoder_bias, training=training,
-                            return_weights=return_weights)
+        return self.decoder(
+            y,
+            encoder_output,
+            self_bias,
+            encoder_bias,
+            training=training,
+            return_weights=return_weights,
+        )
 
-    def decode(self, targets: tf.Tensor, encoder_output: tf.Tensor, encoder_bias: tf.Tensor,
-               training: bool = False, return_weights: bool = False):
+    def decode(
+        self,
+        targets: tf.Tensor,
+        encoder_output: tf.Tensor,
+        encoder_bias: tf.Tensor,
+        training: bool = False,
+        return_weights: bool = False,
+    ):
         """Teacher-forced decoder: targets [B, Lt] -> logits [B, Lt, V] (float32)."""
-        out = self.decoder_hidden(targets, encoder_output, encoder_bias, training=training,
-                                  return_weights=return_weights)
+        out = self.decoder_hidden(
+            targets, encoder_output, encoder_bias, training=training, return_weights=return_weights
+        )
         hidden, weights = out if return_weights else (out, None)
         logits = tf.cast(self.softmax.logits(hidden), tf.float32)
         return (logits, weights) if return_weights else logits
@@ -133,8 +162,11 @@ class Transformer(keras.Model):
         """Per-layer attention maps (for plots): encoder self, decoder self, encoder-decoder."""
         encoder_output, bias, enc_w = self.encode(inputs, return_weights=True)
         _, dec_w = self.decode(targets, encoder_output, bias, return_weights=True)
-        return {"encoder_self": enc_w, "decoder_self": [w[0] for w in dec_w],
-                "encdec": [w[1] for w in dec_w]}
+        return {
+            "encoder_self": enc_w,
+            "decoder_self": [w[0] for w in dec_w],
+            "encdec": [w[1] for w in dec_w],
+        }
 
     # -- incremental decoding --------------------------------------------------------------
     def init_cache(self, inputs: tf.Tensor, decode_length: int) -> dict:

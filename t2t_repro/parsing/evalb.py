@@ -10,12 +10,15 @@ Per sentence pair (gold, test), following evalb.c:
   included, with spans over the remaining terminals. A bracket with an empty span is deleted;
   labels are cut at their first ``-`` or ``=`` (``NP-SBJ-1`` -> ``NP``); a bracket whose label is
   then a ``DELETE_LABEL`` (``TOP``) is deleted. An unlabelled root (``( (S ...) )``, the .mrg
-  layout) is read as ``TOP``: real EVALB would count it as a bracket labelled ``""``, which is
-  why pipelines convert .mrg trees before scoring; here both forms score alike.
+  layout) is read as ``TOP``: real EVALB counts it as a bracket labelled ``""``, which is
+  why pipelines convert .mrg trees before scoring; here both forms score alike unless
+  ``unlabelled_root_is_top=False`` (EVALB's way).
 * Status: a test tree with no terminals left is *skipped* (2); a different number of terminals
   ("Length unmatch"), a different word ("Words unmatch") or an unreadable tree is an *error*
-  (1). Skipped and error sentences are counted and left out of every other total. (EVALB aborts
-  after more than ``MAX_ERROR`` = 10 errors; here they are only counted.)
+  (1); a blank gold line with a blank test line is skipped too. An empty bracket ``(NP)`` is
+  read as a bracket without words, so it is deleted like any zero-span bracket. Skipped and
+  error sentences are counted and left out of every other total. (EVALB tolerates 11 errors,
+  ``MAX_ERROR`` = 10 plus one, and exits with status 1 at the 12th; here they are only counted.)
 * Matching is a multiset: each gold bracket takes the first unmatched test bracket with the same
   span and an equal label, where ``EQ_LABEL ADVP PRT`` makes those two equal; a duplicated
   bracket (a unary chain ``NP -> NP``) must be matched twice.
@@ -33,6 +36,7 @@ from t2t_repro.data.text_files import DataError
 from t2t_repro.parsing.trees import Tree
 
 OK, ERROR, SKIP = 0, 1, 2
+BLANK = "empty line"  # the reason given for a blank gold line
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +48,9 @@ class EvalbParams:
     equivalent_labels: tuple = (("ADVP", "PRT"),)
     labeled: bool = True
     cutoff_len: int = 40
+    # The unlabelled root of ``( (S ...) )`` is read as TOP (not a bracket); False scores it
+    # as EVALB does, as a bracket labelled "" (t2t-evalb --evalb_root).
+    unlabelled_root_is_top: bool = True
 
     def same_label(self, a: str, b: str) -> bool:
         return a == b or (a, b) in self.equivalent_labels or (b, a) in self.equivalent_labels
@@ -85,8 +92,11 @@ def extract(tree: Tree, params: EvalbParams = COLLINS) -> Extracted:
         start = len(out.words)
         for child in node.children:
             walk(child, False)
-        label = "TOP" if is_root and not node.label else evalb_label(node.label)
-        if len(out.words) > start and not any(params.same_label(label, d) for d in params.delete_labels):
+        unlabelled_root = is_root and not node.label and params.unlabelled_root_is_top
+        label = "TOP" if unlabelled_root else evalb_label(node.label)
+        if len(out.words) > start and not any(
+            params.same_label(label, d) for d in params.delete_labels
+        ):
             out.brackets.append((start, len(out.words), label))
 
     walk(tree, True)
@@ -148,17 +158,31 @@ class SentenceResult(_Scores):
 
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
-        d.update(recall=self.recall, precision=self.precision, f1=self.f1,
-                 tag_accuracy=self.tag_accuracy, exact=self.exact)
+        d.update(
+            recall=self.recall,
+            precision=self.precision,
+            f1=self.f1,
+            tag_accuracy=self.tag_accuracy,
+            exact=self.exact,
+        )
         return d
 
 
-def score_sentence(gold: Tree | None, test: Tree | None, params: EvalbParams = COLLINS, sent_id: int = 1,
-                   gold_error: str = "", test_error: str = "") -> SentenceResult:
+def score_sentence(
+    gold: Tree | None,
+    test: Tree | None,
+    params: EvalbParams = COLLINS,
+    sent_id: int = 1,
+    gold_error: str = "",
+    test_error: str = "",
+) -> SentenceResult:
     """Score one pair. ``None`` stands for an unreadable tree (error) or, with no ``test_error``, an
     empty test line (skip)."""
     result = SentenceResult(sent_id)
     if gold is None:
+        if gold_error == BLANK and test is None and not test_error:
+            result.status, result.message = SKIP, "empty gold and test lines"
+            return result
         result.status, result.message = ERROR, f"gold tree unreadable: {gold_error or 'empty'}"
         return result
     g = extract(gold, params)
@@ -186,7 +210,9 @@ def score_sentence(gold: Tree | None, test: Tree | None, params: EvalbParams = C
                 break
     result.gold_brackets, result.test_brackets = len(g.brackets), len(t.brackets)
     result.crossing = sum(
-        any(gs < ts < ge < te or ts < gs < te < ge for gs, ge, _ in g.brackets) for ts, te, _ in t.brackets)
+        any(gs < ts < ge < te or ts < gs < te < ge for gs, ge, _ in g.brackets)
+        for ts, te, _ in t.brackets
+    )
     result.words = len(g.words)
     result.correct_tags = sum(params.same_label(a, b) for a, b in zip(g.tags, t.tags, strict=False))
     return result
@@ -245,11 +271,17 @@ class CorpusResult(_Scores):
 
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
-        d.update(valid=self.valid, recall=self.recall, precision=self.precision, f1=self.f1,
-                 complete_match=self.complete_match, average_crossing=self.average_crossing,
-                 no_crossing_pct=_pct(self.no_crossing, self.valid),
-                 two_or_less_crossing_pct=_pct(self.two_or_less_crossing, self.valid),
-                 tagging_accuracy=self.tag_accuracy)
+        d.update(
+            valid=self.valid,
+            recall=self.recall,
+            precision=self.precision,
+            f1=self.f1,
+            complete_match=self.complete_match,
+            average_crossing=self.average_crossing,
+            no_crossing_pct=_pct(self.no_crossing, self.valid),
+            two_or_less_crossing_pct=_pct(self.two_or_less_crossing, self.valid),
+            tagging_accuracy=self.tag_accuracy,
+        )
         return d
 
 
@@ -286,7 +318,9 @@ def align_punctuation(gold: Tree, test: Tree, params: EvalbParams = COLLINS) -> 
     """
     aligned = test.copy()
     gold_leaves = [p for p in gold.preterminals() if p.label not in params.delete_labels_for_length]
-    test_leaves = [p for p in aligned.preterminals() if p.label not in params.delete_labels_for_length]
+    test_leaves = [
+        p for p in aligned.preterminals() if p.label not in params.delete_labels_for_length
+    ]
     if [p.word for p in gold_leaves] != [p.word for p in test_leaves]:
         return aligned, 0
     punctuation = params.delete_labels - {"TOP"} - params.delete_labels_for_length
@@ -299,16 +333,25 @@ def align_punctuation(gold: Tree, test: Tree, params: EvalbParams = COLLINS) -> 
     return aligned, changed
 
 
-def evaluate(gold: Sequence[Tree | None], test: Sequence[Tree | None], params: EvalbParams = COLLINS,
-             gold_errors: Sequence[str] | None = None, test_errors: Sequence[str] | None = None) -> EvalbReport:
+def evaluate(
+    gold: Sequence[Tree | None],
+    test: Sequence[Tree | None],
+    params: EvalbParams = COLLINS,
+    gold_errors: Sequence[str] | None = None,
+    test_errors: Sequence[str] | None = None,
+) -> EvalbReport:
     """Score aligned gold and test trees (``None``: unreadable, or an empty test line; see
     score_sentence)."""
     if len(gold) != len(test):
-        raise DataError(f"{len(gold)} gold trees but {len(test)} test trees; EVALB needs one test tree "
-                        "per gold tree, in the same order.")
+        raise DataError(
+            f"{len(gold)} gold trees but {len(test)} test trees; EVALB needs one test tree "
+            "per gold tree, in the same order."
+        )
     gold_errors = gold_errors or [""] * len(gold)
     test_errors = test_errors or [""] * len(test)
-    results = [score_sentence(g, t, params, i + 1, ge, te)
-               for i, (g, t, ge, te) in enumerate(zip(gold, test, gold_errors, test_errors, strict=True))]
+    results = [
+        score_sentence(g, t, params, i + 1, ge, te)
+        for i, (g, t, ge, te) in enumerate(zip(gold, test, gold_errors, test_errors, strict=True))
+    ]
     short = [r for r in results if r.length <= params.cutoff_len]
     return EvalbReport(results, CorpusResult.of(results), CorpusResult.of(short), params.cutoff_len)

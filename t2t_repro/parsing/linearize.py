@@ -35,17 +35,36 @@ applied in this order, each counted in ``Repairs``:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 
 from t2t_repro.parsing.trees import Tree
 
 # The 45 Penn Treebank POS tags (with both bracket spellings) and the trace tag.
 PTB_POS_TAGS = frozenset(
     "CC CD DT EX FW IN JJ JJR JJS LS MD NN NNS NNP NNPS PDT POS PRP PRP$ RB RBR RBS RP SYM TO UH "
-    "VB VBD VBG VBN VBP VBZ WDT WP WP$ WRB # $ . , : `` '' -LRB- -RRB- ( ) -NONE-".split())
+    "VB VBD VBG VBN VBP VBZ WDT WP WP$ WRB # $ . , : `` '' -LRB- -RRB- ( ) -NONE-".split()
+)
+# The Penn Treebank's phrase labels (after function tags are stripped).
+PTB_PHRASE_LABELS = tuple(
+    "ADJP ADVP CONJP FRAG INTJ LST NAC NP NX PP PRN PRT QP RRC S SBAR SBARQ SINV SQ UCP VP "
+    "WHADJP WHADVP WHNP WHPP X".split()
+)
 DEFAULT_TAG = "XX"
-PUNCTUATION_TAGS = {",": ",", ".": ".", "?": ".", "!": ".", ":": ":", ";": ":", "--": ":", "-": ":",
-                    "...": ":", "``": "``", "''": "''"}
+PUNCTUATION_TAGS = {
+    ",": ",",
+    ".": ".",
+    "?": ".",
+    "!": ".",
+    ":": ":",
+    ";": ":",
+    "--": ":",
+    "-": ":",
+    "...": ":",
+    "``": "``",
+    "`": "``",
+    "''": "''",
+}
 ROOT_LABEL = "TOP"
 
 
@@ -63,6 +82,19 @@ def target_tokens(tree: Tree) -> list[str]:
 
     walk(tree)
     return out
+
+
+def target_inventory(targets: Iterable[str]) -> list[str]:
+    """Target tokens for a one-id-per-token vocabulary: the PTB tags, labels and closers, then
+    every other token of ``targets`` (linearised trees), most frequent first."""
+    fixed = (
+        sorted(PTB_POS_TAGS)
+        + list(PTB_PHRASE_LABELS)
+        + ["/" + label for label in PTB_PHRASE_LABELS]
+    )
+    known = set(fixed)
+    counts = Counter(t for line in targets for t in line.split() if t not in known)
+    return fixed + sorted(counts, key=lambda t: (-counts[t], t))
 
 
 def linearize(tree: Tree) -> tuple[str, str]:
@@ -119,7 +151,9 @@ def _keep_slots(node: Tree, budget: list[int], repairs: Repairs) -> Tree | None:
             return node
         repairs.dropped_slots += 1
         return None
-    kept = [c for c in (_keep_slots(child, budget, repairs) for child in node.children) if c is not None]
+    kept = [
+        c for c in (_keep_slots(child, budget, repairs) for child in node.children) if c is not None
+    ]
     if not kept:
         repairs.dropped_empty += 1
         return None
@@ -127,9 +161,12 @@ def _keep_slots(node: Tree, budget: list[int], repairs: Repairs) -> Tree | None:
     return node
 
 
-def delinearize_with_repairs(words: Sequence[str] | str, target: str,
-                             pos_tags: Collection[str] = PTB_POS_TAGS,
-                             default_tag: str = DEFAULT_TAG) -> tuple[Tree, Repairs]:
+def delinearize_with_repairs(
+    words: Sequence[str] | str,
+    target: str,
+    pos_tags: Collection[str] = PTB_POS_TAGS,
+    default_tag: str = DEFAULT_TAG,
+) -> tuple[Tree, Repairs]:
     """A tree over exactly ``words`` from a (possibly ill-formed) target string, and the repairs
     made."""
     words = words.split() if isinstance(words, str) else list(words)
@@ -165,7 +202,7 @@ def delinearize_with_repairs(words: Sequence[str] | str, target: str,
     else:
         repairs.wrapped_root += 1
         root = Tree(ROOT_LABEL, top)
-    for word in words[len(root.preterminals()):]:
+    for word in words[len(root.preterminals()) :]:
         repairs.added_slots += 1
         root.children.append(Tree(PUNCTUATION_TAGS.get(word, default_tag), word=""))
     for slot, word in zip(root.preterminals(), words, strict=False):
@@ -174,14 +211,19 @@ def delinearize_with_repairs(words: Sequence[str] | str, target: str,
     return root, repairs
 
 
-def delinearize(words: Sequence[str] | str, target: str, pos_tags: Collection[str] = PTB_POS_TAGS,
-                default_tag: str = DEFAULT_TAG) -> Tree:
+def delinearize(
+    words: Sequence[str] | str,
+    target: str,
+    pos_tags: Collection[str] = PTB_POS_TAGS,
+    default_tag: str = DEFAULT_TAG,
+) -> Tree:
     """A tree over exactly ``words`` from a target string, repaired as the module docstring says."""
     return delinearize_with_repairs(words, target, pos_tags, default_tag)[0]
 
 
-def trees_from_linearized(word_lines: Sequence[str], target_lines: Sequence[str],
-                          pos_tags: Collection[str] = PTB_POS_TAGS) -> tuple[list[Tree], Repairs]:
+def trees_from_linearized(
+    word_lines: Sequence[str], target_lines: Sequence[str], pos_tags: Collection[str] = PTB_POS_TAGS
+) -> tuple[list[Tree], Repairs]:
     """Delinearise a decoded file against its source lines; returns the trees and the summed
     repairs."""
     if len(word_lines) != len(target_lines):

@@ -64,10 +64,14 @@ class TreeReadStats(ReadStats):
         text = f"{self.trees:,} trees read, {self.malformed:,} malformed skipped"
         shown = "\n  ".join(self.problems)
         more = self.malformed - len(self.problems)
-        return text + (f"\n  {shown}" if shown else "") + (f"\n  ... and {more} more" if more > 0 else "")
+        return (
+            text
+            + (f"\n  {shown}" if shown else "")
+            + (f"\n  ... and {more} more" if more > 0 else "")
+        )
 
 
-def _mrg_items(text: str, source: str) -> Iterator[TreeItem]:
+def _mrg_items(text: str, source: str, empty_brackets: bool = False) -> Iterator[TreeItem]:
     """Trees delimited by bracket balance; stray text or closers become error items."""
     tokens = tokenize(text)
     pos = 0
@@ -88,23 +92,25 @@ def _mrg_items(text: str, source: str) -> Iterator[TreeItem]:
             if depth == 0:
                 break
         try:
-            yield TreeItem(source, line, tree=parse_bracket(tokens[pos:end], 0)[0])
+            yield TreeItem(source, line, tree=parse_bracket(tokens[pos:end], 0, empty_brackets)[0])
         except TreeParseError as e:
             detail = f" (at line {e.line})" if e.line and e.line != line else ""
             yield TreeItem(source, line, error=f"{e}{detail}")
         pos = end
 
 
-def _line_items(text: str, source: str) -> Iterator[TreeItem]:
+def _line_items(text: str, source: str, empty_brackets: bool = False) -> Iterator[TreeItem]:
+    """One item per line. Only the newline that ends the file is dropped: a blank last line is a
+    sentence (EVALB counts it as skipped), not the end of the file."""
     lines = text.split("\n")
-    while lines and not lines[-1].strip():
+    if lines and lines[-1] == "":
         lines.pop()
     for number, line in enumerate(lines, 1):
         if not line.strip():
             yield TreeItem(source, number, blank=True)
             continue
         try:
-            yield TreeItem(source, number, tree=parse_forest(line, number))
+            yield TreeItem(source, number, tree=parse_forest(line, number, empty_brackets))
         except TreeParseError as e:
             yield TreeItem(source, number, error=str(e))
 
@@ -116,14 +122,18 @@ def detect_layout(text: str, source: str = "") -> str:
     return "lines"
 
 
-def iter_tree_items(text: str, source: str = "<text>", layout: str = "auto") -> Iterator[TreeItem]:
-    """Every tree of ``text`` in order, malformed ones as error items (see module docstring)."""
+def iter_tree_items(
+    text: str, source: str = "<text>", layout: str = "auto", empty_brackets: bool = False
+) -> Iterator[TreeItem]:
+    """Every tree of ``text`` in order, malformed ones as error items (see module docstring).
+    ``empty_brackets``: read ``(NP)`` as a bracket without words (EVALB deletes it) instead of
+    a malformed tree."""
     if layout == "auto":
         layout = detect_layout(text, source)
     if layout == "mrg":
-        return _mrg_items(text, source)
+        return _mrg_items(text, source, empty_brackets)
     if layout == "lines":
-        return _line_items(text, source)
+        return _line_items(text, source, empty_brackets)
     raise ValueError(f"unknown tree file layout {layout!r} (auto, lines or mrg)")
 
 
@@ -144,11 +154,16 @@ def read_text(path: str, stats: ReadStats | None = None) -> str:
         return decode_utf8(f.read(), stats).replace("\r\n", "\n")
 
 
-def read_tree_items(path: str, stats: TreeReadStats | None = None, layout: str = "auto") -> list[TreeItem]:
-    """All items of a tree file, blank lines (``lines`` layout) and malformed trees included, in
-    order."""
+def read_tree_items(
+    path: str,
+    stats: TreeReadStats | None = None,
+    layout: str = "auto",
+    empty_brackets: bool = False,
+) -> list[TreeItem]:
+    """All items of a tree file, blank lines (``lines`` layout) and malformed trees included,
+    in order."""
     stats = stats if stats is not None else TreeReadStats()
-    items = list(iter_tree_items(read_text(path, stats), path, layout))
+    items = list(iter_tree_items(read_text(path, stats), path, layout, empty_brackets))
     for item in items:
         stats.record(item)
     return items

@@ -91,6 +91,7 @@ class TreeParseError(UserError, ValueError):
 
 # ----------------------------------------------------------------------------- parsing
 
+
 def tokenize(text: str, first_line: int = 1) -> list[tuple[str, int]]:
     """Bracket and atom tokens of ``text``, each with its 1-based line number."""
     out, line = [], first_line
@@ -99,9 +100,13 @@ def tokenize(text: str, first_line: int = 1) -> list[tuple[str, int]]:
     return out
 
 
-def parse_bracket(tokens: list[tuple[str, int]], pos: int) -> tuple[Tree, int]:
+def parse_bracket(
+    tokens: list[tuple[str, int]], pos: int, empty_brackets: bool = False
+) -> tuple[Tree, int]:
     """Parse the bracket starting at ``tokens[pos]`` (a ``(``); returns the tree and the next
-    position."""
+    position.
+    ``empty_brackets``: ``(NP)`` is a constituent without children (EVALB reads it so) instead
+    of an error."""
     open_line = tokens[pos][1]
     pos += 1
     if pos >= len(tokens):
@@ -113,15 +118,17 @@ def parse_bracket(tokens: list[tuple[str, int]], pos: int) -> tuple[Tree, int]:
     word = None
     while True:
         if pos >= len(tokens):
-            raise TreeParseError(f"unclosed bracket ({label or 'unlabelled'}) opened on line {open_line}",
-                                 tokens[-1][1])
+            raise TreeParseError(
+                f"unclosed bracket ({label or 'unlabelled'}) opened on line {open_line}",
+                tokens[-1][1],
+            )
         tok, line = tokens[pos]
         if tok == ")":
             break
         if tok == "(":
             if word is not None:
                 raise TreeParseError(f"word {word!r} beside a subtree in ({label}", line)
-            child, pos = parse_bracket(tokens, pos)
+            child, pos = parse_bracket(tokens, pos, empty_brackets)
             children.append(child)
             continue
         if children:
@@ -129,7 +136,7 @@ def parse_bracket(tokens: list[tuple[str, int]], pos: int) -> tuple[Tree, int]:
         if word is not None:
             raise TreeParseError(f"more than one word in ({label} {word} {tok}", line)
         word, pos = tok, pos + 1
-    if word is None and not children:
+    if word is None and not children and not empty_brackets:
         raise TreeParseError(f"empty bracket ({label})", open_line)
     if word is not None and not label:
         raise TreeParseError(f"word {word!r} without a POS tag", open_line)
@@ -149,22 +156,26 @@ def parse_tree(text: str, first_line: int = 1) -> Tree:
     return tree
 
 
-def parse_forest(text: str, first_line: int = 1) -> Tree:
-    """Like ``parse_tree``, but several top-level brackets (``(P a) (Q b)``, which EVALB accepts)
-    become the children of an unlabelled root."""
+FOREST_ROOT = "TOP"  # EVALB deletes TOP brackets, so the forest root is no bracket
+
+
+def parse_forest(text: str, first_line: int = 1, empty_brackets: bool = False) -> Tree:
+    """Like ``parse_tree``, but several top-level brackets (``(P a) (Q b)``, which EVALB accepts
+    as words without a root bracket) become the children of a ``TOP`` root."""
     tokens = tokenize(text, first_line)
     trees, pos = [], 0
     while pos < len(tokens):
         if tokens[pos][0] != "(":
             raise TreeParseError(f"text outside brackets: {tokens[pos][0]!r}", tokens[pos][1])
-        tree, pos = parse_bracket(tokens, pos)
+        tree, pos = parse_bracket(tokens, pos, empty_brackets)
         trees.append(tree)
     if not trees:
         raise TreeParseError("no tree", first_line)
-    return trees[0] if len(trees) == 1 else Tree("", trees)
+    return trees[0] if len(trees) == 1 else Tree(FOREST_ROOT, trees)
 
 
 # ----------------------------------------------------------------------------- normalisation
+
 
 def strip_function_tags(label: str) -> str:
     """``NP-SBJ-1`` -> ``NP``, ``NP=2`` -> ``NP``, ``PP-LOC`` -> ``PP``; ``-NONE-``/``-LRB-`` kept
@@ -203,8 +214,9 @@ def remove_root(tree: Tree) -> Tree:
     return tree
 
 
-def normalize(tree: Tree, traces: bool = True, function_tags: bool = True,
-              root: bool = True) -> Tree | None:
+def normalize(
+    tree: Tree, traces: bool = True, function_tags: bool = True, root: bool = True
+) -> Tree | None:
     """Strip traces, function tags and the root as chosen (module docstring); None if only
     traces."""
     out: Tree | None = tree

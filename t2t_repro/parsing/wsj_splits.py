@@ -61,7 +61,9 @@ def find_mrg_files(tmp_dir: str) -> list[MrgFile]:
         for name in sorted(names):
             m = _NAME_RE.search(name)
             if m:
-                found.setdefault(int(m.group(1)), MrgFile(int(m.group(1)), os.path.join(root, name)))
+                found.setdefault(
+                    int(m.group(1)), MrgFile(int(m.group(1)), os.path.join(root, name))
+                )
     for place in ZIP_PLACES:
         path = os.path.join(tmp_dir, place)
         if not os.path.isfile(path):
@@ -79,9 +81,11 @@ def find_mrg_files(tmp_dir: str) -> list[MrgFile]:
 
 
 def missing_help(tmp_dir: str) -> str:
-    return (f"Put the treebank's wsj_NNNN.mrg files under {tmp_dir} (LDC Treebank-3: the "
-            "parsed/mrg/wsj/ folder, sections 02-23), or the NLTK sample treebank.zip (a copy may "
-            "be at ../shared/data/ptb_sample) in it.")
+    return (
+        f"Put the treebank's wsj_NNNN.mrg files under {tmp_dir} (LDC Treebank-3: the "
+        "parsed/mrg/wsj/ folder, sections 02-23), or the NLTK sample treebank.zip (a copy may "
+        "be at ../shared/data/ptb_sample) in it."
+    )
 
 
 def detect_layout(files: Iterable[MrgFile]) -> str:
@@ -100,14 +104,18 @@ def split_files(files: Iterable[MrgFile], split: str, layout: str) -> list[MrgFi
         chosen = [f for f in files if f.section in sections]
         missing = sorted(set(sections) - {f.section for f in chosen})
         if missing:
-            raise DataError(f"WSJ {split} needs sections {sections[0]:02d}-{sections[-1]:02d}; no "
-                            f"files of section(s) {', '.join(f'{s:02d}' for s in missing)} found.")
+            raise DataError(
+                f"WSJ {split} needs sections {sections[0]:02d}-{sections[-1]:02d}; no "
+                f"files of section(s) {', '.join(f'{s:02d}' for s in missing)} found."
+            )
         return chosen
     if layout == PTB_SAMPLE:
         lo, hi = SAMPLE_FILES[split]
         chosen = [f for f in files if lo <= f.number <= hi]
         if not chosen:
-            raise DataError(f"No files wsj_{lo:04d}-wsj_{hi:04d} (the ptb_sample {split} split) found.")
+            raise DataError(
+                f"No files wsj_{lo:04d}-wsj_{hi:04d} (the ptb_sample {split} split) found."
+            )
         return chosen
     raise ValueError(f"unknown WSJ layout {layout!r} ({LDC} or {PTB_SAMPLE})")
 
@@ -143,8 +151,9 @@ def normalized(trees: Iterable[Tree], stats: TreeReadStats) -> Iterator[Tree]:
         yield out
 
 
-def split_trees(tmp_dir: str, split: str, layout: str = "auto",
-                stats: TreeReadStats | None = None) -> list[Tree]:
+def split_trees(
+    tmp_dir: str, split: str, layout: str = "auto", stats: TreeReadStats | None = None
+) -> list[Tree]:
     """Normalised gold trees of one split of the treebank found in ``tmp_dir``."""
     stats = stats if stats is not None else TreeReadStats()
     files = find_mrg_files(tmp_dir)

@@ -24,6 +24,7 @@ import tensorflow as tf
 
 from t2t_repro.data.source_lines import normalize_source_lines_in_graph
 from t2t_repro.decoding.search import SearchConfig, search
+from t2t_repro.decoding.tree_constraint import TreeConstraint
 from t2t_repro.serving import ExportError
 from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
@@ -32,15 +33,28 @@ from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 class Translator(tf.Module):
     """The exported object: the model's variables, the vocabularies and the signature."""
 
-    def __init__(self, model, vocab_paths: dict, alphabets: dict, config: SearchConfig,
-                 max_input_length: int) -> None:
+    def __init__(
+        self,
+        model,
+        vocab_paths: dict,
+        alphabets: dict,
+        config: SearchConfig,
+        max_input_length: int,
+        constraint: TreeConstraint | None = None,
+        target_tokens: tuple | None = None,
+    ) -> None:
         super().__init__(name="translator")
         self.model = model
         self.config = config
         self.max_input_length = max_input_length
+        self.constraint = constraint
+        if constraint is not None:
+            self.word_class_table = constraint.word_class_table()
         self.input_vocab = tf.saved_model.Asset(vocab_paths["inputs"])
         self.input_encoder = GraphSubwordEncoder(self.input_vocab, alphabets["inputs"])
-        if vocab_paths["targets"] == vocab_paths["inputs"]:
+        if target_tokens is not None:  # one id per token (parsing targets)
+            self.target_encoder = GraphTokenDecoder(target_tokens)
+        elif vocab_paths["targets"] == vocab_paths["inputs"]:
             self.target_encoder = self.input_encoder
         else:
             self.target_vocab = tf.saved_model.Asset(vocab_paths["targets"])
@@ -67,22 +81,54 @@ class Translator(tf.Module):
         sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
         inputs = self.encode_inputs(sources)
         decode_length = tf.shape(inputs)[1] + self.config.extra_length
-        ids, scores = search(self.model, self.config, inputs, decode_length)
+        tree = None
+        if self.constraint is not None:  # the words are the whitespace-split sources
+            words = tf.strings.split(sources).to_tensor("")
+            classes = self.constraint.graph_word_classes(words, self.word_class_table)
+            length = tf.shape(inputs)[1]
+            classes = tf.pad(classes, [[0, 0], [0, tf.maximum(0, length - tf.shape(classes)[1])]])
+            num_words = tf.cast(tf.strings.split(sources).row_lengths(), tf.int32)
+            tree = (self.constraint, classes[:, :length], num_words)
+        ids, scores = search(self.model, self.config, inputs, decode_length, tree)
         text = self.target_encoder.decode(self.best_output_ids(ids))
         blank = tf.strings.length(sources) == 0
-        return {"translations": tf.where(blank, "", text),
-                "scores": tf.where(blank, 0.0, scores[:, 0])}
+        return {
+            "translations": tf.where(blank, "", text),
+            "scores": tf.where(blank, 0.0, scores[:, 0]),
+        }
 
 
-def export_saved_model(model, encoders: dict, config: SearchConfig, max_input_length: int,
-                       export_dir: str) -> str:
-    """Writes the SavedModel to ``export_dir`` (via a temp dir, renamed when complete)."""
+class GraphTokenDecoder(tf.Module):
+    """In-graph ``TokenTextEncoder.decode``: ids -> their tokens joined by spaces."""
+
+    def __init__(self, tokens) -> None:
+        super().__init__(name="target_tokens")
+        self.tokens = tf.constant(list(tokens))
+
+    def decode(self, ids: tf.RaggedTensor) -> tf.Tensor:
+        return tf.strings.reduce_join(tf.gather(self.tokens, ids), axis=1, separator=" ")
+
+
+def export_saved_model(
+    model,
+    encoders: dict,
+    config: SearchConfig,
+    max_input_length: int,
+    export_dir: str,
+    constraint: TreeConstraint | None = None,
+) -> str:
+    """Writes the SavedModel to ``export_dir`` (via a temp dir, renamed when complete).
+    ``constraint``: tree-constrained search in the export (the words are the sources split
+    at whitespace)."""
     if config.use_xla:
-        raise ExportError("the exported search runs for any input length; export without "
-                         "use_xla (XLA needs a static length per compiled function).")
+        raise ExportError(
+            "the exported search runs for any input length; export without "
+            "use_xla (XLA needs a static length per compiled function)."
+        )
     if os.path.exists(export_dir):
-        raise FileExistsError(f"{export_dir} already exists; choose another --export_dir or "
-                              "remove it.")
+        raise FileExistsError(
+            f"{export_dir} already exists; choose another --export_dir or remove it."
+        )
     parent = os.path.dirname(os.path.abspath(export_dir))
     os.makedirs(parent, exist_ok=True)
     work = tempfile.mkdtemp(prefix=".export-", dir=parent)
@@ -91,7 +137,13 @@ def export_saved_model(model, encoders: dict, config: SearchConfig, max_input_le
         for feature in ("inputs", "targets"):
             encoder = encoders[feature]
             if feature == "targets" and encoder is encoders["inputs"]:
-                vocab_paths[feature], alphabets[feature] = vocab_paths["inputs"], alphabets["inputs"]
+                vocab_paths[feature], alphabets[feature] = (
+                    vocab_paths["inputs"],
+                    alphabets["inputs"],
+                )
+                continue
+            if feature == "targets" and hasattr(encoder, "tokens"):
+                vocab_paths[feature] = None  # a token vocabulary: decoded by GraphTokenDecoder
                 continue
             vocab_paths[feature] = os.path.join(work, f"vocab.{feature}.txt")
             try:
@@ -99,10 +151,14 @@ def export_saved_model(model, encoders: dict, config: SearchConfig, max_input_le
             except ValueError as e:
                 raise ExportError(f"{feature} vocabulary: {e}") from None
             alphabets[feature] = encoder.alphabet
-        translator = Translator(model, vocab_paths, alphabets, config, max_input_length)
+        tokens = getattr(encoders["targets"], "tokens", None)
+        translator = Translator(
+            model, vocab_paths, alphabets, config, max_input_length, constraint, tokens
+        )
         staging = os.path.join(work, "saved_model")
-        tf.saved_model.save(translator, staging,
-                            signatures={"serving_default": translator.translate})
+        tf.saved_model.save(
+            translator, staging, signatures={"serving_default": translator.translate}
+        )
         os.replace(staging, export_dir)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -25,12 +25,17 @@ from t2t_repro.t2t_import.errors import T2TImportError
 
 # T2T 1.15.7 names its sets by their newest version; this project keeps the paper's under the
 # plain names (README, hparams/transformer.py).
-T2T_SET_NAMES = {"transformer_base": "transformer_base_v3", "transformer_big": "transformer_big_v3",
-                 "transformer_big_enfr": "transformer_big_enfr_v3"}
+T2T_SET_NAMES = {
+    "transformer_base": "transformer_base_v3",
+    "transformer_big": "transformer_big_v3",
+    "transformer_big_enfr": "transformer_big_enfr_v3",
+}
 
 # T2T hparams that do not change the transformer or how it trains here.
-IGNORED = frozenset("""
-    activation_dtype weight_dtype gpu_automatic_mixed_precision mixed_precision_optimizer_init_loss_scale
+IGNORED = frozenset(
+    """
+    activation_dtype weight_dtype gpu_automatic_mixed_precision
+    mixed_precision_optimizer_init_loss_scale
     mixed_precision_optimizer_loss_scaler bottom top loss name weights_fn daisy_chain_variables
     no_data_parallelism nbr_decoder_problems eval_run_autoregressive force_full_predict
     summarize_grads summarize_vars mlperf_mode tpu_enable_host_call use_custom_ops compress_steps
@@ -53,22 +58,38 @@ IGNORED = frozenset("""
     multiproblem_max_target_length multiproblem_mixing_schedule multiproblem_per_task_threshold
     multiproblem_reweight_label_loss multiproblem_schedule_max_examples
     multiproblem_schedule_threshold multiproblem_target_eval_only multiproblem_vocab_size
-""".split())
+""".split()
+)
 
 # T2T hparams this project does not implement: importable only at the value that disables them.
 NEUTRAL = {
-    "self_attention_type": "dot_product", "max_relative_position": 0, "attention_variables_3d": False,
-    "causal_decoder_self_attention": True, "unidirectional_encoder": False, "proximity_bias": False,
-    "hard_attention_k": 0, "num_area_layers": 0, "factored_logits": False, "prepend_mode": "none",
-    "position_features": "", "symbol_modality_skip_top": False, "target_modality": "default",
-    "input_modalities": "default", "symbol_dropout": 0.0, "scheduled_sampling_prob": 0.0,
-    "weight_noise": 0.0, "grad_noise_scale": 0.0, "attention_dropout_broadcast_dims": "",
-    "relu_dropout_broadcast_dims": "", "layer_prepostprocess_dropout_broadcast_dims": "",
+    "self_attention_type": "dot_product",
+    "max_relative_position": 0,
+    "attention_variables_3d": False,
+    "causal_decoder_self_attention": True,
+    "unidirectional_encoder": False,
+    "proximity_bias": False,
+    "hard_attention_k": 0,
+    "num_area_layers": 0,
+    "factored_logits": False,
+    "prepend_mode": "none",
+    "position_features": "",
+    "symbol_modality_skip_top": False,
+    "target_modality": "default",
+    "input_modalities": "default",
+    "symbol_dropout": 0.0,
+    "scheduled_sampling_prob": 0.0,
+    "weight_noise": 0.0,
+    "grad_noise_scale": 0.0,
+    "attention_dropout_broadcast_dims": "",
+    "relu_dropout_broadcast_dims": "",
+    "layer_prepostprocess_dropout_broadcast_dims": "",
 }
 
 # Hparams this project has, but with fewer choices than T2T.
 SUPPORTED_VALUES = {
-    "norm_type": ("layer",), "pos": ("timing",),
+    "norm_type": ("layer",),
+    "pos": ("timing",),
     "ffn_layer": ("dense_relu_dense", "conv_hidden_relu"),  # T2T's legacy name, same layer.
     "optimizer": ("adam", "Adam", "lazy_adam", "true_adam"),
 }
@@ -85,12 +106,16 @@ class ImportedHParams:
 def our_set_name(t2t_set: str, requested: str = "") -> str:
     name = requested or T2T_SET_NAMES.get(t2t_set, t2t_set)
     if not name:
-        raise T2TImportError("flags.txt names no --hparams_set; pass --hparams_set=<a set of "
-                             "this project> (e.g. transformer_base_v3) to import against.")
+        raise T2TImportError(
+            "flags.txt names no --hparams_set; pass --hparams_set=<a set of "
+            "this project> (e.g. transformer_base_v3) to import against."
+        )
     if name not in registry.list_names(registry.HPARAMS):
-        raise T2TImportError(f"hparams set {name!r} (from the T2T flags) is not registered here; "
-                             "pass --hparams_set= with the nearest set of this project (every "
-                             "value in hparams.json is applied over it).")
+        raise T2TImportError(
+            f"hparams set {name!r} (from the T2T flags) is not registered here; "
+            "pass --hparams_set= with the nearest set of this project (every "
+            "value in hparams.json is applied over it)."
+        )
     return name
 
 
@@ -117,25 +142,39 @@ def _overrides(base: HParams, target: HParams) -> str:
     for name, (_, value) in base.diff(target).items():
         text = str(value)
         if "," in text:
-            raise T2TImportError(f"hparam {name}={text!r} holds a comma and cannot be passed "
-                                 "to --hparams; this T2T setting is not importable.")
+            raise T2TImportError(
+                f"hparam {name}={text!r} holds a comma and cannot be passed "
+                "to --hparams; this T2T setting is not importable."
+            )
         items.append(f"{name}={text}")
     return ",".join(items)
 
 
-def map_hparams(t2t_values: dict[str, Any], t2t_set: str, problem_values: dict[str, int],
-                requested_set: str = "", ignore: Iterable[str] = ()) -> ImportedHParams:
+def map_hparams(
+    t2t_values: dict[str, Any],
+    t2t_set: str,
+    problem_values: dict[str, int],
+    requested_set: str = "",
+    ignore: Iterable[str] = (),
+) -> ImportedHParams:
     """Our hparams for a T2T run; ``problem_values`` are the vocabulary sizes and space id."""
     ignore = set(ignore)
     set_name = our_set_name(t2t_set, requested_set)
     base = registry.hparams(set_name)
-    add_problem_hparams(base, problem_values["input_vocab_size"],
-                        problem_values["target_vocab_size"], problem_values["target_space_id"])
+    add_problem_hparams(
+        base,
+        problem_values["input_vocab_size"],
+        problem_values["target_vocab_size"],
+        problem_values["target_space_id"],
+    )
     problems = _unsupported(t2t_values, base, ignore)
     if problems:
         raise T2TImportError(
-            "T2T hparams that change the model are not supported: " + "; ".join(problems) +
-            ". Pass --ignore_hparams=NAME,... to import anyway (the model will differ from T2T's).")
+            "T2T hparams that change the model are not supported: "
+            + "; ".join(problems)
+            + ". Pass --ignore_hparams=NAME,... to import anyway "
+            "(the model will differ from T2T's)."
+        )
     hp = base.copy()
     for name, value in sorted(t2t_values.items()):
         if name in ignore or name not in hp or name in problem_values:

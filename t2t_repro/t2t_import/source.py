@@ -33,23 +33,31 @@ def checkpoint_prefix(path: str) -> str:
     if not os.path.isdir(path):
         if tf.io.gfile.exists(path + ".index"):
             return path
-        raise T2TImportError(f"--t2t_dir {path!r} is neither a T2T train directory nor a "
-                             "checkpoint prefix (no such directory, no .index file).")
+        raise T2TImportError(
+            f"--t2t_dir {path!r} is neither a T2T train directory nor a "
+            "checkpoint prefix (no such directory, no .index file)."
+        )
     state = os.path.join(path, "checkpoint")
     if not os.path.exists(state):
-        raise T2TImportError(f"{path!r} has no 'checkpoint' file: is it a T2T train dir "
-                             "(t2t-trainer --output_dir)? Pass the directory holding model.ckpt-N.")
+        raise T2TImportError(
+            f"{path!r} has no 'checkpoint' file: is it a T2T train dir "
+            "(t2t-trainer --output_dir)? Pass the directory holding model.ckpt-N."
+        )
     text = open(state, encoding="utf-8").read()
     match = re.search(r'^model_checkpoint_path:\s*"(.*)"\s*$', text, re.M)
     if not match:
-        raise T2TImportError(f"{state} names no model_checkpoint_path; it is corrupt. Restore "
-                             'it (a line model_checkpoint_path: "model.ckpt-N").')
+        raise T2TImportError(
+            f"{state} names no model_checkpoint_path; it is corrupt. Restore "
+            'it (a line model_checkpoint_path: "model.ckpt-N").'
+        )
     named = match.group(1)
     for candidate in (os.path.join(path, named), os.path.join(path, os.path.basename(named))):
         if tf.io.gfile.exists(candidate + ".index"):
             return candidate
-    raise T2TImportError(f"{state} names checkpoint {named!r}, but {path} has no "
-                         f"{os.path.basename(named)}.index; copy the checkpoint files too.")
+    raise T2TImportError(
+        f"{state} names checkpoint {named!r}, but {path} has no "
+        f"{os.path.basename(named)}.index; copy the checkpoint files too."
+    )
 
 
 def read_flags(path: str) -> dict[str, str]:
@@ -72,8 +80,10 @@ def read_flags(path: str) -> dict[str, str]:
 def read_hparams(path: str) -> dict[str, Any]:
     hparams_path = os.path.join(path, "hparams.json")
     if not os.path.exists(hparams_path):
-        raise T2TImportError(f"{path!r} has no hparams.json. T2T writes it when training starts; "
-                             "without it the model's shape is unknown.")
+        raise T2TImportError(
+            f"{path!r} has no hparams.json. T2T writes it when training starts; "
+            "without it the model's shape is unknown."
+        )
     try:
         values = json.loads(open(hparams_path, encoding="utf-8").read())
     except json.JSONDecodeError as e:

@@ -31,8 +31,10 @@ from t2t_repro.t2t_import.errors import T2TImportError
 
 # T2T bookkeeping variables that hold no model or optimizer state.
 BOOKKEEPING = re.compile(r"^(losses_avg|train_stats)/|^global_step$|^(training/)?beta[12]_power$")
-MODALITY = re.compile(r"/symbol_modality_(?P<vocab>\d+)_(?P<depth>\d+)/"
-                      r"(?P<role>shared|input_emb|target_emb|softmax)/weights_\d+$")
+MODALITY = re.compile(
+    r"/symbol_modality_(?P<vocab>\d+)_(?P<depth>\d+)/"
+    r"(?P<role>shared|input_emb|target_emb|softmax)/weights_\d+$"
+)
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,10 @@ def _stack(scope: str, stack, attentions: tuple[str, ...]) -> Iterator[Entry]:
             residual = getattr(layer, name)
             for projection in ("q", "k", "v", "output_transform"):
                 dense = getattr(residual.sublayer, projection)
-                yield Entry(f"{scope}/layer_{i}/{name}/multihead_attention/{projection}/kernel",
-                            dense.kernel)
+                yield Entry(
+                    f"{scope}/layer_{i}/{name}/multihead_attention/{projection}/kernel",
+                    dense.kernel,
+                )
             yield from _residual(f"{scope}/layer_{i}/{name}", residual)
         for conv in ("conv1", "conv2"):
             dense = getattr(layer.ffn.sublayer, conv)
@@ -78,19 +82,28 @@ def model_entries(model, scope: str = "transformer") -> list[Entry]:
     hp = model.hparams
     entries = []
     embeddings = {}
-    for layer, vocab in ((model.input_embedding, hp.input_vocab_size),
-                         (model.target_embedding, hp.target_vocab_size),
-                         (model.softmax, hp.target_vocab_size)):
-        embeddings.setdefault(id(layer), Entry(
-            f"{scope}/symbol_modality_{vocab}_{hp.hidden_size}/{layer.name}",
-            layer.embeddings, sharded=True))
+    for layer, vocab in (
+        (model.input_embedding, hp.input_vocab_size),
+        (model.target_embedding, hp.target_vocab_size),
+        (model.softmax, hp.target_vocab_size),
+    ):
+        embeddings.setdefault(
+            id(layer),
+            Entry(
+                f"{scope}/symbol_modality_{vocab}_{hp.hidden_size}/{layer.name}",
+                layer.embeddings,
+                sharded=True,
+            ),
+        )
     entries.extend(embeddings.values())
     if model.use_target_space:
-        entries.append(Entry(f"{scope}/body/target_space_embedding/kernel",
-                             model.target_space_embedding))
+        entries.append(
+            Entry(f"{scope}/body/target_space_embedding/kernel", model.target_space_embedding)
+        )
     entries.extend(_stack(f"{scope}/body/encoder", model.encoder, ("self_attention",)))
-    entries.extend(_stack(f"{scope}/body/decoder", model.decoder,
-                          ("self_attention", "encdec_attention")))
+    entries.extend(
+        _stack(f"{scope}/body/decoder", model.decoder, ("self_attention", "encdec_attention"))
+    )
     return entries
 
 
@@ -104,9 +117,11 @@ def vocab_sizes(names, scope: str = "transformer") -> dict[str, int]:
     inputs = roles.get("input_emb", roles.get("shared"))
     targets = roles.get("target_emb", roles.get("softmax", roles.get("shared")))
     if inputs is None or targets is None:
-        raise T2TImportError(f"the checkpoint has no {scope}/symbol_modality_<V>_<d>/... "
-                             "embedding variables: it is not a T2T text transformer (or --model "
-                             "names another scope).")
+        raise T2TImportError(
+            f"the checkpoint has no {scope}/symbol_modality_<V>_<d>/... "
+            "embedding variables: it is not a T2T text transformer (or --model "
+            "names another scope)."
+        )
     return {"input_vocab_size": inputs, "target_vocab_size": targets}
 
 
@@ -121,8 +136,10 @@ class CheckpointValues:
     def _missing(self, name: str, what: str) -> T2TImportError:
         near = difflib.get_close_matches(name, list(self.shapes), n=1, cutoff=0.8)
         hint = f" (nearest in the checkpoint: {near[0]})" if near else ""
-        return T2TImportError(f"the T2T checkpoint has no {what} {name}{hint}; it was trained "
-                              "with other hparams or another model.")
+        return T2TImportError(
+            f"the T2T checkpoint has no {what} {name}{hint}; it was trained "
+            "with other hparams or another model."
+        )
 
     def has(self, name: str) -> bool:
         return name in self.shapes
@@ -138,8 +155,10 @@ class CheckpointValues:
         pattern = re.compile(re.escape(scope) + r"/weights_(\d+)" + re.escape(suffix) + "$")
         found = {int(m.group(1)): n for n in self.shapes if (m := pattern.match(n))}
         if sorted(found) != list(range(len(found))):
-            raise T2TImportError(f"the embedding shards of {scope} are not weights_0..N "
-                                 f"(found {sorted(found)}); the checkpoint is incomplete.")
+            raise T2TImportError(
+                f"the embedding shards of {scope} are not weights_0..N "
+                f"(found {sorted(found)}); the checkpoint is incomplete."
+            )
         return [found[i] for i in range(len(found))]
 
     def joined(self, scope: str, suffix: str = "", what: str = "variable") -> np.ndarray:
@@ -150,14 +169,19 @@ class CheckpointValues:
         return np.concatenate([self.get(n, what) for n in names], axis=0)
 
     def value(self, entry: Entry, suffix: str = "", what: str = "variable") -> np.ndarray:
-        value = (self.joined(entry.t2t_name, suffix, what) if entry.sharded
-                 else self.get(entry.t2t_name + suffix, what))
+        value = (
+            self.joined(entry.t2t_name, suffix, what)
+            if entry.sharded
+            else self.get(entry.t2t_name + suffix, what)
+        )
         expected = tuple(entry.variable.shape)
         if tuple(value.shape) != expected:
             name = entry.t2t_name + ("/weights_*" if entry.sharded else "") + suffix
-            raise T2TImportError(f"T2T variable {name} has shape {list(value.shape)} but the "
-                                 f"hparams give {list(expected)} ({entry.variable.path}); "
-                                 "hparams.json does not describe this checkpoint.")
+            raise T2TImportError(
+                f"T2T variable {name} has shape {list(value.shape)} but the "
+                f"hparams give {list(expected)} ({entry.variable.path}); "
+                "hparams.json does not describe this checkpoint."
+            )
         return value
 
     def unused(self) -> list[str]:

@@ -38,8 +38,9 @@ class ImportResult:
     with_optimizer: bool
 
 
-def _problem_values(problem_name: str, sizes: dict, data_dir: str, vocab: str,
-                    log: Callable[[str], None]) -> dict:
+def _problem_values(
+    problem_name: str, sizes: dict, data_dir: str, vocab: str, log: Callable[[str], None]
+) -> dict:
     """Vocabulary sizes (checked against the problem's vocabulary) and the target space id."""
     values = dict(sizes, target_space_id=0)
     problem = None
@@ -47,8 +48,10 @@ def _problem_values(problem_name: str, sizes: dict, data_dir: str, vocab: str,
         problem = registry.problem(problem_name)
         values["target_space_id"] = problem.target_space_id
     else:
-        log(f"note: problem {problem_name!r} is not registered here; target space id 0 and the "
-            "checkpoint's vocabulary sizes are used.")
+        log(
+            f"note: problem {problem_name!r} is not registered here; target space id 0 and the "
+            "checkpoint's vocabulary sizes are used."
+        )
     if vocab:
         from t2t_repro.data import datagen_lib
 
@@ -64,20 +67,23 @@ def _problem_values(problem_name: str, sizes: dict, data_dir: str, vocab: str,
                 f"the vocabulary from {source} has {inputs} (inputs) / {targets} (targets) "
                 f"entries but the checkpoint's embeddings have {sizes['input_vocab_size']} / "
                 f"{sizes['target_vocab_size']} rows: it is not the vocabulary this model was "
-                "trained with.")
+                "trained with."
+            )
     return values
 
 
-def _restore_values(values: CheckpointValues, model, optimizer, step: int,
-                    weights_only: bool, scope: str) -> bool:
+def _restore_values(
+    values: CheckpointValues, model, optimizer, step: int, weights_only: bool, scope: str
+) -> bool:
     """Assigns weights (and Adam moments when present); returns whether moments were loaded."""
     entries = model_entries(model, scope)
     for entry in entries:
         entry.variable.assign(values.value(entry))
     if weights_only:
         return False
-    prefix = next((p for p in ("training/", "") if values.has(
-        p + (entries[-1].t2t_name + "/Adam"))), None)
+    prefix = next(
+        (p for p in ("training/", "") if values.has(p + (entries[-1].t2t_name + "/Adam"))), None
+    )
     if prefix is None:
         return False
     for entry in entries:
@@ -92,12 +98,21 @@ def _restore_values(values: CheckpointValues, model, optimizer, step: int,
             raise T2TImportError(
                 f"{prefix}beta{k}_power is {power:.6g} but global_step {step} with beta{k}="
                 f"{beta} gives {expected:.6g}: the Adam step count differs from global_step "
-                "(multistep or restarted optimizer). Use --weights_only to start Adam afresh.")
+                "(multistep or restarted optimizer). Use --weights_only to start Adam afresh."
+            )
     return True
 
 
-def _write(output_dir: str, model, optimizer, step: int, imported: ImportedHParams,
-           flags: dict, vocab: str, vocab_name: str) -> str:
+def _write(
+    output_dir: str,
+    model,
+    optimizer,
+    step: int,
+    imported: ImportedHParams,
+    flags: dict,
+    vocab: str,
+    vocab_name: str,
+) -> str:
     parent = os.path.dirname(os.path.abspath(output_dir))
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(output_dir)}.importing-", dir=parent)
@@ -119,21 +134,32 @@ def _write(output_dir: str, model, optimizer, step: int, imported: ImportedHPara
     return os.path.join(output_dir, f"ckpt-{step}")
 
 
-def import_t2t_dir(t2t_dir: str, output_dir: str, *, data_dir: str = "", vocab: str = "",
-                   problem: str = "", hparams_set: str = "", ignore_hparams: Iterable[str] = (),
-                   weights_only: bool = False,
-                   log: Callable[[str], None] = print) -> ImportResult:
+def import_t2t_dir(
+    t2t_dir: str,
+    output_dir: str,
+    *,
+    data_dir: str = "",
+    vocab: str = "",
+    problem: str = "",
+    hparams_set: str = "",
+    ignore_hparams: Iterable[str] = (),
+    weights_only: bool = False,
+    log: Callable[[str], None] = print,
+) -> ImportResult:
     """Imports the newest checkpoint of ``t2t_dir`` into the new directory ``output_dir``."""
     if os.path.exists(output_dir):
-        raise T2TImportError(f"--output_dir {output_dir} already exists; the import writes a new "
-                             "directory (pick another name, or remove it first).")
+        raise T2TImportError(
+            f"--output_dir {output_dir} already exists; the import writes a new "
+            "directory (pick another name, or remove it first)."
+        )
     if vocab and not os.path.isfile(vocab):
         raise T2TImportError(f"--vocab {vocab} does not exist.")
     source: T2TTrainDir = read_t2t_dir(t2t_dir)
     model_name = source.flags.get("model", "transformer")
     if model_name != "transformer":
-        raise T2TImportError(f"flags.txt says --model={model_name}; only T2T's 'transformer' "
-                             "is importable.")
+        raise T2TImportError(
+            f"flags.txt says --model={model_name}; only T2T's 'transformer' is importable."
+        )
     problem = problem or source.flags.get("problem", "")
     if not problem:
         raise T2TImportError("flags.txt names no --problem; pass --problem=<name>.")
@@ -147,8 +173,13 @@ def import_t2t_dir(t2t_dir: str, output_dir: str, *, data_dir: str = "", vocab: 
     tse = f"{model_name}/body/target_space_embedding/kernel"
     if values.has(tse):
         problem_values["target_space_vocab_size"] = values.shapes[tse][0]
-    imported = map_hparams(source.hparams, source.flags.get("hparams_set", ""), problem_values,
-                           hparams_set, ignore_hparams)
+    imported = map_hparams(
+        source.hparams,
+        source.flags.get("hparams_set", ""),
+        problem_values,
+        hparams_set,
+        ignore_hparams,
+    )
     step = int(reader.get_tensor("global_step")) if values.has("global_step") else 0
     model = registry.model(model_name)(imported.hparams)
     model.build()
@@ -159,17 +190,29 @@ def import_t2t_dir(t2t_dir: str, output_dir: str, *, data_dir: str = "", vocab: 
     optimizer.build(model.trainable_variables)
     optimizer.iterations.assign(step)
     with_optimizer = _restore_values(values, model, optimizer, step, weights_only, model_name)
-    leftover = [n for n in values.unused()
-                if with_optimizer or not n.endswith(("/Adam", "/Adam_1"))]
+    leftover = [
+        n for n in values.unused() if with_optimizer or not n.endswith(("/Adam", "/Adam_1"))
+    ]
     if leftover:
-        raise T2TImportError(f"T2T variable {leftover[0]} maps to nothing in this model"
-                             f"{f' (and {len(leftover) - 1} more)' if len(leftover) > 1 else ''}"
-                             "; the checkpoint holds a model these hparams do not describe.")
-    vocab_name = (registry.problem(problem).vocab_filename
-                  if problem in registry.list_names(registry.PROBLEMS) else os.path.basename(vocab))
-    flags = {"problem": problem, "model": model_name, "hparams_set": imported.hparams_set,
-             "hparams": imported.overrides, "t2t_dir": os.path.abspath(source.path),
-             "t2t_checkpoint": os.path.basename(source.prefix), "output_dir": output_dir}
+        raise T2TImportError(
+            f"T2T variable {leftover[0]} maps to nothing in this model"
+            f"{f' (and {len(leftover) - 1} more)' if len(leftover) > 1 else ''}"
+            "; the checkpoint holds a model these hparams do not describe."
+        )
+    vocab_name = (
+        registry.problem(problem).vocab_filename
+        if problem in registry.list_names(registry.PROBLEMS)
+        else os.path.basename(vocab)
+    )
+    flags = {
+        "problem": problem,
+        "model": model_name,
+        "hparams_set": imported.hparams_set,
+        "hparams": imported.overrides,
+        "t2t_dir": os.path.abspath(source.path),
+        "t2t_checkpoint": os.path.basename(source.prefix),
+        "output_dir": output_dir,
+    }
     checkpoint = _write(output_dir, model, optimizer, step, imported, flags, vocab, vocab_name)
     if not with_optimizer:
         log("note: no Adam slots imported; resumed training starts Adam's moments at zero.")

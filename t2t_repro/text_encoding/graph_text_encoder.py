@@ -40,8 +40,10 @@ def write_plain_vocab(subtokens: list[str], path: str) -> None:
     seen: set[str] = set()
     duplicates = [s for s in subtokens if s in seen or seen.add(s)]
     if duplicates:
-        raise ValueError(f"the vocabulary has duplicate subtokens {duplicates[:3]!r}; "
-                         "export needs each subtoken once")
+        raise ValueError(
+            f"the vocabulary has duplicate subtokens {duplicates[:3]!r}; "
+            "export needs each subtoken once"
+        )
     write_text_atomically(path, "".join(s + "\n" for s in subtokens), newline="\n")
 
 
@@ -53,18 +55,27 @@ class GraphSubwordEncoder(tf.Module):
         whole_line = tf.lookup.TextFileIndex.WHOLE_LINE
         line_number = tf.lookup.TextFileIndex.LINE_NUMBER
         self.string_to_id = tf.lookup.StaticHashTable(
-            tf.lookup.TextFileInitializer(asset_path, tf.string, whole_line, tf.int64,
-                                          line_number), default_value=-1)
+            tf.lookup.TextFileInitializer(asset_path, tf.string, whole_line, tf.int64, line_number),
+            default_value=-1,
+        )
         self.id_to_string = tf.lookup.StaticHashTable(
-            tf.lookup.TextFileInitializer(asset_path, tf.int64, line_number, tf.string,
-                                          whole_line), default_value="")
+            tf.lookup.TextFileInitializer(asset_path, tf.int64, line_number, tf.string, whole_line),
+            default_value="",
+        )
         codes = sorted(ord(c) for c in alphabet if c != "\n")
         self.alphabet = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(tf.constant(codes, tf.int32),
-                                                tf.ones([len(codes)], tf.int32)), default_value=0)
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(codes, tf.int32), tf.ones([len(codes)], tf.int32)
+            ),
+            default_value=0,
+        )
         self.wordpiece = tf_text.WordpieceTokenizer(
-            self.string_to_id, suffix_indicator="", max_bytes_per_word=1 << 20,
-            token_out_type=tf.int64, unknown_token=None)
+            self.string_to_id,
+            suffix_indicator="",
+            max_bytes_per_word=1 << 20,
+            token_out_type=tf.int64,
+            unknown_token=None,
+        )
 
     # -- encoding -------------------------------------------------------------------------
     def tokenize(self, strings: tf.Tensor) -> tf.RaggedTensor:

@@ -40,7 +40,7 @@ from t2t_repro.text_encoding.reserved_tokens import RESERVED_TOKENS
 from t2t_repro.text_encoding.subword_kernel import intern_substrings
 
 # float64 bincount is exact while every partial sum stays below 2**53.
-_EXACT_FLOAT_LIMIT = 2 ** 52
+_EXACT_FLOAT_LIMIT = 2**52
 
 
 def check_reserved_tokens(reserved_tokens: Sequence[str] | None) -> list[str]:
@@ -50,15 +50,20 @@ def check_reserved_tokens(reserved_tokens: Sequence[str] | None) -> list[str]:
         if default != proposed:
             raise ValueError(
                 f"RESERVED_TOKENS {RESERVED_TOKENS} must be a prefix of reserved_tokens "
-                f"{list(reserved_tokens)}")
+                f"{list(reserved_tokens)}"
+            )
     return list(reserved_tokens)
 
 
 class SubwordBuilder:
     """Prepared state for building vocabularies from one token-count table."""
 
-    def __init__(self, token_counts: Mapping[str, int], reserved_tokens=None,
-                 max_subtoken_length: int | None = None):
+    def __init__(
+        self,
+        token_counts: Mapping[str, int],
+        reserved_tokens=None,
+        max_subtoken_length: int | None = None,
+    ):
         self.reserved_tokens = check_reserved_tokens(reserved_tokens)
         self.max_subtoken_length = max_subtoken_length
         tokens = list(token_counts.keys())
@@ -67,8 +72,11 @@ class SubwordBuilder:
                 raise ValueError(f"Expected str tokens in token_counts, got {type(tok)}: {tok!r}")
         raw_weights = [token_counts[t] for t in tokens]
         for tok, w in zip(tokens, raw_weights, strict=True):
-            if type(w) is not int and not isinstance(w, numbers.Integral) and not (
-                    isinstance(w, numbers.Real) and float(w).is_integer()):
+            if (
+                type(w) is not int
+                and not isinstance(w, numbers.Integral)
+                and not (isinstance(w, numbers.Real) and float(w).is_integer())
+            ):
                 raise ValueError(f"token count for {tok!r} must be an integer, got {w!r}")
         weights = np.array([int(w) for w in raw_weights], dtype=np.int64)
 
@@ -144,8 +152,9 @@ class SubwordBuilder:
         self._first_counts: np.ndarray | None = None
         # Alphabet characters, their ids (-1 when never seen in an escaped token).
         self._alphabet_list = sorted(self.alphabet)
-        self._alphabet_ids = np.array([self._table.get(a, -1) for a in self._alphabet_list],
-                                      dtype=np.int64)
+        self._alphabet_ids = np.array(
+            [self._table.get(a, -1) for a in self._alphabet_list], dtype=np.int64
+        )
 
     # ---------------------------------------------------------------------------------
     def _count(self, starts: np.ndarray) -> np.ndarray:
@@ -210,8 +219,8 @@ class SubwordBuilder:
                     idx = self._parent[a + nz] - pa
                     if self._float_ok:
                         pending[pa:a] += np.bincount(
-                            idx, weights=flow[nz].astype(np.float64),
-                            minlength=a - pa).astype(np.int64)
+                            idx, weights=flow[nz].astype(np.float64), minlength=a - pa
+                        ).astype(np.int64)
                     else:
                         pending[pa:a] += _sum_to(idx, flow[nz], a - pa)
         final = counts - pending
@@ -221,7 +230,11 @@ class SubwordBuilder:
         if acc_ids:
             ids = np.concatenate(acc_ids).tolist()
             cnts = np.concatenate(acc_cnt).tolist()
-            chosen = [(c, strings[i]) for i, c in zip(ids, cnts, strict=True) if strings[i] not in alphabet]
+            chosen = [
+                (c, strings[i])
+                for i, c in zip(ids, cnts, strict=True)
+                if strings[i] not in alphabet
+            ]
         # Id -1 (a character no escaped token contains) reads the appended 0.
         alpha_counts = np.append(final, 0)[self._alphabet_ids].tolist()
         chosen.extend(zip(alpha_counts, self._alphabet_list, strict=True))
@@ -252,8 +265,9 @@ class SubwordBuilder:
                 vocab = self.escaped_reserved + vocab
         return vocab
 
-    def build_to_target_size(self, target_size: int, min_val: int, max_val: int,
-                             num_iterations: int = 4) -> list[str]:
+    def build_to_target_size(
+        self, target_size: int, min_val: int, max_val: int, num_iterations: int = 4
+    ) -> list[str]:
         """T2T's recursive bisection over ``min_count`` for a vocabulary near ``target_size``
         (within 1% accepted; otherwise the closer of the two tries)."""
 

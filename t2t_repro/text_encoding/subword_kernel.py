@@ -55,7 +55,7 @@ def alnum_flags() -> np.ndarray:
         every = "".join(map(chr, range(_NUM_CODE_POINTS)))
         flags = np.zeros(_NUM_CODE_POINTS, np.uint8)
         for m in re.finditer(ALNUM_CLASS + "+", every):
-            flags[m.start():m.end()] = ALNUM
+            flags[m.start() : m.end()] = ALNUM
         _alnum_flags = flags
     return _alnum_flags
 
@@ -236,8 +236,12 @@ def _home_row(cps, start, k0, k1, k2, length, mask):
     """Where slice ``cps[start:start + length]`` (key words ``k0, k1, k2``) is looked for.
     Code points after the 9th are hashed too (only long slices pay for it), so slices that
     share their first 9 do not all start at one row."""
-    h = (_U(k0) * _U(0x9E3779B97F4A7C15) ^ _U(k1) * _U(0xC2B2AE3D27D4EB4F)
-         ^ _U(k2) * _U(0x165667B19E3779F9) ^ _U(length))
+    h = (
+        _U(k0) * _U(0x9E3779B97F4A7C15)
+        ^ _U(k1) * _U(0xC2B2AE3D27D4EB4F)
+        ^ _U(k2) * _U(0x165667B19E3779F9)
+        ^ _U(length)
+    )
     for k in range(start + _PACKED, start + length):
         h = (h ^ _U(cps[_U(k)])) * _U(0x100000001B3)
     return np.int64((h * _U(0xFF51AFD7ED558CCD)) >> _U(24)) & mask
@@ -251,8 +255,12 @@ def _cache_row(cache, cps, start, end, k0, k1, k2):
     n = end - start
     i = _home_row(cps, start, k0, k1, k2, n, mask)
     while cache[_U(i), _K0] != _EMPTY_KEY:
-        if (cache[_U(i), _K0] == k0 and cache[_U(i), _K1] == k1 and cache[_U(i), _K2] == k2
-                and cache[_U(i), _SLICE_LEN] == n):
+        if (
+            cache[_U(i), _K0] == k0
+            and cache[_U(i), _K1] == k1
+            and cache[_U(i), _K2] == k2
+            and cache[_U(i), _SLICE_LEN] == n
+        ):
             first = cache[_U(i), _SLICE_START]
             same = True
             for k in range(_PACKED, n):
@@ -272,8 +280,15 @@ def _grown_cache(cache, cps):
     mask = grown.shape[0] - 1
     for r in range(cache.shape[0]):
         if cache[r, _K0] != _EMPTY_KEY:
-            i = _home_row(cps, cache[r, _SLICE_START], cache[r, _K0], cache[r, _K1],
-                          cache[r, _K2], cache[r, _SLICE_LEN], mask)
+            i = _home_row(
+                cps,
+                cache[r, _SLICE_START],
+                cache[r, _K0],
+                cache[r, _K1],
+                cache[r, _K2],
+                cache[r, _SLICE_LEN],
+                mask,
+            )
             while grown[i, _K0] != _EMPTY_KEY:
                 i = (i + 1) & mask
             grown[i, :] = cache[r, :]
@@ -351,8 +366,7 @@ def _encode_texts(cps, text_starts, flags, edges, terminal, tokenize):
                     n_out += n
                 else:
                     before = n_out
-                    n_out, ok = _segment_token(cps, p, q, flags, edges, terminal, buf, out,
-                                               n_out)
+                    n_out, ok = _segment_token(cps, p, q, flags, edges, terminal, buf, out, n_out)
                     if not ok:
                         return out[:n_out], id_starts, i
                     cache[row, _K0] = k0
@@ -405,16 +419,18 @@ def _intern_slices(cps, starts, lengths):
     return ids, first_start, first_len
 
 
-def intern_substrings(text: str, starts: np.ndarray, lengths: np.ndarray
-                      ) -> tuple[np.ndarray, list[str]]:
+def intern_substrings(
+    text: str, starts: np.ndarray, lengths: np.ndarray
+) -> tuple[np.ndarray, list[str]]:
     """Ids of the substrings ``text[s:s + n]`` for ``s, n`` in ``zip(starts, lengths)``
     (equal substrings, equal ids; numbered in order of first appearance) and the distinct
     substrings in id order: a dict over all substrings without making each one a ``str``."""
     starts = np.ascontiguousarray(starts, np.int64)
     lengths = np.ascontiguousarray(lengths, np.int64)
     ids, first_start, first_len = _intern_slices(code_points(text), starts, lengths)
-    strings = list(map(text.__getitem__, map(slice, first_start.tolist(),
-                                             (first_start + first_len).tolist())))
+    strings = list(
+        map(text.__getitem__, map(slice, first_start.tolist(), (first_start + first_len).tolist()))
+    )
     return ids, strings
 
 
@@ -429,8 +445,7 @@ class CompiledVocabulary:
         self.flags = flags
         self.encode([""])  # compile (or load from numba's cache) now, not on the first batch
 
-    def encode(self, texts: Sequence[str], tokenize: bool = True
-               ) -> tuple[list[list[int]], int]:
+    def encode(self, texts: Sequence[str], tokenize: bool = True) -> tuple[list[list[int]], int]:
         """``(ids of each text, index of the first text that cannot be encoded or -1)``; on a
         failure the lists stop before that text. ``texts`` must be ``str`` (else TypeError)."""
         gc_was_enabled = gc.isenabled()
@@ -439,11 +454,12 @@ class CompiledVocabulary:
         gc.disable()
         try:
             cps = code_points("".join(texts))
-            ids, id_starts, failed = _encode_texts(cps, starts_of(texts), self.flags,
-                                                   self.edges, self.terminal, tokenize)
+            ids, id_starts, failed = _encode_texts(
+                cps, starts_of(texts), self.flags, self.edges, self.terminal, tokenize
+            )
             n = len(texts) if failed < 0 else failed
             flat = ids.tolist()
-            bounds = id_starts[:n + 1].tolist()
+            bounds = id_starts[: n + 1].tolist()
             return [flat[a:b] for a, b in pairwise(bounds)], failed
         finally:
             if gc_was_enabled:

@@ -102,8 +102,7 @@ class SubwordTextEncoder:
         except FileNotFoundError:
             raise FileNotFoundError(f"subword vocabulary file not found: {path}") from None
         except IsADirectoryError:
-            raise VocabFileError(f"{path}: is a directory, not a subword vocabulary file") \
-                from None
+            raise VocabFileError(f"{path}: is a directory, not a subword vocabulary file") from None
         raw_lines = data.split(b"\n")
         if raw_lines and raw_lines[-1] == b"":
             raw_lines.pop()  # the newline that ends the last line
@@ -115,16 +114,22 @@ class SubwordTextEncoder:
                 raise VocabFileError(f"{path}, line {lineno}: not valid UTF-8 ({e})") from None
             s = line.rstrip()
             if not s:
-                raise VocabFileError(f"{path}, line {lineno}: empty line (expected one quoted "
-                                     "subtoken per line, e.g. 'the_')")
+                raise VocabFileError(
+                    f"{path}, line {lineno}: empty line (expected one quoted "
+                    "subtoken per line, e.g. 'the_')"
+                )
             if s[0] in "'\"":
                 if len(s) < 2 or s[-1] != s[0]:
-                    raise VocabFileError(f"{path}, line {lineno}: unbalanced quotes in {line!r} "
-                                         "(expected one quoted subtoken per line, e.g. 'the_')")
+                    raise VocabFileError(
+                        f"{path}, line {lineno}: unbalanced quotes in {line!r} "
+                        "(expected one quoted subtoken per line, e.g. 'the_')"
+                    )
                 s = s[1:-1]
             elif s[-1] in "'\"":
-                raise VocabFileError(f"{path}, line {lineno}: unbalanced quotes in {line!r} "
-                                     "(expected one quoted subtoken per line, e.g. 'the_')")
+                raise VocabFileError(
+                    f"{path}, line {lineno}: unbalanced quotes in {line!r} "
+                    "(expected one quoted subtoken per line, e.g. 'the_')"
+                )
             strings.append(s)
         if not strings:
             raise VocabFileError(f"{path}: empty subword vocabulary file")
@@ -140,7 +145,8 @@ class SubwordTextEncoder:
                 raise ValueError(
                     f"cannot store subtoken {i} ({s!r}) to {path}: a newline cannot be "
                     "represented in the one-subtoken-per-line .subwords format (T2T would "
-                    "write a corrupt file); build the vocabulary from text without newlines")
+                    "write a corrupt file); build the vocabulary from text without newlines"
+                )
         if add_single_quotes:
             text = "".join(f"'{s}'\n" for s in self._all_subtoken_strings)
         else:
@@ -148,8 +154,9 @@ class SubwordTextEncoder:
         try:
             write_text_atomically(path, text, newline="\n")
         except OSError as e:
-            raise OSError(e.errno, f"cannot write subword vocabulary to {path}: "
-                                   f"{e.strerror or e}", path) from e
+            raise OSError(
+                e.errno, f"cannot write subword vocabulary to {path}: {e.strerror or e}", path
+            ) from e
 
     # -- encoding ----------------------------------------------------------------------
     def _check_ready(self) -> None:
@@ -164,8 +171,9 @@ class SubwordTextEncoder:
             texts = [_to_text(t) for t in texts]
             bad = next((t for t in texts if not isinstance(t, str)), None)
             if bad is not None:
-                raise ValueError(f"expected str or UTF-8 bytes to encode, got {type(bad)}") \
-                    from None
+                raise ValueError(
+                    f"expected str or UTF-8 bytes to encode, got {type(bad)}"
+                ) from None
             ids, failed = self._compiled.encode(texts, tokenize)
         if failed >= 0:
             raise self._unencodable(texts[failed], tokenize)
@@ -177,13 +185,15 @@ class SubwordTextEncoder:
         character of its alphabet, which T2T's vocabularies never do)."""
         tokens = tokenizer.encode(text) if tokenize else [text]
         subtokens = set(self._all_subtoken_strings)
-        missing = sorted({c for tok in tokens for c in escape_token(tok, self._alphabet)
-                          if c not in subtokens})
+        missing = sorted(
+            {c for tok in tokens for c in escape_token(tok, self._alphabet) if c not in subtokens}
+        )
         return ValueError(
             f"cannot encode {text[:80]!r}: its greedy segmentation reaches a position where no "
             "subtoken of this vocabulary starts; characters of its escaped tokens without a "
             f"single-character subtoken: {missing[:10]!r} (a T2T vocabulary has one for every "
-            "character of its alphabet; rebuild the vocabulary or add them)")
+            "character of its alphabet; rebuild the vocabulary or add them)"
+        )
 
     def encode(self, text: str) -> list[int]:
         """Subtoken ids of ``text`` (no EOS appended)."""
@@ -222,41 +232,62 @@ class SubwordTextEncoder:
         return tokenizer.decode(tokens)
 
     # -- building ----------------------------------------------------------------------
-    def build_from_token_counts(self, token_counts: Mapping[str, int], min_count: int,
-                                num_iterations: int = 4,
-                                reserved_tokens: Sequence[str] | None = None,
-                                max_subtoken_length: int | None = None) -> None:
+    def build_from_token_counts(
+        self,
+        token_counts: Mapping[str, int],
+        min_count: int,
+        num_iterations: int = 4,
+        reserved_tokens: Sequence[str] | None = None,
+        max_subtoken_length: int | None = None,
+    ) -> None:
         """T2T's vocabulary construction for one ``min_count`` (T2T's
         ``SubwordTextEncoder.build_from_token_counts``)."""
         builder = SubwordBuilder(token_counts, reserved_tokens, max_subtoken_length)
         self._init_subtokens(builder.build(min_count, num_iterations), builder.alphabet)
 
     @classmethod
-    def build_to_target_size(cls, target_size: int, token_counts: Mapping[str, int],
-                             min_val: int = 1, max_val: int = 1000, num_iterations: int = 4,
-                             reserved_tokens: Sequence[str] | None = None,
-                             max_subtoken_length: int | None = None) -> SubwordTextEncoder:
+    def build_to_target_size(
+        cls,
+        target_size: int,
+        token_counts: Mapping[str, int],
+        min_val: int = 1,
+        max_val: int = 1000,
+        num_iterations: int = 4,
+        reserved_tokens: Sequence[str] | None = None,
+        max_subtoken_length: int | None = None,
+    ) -> SubwordTextEncoder:
         """T2T's recursive bisection over ``min_count`` for a vocabulary near
         ``target_size`` (:meth:`SubwordBuilder.build_to_target_size`)."""
         if min_val > max_val:
-            raise ValueError("Lower bound for the minimum token count "
-                             "is greater than the upper bound.")
+            raise ValueError(
+                "Lower bound for the minimum token count is greater than the upper bound."
+            )
         if target_size < 1:
             raise ValueError("Target size must be positive.")
         builder = SubwordBuilder(token_counts, reserved_tokens, max_subtoken_length)
         encoder = cls()
-        encoder._init_subtokens(builder.build_to_target_size(target_size, min_val, max_val,
-                                                             num_iterations), builder.alphabet)
+        encoder._init_subtokens(
+            builder.build_to_target_size(target_size, min_val, max_val, num_iterations),
+            builder.alphabet,
+        )
         return encoder
 
     @classmethod
-    def build_from_generator(cls, generator: Iterable[str], target_size: int,
-                             max_subtoken_length: int | None = None,
-                             reserved_tokens: Sequence[str] | None = None
-                             ) -> SubwordTextEncoder:
+    def build_from_generator(
+        cls,
+        generator: Iterable[str],
+        target_size: int,
+        max_subtoken_length: int | None = None,
+        reserved_tokens: Sequence[str] | None = None,
+    ) -> SubwordTextEncoder:
         """Count tokens of every text ``generator`` yields, then
         :meth:`build_to_target_size` with ``min_val=1, max_val=1000``."""
         counts = tokenizer.count_tokens(_to_text(item) for item in generator)
-        return cls.build_to_target_size(target_size, counts, 1, 1000,
-                                        max_subtoken_length=max_subtoken_length,
-                                        reserved_tokens=reserved_tokens)
+        return cls.build_to_target_size(
+            target_size,
+            counts,
+            1,
+            1000,
+            max_subtoken_length=max_subtoken_length,
+            reserved_tokens=reserved_tokens,
+        )

@@ -29,15 +29,19 @@ class TrainingCheckpoint:
     def __init__(self, output_dir: str, model, optimizer, keep_checkpoint_max: int = 20) -> None:
         self.output_dir = output_dir
         self.keep_checkpoint_max = keep_checkpoint_max
-        self.batches_consumed = tf.Variable(0, dtype=tf.int64, trainable=False,
-                                            name="batches_consumed")
+        self.batches_consumed = tf.Variable(
+            0, dtype=tf.int64, trainable=False, name="batches_consumed"
+        )
         # Dropout's random-number states: restoring them makes a resumed run bit-identical.
         self.rng_states = tf.Module(name="rng_states")
         for i, variable in enumerate(v for v in model.variables if "seed_generator" in v.path):
             setattr(self.rng_states, f"state_{i}", variable)
-        self.checkpoint = tf.train.Checkpoint(**{MODEL_KEY: model}, optimizer=optimizer,
-                                              batches_consumed=self.batches_consumed,
-                                              rng_states=self.rng_states)
+        self.checkpoint = tf.train.Checkpoint(
+            **{MODEL_KEY: model},
+            optimizer=optimizer,
+            batches_consumed=self.batches_consumed,
+            rng_states=self.rng_states,
+        )
         self.optimizer = optimizer
         self.manager = None  # made by restore_latest, after the directory was checked
         self.restored: str | None = None
@@ -70,19 +74,24 @@ class TrainingCheckpoint:
                 f"Cannot resume from {path!r}: {_first_line(e)}. The checkpoint is corrupt or "
                 "was written with other hparams; use a new --output_dir, or move the broken "
                 f"{os.path.basename(path)}.* files away so the previous checkpoint is "
-                "used.") from None
+                "used."
+            ) from None
         self.restored = path
         return path
 
     def _make_manager(self) -> tf.train.CheckpointManager:
-        return tf.train.CheckpointManager(self.checkpoint, self.output_dir,
-                                          max_to_keep=self.keep_checkpoint_max,
-                                          checkpoint_name="ckpt")
+        return tf.train.CheckpointManager(
+            self.checkpoint,
+            self.output_dir,
+            max_to_keep=self.keep_checkpoint_max,
+            checkpoint_name="ckpt",
+        )
 
     def has_input_state(self) -> bool:
         """Whether the restored checkpoint holds the input iterator's state."""
         return self.restored is not None and any(
-            name.startswith(INPUT_KEY + "/") for name, _ in tf.train.list_variables(self.restored))
+            name.startswith(INPUT_KEY + "/") for name, _ in tf.train.list_variables(self.restored)
+        )
 
     def track_input(self, iterator) -> None:
         """Saves ``iterator`` with every checkpoint; restores its state now if the restored
@@ -94,11 +103,14 @@ class TrainingCheckpoint:
         if os.path.exists(prefix + ".index") and prefix not in self._written:
             raise CheckpointError(
                 f"{prefix} already exists and this run did not write it; not overwriting it. "
-                "Use a new --output_dir, or move that checkpoint away.")
+                "Use a new --output_dir, or move that checkpoint away."
+            )
         if self.manager is None:  # A new directory (e.g. t2t-import's): nothing to resume.
             if checkpoint_files.complete_checkpoints(self.output_dir):
-                raise CheckpointError(f"{self.output_dir} holds checkpoints: call "
-                                      "restore_latest before saving into it.")
+                raise CheckpointError(
+                    f"{self.output_dir} holds checkpoints: call "
+                    "restore_latest before saving into it."
+                )
             self.manager = self._make_manager()
         path = self.manager.save(checkpoint_number=step)
         self._written.add(path)

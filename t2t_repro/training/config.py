@@ -37,14 +37,17 @@ class TrainerConfig:
     steps_per_loop: int = 20
     max_train_seconds: float = 0  # Stop (and save) after this much training time; 0: no limit.
     attention_images: bool = True  # Heat maps of the first dev example at every evaluation.
-    eval_bleu_examples: int = 64  # Dev sentences beam-decoded for BLEU at each eval (0: off).
+    eval_bleu_examples: int = 64  # Dev sentences decoded for BLEU / parse F1 at each eval (0: off).
     devices: list | None = None  # explicit replica devices (tests: logical CPUs)
 
 
 def config_defaults() -> dict[str, Any]:
     """{field: default} of every ``TrainerConfig`` field that has one."""
-    return {f.name: f.default for f in dataclasses.fields(TrainerConfig)
-            if f.default is not dataclasses.MISSING}
+    return {
+        f.name: f.default
+        for f in dataclasses.fields(TrainerConfig)
+        if f.default is not dataclasses.MISSING
+    }
 
 
 def config_from_flags(flags: dict[str, Any]) -> TrainerConfig:

@@ -16,20 +16,31 @@ from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
 class DevBleu:
-    def __init__(self, model, problem, data_dir: str, hparams, num_examples: int,
-                 decode_overrides: str = "extra_length=50,batch_size=32") -> None:
+    def __init__(
+        self,
+        model,
+        problem,
+        data_dir: str,
+        hparams,
+        num_examples: int,
+        decode_overrides: str = "extra_length=50,batch_size=32",
+    ) -> None:
         encoders = problem.get_encoders(data_dir)
         dhp = decode_hparams(decode_overrides, getattr(problem, "decode_defaults", None))
-        self.decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp,
-                                   log=lambda msg: None)
+        self.decoder = LineDecoder(
+            model, encoders["inputs"], encoders["targets"], dhp, log=lambda msg: None
+        )
         pattern = problem.filepattern(data_dir, "dev")
         examples = make_dataset(pattern, EVAL, hparams).unbatch().take(num_examples)
         self.inputs, self.references = [], []
         for example in examples:
             inputs = [int(i) for i in example["inputs"].numpy() if i]
             targets = [int(i) for i in example["targets"].numpy() if i and i != EOS_ID]
-            self.inputs.append(inputs[: self.decoder.max_input_length - 1] + [EOS_ID]
-                               if len(inputs) > self.decoder.max_input_length else inputs)
+            self.inputs.append(
+                inputs[: self.decoder.max_input_length - 1] + [EOS_ID]
+                if len(inputs) > self.decoder.max_input_length
+                else inputs
+            )
             self.references.append(encoders["targets"].decode(targets))
 
     def __call__(self) -> float:

@@ -23,7 +23,8 @@ def split_cpu(num_devices: int) -> list[str]:
     """Makes ``num_devices`` logical CPUs (call before TF initialises its devices)."""
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(
-        cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(num_devices)])
+        cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(num_devices)]
+    )
     return [d.name for d in tf.config.list_logical_devices("CPU")]
 
 

@@ -25,14 +25,19 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model):
         logits = model(batch, training=False)
         weights = tf.cast(targets > 0, tf.float32)
         xent = token_losses(logits, targets, 0.0)
-        right = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), targets),
-                        tf.float32) * weights
+        right = (
+            tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), targets), tf.float32)
+            * weights
+        )
         wrong_per_seq = tf.reduce_sum(weights - right, axis=1)
         is_real = tf.cast(tf.reduce_sum(weights, axis=1) > 0, tf.float32)
-        return {"xent": tf.reduce_sum(xent * weights), "tokens": tf.reduce_sum(weights),
-                "correct": tf.reduce_sum(right), "sequences": tf.reduce_sum(is_real),
-                "correct_sequences": tf.reduce_sum(tf.cast(wrong_per_seq == 0, tf.float32)
-                                                   * is_real)}
+        return {
+            "xent": tf.reduce_sum(xent * weights),
+            "tokens": tf.reduce_sum(weights),
+            "correct": tf.reduce_sum(right),
+            "sequences": tf.reduce_sum(is_real),
+            "correct_sequences": tf.reduce_sum(tf.cast(wrong_per_seq == 0, tf.float32) * is_real),
+        }
 
     # Buckets give many batch shapes: trace once with unknown dims instead of once per shape.
     @tf.function(reduce_retracing=True)
@@ -53,7 +58,11 @@ def evaluate(eval_step, dataset, max_steps: int = 0) -> dict:
             totals[k] += float(v)
     tokens = max(totals["tokens"], 1.0)
     loss = totals["xent"] / tokens
-    return {"loss": loss, "neg_log_perplexity": -loss, "perplexity": math.exp(min(loss, 50.0)),
-            "accuracy": totals["correct"] / tokens,
-            "accuracy_per_sequence": totals["correct_sequences"] / max(totals["sequences"], 1.0),
-            "eval_tokens": totals["tokens"]}
+    return {
+        "loss": loss,
+        "neg_log_perplexity": -loss,
+        "perplexity": math.exp(min(loss, 50.0)),
+        "accuracy": totals["correct"] / tokens,
+        "accuracy_per_sequence": totals["correct_sequences"] / max(totals["sequences"], 1.0),
+        "eval_tokens": totals["tokens"],
+    }

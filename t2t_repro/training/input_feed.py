@@ -29,4 +29,5 @@ class ReplicaFeed:
             return next(self.iterator)
         batches = [next(self.iterator) for _ in range(self.replicas)]
         return self.strategy.experimental_distribute_values_from_function(
-            lambda ctx: batches[ctx.replica_id_in_sync_group])
+            lambda ctx: batches[ctx.replica_id_in_sync_group]
+        )

@@ -25,12 +25,14 @@ def check_saved(output_dir: str, hparams: HParams) -> None:
         diff = saved.diff(hparams)
         diff.pop("train_steps", None)  # Training longer is the same experiment.
         if diff:
-            lines = "\n".join(f"  {name}: saved {old!r}, now {new!r}"
-                              for name, (old, new) in diff.items())
+            lines = "\n".join(
+                f"  {name}: saved {old!r}, now {new!r}" for name, (old, new) in diff.items()
+            )
             raise HParamsError(
                 f"{output_dir} holds a run with other hparams:\n{lines}\n"
                 "Use a new --output_dir for a new experiment, or rerun with the saved "
-                f"hparams (see {os.path.join(output_dir, HPARAMS_FILE)}).")
+                f"hparams (see {os.path.join(output_dir, HPARAMS_FILE)})."
+            )
 
 
 def write_record(output_dir: str, hparams: HParams, flags: dict) -> None:
@@ -38,5 +40,7 @@ def write_record(output_dir: str, hparams: HParams, flags: dict) -> None:
     os.makedirs(output_dir, exist_ok=True)
     if saved_hparams(output_dir) is None:
         write_text_atomically(os.path.join(output_dir, HPARAMS_FILE), hparams.to_json() + "\n")
-    write_text_atomically(os.path.join(output_dir, FLAGS_FILE),
-                      "".join(f"--{k}={v}\n" for k, v in sorted(flags.items())))
+    write_text_atomically(
+        os.path.join(output_dir, FLAGS_FILE),
+        "".join(f"--{k}={v}\n" for k, v in sorted(flags.items())),
+    )

@@ -59,11 +59,16 @@ class ConsoleLog:
         eta = (self.total_steps - step) / max(steps_per_sec, 1e-9)
         return min(eta, max(0.0, self.deadline - time.time())) if self.deadline else eta
 
-    def line(self, step: int, loss: float, lr: float, tokens_per_sec: float,
-             steps_per_sec: float | None) -> None:
+    def line(
+        self, step: int, loss: float, lr: float, tokens_per_sec: float, steps_per_sec: float | None
+    ) -> None:
         """``steps_per_sec`` None: no timing yet that excludes tracing, so no ETA."""
-        eta = "-" if steps_per_sec is None else format_duration(
-            self.eta_seconds(step, steps_per_sec))
-        print(f"step {step}/{self.total_steps} | loss {loss:.4f} | lr {lr:.3e} | "
-              f"{tokens_per_sec:,.0f} tok/s | ETA {eta}",
-              file=self.stream, flush=True)
+        eta = (
+            "-" if steps_per_sec is None else format_duration(self.eta_seconds(step, steps_per_sec))
+        )
+        print(
+            f"step {step}/{self.total_steps} | loss {loss:.4f} | lr {lr:.3e} | "
+            f"{tokens_per_sec:,.0f} tok/s | ETA {eta}",
+            file=self.stream,
+            flush=True,
+        )

@@ -32,8 +32,15 @@ class TrainMetrics:
     """Sums over the updates of one loop call (cross-replica variables)."""
 
     def __init__(self) -> None:
-        self.names = ("loss_sum", "grad_norm_sum", "target_tokens", "target_padded",
-                      "input_tokens", "examples", "updates")
+        self.names = (
+            "loss_sum",
+            "grad_norm_sum",
+            "target_tokens",
+            "target_padded",
+            "input_tokens",
+            "examples",
+            "updates",
+        )
         for name in self.names:
             setattr(self, name, tf.Variable(0.0, trainable=False, name=name))
         self.first_nonfinite = tf.Variable(-1, dtype=tf.int64, trainable=False)
@@ -63,8 +70,9 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
         for batch in micro_batches:
             with tf.GradientTape() as tape:
                 logits = model(batch, training=True)
-                batch_loss, batch_tokens = padded_cross_entropy(logits, batch["targets"],
-                                                                label_smoothing)
+                batch_loss, batch_tokens = padded_cross_entropy(
+                    logits, batch["targets"], label_smoothing
+                )
                 # float16: scale the per-token loss (a token sum times the loss scale would
                 # overflow the activations' gradients), then turn the float32 variable
                 # gradients back into the sum's so accumulation and normalisation still hold.
@@ -73,7 +81,11 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
             batch_grads = [_dense(g) for g in tape.gradient(scaled, variables)]
             if loss_scale:
                 batch_grads = [g * count for g in batch_grads]
-            grads = batch_grads if grads is None else [a + b for a, b in zip(grads, batch_grads, strict=True)]
+            grads = (
+                batch_grads
+                if grads is None
+                else [a + b for a, b in zip(grads, batch_grads, strict=True)]
+            )
             loss_sum += batch_loss
             tokens += batch_tokens
         global_tokens = tf.maximum(ctx.all_reduce(SUM, tokens), 1.0)
@@ -88,24 +100,35 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
         grads = [g / num_replicas for g in grads] if num_replicas > 1 else grads
         optimizer.apply_gradients(zip(grads, variables, strict=True))
         stats = {
-            "loss": global_loss, "grad_norm": norm, "target_tokens": global_tokens,
-            "target_padded": ctx.all_reduce(SUM, tf.cast(sum(
-                tf.size(b["targets"]) for b in micro_batches), tf.float32)),
-            "input_tokens": ctx.all_reduce(SUM, sum(
-                tf.reduce_sum(tf.cast(b["inputs"] > 0, tf.float32)) for b in micro_batches)),
-            "examples": ctx.all_reduce(SUM, tf.cast(sum(
-                tf.shape(b["targets"])[0] for b in micro_batches), tf.float32)),
+            "loss": global_loss,
+            "grad_norm": norm,
+            "target_tokens": global_tokens,
+            "target_padded": ctx.all_reduce(
+                SUM, tf.cast(sum(tf.size(b["targets"]) for b in micro_batches), tf.float32)
+            ),
+            "input_tokens": ctx.all_reduce(
+                SUM, sum(tf.reduce_sum(tf.cast(b["inputs"] > 0, tf.float32)) for b in micro_batches)
+            ),
+            "examples": ctx.all_reduce(
+                SUM, tf.cast(sum(tf.shape(b["targets"])[0] for b in micro_batches), tf.float32)
+            ),
         }
         return stats
 
     return replica_update
 
 
-def make_train_loop(strategy: tf.distribute.Strategy, model: keras.Model, optimizer, hparams,
-                    metrics: TrainMetrics, accumulate_steps: int = 1, jit_compile: bool = False):
+def make_train_loop(
+    strategy: tf.distribute.Strategy,
+    model: keras.Model,
+    optimizer,
+    hparams,
+    metrics: TrainMetrics,
+    accumulate_steps: int = 1,
+    jit_compile: bool = False,
+):
     """``loop(iterator, n)``: runs n updates; metrics accumulate in ``metrics``."""
-    replica_update = make_replica_update(model, optimizer, hparams,
-                                         strategy.num_replicas_in_sync)
+    replica_update = make_replica_update(model, optimizer, hparams, strategy.num_replicas_in_sync)
     if jit_compile:
         replica_update = tf.function(replica_update, jit_compile=True)
     accumulate_steps = max(1, accumulate_steps)
@@ -117,8 +140,7 @@ def make_train_loop(strategy: tf.distribute.Strategy, model: keras.Model, optimi
             micro_batches = tuple(next(iterator) for _ in range(accumulate_steps))
             stats = strategy.run(replica_update, args=micro_batches)
             stats = {k: strategy.experimental_local_results(v)[0] for k, v in stats.items()}
-            finite = tf.logical_and(tf.math.is_finite(stats["loss"]),
-                                    stats["loss"] < DIVERGED_LOSS)
+            finite = tf.logical_and(tf.math.is_finite(stats["loss"]), stats["loss"] < DIVERGED_LOSS)
             if not loss_scale:  # With loss scaling an overflow only skips the update.
                 finite = tf.logical_and(finite, tf.math.is_finite(stats["grad_norm"]))
             if tf.logical_and(tf.logical_not(finite), metrics.first_nonfinite < 0):

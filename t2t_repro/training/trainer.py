@@ -36,6 +36,7 @@ from t2t_repro.training import evaluation
 from t2t_repro.training.checkpoints import TrainingCheckpoint
 from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, TrainerConfig
 from t2t_repro.training.dev_bleu import DevBleu
+from t2t_repro.training.dev_f1 import DevF1
 from t2t_repro.training.distribution import make_strategy, tf_config_workers
 from t2t_repro.training.input_feed import ReplicaFeed
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
@@ -57,21 +58,31 @@ def check_config(cfg: TrainerConfig) -> None:
     registry.model(cfg.model)
     check_hparams(cfg.hparams_set, cfg.hparams)
     # Flag values the loop can run with.
-    at_least = {"train_steps": 1, "keep_checkpoint_max": 1, "log_step_count_steps": 1,
-                "steps_per_loop": 1, "local_eval_frequency": 0, "save_checkpoints_secs": 0,
-                "eval_steps": 0, "worker_gpu": 0, "max_train_seconds": 0,
-                "eval_bleu_examples": 0}
+    at_least = {
+        "train_steps": 1,
+        "keep_checkpoint_max": 1,
+        "log_step_count_steps": 1,
+        "steps_per_loop": 1,
+        "local_eval_frequency": 0,
+        "save_checkpoints_secs": 0,
+        "eval_steps": 0,
+        "worker_gpu": 0,
+        "max_train_seconds": 0,
+        "eval_bleu_examples": 0,
+    }
     for name, low in at_least.items():
         if getattr(cfg, name) < low:
             raise TrainingError(f"--{name}={getattr(cfg, name)} must be at least {low}.")
     if cfg.mixed_precision not in MIXED_PRECISION:
-        raise TrainingError(f"--mixed_precision must be bfloat16 or float16; got "
-                            f"{cfg.mixed_precision!r}.")
+        raise TrainingError(
+            f"--mixed_precision must be bfloat16 or float16; got {cfg.mixed_precision!r}."
+        )
     if cfg.worker_gpu:
         visible = len(tf.config.list_physical_devices("GPU"))
         if cfg.worker_gpu > visible:
-            raise TrainingError(f"--worker_gpu={cfg.worker_gpu} but only {visible} GPU(s) "
-                                "are visible.")
+            raise TrainingError(
+                f"--worker_gpu={cfg.worker_gpu} but only {visible} GPU(s) are visible."
+            )
     expect_directory(cfg.output_dir, "--output_dir")
 
 
@@ -106,8 +117,10 @@ class Trainer:
     def __init__(self, cfg: TrainerConfig, flags: dict | None = None) -> None:
         check_config(cfg)  # Names and overrides first: a typo is reported before any file.
         if not cfg.generate_data and not os.path.isdir(cfg.data_dir):
-            raise TrainingError(f"--data_dir {cfg.data_dir} does not exist: run t2t-datagen "
-                                "first or pass --generate_data (with --tmp_dir).")
+            raise TrainingError(
+                f"--data_dir {cfg.data_dir} does not exist: run t2t-datagen "
+                "first or pass --generate_data (with --tmp_dir)."
+            )
         self.cfg = cfg
         self.flags = flags or dataclasses.asdict(cfg)
         _setup_precision_and_seed(cfg)
@@ -116,9 +129,13 @@ class Trainer:
             print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
         input_size, target_size = self.problem.vocab_sizes(cfg.data_dir)
         saved = saved_hparams(cfg.output_dir)
-        hp = create_hparams(cfg.hparams_set, cfg.hparams, input_vocab_size=input_size,
-                            target_vocab_size=target_size,
-                            target_space_id=self.problem.target_space_id)
+        hp = create_hparams(
+            cfg.hparams_set,
+            cfg.hparams,
+            input_vocab_size=input_size,
+            target_vocab_size=target_size,
+            target_space_id=self.problem.target_space_id,
+        )
         if "train_steps" not in hp:
             hp.add_hparam("train_steps", cfg.train_steps)
         hp.set_hparam("train_steps", cfg.train_steps)
@@ -139,8 +156,9 @@ class Trainer:
             self.optimizer = optimizer
             self.optimizer.build(self.model.trainable_variables)
             self.metrics = TrainMetrics()
-        self.ckpt = TrainingCheckpoint(cfg.output_dir, self.model, self.optimizer,
-                                       cfg.keep_checkpoint_max)
+        self.ckpt = TrainingCheckpoint(
+            cfg.output_dir, self.model, self.optimizer, cfg.keep_checkpoint_max
+        )
         self.summaries = None  # made once the run passed its checks (it writes event files)
         self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
         self._attention_example = None
@@ -159,16 +177,24 @@ class Trainer:
         skip = 0 if saved_state else int(self.ckpt.batches_consumed.numpy())
 
         def dataset_fn(ctx=None):
-            ds = make_dataset(pattern, TRAIN, self.hparams, input_context=ctx,
-                              length_multiplier=self.problem.batch_size_multiplier,
-                              seed=self.cfg.random_seed)
+            ds = make_dataset(
+                pattern,
+                TRAIN,
+                self.hparams,
+                input_context=ctx,
+                length_multiplier=self.problem.batch_size_multiplier,
+                seed=self.cfg.random_seed,
+            )
             return ds.skip(skip) if skip else ds
 
         if len(tf_config_workers()) > 1:
             return iter(self.strategy.distribute_datasets_from_function(dataset_fn))
         if skip:
-            print(f"skipping the {skip:,} batches consumed so far ({self.ckpt.restored} holds "
-                  "no input state)", flush=True)
+            print(
+                f"skipping the {skip:,} batches consumed so far ({self.ckpt.restored} holds "
+                "no input state)",
+                flush=True,
+            )
         feed = ReplicaFeed(self.strategy, dataset_fn())
         try:
             self.ckpt.track_input(feed.iterator)  # restores the saved state, if there is one
@@ -176,14 +202,21 @@ class Trainer:
             raise CheckpointError(
                 f"Cannot restore the input position saved in {self.ckpt.restored}: "
                 f"{str(e).strip().splitlines()[0][:200]}. The training data changed since; "
-                "restore the same shards, or use a new --output_dir.") from None
+                "restore the same shards, or use a new --output_dir."
+            ) from None
         return feed
 
     def _eval_dataset(self):
         pattern = self.problem.filepattern(self.cfg.data_dir, "dev")
         return self.strategy.distribute_datasets_from_function(
-            lambda ctx: make_dataset(pattern, EVAL, self.hparams, input_context=ctx,
-                                     length_multiplier=self.problem.batch_size_multiplier))
+            lambda ctx: make_dataset(
+                pattern,
+                EVAL,
+                self.hparams,
+                input_context=ctx,
+                length_multiplier=self.problem.batch_size_multiplier,
+            )
+        )
 
     # -- pieces ----------------------------------------------------------------------------
     @property
@@ -199,26 +232,51 @@ class Trainer:
 
     def evaluate(self) -> dict:
         try:
-            results = evaluation.evaluate(self.eval_fn, self._eval_dataset(),
-                                          self.cfg.eval_steps)
+            results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
         except tf.errors.DataLossError:
             raise self._corrupt_data_error("dev") from None
         bleu_text = ""
         if self.cfg.eval_bleu_examples > 0 and "bleu" in self.problem.eval_metrics:
             if self._dev_bleu is None:
-                self._dev_bleu = DevBleu(self.model, self.problem, self.cfg.data_dir,
-                                         self.hparams, self.cfg.eval_bleu_examples)
+                self._dev_bleu = DevBleu(
+                    self.model,
+                    self.problem,
+                    self.cfg.data_dir,
+                    self.hparams,
+                    self.cfg.eval_bleu_examples,
+                )
             results["bleu"] = self._dev_bleu()
-            bleu_text = (f", BLEU {results['bleu']:.2f} (sacreBLEU, "
-                         f"{len(self._dev_bleu.inputs)} dev sentences)")
-        self.summaries.scalars("eval", {k: v for k, v in results.items() if k != "eval_tokens"},
-                               self.step)
+            bleu_text = (
+                f", BLEU {results['bleu']:.2f} (sacreBLEU, "
+                f"{len(self._dev_bleu.inputs)} dev sentences)"
+            )
+        elif self.cfg.eval_bleu_examples > 0 and "parse_f1" in self.problem.eval_metrics:
+            bleu_text = self._parse_f1(results)
+        self.summaries.scalars(
+            "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, self.step
+        )
         if self.cfg.attention_images:
             self._attention_summaries()
-        print(f"eval at step {self.step}: loss {results['loss']:.4f}, perplexity "
-              f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
-              f"per-sequence {results['accuracy_per_sequence']:.4f}{bleu_text}", flush=True)
+        print(
+            f"eval at step {self.step}: loss {results['loss']:.4f}, perplexity "
+            f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
+            f"per-sequence {results['accuracy_per_sequence']:.4f}{bleu_text}",
+            flush=True,
+        )
         return dict(results, step=self.step)
+
+    def _parse_f1(self, results: dict) -> str:
+        """Dev F1 of real tree-constrained decodes (``dev_f1``) into ``results``; its log text."""
+        if self._dev_bleu is None:
+            self._dev_bleu = DevF1(
+                self.model, self.problem, self.cfg.data_dir, self.cfg.eval_bleu_examples
+            )
+        parse = self._dev_bleu()
+        results.update({f"parse_{k}": v for k, v in parse.items()})
+        return (
+            f", F1 {parse['f1']:.2f} (EVALB, {len(self._dev_bleu.sentences)} dev sentences, "
+            f"{parse['error_sentences']} errors)"
+        )
 
     def _attention_summaries(self) -> None:
         """Attention heat maps (last layer, all heads) of the first dev example."""
@@ -227,14 +285,22 @@ class Trainer:
             example = next(iter(make_dataset(pattern, EVAL, self.hparams).unbatch().take(1)))
             encoders = self.problem.get_encoders(self.cfg.data_dir)
             ids = {k: [int(i) for i in example[k].numpy() if i] for k in ("inputs", "targets")}
-            self._attention_example = (ids, {k: attention_maps.token_labels(encoders[k], ids[k])
-                                             for k in ids})
+            self._attention_example = (
+                ids,
+                {k: attention_maps.token_labels(encoders[k], ids[k]) for k in ids},
+            )
         ids, labels = self._attention_example
-        pngs = attention_maps.attention_pngs(self.model, ids["inputs"], ids["targets"],
-                                             labels["inputs"], labels["targets"])
-        self.summaries.images("eval", {f"attention/{name}":
-                                       attention_maps.png_to_summary_image(png)
-                                       for name, png in pngs.items()}, self.step)
+        pngs = attention_maps.attention_pngs(
+            self.model, ids["inputs"], ids["targets"], labels["inputs"], labels["targets"]
+        )
+        self.summaries.images(
+            "eval",
+            {
+                f"attention/{name}": attention_maps.png_to_summary_image(png)
+                for name, png in pngs.items()
+            },
+            self.step,
+        )
 
     def _learning_rate(self) -> float:
         lr = self.optimizer.learning_rate
@@ -277,16 +343,26 @@ class Trainer:
         cfg = self.cfg
         if self.step == 0:
             self.summaries.hparams_text(self.hparams, 0)
-        loop = make_train_loop(self.strategy, self.model, self.optimizer, self.hparams,
-                               self.metrics, self.accumulate, cfg.xla)
+        loop = make_train_loop(
+            self.strategy,
+            self.model,
+            self.optimizer,
+            self.hparams,
+            self.metrics,
+            self.accumulate,
+            cfg.xla,
+        )
         iterator = self._train_iterator()
         console = ConsoleLog(cfg.train_steps)
         replicas = self.strategy.num_replicas_in_sync
-        print(f"batch: {self.hparams.batch_size} tokens per replica x {replicas} replica(s) x "
-              f"{self.accumulate} micro-batch(es) = up to "
-              f"{self.hparams.batch_size * replicas * self.accumulate:,} tokens per update "
-              "(padding included; TensorBoard's effective_tokens_per_update counts real "
-              "target tokens)", flush=True)
+        print(
+            f"batch: {self.hparams.batch_size} tokens per replica x {replicas} replica(s) x "
+            f"{self.accumulate} micro-batch(es) = up to "
+            f"{self.hparams.batch_size * replicas * self.accumulate:,} tokens per update "
+            "(padding included; TensorBoard's effective_tokens_per_update counts real "
+            "target tokens)",
+            flush=True,
+        )
         stop = _StopFlag()
         stop.install()
         try:
@@ -299,9 +375,21 @@ class Trainer:
         eval_every = cfg.local_eval_frequency if cfg.schedule == "train_and_evaluate" else 0
         save_every = 0 if cfg.save_checkpoints_secs else cfg.local_eval_frequency
         last_save_time, results = time.time(), {}
-        window = dict.fromkeys(("loss_sum", "grad_norm_sum", "target_tokens", "target_padded",
-                                "input_tokens", "examples", "updates", "seconds",
-                                "timed_seconds", "timed_updates"), 0.0)
+        window = dict.fromkeys(
+            (
+                "loss_sum",
+                "grad_norm_sum",
+                "target_tokens",
+                "target_padded",
+                "input_tokens",
+                "examples",
+                "updates",
+                "seconds",
+                "timed_seconds",
+                "timed_updates",
+            ),
+            0.0,
+        )
         started, first_call = time.time(), True
         if cfg.max_train_seconds:
             console.deadline = started + cfg.max_train_seconds
@@ -310,8 +398,11 @@ class Trainer:
                 stop.signal = "the --max_train_seconds limit"
                 break
             step = self.step
-            n = min(cfg.steps_per_loop, cfg.train_steps - step,
-                    cfg.log_step_count_steps - step % cfg.log_step_count_steps)
+            n = min(
+                cfg.steps_per_loop,
+                cfg.train_steps - step,
+                cfg.log_step_count_steps - step % cfg.log_step_count_steps,
+            )
             for every in (eval_every, save_every):
                 if every:
                     n = min(n, every - step % every)
@@ -337,7 +428,8 @@ class Trainer:
                 self._log_window(window, console)
                 window = dict.fromkeys(window, 0.0)
             due_by_time = cfg.save_checkpoints_secs and (
-                time.time() - last_save_time >= cfg.save_checkpoints_secs)
+                time.time() - last_save_time >= cfg.save_checkpoints_secs
+            )
             if due_by_time or (save_every and step % save_every == 0):
                 print(f"saved {self.save()}", flush=True)
                 last_save_time = time.time()
@@ -347,8 +439,11 @@ class Trainer:
                 results = self.evaluate()
         path = self.ckpt.latest if self.ckpt.latest == self._expected_path() else self.save()
         if stop.signal is not None:
-            print(f"received {stop.signal}: saved {path} at step {self.step}; rerun the same "
-                  "command to resume.", flush=True)
+            print(
+                f"received {stop.signal}: saved {path} at step {self.step}; rerun the same "
+                "command to resume.",
+                flush=True,
+            )
             return {"interrupted": True, "checkpoint": path}
         print(f"training finished at step {self.step}; saved {path}", flush=True)
         if cfg.schedule == "train_and_evaluate" and not results.get("step") == self.step:
@@ -365,7 +460,8 @@ class Trainer:
             "grad_norm": w["grad_norm_sum"] / w["updates"],
             "tokens_per_sec": w["target_tokens"] / seconds,
             "examples_per_sec": w["examples"] / seconds,
-            "input_stats/targets_nonpadding_fraction": w["target_tokens"] / max(w["target_padded"], 1),
+            "input_stats/targets_nonpadding_fraction": w["target_tokens"]
+            / max(w["target_padded"], 1),
             "effective_tokens_per_update": w["target_tokens"] / w["updates"],
         }
         mfu = _mfu(self.hparams, w, seconds)
@@ -373,19 +469,24 @@ class Trainer:
             values["mfu"] = mfu
         self.summaries.scalars("train", values, self.step)
         timed = w["timed_updates"] / w["timed_seconds"] if w["timed_seconds"] else None
-        console.line(self.step, values["loss"], values["learning_rate"],
-                     values["tokens_per_sec"], timed)
+        console.line(
+            self.step, values["loss"], values["learning_rate"], values["tokens_per_sec"], timed
+        )
 
     def _diverged_error(self, stats: dict) -> TrainingError:
         step, loss = stats["first_nonfinite"], stats["bad_loss"]
-        what = ("became NaN/Inf" if loss != loss or abs(loss) == float("inf") else
-                f"diverged ({loss:.3g} > {DIVERGED_LOSS:g} per token)")
+        what = (
+            "became NaN/Inf"
+            if loss != loss or abs(loss) == float("inf")
+            else f"diverged ({loss:.3g} > {DIVERGED_LOSS:g} per token)"
+        )
         return TrainingError(
             f"Loss {what} at step {step}. Training stopped without saving this state; the "
             f"last good checkpoint is {self.ckpt.latest or '(none yet)'}. To retry with a lower "
             "learning rate, start a new run in a new --output_dir with, e.g., "
             "--hparams=learning_rate_constant=<lower> (this output_dir keeps its saved "
-            "hparams and refuses other ones); or check the data.")
+            "hparams and refuses other ones); or check the data."
+        )
 
     def _corrupt_data_error(self, split: str) -> DataError:
         pattern = self.problem.filepattern(self.cfg.data_dir, split)
@@ -393,7 +494,8 @@ class Trainer:
         return DataError(
             f"Corrupt {split} data: {where or 'a shard matching ' + pattern}. Delete that "
             "shard and rerun t2t-datagen to rewrite it (finished shards are kept), then rerun "
-            f"this command to resume from {self.ckpt.latest or 'the start'}.")
+            f"this command to resume from {self.ckpt.latest or 'the start'}."
+        )
 
 
 def _mfu(hparams, window: dict, seconds: float) -> float | None:

@@ -18,24 +18,30 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 KINDS = ("encoder_self", "decoder_self", "encdec")
-TITLES = {"encoder_self": "encoder self-attention", "decoder_self": "decoder self-attention",
-          "encdec": "encoder-decoder attention"}
+TITLES = {
+    "encoder_self": "encoder self-attention",
+    "decoder_self": "decoder self-attention",
+    "encdec": "encoder-decoder attention",
+}
 
 
-def layer_weights(model, input_ids: list[int], target_ids: list[int],
-                  layer: int) -> tuple[dict, int]:
+def layer_weights(
+    model, input_ids: list[int], target_ids: list[int], layer: int
+) -> tuple[dict, int]:
     """({kind: [heads, queries, keys] array}, layer index) of ``layer`` (-1 = the last)."""
-    weights = model.attention_weights(tf.constant([input_ids], tf.int32),
-                                      tf.constant([target_ids], tf.int32))
+    weights = model.attention_weights(
+        tf.constant([input_ids], tf.int32), tf.constant([target_ids], tf.int32)
+    )
     num_layers = len(weights["encoder_self"])
     if not -num_layers <= layer < num_layers:
-        raise ValueError(f"layer {layer} out of range: the model has {num_layers} layers "
-                         f"(use 0..{num_layers - 1} or -1 for the last).")
+        raise ValueError(
+            f"layer {layer} out of range: the model has {num_layers} layers "
+            f"(use 0..{num_layers - 1} or -1 for the last)."
+        )
     return {kind: np.asarray(weights[kind][layer][0]) for kind in KINDS}, layer % num_layers
 
 
-def render(weights: np.ndarray, row_labels: list[str], col_labels: list[str],
-           title: str) -> bytes:
+def render(weights: np.ndarray, row_labels: list[str], col_labels: list[str], title: str) -> bytes:
     """PNG of one heat map per head ([heads, rows, cols]), in a grid of up to 4 columns."""
     heads = weights.shape[0]
     cols = min(4, heads)
@@ -60,16 +66,25 @@ def render(weights: np.ndarray, row_labels: list[str], col_labels: list[str],
     return buffer.getvalue()
 
 
-def attention_pngs(model, input_ids: list[int], target_ids: list[int],
-                   input_tokens: list[str], target_tokens: list[str], layer: int = -1) -> dict:
+def attention_pngs(
+    model,
+    input_ids: list[int],
+    target_ids: list[int],
+    input_tokens: list[str],
+    target_tokens: list[str],
+    layer: int = -1,
+) -> dict:
     """{f"{kind}_layer{k}": PNG bytes} for the three kinds of attention of one layer."""
     weights, k = layer_weights(model, input_ids, target_ids, layer)
-    axes = {"encoder_self": (input_tokens, input_tokens),
-            "decoder_self": (target_tokens, target_tokens),
-            "encdec": (target_tokens, input_tokens)}
-    return {f"{kind}_layer{k}": render(weights[kind], *axes[kind],
-                                       f"{TITLES[kind]}, layer {k}")
-            for kind in KINDS}
+    axes = {
+        "encoder_self": (input_tokens, input_tokens),
+        "decoder_self": (target_tokens, target_tokens),
+        "encdec": (target_tokens, input_tokens),
+    }
+    return {
+        f"{kind}_layer{k}": render(weights[kind], *axes[kind], f"{TITLES[kind]}, layer {k}")
+        for kind in KINDS
+    }
 
 
 def token_labels(encoder, ids: list[int]) -> list[str]:
