@@ -53,6 +53,27 @@ USER_ERRORS = (
 )
 
 
+def load_decoder_from_flags(args: argparse.Namespace, *required: str):
+    """The decoder (``decoding.runner.DecoderSetup``) of the trained model that the shared
+    flags name: --problem, --data_dir, --output_dir or --checkpoint_path, --hparams_set,
+    --hparams, --decode_hparams, --model; ``required`` names further flags that must be set."""
+    from t2t_repro.decoding import runner
+
+    require(args, "problem", "data_dir", *required)
+    if not (args.output_dir or args.checkpoint_path):
+        raise UsageError("--output_dir or --checkpoint_path is required.")
+    return runner.load_decoder(
+        args.problem,
+        args.hparams_set,
+        args.hparams,
+        expand(args.data_dir),
+        expand(args.output_dir),
+        expand(args.checkpoint_path),
+        args.decode_hparams,
+        args.model,
+    )
+
+
 def run(
     prog: str,
     main: Callable[[argparse.Namespace], int | None],

@@ -35,23 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.atomic_write import write_bytes_atomically
-    from t2t_repro.decoding import runner
     from t2t_repro.text_encoding.reserved_tokens import EOS_ID
     from t2t_repro.visualization.attention_maps import attention_pngs, token_labels
 
-    cli.require(args, "problem", "data_dir", "source")
-    if not (args.output_dir or args.checkpoint_path):
-        raise cli.UsageError("--output_dir or --checkpoint_path is required.")
-    setup = runner.load_decoder(
-        args.problem,
-        args.hparams_set,
-        args.hparams,
-        cli.expand(args.data_dir),
-        cli.expand(args.output_dir),
-        cli.expand(args.checkpoint_path),
-        args.decode_hparams,
-        args.model,
-    )
+    setup = cli.load_decoder_from_flags(args, "source")
     decoder = setup.decoder
     input_ids = decoder.encode(args.source, 0)
     if args.target:

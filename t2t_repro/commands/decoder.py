@@ -44,23 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import runner
 
-    cli.require(args, "problem", "data_dir")
-    if not (args.output_dir or args.checkpoint_path):
-        raise cli.UsageError("--output_dir or --checkpoint_path is required.")
     if args.decode_from_file and args.decode_to_file:
         runner.check_decode_paths(
             cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
         )
-    setup = runner.load_decoder(
-        args.problem,
-        args.hparams_set,
-        args.hparams,
-        cli.expand(args.data_dir),
-        cli.expand(args.output_dir),
-        cli.expand(args.checkpoint_path),
-        args.decode_hparams,
-        args.model,
-    )
+    setup = cli.load_decoder_from_flags(args)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     if args.decode_interactive:
         runner.decode_interactive(setup)

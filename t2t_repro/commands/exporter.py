@@ -39,22 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_repro.decoding import runner
     from t2t_repro.serving.exporter import default_export_dir, export_saved_model
 
-    cli.require(args, "problem", "data_dir")
-    if not (args.output_dir or args.checkpoint_path):
-        raise cli.UsageError("--output_dir or --checkpoint_path is required.")
-    setup = runner.load_decoder(
-        args.problem,
-        args.hparams_set,
-        args.hparams,
-        cli.expand(args.data_dir),
-        cli.expand(args.output_dir),
-        cli.expand(args.checkpoint_path),
-        args.decode_hparams,
-        args.model,
-    )
+    setup = cli.load_decoder_from_flags(args)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     decoder = setup.decoder
     export_dir = (
