@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import time
 
 import keras
@@ -27,90 +26,26 @@ from t2t_repro import checkpoint_files, hparams_checks, registry
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, list_shards, make_dataset
 from t2t_repro.data.records import find_corrupt_record
 from t2t_repro.data.text_files import DataError
-from t2t_repro.errors import UserError
-from t2t_repro.hparams_lib import check_hparams, create_hparams
+from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.model_loading import CheckpointError
-from t2t_repro.paths import expect_directory
 from t2t_repro.training import evaluation
 from t2t_repro.training.checkpoints import TrainingCheckpoint
-from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, TrainerConfig
+from t2t_repro.training.config import TrainerConfig
 from t2t_repro.training.dev_bleu import DevBleu
 from t2t_repro.training.dev_f1 import DevF1
 from t2t_repro.training.distribution import make_strategy, tf_config_workers
 from t2t_repro.training.input_feed import ReplicaFeed
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
+from t2t_repro.training.run_setup import (
+    StopFlag,
+    TrainingError,
+    check_config,
+    setup_precision_and_seed,
+)
 from t2t_repro.training.summaries import ConsoleLog, Summaries
 from t2t_repro.training.train_step import DIVERGED_LOSS, TrainMetrics, make_train_loop
 from t2t_repro.visualization import attention_maps
-
-
-class TrainingError(UserError, RuntimeError):
-    """Training cannot continue (non-finite loss, bad configuration)."""
-
-
-def check_config(cfg: TrainerConfig) -> None:
-    """The checks that read no file (names, overrides, schedule, flag values), so that a typo
-    or an unusable value is reported in one line before anything is read or written."""
-    if cfg.schedule not in SCHEDULES:
-        raise TrainingError(f"--schedule={cfg.schedule!r}; choose one of {SCHEDULES}.")
-    registry.problem(cfg.problem)
-    registry.model(cfg.model)
-    check_hparams(cfg.hparams_set, cfg.hparams)
-    # Flag values the loop can run with.
-    at_least = {
-        "train_steps": 1,
-        "keep_checkpoint_max": 1,
-        "log_step_count_steps": 1,
-        "steps_per_loop": 1,
-        "local_eval_frequency": 0,
-        "save_checkpoints_secs": 0,
-        "eval_steps": 0,
-        "worker_gpu": 0,
-        "max_train_seconds": 0,
-        "eval_bleu_examples": 0,
-    }
-    for name, low in at_least.items():
-        if getattr(cfg, name) < low:
-            raise TrainingError(f"--{name}={getattr(cfg, name)} must be at least {low}.")
-    if cfg.mixed_precision not in MIXED_PRECISION:
-        raise TrainingError(
-            f"--mixed_precision must be bfloat16 or float16; got {cfg.mixed_precision!r}."
-        )
-    if cfg.worker_gpu:
-        visible = len(tf.config.list_physical_devices("GPU"))
-        if cfg.worker_gpu > visible:
-            raise TrainingError(
-                f"--worker_gpu={cfg.worker_gpu} but only {visible} GPU(s) are visible."
-            )
-    expect_directory(cfg.output_dir, "--output_dir")
-
-
-class _StopFlag:
-    """Set by SIGINT/SIGTERM; the loop checks it between step loops."""
-
-    def __init__(self) -> None:
-        self.signal = None
-        self._previous = {}
-
-    def install(self) -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self._previous[sig] = signal.signal(sig, self._handle)
-
-    def _handle(self, signum, frame) -> None:
-        self.signal = signal.Signals(signum).name
-
-    def restore(self) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-
-def _setup_precision_and_seed(cfg: TrainerConfig) -> None:
-    if cfg.random_seed is not None:
-        keras.utils.set_random_seed(cfg.random_seed)
-        tf.config.experimental.enable_op_determinism()
-    if cfg.mixed_precision:
-        keras.mixed_precision.set_global_policy(f"mixed_{cfg.mixed_precision}")
 
 
 class Trainer:
@@ -123,7 +58,7 @@ class Trainer:
             )
         self.cfg = cfg
         self.flags = flags or dataclasses.asdict(cfg)
-        _setup_precision_and_seed(cfg)
+        setup_precision_and_seed(cfg)
         self.problem = registry.problem(cfg.problem)
         if cfg.generate_data:
             print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
@@ -363,7 +298,7 @@ class Trainer:
             "target tokens)",
             flush=True,
         )
-        stop = _StopFlag()
+        stop = StopFlag()
         stop.install()
         try:
             return self._train_loop(loop, iterator, console, stop)

@@ -1,0 +1,83 @@
+"""What a training run settles before its loop starts: the checks that read no file
+(``check_config``), precision and seed, and the SIGINT/SIGTERM flag the loop polls."""
+
+from __future__ import annotations
+
+import signal
+
+import keras
+import tensorflow as tf
+
+from t2t_repro import registry
+from t2t_repro.errors import UserError
+from t2t_repro.hparams_lib import check_hparams
+from t2t_repro.paths import expect_directory
+from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, TrainerConfig
+
+
+class TrainingError(UserError, RuntimeError):
+    """Training cannot continue (non-finite loss, bad configuration)."""
+
+
+def check_config(cfg: TrainerConfig) -> None:
+    """The checks that read no file (names, overrides, schedule, flag values), so that a typo
+    or an unusable value is reported in one line before anything is read or written."""
+    if cfg.schedule not in SCHEDULES:
+        raise TrainingError(f"--schedule={cfg.schedule!r}; choose one of {SCHEDULES}.")
+    registry.problem(cfg.problem)
+    registry.model(cfg.model)
+    check_hparams(cfg.hparams_set, cfg.hparams)
+    # Flag values the loop can run with.
+    at_least = {
+        "train_steps": 1,
+        "keep_checkpoint_max": 1,
+        "log_step_count_steps": 1,
+        "steps_per_loop": 1,
+        "local_eval_frequency": 0,
+        "save_checkpoints_secs": 0,
+        "eval_steps": 0,
+        "worker_gpu": 0,
+        "max_train_seconds": 0,
+        "eval_bleu_examples": 0,
+    }
+    for name, low in at_least.items():
+        if getattr(cfg, name) < low:
+            raise TrainingError(f"--{name}={getattr(cfg, name)} must be at least {low}.")
+    if cfg.mixed_precision not in MIXED_PRECISION:
+        raise TrainingError(
+            f"--mixed_precision must be bfloat16 or float16; got {cfg.mixed_precision!r}."
+        )
+    if cfg.worker_gpu:
+        visible = len(tf.config.list_physical_devices("GPU"))
+        if cfg.worker_gpu > visible:
+            raise TrainingError(
+                f"--worker_gpu={cfg.worker_gpu} but only {visible} GPU(s) are visible."
+            )
+    expect_directory(cfg.output_dir, "--output_dir")
+
+
+class StopFlag:
+    """Set by SIGINT/SIGTERM; the loop checks it between step loops."""
+
+    def __init__(self) -> None:
+        self.signal = None
+        self._previous = {}
+
+    def install(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+
+    def _handle(self, signum, frame) -> None:
+        self.signal = signal.Signals(signum).name
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+def setup_precision_and_seed(cfg: TrainerConfig) -> None:
+    if cfg.random_seed is not None:
+        keras.utils.set_random_seed(cfg.random_seed)
+        tf.config.experimental.enable_op_determinism()
+    if cfg.mixed_precision:
+        keras.mixed_precision.set_global_policy(f"mixed_{cfg.mixed_precision}")
