@@ -31,6 +31,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 from bench.evalb_perturb import KINDS, line_of
 from bench.report import emit, write_text_atomically
@@ -241,7 +242,13 @@ def compare_run(run: dict, evalb_out: str, ours_out: str, mode: str, rc: int) ->
 
 def crosscheck(evalb: str, prm: str, seed: int, data_dir: str) -> dict:
     runs, excluded = build_runs(seed, data_dir)
-    report = {"seed": seed, "evalb": evalb, "prm": prm, "trees_too_big_for_evalb": excluded}
+    report = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "seed": seed,
+        "evalb": evalb,
+        "prm": prm,
+        "trees_too_big_for_evalb": excluded,
+    }
     report["runs"], mismatches, deliberate = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for run in runs:
