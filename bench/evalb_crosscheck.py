@@ -6,16 +6,21 @@
 EVALB (Sekine & Collins, ``evalb.c``) is not part of the project: compile it from its C source
 yourself (``gcc -o evalb evalb.c``) and pass it and ``COLLINS.prm``. Gold trees are the
 sample's dev and test sentences (wsj_0180-0199), both as datagen normalises them and as the
-``.mrg`` files hold them (unlabelled root, function tags, traces) on one line. Each gold tree
-gets a seeded perturbation (``bench/evalb_perturb.py``), and the files go to both programs:
+``.mrg`` files hold them (unlabelled root, function tags, traces) on one line, and the training
+files' trees (wsj_0001-0179) as the ``.mrg`` files hold them; small runs add 14 error sentences
+(EVALB stops at the 12th), lines that are not trees, no valid sentence, and no sentence of 40
+words or fewer. Each gold tree gets a seeded perturbation (``bench/evalb_perturb.py``, the kinds
+in turn), and the files go to both programs:
 EVALB with ``-p COLLINS.prm`` (and ``-e`` raised where a run has more than its 11 tolerated
 error sentences), ours through ``t2t-evalb --per_sentence``. Compared as text: every
 per-sentence row, the totals row and every summary line.
 
 Two modes: ``--evalb_root`` against EVALB on the files as they are, and the default against
 EVALB on the same files with an unlabelled root ``( (S ...) )`` written ``(TOP (S ...))``,
-which is the deliberate difference of the default. Writes a JSON report (``--out``) with the
-counts and every mismatch, and prints the mismatches.
+which is the deliberate difference of the default. Rows of lines that are not trees are
+listed apart (``deliberate_deviations``): both programs count them as errors, but EVALB's row
+shows what it read. Writes a JSON report (``--out``) with the counts and every mismatch, and
+prints the mismatches on stderr.
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def drop_bracket(gold, rng):
 
 def insert_bracket(gold, rng):
     test = gold.copy()
-    node, _, _ = _pick(rng, _nodes(test))
+    node, _, _ = _pick(rng, [found for found in _nodes(test) if found[0].children])
     i = rng.randrange(len(node.children))
     j = rng.randrange(i + 1, len(node.children) + 1)
     node.children[i:j] = [Tree(rng.choice(LABELS), node.children[i:j])]
@@ -102,25 +102,27 @@ def insert_bracket(gold, rng):
 
 
 def move_boundary(gold, rng):
-    """A constituent takes in its right sibling's first child (or gives its last one away)."""
+    """A constituent takes in its right sibling (or that sibling's first child), or is taken
+    into the constituent on its right."""
     test = gold.copy()
-    pairs = [
-        (n, k)
-        for n, _, _ in _nodes(test)
-        for k in range(len(n.children) - 1)
-        if not n.children[k].is_preterminal or not n.children[k + 1].is_preterminal
-    ]
-    found = _pick(rng, pairs)
+    moves = []
+    for node, _, _ in _nodes(test):
+        for k in range(len(node.children) - 1):
+            left, right = node.children[k], node.children[k + 1]
+            if not left.is_preterminal and (right.is_preterminal or right.children):
+                moves.append((node, k, "left grows"))
+            if not right.is_preterminal:
+                moves.append((node, k, "right grows"))
+    found = _pick(rng, moves)
     if found:
-        node, k = found
+        node, k, how = found
         left, right = node.children[k], node.children[k + 1]
-        if not left.is_preterminal and (right.is_preterminal or rng.random() < 0.5):
-            if right.is_preterminal:
-                left.children.append(node.children.pop(k + 1))
-            else:
-                left.children.append(right.children.pop(0))
-        elif not right.is_preterminal:
+        if how == "right grows":
             right.children.insert(0, node.children.pop(k))
+        elif right.is_preterminal:
+            left.children.append(node.children.pop(k + 1))
+        else:
+            left.children.append(right.children.pop(0))
     return _same(gold, test)
 
 
@@ -301,6 +303,13 @@ def spacing(gold, rng):
     return gold_line, test_line
 
 
+def line_ends(gold, rng):
+    """Trailing white space and Windows line ends (``\\r\\n``) on either line."""
+    gold_line, test_line = _same(gold, gold)
+    ends = ("\r", " ", "\t", " \r", "")
+    return gold_line + rng.choice(ends), test_line + rng.choice(ends)
+
+
 def only_punctuation(gold, rng):
     """A test tree whose words are all deleted ones: EVALB skips it, as an empty line."""
     return line_of(gold), "(S (NP (, ,) (-NONE- *)) (. .))"
@@ -396,6 +405,7 @@ KINDS: dict[str, Callable] = {
         change_word,
         many_changes,
         spacing,
+        line_ends,
         only_punctuation,
         unlabelled_preterminal,
         unlabelled_empty,
