@@ -170,7 +170,9 @@ def test_corpus_totals_sum_counts_and_exclude_errors():
     assert c.complete == 1 and c.complete_match == 50.0
     assert (c.words, c.correct_tags) == (6, 6)
     text = format_report(report, per_sentence=True)
-    assert "Bracketing FMeasure       =  85.71" in text and "Length unmatch (3|1)" in text
+    assert "Bracketing FMeasure       =  85.71" in text and report.sentences[3].message == (
+        "Length unmatch (3|1)"
+    )
 
 
 def test_cutoff_length_ignores_traces():
@@ -324,3 +326,47 @@ def test_evalb_root_scores_the_unlabelled_root_as_an_empty_label(tmp_path):
 
     report = score_files(gold, test, params=evalb_params(evalb_root=True)).report
     assert (report.all.gold_brackets, report.all.test_brackets, report.all.matched) == (4, 3, 3)
+
+
+def test_rows_have_evalb_columns_only_and_reasons_go_to_stderr(tmp_path, capsys):
+    # evalb.c prints a row's 12 columns and the reason for an error on stderr; a script that
+    # splits the rows must not find more fields in ours.
+    gold, test = _files(tmp_path, [CAT, CAT], [CAT, CAT.replace("cat", "dog"), ""][:2])
+    rc = evalb_tool.main([f"--gold={gold}", f"--test={test}", "--per_sentence"])
+    out, err = capsys.readouterr()
+    rows = out.split("\n")[3:5]
+    # Length 4 (punctuation counts, only -NONE- does not); an error row is all zeros.
+    assert rows[1] == "   2    4    1    0.00   0.00     0      0    0      0      0     0     0.00"
+    assert rc == 0 and [len(r.split()) for r in rows] == [12, 12]
+    assert "sentence 2: Words unmatch (cat|dog)" in err
+
+
+def test_fmeasure_is_nan_as_evalb_prints_it_when_nothing_matches():
+    # print_total computes 2PR/(P+R) unguarded: 0/0 is printed "-nan" (glibc, x86-64).
+    skipped = evaluate([parse_tree(CAT)], [None])  # no valid sentence at all
+    assert format_report(skipped).count("Bracketing FMeasure       =   -nan") == 2
+    # Valid but no bracket matched: gold S[0,3] NP[0,2] VP[2,3], test X[0,3] only.
+    flat = evaluate([parse_tree(CAT)], [parse_tree("(X (DT The) (NN cat) (VBD sat) (. .))")])
+    assert (flat.all.matched, flat.all.test_brackets) == (0, 1)
+    assert "Bracketing FMeasure       =   -nan" in format_report(flat)
+    assert flat.all.as_dict()["f1"] == 0.0  # --json keeps a number
+
+
+def test_brackets_are_read_as_evalb_reads_them(tmp_path):
+    # evalb.c, read_line: after "(" the label runs to a space or bracket; a space, an optional
+    # word and ")" make a word. "(NP)" and "()" are brackets without words (deleted); "(NP )"
+    # and "( )" are the word "" (one word too many); "( sat)" is 'sat' with an empty tag.
+    tests = [
+        "(S (NP (DT The) (NN cat)) (NP) (VP (VBD sat)) (. .))",
+        "(S (NP (DT The) (NN cat)) () (VP (VBD sat)) (. .))",
+        "(S (NP (DT The) (NN cat)) (NP ) (VP (VBD sat)) (. .))",
+        "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (\t) (. .))",
+        "(S (NP (DT The) (NN cat)) (VP ( sat)) (. .))",
+        "(S(NP(DT The)(NN cat))(VP(VBD\tsat))(. .))",
+    ]
+    gold, test = _files(tmp_path, [CAT] * len(tests), tests)
+    r = score_files(gold, test).report.sentences
+    assert [counts(x) for x in r[:2]] == [(OK, 3, 3, 3)] * 2
+    assert [(x.status, x.message) for x in r[2:4]] == [(ERROR, "Length unmatch (3|4)")] * 2
+    assert counts(r[4]) == (OK, 3, 3, 3) and (r[4].words, r[4].correct_tags) == (3, 2)
+    assert counts(r[5]) == (OK, 3, 3, 3) and r[5].correct_tags == 3

@@ -20,9 +20,11 @@ from t2t_repro.parsing.trees import (
     Tree,
     TreeParseError,
     normalize,
+    parse_forest,
     parse_tree,
     remove_root,
     strip_function_tags,
+    tokenize,
 )
 
 PTB_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "ptb_sample" / "treebank.zip"
@@ -106,6 +108,31 @@ def test_root_removal_and_trace_only_tree():
 def test_malformed_tree_raises(bad, reason):
     with pytest.raises(TreeParseError, match=reason):
         parse_tree(bad)
+
+
+def test_evalb_syntax_reads_brackets_as_evalb_does():
+    # evalb.c, read_line: the label is what follows "(" up to a space or bracket (maybe
+    # nothing); a space, an optional word and ")" make a word, even an empty one.
+    forest = parse_forest("(NP) () (NP ) ( ) ( a) (NP(DT\tb)) ( (S (NN c)))", evalb_syntax=True)
+    assert [(c.label, c.word, len(c.children)) for c in forest.children] == [
+        ("NP", None, 0),
+        ("", None, 0),
+        ("NP", "", 0),
+        ("", "", 0),
+        ("", "a", 0),
+        ("NP", None, 1),
+        ("", None, 1),
+    ]
+    assert forest.children[5].children[0].word == "b"
+    assert tokenize("(NP\n)\n(DT a)", evalb_syntax=True) == [
+        ("(", 1), ("NP", 1), ("", 1), (")", 2), ("(", 3), ("DT", 3), ("a", 3), (")", 3)
+    ]  # fmt: skip
+    # What EVALB cannot read stays malformed; without evalb_syntax "( a)" is a bracket "a".
+    for bad in ("(NP (DT a) b)", "(S (NP (DT a))", "(NN a b)"):
+        with pytest.raises(TreeParseError):
+            parse_forest(bad, evalb_syntax=True)
+    with pytest.raises(TreeParseError, match=r"empty bracket \(a\)"):
+        parse_tree("(S ( a))")
 
 
 def test_malformed_lines_are_skipped_counted_and_located(tmp_path):

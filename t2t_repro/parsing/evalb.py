@@ -15,14 +15,16 @@ Per sentence pair (gold, test), following evalb.c:
   ``unlabelled_root_is_top=False`` (EVALB's way).
 * Status: a test tree with no terminals left is *skipped* (2); a different number of terminals
   ("Length unmatch"), a different word ("Words unmatch") or an unreadable tree is an *error*
-  (1); a blank gold line with a blank test line is skipped too. An empty bracket ``(NP)`` is
-  read as a bracket without words, so it is deleted like any zero-span bracket. Skipped and
+  (1); a blank gold line with a blank test line is skipped too. Trees are read as EVALB reads
+  them (``trees.tokenize(..., evalb_syntax=True)``): ``(NP)`` is a bracket without words, deleted
+  like any zero-span bracket, while ``(NP )`` is the word "" tagged NP. Skipped and
   error sentences are counted and left out of every other total. (EVALB tolerates 11 errors,
   ``MAX_ERROR`` = 10 plus one, and exits with status 1 at the 12th; here they are only counted.)
 * Matching is a multiset: each gold bracket takes the first unmatched test bracket with the same
   span and an equal label, where ``EQ_LABEL ADVP PRT`` makes those two equal; a duplicated
   bracket (a unary chain ``NP -> NP``) must be matched twice.
-* Recall = matched / gold brackets, precision = matched / test brackets, F1 = 2PR/(P+R), per
+* Recall = matched / gold brackets, precision = matched / test brackets, F1 = 2PR/(P+R) (0
+  here when P+R is 0; EVALB's text, and ours, prints ``-nan``), per
   sentence and corpus-wide (summed counts); complete match = every bracket matched both ways;
   crossing = test brackets that cross some gold bracket; tagging accuracy over the terminals.
 """

@@ -98,7 +98,7 @@ def score_files(
     """EVALB-score ``test_path`` against ``gold_path`` (module docstring); DataError on a count
     mismatch."""
     gold_stats, test_stats = TreeReadStats(), TreeReadStats()
-    gold_items = read_tree_items(gold_path, gold_stats, layout, empty_brackets=True)
+    gold_items = read_tree_items(gold_path, gold_stats, layout, evalb_syntax=True)
     gold = [item.tree for item in gold_items]
     gold_errors = [item.error or (BLANK if item.blank else "") for item in gold_items]
     repairs = None
@@ -107,7 +107,7 @@ def score_files(
         _check_counts(len(gold), len(outputs), gold_path, test_path, "lines")
         test, test_errors, repairs = delinearize_outputs(gold, outputs)
     else:
-        test_items = read_tree_items(test_path, test_stats, layout, empty_brackets=True)
+        test_items = read_tree_items(test_path, test_stats, layout, evalb_syntax=True)
         _check_counts(len(gold), len(test_items), gold_path, test_path, "trees")
         test = [item.tree for item in test_items]
         test_errors = [item.error or "" for item in test_items]
@@ -167,13 +167,19 @@ def _check_counts(n_gold: int, n_test: int, gold_path: str, test_path: str, unit
 
 
 def format_sentence(r: SentenceResult) -> str:
-    """One row of EVALB's per-sentence table (plus the reason for an error or skip)."""
+    """One row of EVALB's per-sentence table: its 12 columns only, so that scripts that split
+    EVALB's rows split ours (why a sentence is an error goes to stderr, as in EVALB)."""
     return (
         f"{r.id:4d}  {r.length:3d}    {r.status}  {r.recall:6.2f} {r.precision:6.2f}"
         f"   {r.matched:3d}    {r.gold_brackets:3d}  {r.test_brackets:3d}    {r.crossing:3d}"
         f"   {r.words:4d}  {r.correct_tags:4d}   {r.tag_accuracy:6.2f}"
-        + (f"  {r.message}" if r.message else "")
     )
+
+
+def format_fmeasure(c: CorpusResult) -> str:
+    """EVALB's F-measure text: ``-nan`` when precision and recall are both 0 (``evalb.c``,
+    ``print_total``, computes 2PR/(P+R) unguarded; glibc on x86-64 prints 0/0 as ``-nan``)."""
+    return f"{c.f1:6.2f}" if c.precision + c.recall else f"{'-nan':>6}"
 
 
 def format_summary(c: CorpusResult) -> str:
@@ -186,14 +192,17 @@ def format_summary(c: CorpusResult) -> str:
         ("Number of Valid sentence", c.valid, "d"),
         ("Bracketing Recall", c.recall, ".2f"),
         ("Bracketing Precision", c.precision, ".2f"),
-        ("Bracketing FMeasure", c.f1, ".2f"),
+        ("Bracketing FMeasure", format_fmeasure(c), ""),
         ("Complete match", c.complete_match, ".2f"),
         ("Average crossing", c.average_crossing, ".2f"),
         ("No crossing", d["no_crossing_pct"], ".2f"),
         ("2 or less crossing", d["two_or_less_crossing_pct"], ".2f"),
         ("Tagging accuracy", c.tag_accuracy, ".2f"),
     ]
-    return "\n".join(f"{name:<26}= {value:6{fmt}}" for name, value, fmt in rows)
+    return "\n".join(
+        f"{name:<26}= {value:6{fmt}}" if fmt else f"{name:<26}= {value}"
+        for name, value, fmt in rows
+    )
 
 
 def format_report(report: EvalbReport, per_sentence: bool = False) -> str:

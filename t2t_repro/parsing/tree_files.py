@@ -71,9 +71,9 @@ class TreeReadStats(ReadStats):
         )
 
 
-def _mrg_items(text: str, source: str, empty_brackets: bool = False) -> Iterator[TreeItem]:
+def _mrg_items(text: str, source: str, evalb_syntax: bool = False) -> Iterator[TreeItem]:
     """Trees delimited by bracket balance; stray text or closers become error items."""
-    tokens = tokenize(text)
+    tokens = tokenize(text, evalb_syntax=evalb_syntax)
     pos = 0
     while pos < len(tokens):
         tok, line = tokens[pos]
@@ -92,14 +92,14 @@ def _mrg_items(text: str, source: str, empty_brackets: bool = False) -> Iterator
             if depth == 0:
                 break
         try:
-            yield TreeItem(source, line, tree=parse_bracket(tokens[pos:end], 0, empty_brackets)[0])
+            yield TreeItem(source, line, tree=parse_bracket(tokens[pos:end], 0, evalb_syntax)[0])
         except TreeParseError as e:
             detail = f" (at line {e.line})" if e.line and e.line != line else ""
             yield TreeItem(source, line, error=f"{e}{detail}")
         pos = end
 
 
-def _line_items(text: str, source: str, empty_brackets: bool = False) -> Iterator[TreeItem]:
+def _line_items(text: str, source: str, evalb_syntax: bool = False) -> Iterator[TreeItem]:
     """One item per line. Only the newline that ends the file is dropped: a blank last line is a
     sentence (EVALB counts it as skipped), not the end of the file."""
     lines = text.split("\n")
@@ -110,7 +110,7 @@ def _line_items(text: str, source: str, empty_brackets: bool = False) -> Iterato
             yield TreeItem(source, number, blank=True)
             continue
         try:
-            yield TreeItem(source, number, tree=parse_forest(line, number, empty_brackets))
+            yield TreeItem(source, number, tree=parse_forest(line, number, evalb_syntax))
         except TreeParseError as e:
             yield TreeItem(source, number, error=str(e))
 
@@ -123,17 +123,17 @@ def detect_layout(text: str, source: str = "") -> str:
 
 
 def iter_tree_items(
-    text: str, source: str = "<text>", layout: str = "auto", empty_brackets: bool = False
+    text: str, source: str = "<text>", layout: str = "auto", evalb_syntax: bool = False
 ) -> Iterator[TreeItem]:
     """Every tree of ``text`` in order, malformed ones as error items (see module docstring).
-    ``empty_brackets``: read ``(NP)`` as a bracket without words (EVALB deletes it) instead of
-    a malformed tree."""
+    ``evalb_syntax``: read brackets as EVALB does (``trees.parse_bracket``), so that ``(NP)`` is a
+    bracket without words (EVALB deletes it) and ``(NP )`` a word "", not malformed trees."""
     if layout == "auto":
         layout = detect_layout(text, source)
     if layout == "mrg":
-        return _mrg_items(text, source, empty_brackets)
+        return _mrg_items(text, source, evalb_syntax)
     if layout == "lines":
-        return _line_items(text, source, empty_brackets)
+        return _line_items(text, source, evalb_syntax)
     raise ValueError(f"unknown tree file layout {layout!r} (auto, lines or mrg)")
 
 
@@ -158,12 +158,12 @@ def read_tree_items(
     path: str,
     stats: TreeReadStats | None = None,
     layout: str = "auto",
-    empty_brackets: bool = False,
+    evalb_syntax: bool = False,
 ) -> list[TreeItem]:
     """All items of a tree file, blank lines (``lines`` layout) and malformed trees included,
     in order."""
     stats = stats if stats is not None else TreeReadStats()
-    items = list(iter_tree_items(read_text(path, stats), path, layout, empty_brackets))
+    items = list(iter_tree_items(read_text(path, stats), path, layout, evalb_syntax))
     for item in items:
         stats.record(item)
     return items

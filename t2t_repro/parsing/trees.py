@@ -92,27 +92,51 @@ class TreeParseError(UserError, ValueError):
 # ----------------------------------------------------------------------------- parsing
 
 
-def tokenize(text: str, first_line: int = 1) -> list[tuple[str, int]]:
-    """Bracket and atom tokens of ``text``, each with its 1-based line number."""
+def tokenize(text: str, first_line: int = 1, evalb_syntax: bool = False) -> list[tuple[str, int]]:
+    """Bracket and atom tokens of ``text``, each with its 1-based line number (``evalb_syntax``:
+    EVALB's tokens, see ``_evalb_tokens``)."""
+    if evalb_syntax:
+        return _evalb_tokens(text, first_line)
     out, line = [], first_line
     for chunk_no, chunk in enumerate(text.split("\n")):
         out.extend((m.group(0), line + chunk_no) for m in _TOKEN_RE.finditer(chunk))
     return out
 
 
+# EVALB's reader (evalb.c, read_line): the label is what follows "(" up to a space or bracket,
+# possibly nothing; a space after it, an optional word and ")" make a word. So "(NP )" is the
+# word "" tagged NP, "( a)" the word "a" with an empty tag, "(NP)" and "()" empty brackets.
+_EVALB_TOKEN_RE = re.compile(r"\(([^\s()]*)(?:\s+([^\s()]*)(?=\)))?|\)|[^\s()]+")
+
+
+def _evalb_tokens(text: str, first_line: int) -> list[tuple[str, int]]:
+    """Tokens as EVALB reads them: every "(" is followed by its label token (``""`` when it has
+    none) and, for a word, the word token (which may be ``""``)."""
+    out, line, last = [], first_line, 0
+    for m in _EVALB_TOKEN_RE.finditer(text):
+        line, last = line + text.count("\n", last, m.start()), m.start()
+        if m.group(0).startswith("("):
+            out += [("(", line), (m.group(1), line)]
+            if m.group(2) is not None:
+                out.append((m.group(2), line))
+        else:
+            out.append((m.group(0), line))
+    return out
+
+
 def parse_bracket(
-    tokens: list[tuple[str, int]], pos: int, empty_brackets: bool = False
+    tokens: list[tuple[str, int]], pos: int, evalb_syntax: bool = False
 ) -> tuple[Tree, int]:
     """Parse the bracket starting at ``tokens[pos]`` (a ``(``); returns the tree and the next
-    position.
-    ``empty_brackets``: ``(NP)`` is a constituent without children (EVALB reads it so) instead
-    of an error."""
+    position. ``evalb_syntax`` (tokens from ``tokenize(..., evalb_syntax=True)``): read as EVALB
+    does, so ``(NP)`` is a constituent without children and ``( a)`` a word with an empty tag,
+    instead of errors."""
     open_line = tokens[pos][1]
     pos += 1
     if pos >= len(tokens):
         raise TreeParseError("unclosed bracket", open_line)
     label = ""
-    if tokens[pos][0] not in "()":
+    if tokens[pos][0] not in ("(", ")"):
         label, pos = tokens[pos][0], pos + 1
     children: list[Tree] = []
     word = None
@@ -128,7 +152,7 @@ def parse_bracket(
         if tok == "(":
             if word is not None:
                 raise TreeParseError(f"word {word!r} beside a subtree in ({label}", line)
-            child, pos = parse_bracket(tokens, pos, empty_brackets)
+            child, pos = parse_bracket(tokens, pos, evalb_syntax)
             children.append(child)
             continue
         if children:
@@ -136,9 +160,9 @@ def parse_bracket(
         if word is not None:
             raise TreeParseError(f"more than one word in ({label} {word} {tok}", line)
         word, pos = tok, pos + 1
-    if word is None and not children and not empty_brackets:
+    if word is None and not children and not evalb_syntax:
         raise TreeParseError(f"empty bracket ({label})", open_line)
-    if word is not None and not label:
+    if word is not None and not label and not evalb_syntax:
         raise TreeParseError(f"word {word!r} without a POS tag", open_line)
     return (Tree(label, word=word) if word is not None else Tree(label, children)), pos + 1
 
@@ -159,15 +183,16 @@ def parse_tree(text: str, first_line: int = 1) -> Tree:
 FOREST_ROOT = "TOP"  # EVALB deletes TOP brackets, so the forest root is no bracket
 
 
-def parse_forest(text: str, first_line: int = 1, empty_brackets: bool = False) -> Tree:
+def parse_forest(text: str, first_line: int = 1, evalb_syntax: bool = False) -> Tree:
     """Like ``parse_tree``, but several top-level brackets (``(P a) (Q b)``, which EVALB accepts
-    as words without a root bracket) become the children of a ``TOP`` root."""
-    tokens = tokenize(text, first_line)
+    as words without a root bracket) become the children of a ``TOP`` root; ``evalb_syntax`` as
+    in ``parse_bracket``."""
+    tokens = tokenize(text, first_line, evalb_syntax)
     trees, pos = [], 0
     while pos < len(tokens):
         if tokens[pos][0] != "(":
             raise TreeParseError(f"text outside brackets: {tokens[pos][0]!r}", tokens[pos][1])
-        tree, pos = parse_bracket(tokens, pos, empty_brackets)
+        tree, pos = parse_bracket(tokens, pos, evalb_syntax)
         trees.append(tree)
     if not trees:
         raise TreeParseError("no tree", first_line)
