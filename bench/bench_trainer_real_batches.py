@@ -15,32 +15,59 @@ time of a window is the wall time from the end of the previous bare block to the
 own log call: its loop calls, input pipeline, metrics reads, summaries and host work.
 
 Throughput counts real (non-pad) target tokens after ``--warmup`` updates. With ``--xla`` a
-new batch shape compiles (in both); the compile count is the number of distinct shapes, and
-the compile time is the bare step's first step of each shape less that shape's median step.
+new batch shape compiles (in both). XLA's own count and time of compilations come from
+TensorFlow's log (``TF_CPP_VMODULE=device_compiler=1``; stderr goes to a log file whose
+offsets tell which side compiled); the JSON also gives the number of distinct batch shapes.
 """
 
 import argparse
 import contextlib
 import os
+import re
 import statistics
 import sys
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# Before TensorFlow loads: its C++ log (XLA's compilation lines) goes to a file we parse.
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
+os.environ["TF_CPP_VMODULE"] = "device_compiler=1"
+TF_LOG = tempfile.NamedTemporaryFile(prefix="tf_log_", suffix=".txt", delete=False).name
+sys.stderr = os.fdopen(os.dup(2), "w", buffering=1)  # Python's messages stay on the console.
+os.dup2(os.open(TF_LOG, os.O_WRONLY | os.O_APPEND), 2)
 
-import tensorflow as tf
+import tensorflow as tf  # noqa: E402
 
-from bench.report import emit
-from t2t_repro import registry
-from t2t_repro.commands.builtins import register_builtins
-from t2t_repro.data.input_pipeline import TRAIN, make_dataset
-from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.losses import padded_cross_entropy
-from t2t_repro.training.config import TrainerConfig
-from t2t_repro.training.trainer import Trainer
+from bench.report import emit  # noqa: E402
+from t2t_repro import registry  # noqa: E402
+from t2t_repro.commands.builtins import register_builtins  # noqa: E402
+from t2t_repro.data.input_pipeline import TRAIN, make_dataset  # noqa: E402
+from t2t_repro.learning_rate import make_optimizer  # noqa: E402
+from t2t_repro.losses import padded_cross_entropy  # noqa: E402
+from t2t_repro.training.config import TrainerConfig  # noqa: E402
+from t2t_repro.training.trainer import Trainer  # noqa: E402
 
 SMALL = "hidden_size=256,filter_size=1024,num_heads=4,num_hidden_layers=2,batch_size=1024"
+
+
+COMPILED = re.compile(rb"Compilation of XLA executable time: .*?\((\d+) us\)")
+
+
+def log_offset() -> int:
+    return os.path.getsize(TF_LOG)
+
+
+def xla_compilations(segments: list[tuple[int, int, str]]) -> dict:
+    """{side: {"count", "seconds"}} of the XLA compilations logged in each side's segments."""
+    found = {side: {"count": 0, "seconds": 0.0} for _, _, side in segments}
+    with open(TF_LOG, "rb") as f:
+        text = f.read()
+    for match in COMPILED.finditer(text):
+        side = next((s for a, b, s in segments if a <= match.start() < b), "elsewhere")
+        entry = found.setdefault(side, {"count": 0, "seconds": 0.0})
+        entry["count"] += 1
+        entry["seconds"] += int(match.group(1)) / 1e6
+    return found
 
 
 def shape_of(batch: dict) -> tuple:
@@ -63,6 +90,7 @@ class BareStep:
         smoothing = hparams.label_smoothing
 
         @tf.function(input_signature=[spec], jit_compile=xla)
+        @tf.autograph.experimental.do_not_convert  # straight-line code
         def step(features):
             variables = self.model.trainable_variables
             with tf.GradientTape() as tape:
@@ -75,13 +103,15 @@ class BareStep:
 
         self.step = step
         self.times: list[tuple[tuple, float]] = []
+        self.segments: list[tuple[int, int, str]] = []
 
     def run(self, batches: list[dict]) -> float:
-        start = time.perf_counter()
+        offset, start = log_offset(), time.perf_counter()
         for batch in batches:
             t = time.perf_counter()
             self.step(batch).numpy()
             self.times.append((shape_of(batch), time.perf_counter() - t))
+        self.segments.append((offset, log_offset(), "bare"))
         return time.perf_counter() - start
 
 
@@ -93,12 +123,13 @@ class TimedTrainer(Trainer):
         self.batches, self.bare, self.windows = batches, bare, []
 
     def train(self) -> dict:
-        self._mark = time.perf_counter()
+        self._mark, self._offset = time.perf_counter(), log_offset()
         return super().train()
 
     def _log_window(self, w, console) -> None:
         super()._log_window(w, console)
         trainer_s = time.perf_counter() - self._mark
+        self.bare.segments.append((self._offset, log_offset(), "trainer"))
         first, last = self.step - int(w["updates"]), self.step
         window = self.batches[first:last]
         self.windows.append(
@@ -112,7 +143,7 @@ class TimedTrainer(Trainer):
                 "bare_s": self.bare.run(window),
             }
         )
-        self._mark = time.perf_counter()
+        self._mark, self._offset = time.perf_counter(), log_offset()
 
     def _seen_shapes(self, before: int) -> set:
         return {shape_of(b) for b in self.batches[:before]}
@@ -205,13 +236,16 @@ def main() -> int:
         "median_window_ratio": statistics.median(ratios),
         "real_target_tokens_per_update": tokens / max(1, sum(w["updates"] for w in timed)),
         "target_nonpadding_fraction": _nonpadding(trainer.batches),
-        "bare_compile": compile_stats(trainer.bare.times),
+        "distinct_batch_shapes": len({shape_of(b) for b in trainer.batches}),
+        "xla_compilations": xla_compilations(trainer.bare.segments),
+        "bare_first_step_of_a_shape": compile_stats(trainer.bare.times),
         "new_shapes_in_timed_windows": sum(w["new_shapes"] for w in timed),
         "process_wall_s": wall_s,
         "windows": trainer.windows,
         "load_average_start": load_start,
         "load_average_end": open("/proc/loadavg").read().strip(),
     }
+    os.unlink(TF_LOG)
     emit(report, args.out)
     return 0
 
