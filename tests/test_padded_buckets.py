@@ -13,15 +13,15 @@ from t2t_repro.hparams_checks import validate
 
 
 def test_lengths_grow_by_the_step_rounded_up_to_multiples_of_8():
-    # 8 x 1.25 = 10 -> 16, 20 -> 24, 30 -> 32, 40 -> 40, 50 -> 56, 70 -> 72 > 64: stop at 64.
-    assert padded_bucket_lengths(64, 1.25) == [8, 16, 24, 32, 40, 56, 64]
+    # 8 x 1.25 = 10 -> 12, 15 -> 16, 20, 25 -> 28, 35 -> 36, 45 -> 48, 60, 75 > 64: stop at 64.
+    assert padded_bucket_lengths(64, 1.25) == [8, 12, 16, 20, 28, 36, 48, 60, 64]
     assert padded_bucket_lengths(256, 2.0) == [8, 16, 32, 64, 128, 256]
     assert padded_bucket_lengths(64, 2.0, length_multiplier=2) == [16, 32, 64, 128]
 
 
 def test_batch_sizes_keep_the_token_budget():
     scheme = padded_batching_scheme(1024, 64, 1.25)
-    assert scheme["batch_sizes"] == [128, 64, 42, 32, 25, 18, 16]
+    assert scheme["batch_sizes"] == [128, 85, 64, 51, 36, 28, 21, 17, 16]
     assert padded_batching_scheme(100, 0, 2.0)["lengths"][-1] == 100  # max_length 0: batch_size
 
 
@@ -89,7 +89,7 @@ def test_eval_keeps_every_example_once_in_the_allowed_shapes(shards):
     pattern, examples = shards
     batches = list(make_dataset(pattern, EVAL, hparams(max_length=40)))
     assert collections.Counter(rows(batches)) == collections.Counter(map(as_row, examples))
-    check_batches(batches, [8, 16, 24, 32, 40], 64)
+    check_batches(batches, [8, 12, 16, 20, 28, 36, 40], 64)
     assert len({tuple(b["inputs"].shape) for b in batches}) > 1
 
 
@@ -99,7 +99,7 @@ def test_train_drops_only_the_long_examples(shards):
     batches = list(make_dataset(pattern, TRAIN, hp, seed=3, repeat=False))
     kept = [e for e in examples if max(len(e["inputs"]), len(e["targets"])) <= 24]
     assert collections.Counter(rows(batches)) == collections.Counter(map(as_row, kept))
-    check_batches(batches, [8, 16, 24], 64)
+    check_batches(batches, [8, 12, 16, 20, 24], 64)
 
 
 def test_eval_examples_over_max_length_get_their_own_padding(shards):

@@ -72,7 +72,7 @@ def padded_bucket_lengths(
     max_length: int, step: float, min_length_bucket: int = 8, length_multiplier: int = 1
 ) -> list[int]:
     """A few padded lengths for XLA: ``min_length_bucket`` grown by ``step``, each rounded up to
-    a multiple of 8, ending at ``max_length`` (all times ``length_multiplier``).
+    a multiple of 4, ending at ``max_length`` (all times ``length_multiplier``).
 
     Not T2T: an opt-in (``hparams.padded_bucket_step``) so that a jit-compiled step sees a
     bounded set of batch shapes, since XLA compiles once per shape.
@@ -82,7 +82,7 @@ def padded_bucket_lengths(
     lengths, x = [], max(1, min_length_bucket)
     while x < max_length:
         lengths.append(x)
-        x = max(x + 1, math.ceil(x * step / 8) * 8)
+        x = max(x + 1, math.ceil(x * step / 4) * 4)
     lengths.append(max_length)
     return [length * length_multiplier for length in lengths]
 
