@@ -81,7 +81,7 @@ def real_tokens(batch: dict) -> int:
 class BareStep:
     """Forward + backward + Adam on a model of its own, timed one batch at a time."""
 
-    def __init__(self, model_name: str, hparams, xla: bool) -> None:
+    def __init__(self, model_name: str, hparams, xla: bool, with_norm: bool = False) -> None:
         self.model = registry.model(model_name)(hparams)
         self.model.build()
         self.optimizer = make_optimizer(hparams)
@@ -99,7 +99,8 @@ class BareStep:
                 loss = loss / tf.maximum(tokens, 1.0)
             grads = tape.gradient(loss, variables)
             self.optimizer.apply_gradients(zip(grads, variables, strict=True))
-            return loss
+            # --bare_with_norm: plus the trainer's gradient-norm metric, to see what it costs.
+            return tf.linalg.global_norm(grads) + loss if with_norm else loss
 
         self.step = step
         self.times: list[tuple[tuple, float]] = []
@@ -173,6 +174,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--window", type=int, default=10)
+    parser.add_argument(
+        "--bare_with_norm", action="store_true", help="the bare step also takes the grad norm"
+    )
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     overrides = ",".join(o for o in (SMALL, args.hparams) if o)
@@ -207,8 +211,12 @@ def main() -> int:
                 length_multiplier=problem.batch_size_multiplier,
                 seed=cfg.random_seed,
             )
-            trainer.batches = list(dataset.take(total))
-            trainer.bare = BareStep(cfg.model, trainer.hparams, args.xla)
+            iterator = iter(dataset.take(total))
+            trainer.batches = [next(iterator) for _ in range(args.warmup)]  # fills buffers
+            pipeline_start = time.perf_counter()
+            trainer.batches += list(iterator)
+            pipeline_s = time.perf_counter() - pipeline_start
+            trainer.bare = BareStep(cfg.model, trainer.hparams, args.xla, args.bare_with_norm)
             start = time.perf_counter()
             trainer.run()
             wall_s = time.perf_counter() - start
@@ -236,6 +244,10 @@ def main() -> int:
         "median_window_ratio": statistics.median(ratios),
         "real_target_tokens_per_update": tokens / max(1, sum(w["updates"] for w in timed)),
         "target_nonpadding_fraction": _nonpadding(trainer.batches),
+        "bare_with_norm": args.bare_with_norm,
+        # Reading the batches after warm-up up front, on the same core: the input pipeline's
+        # cost per batch (prefetching threads included).
+        "input_pipeline_s_per_batch": pipeline_s / max(1, args.steps),
         "distinct_batch_shapes": len({shape_of(b) for b in trainer.batches}),
         "xla_compilations": xla_compilations(trainer.bare.segments),
         "bare_first_step_of_a_shape": compile_stats(trainer.bare.times),
