@@ -20,6 +20,10 @@ def basic_params1() -> HParams:
         min_length=0,
         min_length_bucket=8,
         length_bucket_step=1.1,
+        # Not T2T: > 1 pads every batch to one of a few lengths (8, then x step rounded up to
+        # a multiple of 4, ..., max_length) so that --xla compiles a bounded set of shapes;
+        # 0 keeps T2T's buckets (t2t_repro/data/bucketing.py, padded_batching_scheme).
+        padded_bucket_step=0.0,
         eval_drop_long_sequences=False,
         batch_shuffle_size=512,
         max_input_seq_length=0,

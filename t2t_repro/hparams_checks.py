@@ -75,6 +75,12 @@ def validate(hp: HParams, source: str = "hparams") -> None:
                 )
     if hp.get("max_length", 0) < 0:
         raise HParamsError(f"{source}: max_length={hp.max_length} must be >= 0 (0: batch_size).")
+    step = hp.get("padded_bucket_step", 0)
+    if step and not step > 1:
+        raise HParamsError(
+            f"{source}: padded_bucket_step={step!r} must be > 1 (e.g. 1.2: padded lengths "
+            "8, 12, 16, 20, 24, 32, 40, ...) or 0 (T2T's buckets)."
+        )
     if "learning_rate_schedule" in hp:
         from t2t_repro.learning_rate import check_schedule
 

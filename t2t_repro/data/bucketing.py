@@ -10,6 +10,7 @@ multiplied by the number of shards (replicas).
 from __future__ import annotations
 
 import functools
+import math
 
 
 def bucket_boundaries(max_length: int, min_length: int = 8, step: float = 1.1) -> list[int]:
@@ -64,4 +65,40 @@ def batching_scheme(
         "min_length": min_length,
         "max_length": max_length,
         "window_size": window * shard_multiplier,
+    }
+
+
+def padded_bucket_lengths(
+    max_length: int, step: float, min_length_bucket: int = 8, length_multiplier: int = 1
+) -> list[int]:
+    """A few padded lengths for XLA: ``min_length_bucket`` grown by ``step``, each rounded up to
+    a multiple of 4, ending at ``max_length`` (all times ``length_multiplier``).
+
+    Not T2T: an opt-in (``hparams.padded_bucket_step``) so that a jit-compiled step sees a
+    bounded set of batch shapes, since XLA compiles once per shape.
+    """
+    if step <= 1.0:
+        raise ValueError(f"padded_bucket_step must be > 1 (or 0: T2T's buckets); got {step}.")
+    lengths, x = [], max(1, min_length_bucket)
+    while x < max_length:
+        lengths.append(x)
+        x = max(x + 1, math.ceil(x * step / 4) * 4)
+    lengths.append(max_length)
+    return [length * length_multiplier for length in lengths]
+
+
+def padded_batching_scheme(
+    batch_size: int,
+    max_length: int,
+    step: float,
+    min_length_bucket: int = 8,
+    length_multiplier: int = 1,
+) -> dict:
+    """{"lengths", "batch_sizes"}: a batch of bucket k is ``batch_sizes[k] x lengths[k]``
+    tokens, at most ``batch_size`` (T2T's per-batch token budget), padding included."""
+    max_length = max_length or batch_size
+    lengths = padded_bucket_lengths(max_length, step, min_length_bucket, length_multiplier)
+    return {
+        "lengths": lengths,
+        "batch_sizes": [max(1, batch_size // length) for length in lengths],
     }

@@ -14,7 +14,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_repro.data import records
-from t2t_repro.data.bucketing import batching_scheme
+from t2t_repro.data.bucketing import batching_scheme, padded_batching_scheme
 from t2t_repro.data.text_files import DataError
 
 TRAIN, EVAL = "train", "eval"
@@ -49,6 +49,36 @@ def _truncate(hparams):
         return {k: v[: limits[k]] if limits.get(k, 0) > 0 else v for k, v in example.items()}
 
     return truncate
+
+
+def _padded_buckets(ds, hparams, max_length: int, length_multiplier: int) -> tf.data.Dataset:
+    """Batches padded to one of a few lengths (``padded_batching_scheme``): both features of a
+    batch get the smallest allowed length that holds its longest example, so an XLA step
+    compiles a bounded number of shapes. Longer examples (evaluation without
+    ``eval_drop_long_sequences``) get a last bucket padded to its own longest example."""
+    scheme = padded_batching_scheme(
+        hparams.batch_size,
+        max_length,
+        hparams.padded_bucket_step,
+        hparams.min_length_bucket,
+        length_multiplier,
+    )
+    lengths = tf.constant(scheme["lengths"], tf.int32)
+    ds = ds.bucket_by_sequence_length(
+        example_length,
+        [length + 1 for length in scheme["lengths"]],
+        scheme["batch_sizes"] + [scheme["batch_sizes"][-1]],
+        padded_shapes={k: [None] for k in FEATURES},
+    )
+
+    def pad_to_bucket(batch):
+        longest = tf.maximum(tf.shape(batch["inputs"])[1], tf.shape(batch["targets"])[1])
+        index = tf.searchsorted(lengths, [longest], side="left")[0]
+        bucket_length = tf.gather(lengths, tf.minimum(index, tf.size(lengths) - 1))
+        size = tf.where(index < tf.size(lengths), bucket_length, longest)
+        return {k: tf.pad(v, [[0, 0], [0, size - tf.shape(v)[1]]]) for k, v in batch.items()}
+
+    return ds.map(pad_to_bucket, num_parallel_calls=tf.data.AUTOTUNE)
 
 
 def make_dataset(
@@ -106,6 +136,8 @@ def make_dataset(
         )
     if hparams.get("use_fixed_batch_size", False):
         ds = ds.padded_batch(hparams.batch_size, padded_shapes={k: [None] for k in FEATURES})
+    elif hparams.get("padded_bucket_step", 0):
+        ds = _padded_buckets(ds, hparams, max_length, length_multiplier)
     else:
         scheme = batching_scheme(
             hparams.batch_size,

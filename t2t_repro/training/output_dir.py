@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from t2t_repro import registry
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.model_loading import HPARAMS_FILE, saved_hparams
@@ -24,6 +25,11 @@ def check_saved(output_dir: str, hparams: HParams) -> None:
     if saved is not None:
         diff = saved.diff(hparams)
         diff.pop("train_steps", None)  # Training longer is the same experiment.
+        # An hparam added to the project since that run was saved, at its default, is too.
+        defaults = registry.hparams("basic_1")
+        for name in [n for n in diff if n not in saved and n in defaults]:
+            if hparams.get(name) == defaults.get(name):
+                del diff[name]
         if diff:
             lines = "\n".join(
                 f"  {name}: saved {old!r}, now {new!r}" for name, (old, new) in diff.items()

@@ -298,6 +298,14 @@ class Trainer:
             "target tokens)",
             flush=True,
         )
+        hp = self.hparams
+        if cfg.xla and not (hp.get("padded_bucket_step", 0) or hp.use_fixed_batch_size):
+            print(
+                "--xla compiles the step once per batch shape, and T2T's length buckets make "
+                "dozens; --hparams=padded_bucket_step=1.2 pads batches to a few lengths "
+                "(README: XLA and batch shapes)",
+                flush=True,
+            )
         stop = StopFlag()
         stop.install()
         try:
