@@ -23,12 +23,12 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
+from t2t_repro.decoding.precision import decoding_policy
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparams_lib import create_hparams
 
@@ -54,10 +54,9 @@ def peer_sources(sentences: int, length: int, vocab: int) -> np.ndarray:
 def build_model(config: str, precision: str):
     hparams_set, overrides, vocab = CONFIGS[config]
     hp = create_hparams(hparams_set, overrides, input_vocab_size=vocab)
-    if precision != "float32":  # Variables stay float32; layers compute in bfloat16.
-        keras.mixed_precision.set_global_policy(f"mixed_{precision}")
-    model = registry.model("transformer")(hp)
-    model.build_for()
+    with decoding_policy(precision):  # bfloat16: variables float32, compute in bf16
+        model = registry.model("transformer")(hp)
+        model.build_for()
     return model, vocab
 
 

@@ -115,8 +115,7 @@ class Searcher:
     """``searcher(inputs [B, L]) -> (ids [B, beams, L+extra+1], scores [B, beams])``; with a
     ``TreeConstraint``, ``searcher(inputs, word_classes [B, L], num_words [B])``.
 
-    One traced function per length bucket (``SearchConfig.length_buckets``); ``traces``
-    counts the functions made so far."""
+    One traced function per length bucket (``SearchConfig.length_buckets``) and batch size."""
 
     def __init__(
         self, model, config: SearchConfig, constraint: TreeConstraint | None = None
@@ -128,7 +127,8 @@ class Searcher:
 
     @property
     def traces(self) -> int:
-        return len(self._functions)
+        """Functions TensorFlow has traced so far (each one also an XLA compile)."""
+        return sum(f.experimental_get_tracing_count() for f in self._functions.values())
 
     def _search_fn(self, bucket: int):
         if bucket not in self._functions:
