@@ -79,6 +79,27 @@ def timed_run(name: str, command: list[str], core: str) -> dict:
     }
 
 
+def summarize(runs: list[dict]) -> dict:
+    """Every run, the median sentences/s per setting and the best-to-best ratio."""
+    best = {}
+    for run in runs:
+        if "sentences_per_s" in run:
+            best.setdefault(run["name"], []).append(run["sentences_per_s"])
+    medians = {name: statistics.median(rates) for name, rates in best.items()}
+    ours = {k: v for k, v in medians.items() if k.startswith("ours")}
+    peers = {k: v for k, v in medians.items() if not k.startswith("ours")}
+    summary = {"median_sentences_per_s": medians}
+    if ours and peers:
+        top_ours, top_peer = max(ours, key=ours.get), max(peers, key=peers.get)
+        summary.update(
+            best_ours=top_ours,
+            best_peer=top_peer,
+            ratio_best_ours_to_best_peer=ours[top_ours] / peers[top_peer],
+            ratio_fp32_xla_to_best_peer=ours.get("ours_fp32_xla", 0) / peers[top_peer],
+        )
+    return {"summary": summary, "runs": runs}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="")
@@ -107,24 +128,8 @@ def main() -> int:
                         runs.append(timed_run(name, command, args.core))
                         brief = {k: v for k, v in runs[-1].items() if k != "raw"}
                         print(json.dumps(brief), file=sys.stderr, flush=True)
-        best = {}
-        for run in runs:
-            if "sentences_per_s" in run:
-                best.setdefault(run["name"], []).append(run["sentences_per_s"])
-        medians = {name: statistics.median(rates) for name, rates in best.items()}
-        ours = {k: v for k, v in medians.items() if k.startswith("ours")}
-        peers = {k: v for k, v in medians.items() if not k.startswith("ours")}
-        summary = {"median_sentences_per_s": medians}
-        if ours and peers:
-            top_ours, top_peer = max(ours, key=ours.get), max(peers, key=peers.get)
-            summary.update(
-                best_ours=top_ours,
-                best_peer=top_peer,
-                ratio_best_ours_to_best_peer=ours[top_ours] / peers[top_peer],
-                ratio_fp32_xla_to_best_peer=ours.get("ours_fp32_xla", 0) / peers[top_peer],
-            )
-        report["configs"][config] = {"summary": summary, "runs": runs}
-        emit(report, args.out)  # after each config, so a late stop keeps what was measured
+                        report["configs"][config] = summarize(runs)
+                        emit(report, args.out)  # after every run: a late stop keeps them
     report["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
     emit(report, args.out)
     return 0
