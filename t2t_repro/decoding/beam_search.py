@@ -76,6 +76,7 @@ def beam_search(
     eos_id: int = EOS_ID,
     stop_early: bool = True,
     constrain_fn=None,
+    max_steps=None,
 ):
     """Returns (ids [B, beam, decode_length + 1] int32, scores [B, beam]), best first.
 
@@ -83,12 +84,16 @@ def beam_search(
     log-probs of finished hypotheses, or raw log-probs of the alive beams for a batch item
     that finished nothing (T2T's fallback). ``states`` ([B, ...] tensors) is tiled to the beam.
     ``decode_length``, ``beam_size`` and ``vocab_size`` must be Python ints (static shapes).
+    ``max_steps`` (default ``decode_length``; may be a tensor) is T2T's decode length: the
+    steps run and the length penalty bound; ``decode_length`` then only sizes the buffers, so
+    inputs rounded up to a few lengths share one compiled search.
     ``constrain_fn(log_probs [N, V], ids [N, D+1], i, states) -> (log_probs, states)``, if
     given, masks each step's log-probs (e.g. ``tree_constraint``); None leaves search as T2T's.
     """
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
     length = decode_length + 1
+    max_steps = decode_length if max_steps is None else max_steps
     alpha = tf.cast(alpha, tf.float32)
     positions = tf.range(length)
 
@@ -171,14 +176,14 @@ def beam_search(
         unused_finished_flags,
         unused_states,
     ):
-        max_penalty = length_penalty(decode_length, alpha)
+        max_penalty = length_penalty(max_steps, alpha)
         lower_bound_alive_scores = alive_log_probs[:, 0] / max_penalty
         if stop_early:  # Best finished per batch item.
             finished_bound = tf.reduce_max(finished_scores, axis=1)
         else:  # T2T takes the minimum over the whole batch here (a scalar).
             finished_bound = tf.reduce_min(finished_scores)
         bound_is_met = tf.reduce_all(finished_bound > lower_bound_alive_scores)
-        return tf.logical_and(i < decode_length, tf.logical_not(bound_is_met))
+        return tf.logical_and(i < max_steps, tf.logical_not(bound_is_met))
 
     (_, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _) = (
         tf.while_loop(

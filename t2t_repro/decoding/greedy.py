@@ -22,12 +22,14 @@ def greedy_search(
     cache,
     eos_id: int = EOS_ID,
     constrain_fn=None,
+    max_steps=None,
 ):
     """Returns (ids [B, decode_length + 1] int32, log_probs [B] float32). ``constrain_fn`` as
-    in ``beam_search``: it masks the log-probs before the argmax."""
+    in ``beam_search``: it masks the log-probs before the argmax; ``max_steps`` too."""
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
     positions = tf.range(decode_length + 1)
+    max_steps = decode_length if max_steps is None else max_steps
     ids = tf.pad(initial_ids[:, None], [[0, 0], [0, decode_length]])
 
     def body(i, ids, hit_eos, log_prob, cache):
@@ -46,7 +48,7 @@ def greedy_search(
         return i + 1, ids, hit_eos, log_prob, cache
 
     def is_not_finished(i, unused_ids, hit_eos, *unused):
-        return tf.logical_and(i < decode_length, tf.logical_not(tf.reduce_all(hit_eos)))
+        return tf.logical_and(i < max_steps, tf.logical_not(tf.reduce_all(hit_eos)))
 
     _, ids, _, log_prob, _ = tf.while_loop(
         is_not_finished,

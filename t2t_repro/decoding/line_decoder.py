@@ -18,6 +18,7 @@ import numpy as np
 
 from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.decoding.postprocess import strip_after_eos
+from t2t_repro.decoding.precision import DECODE_PRECISIONS
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.decoding.tree_constraint import TreeConstraint
 from t2t_repro.hparam import HParams, HParamsError
@@ -33,6 +34,7 @@ DECODE_DEFAULTS = dict(
     write_beam_scores=False,
     max_input_size=-1,
     use_xla=False,
+    precision="",  # "bfloat16": compute in bf16 (t2t_repro/decoding/precision.py)
     tree_constraint=False,
     tree_renormalize=False,
 )
@@ -53,6 +55,11 @@ def validate_decode_hparams(hp: HParams) -> None:
     for name, low in (("beam_size", 1), ("batch_size", 1), ("extra_length", 0), ("alpha", 0)):
         if hp.get(name) < low:
             raise HParamsError(f"--decode_hparams: {name}={hp.get(name)} must be at least {low}.")
+    if hp.precision not in DECODE_PRECISIONS:
+        raise HParamsError(
+            f"--decode_hparams: precision={hp.precision!r} must be one of "
+            f"{', '.join(p or '(empty)' for p in DECODE_PRECISIONS)}."
+        )
 
 
 def tree_constraint_for(target_encoder, dhp: HParams) -> TreeConstraint | None:

@@ -13,6 +13,7 @@ from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.data.text_files import iter_raw_lines
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
+from t2t_repro.decoding.precision import decoding_policy
 from t2t_repro.hparam import HParams
 from t2t_repro.model_loading import load_trained_model
 from t2t_repro.paths import expect_file_destination
@@ -41,15 +42,16 @@ def load_decoder(
     is checked before the vocabulary or checkpoint is read."""
     defaults = getattr(registry.problem(problem_name), "decode_defaults", None)
     dhp = decode_hparams(decode_overrides, defaults)
-    trained = load_trained_model(
-        output_dir,
-        checkpoint_path=checkpoint_path,
-        problem_name=problem_name,
-        data_dir=data_dir,
-        hparams_set=hparams_set,
-        hparams_overrides=hparams_overrides,
-        model_name=model_name,
-    )
+    with decoding_policy(dhp.precision):
+        trained = load_trained_model(
+            output_dir,
+            checkpoint_path=checkpoint_path,
+            problem_name=problem_name,
+            data_dir=data_dir,
+            hparams_set=hparams_set,
+            hparams_overrides=hparams_overrides,
+            model_name=model_name,
+        )
     encoders = trained.problem.get_encoders(data_dir)
     decoder = LineDecoder(trained.model, encoders["inputs"], encoders["targets"], dhp)
     return DecoderSetup(decoder, dhp, trained.problem, trained.checkpoint, trained.model)

@@ -3,20 +3,33 @@
 
 The model is encoded once per batch; the search then calls ``model.decode_step`` one position
 at a time. The maximum output length is T2T's: the batch's padded input length (EOS
-included) plus ``extra_length``. Each distinct padded length gets its own traced (optionally
-XLA-compiled) function, because the cache and the search loop have static shapes.
+included) plus ``extra_length``. The cache and the search loop have static shapes, so each
+input length would need its own traced (and XLA-compiled) function: ``Searcher`` instead pads
+a batch with PAD up to the next of a few ``LENGTH_BUCKETS`` and passes the true decode
+length as a tensor. The padding is masked everywhere (encoder attention, pad remover,
+encoder-decoder bias) and the search stops at T2T's decode length, so the ids are the same.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import tensorflow as tf
 
 from t2t_repro.decoding import uncached
 from t2t_repro.decoding.beam_search import beam_search
+from t2t_repro.decoding.constant_cache import hoist_constants
 from t2t_repro.decoding.greedy import greedy_search
 from t2t_repro.decoding.tree_constraint import TreeConstraint, constrained_step
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
+
+LENGTH_BUCKETS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+
+
+def bucket_length(length: int, buckets: tuple[int, ...]) -> int:
+    """The smallest bucket that holds ``length``; ``length`` itself past the largest."""
+    return next((b for b in sorted(buckets) if b >= length), length)
 
 
 @dataclass(frozen=True)
@@ -29,18 +42,39 @@ class SearchConfig:
     # All beams are wanted: as T2T (models/transformer.py, fast_decode: stop_early=(top_beams
     # == 1)) the search then runs until the worst finished beam beats every alive one.
     return_beams: bool = False
+    # An id the model never emits (e.g. -1) forces every step (benchmarks, like the peers').
+    eos_id: int = EOS_ID
+    # Input lengths are rounded up to one of these (longer ones keep their own length), so
+    # a long file traces a few functions instead of one per length. () = one per length.
+    length_buckets: tuple[int, ...] = LENGTH_BUCKETS
 
 
-def search(model, config: SearchConfig, inputs: tf.Tensor, decode_length, tree=None):
-    """(ids [B, beams, decode_length + 1], scores [B, beams]) for ``inputs`` [B, L].
+def search(
+    model,
+    config: SearchConfig,
+    inputs: tf.Tensor,
+    decode_length,
+    tree=None,
+    buffer_length: int | None = None,
+):
+    """(ids [B, beams, buffer_length + 1], scores [B, beams]) for ``inputs`` [B, L].
 
     ``decode_length`` may be a Python int (static shapes, XLA-compilable) or a scalar tensor
-    (one graph for every input length, as the SavedModel export needs). ``tree``, if given, is
-    ``(TreeConstraint, word_classes [B, L], num_words [B])``: tree-constrained search.
+    (one graph for every input length, as the SavedModel export needs). ``buffer_length``
+    (default ``decode_length``), if given, is a static length at least ``decode_length`` that
+    sizes the cache and the output; the search still runs ``decode_length`` steps and the
+    columns after them stay 0. ``tree``, if given, is ``(TreeConstraint, word_classes [B, L],
+    num_words [B])``: tree-constrained search.
     """
+    max_steps = decode_length
+    decode_length = decode_length if buffer_length is None else buffer_length
     if config.use_cache:
-        step = model.decode_step
-        cache = model.init_cache(inputs, decode_length)
+        step, cache = hoist_constants(
+            model.decode_step,
+            model.init_cache(inputs, decode_length),
+            getattr(model, "CONSTANT_CACHE_KEYS", ()),
+            config.beam_size,
+        )
     else:
         cache = uncached.init_state(model, inputs)
         step = uncached.make_step(model, static_shapes=config.use_xla)
@@ -48,12 +82,18 @@ def search(model, config: SearchConfig, inputs: tf.Tensor, decode_length, tree=N
     if tree is not None:
         constraint, word_classes, num_words = tree
         step, cache, constrain_fn = constrained_step(
-            step, constraint, cache, word_classes, num_words, decode_length
+            step, constraint, cache, word_classes, num_words, max_steps
         )
     initial_ids = tf.zeros([tf.shape(inputs)[0]], tf.int32)
     if config.beam_size == 1:
         ids, log_probs = greedy_search(
-            step, initial_ids, decode_length, cache, constrain_fn=constrain_fn
+            step,
+            initial_ids,
+            decode_length,
+            cache,
+            eos_id=config.eos_id,
+            constrain_fn=constrain_fn,
+            max_steps=max_steps,
         )
         return ids[:, None], log_probs[:, None]
     return beam_search(
@@ -64,14 +104,18 @@ def search(model, config: SearchConfig, inputs: tf.Tensor, decode_length, tree=N
         model.hparams.target_vocab_size,
         config.alpha,
         states=cache,
+        eos_id=config.eos_id,
         stop_early=not config.return_beams,
         constrain_fn=constrain_fn,
+        max_steps=max_steps,
     )
 
 
 class Searcher:
     """``searcher(inputs [B, L]) -> (ids [B, beams, L+extra+1], scores [B, beams])``; with a
-    ``TreeConstraint``, ``searcher(inputs, word_classes [B, L], num_words [B])``."""
+    ``TreeConstraint``, ``searcher(inputs, word_classes [B, L], num_words [B])``.
+
+    One traced function per length bucket (``SearchConfig.length_buckets``) and batch size."""
 
     def __init__(
         self, model, config: SearchConfig, constraint: TreeConstraint | None = None
@@ -81,30 +125,46 @@ class Searcher:
         self.constraint = constraint
         self._functions: dict[int, object] = {}
 
-    def _search_fn(self, input_length: int):
-        if input_length not in self._functions:
-            decode_length = input_length + self.config.extra_length
+    @property
+    def traces(self) -> int:
+        """Functions TensorFlow has traced so far (each one also an XLA compile)."""
+        return sum(f.experimental_get_tracing_count() for f in self._functions.values())
+
+    def _search_fn(self, bucket: int):
+        if bucket not in self._functions:
+            buffer_length = bucket + self.config.extra_length
             if self.constraint is None:
 
-                def fn(inputs):
-                    return search(self.model, self.config, inputs, decode_length)
+                def fn(inputs, decode_length):
+                    return search(
+                        self.model, self.config, inputs, decode_length, None, buffer_length
+                    )
             else:
 
-                def fn(inputs, classes, words):
+                def fn(inputs, decode_length, classes, words):
                     tree = (self.constraint, classes, words)
-                    return search(self.model, self.config, inputs, decode_length, tree=tree)
+                    return search(
+                        self.model, self.config, inputs, decode_length, tree, buffer_length
+                    )
 
-            self._functions[input_length] = tf.function(fn, jit_compile=self.config.use_xla)
-        return self._functions[input_length]
+            self._functions[bucket] = tf.function(fn, jit_compile=self.config.use_xla)
+        return self._functions[bucket]
 
     def __call__(self, inputs, word_classes=None, num_words=None) -> tuple[tf.Tensor, tf.Tensor]:
-        inputs = tf.convert_to_tensor(inputs, tf.int32)
+        inputs = np.asarray(inputs, np.int32)
+        length = inputs.shape[1]
+        bucket = bucket_length(length, self.config.length_buckets)
+        pad = [[0, 0], [0, bucket - length]]
         tree_inputs = (
             ()
             if self.constraint is None
             else (
-                tf.convert_to_tensor(word_classes, tf.int32),
+                tf.constant(np.pad(np.asarray(word_classes, np.int32), pad)),
                 tf.convert_to_tensor(num_words, tf.int32),
             )
         )
-        return self._search_fn(int(inputs.shape[1]))(inputs, *tree_inputs)
+        decode_length = length + self.config.extra_length  # T2T's, from the unpadded length
+        ids, scores = self._search_fn(bucket)(
+            tf.constant(np.pad(inputs, pad)), tf.constant(decode_length), *tree_inputs
+        )
+        return ids[:, :, : decode_length + 1], scores

@@ -176,6 +176,10 @@ class Transformer(keras.Model):
         cache["encoder_bias"] = bias
         return cache
 
+    # Cache entries that no step changes (the encoder's keys/values and padding bias): a
+    # search may hold them outside its loop state instead of reordering them every step.
+    CONSTANT_CACHE_KEYS = ("encdec_attention", "encoder_bias")
+
     def decode_step(self, ids: tf.Tensor, i, cache: dict) -> tuple[tf.Tensor, dict]:
         """Consumes ``ids[:, i]`` (position i) and returns logits [N, V] for position i."""
         token = ids[:, i]

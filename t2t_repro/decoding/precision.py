@@ -1,0 +1,33 @@
+"""Decoding in bfloat16: the model is built under Keras's mixed policy (variables float32, as
+in the checkpoint; layers compute in bfloat16), so matmuls use the CPU's bf16 instructions.
+
+The default stays float32, whose decodes are T2T's id for id; bfloat16 decodes may differ
+(rounding), which is why it is never switched on by itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import keras
+
+DECODE_PRECISIONS = ("", "float32", "bfloat16")
+
+
+@contextmanager
+def decoding_policy(precision: str) -> Iterator[None]:
+    """Models built inside compute in ``precision`` ("" or "float32": unchanged)."""
+    if precision not in DECODE_PRECISIONS:
+        raise ValueError(
+            f"decode precision {precision!r}: use one of {', '.join(map(repr, DECODE_PRECISIONS))}."
+        )
+    if precision in ("", "float32"):
+        yield
+        return
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(f"mixed_{precision}")
+    try:
+        yield
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
