@@ -10,6 +10,10 @@ and the trainer divides the all-reduced sums, giving a per-token mean over the g
 The forward pass evaluates the soft-target cross entropy without materialising one-hot
 targets: sum_j soft_j * log p_j = low * sum_j log p_j + (conf - low) * log p_y. The backward
 pass is written out as softmax - soft (see ``_soft_target_cross_entropy``).
+
+bfloat16 logits (mixed precision) take a fused path: the same formulas, computed in float32
+inside two XLA kernels that read the bf16 logits once each (see ``_fused_bf16_cross_entropy``).
+float32 logits never take it, so fp32 results stay bit for bit what they were.
 """
 
 from __future__ import annotations
@@ -31,13 +35,16 @@ def smoothing_entropy(vocab_size: int, label_smoothing: float) -> float:
 
 
 def token_losses(logits: tf.Tensor, labels: tf.Tensor, label_smoothing: float = 0.0) -> tf.Tensor:
-    """Per-position smoothed cross entropy minus the target entropy: [B, L]."""
-    logits = tf.cast(logits, tf.float32)
+    """Per-position smoothed cross entropy minus the target entropy: [B, L] (float32)."""
     labels = tf.convert_to_tensor(labels)
     vocab_size = logits.shape[-1]
     confidence = 1.0 - label_smoothing
     low = label_smoothing / (vocab_size - 1) if label_smoothing else 0.0
-    xent = _soft_target_cross_entropy(logits, labels, confidence, low)
+    if logits.dtype == tf.bfloat16:
+        xent = _fused_bf16_cross_entropy(logits, labels, confidence, low)
+    else:
+        logits = tf.cast(logits, tf.float32)
+        xent = _soft_target_cross_entropy(logits, labels, confidence, low)
     return xent - smoothing_entropy(vocab_size, label_smoothing)
 
 
@@ -67,6 +74,50 @@ def _soft_target_cross_entropy(
                 labels, vocab_size, on_value=confidence, off_value=low, dtype=logits.dtype
             )
             return upstream[..., None] * (tf.exp(logits - log_z[..., None]) - soft)
+
+        return loss, grad
+
+    return xent(logits)
+
+
+@tf.function(jit_compile=True)
+def _bf16_xent_forward(logits, labels, confidence, low):
+    """(loss, log Z) from bf16 logits, in float32: one pass over [B, L, V] in XLA."""
+    logits = tf.cast(logits, tf.float32)
+    log_z = tf.reduce_logsumexp(logits, axis=-1)
+    label_logit = tf.gather(logits, labels, axis=-1, batch_dims=labels.shape.rank)
+    loss = log_z - (confidence - low) * label_logit - low * tf.reduce_sum(logits, axis=-1)
+    return loss, log_z
+
+
+@tf.function(jit_compile=True)
+def _bf16_xent_backward(logits, labels, log_z, upstream, confidence, low):
+    """upstream * (softmax - soft) in float32, returned in bf16 (the logits' gradient)."""
+    soft = tf.one_hot(labels, logits.shape[-1], on_value=confidence, off_value=low)
+    probs = tf.exp(tf.cast(logits, tf.float32) - log_z[..., None])
+    return tf.cast(upstream[..., None] * (probs - soft), tf.bfloat16)
+
+
+def _fused_bf16_cross_entropy(
+    logits: tf.Tensor, labels: tf.Tensor, confidence: float, low: float
+) -> tf.Tensor:
+    """``_soft_target_cross_entropy`` of bf16 logits, as two XLA kernels (forward, backward).
+
+    Why: with bf16 matmuls the loss over the vocabulary is a larger share of the step.
+    Unfused, TensorFlow writes a float32 copy of the [B, L, V] logits and makes about ten
+    passes over it (max, exp, sums, the gather, the one-hot and softmax of the gradient);
+    fused, the forward reads the bf16 logits once and the backward reads them once more and
+    writes the bf16 gradient. The matmuls around it stay on oneDNN.
+    """
+    confidence = tf.constant(confidence, tf.float32)
+    low = tf.constant(low, tf.float32)
+
+    @tf.custom_gradient
+    def xent(logits):
+        loss, log_z = _bf16_xent_forward(logits, labels, confidence, low)
+
+        def grad(upstream):
+            return _bf16_xent_backward(logits, labels, log_z, upstream, confidence, low)
 
         return loss, grad
 

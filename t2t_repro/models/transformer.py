@@ -146,12 +146,19 @@ class Transformer(keras.Model):
         training: bool = False,
         return_weights: bool = False,
     ):
-        """Teacher-forced decoder: targets [B, Lt] -> logits [B, Lt, V] (float32)."""
+        """Teacher-forced decoder: targets [B, Lt] -> logits [B, Lt, V].
+
+        float32, except under a mixed_bfloat16 policy: bf16 logits go to the loss as they are
+        (``losses.token_losses`` reads them in float32 inside one fused kernel), sparing a
+        float32 copy of [B, Lt, V] and its gradient's cast.
+        """
         out = self.decoder_hidden(
             targets, encoder_output, encoder_bias, training=training, return_weights=return_weights
         )
         hidden, weights = out if return_weights else (out, None)
-        logits = tf.cast(self.softmax.logits(hidden), tf.float32)
+        logits = self.softmax.logits(hidden)
+        if logits.dtype != tf.bfloat16:
+            logits = tf.cast(logits, tf.float32)
         return (logits, weights) if return_weights else logits
 
     def call(self, features: dict, training: bool = False) -> tf.Tensor:

@@ -13,6 +13,7 @@ from t2t_repro.errors import UserError
 from t2t_repro.hparams_lib import check_hparams
 from t2t_repro.paths import expect_directory
 from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, TrainerConfig
+from t2t_repro.training.precision_hint import print_bf16_hint
 
 
 class TrainingError(UserError, RuntimeError):
@@ -81,3 +82,4 @@ def setup_precision_and_seed(cfg: TrainerConfig) -> None:
         tf.config.experimental.enable_op_determinism()
     if cfg.mixed_precision:
         keras.mixed_precision.set_global_policy(f"mixed_{cfg.mixed_precision}")
+    print_bf16_hint(cfg.mixed_precision)
