@@ -51,6 +51,10 @@ def transformer_base_v1() -> HParams:
     hp.add_hparam("use_target_space_embedding", True)
     hp.add_hparam("target_space_vocab_size", 32)
     hp.add_hparam("use_pad_remover", True)
+    # Not T2T: "first:end" target ids that fill a word each (a parser's POS slots). The decoder
+    # then also gets the positional signal of "slots emitted so far", i.e. of the input word
+    # its next slot is for (with a one-id-per-word source). "" = off.
+    hp.add_hparam("slot_signal_ids", "")
     return hp
 
 
