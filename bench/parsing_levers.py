@@ -10,7 +10,9 @@ the recipe's dropout plus its own overrides, in bf16, for the same wall-clock bu
 trainer's own periodic evaluation logs dev F1 (strict EVALB over the first 64 dev sentences,
 greedy, tree-constrained) every 250 steps; at the end the last checkpoint is decoded greedily on
 all 127 dev sentences and scored (less noisy than 64). ``half_data`` trains on the first of the
-two train shards only (1,835 of 3,669 sentences), so the data-size lever is measured the same way. A
+two train shards only (1,835 of 3,669 sentences), so the data-size lever is measured the same way. ``words``
+and ``words_slots`` train ``wsj_parsing_ptb_sample_words`` (one source id per word; its data dir
+is ``--words_data_dir``), the second with the decoder's ``slot_signal``. A
 variant whose directory holds a ``done`` marker is collected, not rerun, so an interrupted sweep
 resumes. Give the run one core (``taskset -c 0``) if others share the machine, and compare
 variants only within one sweep.
@@ -37,7 +39,7 @@ VARIANTS = {
     "d384": "hidden_size=384,filter_size=1536,num_heads=6",
     "warmup400": "learning_rate_warmup_steps=400",
     "words": "",
-    "words_slots": "slot_signal_ids=3:51",
+    "words_slots": "slot_signal=True",
 }
 # Variants on the one-id-per-word source (their data dir: --words_data_dir).
 WORDS_PROBLEM = "wsj_parsing_ptb_sample_words"

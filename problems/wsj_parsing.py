@@ -42,7 +42,7 @@ from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data import datagen_lib, records
 from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.parsing import wsj_splits
-from t2t_repro.parsing.linearize import linearize, target_inventory
+from t2t_repro.parsing.linearize import PTB_POS_TAGS, PUNCTUATION_TAGS, linearize, target_inventory
 from t2t_repro.parsing.tree_files import TreeItem, TreeReadStats, write_tree_lines
 from t2t_repro.parsing.trees import Tree, TreeParseError, normalize, parse_tree
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
@@ -91,6 +91,17 @@ class WsjParsingProblem(Problem):
         """``<name>.<split>.trees`` (gold trees) or ``<name>.<split>.words`` (sentences), written by
         datagen."""
         return os.path.join(data_dir, f"{self.name}.{split}.{kind}")
+
+    def target_slot_ids(self, data_dir: str) -> str:
+        """The POS tags' ids, ``"first:end"``: ``target_inventory`` puts the tags first."""
+        tokens = self.get_encoders(data_dir)["targets"].tokens
+        ids = [i for i, t in enumerate(tokens) if t in PTB_POS_TAGS]
+        if not ids or ids != list(range(ids[0], ids[-1] + 1)):
+            raise DataError(
+                f"{self.target_vocab_filename} in {data_dir} does not list the POS tags "
+                "together; delete it and rerun t2t-datagen."
+            )
+        return f"{ids[0]}:{ids[-1] + 1}"
 
     # -- raw data -----------------------------------------------------------------------------
     def gold_trees(
@@ -151,7 +162,7 @@ class WsjParsingProblem(Problem):
         lines: Callable[[], Iterator[str]],
         max_cases: int | None,
         summary: DatagenSummary,
-    ) -> SubwordTextEncoder:
+    ) -> SubwordTextEncoder | WordTextEncoder:
         """Load the vocab file, or build it from ``lines()`` (again when a ``--max_cases`` trial
         made it)."""
         path = os.path.join(data_dir, filename)
@@ -160,7 +171,9 @@ class WsjParsingProblem(Problem):
         if os.path.isfile(path) and (trial is None or trial == max_cases):
             return WordTextEncoder(path) if words else datagen_lib.load_vocab(path)
         if words:
-            encoder = WordTextEncoder(tokens=build_word_vocab(lines(), self.word_min_count))
+            encoder = WordTextEncoder(
+                tokens=build_word_vocab(lines(), self.word_min_count, PUNCTUATION_TAGS)
+            )
             encoder.store_to_file(path)
         else:
             encoder = datagen_lib.build_vocab(path, lines(), size, self.max_subtoken_length)

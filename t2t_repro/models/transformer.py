@@ -23,18 +23,24 @@ from t2t_repro.layers.transformer_layers import Decoder, Encoder, StackConfig
 from t2t_repro.registry import register_model
 
 
-def parse_slot_ids(text: str, vocab_size: int) -> tuple[int, int] | None:
-    """``"first:end"`` -> (first, end), a range of target ids; "" -> None."""
-    if not text:
+def slot_id_range(hp: HParams) -> tuple[int, int] | None:
+    """(first, end) target ids of word slots when ``slot_signal`` is on; None when off."""
+    if not hp.get("slot_signal", False):
         return None
+    text = hp.get("target_slot_ids", "")
+    if not text:
+        raise ValueError(
+            "slot_signal=True needs a problem whose targets fill the input's words one slot "
+            "each (the wsj_parsing problems); this problem names no target_slot_ids."
+        )
     try:
         first, end = (int(v) for v in text.split(":"))
     except ValueError:
         first, end = -1, -1
-    if not 0 < first < end <= vocab_size:
+    if not 0 < first < end <= hp.target_vocab_size:
         raise ValueError(
-            f"slot_signal_ids={text!r} is not 'first:end' with 0 < first < end <= the target "
-            f"vocab size {vocab_size}."
+            f"target_slot_ids={text!r} is not 'first:end' with 0 < first < end <= the target "
+            f"vocab size {hp.target_vocab_size}."
         )
     return first, end
 
@@ -106,7 +112,7 @@ class Transformer(keras.Model):
                 initializer="glorot_uniform",
             )
         self.target_space_id = hp.get("target_space_id", 0)
-        self.slot_ids = parse_slot_ids(hp.get("slot_signal_ids", ""), hp.target_vocab_size)
+        self.slot_ids = slot_id_range(hp)
 
     def build(self, features_shape=None) -> None:
         """Creates every variable from the hparams alone (no tracing, no dummy batch)."""

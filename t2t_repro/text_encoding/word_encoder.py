@@ -2,8 +2,8 @@
 
 A subword source splits a rare word into several ids, so the input position of word k moves
 with every split word before it. A parser's decoder has to find "the word this POS slot is for";
-with one id per word, word k is simply input position k (the ``slot_signal_ids`` hparam gives
-the decoder the matching position). Words seen fewer than ``min_count`` times in training are
+with one id per word, word k is simply input position k (the ``slot_signal`` hparam gives the
+decoder the matching position). Words seen fewer than ``min_count`` times in training are
 encoded as their shape class (``word_signature``: capitalisation, digits, hyphen, a common
 suffix, as in classic treebank parsers' unknown-word classes), so the model learns what to do
 with an unseen word from the training set's rare ones.
@@ -46,11 +46,15 @@ def word_signature(word: str) -> str:
     return "-".join(parts) + ">"
 
 
-def build_word_vocab(sentences: Iterable[str], min_count: int = 2) -> list[str]:
+def build_word_vocab(
+    sentences: Iterable[str], min_count: int = 2, keep: Iterable[str] = ()
+) -> list[str]:
     """Reserved tokens, the signatures of rare training words, then the words seen at least
-    ``min_count`` times (most frequent first, ties by spelling)."""
+    ``min_count`` times (most frequent first, ties by spelling), then any of ``keep`` not yet
+    in (words that must stay themselves, e.g. punctuation, whose tags a parser must know)."""
     counts = Counter(w for s in sentences for w in s.split())
     words = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
+    words += sorted(set(keep) - set(words))
     signatures = Counter(word_signature(w) for w, c in counts.items() if c < min_count)
     classes = sorted(signatures, key=lambda s: (-signatures[s], s))
     return list(RESERVED) + classes + words
@@ -62,6 +66,4 @@ class WordTextEncoder(TokenTextEncoder):
 
     def encode(self, text: str) -> list[int]:
         ids = self._ids
-        return [
-            ids[w] if w in ids else ids.get(word_signature(w), UNK_ID) for w in text.split()
-        ]
+        return [ids[w] if w in ids else ids.get(word_signature(w), UNK_ID) for w in text.split()]
