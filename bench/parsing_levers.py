@@ -10,9 +10,9 @@ the recipe's dropout plus its own overrides, in bf16, for the same wall-clock bu
 trainer's own periodic evaluation logs dev F1 (strict EVALB over the first 64 dev sentences,
 greedy, tree-constrained) every 250 steps; at the end the last checkpoint is decoded greedily on
 all 127 dev sentences and scored (less noisy than 64). ``half_data`` trains on the first of the
-two train shards only (1,835 of 3,669 sentences), so the data-size lever is measured the same way. ``words``
-and ``words_slots`` train ``wsj_parsing_ptb_sample_words`` (one source id per word; its data dir
-is ``--words_data_dir``), the second with the decoder's ``slot_signal``. A
+two train shards only (1,835 of 3,669 sentences), so the data-size lever is measured the same
+way. ``words`` and ``words_slots`` train ``wsj_parsing_ptb_sample_words`` (one source id per
+word; its data dir is ``--words_data_dir``), the second with the decoder's ``slot_signal``. A
 variant whose directory holds a ``done`` marker is collected, not rerun, so an interrupted sweep
 resumes. Give the run one core (``taskset -c 0``) if others share the machine, and compare
 variants only within one sweep.
