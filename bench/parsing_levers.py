@@ -10,7 +10,9 @@ the recipe's dropout plus its own overrides, in bf16, for the same wall-clock bu
 trainer's own periodic evaluation logs dev F1 (strict EVALB over the first 64 dev sentences,
 greedy, tree-constrained) every 250 steps; at the end the last checkpoint is decoded greedily on
 all 127 dev sentences and scored (less noisy than 64). ``half_data`` trains on the first of the
-two train shards only (1,835 of 3,669 sentences), so the data-size lever is measured the same way. A
+two train shards only (1,835 of 3,669 sentences), so the data-size lever is measured the same
+way. ``words`` and ``words_slots`` train ``wsj_parsing_ptb_sample_words`` (one source id per
+word; its data dir is ``--words_data_dir``), the second with the decoder's ``slot_signal``. A
 variant whose directory holds a ``done`` marker is collected, not rerun, so an interrupted sweep
 resumes. Give the run one core (``taskset -c 0``) if others share the machine, and compare
 variants only within one sweep.
@@ -36,7 +38,16 @@ VARIANTS = {
     "batch2048": "batch_size=2048",
     "d384": "hidden_size=384,filter_size=1536,num_heads=6",
     "warmup400": "learning_rate_warmup_steps=400",
+    "words": "",
+    "words_slots": "slot_signal=True",
 }
+# Variants on the one-id-per-word source (their data dir: --words_data_dir).
+WORDS_PROBLEM = "wsj_parsing_ptb_sample_words"
+WORDS_VARIANTS = ("words", "words_slots")
+
+
+def variant_problem(name: str) -> str:
+    return WORDS_PROBLEM if name in WORDS_VARIANTS else PROBLEM
 
 
 def half_data_dir(data_dir: str, work_dir: str) -> str:
@@ -56,7 +67,7 @@ def train_variant(args, name: str, overrides: str, data_dir: str) -> None:
     shutil.rmtree(out, ignore_errors=True)
     run_tool(
         "t2t-trainer",
-        f"--problem={PROBLEM}",
+        f"--problem={variant_problem(name)}",
         "--hparams_set=transformer_parsing_cpu",
         f"--hparams={','.join(h for h in (HOUR_HPARAMS, overrides) if h)}",
         f"--data_dir={data_dir}",
@@ -71,7 +82,7 @@ def train_variant(args, name: str, overrides: str, data_dir: str) -> None:
     open(os.path.join(out, "done"), "w").close()
 
 
-def final_dev_f1(args, train: str) -> dict:
+def final_dev_f1(args, name: str, train: str) -> dict:
     """The last checkpoint decoded greedily on all 127 dev sentences and scored by t2t-evalb."""
     steps = sorted(
         int(p.rsplit("-", 1)[1].split(".")[0])
@@ -79,7 +90,13 @@ def final_dev_f1(args, train: str) -> dict:
     )
     checkpoint = os.path.join(train, f"ckpt-{steps[-1]}")
     scored = decode_and_score(
-        argparse.Namespace(problem=PROBLEM), args.data_dir, train, checkpoint, "dev", "greedy", {}
+        argparse.Namespace(problem=variant_problem(name)),
+        variant_data_dir(args, name),
+        train,
+        checkpoint,
+        "dev",
+        "greedy",
+        {},
     )
     scores = scored["evalb"]["all"]
     return {
@@ -88,6 +105,14 @@ def final_dev_f1(args, train: str) -> dict:
         "tagging_accuracy": scores["tagging_accuracy"],
         "complete_match": scores["complete_match"],
     }
+
+
+def variant_data_dir(args, name: str) -> str:
+    if name in WORDS_VARIANTS:
+        if not args.words_data_dir:
+            raise SystemExit(f"variant {name} needs --words_data_dir (t2t-datagen {WORDS_PROBLEM})")
+        return args.words_data_dir
+    return args.data_dir
 
 
 def collect(args, name: str, overrides: str) -> dict:
@@ -108,7 +133,7 @@ def collect(args, name: str, overrides: str) -> dict:
         "best_dev_f1": max(f1s) if f1s else None,
         "mean_dev_f1_last3": sum(f1s[-3:]) / len(f1s[-3:]) if f1s else None,
         "final_dev_loss": losses[-1][2] if losses else None,
-        "last_checkpoint_full_dev": final_dev_f1(args, train),
+        "last_checkpoint_full_dev": final_dev_f1(args, name, train),
     }
 
 
@@ -137,6 +162,7 @@ def markdown(rows: list[dict], minutes: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data_dir", required=True, help="a wsj_parsing_ptb_sample data dir")
+    parser.add_argument("--words_data_dir", default="", help=f"a {WORDS_PROBLEM} data dir")
     parser.add_argument("--work_dir", default="out/parsing_levers")
     parser.add_argument("--minutes", type=float, default=14)
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma list")
@@ -150,7 +176,7 @@ def main() -> int:
     rows = []
     for name in names:
         if not os.path.exists(os.path.join(args.work_dir, name, "done")):
-            data = args.data_dir
+            data = variant_data_dir(args, name)
             if name == "half_data":
                 data = half_data_dir(args.data_dir, args.work_dir)
             start = time.time()

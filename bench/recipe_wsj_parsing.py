@@ -3,7 +3,7 @@
 
     .venv/bin/python -m bench.recipe_wsj_parsing --minutes=60 --work_dir=/tmp/wsj
 
-datagen (wsj_parsing_ptb_sample: wsj_0001-0179 train, 0180-0189 dev, 0190-0199 test) ->
+datagen (wsj_parsing_ptb_sample_words: wsj_0001-0179 train, 0180-0189 dev, 0190-0199 test) ->
 t2t-trainer (time-boxed, bf16; its periodic evaluation decodes the dev sentences and logs the
 EVALB F1, the dev-F1 curve) -> t2t-avg-all -> choices made on dev only: the last checkpoint
 or the average of the last --average_n, then greedy or the paper's beam 21 / alpha 0.3 (both
@@ -26,6 +26,10 @@ from t2t_repro.workflow import run_tool  # noqa: E402
 
 # More dropout than transformer_parsing_cpu: an hour of bf16 is ~60 epochs of the sample.
 HOUR_HPARAMS = "layer_prepostprocess_dropout=0.3,attention_dropout=0.2"
+# The recipe's default: one source id per word and the decoder's slot signal (docs/parsing.md,
+# "One id per word and the slot signal"; bench/results/parsing_levers_cpu.md measures it).
+PROBLEM = "wsj_parsing_ptb_sample_words"
+RECIPE_HPARAMS = HOUR_HPARAMS + ",slot_signal=True"
 SHARED = os.path.join(
     os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
     "..",
@@ -38,9 +42,9 @@ DECODES = {"greedy": "beam_size=1,batch_size=64", "beam21": "batch_size=16"}  # 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--problem", default="wsj_parsing_ptb_sample")
+    parser.add_argument("--problem", default=PROBLEM)
     parser.add_argument("--hparams_set", default="transformer_parsing_cpu")
-    parser.add_argument("--hparams", default=HOUR_HPARAMS)
+    parser.add_argument("--hparams", default=RECIPE_HPARAMS)
     parser.add_argument(
         "--mixed_precision",
         default="bfloat16",

@@ -51,6 +51,10 @@ def transformer_base_v1() -> HParams:
     hp.add_hparam("use_target_space_embedding", True)
     hp.add_hparam("target_space_vocab_size", 32)
     hp.add_hparam("use_pad_remover", True)
+    # Not T2T: for targets that fill the input's words one slot each (a parser's POS tags,
+    # which the problem names: target_slot_ids), the decoder also gets the positional signal
+    # of "slots emitted so far", i.e. of the input word its next slot is for.
+    hp.add_hparam("slot_signal", False)
     return hp
 
 

@@ -124,6 +124,11 @@ class Problem:
         encoder = datagen_lib.load_vocab(path)
         return {"inputs": encoder, "targets": encoder}
 
+    def target_slot_ids(self, data_dir: str) -> str:
+        """``"first:end"``: the target ids that each fill one input word (the model's
+        ``slot_signal``); "" when the targets have no such slots."""
+        return ""
+
     def vocab_sizes(self, data_dir: str) -> tuple[int, int]:
         enc = self.get_encoders(data_dir)
         return enc["inputs"].vocab_size, enc["targets"].vocab_size

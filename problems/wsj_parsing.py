@@ -42,12 +42,13 @@ from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data import datagen_lib, records
 from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.parsing import wsj_splits
-from t2t_repro.parsing.linearize import linearize, target_inventory
+from t2t_repro.parsing.linearize import PTB_POS_TAGS, PUNCTUATION_TAGS, linearize, target_inventory
 from t2t_repro.parsing.tree_files import TreeItem, TreeReadStats, write_tree_lines
 from t2t_repro.parsing.trees import Tree, TreeParseError, normalize, parse_tree
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
+from t2t_repro.text_encoding.word_encoder import WordTextEncoder, build_word_vocab
 
 DEFAULT_SEED = datagen_lib.DEFAULT_SEED
 CHUNK = 1000  # pairs encoded per batch
@@ -67,12 +68,18 @@ class WsjParsingProblem(Problem):
     vocab_extra_trees = 100_000  # extra (semi-supervised) trees the vocabs see, after WSJ train
     num_shards = {records.TRAIN: 10, records.DEV: 1, records.TEST: 1}
     target_space_id = 15  # T2T's parsing_english_ptb* (data_generators/problem_hparams.py)
+    # "subwords" (T2T's) or "words": one id per word, rare words as shape classes
+    # (text_encoding/word_encoder.py), so input position k is word k.
+    source_vocab = "subwords"
+    word_min_count = 2
     # tree_constraint: only well-formed trees over the input's words (decoding/tree_constraint.py).
     decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300, "tree_constraint": True}
     eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity", "parse_f1")
 
     @property
     def vocab_filename(self) -> str:
+        if self.source_vocab == "words":
+            return f"vocab.{self.name}.inputs.words"
         return f"vocab.{self.name}.inputs.{self.approx_vocab_size}.subwords"
 
     @property
@@ -84,6 +91,17 @@ class WsjParsingProblem(Problem):
         """``<name>.<split>.trees`` (gold trees) or ``<name>.<split>.words`` (sentences), written by
         datagen."""
         return os.path.join(data_dir, f"{self.name}.{split}.{kind}")
+
+    def target_slot_ids(self, data_dir: str) -> str:
+        """The POS tags' ids, ``"first:end"``: ``target_inventory`` puts the tags first."""
+        tokens = self.get_encoders(data_dir)["targets"].tokens
+        ids = [i for i, t in enumerate(tokens) if t in PTB_POS_TAGS]
+        if not ids or ids != list(range(ids[0], ids[-1] + 1)):
+            raise DataError(
+                f"{self.target_vocab_filename} in {data_dir} does not list the POS tags "
+                "together; delete it and rerun t2t-datagen."
+            )
+        return f"{ids[0]}:{ids[-1] + 1}"
 
     # -- raw data -----------------------------------------------------------------------------
     def gold_trees(
@@ -129,7 +147,12 @@ class WsjParsingProblem(Problem):
                     f"Vocabulary file {path} not found. Run: t2t-datagen --problem={self.name} "
                     f"--data_dir={data_dir} --tmp_dir=<folder with the treebank's .mrg files>"
                 )
-        return {"inputs": datagen_lib.load_vocab(paths[0]), "targets": TokenTextEncoder(paths[1])}
+        inputs = (
+            WordTextEncoder(paths[0])
+            if self.source_vocab == "words"
+            else datagen_lib.load_vocab(paths[0])
+        )
+        return {"inputs": inputs, "targets": TokenTextEncoder(paths[1])}
 
     def _vocab(
         self,
@@ -139,14 +162,21 @@ class WsjParsingProblem(Problem):
         lines: Callable[[], Iterator[str]],
         max_cases: int | None,
         summary: DatagenSummary,
-    ) -> SubwordTextEncoder:
+    ) -> SubwordTextEncoder | WordTextEncoder:
         """Load the vocab file, or build it from ``lines()`` (again when a ``--max_cases`` trial
         made it)."""
         path = os.path.join(data_dir, filename)
         trial = datagen_lib.vocab_trial_cases(path)
+        words = self.source_vocab == "words"
         if os.path.isfile(path) and (trial is None or trial == max_cases):
-            return datagen_lib.load_vocab(path)
-        encoder = datagen_lib.build_vocab(path, lines(), size, self.max_subtoken_length)
+            return WordTextEncoder(path) if words else datagen_lib.load_vocab(path)
+        if words:
+            encoder = WordTextEncoder(
+                tokens=build_word_vocab(lines(), self.word_min_count, PUNCTUATION_TAGS)
+            )
+            encoder.store_to_file(path)
+        else:
+            encoder = datagen_lib.build_vocab(path, lines(), size, self.max_subtoken_length)
         datagen_lib.set_vocab_trial_cases(path, max_cases)
         summary.vocab_built = True
         return encoder
@@ -300,6 +330,14 @@ class WsjParsingPtbSample(WsjParsingProblem):
     layout = wsj_splits.PTB_SAMPLE
     approx_vocab_size = 2**12
     num_shards = {records.TRAIN: 2, records.DEV: 1, records.TEST: 1}
+
+
+@registry.register_problem
+class WsjParsingPtbSampleWords(WsjParsingPtbSample):
+    """The sample with a word-level source vocabulary (one id per word, rare words as shape
+    classes): input position k is word k, which the decoder's slot signal can point at."""
+
+    source_vocab = "words"
 
 
 @registry.register_problem

@@ -38,8 +38,12 @@ def create_hparams(
     target_vocab_size: int | None = None,
     target_space_id: int = 0,
     saved_json: str | None = None,
+    target_slot_ids: str = "",
 ) -> HParams:
-    """The registered set, plus problem sizes, plus a saved hparams.json, plus overrides."""
+    """The registered set, plus problem sizes, plus a saved hparams.json, plus overrides.
+
+    ``target_slot_ids`` (the problem's, ``"first:end"``) is added only when the run asks for
+    ``slot_signal``, so runs without it keep the hparams they always had."""
     hp = registry.hparams(hparams_set)
     if input_vocab_size is not None:
         add_problem_hparams(
@@ -47,7 +51,13 @@ def create_hparams(
         )
     if saved_json is not None:
         hp.override_from_json(saved_json)
-    return hp.parse(overrides)
+    hp = hp.parse(overrides)
+    if hp.get("slot_signal", False) and target_slot_ids:
+        if "target_slot_ids" in hp:
+            hp.set_hparam("target_slot_ids", target_slot_ids)
+        else:
+            hp.add_hparam("target_slot_ids", target_slot_ids)
+    return hp
 
 
 def check_hparams(hparams_set: str, overrides: str = "") -> None:

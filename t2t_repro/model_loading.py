@@ -210,6 +210,7 @@ def load_trained_model(
             target_vocab_size=target_size,
             target_space_id=problem.target_space_id,
             saved_json=saved_json,
+            target_slot_ids=problem.target_slot_ids(data_dir),
         )
     hparams_checks.validate(hp, os.path.join(output_dir, HPARAMS_FILE) if saved else "hparams")
     try:

@@ -72,6 +72,14 @@ class PositionalSignal(keras.layers.Layer):
             return timing_signal(positions, self.hidden_size)
         return paper_signal(positions, self.hidden_size)
 
+    def signal_at(self, positions: tf.Tensor) -> tf.Tensor:
+        """[N, d] signal for float ``positions`` [N] (any order)."""
+        if self.mode == "emb":
+            return tf.gather(self.position_embeddings, tf.cast(positions, tf.int32))
+        if self.mode == "timing":
+            return timing_signal(positions, self.hidden_size)
+        return paper_signal(positions, self.hidden_size)
+
     def call(self, x: tf.Tensor, start=0) -> tf.Tensor:
         return x + tf.cast(self.signal(start, tf.shape(x)[1])[None], x.dtype)
 

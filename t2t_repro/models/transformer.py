@@ -23,6 +23,28 @@ from t2t_repro.layers.transformer_layers import Decoder, Encoder, StackConfig
 from t2t_repro.registry import register_model
 
 
+def slot_id_range(hp: HParams) -> tuple[int, int] | None:
+    """(first, end) target ids of word slots when ``slot_signal`` is on; None when off."""
+    if not hp.get("slot_signal", False):
+        return None
+    text = hp.get("target_slot_ids", "")
+    if not text:
+        raise ValueError(
+            "slot_signal=True needs a problem whose targets fill the input's words one slot "
+            "each (the wsj_parsing problems); this problem names no target_slot_ids."
+        )
+    try:
+        first, end = (int(v) for v in text.split(":"))
+    except ValueError:
+        first, end = -1, -1
+    if not 0 < first < end <= hp.target_vocab_size:
+        raise ValueError(
+            f"target_slot_ids={text!r} is not 'first:end' with 0 < first < end <= the target "
+            f"vocab size {hp.target_vocab_size}."
+        )
+    return first, end
+
+
 def stack_config(hp: HParams, num_layers: int) -> StackConfig:
     return StackConfig(
         num_layers=num_layers or hp.num_hidden_layers,
@@ -90,6 +112,7 @@ class Transformer(keras.Model):
                 initializer="glorot_uniform",
             )
         self.target_space_id = hp.get("target_space_id", 0)
+        self.slot_ids = slot_id_range(hp)
 
     def build(self, features_shape=None) -> None:
         """Creates every variable from the hparams alone (no tracing, no dummy batch)."""
@@ -127,7 +150,11 @@ class Transformer(keras.Model):
         """Teacher-forced decoder stack: targets [B, Lt] -> hidden [B, Lt, d] (pre-softmax)."""
         y = self.target_embedding(targets)
         y = tf.pad(y, [[0, 0], [1, 0], [0, 0]])[:, :-1]  # Shift right: zero "GO" vector.
-        y = self.embedding_dropout(self.positional(y), training=training)
+        y = self.positional(y)
+        if self.slot_ids is not None:  # Slots among targets[:i] for position i.
+            slots = tf.cumsum(self._is_slot(targets), axis=1, exclusive=True)
+            y = y + tf.cast(self._slot_signal(slots), y.dtype)
+        y = self.embedding_dropout(y, training=training)
         self_bias = attention_bias_lower_triangle(tf.shape(targets)[1])
         return self.decoder(
             y,
@@ -193,11 +220,25 @@ class Transformer(keras.Model):
         x = self.target_embedding(token[:, None])
         x = x * tf.cast(i > 0, x.dtype)  # Position 0 is the zero GO vector, as in training.
         x = self.positional(x, start=i)
+        if self.slot_ids is not None:  # Slots among ids[:, 1 : i + 1] (column 0 is GO).
+            filled = tf.range(tf.shape(ids)[1]) <= i
+            slots = tf.reduce_sum(self._is_slot(ids) * tf.cast(filled, tf.int32), axis=1)
+            x = x + tf.cast(self._slot_signal(slots[:, None]), x.dtype)
         layer_cache = {k: v for k, v in cache.items() if k != "encoder_bias"}
         hidden, layer_cache = self.decoder.step(x, layer_cache, i, cache["encoder_bias"])
         logits = tf.cast(self.softmax.logits(hidden[:, 0]), tf.float32)
         layer_cache["encoder_bias"] = cache["encoder_bias"]
         return logits, layer_cache
+
+    def _is_slot(self, ids: tf.Tensor) -> tf.Tensor:
+        first, end = self.slot_ids
+        return tf.cast((ids >= first) & (ids < end), tf.int32)
+
+    def _slot_signal(self, slots: tf.Tensor) -> tf.Tensor:
+        """[B, L] slot counts -> [B, L, d]: the positional signal at those counts."""
+        flat = tf.cast(tf.reshape(slots, [-1]), tf.float32)
+        signal = self.positional.signal_at(flat)
+        return tf.reshape(signal, tf.concat([tf.shape(slots), [self.hparams.hidden_size]], 0))
 
     def build_for(self, batch: int = 1, length: int = 2) -> None:
         """Builds the variables and runs one dummy batch (e.g. before loading weights)."""

@@ -125,6 +125,12 @@ def export_saved_model(
             "the exported search runs for any input length; export without "
             "use_xla (XLA needs a static length per compiled function)."
         )
+    if not hasattr(encoders["inputs"], "all_subtoken_strings"):
+        raise ExportError(
+            "this problem's source vocabulary has one id per word (with word-shape classes), "
+            "which the SavedModel cannot encode in-graph yet (only subword vocabularies); "
+            "decode with t2t-decoder instead."
+        )
     if os.path.exists(export_dir):
         raise FileExistsError(
             f"{export_dir} already exists; choose another --export_dir or remove it."

@@ -19,17 +19,20 @@ from t2t_repro.model_loading import HPARAMS_FILE, saved_hparams
 FLAGS_FILE = "flags.txt"
 
 
-def check_saved(output_dir: str, hparams: HParams) -> None:
-    """Refuses a run whose hparams differ from those saved in ``output_dir`` (writes nothing)."""
+def check_saved(output_dir: str, hparams: HParams, hparams_set: str = "basic_1") -> None:
+    """Refuses a run whose hparams differ from those saved in ``output_dir`` (writes nothing).
+
+    An hparam the saved run lacks is accepted at its default in ``basic_1`` or in
+    ``hparams_set`` (the run's set): it was added to the project after that run was saved."""
     saved = saved_hparams(output_dir)
     if saved is not None:
         diff = saved.diff(hparams)
         diff.pop("train_steps", None)  # Training longer is the same experiment.
         # An hparam added to the project since that run was saved, at its default, is too.
-        defaults = registry.hparams("basic_1")
-        for name in [n for n in diff if n not in saved and n in defaults]:
-            if hparams.get(name) == defaults.get(name):
-                del diff[name]
+        for defaults in (registry.hparams("basic_1"), registry.hparams(hparams_set)):
+            for name in [n for n in diff if n not in saved and n in defaults]:
+                if hparams.get(name) == defaults.get(name):
+                    del diff[name]
         if diff:
             lines = "\n".join(
                 f"  {name}: saved {old!r}, now {new!r}" for name, (old, new) in diff.items()

@@ -70,6 +70,7 @@ class Trainer:
             input_vocab_size=input_size,
             target_vocab_size=target_size,
             target_space_id=self.problem.target_space_id,
+            target_slot_ids=self.problem.target_slot_ids(cfg.data_dir),
         )
         if "train_steps" not in hp:
             hp.add_hparam("train_steps", cfg.train_steps)
@@ -78,7 +79,7 @@ class Trainer:
         if cfg.schedule in ("evaluate", "continuous_eval") and saved is not None:
             hp = saved
         else:
-            check_saved(cfg.output_dir, hp)
+            check_saved(cfg.output_dir, hp, cfg.hparams_set)
         self.hparams = hp
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)

@@ -1,0 +1,69 @@
+"""One id per word, with word-shape classes for rare words (a small-treebank source vocabulary).
+
+A subword source splits a rare word into several ids, so the input position of word k moves
+with every split word before it. A parser's decoder has to find "the word this POS slot is for";
+with one id per word, word k is simply input position k (the ``slot_signal`` hparam gives the
+decoder the matching position). Words seen fewer than ``min_count`` times in training are
+encoded as their shape class (``word_signature``: capitalisation, digits, hyphen, a common
+suffix, as in classic treebank parsers' unknown-word classes), so the model learns what to do
+with an unseen word from the training set's rare ones.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from t2t_repro.text_encoding.token_encoder import RESERVED, UNK_ID, TokenTextEncoder
+
+# Checked in order; the first that ends the (lower-cased) word and leaves >= 2 letters wins.
+SUFFIXES = (
+    "ing", "ed", "ly", "ion", "ies", "es", "er", "est", "al", "ity", "ive", "ic", "ous",
+    "able", "ible", "ment", "ness", "ful", "less", "ize", "ist", "ant", "ent", "an", "y", "s",
+)  # fmt: skip
+
+
+def word_signature(word: str) -> str:
+    """The shape class of a word: ``<unk-Cap-num-dash-ing>`` style, one token without spaces."""
+    parts = ["<unk"]
+    letters = [c for c in word if c.isalpha()]
+    if letters and all(c.isupper() for c in letters):
+        parts.append("CAPS")
+    elif word[:1].isupper():
+        parts.append("Cap")
+    elif any(c.isupper() for c in word):
+        parts.append("mixed")
+    if any(c.isdigit() for c in word):
+        parts.append("num")
+    if "-" in word:
+        parts.append("dash")
+    if not letters:
+        parts.append("sym")
+    lower = word.lower()
+    suffix = next((s for s in SUFFIXES if lower.endswith(s) and len(lower) - len(s) >= 2), None)
+    if suffix and not lower.endswith("ss"):
+        parts.append(suffix)
+    return "-".join(parts) + ">"
+
+
+def build_word_vocab(
+    sentences: Iterable[str], min_count: int = 2, keep: Iterable[str] = ()
+) -> list[str]:
+    """Reserved tokens, the signatures of rare training words, then the words seen at least
+    ``min_count`` times (most frequent first, ties by spelling), then any of ``keep`` not yet
+    in (words that must stay themselves, e.g. punctuation, whose tags a parser must know)."""
+    counts = Counter(w for s in sentences for w in s.split())
+    words = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
+    words += sorted(set(keep) - set(words))
+    signatures = Counter(word_signature(w) for w, c in counts.items() if c < min_count)
+    classes = sorted(signatures, key=lambda s: (-signatures[s], s))
+    return list(RESERVED) + classes + words
+
+
+class WordTextEncoder(TokenTextEncoder):
+    """``TokenTextEncoder`` whose unknown words become their shape class (``<UNK>`` if the
+    class is not in the vocabulary either). Decoding a class id gives the class token."""
+
+    def encode(self, text: str) -> list[int]:
+        ids = self._ids
+        return [ids[w] if w in ids else ids.get(word_signature(w), UNK_ID) for w in text.split()]

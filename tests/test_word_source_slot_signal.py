@@ -1,0 +1,194 @@
+"""One-id-per-word parsing source (``wsj_parsing_ptb_sample_words``) and the decoder's slot
+signal (hparam ``slot_signal``): the vocabulary, the problem, the model, and the tools."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro import registry
+from t2t_repro.commands.builtins import register_builtins
+from t2t_repro.hparam import HParamsError
+from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.text_encoding.token_encoder import UNK_ID
+from t2t_repro.text_encoding.word_encoder import (
+    WordTextEncoder,
+    build_word_vocab,
+    word_signature,
+)
+from tests.test_wsj_parsing import make_ldc
+from tests.tools import run_tool
+
+register_builtins()
+
+
+def _words_problem_on_ldc_layout():
+    """The words problem reading the miniature LDC tree (the sample's split is 0001-0199)."""
+    problem = type(registry.problem("wsj_parsing_ptb_sample_words"))()
+    problem.layout = "auto"
+    return problem
+
+
+@pytest.mark.parametrize(
+    "word,signature",
+    [
+        ("walking", "<unk-ing>"),
+        ("Brussels", "<unk-Cap-s>"),
+        ("NASA", "<unk-CAPS>"),
+        ("1.5", "<unk-num-sym>"),
+        ("mid-1990s", "<unk-num-dash-s>"),
+        ("McDonald", "<unk-Cap>"),
+        ("iPod", "<unk-mixed>"),
+        ("glass", "<unk>"),  # -ss is not a plural
+        ("ed", "<unk>"),  # a suffix needs two letters before it
+        ("quickly", "<unk-ly>"),
+    ],
+)
+def test_word_signature(word, signature):
+    assert word_signature(word) == signature
+
+
+def test_word_vocab_keeps_frequent_words_and_classes_rare_ones(tmp_path):
+    sentences = ["the dog barked .", "the cat walked .", "the dog slept"]
+    tokens = build_word_vocab(sentences, min_count=2, keep=["?", "."])
+    # Rare words' classes (most frequent first), then frequent words, then the kept ones.
+    assert tokens == ["<pad>", "<EOS>", "<UNK>", "<unk-ed>", "<unk>", "the", ".", "dog", "?"]
+    encoder = WordTextEncoder(tokens=tokens)
+    ids = encoder.encode("the dog jumped ? Zebra")
+    assert ids == [5, 7, 3, 8, UNK_ID]  # jumped -> <unk-ed>; <unk-Cap> is not in the vocab
+    assert encoder.decode(ids) == "the dog <unk-ed> ? <UNK>"
+    path = tmp_path / "vocab.words"
+    encoder.store_to_file(str(path))
+    assert WordTextEncoder(str(path)).encode("the dog jumped") == [5, 7, 3]
+
+
+def test_words_problem_datagen(tmp_path):
+    tmp_dir, data_dir = make_ldc(tmp_path / "raw"), str(tmp_path / "data")
+    problem = _words_problem_on_ldc_layout()  # the miniature LDC tree stands in for the sample here
+    problem.generate_data(data_dir, str(tmp_dir), progress=False)
+    inputs = problem.get_encoders(data_dir)["inputs"]
+    assert isinstance(inputs, WordTextEncoder)
+    # "The", "sat", "." are frequent; each "catNN" is seen once, so it is its class.
+    assert inputs.decode(inputs.encode("The cat5 sat .")) == "The <unk-num> sat ."
+    assert len(inputs.encode("Rome waits , -LRB- dogs -RRB- .")) == 7  # one id per word
+    assert "," in inputs.tokens and "``" in inputs.tokens  # punctuation is always itself
+    assert problem.target_slot_ids(data_dir) == "3:51"  # the 48 POS tags, after <pad> <EOS> <UNK>
+    assert registry.problem("translate_toy").target_slot_ids(data_dir) == ""
+
+
+def _slot_model(slot_signal: bool):
+    hp = create_hparams(
+        "transformer_tiny",
+        f"hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2,slot_signal={slot_signal}",
+        input_vocab_size=50,
+        target_vocab_size=50,
+        target_slot_ids="3:20",
+    )
+    model = registry.model("transformer")(hp)
+    model.build()
+    return model
+
+
+def test_slot_signal_is_added_only_when_asked():
+    assert "target_slot_ids" not in _slot_model(False).hparams
+    assert _slot_model(True).hparams.target_slot_ids == "3:20"
+    hp = create_hparams("transformer_tiny", "slot_signal=True", input_vocab_size=50)
+    with pytest.raises(ValueError, match="needs a problem whose targets fill the input's words"):
+        registry.model("transformer")(hp)
+
+
+def test_slot_signal_cached_steps_match_the_full_decoder():
+    tf.random.set_seed(3)
+    model = _slot_model(True)
+    inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0]])
+    length = 7
+    ids = np.zeros([2, length + 1], np.int32)
+    ids[:, 1:] = [[4, 30, 5, 31, 6, 7, 40], [30, 30, 3, 19, 20, 41, 8]]  # slots: ids 3..19
+    full = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
+    cache = model.init_cache(inputs, length)
+    step = tf.function(model.decode_step, jit_compile=True)
+    for i in range(length):
+        logits, cache = step(tf.constant(ids), tf.constant(i), cache)
+        np.testing.assert_allclose(logits.numpy(), full[:, i], atol=2e-4, rtol=1e-4)
+    model.slot_ids = None  # the same weights without the signal: other logits
+    without = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
+    assert np.abs(without - full).max() > 1e-3
+    # Count 0 (positions before any slot) has a signal too (cos 0 = 1): those move as well.
+    assert np.abs(without[:, 0] - full[:, 0]).max() > 1e-3
+
+
+def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
+    tmp_dir, data_dir = make_ldc(tmp_path / "raw"), tmp_path / "data"
+    problem = _words_problem_on_ldc_layout()
+    problem.generate_data(str(data_dir), str(tmp_dir), progress=False)
+    train = tmp_path / "train"
+    hparams = "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1,slot_signal=True"
+    out = run_tool(
+        "t2t-trainer",
+        "--problem=wsj_parsing_ptb_sample_words",
+        "--hparams_set=transformer_parsing_cpu",
+        f"--hparams={hparams}",
+        f"--data_dir={data_dir}",
+        f"--output_dir={train}",
+        "--train_steps=2",
+        "--local_eval_frequency=0",
+        "--no-attention_images",
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    saved = json.loads((train / "hparams.json").read_text())
+    assert saved["slot_signal"] is True and saved["target_slot_ids"] == "3:51"
+    words = data_dir / "wsj_parsing_ptb_sample_words.test.words"
+    decodes = tmp_path / "decodes.txt"
+    out = run_tool(
+        "t2t-decoder",
+        "--problem=wsj_parsing_ptb_sample_words",
+        f"--data_dir={data_dir}",
+        f"--output_dir={train}",
+        "--decode_hparams=beam_size=2",
+        f"--decode_from_file={words}",
+        f"--decode_to_file={decodes}",
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    out = run_tool(
+        "t2t-evalb",
+        f"--gold={data_dir / 'wsj_parsing_ptb_sample_words.test.trees'}",
+        f"--test={decodes}",
+        "--linearized",
+        "--json",
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    scores = json.loads(out.stdout)["all"]
+    assert scores["errors"] == 0 and scores["valid"] == 2
+
+
+def test_resuming_a_run_saved_before_slot_signal_existed(tmp_path):
+    from t2t_repro.training.output_dir import check_saved
+
+    hp = create_hparams("transformer_parsing_cpu", input_vocab_size=50, target_vocab_size=50)
+    old = json.loads(hp.to_json())
+    del old["slot_signal"]
+    (tmp_path / "hparams.json").write_text(json.dumps(old))
+    check_saved(str(tmp_path), hp, "transformer_parsing_cpu")  # at the set's default: fine
+    hp.set_hparam("slot_signal", True)
+    with pytest.raises(HParamsError, match="slot_signal: saved None, now True"):
+        check_saved(str(tmp_path), hp, "transformer_parsing_cpu")
+
+
+def test_export_refuses_a_word_level_source(tmp_path):
+    from t2t_repro.decoding.search import SearchConfig
+    from t2t_repro.serving import ExportError
+    from t2t_repro.serving.exporter import export_saved_model
+    from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
+
+    encoders = {
+        "inputs": WordTextEncoder(tokens=build_word_vocab(["a b a b"])),
+        "targets": TokenTextEncoder(tokens=["S", "/S", "NN"]),
+    }
+    with pytest.raises(ExportError, match="one id per word"):
+        export_saved_model(
+            _slot_model(False), encoders, SearchConfig(), 16, str(tmp_path / "export")
+        )
+    assert not (tmp_path / "export").exists()
