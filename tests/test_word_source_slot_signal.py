@@ -177,18 +177,64 @@ def test_resuming_a_run_saved_before_slot_signal_existed(tmp_path):
         check_saved(str(tmp_path), hp, "transformer_parsing_cpu")
 
 
-def test_export_refuses_a_word_level_source(tmp_path):
-    from t2t_repro.decoding.search import SearchConfig
-    from t2t_repro.serving import ExportError
-    from t2t_repro.serving.exporter import export_saved_model
-    from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
+WORDS = (
+    "walking Brussels NASA 1.5 mid-1990s McDonald iPod glass ed quickly Éclair ÉTÉ straße "
+    "naïve ١٢٣ ² ǅungla ΑΘΗΝΑ x-ray -- ... 's U.S. ACTIVITIES Ing sing ss classes bless "
+    "Reading REFORMS stressful 3Com O'Brien"
+).split()
 
-    encoders = {
-        "inputs": WordTextEncoder(tokens=build_word_vocab(["a b a b"])),
-        "targets": TokenTextEncoder(tokens=["S", "/S", "NN"]),
-    }
-    with pytest.raises(ExportError, match="one id per word"):
-        export_saved_model(
-            _slot_model(False), encoders, SearchConfig(), 16, str(tmp_path / "export")
-        )
-    assert not (tmp_path / "export").exists()
+
+def test_graph_word_signature_matches_python():
+    from t2t_repro.text_encoding.graph_word_encoder import graph_word_signature
+
+    graph = [s.decode() for s in graph_word_signature(tf.constant(WORDS)).numpy()]
+    assert graph == [word_signature(w) for w in WORDS]
+
+
+def test_graph_word_encoder_matches_python():
+    from t2t_repro.text_encoding.graph_word_encoder import GraphWordEncoder
+
+    encoder = WordTextEncoder(
+        tokens=build_word_vocab(["the dog barked .", "the dog slept", "NASA 1.5"], keep=["?"])
+    )
+    sentences = ["the dog walking ?", " ".join(WORDS), "", "the  Zebra"]
+    graph = GraphWordEncoder(encoder.tokens).encode(tf.constant(sentences)).to_list()
+    assert graph == [encoder.encode(s) for s in sentences]
+
+
+def test_exported_words_parser_with_slot_signal_decodes_like_the_decoder(tmp_path):
+    import keras
+
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+    from t2t_repro.serving.exporter import export_saved_model
+
+    problem = _words_problem_on_ldc_layout()
+    data_dir = str(tmp_path / "data")
+    problem.generate_data(data_dir, str(make_ldc(tmp_path / "raw")), progress=False)
+    encoders = problem.get_encoders(data_dir)
+    keras.utils.set_random_seed(2)
+    sizes = problem.vocab_sizes(data_dir)
+    hp = create_hparams(
+        "transformer_tiny",
+        "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1,slot_signal=True",
+        input_vocab_size=sizes[0],
+        target_vocab_size=sizes[1],
+        target_slot_ids=problem.target_slot_ids(data_dir),
+    )
+    model = registry.model("transformer")(hp)
+    model.build()
+    dhp = decode_hparams("beam_size=2,extra_length=6,batch_size=1", problem.decode_defaults)
+    decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp, log=lambda m: None)
+    lines = ["The cat sat .", "Rome waits , ` he said '"]
+    export_dir = str(tmp_path / "exported")
+    export_saved_model(model, encoders, decoder.searcher.config, 64, export_dir, decoder.constraint)
+    parse = tf.saved_model.load(export_dir).signatures["serving_default"]
+    exported = [
+        parse(sources=tf.constant([line]))["translations"].numpy()[0].decode() for line in lines
+    ]
+    assert exported == [hyps[0].text for hyps in decoder.decode_lines(lines)]
+    assert [len(encoders["inputs"].encode(line)) for line in lines] == [4, 7]
+    # The constraint reads the line's own words: "'" is not in this vocabulary (its id is
+    # <UNK>), yet both paths know that it closes the quote.
+    assert encoders["inputs"].decode(encoders["inputs"].encode("'")) == "<UNK>"
+    assert exported[1].split().count("``") == 1 and exported[1].split().count("''") == 1

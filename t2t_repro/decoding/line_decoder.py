@@ -23,6 +23,7 @@ from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.decoding.tree_constraint import TreeConstraint
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
+from t2t_repro.text_encoding.word_encoder import WordTextEncoder
 
 FILLER_SCORE = -1e6
 DECODE_DEFAULTS = dict(
@@ -129,17 +130,24 @@ class LineDecoder:
             ids = ids[: self.max_input_length - 1] + [EOS_ID]
         return ids
 
-    def decode_ids(self, batch: list[list[int]]) -> list[list[Hypothesis]]:
+    def decode_ids(
+        self, batch: list[list[int]], words: list[list[str]] | None = None
+    ) -> list[list[Hypothesis]]:
+        """Hypotheses for id rows (EOS included). ``words``: each row's input words for the
+        tree constraint; by default the decoded ids (a subword source is invertible, a
+        one-id-per-word source is not: its rare words decode as their shape class)."""
         length = max(len(ids) for ids in batch)
         padded = np.zeros([len(batch), length], np.int32)
         for row, ids in enumerate(batch):
             padded[row, : len(ids)] = ids
         if self.constraint is None:
             ids, scores = self.searcher(padded)
-        else:  # The words are the decoded input (the subword encoder is invertible).
-            words = [
-                self.input_encoder.decode([i for i in row if i != EOS_ID]).split() for row in batch
-            ]
+        else:
+            if words is None:
+                words = [
+                    self.input_encoder.decode([i for i in row if i != EOS_ID]).split()
+                    for row in batch
+                ]
             classes = np.stack([self.constraint.word_classes(w, length) for w in words])
             ids, scores = self.searcher(
                 padded, classes, np.array([len(w) for w in words], np.int32)
@@ -168,6 +176,8 @@ class LineDecoder:
         lines = [normalize_source_line(line) for line in lines]
         results: list[list[Hypothesis]] = [[Hypothesis("", 0.0)] for _ in lines]
         todo = [(i, self.encode(line, i)) for i, line in enumerate(lines) if line]
+        per_word = isinstance(self.input_encoder, WordTextEncoder)  # its ids are not the words
+        line_words = {i: lines[i].split()[: len(ids) - 1] for i, ids in todo} if per_word else None
         # T2T sorts by whitespace-token count, longest first; subword length is equivalent
         # for batching purposes and pads less.
         todo.sort(key=lambda item: -len(item[1]))
@@ -175,8 +185,9 @@ class LineDecoder:
         batch_size = max(1, self.dhp.batch_size)
         for b in range(0, len(todo), batch_size):
             chunk = todo[b : b + batch_size]
+            words = None if line_words is None else [line_words[i] for i, _ in chunk]
             for (index, _), hyps in zip(
-                chunk, self.decode_ids([ids for _, ids in chunk]), strict=True
+                chunk, self.decode_ids([ids for _, ids in chunk], words), strict=True
             ):
                 results[index] = hyps
             done += len(chunk)

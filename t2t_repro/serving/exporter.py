@@ -2,7 +2,8 @@
 
 The serving signature ``serving_default(sources: string [B]) -> {"translations": string [B],
 "scores": float32 [B]}`` does what ``t2t-decoder`` does for a batch: subword-encode with the
-problem's vocabulary (an asset of the SavedModel), append EOS, truncate to the model's
+problem's vocabulary (an asset of the SavedModel; a one-id-per-word vocabulary is a lookup
+table instead, ``GraphWordEncoder``), append EOS, truncate to the model's
 maximum input, run the same search (``t2t_repro.decoding.search``) with the decode hparams,
 keep the best beam cut at its first EOS, and detokenize. Sources are first normalised as
 the decoder's lines are (:mod:`t2t_repro.data.source_lines`); blank ones give "" and score 0.
@@ -27,7 +28,9 @@ from t2t_repro.decoding.search import SearchConfig, search
 from t2t_repro.decoding.tree_constraint import TreeConstraint
 from t2t_repro.serving import ExportError
 from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
+from t2t_repro.text_encoding.graph_word_encoder import GraphWordEncoder
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
+from t2t_repro.text_encoding.word_encoder import WordTextEncoder
 
 
 class Translator(tf.Module):
@@ -42,6 +45,7 @@ class Translator(tf.Module):
         max_input_length: int,
         constraint: TreeConstraint | None = None,
         target_tokens: tuple | None = None,
+        input_tokens: tuple | None = None,
     ) -> None:
         super().__init__(name="translator")
         self.model = model
@@ -50,8 +54,11 @@ class Translator(tf.Module):
         self.constraint = constraint
         if constraint is not None:
             self.word_class_table = constraint.word_class_table()
-        self.input_vocab = tf.saved_model.Asset(vocab_paths["inputs"])
-        self.input_encoder = GraphSubwordEncoder(self.input_vocab, alphabets["inputs"])
+        if input_tokens is not None:  # one id per word (wsj_parsing_ptb_sample_words)
+            self.input_encoder = GraphWordEncoder(input_tokens)
+        else:
+            self.input_vocab = tf.saved_model.Asset(vocab_paths["inputs"])
+            self.input_encoder = GraphSubwordEncoder(self.input_vocab, alphabets["inputs"])
         if target_tokens is not None:  # one id per token (parsing targets)
             self.target_encoder = GraphTokenDecoder(target_tokens)
         elif vocab_paths["targets"] == vocab_paths["inputs"]:
@@ -125,12 +132,6 @@ def export_saved_model(
             "the exported search runs for any input length; export without "
             "use_xla (XLA needs a static length per compiled function)."
         )
-    if not hasattr(encoders["inputs"], "all_subtoken_strings"):
-        raise ExportError(
-            "this problem's source vocabulary has one id per word (with word-shape classes), "
-            "which the SavedModel cannot encode in-graph yet (only subword vocabularies); "
-            "decode with t2t-decoder instead."
-        )
     if os.path.exists(export_dir):
         raise FileExistsError(
             f"{export_dir} already exists; choose another --export_dir or remove it."
@@ -142,6 +143,9 @@ def export_saved_model(
         vocab_paths, alphabets = {}, {}
         for feature in ("inputs", "targets"):
             encoder = encoders[feature]
+            if feature == "inputs" and isinstance(encoder, WordTextEncoder):
+                vocab_paths[feature] = None  # one id per word: GraphWordEncoder
+                continue
             if feature == "targets" and encoder is encoders["inputs"]:
                 vocab_paths[feature], alphabets[feature] = (
                     vocab_paths["inputs"],
@@ -158,8 +162,18 @@ def export_saved_model(
                 raise ExportError(f"{feature} vocabulary: {e}") from None
             alphabets[feature] = encoder.alphabet
         tokens = getattr(encoders["targets"], "tokens", None)
+        input_tokens = (
+            getattr(encoders["inputs"], "tokens", None) if not vocab_paths["inputs"] else None
+        )
         translator = Translator(
-            model, vocab_paths, alphabets, config, max_input_length, constraint, tokens
+            model,
+            vocab_paths,
+            alphabets,
+            config,
+            max_input_length,
+            constraint,
+            tokens,
+            input_tokens,
         )
         staging = os.path.join(work, "saved_model")
         tf.saved_model.save(

@@ -11,38 +11,57 @@ with an unseen word from the training set's rare ones.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
 from t2t_repro.text_encoding.token_encoder import RESERVED, UNK_ID, TokenTextEncoder
 
-# Checked in order; the first that ends the (lower-cased) word and leaves >= 2 letters wins.
+# Checked in order; the first that ends the word (any case) after >= 2 other characters wins,
+# unless the word ends in -ss. The same patterns run in the graph (graph_word_encoder.py).
 SUFFIXES = (
     "ing", "ed", "ly", "ion", "ies", "es", "er", "est", "al", "ity", "ive", "ic", "ous",
     "able", "ible", "ment", "ness", "ful", "less", "ize", "ist", "ant", "ent", "an", "y", "s",
 )  # fmt: skip
+SUFFIX_PATTERNS = tuple(r"(?is).{2,}" + suffix for suffix in SUFFIXES)
+NO_SUFFIX_PATTERN = r"(?is).*ss"
+
+
+def _is_letter(c: str) -> bool:
+    return unicodedata.category(c).startswith("L")
+
+
+def _is_upper(c: str) -> bool:
+    return unicodedata.category(c) == "Lu"
 
 
 def word_signature(word: str) -> str:
-    """The shape class of a word: ``<unk-Cap-num-dash-ing>`` style, one token without spaces."""
+    """The shape class of a word: ``<unk-Cap-num-dash-ing>`` style, one token without spaces.
+
+    Letters, capitals and digits are Unicode categories L, Lu and Nd (what the graph's regular
+    expressions test, so that an exported model encodes exactly as this does)."""
     parts = ["<unk"]
-    letters = [c for c in word if c.isalpha()]
-    if letters and all(c.isupper() for c in letters):
+    letters = [c for c in word if _is_letter(c)]
+    if letters and all(_is_upper(c) for c in letters):
         parts.append("CAPS")
-    elif word[:1].isupper():
+    elif word[:1] and _is_upper(word[0]):
         parts.append("Cap")
-    elif any(c.isupper() for c in word):
+    elif any(_is_upper(c) for c in word):
         parts.append("mixed")
-    if any(c.isdigit() for c in word):
+    if any(unicodedata.category(c) == "Nd" for c in word):
         parts.append("num")
     if "-" in word:
         parts.append("dash")
     if not letters:
         parts.append("sym")
-    lower = word.lower()
-    suffix = next((s for s in SUFFIXES if lower.endswith(s) and len(lower) - len(s) >= 2), None)
-    if suffix and not lower.endswith("ss"):
-        parts.append(suffix)
+    if not re.fullmatch(NO_SUFFIX_PATTERN, word):
+        suffix = next(
+            (s for s, p in zip(SUFFIXES, SUFFIX_PATTERNS, strict=True) if re.fullmatch(p, word)),
+            None,
+        )
+        if suffix:
+            parts.append(suffix)
     return "-".join(parts) + ">"
 
 
