@@ -21,6 +21,9 @@ Datagen also writes, for dev and test, ``<name>.<split>.words`` (to decode) and
 * ``wsj_parsing``: WSJ only; the LDC layout if present, else the NLTK sample split (a note says so).
 * ``wsj_parsing_ptb_sample``: always the NLTK sample split; source vocab 2**12 fits its ~3.5K
   training sentences (~11K word types, so rare words get split into subwords).
+* ``wsj_parsing_words``, ``wsj_parsing_ptb_sample_words``: the same data with one source id
+  per word (``text_encoding/word_encoder.py``), so that input position k is word k, which the
+  decoder's ``slot_signal`` points at.
 * ``wsj_parsing_semisup``: the paper's semi-supervised setting, source vocab 2**15 (32K). Its
   training split is WSJ 02-21 plus every file in ``tmp_dir/semisup/`` (sorted by name): extra
   parsed sentences, one bracketed tree per line, plain or gzip (e.g. the high-confidence and
@@ -330,6 +333,14 @@ class WsjParsingPtbSample(WsjParsingProblem):
     layout = wsj_splits.PTB_SAMPLE
     approx_vocab_size = 2**12
     num_shards = {records.TRAIN: 2, records.DEV: 1, records.TEST: 1}
+
+
+@registry.register_problem
+class WsjParsingWords(WsjParsing):
+    """``wsj_parsing`` with a word-level source vocabulary (one id per word, rare words as
+    shape classes; ``wsj_parsing_ptb_sample_words`` explains why)."""
+
+    source_vocab = "words"
 
 
 @registry.register_problem

@@ -25,13 +25,6 @@ from tests.tools import run_tool
 register_builtins()
 
 
-def _words_problem_on_ldc_layout():
-    """The words problem reading the miniature LDC tree (the sample's split is 0001-0199)."""
-    problem = type(registry.problem("wsj_parsing_ptb_sample_words"))()
-    problem.layout = "auto"
-    return problem
-
-
 @pytest.mark.parametrize(
     "word,signature",
     [
@@ -67,7 +60,7 @@ def test_word_vocab_keeps_frequent_words_and_classes_rare_ones(tmp_path):
 
 def test_words_problem_datagen(tmp_path):
     tmp_dir, data_dir = make_ldc(tmp_path / "raw"), str(tmp_path / "data")
-    problem = _words_problem_on_ldc_layout()  # the miniature LDC tree stands in for the sample here
+    problem = registry.problem("wsj_parsing_words")  # reads the miniature LDC tree
     problem.generate_data(data_dir, str(tmp_dir), progress=False)
     inputs = problem.get_encoders(data_dir)["inputs"]
     assert isinstance(inputs, WordTextEncoder)
@@ -122,13 +115,13 @@ def test_slot_signal_cached_steps_match_the_full_decoder():
 
 def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
     tmp_dir, data_dir = make_ldc(tmp_path / "raw"), tmp_path / "data"
-    problem = _words_problem_on_ldc_layout()
+    problem = registry.problem("wsj_parsing_words")
     problem.generate_data(str(data_dir), str(tmp_dir), progress=False)
     train = tmp_path / "train"
     hparams = "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1,slot_signal=True"
     out = run_tool(
         "t2t-trainer",
-        "--problem=wsj_parsing_ptb_sample_words",
+        "--problem=wsj_parsing_words",
         "--hparams_set=transformer_parsing_cpu",
         f"--hparams={hparams}",
         f"--data_dir={data_dir}",
@@ -140,11 +133,11 @@ def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     saved = json.loads((train / "hparams.json").read_text())
     assert saved["slot_signal"] is True and saved["target_slot_ids"] == "3:51"
-    words = data_dir / "wsj_parsing_ptb_sample_words.test.words"
+    words = data_dir / "wsj_parsing_words.test.words"
     decodes = tmp_path / "decodes.txt"
     out = run_tool(
         "t2t-decoder",
-        "--problem=wsj_parsing_ptb_sample_words",
+        "--problem=wsj_parsing_words",
         f"--data_dir={data_dir}",
         f"--output_dir={train}",
         "--decode_hparams=beam_size=2",
@@ -154,7 +147,7 @@ def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     out = run_tool(
         "t2t-evalb",
-        f"--gold={data_dir / 'wsj_parsing_ptb_sample_words.test.trees'}",
+        f"--gold={data_dir / 'wsj_parsing_words.test.trees'}",
         f"--test={decodes}",
         "--linearized",
         "--json",
@@ -208,7 +201,7 @@ def test_exported_words_parser_with_slot_signal_decodes_like_the_decoder(tmp_pat
     from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
     from t2t_repro.serving.exporter import export_saved_model
 
-    problem = _words_problem_on_ldc_layout()
+    problem = registry.problem("wsj_parsing_words")
     data_dir = str(tmp_path / "data")
     problem.generate_data(data_dir, str(make_ldc(tmp_path / "raw")), progress=False)
     encoders = problem.get_encoders(data_dir)
@@ -238,3 +231,22 @@ def test_exported_words_parser_with_slot_signal_decodes_like_the_decoder(tmp_pat
     # <UNK>), yet both paths know that it closes the quote.
     assert encoders["inputs"].decode(encoders["inputs"].encode("'")) == "<UNK>"
     assert exported[1].split().count("``") == 1 and exported[1].split().count("''") == 1
+
+
+def test_words_datagen_on_the_real_ptb_sample(tmp_path):
+    from tests.test_wsj_parsing import PTB_SAMPLE
+
+    if not PTB_SAMPLE.is_file():
+        pytest.skip(f"{PTB_SAMPLE} is absent (shared fixture data; see ../shared/data/README.md)")
+    problem = registry.problem("wsj_parsing_ptb_sample_words")
+    data_dir = str(tmp_path / "data")
+    summary = problem.generate_data(data_dir, str(PTB_SAMPLE.parent), progress=False)
+    assert summary.pairs == {"train": 3669, "dev": 127, "test": 118}
+    inputs = problem.get_encoders(data_dir)["inputs"]
+    classes = [t for t in inputs.tokens if t.startswith("<unk")]
+    assert inputs.vocab_size == 5633 and len(classes) == 116
+    for split in ("dev", "test"):
+        with open(problem.gold_file(data_dir, split, "words")) as f:
+            for line in f:
+                assert len(inputs.encode(line)) == len(line.split())
+    assert problem.target_slot_ids(data_dir) == "3:51"
