@@ -5,8 +5,9 @@
 
 datagen (wsj_parsing_ptb_sample_words: wsj_0001-0179 train, 0180-0189 dev, 0190-0199 test) ->
 t2t-trainer (time-boxed, bf16; its periodic evaluation decodes the dev sentences and logs the
-EVALB F1, the dev-F1 curve) -> t2t-avg-all -> choices made on dev only: the last checkpoint
-or the average of the last --average_n, then greedy or the paper's beam 21 / alpha 0.3 (both
+EVALB F1, the dev-F1 curve) -> t2t-avg-all -> choices made on dev only: the last checkpoint,
+the average of the last --average_n, or the average of the --average_n around the best point of
+the dev-F1 curve, then greedy or the paper's beam 21 / alpha 0.3 (both
 tree-constrained, the problem's default) -> t2t-decoder on the test sentences with both
 decodes -> t2t-evalb (COLLINS rules), strictly and with --align_punct. Every step is the real
 CLI. Writes results.json and results.md in --work_dir. --skip_training reuses a finished
@@ -116,6 +117,20 @@ def decode_and_score(
     return scored
 
 
+def average(train: str, output_dir: str, n: int, max_step: int) -> str:
+    """t2t-avg-all of the newest ``n`` checkpoints at or before ``max_step`` (kept if a
+    ``--skip_training`` rerun finds it made already)."""
+    if not os.path.exists(os.path.join(output_dir, f"ckpt-{max_step}.index")):
+        run_tool(
+            "t2t-avg-all",
+            f"--model_dir={train}",
+            f"--output_dir={output_dir}",
+            f"--n={n}",
+            f"--max_step={max_step}",
+        )
+    return output_dir
+
+
 def f1(result: dict) -> float:
     return result["evalb"]["all"]["f1"]
 
@@ -165,17 +180,25 @@ def main() -> int:
     stats = training_stats(train)
     curve = dev_f1_curve(args, data, train)
     start = time.time()
-    run_tool("t2t-avg-all", f"--model_dir={train}", f"--output_dir={avg}", f"--n={args.average_n}")
+    candidates = {"avg": average(train, avg, args.average_n, curve[-1]["step"])}
+    candidates["last"] = os.path.join(train, f"ckpt-{curve[-1]['step']}")
+    # The dev-F1 curve peaks before the end when the model starts to memorise the sample: the
+    # average of the checkpoints around its best step is a third candidate.
+    best = max(range(len(curve)), key=lambda k: curve[k]["dev_f1"])
+    end = min(len(curve) - 1, best + args.average_n // 2)
+    if end < len(curve) - 1:
+        path = os.path.join(train, "avg_best")
+        candidates["avg_best"] = average(train, path, args.average_n, curve[end]["step"])
     timings["average_s"] = time.time() - start
 
-    # Choices on dev only: checkpoint (last or averaged, greedy), then decode (greedy or beam).
-    last = os.path.join(train, f"ckpt-{curve[-1]['step']}")
+    # Choices on dev only: checkpoint (greedy dev F1 of each candidate; ties keep the first),
+    # then decode (greedy or beam).
     dev = {
-        "greedy/last": decode_and_score(args, data, train, last, "dev", "greedy", timings),
-        "greedy/avg": decode_and_score(args, data, train, avg, "dev", "greedy", timings),
+        f"greedy/{tag}": decode_and_score(args, data, train, path, "dev", "greedy", timings)
+        for tag, path in candidates.items()
     }
-    checkpoint = avg if f1(dev["greedy/avg"]) >= f1(dev["greedy/last"]) else last
-    tag = "avg" if checkpoint == avg else "last"
+    tag = max(candidates, key=lambda t: f1(dev[f"greedy/{t}"]))
+    checkpoint = candidates[tag]
     dev[f"beam21/{tag}"] = decode_and_score(args, data, train, checkpoint, "dev", "beam21", timings)
     decode = "beam21" if f1(dev[f"beam21/{tag}"]) > f1(dev[f"greedy/{tag}"]) else "greedy"
     test = {

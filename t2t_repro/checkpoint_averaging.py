@@ -77,12 +77,26 @@ def check_output_dir(model_dir: str, output_dir: str) -> None:
 
 
 def average_checkpoints(
-    model_dir: str, output_dir: str, n: int = 8, model_name: str = "transformer", log=None
+    model_dir: str,
+    output_dir: str,
+    n: int = 8,
+    model_name: str = "transformer",
+    log=None,
+    max_step: int | None = None,
 ) -> str:
-    """Writes the average of the last ``n`` checkpoints; returns the new checkpoint prefix."""
+    """Writes the average of the last ``n`` checkpoints (of those at or before ``max_step``,
+    if given: e.g. the ones around the best dev score); returns the new checkpoint prefix."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     check_output_dir(model_dir, output_dir)
     found, skipped = checkpoints_by_step(model_dir)
+    if max_step is not None:
+        newest = found[-1][0]
+        found = [(step, path) for step, path in found if step <= max_step]
+        if not found:
+            raise CheckpointError(
+                f"{model_dir} has no checkpoint at or before step {max_step} (the newest is "
+                f"{newest}); raise --max_step."
+            )
     checkpoints = found[-n:]
     newest = checkpoints[-1][0]
     if os.path.exists(os.path.join(output_dir, f"ckpt-{newest}.index")):

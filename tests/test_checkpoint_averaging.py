@@ -43,6 +43,21 @@ def test_fewer_checkpoints_than_n_warns_and_averages_all(tmp_path):
     assert model.weights[0].numpy().flat[0] == pytest.approx(3.0)  # (1+2+6)/3
 
 
+def test_max_step_averages_the_newest_at_or_before_it(tmp_path):
+    _train_dir_with_known_checkpoints(tmp_path)
+    out = run_tool(
+        "t2t-avg-all", f"--model_dir={tmp_path}", f"--output_dir={tmp_path / 'avg'}", "--n=2",
+        "--max_step=250",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "averaging ckpt-100, ckpt-200" in out.stderr
+    model = build_model("transformer_tiny", vocab_size=30)
+    restore_model(model, str(tmp_path / "avg"))
+    assert model.weights[0].numpy().flat[0] == pytest.approx(1.5)  # (1+2)/2, not 6
+    with pytest.raises(CheckpointError, match="no checkpoint at or before step 50"):
+        average_checkpoints(str(tmp_path), str(tmp_path / "avg2"), n=2, max_step=50)
+
+
 def test_empty_dir_is_a_clear_error(tmp_path):
     with pytest.raises(CheckpointError, match="No checkpoints"):
         average_checkpoints(str(tmp_path), str(tmp_path / "avg"))

@@ -27,6 +27,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="how many of the newest checkpoints "
         "(T2T's default 8; the paper used 5 for base and 20 for big)",
     )
+    parser.add_argument(
+        "--max_step",
+        type=int,
+        default=0,
+        help="not T2T: average the newest n at or before this step (0: the newest n), e.g. "
+        "the checkpoints around the best dev score",
+    )
     parser.add_argument("--model", default="transformer")
     return parser
 
@@ -39,7 +46,11 @@ def run(args: argparse.Namespace) -> int:
         raise cli.UsageError("--n must be at least 1.")
     model_dir = cli.expand(args.model_dir)
     output_dir = cli.expand(args.output_dir) or os.path.join(model_dir, "avg")
-    path = average_checkpoints(model_dir, output_dir, args.n, args.model)
+    if args.max_step < 0:
+        raise cli.UsageError("--max_step must be 0 (the newest checkpoints) or a step.")
+    path = average_checkpoints(
+        model_dir, output_dir, args.n, args.model, max_step=args.max_step or None
+    )
     print(f"wrote {path}")
     return 0
 
