@@ -46,7 +46,10 @@ def test_decoder_eta_starts_after_the_first_batch():
     messages = []
     decoder.log = messages.append
     slow_first = iter([0.3, 0.0, 0.0])
-    decoder.decode_ids = lambda batch: (time.sleep(next(slow_first)), [[]] * len(batch))[1]
+    decoder.decode_ids = lambda batch, words=None: (
+        time.sleep(next(slow_first)),
+        [[]] * len(batch),
+    )[1]
     decoder.decode_lines(["a b", "c", "d e f"])
     assert messages[0] == "decoded 1/3 sentences (first batch, with tracing)"
     eta = float(messages[1].split("ETA ")[1].rstrip("s)"))
