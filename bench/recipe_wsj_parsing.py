@@ -23,6 +23,7 @@ import time
 
 from bench.dev_bleu_curve import training_minutes  # noqa: E402
 from bench.report import event_scalars, training_stats, write_text_atomically  # noqa: E402
+from t2t_repro.checkpoint_files import complete_checkpoints  # noqa: E402
 from t2t_repro.workflow import run_tool  # noqa: E402
 
 # More dropout than transformer_parsing_cpu: an hour of bf16 is ~60 epochs of the sample.
@@ -78,6 +79,15 @@ def dev_f1_curve(args, data: str, train: str) -> list[dict]:
     from bench.dev_f1_curve import dev_f1_curve as decode_curve
 
     return decode_curve(args.problem, data, train, hparams_set=args.hparams_set)
+
+
+def previous_training_timings(results_path: str) -> dict:
+    """datagen_s and train_s of the run a ``--skip_training`` rerun reuses, when recorded."""
+    if not os.path.exists(results_path):
+        return {}
+    with open(results_path, encoding="utf-8") as f:
+        old = json.load(f).get("timings", {})
+    return {key: old[key] for key in ("datagen_s", "train_s") if key in old}
 
 
 def decode_and_score(
@@ -151,7 +161,9 @@ def main() -> int:
     data, train = os.path.join(work, "data"), os.path.join(work, "train")
     avg = os.path.join(train, "avg")
     timings = {}
-    if not args.skip_training:
+    if args.skip_training:  # keep the finished run's datagen and training times
+        timings.update(previous_training_timings(os.path.join(work, "results.json")))
+    else:
         start = time.time()
         run_tool(
             "t2t-datagen",
@@ -180,8 +192,10 @@ def main() -> int:
     stats = training_stats(train)
     curve = dev_f1_curve(args, data, train)
     start = time.time()
-    candidates = {"avg": average(train, avg, args.average_n, curve[-1]["step"])}
-    candidates["last"] = os.path.join(train, f"ckpt-{curve[-1]['step']}")
+    # The run's final checkpoint (a time-boxed run stops between two dev evaluations).
+    final_step, final = complete_checkpoints(train)[-1]
+    stats["steps"] = final_step  # the loss is logged every 100 steps; the checkpoint is exact
+    candidates = {"avg": average(train, avg, args.average_n, final_step), "last": final}
     # The dev-F1 curve peaks before the end when the model starts to memorise the sample: the
     # average of the checkpoints around its best step is a third candidate.
     best = max(range(len(curve)), key=lambda k: curve[k]["dev_f1"])
