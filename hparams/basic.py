@@ -24,6 +24,9 @@ def basic_params1() -> HParams:
         # a multiple of 4, ..., max_length) so that --xla compiles a bounded set of shapes;
         # 0 keeps T2T's buckets (t2t_repro/data/bucketing.py, padded_batching_scheme).
         padded_bucket_step=0.0,
+        # Not T2T: > 0 replaces training source words by their shape class with probability
+        # alpha / (alpha + count) (word-level sources only; t2t_repro/data/word_dropout.py).
+        word_dropout_alpha=0.0,
         eval_drop_long_sequences=False,
         batch_shuffle_size=512,
         max_input_seq_length=0,

@@ -129,6 +129,11 @@ class Problem:
         ``slot_signal``); "" when the targets have no such slots."""
         return ""
 
+    def source_class_ids(self, data_dir: str) -> list[int] | None:
+        """For a word-level source, each source id's shape-class id (``word_dropout_alpha``
+        replaces words by it); None when the source has no classes."""
+        return None
+
     def vocab_sizes(self, data_dir: str) -> tuple[int, int]:
         enc = self.get_encoders(data_dir)
         return enc["inputs"].vocab_size, enc["targets"].vocab_size

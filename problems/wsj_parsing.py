@@ -106,6 +106,12 @@ class WsjParsingProblem(Problem):
             )
         return f"{ids[0]}:{ids[-1] + 1}"
 
+    def source_class_ids(self, data_dir: str) -> list[int] | None:
+        """Words' shape classes (punctuation stays itself: its tag depends on it)."""
+        if self.source_vocab != "words":
+            return None
+        return self.get_encoders(data_dir)["inputs"].class_ids(PUNCTUATION_TAGS)
+
     # -- raw data -----------------------------------------------------------------------------
     def gold_trees(
         self, tmp_dir: str, split: str, stats: TreeReadStats | None = None

@@ -81,6 +81,11 @@ def validate(hp: HParams, source: str = "hparams") -> None:
             f"{source}: padded_bucket_step={step!r} must be > 1 (e.g. 1.2: padded lengths "
             "8, 12, 16, 20, 24, 32, 40, ...) or 0 (T2T's buckets)."
         )
+    if hp.get("word_dropout_alpha", 0) < 0:
+        raise HParamsError(
+            f"{source}: word_dropout_alpha={hp.word_dropout_alpha!r} must be >= 0 (0: off; "
+            "e.g. 0.25 replaces a word seen twice by its class 11% of the time)."
+        )
     if "learning_rate_schedule" in hp:
         from t2t_repro.learning_rate import check_schedule
 

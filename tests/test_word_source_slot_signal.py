@@ -119,6 +119,7 @@ def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
     problem.generate_data(str(data_dir), str(tmp_dir), progress=False)
     train = tmp_path / "train"
     hparams = "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1,slot_signal=True"
+    hparams += ",word_dropout_alpha=0.5"  # word dropout (its own tests: test_word_dropout.py)
     out = run_tool(
         "t2t-trainer",
         "--problem=wsj_parsing_words",
@@ -133,6 +134,7 @@ def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     saved = json.loads((train / "hparams.json").read_text())
     assert saved["slot_signal"] is True and saved["target_slot_ids"] == "3:51"
+    assert saved["word_dropout_alpha"] == 0.5 and "word dropout: alpha 0.5 replaces" in out.stdout
     words = data_dir / "wsj_parsing_words.test.words"
     decodes = tmp_path / "decodes.txt"
     out = run_tool(

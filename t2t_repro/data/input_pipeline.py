@@ -11,6 +11,8 @@ evaluation does none of that.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import tensorflow as tf
 
 from t2t_repro.data import records
@@ -90,8 +92,12 @@ def make_dataset(
     length_multiplier: int = 1,
     seed: int | None = None,
     repeat: bool | None = None,
+    augment: Callable[[tf.data.Dataset], tf.data.Dataset] | None = None,
 ) -> tf.data.Dataset:
-    """Batches ``{"inputs": int32 [B, Li], "targets": int32 [B, Lt]}``, each padded with 0."""
+    """Batches ``{"inputs": int32 [B, Li], "targets": int32 [B, Lt]}``, each padded with 0.
+
+    ``augment`` (training only) transforms the repeated stream of examples before batching
+    (word dropout, ``data/word_dropout.py``)."""
     is_train = mode == TRAIN
     repeat = is_train if repeat is None else repeat
     files = list_shards(filepattern)
@@ -125,6 +131,8 @@ def make_dataset(
         ds = ds.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed)
     if repeat:
         ds = ds.repeat()
+    if is_train and augment is not None:
+        ds = augment(ds)
 
     max_length = hparams.max_length or hparams.batch_size
     if is_train or hparams.get("eval_drop_long_sequences", False):

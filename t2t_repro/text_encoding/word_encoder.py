@@ -86,3 +86,14 @@ class WordTextEncoder(TokenTextEncoder):
     def encode(self, text: str) -> list[int]:
         ids = self._ids
         return [ids[w] if w in ids else ids.get(word_signature(w), UNK_ID) for w in text.split()]
+
+    def class_ids(self, keep: Iterable[str] = ()) -> list[int]:
+        """For each id, the id of its word's shape class, or the id itself: for reserved
+        tokens, the classes, the words of ``keep`` (punctuation) and words whose class is not in
+        the vocabulary. What word dropout (``data/word_dropout.py``) replaces a word by."""
+        ids, keep = self._ids, set(keep)
+        out = list(range(len(self.tokens)))
+        for i, token in enumerate(self.tokens):
+            if i >= len(RESERVED) and token not in keep and not token.startswith("<unk"):
+                out[i] = ids.get(word_signature(token), i)
+        return out

@@ -26,6 +26,7 @@ from t2t_repro import checkpoint_files, hparams_checks, registry
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, list_shards, make_dataset
 from t2t_repro.data.records import find_corrupt_record
 from t2t_repro.data.text_files import DataError
+from t2t_repro.data.word_dropout import make_word_dropout, replaced_share, source_id_counts
 from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.model_loading import CheckpointError
@@ -81,6 +82,7 @@ class Trainer:
         else:
             check_saved(cfg.output_dir, hp, cfg.hparams_set)
         self.hparams = hp
+        self.augment = self._word_dropout()
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
         with self.strategy.scope():
@@ -120,6 +122,7 @@ class Trainer:
                 input_context=ctx,
                 length_multiplier=self.problem.batch_size_multiplier,
                 seed=self.cfg.random_seed,
+                augment=self.augment,
             )
             return ds.skip(skip) if skip else ds
 
@@ -141,6 +144,21 @@ class Trainer:
                 "restore the same shards, or use a new --output_dir."
             ) from None
         return feed
+
+    def _word_dropout(self):
+        """The training input's word dropout (``data/word_dropout.py``), or None."""
+        alpha = self.hparams.get("word_dropout_alpha", 0)
+        if not alpha:
+            return None
+        class_ids = self.problem.source_class_ids(self.cfg.data_dir)
+        shards = list_shards(self.problem.filepattern(self.cfg.data_dir, "train"))
+        counts = source_id_counts(shards, self.hparams.input_vocab_size) if class_ids else None
+        augment = make_word_dropout(class_ids, counts, alpha, self.cfg.random_seed)
+        share = replaced_share(counts, class_ids, alpha)
+        print(
+            f"word dropout: alpha {alpha} replaces {share:.1%} of training source words", flush=True
+        )
+        return augment
 
     def _eval_dataset(self):
         pattern = self.problem.filepattern(self.cfg.data_dir, "dev")
