@@ -23,6 +23,7 @@ import time
 
 from bench.dev_bleu_curve import training_minutes  # noqa: E402
 from bench.report import event_scalars, training_stats, write_text_atomically  # noqa: E402
+from bench.side_by_side import run_side_by_side  # noqa: E402
 from t2t_repro.checkpoint_files import complete_checkpoints  # noqa: E402
 from t2t_repro.workflow import run_tool  # noqa: E402
 
@@ -61,6 +62,13 @@ def parse_args() -> argparse.Namespace:
         help="steps between checkpoints and dev evaluations (dev F1 included)",
     )
     parser.add_argument("--average_n", type=int, default=5)
+    parser.add_argument(
+        "--members",
+        type=int,
+        default=2,
+        help="models trained side by side (other seeds), each on its share of the cores; "
+        "the ensemble of all is a candidate on dev. 1: one model on every core",
+    )
     parser.add_argument("--work_dir", default="out/wsj_parsing")
     parser.add_argument("--tmp_dir", default=SHARED)
     parser.add_argument("--skip_training", action="store_true")
@@ -91,14 +99,21 @@ def previous_training_timings(results_path: str) -> dict:
 
 
 def decode_and_score(
-    args, data: str, train: str, checkpoint: str, split: str, name: str, timings: dict
+    args,
+    data: str,
+    train: str,
+    checkpoint: str,
+    split: str,
+    name: str,
+    timings: dict,
+    label: str = "",
 ) -> dict:
-    """t2t-decoder on a split's sentences, then t2t-evalb strict and --align_punct."""
+    """t2t-decoder on a split's sentences, then t2t-evalb strict and --align_punct.
+    ``checkpoint`` may name several, comma-separated (an ensemble; ``label`` names it)."""
     words = os.path.join(data, f"{args.problem}.{split}.words")
     gold = os.path.join(data, f"{args.problem}.{split}.trees")
-    decodes = os.path.join(
-        train, f"decode_{split}.{name}.{os.path.basename(checkpoint)}.linearized"
-    )
+    label = label or os.path.basename(checkpoint)
+    decodes = os.path.join(train, f"decode_{split}.{name}.{label}.linearized")
     start = time.time()
     run_tool(
         "t2t-decoder",
@@ -110,8 +125,8 @@ def decode_and_score(
         f"--decode_from_file={words}",
         f"--decode_to_file={decodes}",
     )
-    timings[f"decode_{split}_{name}_{os.path.basename(checkpoint)}_s"] = time.time() - start
-    scored = {"file": decodes, "decode_hparams": DECODES[name]}
+    timings[f"decode_{split}_{name}_{label}_s"] = time.time() - start
+    scored = {"file": decodes, "decode_hparams": DECODES[name], "checkpoint": checkpoint}
     for scoring, extra in (("evalb", ()), ("evalb_align_punct", ("--align_punct",))):
         scored[scoring] = json.loads(
             run_tool(
@@ -155,11 +170,76 @@ def row(split: str, name: str, scoring: str, result: dict) -> str:
     )
 
 
+def member_dirs(work: str, members: int) -> list[str]:
+    """Training dirs: ``train`` for the first member (a single-model run's name), then
+    ``train2``, ``train3``, ..."""
+    return [os.path.join(work, "train" if k == 0 else f"train{k + 1}") for k in range(members)]
+
+
+def train_members(args, data: str, trains: list[str]) -> None:
+    """Trains every member for ``--minutes``: one trainer alone, or several side by side on
+    disjoint cores (``bench/side_by_side.py``); the members differ only in their random seed."""
+    flags = [
+        [
+            f"--problem={args.problem}",
+            f"--hparams_set={args.hparams_set}",
+            f"--hparams={args.hparams}",
+            f"--data_dir={data}",
+            f"--output_dir={train}",
+            f"--train_steps={args.train_steps}",
+            f"--max_train_seconds={args.minutes * 60}",
+            f"--mixed_precision={args.mixed_precision}",
+            "--no-attention_images",
+            f"--local_eval_frequency={args.eval_every}",
+            "--keep_checkpoint_max=100",
+            "--eval_bleu_examples=1000",
+        ]
+        for train in trains
+    ]
+    if len(trains) == 1:
+        run_tool("t2t-trainer", *flags[0])
+    else:
+        logs = [f"{train}.log" for train in trains]
+        run_side_by_side("t2t-trainer", flags, logs)
+
+
+def choose_checkpoint(args, data: str, train: str, timings: dict) -> tuple[dict, dict, str]:
+    """(stats with the dev-F1 curve, greedy dev results by candidate, chosen candidate) of one
+    member: its final checkpoint, the average of the last ``--average_n``, or the average
+    around the peak of its dev-F1 curve, chosen by greedy dev F1 (ties keep the first)."""
+    stats = training_stats(train)
+    stats["dev_f1_curve"] = dev_f1_curve(args, data, train)
+    curve = stats["dev_f1_curve"]
+    # The run's final checkpoint (a time-boxed run stops between two dev evaluations).
+    final_step, final = complete_checkpoints(train)[-1]
+    stats["steps"] = final_step  # the loss is logged every 100 steps; the checkpoint is exact
+    start = time.time()
+    avg = os.path.join(train, "avg")
+    candidates = {"avg": average(train, avg, args.average_n, final_step), "last": final}
+    # The dev-F1 curve peaks before the end when the model starts to memorise the sample: the
+    # average of the checkpoints around its best step is a third candidate.
+    best = max(range(len(curve)), key=lambda k: curve[k]["dev_f1"])
+    end = min(len(curve) - 1, best + args.average_n // 2)
+    if end < len(curve) - 1:
+        path = os.path.join(train, "avg_best")
+        candidates["avg_best"] = average(train, path, args.average_n, curve[end]["step"])
+    timings[f"average_{os.path.basename(train)}_s"] = time.time() - start
+    dev = {
+        f"greedy/{tag}": decode_and_score(args, data, train, path, "dev", "greedy", timings)
+        for tag, path in candidates.items()
+    }
+    tag = max(candidates, key=lambda t: f1(dev[f"greedy/{t}"]))
+    stats["chosen_checkpoint"] = candidates[tag]
+    stats["averages"] = [path for t, path in candidates.items() if t != "last"]
+    return stats, dev, tag
+
+
 def main() -> int:
     args = parse_args()
     work = os.path.abspath(args.work_dir)
-    data, train = os.path.join(work, "data"), os.path.join(work, "train")
-    avg = os.path.join(train, "avg")
+    data = os.path.join(work, "data")
+    trains = member_dirs(work, args.members)
+    train = trains[0]
     timings = {}
     if args.skip_training:  # keep the finished run's datagen and training times
         timings.update(previous_training_timings(os.path.join(work, "results.json")))
@@ -173,96 +253,111 @@ def main() -> int:
         )
         timings["datagen_s"] = time.time() - start
         start = time.time()
-        run_tool(
-            "t2t-trainer",
-            f"--problem={args.problem}",
-            f"--hparams_set={args.hparams_set}",
-            f"--hparams={args.hparams}",
-            f"--data_dir={data}",
-            f"--output_dir={train}",
-            f"--train_steps={args.train_steps}",
-            f"--max_train_seconds={args.minutes * 60}",
-            f"--mixed_precision={args.mixed_precision}",
-            "--no-attention_images",
-            f"--local_eval_frequency={args.eval_every}",
-            "--keep_checkpoint_max=100",
-            "--eval_bleu_examples=1000",
-        )
+        train_members(args, data, trains)
         timings["train_s"] = time.time() - start
-    stats = training_stats(train)
-    curve = dev_f1_curve(args, data, train)
-    start = time.time()
-    # The run's final checkpoint (a time-boxed run stops between two dev evaluations).
-    final_step, final = complete_checkpoints(train)[-1]
-    stats["steps"] = final_step  # the loss is logged every 100 steps; the checkpoint is exact
-    candidates = {"avg": average(train, avg, args.average_n, final_step), "last": final}
-    # The dev-F1 curve peaks before the end when the model starts to memorise the sample: the
-    # average of the checkpoints around its best step is a third candidate.
-    best = max(range(len(curve)), key=lambda k: curve[k]["dev_f1"])
-    end = min(len(curve) - 1, best + args.average_n // 2)
-    if end < len(curve) - 1:
-        path = os.path.join(train, "avg_best")
-        candidates["avg_best"] = average(train, path, args.average_n, curve[end]["step"])
-    timings["average_s"] = time.time() - start
 
-    # Choices on dev only: checkpoint (greedy dev F1 of each candidate; ties keep the first),
-    # then decode (greedy or beam).
-    dev = {
-        f"greedy/{tag}": decode_and_score(args, data, train, path, "dev", "greedy", timings)
-        for tag, path in candidates.items()
-    }
-    tag = max(candidates, key=lambda t: f1(dev[f"greedy/{t}"]))
-    checkpoint = candidates[tag]
-    dev[f"beam21/{tag}"] = decode_and_score(args, data, train, checkpoint, "dev", "beam21", timings)
-    decode = "beam21" if f1(dev[f"beam21/{tag}"]) > f1(dev[f"greedy/{tag}"]) else "greedy"
+    # Choices on dev only: each member's checkpoint (greedy dev F1), then one model or the
+    # ensemble of all (greedy dev F1), then greedy or beam (dev F1).
+    members, dev = [], {}
+    for k, member in enumerate(trains):
+        stats, member_dev, tag = choose_checkpoint(args, data, member, timings)
+        members.append(stats)
+        prefix = "" if len(trains) == 1 else f"member{k + 1}/"
+        dev.update({prefix + name: result for name, result in member_dev.items()})
+        stats["chosen_dev_name"] = f"{prefix}greedy/{tag}"
+    best = max(range(len(members)), key=lambda k: f1(dev[members[k]["chosen_dev_name"]]))
+    checkpoint, label = members[best]["chosen_checkpoint"], f"member{best + 1}"
+    greedy = dev[members[best]["chosen_dev_name"]]
+    model_dir = trains[best]  # its hparams.json; an ensemble finds each member's
+    if len(trains) > 1:
+        # Two ensembles: every member's chosen checkpoint, and every member's averages (the
+        # last --average_n and the ones around its dev-F1 peak: two points of one run differ).
+        ensembles = {"ensemble": [m["chosen_checkpoint"] for m in members]}
+        averages = [path for m in members for path in m["averages"]]
+        if len(averages) > len(members):
+            ensembles["ensemble_averages"] = averages
+        for name, paths in ensembles.items():
+            dev[f"greedy/{name}"] = decode_and_score(
+                args, data, train, ",".join(paths), "dev", "greedy", timings, name
+            )
+            if f1(dev[f"greedy/{name}"]) > f1(greedy):
+                checkpoint, label, greedy = ",".join(paths), name, dev[f"greedy/{name}"]
+                model_dir = train
+    dev[f"beam21/{label}"] = decode_and_score(
+        args, data, model_dir, checkpoint, "dev", "beam21", timings, label
+    )
+    decode = "beam21" if f1(dev[f"beam21/{label}"]) > f1(greedy) else "greedy"
     test = {
-        name: decode_and_score(args, data, train, checkpoint, "test", name, timings)
+        name: decode_and_score(args, data, model_dir, checkpoint, "test", name, timings, label)
         for name in ("greedy", "beam21")
     }
+    if label.startswith("ensemble"):  # for the record (not a choice): the best member alone
+        single = members[best]["chosen_checkpoint"]
+        test[f"beam21/member{best + 1} alone"] = decode_and_score(
+            args, data, trains[best], single, "test", "beam21", timings, f"member{best + 1}"
+        )
 
+    first = members[0]
     summary = {
         "problem": args.problem,
         "hparams_set": args.hparams_set,
         "hparams": args.hparams,
         "mixed_precision": args.mixed_precision,
+        "members": len(trains),
         "timings": timings,
-        **stats,
-        "dev_f1_curve": curve,
-        "chosen_on_dev": {"checkpoint": checkpoint, "decode": decode},
+        "steps": first["steps"],
+        "tokens_per_sec": first["tokens_per_sec"],
+        "dev_f1_curve": first["dev_f1_curve"],
+        "member_runs": members,
+        "chosen_on_dev": {"checkpoint": checkpoint, "model": label, "decode": decode},
         "dev": dev,
         "test": test,
     }
     write_text_atomically(os.path.join(work, "results.json"), json.dumps(summary, indent=2))
+    table = results_markdown(args, summary, members, label, decode)
+    write_text_atomically(os.path.join(work, "results.md"), table)
+    print("\n" + table)
+    print(f"results: {os.path.join(work, 'results.json')}")
+    return 0
+
+
+def results_markdown(args, summary: dict, members: list[dict], label: str, decode: str) -> str:
     head = (
         "| split | decode | scoring | F1 | precision | recall | complete match | scored "
         "| errors | tagging acc. | repaired outputs |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = [
-        row("dev", name, s, r) for name, r in dev.items() for s in ("evalb", "evalb_align_punct")
+        row(split, name, s, r)
+        for split in ("dev", "test")
+        for name, r in summary[split].items()
+        for s in ("evalb", "evalb_align_punct")
     ]
-    rows += [
-        row("test", name, s, r) for name, r in test.items() for s in ("evalb", "evalb_align_punct")
-    ]
-    curve_rows = "\n".join(
-        f"| {p['step']} | {p['training_minutes'] or 0:.1f} | {p['dev_f1']:.2f} |" for p in curve
-    )
+    timings = summary["timings"]
     train_minutes = (
-        timings["train_s"] / 60 if "train_s" in timings else curve[-1]["training_minutes"]
+        timings["train_s"] / 60
+        if "train_s" in timings
+        else members[0]["dev_f1_curve"][-1]["training_minutes"]
     )
-    table = (
+    runs = "; ".join(
+        f"member {k + 1}: {m['steps']} steps, {m['tokens_per_sec']:.0f} target tokens/s"
+        for k, m in enumerate(members)
+    )
+    text = (
         f"{args.problem}, {args.hparams_set} ({args.hparams}), {args.mixed_precision or 'fp32'}, "
-        f"{train_minutes or 0:.1f} min training, {stats['steps']} steps, "
-        f"{stats['tokens_per_sec']:.0f} target tokens/s. Chosen on dev: {tag} checkpoint, "
-        f"{decode}.\n\n" + head + "\n".join(rows) + "\n\nDev F1 (strict EVALB, greedy, "
-        "tree-constrained) during training:\n\n| step | minutes | dev F1 |\n|---|---|---|\n"
-        + curve_rows
-        + "\n"
+        f"{train_minutes or 0:.1f} min training, {len(members)} model(s) side by side ({runs}). "
+        f"Chosen on dev: {label}, {decode}.\n\n" + head + "\n".join(rows) + "\n"
     )
-    write_text_atomically(os.path.join(work, "results.md"), table)
-    print("\n" + table)
-    print(f"results: {os.path.join(work, 'results.json')}")
-    return 0
+    for k, m in enumerate(members):
+        curve_rows = "\n".join(
+            f"| {p['step']} | {p['training_minutes'] or 0:.1f} | {p['dev_f1']:.2f} |"
+            for p in m["dev_f1_curve"]
+        )
+        text += (
+            f"\nDev F1 of member {k + 1} (strict EVALB, greedy, tree-constrained) during "
+            "training:\n\n| step | minutes | dev F1 |\n|---|---|---|\n" + curve_rows + "\n"
+        )
+    return text
 
 
 if __name__ == "__main__":

@@ -53,10 +53,11 @@ USER_ERRORS = (
 )
 
 
-def load_decoder_from_flags(args: argparse.Namespace, *required: str):
+def load_decoder_from_flags(args: argparse.Namespace, *required: str, allow_ensemble: bool = False):
     """The decoder (``decoding.runner.DecoderSetup``) of the trained model that the shared
     flags name: --problem, --data_dir, --output_dir or --checkpoint_path, --hparams_set,
-    --hparams, --decode_hparams, --model; ``required`` names further flags that must be set."""
+    --hparams, --decode_hparams, --model; ``required`` names further flags that must be set.
+    ``allow_ensemble``: --checkpoint_path may name several checkpoints (t2t-decoder)."""
     from t2t_repro.decoding import runner
 
     require(args, "problem", "data_dir", *required)
@@ -68,9 +69,12 @@ def load_decoder_from_flags(args: argparse.Namespace, *required: str):
         args.hparams,
         expand(args.data_dir),
         expand(args.output_dir),
-        expand(args.checkpoint_path),
+        ",".join(expand(p.strip()) for p in args.checkpoint_path.split(","))
+        if args.checkpoint_path
+        else "",
         args.decode_hparams,
         args.model,
+        allow_ensemble=allow_ensemble,
     )
 
 

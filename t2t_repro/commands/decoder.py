@@ -4,6 +4,7 @@
         --decode_from_file=src.en --decode_to_file=out.de \
         --decode_hparams="beam_size=4,alpha=0.6,extra_length=50"
     t2t-decoder ... --decode_interactive
+    t2t-decoder ... --checkpoint_path=RUN1/avg,RUN2/avg   (an ensemble of two runs)
     t2t-decoder ... (no file: decodes the problem's dev split, or test with --eval_use_test_set)
 """
 
@@ -22,7 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--checkpoint_path",
         default="",
-        help="a checkpoint prefix or directory (default: the latest in --output_dir)",
+        help="a checkpoint prefix or directory (default: the latest in --output_dir); "
+        "several, comma-separated, decode as an ensemble (their probabilities averaged; "
+        "each member's hparams.json is read from its checkpoint's directory or its parent)",
     )
     parser.add_argument(
         "--decode_hparams",
@@ -48,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         runner.check_decode_paths(
             cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
         )
-    setup = cli.load_decoder_from_flags(args)
+    setup = cli.load_decoder_from_flags(args, allow_ensemble=True)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     if args.decode_interactive:
         runner.decode_interactive(setup)
@@ -60,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {out}", file=sys.stderr)
     else:
         split = "test" if args.eval_use_test_set else "dev"
-        out_dir = cli.expand(args.output_dir or os.path.dirname(args.checkpoint_path))
+        first_checkpoint = args.checkpoint_path.split(",")[0]
+        out_dir = cli.expand(args.output_dir or os.path.dirname(first_checkpoint))
         out, ref = runner.decode_split(setup, cli.expand(args.tmp_dir), split, out_dir)
         print(f"wrote {out} (references: {ref})", file=sys.stderr)
     return 0

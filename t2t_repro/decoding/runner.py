@@ -12,10 +12,11 @@ from t2t_repro import registry
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.data.text_files import iter_raw_lines
+from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
 from t2t_repro.decoding.precision import decoding_policy
 from t2t_repro.hparam import HParams
-from t2t_repro.model_loading import load_trained_model
+from t2t_repro.model_loading import HPARAMS_FILE, load_trained_model
 from t2t_repro.paths import expect_file_destination
 
 
@@ -26,6 +27,7 @@ class DecoderSetup:
     problem: object
     checkpoint: str
     model: object  # the restored model (the exporter and attention maps use it directly)
+    # or, for several checkpoints, their ``Ensemble`` (t2t-decoder only)
 
 
 def load_decoder(
@@ -37,24 +39,73 @@ def load_decoder(
     checkpoint_path: str = "",
     decode_overrides: str = "",
     model_name: str = "transformer",
+    allow_ensemble: bool = False,
 ) -> DecoderSetup:
     """The trained model and a decoder for it. Every name and override (decode hparams too)
-    is checked before the vocabulary or checkpoint is read."""
+    is checked before the vocabulary or checkpoint is read. With ``allow_ensemble``,
+    ``checkpoint_path`` may name several checkpoints (comma-separated; ``ensemble_members``):
+    the decoder then averages their probabilities (``decoding/ensemble.py``)."""
     defaults = getattr(registry.problem(problem_name), "decode_defaults", None)
     dhp = decode_hparams(decode_overrides, defaults)
-    with decoding_policy(dhp.precision):
-        trained = load_trained_model(
-            output_dir,
-            checkpoint_path=checkpoint_path,
-            problem_name=problem_name,
-            data_dir=data_dir,
-            hparams_set=hparams_set,
-            hparams_overrides=hparams_overrides,
-            model_name=model_name,
+    members = ensemble_members(checkpoint_path, output_dir)
+    if len(members) > 1 and not allow_ensemble:
+        raise EnsembleError(
+            f"--checkpoint_path names {len(members)} checkpoints; this tool takes one "
+            "(only t2t-decoder decodes an ensemble)."
         )
-    encoders = trained.problem.get_encoders(data_dir)
-    decoder = LineDecoder(trained.model, encoders["inputs"], encoders["targets"], dhp)
-    return DecoderSetup(decoder, dhp, trained.problem, trained.checkpoint, trained.model)
+    with decoding_policy(dhp.precision):
+        trained = [
+            load_trained_model(
+                member_dir,
+                checkpoint_path=member_checkpoint,
+                problem_name=problem_name,
+                data_dir=data_dir,
+                hparams_set=hparams_set,
+                hparams_overrides=hparams_overrides,
+                model_name=model_name,
+            )
+            for member_dir, member_checkpoint in members
+        ]
+    model = trained[0].model if len(trained) == 1 else Ensemble([t.model for t in trained])
+    problem = trained[0].problem
+    encoders = problem.get_encoders(data_dir)
+    decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp)
+    checkpoint = ",".join(t.checkpoint for t in trained)
+    return DecoderSetup(decoder, dhp, problem, checkpoint, model)
+
+
+def ensemble_members(checkpoint_path: str, output_dir: str) -> list[tuple[str, str]]:
+    """(training dir, checkpoint) of each model that ``checkpoint_path`` names.
+
+    One path (or none) is the usual single model: its hparams come from ``output_dir`` (when
+    it is not given, from the checkpoint's directory or its parent, as below). Several,
+    comma-separated, make an ensemble; each member's hparams.json is looked for in its
+    checkpoint's directory, then in that directory's parent (``TRAIN/avg`` -> ``TRAIN``),
+    then in ``output_dir``.
+    """
+    paths = [p.strip() for p in checkpoint_path.split(",")] if checkpoint_path else [""]
+    if len(paths) == 1 and (output_dir or not paths[0]):
+        return [(output_dir, paths[0])]
+    if "" in paths:
+        raise EnsembleError(f"--checkpoint_path={checkpoint_path!r} has an empty entry.")
+    members = []
+    for path in paths:
+        directory = path if os.path.isdir(path) else os.path.dirname(path)
+        candidates = (directory, os.path.dirname(directory), output_dir)
+        found = next(
+            (d for d in candidates if d and os.path.exists(os.path.join(d, HPARAMS_FILE))),
+            None,
+        )
+        if found is None and len(paths) == 1:  # the loader says what is missing
+            return [(output_dir, path)]
+        if found is None:
+            raise EnsembleError(
+                f"ensemble member {path!r}: no {HPARAMS_FILE} in {directory!r}, its parent or "
+                "--output_dir; name checkpoints inside (or averaged beside) a t2t-trainer "
+                "output_dir."
+            )
+        members.append((found, path))
+    return members
 
 
 def default_output_name(
