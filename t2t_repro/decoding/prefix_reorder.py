@@ -31,37 +31,14 @@ def prefix_lengths(buffer_length: int, step: int = PREFIX_STEP) -> list[int]:
     return [p for p in range(step, buffer_length, step)] + [buffer_length]
 
 
-def _split(states, time_keys, inside=False):
-    """(buffers, rebuild): the time-indexed leaves of ``states`` (those under a key in
-    ``time_keys``) in a flat list, and a function that puts new ones back in place, reordering
-    every other leaf by ``gather``."""
+def _time_flags(states, time_keys, inside: bool = False):
+    """The structure of ``states`` with True at its time-indexed buffers: [B, beam, h, L, d]
+    tensors of static length under a key in ``time_keys``."""
     if isinstance(states, dict):
-        parts = {k: _split(v, time_keys, inside or k in time_keys) for k, v in states.items()}
-        buffers = [b for k in parts for b in parts[k][0]]
-
-        def rebuild(new_buffers, gather):
-            out, at = {}, 0
-            for k, (own, fn) in parts.items():
-                out[k] = fn(new_buffers[at : at + len(own)], gather)
-                at += len(own)
-            return out
-
-        return buffers, rebuild
+        return {k: _time_flags(v, time_keys, inside or k in time_keys) for k, v in states.items()}
     if isinstance(states, (tuple, list)):
-        parts = [_split(v, time_keys, inside) for v in states]
-        buffers = [b for own, _ in parts for b in own]
-
-        def rebuild(new_buffers, gather):
-            out, at = [], 0
-            for own, fn in parts:
-                out.append(fn(new_buffers[at : at + len(own)], gather))
-                at += len(own)
-            return type(states)(out)
-
-        return buffers, rebuild
-    if inside and states.shape.rank == TIME_AXIS + 2 and states.shape[TIME_AXIS] is not None:
-        return [states], lambda new, gather: new[0]
-    return [], lambda new, gather: gather(states)
+        return type(states)(_time_flags(v, time_keys, inside) for v in states)
+    return inside and states.shape.rank == TIME_AXIS + 2 and states.shape[TIME_AXIS] is not None
 
 
 def prefix_reorder(time_keys):
@@ -69,13 +46,13 @@ def prefix_reorder(time_keys):
     reordered over their first ``i + 1`` positions (rounded up), every other leaf in full."""
 
     def reorder(states, parents, i):
-        buffers, rebuild = _split(states, time_keys)
-        if not buffers:
+        flat = tf.nest.flatten(states)
+        flags = tf.nest.flatten(_time_flags(states, time_keys))
+        buffers = [s for s, is_buffer in zip(flat, flags, strict=True) if is_buffer]
+        lengths = {b.shape[TIME_AXIS] for b in buffers}
+        if len(lengths) != 1:  # nothing to shorten, or buffers of different lengths
             return tf.nest.map_structure(lambda s: gather_beams(s, parents), states)
-        length = buffers[0].shape[TIME_AXIS]
-        if any(b.shape[TIME_AXIS] != length for b in buffers):
-            return tf.nest.map_structure(lambda s: gather_beams(s, parents), states)
-        lengths = prefix_lengths(length)
+        prefixes = prefix_lengths(lengths.pop())
 
         def branch(prefix):
             def copy_prefix():
@@ -91,8 +68,14 @@ def prefix_reorder(time_keys):
             return copy_prefix
 
         # Positions 0..i are written after step i: the smallest listed prefix >= i + 1.
-        index = tf.minimum((i + PREFIX_STEP) // PREFIX_STEP - 1, len(lengths) - 1)
-        new_buffers = tf.switch_case(index, [branch(p) for p in lengths])
-        return rebuild(new_buffers, lambda s: gather_beams(s, parents))
+        index = tf.minimum((i + PREFIX_STEP) // PREFIX_STEP - 1, len(prefixes) - 1)
+        reordered = iter(tf.switch_case(index, [branch(p) for p in prefixes]))
+        return tf.nest.pack_sequence_as(
+            states,
+            [
+                next(reordered) if is_buffer else gather_beams(s, parents)
+                for s, is_buffer in zip(flat, flags, strict=True)
+            ],
+        )
 
     return reorder
