@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from t2t_repro.decoding.top_k import top_k
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 INF = 1.0 * 1e7
@@ -132,7 +133,7 @@ def beam_search(
         log_probs = log_probs + alive_log_probs[:, :, None]
         penalty = length_penalty(i + 1, alpha)
         flat_scores = tf.reshape(log_probs / penalty, [batch_size, beam_size * vocab_size])
-        topk_scores, topk_flat_ids = tf.math.top_k(flat_scores, k=2 * beam_size)
+        topk_scores, topk_flat_ids = top_k(flat_scores, 2 * beam_size)  # tf.math.top_k's
         topk_log_probs = topk_scores * penalty  # Recovered as T2T does (not re-gathered).
         topk_parents = topk_flat_ids // vocab_size
         topk_ids = topk_flat_ids % vocab_size
