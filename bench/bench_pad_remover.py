@@ -17,7 +17,6 @@ the per-round time ratio.
 import argparse
 import gzip
 import os
-import platform
 import statistics
 import sys
 import time
@@ -27,7 +26,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from bench.report import emit  # noqa: E402
+from bench.report import cpu_model, emit  # noqa: E402
 from t2t_repro import registry  # noqa: E402
 from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 from t2t_repro.data.bucketing import batching_scheme  # noqa: E402
@@ -94,16 +93,6 @@ def timed(fn, batches) -> float:
         out = fn(batch)
     float(tf.reduce_sum(out))  # Wait for the work.
     return time.perf_counter() - start
-
-
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main() -> None:

@@ -32,7 +32,7 @@ import numpy as np
 import tensorflow as tf
 
 from bench.matmul_peak import matmul_peak
-from bench.report import emit
+from bench.report import cpu_model, emit
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.hparams_lib import create_hparams
@@ -59,18 +59,6 @@ NO_BF16 = (
     "/proc/cpuinfo): TensorFlow emulates bf16 here, so a bf16 slowdown is not a result. "
     "Train in float32 on this CPU."
 )
-
-
-def cpu_model() -> str:
-    """``lscpu``'s model name, from /proc/cpuinfo."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
 
 
 def make_model(hparams_set: str, vocab: int):

@@ -38,7 +38,7 @@ os.dup2(os.open(TF_LOG, os.O_WRONLY | os.O_APPEND), 2)
 
 import tensorflow as tf  # noqa: E402
 
-from bench.report import emit  # noqa: E402
+from bench.report import cpu_model, emit  # noqa: E402
 from t2t_repro import registry  # noqa: E402
 from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset  # noqa: E402
@@ -226,7 +226,7 @@ def main() -> int:
     bare_s = sum(w["bare_s"] for w in timed)
     ratios = [w["trainer_s"] / w["bare_s"] for w in timed]
     report = {
-        "cpu": "1 core of " + _cpu_model(),
+        "cpu": "1 core of " + cpu_model(),
         "problem": args.problem,
         "hparams_set": args.hparams_set,
         "hparams": overrides,
@@ -265,13 +265,6 @@ def main() -> int:
 def _nonpadding(batches: list[dict]) -> float:
     real = sum(real_tokens(b) for b in batches)
     return real / max(1, sum(int(tf.size(b["targets"])) for b in batches))
-
-
-def _cpu_model() -> str:
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 if __name__ == "__main__":

@@ -15,24 +15,13 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-from bench.report import emit
+from bench.report import cpu_model, emit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = os.path.join(ROOT, "..", "shared", "bench")
-
-
-def cpu_model() -> str:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    return next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in out.splitlines()
-            if line.startswith("Model name")
-        ),
-        "unknown",
-    )
 
 
 def runs_for(config: str, args) -> list[list[tuple[str, list[str]]]]:
@@ -53,6 +42,10 @@ def runs_for(config: str, args) -> list[list[tuple[str, list[str]]]]:
     ]
     if config == "small":
         groups[1].append(("ours_fp32_noxla", [*ours, "--xla", "0"]))
+        # The lever of prefix_reorder.py alone: XLA with the whole cache reordered each step.
+        groups[0].append(
+            ("ours_fp32_xla_full_reorder", [*ours, "--xla", "1", "--prefix_reorder", "0"])
+        )
     return groups
 
 
@@ -108,7 +101,11 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--mg_python", default="/work/venv-mg/bin/python")
     parser.add_argument("--kh_python", default="/work/venv-kh/bin/python")
-    parser.add_argument("--lock", default="/work/notes/bench.lock")
+    parser.add_argument(
+        "--lock",
+        default=os.path.join(tempfile.gettempdir(), "t2t_repro_bench.lock"),
+        help="a file every benchmark of a sitting locks, so that timed runs never overlap",
+    )
     parser.add_argument("--core", default="1")
     args = parser.parse_args()
     report = {

@@ -12,6 +12,18 @@ def write_text_atomically(path: str, text: str) -> None:
     atomic_write.write_text_atomically(path, text)
 
 
+def cpu_model() -> str:
+    """The CPU's model name as ``lscpu`` shows it (from /proc/cpuinfo), for every figure."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
 def emit(report: dict, out: str = "") -> None:
     text = json.dumps(report, indent=2)
     print(text)
