@@ -40,8 +40,7 @@ def model():
     return build_model("transformer_tiny", vocab_size=60)
 
 
-@pytest.mark.parametrize("eos_id", [1, -1])  # -1: never emitted, every step runs
-def test_xla_search_ids_and_scores_do_not_change(model, eos_id):
+def test_xla_search_ids_and_scores_do_not_change(model):
     inputs = np.random.default_rng(0).integers(3, 60, size=(6, 20)).astype(np.int32)
     inputs[:, -1] = 1
     results = []
@@ -51,7 +50,7 @@ def test_xla_search_ids_and_scores_do_not_change(model, eos_id):
             alpha=0.6,
             extra_length=40,
             use_xla=True,
-            eos_id=eos_id,
+            eos_id=-1,  # never emitted: every step runs, the prefix grows to the whole buffer
             return_beams=True,
             prefix_reorder=prefix,
         )
