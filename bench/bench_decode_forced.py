@@ -73,13 +73,6 @@ def main() -> int:
     parser.add_argument(
         "--buckets", type=int, choices=[0, 1], default=1, help="0: trace the exact input length"
     )
-    parser.add_argument(
-        "--prefix_reorder",
-        type=int,
-        choices=[0, 1],
-        default=1,
-        help="XLA: reorder only the written prefix of the self-attention cache (0: all of it)",
-    )
     args = parser.parse_args()
 
     t_start = time.perf_counter()
@@ -91,7 +84,6 @@ def main() -> int:
         extra_length=args.extra_len,
         use_xla=bool(args.xla),
         eos_id=NEVER_EMITTED,
-        prefix_reorder=bool(args.prefix_reorder),
         **({} if args.buckets else {"length_buckets": ()}),
     )
     searcher = Searcher(model, config)
@@ -115,7 +107,6 @@ def main() -> int:
         "xla": bool(args.xla),
         "precision": args.precision,
         "length_buckets": list(config.length_buckets),
-        "prefix_reorder": config.prefix_reorder and config.use_xla,
         "batch": args.batch,
         "beam": 4,
         "alpha": 0.6,

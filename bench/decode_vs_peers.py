@@ -42,10 +42,6 @@ def runs_for(config: str, args) -> list[list[tuple[str, list[str]]]]:
     ]
     if config == "small":
         groups[1].append(("ours_fp32_noxla", [*ours, "--xla", "0"]))
-        # The lever of prefix_reorder.py alone: XLA with the whole cache reordered each step.
-        groups[0].append(
-            ("ours_fp32_xla_full_reorder", [*ours, "--xla", "1", "--prefix_reorder", "0"])
-        )
     return groups
 
 

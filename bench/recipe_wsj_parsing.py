@@ -4,15 +4,17 @@
     .venv/bin/python -m bench.recipe_wsj_parsing --minutes=60 --work_dir=/tmp/wsj
 
 datagen (wsj_parsing_ptb_sample_words: wsj_0001-0179 train, 0180-0189 dev, 0190-0199 test) ->
-t2t-trainer (time-boxed, bf16; its periodic evaluation decodes the dev sentences and logs the
-EVALB F1, the dev-F1 curve) -> t2t-avg-all -> choices made on dev only: the last checkpoint,
-the average of the last --average_n, or the average of the --average_n around the best point of
-the dev-F1 curve, then greedy or the paper's beam 21 / alpha 0.3 (both
-tree-constrained, the problem's default) -> t2t-decoder on the test sentences with both
-decodes -> t2t-evalb (COLLINS rules), strictly and with --align_punct. Every step is the real
-CLI. Writes results.json and results.md in --work_dir. --skip_training reuses a finished
---work_dir/train (its dev-F1 curve is decoded from the kept checkpoints if the trainer did not
-log one). With the LDC treebank in --tmp_dir use --problem=wsj_parsing (sections 02-21/22/23).
+--members t2t-trainers side by side, other seeds, each on its share of the cores (time-boxed,
+bf16; their periodic evaluation decodes the dev sentences and logs the EVALB F1, the dev-F1
+curve) -> t2t-avg-all -> choices made on dev only: per member the last checkpoint, the average
+of the last --average_n, or the average of the --average_n around the best point of its dev-F1
+curve; then the best member alone or an ensemble (the members' choices, or every member's
+averages); then greedy or the paper's beam 21 / alpha 0.3 (both tree-constrained, the
+problem's default) -> t2t-decoder on the test sentences with both decodes -> t2t-evalb
+(COLLINS rules), strictly and with --align_punct. Every step is the real CLI. Writes
+results.json and results.md in --work_dir. --skip_training reuses finished --work_dir/train,
+train2, ... (a dev-F1 curve is decoded from the kept checkpoints if the trainer did not log
+one). With the LDC treebank in --tmp_dir use --problem=wsj_parsing (sections 02-21/22/23).
 """
 
 import argparse

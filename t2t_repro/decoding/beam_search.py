@@ -78,7 +78,6 @@ def beam_search(
     stop_early: bool = True,
     constrain_fn=None,
     max_steps=None,
-    reorder_fn=None,
 ):
     """Returns (ids [B, beam, decode_length + 1] int32, scores [B, beam]), best first.
 
@@ -91,9 +90,6 @@ def beam_search(
     inputs rounded up to a few lengths share one compiled search.
     ``constrain_fn(log_probs [N, V], ids [N, D+1], i, states) -> (log_probs, states)``, if
     given, masks each step's log-probs (e.g. ``tree_constraint``); None leaves search as T2T's.
-    ``reorder_fn(states [B, beam, ...], parents [B, beam], i) -> states``, if given, replaces
-    the full reorder of the states by the surviving beams' parents with one that gives the
-    same tensors more cheaply (``prefix_reorder.py``).
     """
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
@@ -152,10 +148,7 @@ def beam_search(
         alive_seq, alive_log_probs, parents = _top_beams(
             alive_scores, beam_size, topk_seq, topk_log_probs, topk_parents
         )
-        if reorder_fn is None:
-            states = tf.nest.map_structure(lambda s: gather_beams(s, parents), states)
-        else:
-            states = reorder_fn(states, parents, i)
+        states = tf.nest.map_structure(lambda s: gather_beams(s, parents), states)
         # grow_finished: old finished + newly finished candidates, top beam by normalised score.
         new_scores = topk_scores + (1.0 - tf.cast(topk_finished, tf.float32)) * -INF
         finished_seq, finished_scores, finished_flags = _top_beams(

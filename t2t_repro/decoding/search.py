@@ -21,7 +21,6 @@ from t2t_repro.decoding import uncached
 from t2t_repro.decoding.beam_search import beam_search
 from t2t_repro.decoding.constant_cache import hoist_constants
 from t2t_repro.decoding.greedy import greedy_search
-from t2t_repro.decoding.prefix_reorder import prefix_reorder
 from t2t_repro.decoding.tree_constraint import TreeConstraint, constrained_step
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
@@ -48,9 +47,6 @@ class SearchConfig:
     # Input lengths are rounded up to one of these (longer ones keep their own length), so
     # a long file traces a few functions instead of one per length. () = one per length.
     length_buckets: tuple[int, ...] = LENGTH_BUCKETS
-    # Under XLA, reorder only the written prefix of the self-attention buffers (same results;
-    # False: the full reorder, for checks and benchmarks).
-    prefix_reorder: bool = True
 
 
 def search(
@@ -112,11 +108,6 @@ def search(
         stop_early=not config.return_beams,
         constrain_fn=constrain_fn,
         max_steps=max_steps,
-        # Under XLA the self-attention buffers are reordered over their written prefix only
-        # (same tensors, less copying; prefix_reorder.py).
-        reorder_fn=prefix_reorder(getattr(model, "TIME_BUFFER_KEYS", ()))
-        if config.use_xla and config.use_cache and config.prefix_reorder
-        else None,
     )
 
 

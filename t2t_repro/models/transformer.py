@@ -213,9 +213,6 @@ class Transformer(keras.Model):
     # Cache entries that no step changes (the encoder's keys/values and padding bias): a
     # search may hold them outside its loop state instead of reordering them every step.
     CONSTANT_CACHE_KEYS = ("encdec_attention", "encoder_bias")
-    # Cache entries that are [N, h, L, d] buffers written one position per step (a search may
-    # reorder only their written prefix: decoding/prefix_reorder.py).
-    TIME_BUFFER_KEYS = ("self_attention",)
 
     def decode_step(self, ids: tf.Tensor, i, cache: dict) -> tuple[tf.Tensor, dict]:
         """Consumes ``ids[:, i]`` (position i) and returns logits [N, V] for position i."""
