@@ -18,14 +18,10 @@ import time
 from t2t_repro.workflow import WorkflowError, tool_module
 
 
-def groups_all() -> list[int]:
-    return sorted(os.sched_getaffinity(0))
-
-
 def core_groups(n: int) -> list[set[int]]:
     """This process's usable cores split into ``n`` disjoint groups of (nearly) equal size;
     with fewer cores than ``n``, every command may use every core (the OS shares them)."""
-    cores = groups_all()
+    cores = sorted(os.sched_getaffinity(0))
     if len(cores) < n:
         return [set(cores) for _ in range(n)]
     return [set(cores[k::n]) for k in range(n)]
@@ -43,13 +39,14 @@ def last_line_with(path: str, word: str) -> str:
 def run_side_by_side(tool: str, arg_lists: list[list[str]], logs: list[str], poll_s=60) -> None:
     """Runs ``tool`` once per argument list, concurrently, on disjoint core groups."""
     groups = core_groups(len(arg_lists))
+    shared = len(groups) > 1 and groups[0] == groups[1]  # more commands than cores
     procs = []
     for args, log, cores in zip(arg_lists, logs, groups, strict=True):
         print(f"\n$ {tool} {' '.join(args)}  (cores {sorted(cores)}, log {log})", flush=True)
         out = open(log, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
         # TensorFlow sizes its thread pools by the cores it may use; with shared cores, one
         # thread each (two trainers on one core would otherwise fight with two threads each).
-        threads = str(len(cores)) if len(arg_lists) <= len(groups_all()) else "1"
+        threads = "1" if shared else str(len(cores))
         env = {**os.environ, "TF_NUM_INTRAOP_THREADS": threads, "TF_NUM_INTEROP_THREADS": "1"}
         proc = subprocess.Popen(
             [sys.executable, "-m", tool_module(tool), *args],

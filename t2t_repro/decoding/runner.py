@@ -84,28 +84,34 @@ def ensemble_members(checkpoint_path: str, output_dir: str) -> list[tuple[str, s
     then in ``output_dir``.
     """
     paths = [p.strip() for p in checkpoint_path.split(",")] if checkpoint_path else [""]
-    if len(paths) == 1 and (output_dir or not paths[0]):
-        return [(output_dir, paths[0])]
+    if len(paths) == 1:  # when nothing is found, the loader says what is missing
+        return [(output_dir or run_dir_of(paths[0]) or "", paths[0])]
     if "" in paths:
         raise EnsembleError(f"--checkpoint_path={checkpoint_path!r} has an empty entry.")
     members = []
     for path in paths:
-        directory = path if os.path.isdir(path) else os.path.dirname(path)
-        candidates = (directory, os.path.dirname(directory), output_dir)
-        found = next(
-            (d for d in candidates if d and os.path.exists(os.path.join(d, HPARAMS_FILE))),
-            None,
-        )
-        if found is None and len(paths) == 1:  # the loader says what is missing
-            return [(output_dir, path)]
+        found = run_dir_of(path) or (output_dir if _has_hparams(output_dir) else None)
         if found is None:
             raise EnsembleError(
-                f"ensemble member {path!r}: no {HPARAMS_FILE} in {directory!r}, its parent or "
+                f"ensemble member {path!r}: no {HPARAMS_FILE} in its directory, its parent or "
                 "--output_dir; name checkpoints inside (or averaged beside) a t2t-trainer "
                 "output_dir."
             )
         members.append((found, path))
     return members
+
+
+def run_dir_of(checkpoint: str) -> str | None:
+    """The training dir of a checkpoint prefix or directory: the one of it, its directory or
+    that directory's parent that holds hparams.json."""
+    if not checkpoint:
+        return None
+    directory = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
+    return next((d for d in (directory, os.path.dirname(directory)) if _has_hparams(d)), None)
+
+
+def _has_hparams(directory: str) -> bool:
+    return bool(directory) and os.path.exists(os.path.join(directory, HPARAMS_FILE))
 
 
 def default_output_name(
