@@ -55,6 +55,9 @@ def transformer_base_v1() -> HParams:
     # which the problem names: target_slot_ids), the decoder also gets the positional signal
     # of "slots emitted so far", i.e. of the input word its next slot is for.
     hp.add_hparam("slot_signal", False)
+    # Not T2T, needs slot_signal: the decoder's input at each position also gets the encoder's
+    # output at that input word (models/transformer.py, Transformer._slot_source).
+    hp.add_hparam("slot_source_feed", False)
     return hp
 
 

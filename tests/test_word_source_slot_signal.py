@@ -11,8 +11,10 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
+from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparam import HParamsError
 from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.layers.attention import attention_bias_ignore_padding
 from t2t_repro.text_encoding.token_encoder import UNK_ID
 from t2t_repro.text_encoding.word_encoder import (
     WordTextEncoder,
@@ -72,10 +74,11 @@ def test_words_problem_datagen(tmp_path):
     assert registry.problem("translate_toy").target_slot_ids(data_dir) == ""
 
 
-def _slot_model(slot_signal: bool):
+def _slot_model(slot_signal: bool, feed: bool = False):
     hp = create_hparams(
         "transformer_tiny",
-        f"hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2,slot_signal={slot_signal}",
+        f"hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2,slot_signal={slot_signal}"
+        f",slot_source_feed={feed}",
         input_vocab_size=50,
         target_vocab_size=50,
         target_slot_ids="3:20",
@@ -113,6 +116,54 @@ def test_slot_signal_cached_steps_match_the_full_decoder():
     assert np.abs(without[:, 0] - full[:, 0]).max() > 1e-3
 
 
+def test_slot_source_feed_needs_slot_signal():
+    with pytest.raises(ValueError, match="slot_source_feed=True .* needs slot_signal=True"):
+        _slot_model(False, feed=True)
+
+
+def test_slot_source_feed_cached_steps_match_the_full_decoder():
+    """The decoder input at position i gets the encoder's output at the word the next slot
+    fills; the incremental steps (XLA) find the same word from the ids decoded so far."""
+    tf.random.set_seed(4)
+    model = _slot_model(True, feed=True)
+    inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0]])
+    length = 8
+    ids = np.zeros([2, length + 1], np.int32)
+    # Both rows emit more slots than they have words: past the end the feed is padding's 0.
+    ids[:, 1:] = [[4, 3, 30, 5, 31, 6, 7, 40], [30, 3, 3, 19, 20, 41, 8, 5]]
+    full = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
+    cache = model.init_cache(inputs, length)
+    step = tf.function(model.decode_step, jit_compile=True)
+    for i in range(length):
+        logits, cache = step(tf.constant(ids), tf.constant(i), cache)
+        np.testing.assert_allclose(logits.numpy(), full[:, i], atol=2e-4, rtol=1e-4)
+    model.slot_source_feed = False  # the same weights without the feed: other logits
+    without = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
+    assert np.abs(without - full).max() > 1e-3
+
+
+def test_slot_source_feed_by_hand():
+    encoder_output = tf.reshape(tf.range(2 * 4 * 3, dtype=tf.float32), [2, 4, 3])
+    bias = attention_bias_ignore_padding(tf.constant([[5, 6, 1, 0], [5, 6, 7, 1]]))
+    slots = tf.constant([[0, 2, 3, 9], [1, 3, 4, 0]])
+    feed = registry.model("transformer")._slot_source(slots, encoder_output, bias).numpy()
+    expected = encoder_output.numpy()[[[0, 0, 0, 0], [1, 1, 1, 1]], [[0, 2, 3, 3], [1, 3, 3, 0]]]
+    expected[0, 2:] = 0  # position 3 of row 1 is padding
+    np.testing.assert_array_equal(feed, expected)
+
+
+@pytest.mark.parametrize("use_xla", [False, True])
+def test_slot_source_feed_beam_search_with_and_without_cache(use_xla):
+    tf.random.set_seed(5)
+    model = _slot_model(True, feed=True)
+    inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0], [11, 12, 13, 14, 1]])
+    config = dict(beam_size=3, alpha=0.6, extra_length=4, use_xla=use_xla)
+    ids, scores = Searcher(model, SearchConfig(**config))(inputs)
+    ids_nc, scores_nc = Searcher(model, SearchConfig(**config, use_cache=False))(inputs)
+    np.testing.assert_array_equal(ids_nc.numpy(), ids.numpy())
+    np.testing.assert_allclose(scores_nc.numpy(), scores.numpy(), atol=1e-4)
+
+
 def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
     tmp_dir, data_dir = make_ldc(tmp_path / "raw"), tmp_path / "data"
     problem = registry.problem("wsj_parsing_words")
@@ -120,6 +171,7 @@ def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
     train = tmp_path / "train"
     hparams = "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1,slot_signal=True"
     hparams += ",word_dropout_alpha=0.5"  # word dropout (its own tests: test_word_dropout.py)
+    hparams += ",slot_source_feed=True"
     out = run_tool(
         "t2t-trainer",
         "--problem=wsj_parsing_words",
@@ -134,6 +186,7 @@ def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     saved = json.loads((train / "hparams.json").read_text())
     assert saved["slot_signal"] is True and saved["target_slot_ids"] == "3:51"
+    assert saved["slot_source_feed"] is True
     assert saved["word_dropout_alpha"] == 0.5 and "word dropout: alpha 0.5 replaces" in out.stdout
     words = data_dir / "wsj_parsing_words.test.words"
     decodes = tmp_path / "decodes.txt"

@@ -113,6 +113,12 @@ class Transformer(keras.Model):
             )
         self.target_space_id = hp.get("target_space_id", 0)
         self.slot_ids = slot_id_range(hp)
+        self.slot_source_feed = bool(hp.get("slot_source_feed", False))
+        if self.slot_source_feed and self.slot_ids is None:
+            raise ValueError(
+                "slot_source_feed=True reads the word each POS slot is for, which needs "
+                "slot_signal=True too (and a problem that names its target_slot_ids)."
+            )
 
     def build(self, features_shape=None) -> None:
         """Creates every variable from the hparams alone (no tracing, no dummy batch)."""
@@ -154,6 +160,8 @@ class Transformer(keras.Model):
         if self.slot_ids is not None:  # Slots among targets[:i] for position i.
             slots = tf.cumsum(self._is_slot(targets), axis=1, exclusive=True)
             y = y + tf.cast(self._slot_signal(slots), y.dtype)
+            if self.slot_source_feed:
+                y = y + tf.cast(self._slot_source(slots, encoder_output, encoder_bias), y.dtype)
         y = self.embedding_dropout(y, training=training)
         self_bias = attention_bias_lower_triangle(tf.shape(targets)[1])
         return self.decoder(
@@ -208,11 +216,14 @@ class Transformer(keras.Model):
         encoder_output, bias = self.encode(inputs)
         cache = self.decoder.init_cache(encoder_output, decode_length)
         cache["encoder_bias"] = bias
+        if self.slot_source_feed:
+            cache["encoder_output"] = encoder_output
         return cache
 
-    # Cache entries that no step changes (the encoder's keys/values and padding bias): a
-    # search may hold them outside its loop state instead of reordering them every step.
-    CONSTANT_CACHE_KEYS = ("encdec_attention", "encoder_bias")
+    # Cache entries that no step changes (the encoder's keys/values and output, the padding
+    # bias): a search may hold them outside its loop state instead of reordering them.
+    CONSTANT_CACHE_KEYS = ("encdec_attention", "encoder_bias", "encoder_output")
+    _MODEL_CACHE_KEYS = ("encoder_bias", "encoder_output")  # not the decoder layers'
 
     def decode_step(self, ids: tf.Tensor, i, cache: dict) -> tuple[tf.Tensor, dict]:
         """Consumes ``ids[:, i]`` (position i) and returns logits [N, V] for position i."""
@@ -224,10 +235,15 @@ class Transformer(keras.Model):
             filled = tf.range(tf.shape(ids)[1]) <= i
             slots = tf.reduce_sum(self._is_slot(ids) * tf.cast(filled, tf.int32), axis=1)
             x = x + tf.cast(self._slot_signal(slots[:, None]), x.dtype)
-        layer_cache = {k: v for k, v in cache.items() if k != "encoder_bias"}
+            if self.slot_source_feed:
+                feed = self._slot_source(
+                    slots[:, None], cache["encoder_output"], cache["encoder_bias"]
+                )
+                x = x + tf.cast(feed, x.dtype)
+        layer_cache = {k: v for k, v in cache.items() if k not in self._MODEL_CACHE_KEYS}
         hidden, layer_cache = self.decoder.step(x, layer_cache, i, cache["encoder_bias"])
         logits = tf.cast(self.softmax.logits(hidden[:, 0]), tf.float32)
-        layer_cache["encoder_bias"] = cache["encoder_bias"]
+        layer_cache.update({k: cache[k] for k in self._MODEL_CACHE_KEYS if k in cache})
         return logits, layer_cache
 
     def _is_slot(self, ids: tf.Tensor) -> tf.Tensor:
@@ -239,6 +255,17 @@ class Transformer(keras.Model):
         flat = tf.cast(tf.reshape(slots, [-1]), tf.float32)
         signal = self.positional.signal_at(flat)
         return tf.reshape(signal, tf.concat([tf.shape(slots), [self.hparams.hidden_size]], 0))
+
+    @staticmethod
+    def _slot_source(slots: tf.Tensor, encoder_output: tf.Tensor, encoder_bias: tf.Tensor):
+        """[B, L] slot counts -> [B, L, d]: the encoder's output at input position ``slots``
+        (the word the next slot is for; past the last position, the last position), 0 where
+        that position is padding. Gives the decoder the word it is about to tag, in context."""
+        last = tf.shape(encoder_output)[1] - 1
+        index = tf.minimum(tf.cast(slots, tf.int32), last)
+        real = tf.cast(encoder_bias[:, 0, 0, :] > -1.0, encoder_output.dtype)  # [B, Ls]
+        feed = tf.gather(encoder_output, index, batch_dims=1)
+        return feed * tf.gather(real, index, batch_dims=1)[..., None]
 
     def build_for(self, batch: int = 1, length: int = 2) -> None:
         """Builds the variables and runs one dummy batch (e.g. before loading weights)."""
