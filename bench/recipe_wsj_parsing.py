@@ -31,10 +31,11 @@ from t2t_repro.workflow import run_tool  # noqa: E402
 
 # More dropout than transformer_parsing_cpu: an hour of bf16 is ~60 epochs of the sample.
 HOUR_HPARAMS = "layer_prepostprocess_dropout=0.3,attention_dropout=0.2"
-# The recipe's default: one source id per word and the decoder's slot signal (docs/parsing.md,
-# "One id per word and the slot signal"; bench/results/parsing_levers_cpu.md measures it).
+# The recipe's default: one source id per word, the decoder's slot signal and the encoder output
+# of the word each slot fills, and word dropout (docs/parsing.md, "One id per word and the slot
+# signal"; bench/results/parsing_levers_cpu.md and parsing_hour_levers_cpu.json measure them).
 PROBLEM = "wsj_parsing_ptb_sample_words"
-RECIPE_HPARAMS = HOUR_HPARAMS + ",slot_signal=True"
+RECIPE_HPARAMS = HOUR_HPARAMS + ",slot_signal=True,slot_source_feed=True,word_dropout_alpha=2"
 SHARED = os.path.join(
     os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
     "..",
