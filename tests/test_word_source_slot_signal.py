@@ -250,7 +250,8 @@ def test_graph_word_encoder_matches_python():
     assert graph == [encoder.encode(s) for s in sentences]
 
 
-def test_exported_words_parser_with_slot_signal_decodes_like_the_decoder(tmp_path):
+@pytest.mark.parametrize("feed", [False, True])
+def test_exported_words_parser_with_slot_signal_decodes_like_the_decoder(tmp_path, feed):
     import keras
 
     from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
@@ -264,7 +265,8 @@ def test_exported_words_parser_with_slot_signal_decodes_like_the_decoder(tmp_pat
     sizes = problem.vocab_sizes(data_dir)
     hp = create_hparams(
         "transformer_tiny",
-        "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1,slot_signal=True",
+        "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1,slot_signal=True"
+        f",slot_source_feed={feed}",
         input_vocab_size=sizes[0],
         target_vocab_size=sizes[1],
         target_slot_ids=problem.target_slot_ids(data_dir),
