@@ -4,7 +4,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.model_utils import build_model
+from tests.model_utils import (
+    assert_cached_search_matches_uncached,
+    assert_cached_steps_match_full_pass,
+    build_model,
+)
 
 
 @pytest.mark.parametrize("hparams_set", ["transformer_base", "transformer_tiny"])
@@ -17,13 +21,7 @@ def test_decode_step_matches_full_decoder(hparams_set):
     rng = np.random.default_rng(0)
     ids = np.zeros([2, length + 1], np.int32)
     ids[:, 1:] = rng.integers(2, 50, size=[2, length])
-    full = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
-
-    cache = model.init_cache(inputs, length)
-    step = tf.function(model.decode_step, jit_compile=True)
-    for i in range(length):
-        logits, cache = step(tf.constant(ids), tf.constant(i), cache)
-        np.testing.assert_allclose(logits.numpy(), full[:, i], atol=2e-4, rtol=1e-4)
+    assert_cached_steps_match_full_pass(model, inputs, ids)
 
 
 def test_model_config_round_trip():
@@ -35,14 +33,8 @@ def test_model_config_round_trip():
 
 @pytest.mark.parametrize("beam_size,use_xla", [(1, False), (3, False), (3, True)])
 def test_search_with_and_without_cache_agree(beam_size, use_xla):
-    from t2t_repro.decoding.search import SearchConfig, Searcher
-
     model = build_model(
         "transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2"
     )
     inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0], [11, 12, 13, 14, 1]])
-    config = dict(beam_size=beam_size, alpha=0.6, extra_length=4, use_xla=use_xla)
-    ids, scores = Searcher(model, SearchConfig(**config))(inputs)
-    ids_nc, scores_nc = Searcher(model, SearchConfig(**config, use_cache=False))(inputs)
-    np.testing.assert_array_equal(ids_nc.numpy(), ids.numpy())
-    np.testing.assert_allclose(scores_nc.numpy(), scores.numpy(), atol=1e-4)
+    assert_cached_search_matches_uncached(model, inputs, beam_size, use_xla)

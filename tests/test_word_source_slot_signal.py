@@ -11,7 +11,6 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
-from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparam import HParamsError
 from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.layers.attention import attention_bias_ignore_padding
@@ -20,6 +19,10 @@ from t2t_repro.text_encoding.word_encoder import (
     WordTextEncoder,
     build_word_vocab,
     word_signature,
+)
+from tests.model_utils import (
+    assert_cached_search_matches_uncached,
+    assert_cached_steps_match_full_pass,
 )
 from tests.test_wsj_parsing import make_ldc
 from tests.tools import run_tool
@@ -103,12 +106,7 @@ def test_slot_signal_cached_steps_match_the_full_decoder():
     length = 7
     ids = np.zeros([2, length + 1], np.int32)
     ids[:, 1:] = [[4, 30, 5, 31, 6, 7, 40], [30, 30, 3, 19, 20, 41, 8]]  # slots: ids 3..19
-    full = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
-    cache = model.init_cache(inputs, length)
-    step = tf.function(model.decode_step, jit_compile=True)
-    for i in range(length):
-        logits, cache = step(tf.constant(ids), tf.constant(i), cache)
-        np.testing.assert_allclose(logits.numpy(), full[:, i], atol=2e-4, rtol=1e-4)
+    full = assert_cached_steps_match_full_pass(model, inputs, ids)
     model.slot_ids = None  # the same weights without the signal: other logits
     without = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
     assert np.abs(without - full).max() > 1e-3
@@ -131,12 +129,7 @@ def test_slot_source_feed_cached_steps_match_the_full_decoder():
     ids = np.zeros([2, length + 1], np.int32)
     # Both rows emit more slots than they have words: past the end the feed is padding's 0.
     ids[:, 1:] = [[4, 3, 30, 5, 31, 6, 7, 40], [30, 3, 3, 19, 20, 41, 8, 5]]
-    full = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
-    cache = model.init_cache(inputs, length)
-    step = tf.function(model.decode_step, jit_compile=True)
-    for i in range(length):
-        logits, cache = step(tf.constant(ids), tf.constant(i), cache)
-        np.testing.assert_allclose(logits.numpy(), full[:, i], atol=2e-4, rtol=1e-4)
+    full = assert_cached_steps_match_full_pass(model, inputs, ids)
     model.slot_source_feed = False  # the same weights without the feed: other logits
     without = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
     assert np.abs(without - full).max() > 1e-3
@@ -157,11 +150,7 @@ def test_slot_source_feed_beam_search_with_and_without_cache(use_xla):
     tf.random.set_seed(5)
     model = _slot_model(True, feed=True)
     inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0], [11, 12, 13, 14, 1]])
-    config = dict(beam_size=3, alpha=0.6, extra_length=4, use_xla=use_xla)
-    ids, scores = Searcher(model, SearchConfig(**config))(inputs)
-    ids_nc, scores_nc = Searcher(model, SearchConfig(**config, use_cache=False))(inputs)
-    np.testing.assert_array_equal(ids_nc.numpy(), ids.numpy())
-    np.testing.assert_allclose(scores_nc.numpy(), scores.numpy(), atol=1e-4)
+    assert_cached_search_matches_uncached(model, inputs, beam_size=3, use_xla=use_xla)
 
 
 def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
