@@ -26,38 +26,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro import registry
+from bench.report import CONFIGS, NEVER_EMITTED, build_model, peer_sources
 from t2t_repro.commands.builtins import register_builtins
-from t2t_repro.decoding.precision import decoding_policy
 from t2t_repro.decoding.search import SearchConfig, Searcher
-from t2t_repro.hparams_lib import create_hparams
-
-CONFIGS = {
-    "small": (
-        "transformer_base",
-        "hidden_size=256,filter_size=1024,num_heads=4,num_hidden_layers=2",
-        8192,
-    ),
-    "base": ("transformer_base", "", 32768),
-}
-NEVER_EMITTED = -1
-
-
-def peer_sources(sentences: int, length: int, vocab: int) -> np.ndarray:
-    """The peers' ``make_sources``: random ids 3..V-1, the last column EOS (1)."""
-    rng = np.random.default_rng(1)
-    x = rng.integers(3, vocab, size=(sentences, length)).astype(np.int32)
-    x[:, -1] = 1
-    return x
-
-
-def build_model(config: str, precision: str):
-    hparams_set, overrides, vocab = CONFIGS[config]
-    hp = create_hparams(hparams_set, overrides, input_vocab_size=vocab)
-    with decoding_policy(precision):  # bfloat16: variables float32, compute in bf16
-        model = registry.model("transformer")(hp)
-        model.build_for()
-    return model, vocab
 
 
 def main() -> int:

@@ -1,7 +1,12 @@
-"""How every benchmark reports: JSON on stdout, and atomically to ``--out`` when given."""
+"""What the scripts under bench/, recipes/ and tools/ share (the one module they share, so that no
+script imports another): JSON on stdout and atomically to ``--out``, the CPU model, the trainer's
+event files and checkpoints, the parsing decode-and-score step, and the peers' forced-steps
+decoding model. Heavy imports stay inside the functions that need them."""
 
 import json
 import os
+import re
+import time
 
 from t2t_repro import atomic_write
 
@@ -78,3 +83,115 @@ def training_stats(train_dir: str) -> dict:
         "steps": losses[-1][1] if losses else 0,
         "tokens_per_sec": sum(rates) / len(rates) if rates else 0.0,
     }
+
+
+def checkpoints(output_dir: str) -> list[tuple[int, str]]:
+    """``(step, prefix)`` of every ``ckpt-<step>.index`` in ``output_dir``, by step."""
+    found = []
+    for name in os.listdir(output_dir):
+        match = re.fullmatch(r"ckpt-(\d+)\.index", name)
+        if match:
+            found.append((int(match.group(1)), os.path.join(output_dir, name[: -len(".index")])))
+    return sorted(found)
+
+
+def training_minutes(output_dir: str, steps: list[int]) -> list[float | None]:
+    """Minutes from the trainer's start (its first event) to the last ``loss`` event at or before
+    each step (the trainer logs every --log_step_count_steps, so this is at most one interval
+    early)."""
+    losses = event_scalars(output_dir, "loss")
+    start = first_event_time(output_dir)
+    if not losses or start is None:
+        return [None] * len(steps)
+    out = []
+    for step in steps:
+        before = [wall for wall, s, _ in losses if s <= step]
+        out.append((max(before) - start) / 60 if before else None)
+    return out
+
+
+# The parsing recipe's two decodes (+ the problem's defaults: tree-constrained, beam 21, alpha 0.3).
+PARSE_DECODES = {"greedy": "beam_size=1,batch_size=64", "beam21": "batch_size=16"}
+
+
+def decode_and_score(
+    problem: str,
+    data: str,
+    train: str,
+    checkpoint: str,
+    split: str,
+    name: str,
+    timings: dict,
+    label: str = "",
+) -> dict:
+    """t2t-decoder on a split's sentences, then t2t-evalb strict and --align_punct.
+    ``checkpoint`` may name several, comma-separated (an ensemble; ``label`` names it)."""
+    from t2t_repro.workflow import run_tool
+
+    words = os.path.join(data, f"{problem}.{split}.words")
+    gold = os.path.join(data, f"{problem}.{split}.trees")
+    label = label or os.path.basename(checkpoint)
+    decodes = os.path.join(train, f"decode_{split}.{name}.{label}.linearized")
+    start = time.time()
+    run_tool(
+        "t2t-decoder",
+        f"--problem={problem}",
+        f"--data_dir={data}",
+        f"--output_dir={train}",
+        f"--checkpoint_path={checkpoint}",
+        f"--decode_hparams={PARSE_DECODES[name]}",
+        f"--decode_from_file={words}",
+        f"--decode_to_file={decodes}",
+    )
+    timings[f"decode_{split}_{name}_{label}_s"] = time.time() - start
+    scored = {"file": decodes, "decode_hparams": PARSE_DECODES[name], "checkpoint": checkpoint}
+    for scoring, extra in (("evalb", ()), ("evalb_align_punct", ("--align_punct",))):
+        scored[scoring] = json.loads(
+            run_tool(
+                "t2t-evalb",
+                f"--gold={gold}",
+                f"--test={decodes}",
+                "--linearized",
+                "--json",
+                *extra,
+                capture=True,
+            )
+        )
+    return scored
+
+
+# The peers' forced-steps decoding work (bench_decode_forced.py, bench_decode_step_profile.py):
+# config -> (hparams set, overrides, vocabulary size).
+CONFIGS = {
+    "small": (
+        "transformer_base",
+        "hidden_size=256,filter_size=1024,num_heads=4,num_hidden_layers=2",
+        8192,
+    ),
+    "base": ("transformer_base", "", 32768),
+}
+NEVER_EMITTED = -1
+
+
+def peer_sources(sentences: int, length: int, vocab: int):
+    """The peers' ``make_sources``: random ids 3..V-1, the last column EOS (1)."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(3, vocab, size=(sentences, length)).astype(np.int32)
+    x[:, -1] = 1
+    return x
+
+
+def build_model(config: str, precision: str):
+    """A random-weight transformer of ``CONFIGS[config]`` built under the decoding policy."""
+    from t2t_repro import registry
+    from t2t_repro.decoding.precision import decoding_policy
+    from t2t_repro.hparams_lib import create_hparams
+
+    hparams_set, overrides, vocab = CONFIGS[config]
+    hp = create_hparams(hparams_set, overrides, input_vocab_size=vocab)
+    with decoding_policy(precision):  # bfloat16: variables float32, compute in bf16
+        model = registry.model("transformer")(hp)
+        model.build_for()
+    return model, vocab

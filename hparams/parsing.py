@@ -6,7 +6,9 @@
 behaviour: ``transformer_parsing_base`` (v3 base, 6 layers, d 1024, dropout 0.2, warmup 16000;
 its learning_rate=0.05 is dead under the v3 schedule, as in T2T) and
 ``transformer_parsing_big``. Source and target vocabularies differ, so the softmax is not
-tied to the embeddings. ``transformer_parsing_cpu`` is the size we can train on 2 CPU cores.
+tied to the embeddings. ``transformer_parsing_cpu`` is the size we can train on 2 CPU cores;
+``transformer_parsing_cpu_hour`` adds the dropout an hour of it needs and
+``transformer_parsing_cpu_words`` is the parsing recipe's model (docs/parsing.md).
 """
 
 from hparams.transformer import transformer_base, transformer_base_v3, transformer_big_v3
@@ -67,4 +69,27 @@ def transformer_parsing_cpu() -> HParams:
     hp.relu_dropout = 0.1
     hp.learning_rate_warmup_steps = 1000
     hp.shared_embedding_and_softmax_weights = False
+    return hp
+
+
+@register_hparams
+def transformer_parsing_cpu_hour() -> HParams:
+    """``transformer_parsing_cpu`` with more dropout, for an hour of bf16 on 2 cores (~60 epochs
+    of the Penn Treebank sample); the parsing levers' base (recipes/parsing_levers.py)."""
+    hp = transformer_parsing_cpu()
+    hp.layer_prepostprocess_dropout = 0.3
+    hp.attention_dropout = 0.2
+    return hp
+
+
+@register_hparams
+def transformer_parsing_cpu_words() -> HParams:
+    """The parsing recipe's model (recipes/wsj_parsing.py) for a one-id-per-word source
+    (``wsj_parsing_ptb_sample_words``): ``transformer_parsing_cpu_hour`` plus the decoder's slot
+    signal, the source feed of the word each slot fills, and word dropout (not T2T; what each
+    does and what it bought on dev: docs/parsing.md, "The recipe's hparams set")."""
+    hp = transformer_parsing_cpu_hour()
+    hp.slot_signal = True
+    hp.slot_source_feed = True
+    hp.word_dropout_alpha = 2.0
     return hp

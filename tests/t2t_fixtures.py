@@ -1,7 +1,7 @@
 """Paths of the T2T checkpoints and T2T 1.15.7's reference outputs used by the import tests.
 
 The reference files under tests/data/t2t_reference were produced by the real tensor2tensor
-1.15.7 (bench/t2t_reference/make_t2t_reference.py, README there), not by this project.
+1.15.7 (tools/t2t_reference/make_t2t_reference.py, README there), not by this project.
 """
 
 import os

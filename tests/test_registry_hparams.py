@@ -67,3 +67,17 @@ def test_paper_sets():
     assert (base.optimizer_adam_beta2, base.learning_rate_warmup_steps) == (0.98, 4000)
     assert (big.hidden_size, big.filter_size, big.num_heads) == (1024, 4096, 16)
     assert big.layer_prepostprocess_dropout == 0.3 and enfr.layer_prepostprocess_dropout == 0.1
+
+
+def test_parsing_recipe_sets_are_the_recipes_former_override_strings():
+    """The parsing recipe's model, once a string in the recipe script, is a registered set with
+    exactly the same values, so runs of the set reproduce the recorded ones (#28)."""
+    hour = "layer_prepostprocess_dropout=0.3,attention_dropout=0.2"
+    words = hour + ",slot_signal=True,slot_source_feed=True,word_dropout_alpha=2"
+    for name, overrides in (
+        ("transformer_parsing_cpu_hour", hour),
+        ("transformer_parsing_cpu_words", words),
+    ):
+        registered = create_hparams(name)
+        assert registered == create_hparams("transformer_parsing_cpu", overrides), name
+        assert registered != create_hparams("transformer_parsing_cpu"), name

@@ -2,7 +2,7 @@
 
 ``../shared/data/t2t/transformer_test_ckpt`` is T2T's own test checkpoint; the post-norm,
 unshared-embedding train dir under tests/data/t2t_reference was made by T2T 1.15.7 (see
-bench/t2t_reference/README.md). Logits must agree within 1e-4 and decodes id for id.
+tools/t2t_reference/README.md). Logits must agree within 1e-4 and decodes id for id.
 """
 
 import shutil

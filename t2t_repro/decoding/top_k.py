@@ -3,7 +3,7 @@
 Beam search takes the top 2 x beam of beam x vocabulary scores per sentence at every step
 (``tensor2tensor/utils/beam_search.py``, ``grow_topk``). On a CPU, TensorFlow's top-k over
 32,768 scores per row was ~10 ms a step for a batch of 64, a quarter of a small model's beam
-search (``bench/profile_decode_step.py``). Here the row is cut into blocks; the k blocks with
+search (``bench/bench_decode_step_profile.py``). Here the row is cut into blocks; the k blocks with
 the largest maxima hold the row's top k (a block left out has k blocks before it whose maxima
 are at least as large, each with an element that comes first), so top-k runs on the maxima and
 then on k blocks only.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """t2t-evalb against the real EVALB program, row by row, on perturbed Penn Treebank sample trees.
 
-    .venv/bin/python -m bench.evalb_crosscheck --evalb=/tmp/evalb/evalb --prm=/tmp/evalb/COLLINS.prm
+    .venv/bin/python -m tools.evalb_crosscheck --evalb=/tmp/evalb/evalb --prm=/tmp/evalb/COLLINS.prm
 
 EVALB (Sekine & Collins, ``evalb.c``) is not part of the project: compile it from its C source
 yourself (``gcc -o evalb evalb.c``) and pass it and ``COLLINS.prm``. Gold trees are the
@@ -9,7 +9,7 @@ sample's dev and test sentences (wsj_0180-0199), both as datagen normalises them
 ``.mrg`` files hold them (unlabelled root, function tags, traces) on one line, and the training
 files' trees (wsj_0001-0179) as the ``.mrg`` files hold them; small runs add 14 error sentences
 (EVALB stops at the 12th), lines that are not trees, no valid sentence, and no sentence of 40
-words or fewer. Each gold tree gets a seeded perturbation (``bench/evalb_perturb.py``, the kinds
+words or fewer. Each gold tree gets a seeded perturbation (``tools/evalb_perturb.py``, the kinds
 in turn), and the files go to both programs:
 EVALB with ``-p COLLINS.prm`` (and ``-e`` raised where a run has more than its 11 tolerated
 error sentences), ours through ``t2t-evalb --per_sentence``. Compared as text: every
@@ -38,8 +38,8 @@ import sys
 import tempfile
 import time
 
-from bench.evalb_perturb import KINDS, line_of
 from bench.report import emit, write_text_atomically
+from tools.evalb_perturb import KINDS, line_of
 
 SHARED = os.path.join(
     os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..", "shared", "data"

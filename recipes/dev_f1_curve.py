@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Dev parse F1 against training time, from the checkpoints a training run kept.
 
-    .venv/bin/python -m bench.dev_f1_curve --problem=wsj_parsing_ptb_sample \
+    .venv/bin/python -m recipes.dev_f1_curve --problem=wsj_parsing_ptb_sample \
         --data_dir=out/wsj_parsing/data --output_dir=out/wsj_parsing/train
 
 For a run whose trainer did not log ``eval/parse_f1`` (or to decode otherwise than it did):
@@ -16,8 +16,7 @@ import os
 import sys
 import time
 
-from bench.dev_bleu_curve import checkpoints, training_minutes  # noqa: E402
-from bench.report import emit  # noqa: E402
+from bench.report import checkpoints, emit, training_minutes  # noqa: E402
 
 
 def dev_f1_curve(
@@ -73,6 +72,7 @@ def main() -> int:
     parser.add_argument("--problem", default="wsj_parsing_ptb_sample")
     parser.add_argument("--data_dir", required=True)
     parser.add_argument("--output_dir", required=True, help="the training directory")
+    parser.add_argument("--hparams_set", default="transformer_parsing_cpu")
     parser.add_argument("--examples", type=int, default=1000)
     parser.add_argument("--decode_hparams", default="beam_size=1,batch_size=64")
     parser.add_argument("--first_step", type=int, default=0)
@@ -85,6 +85,7 @@ def main() -> int:
         args.output_dir,
         args.examples,
         args.decode_hparams,
+        hparams_set=args.hparams_set,
         steps=range(args.first_step, args.last_step + 1),
     )
     emit(

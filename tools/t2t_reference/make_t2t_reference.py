@@ -15,7 +15,7 @@ few English sentences encoded with ``vocab.translate_ende_wmt8k.8192.subwords``:
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (see README.md
 here). Usage::
 
-    /work/t2tvenv/bin/python bench/t2t_reference/make_t2t_reference.py \
+    /work/t2tvenv/bin/python tools/t2t_reference/make_t2t_reference.py \
         --shim=../shared/t2t_shim --t2t_dir=../shared/data/t2t/transformer_test_ckpt \
         --vocab=../shared/data/t2t/vocab.translate_ende_wmt8k.8192.subwords \
         --out=tests/data/t2t_reference

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Dev BLEU against training time, from the checkpoints a training run kept.
 
-    .venv/bin/python -m bench.dev_bleu_curve --problem=translate_ende_multi30k \
+    .venv/bin/python -m recipes.dev_bleu_curve --problem=translate_ende_multi30k \
         --data_dir=out/multi30k_ende/data --output_dir=out/multi30k_ende/train --examples=300
 
 For a run made before the trainer logged ``eval/bleu`` (or to score more dev sentences than it
@@ -15,36 +15,10 @@ table.
 
 import argparse
 import os
-import re
 import sys
 import time
 
-from bench.report import emit, event_scalars, first_event_time
-
-
-def checkpoints(output_dir: str) -> list[tuple[int, str]]:
-    """``(step, prefix)`` of every ``ckpt-<step>.index`` in ``output_dir``, by step."""
-    found = []
-    for name in os.listdir(output_dir):
-        match = re.fullmatch(r"ckpt-(\d+)\.index", name)
-        if match:
-            found.append((int(match.group(1)), os.path.join(output_dir, name[: -len(".index")])))
-    return sorted(found)
-
-
-def training_minutes(output_dir: str, steps: list[int]) -> list[float | None]:
-    """Minutes from the trainer's start (its first event) to the last ``loss`` event at or before
-    each step (the trainer logs every --log_step_count_steps, so this is at most one interval
-    early)."""
-    losses = event_scalars(output_dir, "loss")
-    start = first_event_time(output_dir)
-    if not losses or start is None:
-        return [None] * len(steps)
-    out = []
-    for step in steps:
-        before = [wall for wall, s, _ in losses if s <= step]
-        out.append((max(before) - start) / 60 if before else None)
-    return out
+from bench.report import checkpoints, emit, training_minutes
 
 
 def main() -> int:

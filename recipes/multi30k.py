@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Multi30k recipe: datagen, train (time-boxed), average, decode test_2016_flickr, BLEU.
 
-    .venv/bin/python -m bench.recipe_multi30k --pair=ende --minutes=60
-    .venv/bin/python -m bench.recipe_multi30k --pair=enfr --minutes=60
+    .venv/bin/python -m recipes.multi30k --pair=ende --minutes=60
+    .venv/bin/python -m recipes.multi30k --pair=enfr --minutes=60
 
 Runs the real CLIs (t2t_repro.workflow) and writes results.json and results.md (BLEU,
 training time, steps, tokens/s, hparams set, and the curve of dev BLEU against training time

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Does bf16 training follow fp32's loss curve? Short real runs, same data, same seed.
 
-    .venv/bin/python -m bench.bf16_loss_curve --data_dir=DATA --work_dir=out/bf16_curve \
+    .venv/bin/python -m recipes.bf16_loss_curve --data_dir=DATA --work_dir=out/bf16_curve \
         --out bench/results/bf16_loss_curve_multi30k.json
 
 Trains --hparams_set on --problem three times with the real trainer CLI (one process each,

@@ -1,22 +1,21 @@
 #!/usr/bin/env python3
 """Parsing levers: short, equal-time trainer runs that each change one thing from the recipe.
 
-    .venv/bin/python -m bench.parsing_levers --data_dir=out/wsj_parsing/data \
+    .venv/bin/python -m recipes.parsing_levers --data_dir=out/wsj_parsing/data \
         --work_dir=out/parsing_levers --minutes=14 --out=bench/results/parsing_levers_cpu.json
 
-The recipe (bench/recipe_wsj_parsing.py) trains for an hour; this answers "which knob moves dev
-F1, and by how much" in a fraction of it. Every variant trains ``transformer_parsing_cpu`` with
-the recipe's dropout plus its own overrides, in bf16, for the same wall-clock budget, and the
-trainer's own periodic evaluation logs dev F1 (strict EVALB over the first 64 dev sentences,
-greedy, tree-constrained) every 250 steps; at the end the last checkpoint is decoded greedily on
-all 127 dev sentences and scored (less noisy than 64). ``half_data`` trains on the first of the
-two train shards only (1,835 of 3,669 sentences), so the data-size lever is measured the same
-way. ``words`` and ``words_slots`` train ``wsj_parsing_ptb_sample_words`` (one source id per
-word; its data dir is ``--words_data_dir``), the second with the decoder's ``slot_signal``. A
-variant whose directory holds a ``done`` marker is collected, not rerun, so an interrupted sweep
-resumes. Give the run one core (``taskset -c 0``) if others share the machine, and compare
-variants only within one sweep.
-"""
+The recipe (recipes/wsj_parsing.py) trains for an hour; this answers "which knob moves dev F1,
+and by how much" in a fraction of it. Every variant trains ``transformer_parsing_cpu_hour``
+(``transformer_parsing_cpu`` with the recipe's dropout) plus its own overrides, in bf16, for the
+same wall-clock budget, and the trainer's own periodic evaluation logs dev F1 (strict EVALB over
+the first 64 dev sentences, greedy, tree-constrained) every 250 steps; at the end the last
+checkpoint is decoded greedily on all 127 dev sentences and scored (less noisy than 64).
+``half_data`` trains on the first of the two train shards only (1,835 of 3,669 sentences), so
+the data-size lever is measured the same way. ``words`` and ``words_slots`` train
+``wsj_parsing_ptb_sample_words`` (one source id per word; its data dir is ``--words_data_dir``),
+the second with the decoder's ``slot_signal``. A variant whose directory holds a ``done`` marker
+is collected, not rerun, so an interrupted sweep resumes. Give the run one core (``taskset -c
+0``) if others share the machine, and compare variants only within one sweep. """
 
 import argparse
 import glob
@@ -25,9 +24,14 @@ import shutil
 import sys
 import time
 
-from bench.dev_bleu_curve import training_minutes
-from bench.recipe_wsj_parsing import HOUR_HPARAMS, decode_and_score
-from bench.report import emit, event_scalars, training_stats, write_text_atomically
+from bench.report import (
+    decode_and_score,
+    emit,
+    event_scalars,
+    training_minutes,
+    training_stats,
+    write_text_atomically,
+)
 from t2t_repro.workflow import run_tool
 
 PROBLEM = "wsj_parsing_ptb_sample"
@@ -68,8 +72,8 @@ def train_variant(args, name: str, overrides: str, data_dir: str) -> None:
     run_tool(
         "t2t-trainer",
         f"--problem={variant_problem(name)}",
-        "--hparams_set=transformer_parsing_cpu",
-        f"--hparams={','.join(h for h in (HOUR_HPARAMS, overrides) if h)}",
+        "--hparams_set=transformer_parsing_cpu_hour",
+        f"--hparams={overrides}",
         f"--data_dir={data_dir}",
         f"--output_dir={os.path.join(out, 'train')}",
         "--train_steps=1000000",
@@ -90,7 +94,7 @@ def final_dev_f1(args, name: str, train: str) -> dict:
     )
     checkpoint = os.path.join(train, f"ckpt-{steps[-1]}")
     scored = decode_and_score(
-        argparse.Namespace(problem=variant_problem(name)),
+        variant_problem(name),
         variant_data_dir(args, name),
         train,
         checkpoint,

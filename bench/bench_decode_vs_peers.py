@@ -5,7 +5,7 @@ each run alone on one core, and reports every run's sentences/s and the ratio of
 project's best to the best peer per config. The shared benchmark lock is held for a group of
 runs (a peer and ours, a few minutes), so that each comparison is made back to back.
 
-    python -m bench.decode_vs_peers --out bench/results/decode_vs_peers_cpu.json
+    python -m bench.bench_decode_vs_peers --out bench/results/decode_vs_peers_cpu.json
 """
 
 import argparse

@@ -4,7 +4,7 @@
 (``decode_step`` on 256 rows), then with the log-softmax and the top-k over beam x vocab, then
 with the beam reordering of the self-attention cache; the full search for comparison.
 
-    python -m bench.profile_decode_step --config small --xla 1
+    python -m bench.bench_decode_step_profile --config small --xla 1
 """
 
 import argparse
@@ -18,7 +18,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import tensorflow as tf
 
-from bench.bench_decode_forced import NEVER_EMITTED, build_model, peer_sources
+from bench.report import NEVER_EMITTED, build_model, peer_sources
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.decoding.beam_search import expand_to_beam, gather_beams, merge_beam_dim
 from t2t_repro.decoding.constant_cache import hoist_constants

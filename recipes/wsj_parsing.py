@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Parsing recipe: the paper's Table 4 setup on the Penn Treebank sample, end to end, on a CPU.
 
-    .venv/bin/python -m bench.recipe_wsj_parsing --minutes=60 --work_dir=/tmp/wsj
+    .venv/bin/python -m recipes.wsj_parsing --minutes=60 --work_dir=/tmp/wsj
 
 datagen (wsj_parsing_ptb_sample_words: wsj_0001-0179 train, 0180-0189 dev, 0190-0199 test) ->
 --members t2t-trainers side by side, other seeds, each on its share of the cores (time-boxed,
@@ -20,37 +20,42 @@ one). With the LDC treebank in --tmp_dir use --problem=wsj_parsing (sections 02-
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 
-from bench.dev_bleu_curve import training_minutes  # noqa: E402
-from bench.report import event_scalars, training_stats, write_text_atomically  # noqa: E402
-from bench.side_by_side import run_side_by_side  # noqa: E402
+from bench.report import (  # noqa: E402
+    decode_and_score,
+    event_scalars,
+    training_minutes,
+    training_stats,
+    write_text_atomically,
+)
+from recipes.side_by_side import run_side_by_side  # noqa: E402
 from t2t_repro.checkpoint_files import complete_checkpoints  # noqa: E402
 from t2t_repro.workflow import run_tool  # noqa: E402
 
-# More dropout than transformer_parsing_cpu: an hour of bf16 is ~60 epochs of the sample.
-HOUR_HPARAMS = "layer_prepostprocess_dropout=0.3,attention_dropout=0.2"
-# The recipe's default: one source id per word, the decoder's slot signal and the encoder output
-# of the word each slot fills, and word dropout (docs/parsing.md, "One id per word and the slot
-# signal"; bench/results/parsing_levers_cpu.md and parsing_hour_levers_cpu.json measure them).
+# The recipe's default: one source id per word, and the registered set with the decoder's slot
+# signal, the encoder output of the word each slot fills, and word dropout (hparams/parsing.py;
+# docs/parsing.md, "The recipe's hparams set"; bench/results/parsing_levers_cpu.md and
+# parsing_hour_levers_cpu.json measure them).
 PROBLEM = "wsj_parsing_ptb_sample_words"
-RECIPE_HPARAMS = HOUR_HPARAMS + ",slot_signal=True,slot_source_feed=True,word_dropout_alpha=2"
+HPARAMS_SET = "transformer_parsing_cpu_words"
+REPO = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 SHARED = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
+    REPO,
     "..",
     "shared",
     "data",
     "ptb_sample",
 )
-DECODES = {"greedy": "beam_size=1,batch_size=64", "beam21": "batch_size=16"}  # + problem defaults
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problem", default=PROBLEM)
-    parser.add_argument("--hparams_set", default="transformer_parsing_cpu")
-    parser.add_argument("--hparams", default=RECIPE_HPARAMS)
+    parser.add_argument("--hparams_set", default=HPARAMS_SET)
+    parser.add_argument("--hparams", default="", help="overrides of --hparams_set")
     parser.add_argument(
         "--mixed_precision",
         default="bfloat16",
@@ -87,9 +92,25 @@ def dev_f1_curve(args, data: str, train: str) -> list[dict]:
             {"step": step, "training_minutes": minute, "dev_f1": value}
             for (_, step, value), minute in zip(logged, minutes, strict=True)
         ]
-    from bench.dev_f1_curve import dev_f1_curve as decode_curve
-
-    return decode_curve(args.problem, data, train, hparams_set=args.hparams_set)
+    # recipes/dev_f1_curve.py through its command line (no script imports another's internals).
+    out = os.path.join(train, "dev_f1_curve.json")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recipes.dev_f1_curve",
+            f"--problem={args.problem}",
+            f"--data_dir={data}",
+            f"--output_dir={train}",
+            f"--hparams_set={args.hparams_set}",
+            f"--out={out}",
+        ],
+        check=True,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+    )
+    with open(out, encoding="utf-8") as f:
+        return json.load(f)["curve"]
 
 
 def previous_training_timings(results_path: str) -> dict:
@@ -99,50 +120,6 @@ def previous_training_timings(results_path: str) -> dict:
     with open(results_path, encoding="utf-8") as f:
         old = json.load(f).get("timings", {})
     return {key: old[key] for key in ("datagen_s", "train_s") if key in old}
-
-
-def decode_and_score(
-    args,
-    data: str,
-    train: str,
-    checkpoint: str,
-    split: str,
-    name: str,
-    timings: dict,
-    label: str = "",
-) -> dict:
-    """t2t-decoder on a split's sentences, then t2t-evalb strict and --align_punct.
-    ``checkpoint`` may name several, comma-separated (an ensemble; ``label`` names it)."""
-    words = os.path.join(data, f"{args.problem}.{split}.words")
-    gold = os.path.join(data, f"{args.problem}.{split}.trees")
-    label = label or os.path.basename(checkpoint)
-    decodes = os.path.join(train, f"decode_{split}.{name}.{label}.linearized")
-    start = time.time()
-    run_tool(
-        "t2t-decoder",
-        f"--problem={args.problem}",
-        f"--data_dir={data}",
-        f"--output_dir={train}",
-        f"--checkpoint_path={checkpoint}",
-        f"--decode_hparams={DECODES[name]}",
-        f"--decode_from_file={words}",
-        f"--decode_to_file={decodes}",
-    )
-    timings[f"decode_{split}_{name}_{label}_s"] = time.time() - start
-    scored = {"file": decodes, "decode_hparams": DECODES[name], "checkpoint": checkpoint}
-    for scoring, extra in (("evalb", ()), ("evalb_align_punct", ("--align_punct",))):
-        scored[scoring] = json.loads(
-            run_tool(
-                "t2t-evalb",
-                f"--gold={gold}",
-                f"--test={decodes}",
-                "--linearized",
-                "--json",
-                *extra,
-                capture=True,
-            )
-        )
-    return scored
 
 
 def average(train: str, output_dir: str, n: int, max_step: int) -> str:
@@ -181,7 +158,7 @@ def member_dirs(work: str, members: int) -> list[str]:
 
 def train_members(args, data: str, trains: list[str]) -> None:
     """Trains every member for ``--minutes``: one trainer alone, or several side by side on
-    disjoint cores (``bench/side_by_side.py``); the members differ only in their random seed."""
+    disjoint cores (``recipes/side_by_side.py``); the members differ only in their random seed."""
     flags = [
         [
             f"--problem={args.problem}",
@@ -228,7 +205,7 @@ def choose_checkpoint(args, data: str, train: str, timings: dict) -> tuple[dict,
         candidates["avg_best"] = average(train, path, args.average_n, curve[end]["step"])
     timings[f"average_{os.path.basename(train)}_s"] = time.time() - start
     dev = {
-        f"greedy/{tag}": decode_and_score(args, data, train, path, "dev", "greedy", timings)
+        f"greedy/{tag}": decode_and_score(args.problem, data, train, path, "dev", "greedy", timings)
         for tag, path in candidates.items()
     }
     tag = max(candidates, key=lambda t: f1(dev[f"greedy/{t}"]))
@@ -281,23 +258,25 @@ def main() -> int:
             ensembles["ensemble_averages"] = averages
         for name, paths in ensembles.items():
             dev[f"greedy/{name}"] = decode_and_score(
-                args, data, train, ",".join(paths), "dev", "greedy", timings, name
+                args.problem, data, train, ",".join(paths), "dev", "greedy", timings, name
             )
             if f1(dev[f"greedy/{name}"]) > f1(greedy):
                 checkpoint, label, greedy = ",".join(paths), name, dev[f"greedy/{name}"]
                 model_dir = train
     dev[f"beam21/{label}"] = decode_and_score(
-        args, data, model_dir, checkpoint, "dev", "beam21", timings, label
+        args.problem, data, model_dir, checkpoint, "dev", "beam21", timings, label
     )
     decode = "beam21" if f1(dev[f"beam21/{label}"]) > f1(greedy) else "greedy"
     test = {
-        name: decode_and_score(args, data, model_dir, checkpoint, "test", name, timings, label)
+        name: decode_and_score(
+            args.problem, data, model_dir, checkpoint, "test", name, timings, label
+        )
         for name in ("greedy", "beam21")
     }
     if label.startswith("ensemble"):  # for the record (not a choice): the best member alone
         single = members[best]["chosen_checkpoint"]
         test[f"beam21/member{best + 1} alone"] = decode_and_score(
-            args, data, trains[best], single, "test", "beam21", timings, f"member{best + 1}"
+            args.problem, data, trains[best], single, "test", "beam21", timings, f"member{best + 1}"
         )
 
     first = members[0]
@@ -347,7 +326,8 @@ def results_markdown(args, summary: dict, members: list[dict], label: str, decod
         for k, m in enumerate(members)
     )
     text = (
-        f"{args.problem}, {args.hparams_set} ({args.hparams}), {args.mixed_precision or 'fp32'}, "
+        f"{args.problem}, {args.hparams_set}{f' ({args.hparams})' if args.hparams else ''}, "
+        f"{args.mixed_precision or 'fp32'}, "
         f"{train_minutes or 0:.1f} min training, {len(members)} model(s) side by side ({runs}). "
         f"Chosen on dev: {label}, {decode}.\n\n" + head + "\n".join(rows) + "\n"
     )
