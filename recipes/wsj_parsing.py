@@ -14,7 +14,7 @@ problem's default) -> t2t-decoder on the test sentences with both decodes -> t2t
 (COLLINS rules), strictly and with --align_punct. Every step is the real CLI. Writes
 results.json and results.md in --work_dir. --skip_training reuses finished --work_dir/train,
 train2, ... (a dev-F1 curve is decoded from the kept checkpoints if the trainer did not log
-one). With the LDC treebank in --tmp_dir use --problem=wsj_parsing (sections 02-21/22/23).
+one). With the LDC treebank in --tmp_dir use --problem=wsj_parsing_words (sections 02-21/22/23).
 """
 
 import argparse
