@@ -76,7 +76,7 @@ class DatagenSummary:
 
 
 class Problem:
-    """A registered task: sources, vocabulary, encoding, splits, metrics (see PROBLEM_API.md)."""
+    """A registered task: sources, vocabulary, encoding, splits, metrics (docs/problems.md)."""
 
     problem_name: str | None = (
         None  # set only where the registered name is not the class's snake_case

@@ -1,7 +1,7 @@
 """The one base class of errors that are the user's to fix.
 
 A ``UserError`` (a bad flag, a missing or malformed file, an unknown name, a checkpoint that
-does not fit) ends a tool with ``<tool>: error: <message>`` and exit code 1 (``cli.run``);
+does not fit) ends a tool with ``<tool>: error: <message>`` and exit code 1 (``commands.cli.run``);
 any other exception is a bug and keeps its traceback. Each module's own error class derives
 from it (keeping its old built-in base, e.g. ``ValueError``, for existing ``except`` clauses).
 """

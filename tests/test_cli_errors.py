@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from t2t_repro import cli
+from t2t_repro.commands import cli
 from tests.tools import ROOT
 
 

@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from t2t_repro import cli
+from t2t_repro.commands import cli
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from t2t_repro import cli
+from t2t_repro.commands import cli
 
 
 def build_parser() -> argparse.ArgumentParser:

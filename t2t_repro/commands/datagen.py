@@ -14,7 +14,8 @@ import argparse
 import fnmatch
 import sys
 
-from t2t_repro import cli, paths
+from t2t_repro import paths
+from t2t_repro.commands import cli
 
 
 def build_parser() -> argparse.ArgumentParser:

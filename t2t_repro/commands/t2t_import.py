@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from t2t_repro import cli
+from t2t_repro.commands import cli
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,7 +13,7 @@ import argparse
 import dataclasses
 import sys
 
-from t2t_repro import cli
+from t2t_repro.commands import cli
 from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, config_defaults, config_from_flags
 
 

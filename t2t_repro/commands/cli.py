@@ -1,4 +1,4 @@
-"""Shared pieces of the command-line tools (``t2t_repro.commands``): common flags, clean failures.
+"""Shared pieces of the command-line tools (this package): common flags, clean failures.
 
 User errors (unknown names, bad hparams, missing data or checkpoints) end the tool with
 ``<tool>: error: <message>`` and exit code 1, never a traceback; ``--registry_help`` prints

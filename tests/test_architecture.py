@@ -1,0 +1,69 @@
+"""docs/architecture.md and README.md tell the truth about the package layout and imports (#28).
+
+Its tier table is read as data: every package and top-level module under t2t_repro/ (and the
+top-level problems/ and hparams/) is in exactly one tier, every part it names exists, no part
+imports one of a higher tier, and no parts import each other in a circle. The imports are read
+from the source by tools/import_graph.py (nothing is imported or run).
+"""
+
+import re
+
+from tools.import_graph import REPO, import_graph, parts
+
+ROW = re.compile(r"^\| (\d+) \| ([^|]+) \|")
+
+
+def _documented_tiers() -> dict[str, int]:
+    tiers: dict[str, int] = {}
+    for line in (REPO / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines():
+        match = ROW.match(line)
+        if match:
+            for name in re.findall(r"`([\w.]+?)(?:/|\.py)`", match.group(2)):
+                assert name not in tiers, f"{name} is in two tiers of docs/architecture.md"
+                tiers[name] = int(match.group(1))
+    return tiers
+
+
+def test_every_part_is_in_the_documented_tiers_and_every_documented_part_exists():
+    tiers = _documented_tiers()
+    actual = set(parts())
+    missing = sorted(actual - set(tiers))
+    assert not missing, f"not in docs/architecture.md's tier table: {missing}"
+    stale = sorted(set(tiers) - actual)
+    assert not stale, f"docs/architecture.md names parts that do not exist: {stale}"
+
+
+def test_readme_layout_table_lists_every_package():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    packages = [
+        p.name for p in sorted((REPO / "t2t_repro").iterdir()) if (p / "__init__.py").exists()
+    ]
+    missing = [name for name in packages if f"| `t2t_repro/{name}/` |" not in readme]
+    assert not missing, f"README.md's layout table lacks t2t_repro/{missing}"
+
+
+def test_no_import_runs_up_the_documented_tiers():
+    tiers = _documented_tiers()
+    upward = [
+        f"{name} (tier {tiers[name]}) imports {target} (tier {tiers[target]})"
+        for name, targets in import_graph().items()
+        for target in targets
+        if tiers.get(target, 0) > tiers.get(name, 0)
+    ]
+    assert not upward, "; ".join(upward)
+
+
+def test_no_import_circle_between_parts():
+    graph = import_graph()
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            raise AssertionError("import circle: " + " -> ".join(path[path.index(name) :] + [name]))
+        if name not in done:
+            for target in sorted(graph[name]):
+                visit(target, path + [name])
+            done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
