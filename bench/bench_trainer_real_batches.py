@@ -198,7 +198,7 @@ def main() -> int:
             mixed_precision=args.mixed_precision,
             xla=args.xla,
             attention_images=False,
-            eval_bleu_examples=0,
+            eval_decode_examples=0,
         )
         problem = registry.problem(args.problem)
         with contextlib.redirect_stdout(sys.stderr):

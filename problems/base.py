@@ -27,11 +27,16 @@ import re
 import sys
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from t2t_repro import registry
 from t2t_repro.data import datagen_lib, records
 from t2t_repro.data.pair_sources import PairSource, check_all
 from t2t_repro.data.text_files import DataError, ReadStats
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
+
+if TYPE_CHECKING:
+    from t2t_repro.metrics.dev_metric import DevMetric
 
 __all__ = ["DataError", "DatagenSummary", "Problem", "Text2TextProblem", "register_with_rev"]
 
@@ -133,6 +138,52 @@ class Problem:
         """For a word-level source, each source id's shape-class id (``word_dropout_alpha``
         replaces words by it); None when the source has no classes."""
         return None
+
+    # -- hooks: the task's own behaviour (docs/problems.md) ---------------------------------
+    def dev_metric(self, data_dir: str, hparams, num_examples: int) -> DevMetric | None:
+        """What the trainer decodes and scores at every evaluation (``metrics/dev_metric.py``):
+        sacreBLEU of the first ``num_examples`` dev examples when ``eval_metrics`` names
+        "bleu", else nothing. The trainer decodes; the problem never sees the model."""
+        if "bleu" not in self.eval_metrics:
+            return None
+        from t2t_repro.data.input_pipeline import EVAL, make_dataset
+        from t2t_repro.metrics.dev_metric import DevBleu
+
+        target_encoder = self.get_encoders(data_dir)["targets"]
+        examples = make_dataset(self.filepattern(data_dir, records.DEV), EVAL, hparams)
+        inputs, references = [], []
+        for example in examples.unbatch().take(num_examples):
+            inputs.append([int(i) for i in example["inputs"].numpy() if i])
+            targets = [int(i) for i in example["targets"].numpy() if i and i != EOS_ID]
+            references.append(target_encoder.decode(targets))
+        return DevBleu(inputs, references)
+
+    def search_constraint(self, data_dir: str, decode_hparams):
+        """A ``decoding.constraints.SearchConstraint`` that masks the search's choices (the
+        parsers' tree constraint), or None: unconstrained search."""
+        return None
+
+    def train_augmentation(self, data_dir: str, hparams, seed: int | None):
+        """A map fn over training batches (``make_dataset(augment=...)``), or None. Here: word
+        dropout (``data/word_dropout.py``) when ``word_dropout_alpha`` is set; it replaces words
+        by their shape class (``source_class_ids``), so it needs a word-level source."""
+        alpha = hparams.get("word_dropout_alpha", 0)
+        if not alpha:
+            return None
+        from t2t_repro.data import word_dropout
+        from t2t_repro.data.input_pipeline import list_shards
+
+        class_ids = self.source_class_ids(data_dir)
+        shards = list_shards(self.filepattern(data_dir, records.TRAIN))
+        counts = (
+            word_dropout.source_id_counts(shards, hparams.input_vocab_size) if class_ids else None
+        )
+        augment = word_dropout.make_word_dropout(class_ids, counts, alpha, seed)
+        share = word_dropout.replaced_share(counts, class_ids, alpha)
+        print(
+            f"word dropout: alpha {alpha} replaces {share:.1%} of training source words", flush=True
+        )
+        return augment
 
     def vocab_sizes(self, data_dir: str) -> tuple[int, int]:
         enc = self.get_encoders(data_dir)

@@ -112,6 +112,31 @@ class WsjParsingProblem(Problem):
             return None
         return self.get_encoders(data_dir)["inputs"].class_ids(PUNCTUATION_TAGS)
 
+    # -- hooks (problems/base.py) -------------------------------------------------------------
+    def dev_metric(self, data_dir: str, hparams, num_examples: int):
+        """Strict EVALB F1 of the first ``num_examples`` dev sentences' decodes
+        (``parsing/dev_metric.py``)."""
+        from t2t_repro.parsing.dev_metric import DevParseF1
+        from t2t_repro.parsing.tree_files import read_trees
+
+        words_path = self.gold_file(data_dir, records.DEV, "words")
+        trees_path = self.gold_file(data_dir, records.DEV, "trees")
+        for path in (words_path, trees_path):
+            if not os.path.isfile(path):
+                raise DataError(
+                    f"dev F1 needs {path}; rerun t2t-datagen --problem={self.name} "
+                    f"--data_dir={data_dir} (or pass --eval_decode_examples=0)."
+                )
+        sentences = list(read_lines(words_path))[:num_examples]
+        return DevParseF1(sentences, read_trees(trees_path)[: len(sentences)])
+
+    def search_constraint(self, data_dir: str, decode_hparams):
+        """The tree constraint (``decoding/tree_constraint.py``) unless
+        ``tree_constraint=False``."""
+        from t2t_repro.decoding.line_decoder import tree_constraint_for
+
+        return tree_constraint_for(self.get_encoders(data_dir)["targets"], decode_hparams)
+
     # -- raw data -----------------------------------------------------------------------------
     def gold_trees(
         self, tmp_dir: str, split: str, stats: TreeReadStats | None = None

@@ -35,7 +35,7 @@ def train(args, name: str, precision: str, seed: int) -> str:
         f"--random_seed={seed}",
         f"--log_step_count_steps={args.log_every}",
         f"--steps_per_loop={args.log_every}",
-        "--eval_bleu_examples=0",
+        "--eval_decode_examples=0",
         f"--mixed_precision={precision}",
     ]
     code = "import sys; from t2t_repro.commands.trainer import main; sys.exit(main(sys.argv[1:]))"

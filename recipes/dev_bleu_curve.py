@@ -36,7 +36,7 @@ def main() -> int:
 
     from t2t_repro.commands.builtins import register_builtins
     from t2t_repro.model_loading import load_trained_model, restore_model
-    from t2t_repro.training.dev_bleu import DevBleu
+    from t2t_repro.training.dev_decodes import make_dev_decodes
 
     register_builtins()
 
@@ -53,7 +53,7 @@ def main() -> int:
         hparams_set=args.hparams_set,
     )
     model = trained.model
-    dev_bleu = DevBleu(
+    dev_bleu = make_dev_decodes(
         model, trained.problem, args.data_dir, trained.hparams, args.examples, args.decode_hparams
     )
     minutes = training_minutes(args.output_dir, [step for step, _ in found])
@@ -61,7 +61,7 @@ def main() -> int:
     for (step, prefix), minute in zip(found, minutes, strict=True):
         restore_model(model, prefix)
         start = time.time()
-        bleu = dev_bleu()
+        bleu = dev_bleu()["bleu"]
         curve.append({"step": step, "training_minutes": minute, "dev_bleu": bleu})
         print(
             f"step {step:6d}  {minute if minute is not None else float('nan'):6.1f} min  "
@@ -72,7 +72,7 @@ def main() -> int:
         {
             "problem": args.problem,
             "output_dir": os.path.abspath(args.output_dir),
-            "dev_examples": len(dev_bleu.inputs),
+            "dev_examples": len(dev_bleu.metric),
             "decode_hparams": args.decode_hparams,
             "bleu": "sacreBLEU 13a cased",
             "curve": curve,

@@ -7,7 +7,7 @@
 For a run whose trainer did not log ``eval/parse_f1`` (or to decode otherwise than it did):
 each ``ckpt-<step>`` in --output_dir is restored into one model and the dev sentences are
 decoded (tree-constrained, greedy unless --decode_hparams says otherwise) and scored with
-EVALB's rules by the trainer's own dev-F1 code (``training.dev_f1``). Only dev data is used.
+EVALB's rules by the trainer's own dev-F1 code (``training.dev_decodes``). Only dev data is used.
 Writes JSON (``--out``) and prints a table.
 """
 
@@ -32,7 +32,7 @@ def dev_f1_curve(
     (those with a step in ``steps``, if given)."""
     from t2t_repro.commands.builtins import register_builtins
     from t2t_repro.model_loading import load_trained_model, restore_model
-    from t2t_repro.training.dev_f1 import DevF1
+    from t2t_repro.training.dev_decodes import make_dev_decodes
 
     register_builtins()
 
@@ -51,13 +51,15 @@ def dev_f1_curve(
         hparams_set=hparams_set,
     )
     model = trained.model
-    dev_f1 = DevF1(model, trained.problem, data_dir, examples, decode_hparams)
+    dev_f1 = make_dev_decodes(
+        model, trained.problem, data_dir, trained.hparams, examples, decode_hparams
+    )
     curve = []
     minutes = training_minutes(output_dir, [s for s, _ in found])
     for (step, prefix), minute in zip(found, minutes, strict=True):
         restore_model(model, prefix)
         start = time.time()
-        scores = dev_f1()
+        scores = {k.removeprefix("parse_"): v for k, v in dev_f1().items()}
         curve.append({"step": step, "training_minutes": minute, "dev_f1": scores["f1"], **scores})
         print(
             f"step {step:6d}  {minute if minute is not None else float('nan'):6.1f} min  "

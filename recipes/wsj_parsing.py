@@ -172,7 +172,7 @@ def train_members(args, data: str, trains: list[str]) -> None:
             "--no-attention_images",
             f"--local_eval_frequency={args.eval_every}",
             "--keep_checkpoint_max=100",
-            "--eval_bleu_examples=1000",
+            "--eval_decode_examples=1000",
         ]
         for train in trains
     ]

@@ -35,7 +35,7 @@ def test_sacrebleu_variants_agree_with_sacrebleu_api():
     assert ours["sacreBLEU 13a cased"] == pytest.approx(direct)
     lower = sacrebleu.corpus_bleu(HYPS, [REFS], tokenize="intl", lowercase=True).score
     assert ours["sacreBLEU intl uncased"] == pytest.approx(lower)
-    # The dev-BLEU curve's number (training/dev_bleu.py) is sacreBLEU's default corpus_bleu.
+    # Dev BLEU (metrics/dev_metric.py, DevBleu) is sacreBLEU's default corpus_bleu.
     assert sacrebleu_score(REFS, HYPS) == direct != 100.0
 
 

@@ -160,7 +160,7 @@ def test_trainer_resumes_from_the_import_with_t2t_moments(imported_test_ckpt, tm
         steps_per_loop=1,
         log_step_count_steps=1,
         attention_images=False,
-        eval_bleu_examples=0,
+        eval_decode_examples=0,
     )
     trainer = Trainer(cfg)
     assert trainer.ckpt.restore_latest()

@@ -224,11 +224,11 @@ def test_real_ptb_sample_split():
 
 
 def test_dev_f1_of_an_untrained_model_scores_every_sentence(tmp_path):
-    """DevF1 decodes the dev words with the tree constraint: even an untrained model's output
-    is a tree over the right words, so strict EVALB has no error sentence."""
+    """The dev metric's decodes use the tree constraint: even an untrained model's output is a
+    tree over the right words, so strict EVALB has no error sentence."""
     import keras
 
-    from t2t_repro.training.dev_f1 import DevF1
+    from t2t_repro.training.dev_decodes import make_dev_decodes
     from tests.model_utils import build_model
 
     tmp_dir, data_dir = make_ldc(tmp_path / "raw"), str(tmp_path / "data")
@@ -242,9 +242,9 @@ def test_dev_f1_of_an_untrained_model_scores_every_sentence(tmp_path):
         vocab_size=sizes[0],
         target_vocab_size=sizes[1],
     )
-    result = DevF1(model, problem, data_dir, 10)()
-    assert result["error_sentences"] == 0 and result["repaired_outputs"] == 0
-    assert result["valid_sentences"] == 1 and 0.0 <= result["f1"] <= 100.0
+    result = make_dev_decodes(model, problem, data_dir, model.hparams, 10)()
+    assert result["parse_error_sentences"] == 0 and result["parse_repaired_outputs"] == 0
+    assert result["parse_valid_sentences"] == 1 and 0.0 <= result["parse_f1"] <= 100.0
     os.remove(problem.gold_file(data_dir, "dev", "words"))
     with pytest.raises(DataError, match="rerun t2t-datagen"):
-        DevF1(model, problem, data_dir, 10)
+        make_dev_decodes(model, problem, data_dir, model.hparams, 10)

@@ -14,7 +14,13 @@ import dataclasses
 import sys
 
 from t2t_repro.commands import cli
-from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, config_defaults, config_from_flags
+from t2t_repro.training.config import (
+    FLAG_ALIASES,
+    MIXED_PRECISION,
+    SCHEDULES,
+    config_defaults,
+    config_from_flags,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,11 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="attention heat maps of the first dev example in TensorBoard at every evaluation",
     )
     parser.add_argument(
-        "--eval_bleu_examples",
+        "--eval_decode_examples",
+        *(f"--{old}" for old, new in FLAG_ALIASES.items() if new == "eval_decode_examples"),
+        dest="eval_decode_examples",
         type=int,
-        default=d["eval_bleu_examples"],
-        help="dev sentences decoded at every evaluation for a real BLEU (text "
-        "problems) or EVALB F1 (parsing problems); 0: off",
+        default=d["eval_decode_examples"],
+        help="dev examples decoded at every evaluation and scored by the problem's dev metric "
+        "(BLEU for text problems, EVALB F1 for parsing); 0: off. Old name: --eval_bleu_examples",
     )
     return parser
 

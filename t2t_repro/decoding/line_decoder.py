@@ -26,6 +26,7 @@ from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from t2t_repro.text_encoding.word_encoder import WordTextEncoder
 
 FILLER_SCORE = -1e6
+_FROM_DHP = object()
 DECODE_DEFAULTS = dict(
     beam_size=4,
     alpha=0.6,
@@ -100,6 +101,7 @@ class LineDecoder:
         target_encoder,
         dhp: HParams,
         log: Callable[[str], None] | None = None,
+        constraint=_FROM_DHP,
     ) -> None:
         self.input_encoder = input_encoder
         self.target_encoder = target_encoder
@@ -107,7 +109,9 @@ class LineDecoder:
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         model_max = model.hparams.get("max_length", 0) or 256
         self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
-        self.constraint = tree_constraint_for(target_encoder, dhp)
+        if constraint is _FROM_DHP:
+            constraint = tree_constraint_for(target_encoder, dhp)
+        self.constraint = constraint
         self.searcher = Searcher(
             model,
             SearchConfig(

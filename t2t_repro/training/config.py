@@ -11,6 +11,8 @@ from typing import Any
 
 SCHEDULES = ("train", "train_and_evaluate", "evaluate", "continuous_eval")
 MIXED_PRECISION = ("", "bfloat16", "float16")
+# Old flag names still accepted: {old: new}.
+FLAG_ALIASES = {"eval_bleu_examples": "eval_decode_examples"}
 
 
 @dataclasses.dataclass
@@ -37,7 +39,8 @@ class TrainerConfig:
     steps_per_loop: int = 20
     max_train_seconds: float = 0  # Stop (and save) after this much training time; 0: no limit.
     attention_images: bool = True  # Heat maps of the first dev example at every evaluation.
-    eval_bleu_examples: int = 64  # Dev sentences decoded for BLEU / parse F1 at each eval (0: off).
+    # Dev examples decoded at each eval and scored by the problem's dev metric (0: off).
+    eval_decode_examples: int = 64
     devices: list | None = None  # explicit replica devices (tests: logical CPUs)
 
 
@@ -54,4 +57,5 @@ def config_from_flags(flags: dict[str, Any]) -> TrainerConfig:
     """A ``TrainerConfig`` from parsed flags (``vars(args)``); flags it has no field for are
     ignored."""
     names = {f.name for f in dataclasses.fields(TrainerConfig)}
+    flags = {FLAG_ALIASES.get(k, k): v for k, v in flags.items()}
     return TrainerConfig(**{k: v for k, v in flags.items() if k in names})

@@ -39,7 +39,7 @@ def check_config(cfg: TrainerConfig) -> None:
         "eval_steps": 0,
         "worker_gpu": 0,
         "max_train_seconds": 0,
-        "eval_bleu_examples": 0,
+        "eval_decode_examples": 0,
     }
     for name, low in at_least.items():
         if getattr(cfg, name) < low:

@@ -26,15 +26,13 @@ from t2t_repro import checkpoint_files, hparams_checks, registry
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, list_shards, make_dataset
 from t2t_repro.data.records import find_corrupt_record
 from t2t_repro.data.text_files import DataError
-from t2t_repro.data.word_dropout import make_word_dropout, replaced_share, source_id_counts
 from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.model_loading import CheckpointError
 from t2t_repro.training import evaluation
 from t2t_repro.training.checkpoints import TrainingCheckpoint
 from t2t_repro.training.config import TrainerConfig
-from t2t_repro.training.dev_bleu import DevBleu
-from t2t_repro.training.dev_f1 import DevF1
+from t2t_repro.training.dev_decodes import make_dev_decodes
 from t2t_repro.training.distribution import make_strategy, tf_config_workers
 from t2t_repro.training.input_feed import ReplicaFeed
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
@@ -82,7 +80,7 @@ class Trainer:
         else:
             check_saved(cfg.output_dir, hp, cfg.hparams_set)
         self.hparams = hp
-        self.augment = self._word_dropout()
+        self.augment = self.problem.train_augmentation(cfg.data_dir, hp, cfg.random_seed)
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
         with self.strategy.scope():
@@ -100,7 +98,7 @@ class Trainer:
         self.summaries = None  # made once the run passed its checks (it writes event files)
         self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
         self._attention_example = None
-        self._dev_bleu = None
+        self._dev_decodes = False  # made at the first evaluation (None: the problem has none)
 
     # -- data ------------------------------------------------------------------------------
     def _train_iterator(self):
@@ -145,21 +143,6 @@ class Trainer:
             ) from None
         return feed
 
-    def _word_dropout(self):
-        """The training input's word dropout (``data/word_dropout.py``), or None."""
-        alpha = self.hparams.get("word_dropout_alpha", 0)
-        if not alpha:
-            return None
-        class_ids = self.problem.source_class_ids(self.cfg.data_dir)
-        shards = list_shards(self.problem.filepattern(self.cfg.data_dir, "train"))
-        counts = source_id_counts(shards, self.hparams.input_vocab_size) if class_ids else None
-        augment = make_word_dropout(class_ids, counts, alpha, self.cfg.random_seed)
-        share = replaced_share(counts, class_ids, alpha)
-        print(
-            f"word dropout: alpha {alpha} replaces {share:.1%} of training source words", flush=True
-        )
-        return augment
-
     def _eval_dataset(self):
         pattern = self.problem.filepattern(self.cfg.data_dir, "dev")
         return self.strategy.distribute_datasets_from_function(
@@ -189,23 +172,7 @@ class Trainer:
             results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
         except tf.errors.DataLossError:
             raise self._corrupt_data_error("dev") from None
-        bleu_text = ""
-        if self.cfg.eval_bleu_examples > 0 and "bleu" in self.problem.eval_metrics:
-            if self._dev_bleu is None:
-                self._dev_bleu = DevBleu(
-                    self.model,
-                    self.problem,
-                    self.cfg.data_dir,
-                    self.hparams,
-                    self.cfg.eval_bleu_examples,
-                )
-            results["bleu"] = self._dev_bleu()
-            bleu_text = (
-                f", BLEU {results['bleu']:.2f} (sacreBLEU, "
-                f"{len(self._dev_bleu.inputs)} dev sentences)"
-            )
-        elif self.cfg.eval_bleu_examples > 0 and "parse_f1" in self.problem.eval_metrics:
-            bleu_text = self._parse_f1(results)
+        dev_text = self._dev_scores(results)
         self.summaries.scalars(
             "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, self.step
         )
@@ -214,23 +181,27 @@ class Trainer:
         print(
             f"eval at step {self.step}: loss {results['loss']:.4f}, perplexity "
             f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
-            f"per-sequence {results['accuracy_per_sequence']:.4f}{bleu_text}",
+            f"per-sequence {results['accuracy_per_sequence']:.4f}{dev_text}",
             flush=True,
         )
         return dict(results, step=self.step)
 
-    def _parse_f1(self, results: dict) -> str:
-        """Dev F1 of real tree-constrained decodes (``dev_f1``) into ``results``; its log text."""
-        if self._dev_bleu is None:
-            self._dev_bleu = DevF1(
-                self.model, self.problem, self.cfg.data_dir, self.cfg.eval_bleu_examples
+    def _dev_scores(self, results: dict) -> str:
+        """The problem's dev metric of real decodes (``dev_decodes``) into ``results``; its
+        log text ("" when the problem has no dev metric or ``eval_decode_examples`` is 0)."""
+        if self._dev_decodes is False:
+            self._dev_decodes = make_dev_decodes(
+                self.model,
+                self.problem,
+                self.cfg.data_dir,
+                self.hparams,
+                self.cfg.eval_decode_examples,
             )
-        parse = self._dev_bleu()
-        results.update({f"parse_{k}": v for k, v in parse.items()})
-        return (
-            f", F1 {parse['f1']:.2f} (EVALB, {len(self._dev_bleu.sentences)} dev sentences, "
-            f"{parse['error_sentences']} errors)"
-        )
+        if self._dev_decodes is None:
+            return ""
+        scores = self._dev_decodes()
+        results.update(scores)
+        return self._dev_decodes.metric.log_text(scores)
 
     def _attention_summaries(self) -> None:
         """Attention heat maps (last layer, all heads) of the first dev example."""

@@ -1,0 +1,87 @@
+"""A task plugs in its own dev metric and search constraint through ``Problem`` hooks; the
+trainer and the decoder use them without knowing the task (docs/problems.md)."""
+
+import numpy as np
+import pytest
+
+from problems.algorithmic import TranslateToy
+from t2t_repro import registry
+from t2t_repro.metrics.dev_metric import DevMetric
+
+NAME = "toy_with_hooks"
+
+
+class CountingMetric(DevMetric):
+    """Scores the decodes by their mean word count; records what it was handed."""
+
+    name = "words"
+    decode_overrides = "beam_size=1,batch_size=8"
+
+    def __init__(self, lines):
+        super().__init__(lines=lines)
+        self.seen: list[list[str]] = []
+
+    def score(self, hypotheses):
+        self.seen.append(list(hypotheses))
+        return {"toy_words": float(np.mean([len(h.split()) for h in hypotheses]))}
+
+    def log_text(self, scores):
+        return f", toy words {scores['toy_words']:.2f} ({len(self)} lines)"
+
+
+class ToyWithHooks(TranslateToy):
+    """translate_toy, small, with its own dev metric."""
+
+    num_shards = {"train": 1, "dev": 1, "test": 1}
+    num_pairs = {"train": 400, "dev": 10, "test": 10}
+    metrics: list = []
+
+    def dev_metric(self, data_dir, hparams, num_examples):
+        lines = [src for src, _ in self.corpus()["dev"][:num_examples]]
+        ToyWithHooks.metrics.append(CountingMetric(lines))
+        return ToyWithHooks.metrics[-1]
+
+
+@pytest.fixture(scope="module")
+def toy_data(tmp_path_factory):
+    registry.register_problem(NAME)(ToyWithHooks)
+    root = tmp_path_factory.mktemp("hooks")
+    registry.problem(NAME).generate_data(str(root / "data"), str(root / "tmp"), progress=False)
+    yield root / "data"
+    registry._REGISTRIES[registry.PROBLEMS].pop(NAME)
+
+
+def test_trainer_scores_the_problems_own_dev_metric(toy_data, tmp_path, capsys):
+    from t2t_repro.training.config import TrainerConfig
+    from t2t_repro.training.trainer import Trainer
+
+    cfg = TrainerConfig(
+        problem=NAME,
+        hparams_set="transformer_tiny",
+        data_dir=str(toy_data),
+        output_dir=str(tmp_path / "train"),
+        hparams="hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,batch_size=256",
+        train_steps=4,
+        local_eval_frequency=4,
+        eval_steps=1,
+        eval_decode_examples=6,
+        attention_images=False,
+        random_seed=1,
+    )
+    results = Trainer(cfg).run()
+    metric = ToyWithHooks.metrics[-1]
+    assert len(metric) == 6 and len(metric.seen) == 1 and len(metric.seen[0]) == 6
+    assert results["toy_words"] == np.mean([len(h.split()) for h in metric.seen[0]])
+    assert f", toy words {results['toy_words']:.2f} (6 lines)" in capsys.readouterr().out
+
+
+def test_old_flag_name_is_an_alias():
+    from t2t_repro.commands.trainer import build_parser
+    from t2t_repro.training.config import config_from_flags
+
+    base = ["--problem=p", "--hparams_set=h", "--data_dir=d", "--output_dir=o"]
+    for flag in ("--eval_bleu_examples=7", "--eval_decode_examples=7"):
+        args = build_parser().parse_args([*base, flag])
+        assert config_from_flags(vars(args)).eval_decode_examples == 7
+    flags = {"problem": "p", "hparams_set": "h", "data_dir": "d", "output_dir": "o"}
+    assert config_from_flags({**flags, "eval_bleu_examples": 3}).eval_decode_examples == 3
