@@ -1,11 +1,13 @@
 """Run as a subprocess (logical CPUs must be configured before TF starts): one update of the
-same global batch on 1 device, on 2 mirrored devices, and as 2 accumulated half-batches.
-Prints JSON with the losses and the max weight difference from the 1-device update.
+same global batch on 1 device, on 2 mirrored devices (also loss-scaled), and as 2 accumulated
+half-batches; the all-reduces in the traced mirrored update; the dropout masks of 2 replicas.
+Prints JSON with the losses, the max weight difference from the 1-device update and the rest.
 ``multiworker_check`` reuses the batches and ``run`` for the multi-worker case."""
 
 import json
 import sys
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -35,19 +37,42 @@ halves = [
 full = {"inputs": inputs, "targets": targets}
 
 
-def run(strategy, batches_fn, accumulate, steps=1):
+# The ops of a cross-device sum: the collective kernels (CPU ring, multi-worker) and NCCL's.
+ALL_REDUCE_OPS = ("CollectiveReduce", "CollectiveReduceV2", "CollectiveReduceV3", "NcclAllReduce")
+
+
+def all_reduces(concrete_function) -> int:
+    """All-reduce ops in a traced function and every function it calls (its library)."""
+    graph = concrete_function.graph.as_graph_def()
+    nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
+    return sum(n.op in ALL_REDUCE_OPS for n in nodes)
+
+
+# Clips the first update's gradient (global norm ~0.2) to a quarter: the clip must act on the
+# global gradient, once, whatever the number of replicas.
+CLIP = ",clip_grad_norm=0.05"
+
+
+def run(strategy, batches_fn, accumulate, steps=1, loss_scale=False, counts=None, overrides=""):
+    """``counts``: a dict that gets the all-reduce ops per replica of the traced update."""
     register_builtins()  # Here, not at import: the logical CPUs are configured first.
-    hp = create_hparams("transformer_test", OVERRIDES, input_vocab_size=40)
+    hp = create_hparams("transformer_test", OVERRIDES + overrides, input_vocab_size=40)
     with strategy.scope():
         model = registry.model("transformer")(hp)
         model.build()
         for i, w in enumerate(model.weights):  # Identical start for every run.
             w.assign(np.random.default_rng(i).normal(0, 0.1, w.shape).astype(np.float32))
         optimizer = make_optimizer(hp)
+        if loss_scale:
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         optimizer.build(model.trainable_variables)
         metrics = TrainMetrics()
     loop = make_train_loop(strategy, model, optimizer, hp, metrics, accumulate)
-    loop(batches_fn(), tf.constant(steps))
+    iterator = batches_fn()
+    loop(iterator, tf.constant(steps))
+    if counts is not None:
+        traced = loop.get_concrete_function(iterator, tf.constant(steps))
+        counts["all_reduces"] = all_reduces(traced) / strategy.num_replicas_in_sync
     stats = metrics.read()
     return stats["loss_sum"], [w.numpy() for w in model.weights]
 
@@ -129,18 +154,56 @@ def feed_check(strategy) -> dict:
         }
 
 
+def dropout_check(single, mirrored) -> dict:
+    """Masks of 3 successive dropout calls: one device, then each of 2 replicas, then the
+    replicas again from the restored generator state (what resuming from a checkpoint does)."""
+    from t2t_repro.layers.dropout import Dropout
+
+    def masks(strategy, layer):
+        draw = tf.function(lambda: strategy.run(lambda: layer(tf.ones([4096]), training=True)))
+        return [
+            [x.numpy() != 0 for x in strategy.experimental_local_results(draw())] for _ in "abc"
+        ]
+
+    with single.scope():
+        one = masks(single, Dropout(0.5, seed=7))
+    with mirrored.scope():
+        layer = Dropout(0.5, seed=7)
+        start = layer.seed_generator.state.numpy()
+        two = masks(mirrored, layer)
+        layer.seed_generator.state.assign(start)
+        again = masks(mirrored, layer)
+    replica_1 = [step[1] for step in two]
+    return {
+        "replica0_is_one_device": all(
+            np.array_equal(a[0], b[0]) for a, b in zip(one, two, strict=True)
+        ),
+        "masks_differ": [float((step[0] != step[1]).mean()) for step in two],
+        "replica1_steps_differ": not np.array_equal(replica_1[0], replica_1[1]),
+        "replica1_kept": [float(m.mean()) for m in replica_1],
+        "masks_resume_exactly": all(
+            np.array_equal(x, y)
+            for a, b in zip(two, again, strict=True)
+            for x, y in zip(a, b, strict=True)
+        ),
+    }
+
+
 def main():
     devices = split_cpu(2)
     single = tf.distribute.OneDeviceStrategy(devices[0])
-    loss_1, weights_1 = run(
-        single, lambda: iter(single.experimental_distribute_dataset(dataset([full]))), 1
-    )
+    single_batches = lambda: iter(single.experimental_distribute_dataset(dataset([full])))  # noqa: E731
+    loss_1, weights_1 = run(single, single_batches, 1)
+    _, weights_clipped = run(single, single_batches, 1, overrides=CLIP)
     mirrored = tf.distribute.MirroredStrategy(devices)
     # One host = one input pipeline; its successive elements go to replicas 0 and 1.
-    loss_2, weights_2 = run(
-        mirrored,
-        lambda: iter(mirrored.distribute_datasets_from_function(lambda ctx: dataset(halves))),
-        1,
+    mirrored_batches = lambda: iter(  # noqa: E731
+        mirrored.distribute_datasets_from_function(lambda ctx: dataset(halves))
+    )
+    counts, scaled_counts = {}, {}
+    loss_2, weights_2 = run(mirrored, mirrored_batches, 1, counts=counts)
+    loss_scaled, weights_scaled = run(
+        mirrored, mirrored_batches, 1, loss_scale=True, counts=scaled_counts, overrides=CLIP
     )
     loss_acc, weights_acc = run(
         single, lambda: iter(single.experimental_distribute_dataset(dataset(halves))), 2
@@ -151,10 +214,16 @@ def main():
                 "loss_1": loss_1,
                 "loss_mirrored": loss_2,
                 "loss_accumulated": loss_acc,
+                "loss_mirrored_loss_scaled": loss_scaled,
                 "max_diff_mirrored": diff(weights_1, weights_2),
+                "max_diff_mirrored_loss_scaled_clipped": diff(weights_clipped, weights_scaled),
+                "max_update_clipped": diff(weights_clipped, initial_weights(weights_clipped)),
+                "all_reduces_per_update": counts["all_reduces"],
+                "all_reduces_per_update_loss_scaled": scaled_counts["all_reduces"],
                 "max_diff_accumulated": diff(weights_1, weights_acc),
                 "max_update": diff(weights_1, initial_weights(weights_1)),
                 **feed_check(mirrored),
+                **dropout_check(single, mirrored),
             }
         )
     )

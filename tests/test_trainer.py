@@ -112,6 +112,7 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
 
 
 def test_mirrored_and_accumulated_updates_equal_single_device():
+    """Also: one all-reduce per update; each replica its own dropout masks (#27)."""
     out = subprocess.run(
         [sys.executable, "-m", "tests.distributed_check"],
         cwd=ROOT,
@@ -128,6 +129,19 @@ def test_mirrored_and_accumulated_updates_equal_single_device():
     assert r["max_diff_mirrored"] < 1e-3 * r["max_update"]
     assert r["max_diff_accumulated"] < 1e-3 * r["max_update"]
     assert r["feed_same_as_distributed"] and r["feed_resumes_exactly"]
+    # Gradients and logged sums cross the devices once (T2T: one all-reduce per update);
+    # the optimizer does not reduce again, also with loss scaling.
+    assert r["all_reduces_per_update"] == r["all_reduces_per_update_loss_scaled"] == 1
+    assert r["loss_mirrored_loss_scaled"] == pytest.approx(r["loss_1"], rel=1e-5)
+    # Clipping acts on the global gradient once (it used to act on each replica's share).
+    assert r["max_diff_mirrored_loss_scaled_clipped"] < 1e-3 * r["max_update_clipped"]
+    assert r["max_update_clipped"] < 0.5 * r["max_update"]  # the clip did act
+    # Dropout: replica 0 draws the one-device masks, replica 1 its own (about half differ),
+    # a fresh one at every step, and the same again from a restored generator state.
+    assert r["replica0_is_one_device"] and r["replica1_steps_differ"]
+    assert all(0.45 < d < 0.55 for d in r["masks_differ"]), r["masks_differ"]
+    assert all(0.45 < k < 0.55 for k in r["replica1_kept"]), r["replica1_kept"]
+    assert r["masks_resume_exactly"]
 
 
 def checkpoint_values(path):

@@ -85,8 +85,10 @@ def run(
     argv: list[str] | None = None,
     *,
     uses_registry: bool = False,
+    check_flags: Callable[[argparse.Namespace], None] | None = None,
 ) -> int:
-    """Parses flags, starts TensorFlow quietly and registers names (``uses_registry``), handles
+    """Parses flags, runs ``check_flags`` (before TensorFlow starts, so a refused flag costs
+    nothing), starts TensorFlow quietly and registers names (``uses_registry``), handles
     --t2t_usr_dir/--registry_help, runs ``main`` and reports user errors as one line (exit 1)."""
     parser.add_argument(
         "--verbose",
@@ -98,6 +100,8 @@ def run(
     if args.verbose:
         os.environ[console.VERBOSE_ENV] = "1"  # Also for the tools a workflow runs.
     try:
+        if check_flags is not None:
+            check_flags(args)
         if uses_registry:
             from t2t_repro.commands.builtins import register_builtins
 

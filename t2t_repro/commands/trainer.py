@@ -14,6 +14,7 @@ import dataclasses
 import sys
 
 from t2t_repro.commands import cli
+from t2t_repro.training import cluster_flags
 from t2t_repro.training.config import (
     FLAG_ALIASES,
     MIXED_PRECISION,
@@ -36,7 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--eval_steps", type=int, default=d["eval_steps"], help="max eval batches (0: all)"
     )
-    parser.add_argument("--schedule", default=d["schedule"], choices=SCHEDULES)
+    parser.add_argument(
+        "--schedule",
+        default=d["schedule"],
+        choices=(*SCHEDULES, cluster_flags.PS_SCHEDULE),
+        help=f"{cluster_flags.PS_SCHEDULE} (T2T's parameter servers) is refused",
+    )
     parser.add_argument(
         "--local_eval_frequency",
         type=int,
@@ -91,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="dev examples decoded at every evaluation and scored by the problem's dev metric "
         "(BLEU for text problems, EVALB F1 for parsing); 0: off. Old name: --eval_bleu_examples",
     )
+    cluster_flags.add_cluster_flags(parser)
     return parser
 
 
@@ -110,7 +117,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.run("t2t-trainer", run, build_parser(), argv, uses_registry=True)
+    return cli.run(
+        "t2t-trainer",
+        run,
+        build_parser(),
+        argv,
+        uses_registry=True,
+        check_flags=lambda args: cluster_flags.check_cluster_flags(vars(args)),
+    )
 
 
 if __name__ == "__main__":

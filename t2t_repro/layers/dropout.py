@@ -7,6 +7,12 @@ within 2**-17 of ``rate`` (0.1 becomes 0.100006). Kept elements are scaled by
 ``1 / (1 - rate)`` as in ``tf.nn.dropout`` (T2T's dropout). The seed comes from the layer's
 ``SeedGenerator``, as in Keras, so checkpoints keep the RNG state and a resumed run draws
 the same masks.
+
+Under ``tf.distribute`` the generator is a mirrored variable: every replica holds the same
+state, so each replica folds its global id (``replica_id_in_sync_group``, which counts the
+replicas of every worker under MultiWorkerMirroredStrategy) into the seed and draws its own
+masks, as T2T's data-parallel shards did (each shard its own ``tf.nn.dropout`` draw). Replica
+0, and so any one-device run, keeps the unfolded seed: its masks are bit-identical to before.
 """
 
 from __future__ import annotations
@@ -15,6 +21,28 @@ import keras
 import tensorflow as tf
 
 _LEVELS = 1 << 16
+
+
+def replica_seed(seed: tf.Tensor) -> tf.Tensor:
+    """``seed`` (int32 [2]: layer key, counter) for this replica: unchanged on replica 0 (and
+    outside a strategy); on replica r the key becomes a hash of (key, r) and the counter stays,
+    so each replica's masks are a stream of their own, deterministic from the run's seed."""
+    ctx = tf.distribute.get_replica_context()
+    if ctx is None:  # Cross-replica context (e.g. building under strategy.scope()).
+        return seed
+    replica = ctx.replica_id_in_sync_group
+    static = tf.get_static_value(replica)
+    if static is not None and static == 0:
+        return seed
+    key = tf.random.stateless_uniform(
+        [],
+        seed=tf.stack([seed[0], tf.cast(replica, tf.int32)]),
+        minval=None,
+        maxval=None,
+        dtype=tf.int32,
+    )
+    folded = tf.stack([key, seed[1]])
+    return folded if static is not None else tf.where(tf.equal(replica, 0), seed, folded)
 
 
 @keras.saving.register_keras_serializable(package="t2t_repro")
@@ -34,7 +62,7 @@ class Dropout(keras.layers.Dropout):
             return tf.zeros_like(inputs)
         seed = self.seed_generator.next()
         # Stateless ops under XLA want int32 seeds; the generator's state is int64.
-        seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
+        seed = replica_seed(tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32))
         size = tf.size(inputs)
         bits = tf.random.stateless_uniform(
             [(size + 1) // 2], seed=seed, minval=None, maxval=None, dtype=tf.uint32

@@ -2,9 +2,11 @@
 
 Why this shape: T2T's loss is the mean over every non-PAD target token of the *global* batch
 (``tensor2tensor/utils/t2t_model.py``, ``average_sharded_losses``). Each replica sums token losses
-over its micro-batches (gradient accumulation), the token counts are all-reduced, and gradients are
-divided by the global count, so the update does not depend on how the batch is split across replicas
-or micro-batches. The optimizer (and its learning-rate schedule) sees one step per update.
+over its micro-batches (gradient accumulation); the gradient sums, the token counts and the logged
+sums cross the devices in ONE all-reduce per update, and the gradients are divided by the global
+count, so the update does not depend on how the batch is split across replicas or micro-batches.
+The optimizer applies the reduced gradients as they are (no second all-reduce of its own), and it
+(and its learning-rate schedule) sees one step per update.
 
 ``make_train_loop`` runs ``n`` updates inside one ``tf.function`` and accumulates metrics in
 variables, so the host pays Python overhead once per call, not once per step.
@@ -26,6 +28,25 @@ DIVERGED_LOSS = 1000.0
 
 def _dense(grad):
     return tf.convert_to_tensor(grad) if grad is not None else None
+
+
+def _already_reduced(grads_and_vars):
+    return list(grads_and_vars)
+
+
+def _apply_without_all_reduce(optimizer) -> None:
+    """Makes ``optimizer`` apply the gradients it is given as they are: the update has
+    all-reduced them already (with the logged sums), so Keras' own all-reduce before the
+    update (``keras/src/backend/tensorflow/optimizer.py``, ``TFOptimizer._backend_update_step``
+    calls ``_all_reduce_sum_gradients``) would move every gradient across devices a second
+    time. A LossScaleOptimizer updates through its inner optimizer."""
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    if not callable(getattr(inner, "_all_reduce_sum_gradients", None)):
+        raise RuntimeError(
+            "This Keras version's TensorFlow optimizer has no _all_reduce_sum_gradients; "
+            "t2t_repro's train step needs updating for it."
+        )
+    inner._all_reduce_sum_gradients = _already_reduced
 
 
 class TrainMetrics:
@@ -62,6 +83,7 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
     """The per-replica function: takes the micro-batches of one update."""
     label_smoothing = hparams.label_smoothing
     loss_scale = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+    _apply_without_all_reduce(optimizer)
 
     def replica_update(*micro_batches):
         ctx = tf.distribute.get_replica_context()
@@ -88,32 +110,32 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
             )
             loss_sum += batch_loss
             tokens += batch_tokens
-        global_tokens = tf.maximum(ctx.all_reduce(SUM, tokens), 1.0)
-        global_loss = ctx.all_reduce(SUM, loss_sum) / global_tokens
-        grads = [g / global_tokens for g in grads]
+        # Local sums of what is logged, reduced with the gradients: one all-reduce per update.
+        sums = tf.stack(
+            [
+                loss_sum,
+                tokens,
+                tf.cast(sum(tf.size(b["targets"]) for b in micro_batches), tf.float32),
+                sum(tf.reduce_sum(tf.cast(b["inputs"] > 0, tf.float32)) for b in micro_batches),
+                tf.cast(sum(tf.shape(b["targets"])[0] for b in micro_batches), tf.float32),
+            ]
+        )
         if num_replicas > 1:
-            grads = ctx.all_reduce(SUM, grads)
+            *grads, sums = ctx.all_reduce(SUM, [*grads, sums])
+        global_tokens = tf.maximum(sums[1], 1.0)
+        grads = [g / global_tokens for g in grads]
         norm = tf.linalg.global_norm(grads)
         if loss_scale:
             norm = norm / optimizer.dynamic_scale
-        # The optimizer sums gradients over replicas; the sum is already in every replica.
-        grads = [g / num_replicas for g in grads] if num_replicas > 1 else grads
         optimizer.apply_gradients(zip(grads, variables, strict=True))
-        stats = {
-            "loss": global_loss,
+        return {
+            "loss": sums[0] / global_tokens,
             "grad_norm": norm,
             "target_tokens": global_tokens,
-            "target_padded": ctx.all_reduce(
-                SUM, tf.cast(sum(tf.size(b["targets"]) for b in micro_batches), tf.float32)
-            ),
-            "input_tokens": ctx.all_reduce(
-                SUM, sum(tf.reduce_sum(tf.cast(b["inputs"] > 0, tf.float32)) for b in micro_batches)
-            ),
-            "examples": ctx.all_reduce(
-                SUM, tf.cast(sum(tf.shape(b["targets"])[0] for b in micro_batches), tf.float32)
-            ),
+            "target_padded": sums[2],
+            "input_tokens": sums[3],
+            "examples": sums[4],
         }
-        return stats
 
     return replica_update
 

@@ -33,6 +33,7 @@ from t2t_repro.training import evaluation
 from t2t_repro.training.checkpoints import TrainingCheckpoint
 from t2t_repro.training.config import TrainerConfig
 from t2t_repro.training.dev_decodes import make_dev_decodes
+from t2t_repro.training.devices import announce
 from t2t_repro.training.distribution import make_strategy, tf_config_workers
 from t2t_repro.training.input_feed import ReplicaFeed
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
@@ -83,6 +84,7 @@ class Trainer:
         self.augment = self.problem.train_augmentation(cfg.data_dir, hp, cfg.random_seed)
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
+        announce(self.strategy, cfg.mixed_precision, cfg.xla)
         with self.strategy.scope():
             self.model = registry.model(cfg.model)(hp)
             self.model.build()
