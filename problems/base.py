@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from t2t_repro import registry
+from t2t_repro import fileio, registry
 from t2t_repro.data import datagen_lib, records
 from t2t_repro.data.pair_sources import PairSource, check_all
 from t2t_repro.data.text_files import DataError, ReadStats
@@ -121,7 +121,7 @@ class Problem:
 
     def get_encoders(self, data_dir: str) -> dict:
         path = self.vocab_path(data_dir)
-        if not os.path.isfile(path):
+        if not fileio.isfile(path):
             raise DataError(
                 f"Vocabulary file {path} not found. Run: t2t-datagen --problem={self.name} "
                 f"--data_dir={data_dir} --tmp_dir=<raw data dir>"
@@ -269,14 +269,14 @@ class Text2TextProblem(Problem):
         progress: bool = True,
     ) -> DatagenSummary:
         start = time.monotonic()
-        os.makedirs(data_dir, exist_ok=True)
+        fileio.makedirs(data_dir)
         summary = DatagenSummary(self.name, data_dir)
         vocab_path = self.vocab_path(data_dir)
         summary.vocab_file = vocab_path
         manifest = datagen_lib.load_json(self._manifest_path(data_dir))
 
         trial_cases = datagen_lib.vocab_trial_cases(vocab_path)  # the vocab of a --max_cases trial
-        need_vocab = not os.path.isfile(vocab_path) or (
+        need_vocab = not fileio.isfile(vocab_path) or (
             trial_cases is not None and trial_cases != max_cases
         )
         trust_shards = not need_vocab and (
@@ -291,9 +291,9 @@ class Text2TextProblem(Problem):
         needed: dict[str, list[int]] = {}
         for split in self.splits:
             for path in datagen_lib.temp_files(data_dir, self.name, split):
-                os.remove(path)  # leftovers of an interrupted run
+                fileio.remove(path)  # leftovers of an interrupted run
             paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
-            todo = [i for i, p in enumerate(paths) if not (trust_shards and os.path.isfile(p))]
+            todo = [i for i, p in enumerate(paths) if not (trust_shards and fileio.isfile(p))]
             summary.shards_kept += len(paths) - len(todo)
             if todo:
                 needed[split] = todo
@@ -375,7 +375,7 @@ class Text2TextProblem(Problem):
         expected,
     ) -> int:
         for path in self._stale_shards(data_dir, split):
-            os.remove(path)
+            fileio.remove(path)
         paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
         writer = datagen_lib.ShardWriter(paths, todo)
         if expected is not None and max_cases is not None:

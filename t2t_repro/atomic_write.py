@@ -6,6 +6,8 @@ removes its temp file and leaves the old target untouched; a killed process leav
 ``<target>.<random>.tmp`` leftover, which datagen recognises and readers skip (``*.tmp``).
 Unique temp names let two processes write the same file (the last rename wins, whole).
 The target's directory must exist (callers create it where that is wanted).
+On ``gs://``, ``ram://`` and other schemes the same steps run through ``tf.io.gfile``
+(:mod:`t2t_repro.fileio`; what a rename gives there is said in its docstring).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import uuid
 from collections.abc import Iterator
 from typing import IO
 
+from t2t_repro import fileio
+
 
 @contextlib.contextmanager
 def atomic_path(path: str) -> Iterator[str]:
@@ -24,10 +28,10 @@ def atomic_path(path: str) -> Iterator[str]:
     tmp = f"{path}.{uuid.uuid4().hex[:12]}.tmp"
     try:
         yield tmp
-        os.replace(tmp, path)
+        fileio.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        with contextlib.suppress(Exception):
+            fileio.remove(tmp)
         raise
 
 
@@ -41,10 +45,11 @@ def atomic_open(
         raise ValueError(f"atomic_open writes a whole file: mode 'w' or 'wb', not {mode!r}.")
     text = {} if mode == "wb" else {"encoding": encoding, "newline": newline}
     with atomic_path(path) as tmp:
-        with open(tmp, mode.replace("w", "x"), **text) as f:
+        with fileio.open(tmp, mode.replace("w", "x"), **text) as f:
             yield f
             f.flush()
-            os.fsync(f.fileno())
+            if not fileio.is_url(tmp):
+                os.fsync(f.fileno())
 
 
 def write_text_atomically(

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro import checkpoint_files
+from t2t_repro import checkpoint_files, fileio
 from t2t_repro.model_loading import MODEL_KEY, CheckpointError, load_trained_model, restore_model
 
 _STEP = re.compile(r"ckpt-(\d+)$")
@@ -31,14 +31,14 @@ MARKER = "averaged_from.txt"  # written into every output dir; lists the inputs
 def checkpoints_by_step(model_dir: str) -> tuple[list[tuple[int, str]], list[str]]:
     """(step, prefix) of every complete checkpoint on disk, oldest first, and a note for
     each one the state file lists that is not complete (skipped)."""
-    if not os.path.isdir(model_dir):
+    if not fileio.isdir(model_dir):
         raise CheckpointError(f"--model_dir {model_dir!r} is not a directory.")
     found = checkpoint_files.complete_checkpoints(model_dir)
     complete = {prefix for _, prefix in found}
     skipped = []
     for path in checkpoint_files.read_state(model_dir).listed:
         if path not in complete and _STEP.search(path):
-            why = "no .index file" if not os.path.exists(path + ".index") else "data missing"
+            why = "no .index file" if not fileio.exists(path + ".index") else "data missing"
             skipped.append(f"{os.path.basename(path)} ({why})")
     if not found:
         raise CheckpointError(
@@ -51,16 +51,16 @@ def checkpoints_by_step(model_dir: str) -> tuple[list[tuple[int, str]], list[str
 def check_output_dir(model_dir: str, output_dir: str) -> None:
     """Refuses an output dir where the average could replace someone else's checkpoints."""
     suggestion = f"use --output_dir={os.path.join(model_dir, 'avg')} (the default)"
-    if os.path.realpath(output_dir) == os.path.realpath(model_dir):
+    if fileio.same_path(output_dir, model_dir):
         raise CheckpointError(
             f"--output_dir is the training directory {model_dir}: averaging "
             f"there would replace its checkpoints; {suggestion}."
         )
-    if not os.path.exists(output_dir):
+    if not fileio.exists(output_dir):
         return
-    if not os.path.isdir(output_dir):
+    if not fileio.isdir(output_dir):
         raise CheckpointError(f"--output_dir={output_dir} is a file; a directory is expected.")
-    names = os.listdir(output_dir)
+    names = fileio.listdir(output_dir)
     ours = MARKER in names
     theirs = [
         n
@@ -99,7 +99,7 @@ def average_checkpoints(
             )
     checkpoints = found[-n:]
     newest = checkpoints[-1][0]
-    if os.path.exists(os.path.join(output_dir, f"ckpt-{newest}.index")):
+    if fileio.exists(os.path.join(output_dir, f"ckpt-{newest}.index")):
         raise CheckpointError(
             f"{output_dir} already holds ckpt-{newest} (an earlier average); "
             "not replacing it. Remove it or choose another --output_dir."
@@ -125,19 +125,21 @@ def average_checkpoints(
 
 
 def _write_model_checkpoint(model, output_dir: str, step: int, sources: list[str]) -> str:
-    os.makedirs(output_dir, exist_ok=True)
-    with open(os.path.join(output_dir, MARKER), "a", encoding="utf-8") as f:
+    fileio.makedirs(output_dir)
+    with fileio.open(os.path.join(output_dir, MARKER), "a", encoding="utf-8") as f:
         f.write(f"ckpt-{step}: " + " ".join(sources) + "\n")
     final = os.path.join(output_dir, f"ckpt-{step}")
     tmp = os.path.join(output_dir, f".tmp-ckpt-{step}")
     written = tf.train.Checkpoint(**{MODEL_KEY: model}).write(tmp)
     # The .index last: a ckpt-N.index on disk means a complete checkpoint.
     names = sorted(
-        (n for n in os.listdir(output_dir) if n.startswith(os.path.basename(written))),
+        (n for n in fileio.listdir(output_dir) if n.startswith(os.path.basename(written))),
         key=lambda n: n.endswith(".index"),
     )
     for name in names:
-        os.replace(os.path.join(output_dir, name), final + name[len(os.path.basename(written)) :])
+        fileio.replace(
+            os.path.join(output_dir, name), final + name[len(os.path.basename(written)) :]
+        )
     # Earlier averages stay listed (and on disk); the new one is the latest.
     checkpoint_files.write_state(
         output_dir,

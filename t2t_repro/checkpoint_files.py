@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import shutil
 
 from google.protobuf import text_format
 
+from t2t_repro import fileio
 from t2t_repro.atomic_write import write_text_atomically
 
 STATE_FILE = "checkpoint"
@@ -27,11 +27,11 @@ _TEMP_DIR = re.compile(r"^ckpt-\d+_temp$")
 
 def is_complete(prefix: str) -> bool:
     """``prefix.index`` and every data shard it was written with are on disk."""
-    if not os.path.isfile(prefix + ".index"):
+    if not fileio.isfile(prefix + ".index"):
         return False
     directory, base = os.path.split(prefix)
     shards, total = set(), None
-    for name in os.listdir(directory or "."):
+    for name in fileio.listdir(directory or "."):
         match = _DATA.search(name)
         if match and name[: match.start()] == base:
             shards.add(int(match.group(1)))
@@ -41,10 +41,10 @@ def is_complete(prefix: str) -> bool:
 
 def complete_checkpoints(directory: str) -> list[tuple[int, str]]:
     """(step, prefix) of every complete ``ckpt-N`` in ``directory``, oldest first."""
-    if not os.path.isdir(directory):
+    if not fileio.isdir(directory):
         return []
     found = []
-    for name in os.listdir(directory):
+    for name in fileio.listdir(directory):
         match = _INDEX.match(name)
         prefix = os.path.join(directory, name[: -len(".index")])
         if match and is_complete(prefix):
@@ -66,14 +66,14 @@ def read_state(directory: str) -> StateFile:
     from tensorflow.python.training.checkpoint_state_pb2 import CheckpointState
 
     path = os.path.join(directory, STATE_FILE)
-    if not os.path.isfile(path):
+    if not fileio.isfile(path):
         return StateFile()
     try:
-        with open(path, encoding="utf-8") as f:
+        with fileio.open(path, encoding="utf-8") as f:
             state = text_format.Parse(f.read(), CheckpointState())
     except (OSError, UnicodeDecodeError, text_format.ParseError) as e:
         return StateFile(problem=f"its 'checkpoint' state file is unreadable ({str(e)[:80]})")
-    resolve = lambda p: p if os.path.isabs(p) else os.path.join(directory, p)  # noqa: E731
+    resolve = lambda p: p if os.path.isabs(p) or fileio.is_url(p) else os.path.join(directory, p)  # noqa: E731
     if not state.model_checkpoint_path:
         return StateFile(problem="its 'checkpoint' state file is empty")
     return StateFile(
@@ -115,8 +115,8 @@ def write_state(directory: str, prefixes: list[str]) -> None:
     An unreadable state file it replaces is kept as ``checkpoint.unreadable``.
     """
     path = os.path.join(directory, STATE_FILE)
-    if read_state(directory).problem and os.path.exists(path):
-        os.replace(path, path + ".unreadable")
+    if read_state(directory).problem and fileio.exists(path):
+        fileio.replace(path, path + ".unreadable")
     names = [os.path.basename(p) for p in prefixes]
     text = f'model_checkpoint_path: "{names[-1]}"\n' + "".join(
         f'all_model_checkpoint_paths: "{n}"\n' for n in names
@@ -127,10 +127,10 @@ def write_state(directory: str, prefixes: list[str]) -> None:
 def remove_orphan_temp_dirs(directory: str) -> list[str]:
     """Deletes ``ckpt-N_temp/`` folders that a save killed midway left behind."""
     removed = []
-    if os.path.isdir(directory):
-        for name in sorted(os.listdir(directory)):
+    if fileio.isdir(directory):
+        for name in sorted(fileio.listdir(directory)):
             path = os.path.join(directory, name)
-            if _TEMP_DIR.match(name) and os.path.isdir(path):
-                shutil.rmtree(path, ignore_errors=True)
+            if _TEMP_DIR.match(name) and fileio.isdir(path):
+                fileio.rmtree(path)
                 removed.append(path)
     return removed

@@ -18,7 +18,7 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from t2t_repro import hparams_checks, registry
+from t2t_repro import fileio, hparams_checks, registry
 from t2t_repro.errors import UserError
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib import create_hparams
@@ -34,7 +34,7 @@ class CheckpointError(UserError, RuntimeError):
 
 def resolve_checkpoint(path: str) -> str:
     """A checkpoint prefix from a prefix or a directory (its latest checkpoint)."""
-    if os.path.isdir(path):
+    if fileio.isdir(path):
         from t2t_repro.checkpoint_files import latest_checkpoint
 
         latest, note = latest_checkpoint(path)  # from the disk: a garbled state file is no loss
@@ -54,6 +54,12 @@ def resolve_checkpoint(path: str) -> str:
     return path
 
 
+def checkpoint_reader(prefix: str):
+    """``tf.train.load_checkpoint`` of a prefix, without its directory test (which TF's
+    ram:// file system answers wrongly for a prefix)."""
+    return tf.compat.v1.train.NewCheckpointReader(prefix)
+
+
 def checkpoint_model_variables(path: str) -> dict[str, list[int]]:
     """{checkpoint key: shape} of every variable reachable from the ``model`` object.
 
@@ -61,7 +67,7 @@ def checkpoint_model_variables(path: str) -> dict[str, list[int]]:
     saved too, TF names many model variables by their (shorter) optimizer path.
     """
     try:
-        reader = tf.train.load_checkpoint(path)
+        reader = checkpoint_reader(path)
         graph = trackable_object_graph_pb2.TrackableObjectGraph()
         graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
         shapes = reader.get_variable_to_shape_map()
@@ -138,9 +144,9 @@ def _first_line(error: BaseException) -> str:
 def saved_hparams(output_dir: str) -> HParams | None:
     """The ``hparams.json`` a training run wrote in ``output_dir``; None when there is none."""
     path = os.path.join(output_dir, HPARAMS_FILE) if output_dir else ""
-    if not path or not os.path.exists(path):
+    if not path or not fileio.exists(path):
         return None
-    with open(path, encoding="utf-8") as f:
+    with fileio.open(path, encoding="utf-8") as f:
         text = f.read()
     try:
         hp = HParams.from_json(text)

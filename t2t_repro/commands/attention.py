@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 
+from t2t_repro import fileio
 from t2t_repro.commands import cli
 
 
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             cli.expand(args.output_dir or os.path.dirname(args.checkpoint_path)), "attention"
         )
     )
-    os.makedirs(out_dir, exist_ok=True)
+    fileio.makedirs(out_dir)
     for name, png in pngs.items():
         path = os.path.join(out_dir, f"{name}.png")
         write_bytes_atomically(path, png)

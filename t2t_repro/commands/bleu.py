@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
+from t2t_repro import fileio
 from t2t_repro.commands import cli
 
 
@@ -37,7 +37,7 @@ def read_pair(translation: str, reference: str) -> tuple[list[str], list[str], i
 
     stats = ReadStats()
     for path in (translation, reference):
-        if not os.path.isfile(path):
+        if not fileio.isfile(path):
             raise FileNotFoundError(f"{path!r} does not exist.")
     hyps = list(read_lines(translation, stats))
     refs = list(read_lines(reference, stats))

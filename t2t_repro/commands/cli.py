@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from t2t_repro import console
+from t2t_repro import console, fileio
 from t2t_repro.errors import UsageError, UserError
 
 
@@ -33,7 +33,8 @@ def add_problem_flags(parser: argparse.ArgumentParser, output_dir_help: str) -> 
 
 
 def expand(path: str) -> str:
-    return os.path.abspath(os.path.expanduser(path)) if path else path
+    """Local paths made absolute; ``gs://...`` and other URLs unchanged."""
+    return fileio.expand(path)
 
 
 def require(args: argparse.Namespace, *names: str) -> None:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
+from t2t_repro import fileio
 from t2t_repro.commands import cli
 
 
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     cli.require(args, "gold", "test")
     gold, test = cli.expand(args.gold), cli.expand(args.test)
     for flag, path in (("--gold", gold), ("--test", test)):
-        if not os.path.isfile(path):
+        if not fileio.isfile(path):
             raise FileNotFoundError(f"{flag}: {path!r} does not exist.")
     scored = score_files(
         gold,

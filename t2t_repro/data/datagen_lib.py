@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 
+from t2t_repro import fileio
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.data import records
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
@@ -53,14 +54,14 @@ def build_vocab(
     encoder = te.SubwordTextEncoder.build_from_generator(
         lines, target_size, max_subtoken_length=max_subtoken_length
     )
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fileio.makedirs_for(path)
     encoder.store_to_file(path)  # atomic itself
     return encoder
 
 
 def file_sha256(path: str) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with fileio.open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -70,7 +71,7 @@ def vocab_trial_cases(vocab_path: str) -> int | None:
     """``max_cases`` of the trial run that built this vocab (``<vocab>.max_cases``), None for a full
     one."""
     try:
-        with open(vocab_path + ".max_cases") as f:
+        with fileio.open(vocab_path + ".max_cases") as f:
             return int(f.read().strip())
     except (OSError, ValueError):
         return None
@@ -79,16 +80,16 @@ def vocab_trial_cases(vocab_path: str) -> int | None:
 def set_vocab_trial_cases(vocab_path: str, max_cases: int | None) -> None:
     marker = vocab_path + ".max_cases"
     if max_cases is None:
-        if os.path.exists(marker):
-            os.remove(marker)
+        if fileio.exists(marker):
+            fileio.remove(marker)
     else:
-        with open(marker, "w") as f:
+        with fileio.open(marker, "w") as f:
             f.write(f"{max_cases}\n")
 
 
 def load_json(path: str) -> dict | None:
     try:
-        with open(path) as f:
+        with fileio.open(path) as f:
             return json.load(f)
     except (OSError, ValueError):
         return None
@@ -228,15 +229,13 @@ def encode_examples(
 
 def temp_files(data_dir: str, problem_name: str, split: str) -> list[str]:
     """Leftovers of interrupted writes for a split (``*.tmp``)."""
-    import glob
-
-    return sorted(glob.glob(records.filepattern(data_dir, problem_name, split) + ".tmp"))
+    return sorted(fileio.glob(records.filepattern(data_dir, problem_name, split) + ".tmp"))
 
 
 def _read_framed(path: str) -> list[bytes]:
     """Records of a private temp file: each is a 4-byte little-endian length, then the bytes."""
     out = []
-    with open(path, "rb") as f:
+    with fileio.open(path, "rb") as f:
         data = f.read()
     pos, end = 0, len(data)
     while pos < end:
@@ -260,7 +259,7 @@ class ShardWriter:
         self.needed = sorted(set(needed))
         self.counts = {i: 0 for i in self.needed}
         self._files = {
-            i: open(self.final_paths[i] + UNSHUFFLED_SUFFIX, "wb", buffering=1 << 20)
+            i: fileio.open(self.final_paths[i] + UNSHUFFLED_SUFFIX, "wb", buffering=1 << 20)
             for i in self.needed
         }
 
@@ -287,7 +286,7 @@ class ShardWriter:
             serialized = _read_framed(unshuffled)
             random.Random(f"{seed}:{os.path.basename(path)}").shuffle(serialized)
             records.write_records_atomically(path, serialized)
-            os.remove(unshuffled)
+            fileio.remove(unshuffled)
 
     def abort(self) -> None:
         for f in self._files.values():

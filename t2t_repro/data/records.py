@@ -7,12 +7,12 @@ Each record is a ``tf.train.Example`` whose features are int64 lists (``inputs``
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
 import tensorflow as tf
 
+from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_path
 
 TRAIN, DEV, TEST = "train", "dev", "test"
@@ -37,7 +37,7 @@ def filepattern(data_dir: str, problem_name: str, split: str) -> str:
 def existing_shards(data_dir: str, problem_name: str, split: str) -> list[str]:
     """Finished shards on disk for a split (temp files of interrupted writes excluded)."""
     return sorted(
-        p for p in glob.glob(filepattern(data_dir, problem_name, split)) if not p.endswith(".tmp")
+        p for p in fileio.glob(filepattern(data_dir, problem_name, split)) if not p.endswith(".tmp")
     )
 
 

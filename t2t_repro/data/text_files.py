@@ -16,6 +16,7 @@ import tarfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.errors import DataError as DataError  # defined with the other user errors
 
@@ -57,15 +58,17 @@ def decode_utf8(raw: bytes, stats: ReadStats | None = None) -> str:
 
 
 def is_gzip(path: str) -> bool:
-    with open(path, "rb") as f:
+    with fileio.open(path, "rb") as f:
         return f.read(2) == b"\x1f\x8b"
 
 
 def open_binary(path: str) -> BinaryIO:
     """Open a plain or gzip-compressed file for reading bytes (gzip detected by content)."""
-    if not os.path.isfile(path):
+    if not fileio.isfile(path):
         raise DataError(f"Missing data file: {path}")
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+    if not is_gzip(path):
+        return fileio.open(path, "rb")
+    return gzip.open(fileio.open(path, "rb") if fileio.is_url(path) else path, "rb")
 
 
 def iter_raw_lines(path: str, sgm: bool = False) -> Iterator[bytes]:

@@ -8,7 +8,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from t2t_repro import registry
+from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.data.text_files import iter_raw_lines
@@ -106,12 +106,12 @@ def run_dir_of(checkpoint: str) -> str | None:
     that directory's parent that holds hparams.json."""
     if not checkpoint:
         return None
-    directory = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
+    directory = checkpoint if fileio.isdir(checkpoint) else os.path.dirname(checkpoint)
     return next((d for d in (directory, os.path.dirname(directory)) if _has_hparams(d)), None)
 
 
 def _has_hparams(directory: str) -> bool:
-    return bool(directory) and os.path.exists(os.path.join(directory, HPARAMS_FILE))
+    return bool(directory) and fileio.exists(os.path.join(directory, HPARAMS_FILE))
 
 
 def default_output_name(
@@ -124,7 +124,7 @@ def default_output_name(
 
 
 def write_lines_atomically(path: str, lines: list[str]) -> None:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fileio.makedirs_for(path)
     with atomic_open(path) as f:
         for line in lines:
             f.write(line.replace("\n", " ") + "\n")
@@ -140,8 +140,8 @@ def decode_lines_to_file(setup: DecoderSetup, lines: list[str], output_path: str
 
 def check_decode_paths(input_path: str, output_path: str) -> None:
     """Before any decoding work: the input exists and the output can be a file."""
-    if not os.path.isfile(input_path):
-        what = "is a directory" if os.path.isdir(input_path) else "does not exist"
+    if not fileio.isfile(input_path):
+        what = "is a directory" if fileio.isdir(input_path) else "does not exist"
         raise FileNotFoundError(f"--decode_from_file: {input_path!r} {what}.")
     expect_file_destination(output_path, "--decode_to_file")
 

@@ -22,6 +22,7 @@ import re
 import zipfile
 from collections.abc import Iterable, Iterator
 
+from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.text_files import DataError, ReadStats, decode_utf8
 from t2t_repro.parsing.trees import Tree, TreeParseError, parse_bracket, parse_forest, tokenize
@@ -140,7 +141,7 @@ def iter_tree_items(
 def read_text(path: str, stats: ReadStats | None = None) -> str:
     """A whole file (``path`` may be ``archive.zip/member``), UTF-8 with bad bytes replaced and
     counted."""
-    if not os.path.isfile(path):
+    if not fileio.isfile(path):
         zip_path, _, member = path.partition(".zip/")
         if member and os.path.isfile(zip_path + ".zip"):
             try:
@@ -150,7 +151,7 @@ def read_text(path: str, stats: ReadStats | None = None) -> str:
                 raise DataError(f"Cannot read {path}: {e}") from None
             return decode_utf8(raw, stats).replace("\r\n", "\n")
         raise DataError(f"Missing tree file: {path}")
-    with open(path, "rb") as f:
+    with fileio.open(path, "rb") as f:
         return decode_utf8(f.read(), stats).replace("\r\n", "\n")
 
 
@@ -188,7 +189,7 @@ def trees_from_string(text: str, layout: str = "auto") -> list[Tree]:
 
 def write_tree_lines(path: str, trees: Iterable[Tree]) -> None:
     """One tree per line, written atomically (temp file + rename)."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fileio.makedirs_for(path)
     with atomic_open(path) as f:
         for tree in trees:
             f.write(tree.to_string() + "\n")

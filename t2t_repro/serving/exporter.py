@@ -23,6 +23,7 @@ import time
 
 import tensorflow as tf
 
+from t2t_repro import fileio
 from t2t_repro.data.source_lines import normalize_source_lines_in_graph
 from t2t_repro.decoding.search import SearchConfig, search
 from t2t_repro.decoding.tree_constraint import TreeConstraint
@@ -132,13 +133,14 @@ def export_saved_model(
             "the exported search runs for any input length; export without "
             "use_xla (XLA needs a static length per compiled function)."
         )
-    if os.path.exists(export_dir):
+    if fileio.exists(export_dir):
         raise FileExistsError(
             f"{export_dir} already exists; choose another --export_dir or remove it."
         )
-    parent = os.path.dirname(os.path.abspath(export_dir))
-    os.makedirs(parent, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=".export-", dir=parent)
+    parent = os.path.dirname(fileio.expand(export_dir))
+    fileio.makedirs(parent)
+    # Staged locally for gs:// and other schemes, then copied (top-level files last).
+    work = tempfile.mkdtemp(prefix=".export-", dir=None if fileio.is_url(parent) else parent)
     try:
         vocab_paths, alphabets = {}, {}
         for feature in ("inputs", "targets"):
@@ -179,7 +181,7 @@ def export_saved_model(
         tf.saved_model.save(
             translator, staging, signatures={"serving_default": translator.translate}
         )
-        os.replace(staging, export_dir)
+        fileio.replace_dir(staging, export_dir)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return export_dir

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
+from t2t_repro import fileio
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.errors import DataError
 from t2t_repro.text_encoding import tokenizer
@@ -97,7 +98,7 @@ class SubwordTextEncoder:
         or bare, as T2T accepts)."""
         path = os.fspath(path)
         try:
-            with open(path, "rb") as f:
+            with fileio.open(path, "rb") as f:
                 data = f.read()
         except FileNotFoundError:
             raise FileNotFoundError(f"subword vocabulary file not found: {path}") from None

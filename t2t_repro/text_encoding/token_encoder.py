@@ -10,9 +10,9 @@ which any token outside the vocabulary is encoded as.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 
+from t2t_repro import fileio
 from t2t_repro.text_encoding.text_encoder import VocabFileError
 
 RESERVED = ("<pad>", "<EOS>", "<UNK>")
@@ -38,7 +38,7 @@ class TokenTextEncoder:
 
     @staticmethod
     def _read(path: str) -> list[str]:
-        with open(path, encoding="utf-8") as f:
+        with fileio.open(path, encoding="utf-8") as f:
             tokens = [line.rstrip("\n") for line in f]
         if not tokens or any(not t or " " in t for t in tokens):
             raise VocabFileError(
@@ -77,8 +77,8 @@ class TokenTextEncoder:
 
     def store_to_file(self, path: str) -> None:
         """Writes the vocab atomically (temp file, then rename)."""
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        fileio.makedirs_for(path)
         tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
+        with fileio.open(tmp, "w", encoding="utf-8") as f:
             f.writelines(t + "\n" for t in self._tokens)
-        os.replace(tmp, path)
+        fileio.replace(tmp, path)

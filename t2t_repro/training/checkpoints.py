@@ -19,8 +19,8 @@ import os
 
 import tensorflow as tf
 
-from t2t_repro import checkpoint_files
-from t2t_repro.model_loading import MODEL_KEY, CheckpointError
+from t2t_repro import checkpoint_files, fileio
+from t2t_repro.model_loading import MODEL_KEY, CheckpointError, checkpoint_reader
 
 INPUT_KEY = "input_iterator"
 
@@ -90,7 +90,8 @@ class TrainingCheckpoint:
     def has_input_state(self) -> bool:
         """Whether the restored checkpoint holds the input iterator's state."""
         return self.restored is not None and any(
-            name.startswith(INPUT_KEY + "/") for name, _ in tf.train.list_variables(self.restored)
+            name.startswith(INPUT_KEY + "/")
+            for name in checkpoint_reader(self.restored).get_variable_to_shape_map()
         )
 
     def track_input(self, iterator) -> None:
@@ -100,7 +101,7 @@ class TrainingCheckpoint:
 
     def save(self, step: int) -> str:
         prefix = os.path.join(self.output_dir, f"ckpt-{step}")
-        if os.path.exists(prefix + ".index") and prefix not in self._written:
+        if fileio.exists(prefix + ".index") and prefix not in self._written:
             raise CheckpointError(
                 f"{prefix} already exists and this run did not write it; not overwriting it. "
                 "Use a new --output_dir, or move that checkpoint away."

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from t2t_repro import registry
+from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.model_loading import HPARAMS_FILE, saved_hparams
@@ -46,7 +46,7 @@ def check_saved(output_dir: str, hparams: HParams, hparams_set: str = "basic_1")
 
 def write_record(output_dir: str, hparams: HParams, flags: dict) -> None:
     """Writes hparams.json (for a new run) and flags.txt: only once every check passed."""
-    os.makedirs(output_dir, exist_ok=True)
+    fileio.makedirs(output_dir)
     if saved_hparams(output_dir) is None:
         write_text_atomically(os.path.join(output_dir, HPARAMS_FILE), hparams.to_json() + "\n")
     write_text_atomically(

@@ -22,7 +22,7 @@ import time
 import keras
 import tensorflow as tf
 
-from t2t_repro import checkpoint_files, hparams_checks, registry
+from t2t_repro import checkpoint_files, fileio, hparams_checks, registry
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, list_shards, make_dataset
 from t2t_repro.data.records import find_corrupt_record
 from t2t_repro.data.text_files import DataError
@@ -51,7 +51,7 @@ from t2t_repro.visualization import attention_maps
 class Trainer:
     def __init__(self, cfg: TrainerConfig, flags: dict | None = None) -> None:
         check_config(cfg)  # Names and overrides first: a typo is reported before any file.
-        if not cfg.generate_data and not os.path.isdir(cfg.data_dir):
+        if not cfg.generate_data and not fileio.isdir(cfg.data_dir):
             raise TrainingError(
                 f"--data_dir {cfg.data_dir} does not exist: run t2t-datagen "
                 "first or pass --generate_data (with --tmp_dir)."

@@ -1,0 +1,99 @@
+"""Data, output and checkpoint dirs on any file system TensorFlow reads (gs://, ram://...).
+
+TF's in-memory ``ram://`` file system stands in for object storage: it lives in one process,
+so the tools run here through their ``main(argv)``, in this process (issue #27 item 8).
+"""
+
+import pytest
+import tensorflow as tf
+
+from t2t_repro import cli, fileio
+from t2t_repro.atomic_write import atomic_open, write_text_atomically
+
+gfile = tf.io.gfile
+
+
+def test_urls_survive_path_normalisation(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for url in ("gs://bucket/run", "s3://b/data/vocab.txt", "ram://x/y", "hdfs://nn:8020/d"):
+        assert cli.expand(url) == url
+    assert cli.expand("run") == str(tmp_path / "run")
+    assert fileio.same_path("gs://b/run/", "gs://b/run") and not fileio.same_path(
+        "gs://b/run", str(tmp_path / "gs:/b/run")
+    )
+
+
+def test_atomic_write_on_ram():
+    write_text_atomically("ram://aw/a.txt", "one\n")
+    with pytest.raises(RuntimeError):
+        with atomic_open("ram://aw/a.txt") as f:
+            f.write("half")
+            raise RuntimeError("killed midway")
+    assert fileio.listdir("ram://aw") == ["a.txt"]  # the temp file is gone
+    with fileio.open("ram://aw/a.txt") as f:
+        assert f.read() == "one\n"  # the old content survives a failed write
+    write_text_atomically("ram://aw/a.txt", "two\n")
+    assert gfile.GFile("ram://aw/a.txt").read() == "two\n"
+    # ram:// says a string prefix of a stored name exists; fileio does not.
+    assert not fileio.exists("ram://aw/a") and not fileio.isdir("ram://aw/a")
+    assert fileio.isdir("ram://aw") and fileio.isfile("ram://aw/a.txt")
+    with pytest.raises(FileNotFoundError):
+        fileio.open("ram://aw/missing.txt")
+
+
+def test_datagen_train_average_decode_export_on_ram(tmp_path, capsys):
+    from t2t_repro.commands import avg_all, datagen, decoder, exporter, trainer
+
+    root = "ram://e2e"
+    data, train = f"{root}/data", f"{root}/train"
+    common = ["--problem=translate_toy", f"--data_dir={data}"]
+    assert datagen.main([*common, f"--tmp_dir={tmp_path}"]) == 0
+    assert fileio.glob(f"{data}/translate_toy-train-*") and not fileio.glob(f"{data}/*.tmp")
+    assert not (tmp_path / "ram:").exists()
+    args = [
+        *common,
+        f"--output_dir={train}",
+        "--hparams_set=transformer_tiny",
+        "--hparams=batch_size=256,max_length=16",
+        "--train_steps=4",
+        "--local_eval_frequency=2",
+        "--eval_steps=1",
+        "--eval_bleu_examples=0",
+        "--no-attention_images",
+    ]
+    assert trainer.main(args) == 0, capsys.readouterr().err[-2000:]
+    names = fileio.listdir(train)
+    assert {"ckpt-2.index", "ckpt-4.index", "checkpoint", "hparams.json", "flags.txt"} <= set(
+        names
+    ), names
+    assert any(n.startswith("events.out.tfevents") for n in names)
+    assert fileio.listdir(f"{train}/eval")
+    # Resuming reads the run back from ram:// (hparams.json, checkpoint, input state).
+    assert trainer.main([*args[:-5], "--train_steps=6", *args[-4:]]) == 0
+    assert "ckpt-6.index" in fileio.listdir(train)
+
+    assert avg_all.main([f"--model_dir={train}", "--n=2"]) == 0
+    assert {"ckpt-6.index", "checkpoint", "averaged_from.txt"} <= set(
+        fileio.listdir(f"{train}/avg")
+    )
+
+    write_text_atomically(f"{root}/src.txt", "the dog sees a cat .\na cat .\n")
+    dec = [*common, f"--output_dir={train}", "--decode_hparams=beam_size=2,extra_length=3"]
+    assert (
+        decoder.main(
+            [
+                *dec,
+                f"--checkpoint_path={train}/avg",
+                f"--decode_from_file={root}/src.txt",
+                f"--decode_to_file={root}/out/dec.txt",
+            ]
+        )
+        == 0
+    )
+    assert len(gfile.GFile(f"{root}/out/dec.txt").read().split("\n")) == 3
+
+    export_dir = f"{root}/export/1"
+    assert exporter.main([*dec, f"--export_dir={export_dir}"]) == 0
+    assert {"saved_model.pb", "variables", "assets"} <= set(fileio.listdir(export_dir))
+    assert fileio.listdir(f"{export_dir}/variables")
+    assert not (tmp_path / "ram:").exists()
