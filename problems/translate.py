@@ -18,9 +18,8 @@ file (T2T's ``generate_lines_for_vocab``). Splits without files are not generate
 
 from __future__ import annotations
 
-import os
-
 from problems.base import Text2TextProblem
+from t2t_repro import fileio
 from t2t_repro.data.pair_sources import PairSource, parallel_source
 from t2t_repro.data.text_files import DataError
 
@@ -54,7 +53,7 @@ class TranslateProblem(Text2TextProblem):
             return []
         self.prepare_tmp_dir(tmp_dir, split)
         sources = [parallel_source(spec, tmp_dir) for spec in specs]
-        missing = [p for s in sources for p in _paths(s) if not os.path.isfile(p)]
+        missing = [p for s in sources for p in _paths(s) if not fileio.isfile(p)]
         if missing:
             raise DataError(
                 f"{self.name}: missing {split} data: {', '.join(missing)}. "

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from problems.base import DatagenSummary, Problem
-from t2t_repro import registry
+from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data import datagen_lib, records
 from t2t_repro.data.text_files import DataError, read_lines
@@ -176,7 +176,7 @@ class WsjParsingProblem(Problem):
             os.path.join(data_dir, f) for f in (self.vocab_filename, self.target_vocab_filename)
         ]
         for path in paths:
-            if not os.path.isfile(path):
+            if not fileio.isfile(path):
                 raise DataError(
                     f"Vocabulary file {path} not found. Run: t2t-datagen --problem={self.name} "
                     f"--data_dir={data_dir} --tmp_dir=<folder with the treebank's .mrg files>"
@@ -202,7 +202,7 @@ class WsjParsingProblem(Problem):
         path = os.path.join(data_dir, filename)
         trial = datagen_lib.vocab_trial_cases(path)
         words = self.source_vocab == "words"
-        if os.path.isfile(path) and (trial is None or trial == max_cases):
+        if fileio.isfile(path) and (trial is None or trial == max_cases):
             return WordTextEncoder(path) if words else datagen_lib.load_vocab(path)
         if words:
             encoder = WordTextEncoder(
@@ -222,7 +222,7 @@ class WsjParsingProblem(Problem):
         targets (most frequent first); kept if present, unless a ``--max_cases`` trial made it."""
         path = os.path.join(data_dir, self.target_vocab_filename)
         trial = datagen_lib.vocab_trial_cases(path)
-        if os.path.isfile(path) and (trial is None or trial == max_cases):
+        if fileio.isfile(path) and (trial is None or trial == max_cases):
             return TokenTextEncoder(path)
         encoder = TokenTextEncoder(tokens=target_inventory(targets))
         encoder.store_to_file(path)
@@ -244,7 +244,7 @@ class WsjParsingProblem(Problem):
         """Vocabs (kept if present), shuffled TFRecord shards and dev/test gold files. Encoding runs
         in this process (WSJ is small), so ``num_workers`` is unused."""
         start = time.monotonic()
-        os.makedirs(data_dir, exist_ok=True)
+        fileio.makedirs(data_dir)
         summary = DatagenSummary(self.name, data_dir)
         stats = TreeReadStats()
         self.extra_train_pairs(tmp_dir, stats)  # fails now if extra data is missing
@@ -308,11 +308,11 @@ class WsjParsingProblem(Problem):
         """Encode ``pairs`` (EOS appended) round-robin into the split's shards, shuffled; returns
         the count."""
         for path in datagen_lib.temp_files(data_dir, self.name, split):
-            os.remove(path)
+            fileio.remove(path)
         paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
         for path in records.existing_shards(data_dir, self.name, split):
             if path not in paths:
-                os.remove(path)  # shards of another shard count
+                fileio.remove(path)  # shards of another shard count
         writer = datagen_lib.ShardWriter(paths, range(len(paths)))
         bar = datagen_lib.Progress(f"{self.name} {split}", None, enabled=progress)
         count = 0

@@ -151,8 +151,16 @@ def replace_dir(src: str, dst: str) -> None:
         target = dst + folder[len(src) :]
         gfile.makedirs(target)
         for name in files:
-            gfile.copy(os.path.join(folder, name), os.path.join(target, name), overwrite=True)
+            copy(os.path.join(folder, name), os.path.join(target, name))
     rmtree(src)
+
+
+def copy(src: str, dst: str) -> None:
+    """Copies file ``src`` to ``dst`` (replacing it)."""
+    if is_url(src) or is_url(dst):
+        _gfile().copy(src, dst, overwrite=True)
+    else:
+        shutil.copyfile(src, dst)
 
 
 def getsize(path: str) -> int:

@@ -7,8 +7,9 @@ so the tools run here through their ``main(argv)``, in this process (issue #27 i
 import pytest
 import tensorflow as tf
 
-from t2t_repro import cli, fileio
+from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open, write_text_atomically
+from t2t_repro.commands import cli
 
 gfile = tf.io.gfile
 

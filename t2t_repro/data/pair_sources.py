@@ -12,6 +12,7 @@ import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from t2t_repro import fileio
 from t2t_repro.data import text_files
 from t2t_repro.data.text_files import DataError, ReadStats
 
@@ -48,7 +49,7 @@ class FilePairs(PairSource):
         self.description = f"{source_path} + {target_path}"
 
     def check(self) -> int:
-        missing = [p for p in (self.source_path, self.target_path) if not os.path.isfile(p)]
+        missing = [p for p in (self.source_path, self.target_path) if not fileio.isfile(p)]
         if missing:
             raise DataError("Missing parallel data file(s): " + ", ".join(missing))
         return text_files.check_line_counts(self.source_path, self.target_path, sgm=self.sgm)
@@ -85,7 +86,7 @@ class TsvPairs(PairSource):
         self.description = f"{path} (columns {source_column},{target_column})"
 
     def check(self) -> int:
-        if not os.path.isfile(self.path):
+        if not fileio.isfile(self.path):
             raise DataError(f"Missing parallel data file: {self.path}")
         return text_files.count_lines(self.path)
 

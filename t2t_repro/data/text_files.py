@@ -124,9 +124,9 @@ def check_line_counts(source_path: str, target_path: str, sgm: bool = False) -> 
 
 def uncompressed_size(path: str) -> int:
     """Bytes of text in a file, for T2T's vocab sampling rate (gzip: the trailer's size field)."""
-    size = os.path.getsize(path)
+    size = fileio.getsize(path)
     if size >= 18 and is_gzip(path):
-        with open(path, "rb") as f:
+        with fileio.open(path, "rb") as f:
             f.seek(-4, os.SEEK_END)
             isize = int.from_bytes(f.read(4), "little")  # size mod 2**32
         return isize if isize >= size else size * 3

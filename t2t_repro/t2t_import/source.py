@@ -15,8 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import tensorflow as tf
-
+from t2t_repro import fileio
 from t2t_repro.t2t_import.errors import T2TImportError
 
 
@@ -30,20 +29,20 @@ class T2TTrainDir:
 
 def checkpoint_prefix(path: str) -> str:
     """The newest checkpoint of a T2T directory, or the prefix itself if one is given."""
-    if not os.path.isdir(path):
-        if tf.io.gfile.exists(path + ".index"):
+    if not fileio.isdir(path):
+        if fileio.exists(path + ".index"):
             return path
         raise T2TImportError(
             f"--t2t_dir {path!r} is neither a T2T train directory nor a "
             "checkpoint prefix (no such directory, no .index file)."
         )
     state = os.path.join(path, "checkpoint")
-    if not os.path.exists(state):
+    if not fileio.exists(state):
         raise T2TImportError(
             f"{path!r} has no 'checkpoint' file: is it a T2T train dir "
             "(t2t-trainer --output_dir)? Pass the directory holding model.ckpt-N."
         )
-    text = open(state, encoding="utf-8").read()
+    text = fileio.open(state, encoding="utf-8").read()
     match = re.search(r'^model_checkpoint_path:\s*"(.*)"\s*$', text, re.M)
     if not match:
         raise T2TImportError(
@@ -52,7 +51,7 @@ def checkpoint_prefix(path: str) -> str:
         )
     named = match.group(1)
     for candidate in (os.path.join(path, named), os.path.join(path, os.path.basename(named))):
-        if tf.io.gfile.exists(candidate + ".index"):
+        if fileio.exists(candidate + ".index"):
             return candidate
     raise T2TImportError(
         f"{state} names checkpoint {named!r}, but {path} has no "
@@ -63,10 +62,10 @@ def checkpoint_prefix(path: str) -> str:
 def read_flags(path: str) -> dict[str, str]:
     """flags.txt as {name: value}; {} when absent (the command's flags must say enough)."""
     flags_path = os.path.join(path, "flags.txt")
-    if not os.path.exists(flags_path):
+    if not fileio.exists(flags_path):
         return {}
     flags = {}
-    for number, line in enumerate(open(flags_path, encoding="utf-8"), 1):
+    for number, line in enumerate(fileio.open(flags_path, encoding="utf-8"), 1):
         line = line.strip()
         if not line:
             continue
@@ -79,13 +78,13 @@ def read_flags(path: str) -> dict[str, str]:
 
 def read_hparams(path: str) -> dict[str, Any]:
     hparams_path = os.path.join(path, "hparams.json")
-    if not os.path.exists(hparams_path):
+    if not fileio.exists(hparams_path):
         raise T2TImportError(
             f"{path!r} has no hparams.json. T2T writes it when training starts; "
             "without it the model's shape is unknown."
         )
     try:
-        values = json.loads(open(hparams_path, encoding="utf-8").read())
+        values = json.loads(fileio.open(hparams_path, encoding="utf-8").read())
     except json.JSONDecodeError as e:
         raise T2TImportError(f"{hparams_path} is not valid JSON: {e}.") from e
     if not isinstance(values, dict):
@@ -95,5 +94,5 @@ def read_hparams(path: str) -> dict[str, Any]:
 
 def read_t2t_dir(path: str) -> T2TTrainDir:
     prefix = checkpoint_prefix(path)
-    directory = path if os.path.isdir(path) else os.path.dirname(path)
+    directory = path if fileio.isdir(path) else os.path.dirname(path)
     return T2TTrainDir(directory, prefix, read_hparams(directory), read_flags(directory))

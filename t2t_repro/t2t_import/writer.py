@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro import registry
+from t2t_repro import fileio, registry
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.t2t_import.errors import T2TImportError
 from t2t_repro.t2t_import.hparams_map import ImportedHParams, map_hparams
@@ -113,9 +113,10 @@ def _write(
     vocab: str,
     vocab_name: str,
 ) -> str:
-    parent = os.path.dirname(os.path.abspath(output_dir))
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(output_dir)}.importing-", dir=parent)
+    parent = os.path.dirname(fileio.expand(output_dir))
+    fileio.makedirs(parent)
+    local_parent = None if fileio.is_url(parent) else parent  # gs://...: staged locally, copied
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(output_dir)}.importing-", dir=local_parent)
     try:
         TrainingCheckpoint(tmp, model, optimizer).save(step)
         with open(os.path.join(tmp, HPARAMS_FILE), "w", encoding="utf-8") as f:
@@ -123,11 +124,11 @@ def _write(
         with open(os.path.join(tmp, FLAGS_FILE), "w", encoding="utf-8") as f:
             f.write("".join(f"--{k}={v}\n" for k, v in sorted(flags.items())))
         if vocab:
-            shutil.copyfile(vocab, os.path.join(tmp, vocab_name))
+            fileio.copy(vocab, os.path.join(tmp, vocab_name))
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o777 & ~umask)  # mkdtemp made it private; make it a normal directory.
-        os.rename(tmp, output_dir)
+        fileio.replace_dir(tmp, output_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -147,12 +148,12 @@ def import_t2t_dir(
     log: Callable[[str], None] = print,
 ) -> ImportResult:
     """Imports the newest checkpoint of ``t2t_dir`` into the new directory ``output_dir``."""
-    if os.path.exists(output_dir):
+    if fileio.exists(output_dir):
         raise T2TImportError(
             f"--output_dir {output_dir} already exists; the import writes a new "
             "directory (pick another name, or remove it first)."
         )
-    if vocab and not os.path.isfile(vocab):
+    if vocab and not fileio.isfile(vocab):
         raise T2TImportError(f"--vocab {vocab} does not exist.")
     source: T2TTrainDir = read_t2t_dir(t2t_dir)
     model_name = source.flags.get("model", "transformer")
@@ -209,7 +210,7 @@ def import_t2t_dir(
         "model": model_name,
         "hparams_set": imported.hparams_set,
         "hparams": imported.overrides,
-        "t2t_dir": os.path.abspath(source.path),
+        "t2t_dir": fileio.expand(source.path),
         "t2t_checkpoint": os.path.basename(source.prefix),
         "output_dir": output_dir,
     }
