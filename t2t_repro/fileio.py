@@ -39,10 +39,21 @@ def _gfile():
 
 
 def expand(path: str) -> str:
-    """``~`` and relative local paths made absolute; URLs unchanged."""
-    if not path or is_url(path):
+    """``~`` and relative local paths made absolute; URLs unchanged (their scheme checked)."""
+    if not path:
         return path
-    return os.path.abspath(os.path.expanduser(path))
+    if not is_url(path):
+        return os.path.abspath(os.path.expanduser(path))
+    scheme = path.split("://", 1)[0]
+    if scheme not in _gfile().get_registered_schemes():
+        from t2t_repro.errors import UsageError
+
+        raise UsageError(
+            f"{path}: TensorFlow has no file system for {scheme}:// here (it has gs:// and "
+            "ram://); for s3://, hdfs:// or az://, pip install tensorflow-io and import "
+            "tensorflow_io in a --t2t_usr_dir module."
+        )
+    return path
 
 
 def same_path(a: str, b: str) -> bool:
