@@ -44,7 +44,8 @@ def test_atomic_write_on_ram():
         fileio.open("ram://aw/missing.txt")
 
 
-def test_datagen_train_average_decode_export_on_ram(tmp_path, capsys, monkeypatch):
+def test_datagen_train_average_decode_export_on_ram(tmp_path, monkeypatch):
+    # No capsys here: summaries.ConsoleLog binds sys.stdout when its module is first imported.
     from problems.algorithmic import TranslateToy
     from t2t_repro.commands import avg_all, datagen, decoder, exporter, trainer
 
@@ -67,7 +68,7 @@ def test_datagen_train_average_decode_export_on_ram(tmp_path, capsys, monkeypatc
         "--eval_bleu_examples=0",
         "--no-attention_images",
     ]
-    assert trainer.main(args) == 0, capsys.readouterr().err[-2000:]
+    assert trainer.main(args) == 0
     names = fileio.listdir(train)
     assert {"ckpt-2.index", "checkpoint", "hparams.json", "flags.txt"} <= set(names), names
     assert any(n.startswith("events.out.tfevents") for n in names)
