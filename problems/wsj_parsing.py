@@ -122,7 +122,7 @@ class WsjParsingProblem(Problem):
         words_path = self.gold_file(data_dir, records.DEV, "words")
         trees_path = self.gold_file(data_dir, records.DEV, "trees")
         for path in (words_path, trees_path):
-            if not os.path.isfile(path):
+            if not fileio.isfile(path):
                 raise DataError(
                     f"dev F1 needs {path}; rerun t2t-datagen --problem={self.name} "
                     f"--data_dir={data_dir} (or pass --eval_decode_examples=0)."

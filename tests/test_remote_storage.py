@@ -65,7 +65,7 @@ def test_datagen_train_average_decode_export_on_ram(tmp_path, monkeypatch):
         "--train_steps=2",
         "--local_eval_frequency=2",
         "--eval_steps=1",
-        "--eval_bleu_examples=0",
+        "--eval_decode_examples=0",
         "--no-attention_images",
     ]
     assert trainer.main(args) == 0
