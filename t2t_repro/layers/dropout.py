@@ -13,6 +13,9 @@ state, so each replica folds its global id (``replica_id_in_sync_group``, which 
 replicas of every worker under MultiWorkerMirroredStrategy) into the seed and draws its own
 masks, as T2T's data-parallel shards did (each shard its own ``tf.nn.dropout`` draw). Replica
 0, and so any one-device run, keeps the unfolded seed: its masks are bit-identical to before.
+The id is a constant of each replica's trace: with several local devices ``tf.function`` (also
+an XLA-compiled step) is traced once per device (``distribute_lib``:
+``_retrace_functions_for_each_device``), so no replica reuses another's id.
 """
 
 from __future__ import annotations
