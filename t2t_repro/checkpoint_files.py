@@ -25,13 +25,19 @@ _DATA = re.compile(r"\.data-(\d+)-of-(\d+)$")
 _TEMP_DIR = re.compile(r"^ckpt-\d+_temp$")
 
 
-def is_complete(prefix: str) -> bool:
-    """``prefix.index`` and every data shard it was written with are on disk."""
-    if not fileio.isfile(prefix + ".index"):
-        return False
+def is_complete(prefix: str, listing: list[str] | None = None) -> bool:
+    """``prefix.index`` and every data shard it was written with are on disk. ``listing``:
+    the directory's names, when the caller has them (one listing per directory, not per
+    checkpoint: each is a round trip on object storage)."""
     directory, base = os.path.split(prefix)
+    if listing is None:
+        if not fileio.isfile(prefix + ".index"):
+            return False
+        listing = fileio.listdir(directory or ".")
+    elif base + ".index" not in listing:
+        return False
     shards, total = set(), None
-    for name in fileio.listdir(directory or "."):
+    for name in listing:
         match = _DATA.search(name)
         if match and name[: match.start()] == base:
             shards.add(int(match.group(1)))
@@ -43,11 +49,11 @@ def complete_checkpoints(directory: str) -> list[tuple[int, str]]:
     """(step, prefix) of every complete ``ckpt-N`` in ``directory``, oldest first."""
     if not fileio.isdir(directory):
         return []
-    found = []
-    for name in fileio.listdir(directory):
+    found, listing = [], fileio.listdir(directory)
+    for name in listing:
         match = _INDEX.match(name)
         prefix = os.path.join(directory, name[: -len(".index")])
-        if match and is_complete(prefix):
+        if match and is_complete(prefix, listing):
             found.append((int(match.group(1)), prefix))
     return sorted(found)
 
