@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro.training.distribution import make_strategy, tf_config_workers
+from t2t_repro.training.distribution import cluster, make_strategy
 from tests.distributed_check import dataset, full, halves, run
 
 
@@ -22,7 +22,7 @@ def main(mode: str, out_path: str) -> None:
         strategy = make_strategy()
         if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
             sys.exit(f"expected MultiWorkerMirroredStrategy from TF_CONFIG, got {strategy}")
-        assert len(tf_config_workers()) == strategy.num_replicas_in_sync == 2
+        assert cluster().workers == strategy.num_replicas_in_sync == 2
 
         def batches():
             return iter(

@@ -10,12 +10,21 @@ this run did not write. The model sits under the key ``model`` that every readin
 The input position is the tf.data iterator's own state (shuffle buffers, bucket windows,
 file offsets), saved under ``input_iterator``: a resumed run continues with the very next
 batch in constant time instead of replaying the batches already consumed.
-``batches_consumed`` stays for checkpoints without that state (older runs, multi-worker).
+``batches_consumed`` stays for checkpoints without that state (older runs).
+
+On several workers only the chief writes into ``output_dir`` (TF's rule: every worker must
+take part in a save, non-chiefs into a directory of their own). A non-chief's save goes to
+a private temporary directory that is deleted at once; every worker restores from the
+chief's checkpoints (``output_dir`` must be storage they all read, as in TF). The workers'
+input positions travel in the chief's checkpoint (:class:`~t2t_repro.training.input_feed.
+WorkerPositions`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import tensorflow as tf
 
@@ -26,8 +35,16 @@ INPUT_KEY = "input_iterator"
 
 
 class TrainingCheckpoint:
-    def __init__(self, output_dir: str, model, optimizer, keep_checkpoint_max: int = 20) -> None:
+    def __init__(
+        self,
+        output_dir: str,
+        model,
+        optimizer,
+        keep_checkpoint_max: int = 20,
+        is_chief: bool = True,
+    ) -> None:
         self.output_dir = output_dir
+        self.is_chief = is_chief
         self.keep_checkpoint_max = keep_checkpoint_max
         self.batches_consumed = tf.Variable(
             0, dtype=tf.int64, trainable=False, name="batches_consumed"
@@ -46,9 +63,12 @@ class TrainingCheckpoint:
         self.manager = None  # made by restore_latest, after the directory was checked
         self.restored: str | None = None
         self._written: set[str] = set()
+        self._latest_elsewhere: str | None = None
 
     @property
     def latest(self) -> str | None:
+        if not self.is_chief:  # the chief's newest, which this worker saved along with it
+            return self._latest_elsewhere
         return self.manager.latest_checkpoint if self.manager else None
 
     def restore_latest(self, log=print) -> str | None:
@@ -58,7 +78,8 @@ class TrainingCheckpoint:
         correct one (the unreadable one is kept as ``checkpoint.unreadable``).
         """
         path, note = checkpoint_files.latest_checkpoint(self.output_dir)
-        if note:
+        self._latest_elsewhere = path
+        if note and self.is_chief:
             log(f"warning: {note}")
             found = [p for _, p in checkpoint_files.complete_checkpoints(self.output_dir)]
             checkpoint_files.write_state(self.output_dir, found)
@@ -94,6 +115,13 @@ class TrainingCheckpoint:
             for name in checkpoint_reader(self.restored).get_variable_to_shape_map()
         )
 
+    def saved_shape(self, name: str) -> list[int] | None:
+        """The shape of the variable ``name`` in the restored checkpoint (None: not in it)."""
+        if self.restored is None:
+            return None
+        key = f"{name}/.ATTRIBUTES/VARIABLE_VALUE"
+        return dict(tf.train.list_variables(self.restored)).get(key)
+
     def track_input(self, iterator) -> None:
         """Saves ``iterator`` with every checkpoint; restores its state now if the restored
         checkpoint has one (TensorFlow's deferred restoration on attachment)."""
@@ -101,6 +129,8 @@ class TrainingCheckpoint:
 
     def save(self, step: int) -> str:
         prefix = os.path.join(self.output_dir, f"ckpt-{step}")
+        if not self.is_chief:
+            return self._save_elsewhere(prefix)
         if fileio.exists(prefix + ".index") and prefix not in self._written:
             raise CheckpointError(
                 f"{prefix} already exists and this run did not write it; not overwriting it. "
@@ -116,6 +146,16 @@ class TrainingCheckpoint:
         path = self.manager.save(checkpoint_number=step)
         self._written.add(path)
         return path
+
+    def _save_elsewhere(self, prefix: str) -> str:
+        """A non-chief's part of a save: into a private temp dir, deleted at once."""
+        private = tempfile.mkdtemp(prefix="t2t-worker-save-")
+        try:
+            self.checkpoint.write(os.path.join(private, "ckpt"))
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
+        self._latest_elsewhere = prefix
+        return prefix
 
 
 def _first_line(error: BaseException) -> str:

@@ -1,22 +1,72 @@
-"""Which ``tf.distribute`` strategy a run uses.
+"""Which ``tf.distribute`` strategy a run uses, and which task of a cluster this process is.
 
-MultiWorkerMirroredStrategy when ``TF_CONFIG`` names more than one worker; MirroredStrategy
-over the visible GPUs (the first ``--worker_gpu`` of them) on one host; one device otherwise.
+MultiWorkerMirroredStrategy when ``TF_CONFIG`` names more than one task (read with TF's own
+``TFConfigClusterResolver``, so both the plain ``{"worker": [a, b]}`` and the managed-cluster
+``{"chief": [a], "worker": [b]}`` formats count every process); MirroredStrategy over the
+visible GPUs (the first ``--worker_gpu`` of them) on one host; one device otherwise.
 ``split_cpu`` turns the CPU into several logical devices, so data parallelism can be tested
 without GPUs.
+
+MultiWorkerMirroredStrategy configures collective ops, which TensorFlow only accepts before
+its eager context exists (``RuntimeError: Collective ops must be configured at program
+startup``). ``make_strategy`` is therefore the first thing the trainer does, and it makes
+the multi-worker strategy once per process (a second call returns the same one).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import os
 
 import tensorflow as tf
 
+from t2t_repro.errors import UserError
 
-def tf_config_workers() -> list[str]:
-    config = json.loads(os.environ.get("TF_CONFIG", "{}") or "{}")
-    return config.get("cluster", {}).get("worker", [])
+_multi_worker: list = []  # the one MultiWorkerMirroredStrategy of this process, once made
+
+
+@dataclasses.dataclass(frozen=True)
+class Cluster:
+    """This process's place in the training cluster (one task on one host by default)."""
+
+    workers: int = 1  # training processes (chief + workers)
+    index: int = 0  # this process's rank: the chief is 0, then the workers in order
+    task: str = "worker"
+
+    @property
+    def is_chief(self) -> bool:
+        """The one writer into output_dir: the chief task, or worker 0 without one."""
+        return self.index == 0
+
+
+def cluster() -> Cluster:
+    """The cluster ``TF_CONFIG`` describes (ranked as MultiWorkerMirroredStrategy ranks it)."""
+    try:
+        resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+        spec = resolver.cluster_spec().as_dict()
+        task, task_id = resolver.task_type, resolver.task_id
+    except (ValueError, json.JSONDecodeError) as e:
+        raise UserError(f"TF_CONFIG is not valid JSON: {e}") from None
+    chiefs, workers = spec.get("chief", []), spec.get("worker", [])
+    others = sorted(set(spec) - {"chief", "worker"})
+    if others:
+        raise UserError(
+            f"TF_CONFIG names {', '.join(others)} tasks; t2t-trainer trains with "
+            "MultiWorkerMirroredStrategy: list every training process under 'chief' (at most "
+            "one) and 'worker'."
+        )
+    total = len(chiefs) + len(workers)
+    if total <= 1:
+        return Cluster()
+    if len(chiefs) > 1:
+        raise UserError(f"TF_CONFIG lists {len(chiefs)} chiefs; a cluster has at most one.")
+    size = {"chief": len(chiefs), "worker": len(workers)}.get(task, 0)
+    if task_id is None or not 0 <= task_id < size:
+        raise UserError(
+            f"TF_CONFIG's task {{'type': {task!r}, 'index': {task_id!r}}} is not in its cluster "
+            f"(chief: {len(chiefs)}, worker: {len(workers)})."
+        )
+    return Cluster(total, task_id if task == "chief" else len(chiefs) + task_id, task)
 
 
 def split_cpu(num_devices: int) -> list[str]:
@@ -29,8 +79,12 @@ def split_cpu(num_devices: int) -> list[str]:
 
 
 def make_strategy(worker_gpu: int = 0, devices: list[str] | None = None) -> tf.distribute.Strategy:
-    if len(tf_config_workers()) > 1:
-        return tf.distribute.MultiWorkerMirroredStrategy()
+    """The run's strategy; call it before anything runs a TensorFlow op (see the module doc)."""
+    if cluster().workers > 1:
+        if not _multi_worker:
+            resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+            _multi_worker.append(tf.distribute.MultiWorkerMirroredStrategy(resolver))
+        return _multi_worker[0]
     if devices:
         return tf.distribute.MirroredStrategy(devices)
     gpus = [d.name for d in tf.config.list_logical_devices("GPU")]

@@ -4,20 +4,25 @@
 host the trainer iterates the host's ``tf.data`` pipeline itself (a plain iterator, whose
 state -- shuffle buffers, bucket windows, file offsets -- ``tf.train.Checkpoint`` saves) and
 hands successive batches to replicas 0, 1, ... in turn: the order in which
-``distribute_datasets_from_function`` hands them out, so the updates are the same.
+``distribute_datasets_from_function`` hands them out, so the updates are the same. On
+several workers each host's pipeline reads its own shard and feeds the host's replicas
+(MultiWorkerMirroredStrategy numbers replicas worker by worker).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 
 class ReplicaFeed:
     """``next(feed)`` (also inside ``tf.function``): one batch per replica, as PerReplica."""
 
-    def __init__(self, strategy: tf.distribute.Strategy, dataset: tf.data.Dataset) -> None:
+    def __init__(
+        self, strategy: tf.distribute.Strategy, dataset: tf.data.Dataset, workers: int = 1
+    ) -> None:
         self.strategy = strategy
-        self.replicas = strategy.num_replicas_in_sync
+        self.replicas = strategy.num_replicas_in_sync // workers  # this host's replicas
         with tf.device("/cpu:0"):
             self.iterator = iter(dataset)
 
@@ -29,5 +34,66 @@ class ReplicaFeed:
             return next(self.iterator)
         batches = [next(self.iterator) for _ in range(self.replicas)]
         return self.strategy.experimental_distribute_values_from_function(
-            lambda ctx: batches[ctx.replica_id_in_sync_group]
+            lambda ctx: batches[ctx.replica_id_in_sync_group % self.replicas]
         )
+
+
+class WorkerPositions:
+    """Every worker's input position in one string vector that the chief's checkpoint saves.
+
+    Why: only the chief writes into output_dir (``docs/reliability.md``), but each worker
+    reads its own shard of the data, so each has its own iterator state. Before every save
+    all workers gather their serialized states (one uneven ``all_gather`` of their bytes, a
+    collective every worker joins, as it joins the save); every worker then holds the same
+    vector, and the chief's checkpoint keeps it under ``worker_inputs``. On resume each
+    worker reads its own entry from the chief's checkpoint and restores its iterator in
+    constant time, as on one host. A restarted cluster must have the same number of workers.
+    """
+
+    KEY = "worker_inputs"  # its name in the checkpoint
+
+    def __init__(self, strategy: tf.distribute.Strategy, feed: ReplicaFeed, index: int) -> None:
+        self.strategy = strategy
+        self.feed = feed
+        self.index = index
+        self.workers = strategy.num_replicas_in_sync // feed.replicas
+        self.local_replicas = feed.replicas
+        with tf.device("/cpu:0"):
+            self.states = tf.Variable([""] * self.workers, trainable=False, name=self.KEY)
+
+    def gather(self) -> None:
+        """Every worker's current state into ``states`` (all workers call it together)."""
+        with tf.device("/cpu:0"):
+            state = tf.io.serialize_tensor(
+                self.feed.iterator._serialize_to_tensors()["_STATE"]  # noqa: SLF001
+            ).numpy()
+        padded = np.frombuffer(state + b"\0" * (-len(state) % 4), dtype=np.int32)
+        words, sizes = (
+            self.strategy.experimental_local_results(t)[0].numpy()
+            for t in self._all_gather(tf.constant(padded), tf.constant([len(state)]))
+        )
+        data, states, offset = words.tobytes(), [], 0
+        for size in sizes[:: self.local_replicas]:  # local replica 0 of each worker sent it
+            states.append(data[offset : offset + size])
+            offset += size + (-size % 4)
+        self.states.assign(states)
+
+    @tf.function
+    def _all_gather(self, words, size):
+        def replica(words, size):
+            ctx = tf.distribute.get_replica_context()
+            first = tf.cast(ctx.replica_id_in_sync_group % self.local_replicas == 0, tf.int32)
+            sent = words[: tf.size(words) * first]
+            return ctx.all_gather(sent, axis=0), ctx.all_gather(size * first, axis=0)
+
+        return self.strategy.run(replica, args=(words, size))
+
+    def restore(self) -> bool:
+        """This worker's iterator from its restored entry; False when there is none."""
+        state = self.states[self.index]
+        if not state.numpy():
+            return False
+        with tf.device("/cpu:0"):
+            variant = tf.io.parse_tensor(state, tf.variant)
+            self.feed.iterator._restore_from_tensors({"_STATE": variant})  # noqa: SLF001
+        return True

@@ -14,7 +14,11 @@ import tensorflow as tf
 
 
 class Summaries:
-    def __init__(self, output_dir: str) -> None:
+    def __init__(self, output_dir: str, write: bool = True) -> None:
+        """``write`` False (a cluster's non-chief workers): writers that write nothing."""
+        if not write:
+            self.train = self.eval = tf.summary.create_noop_writer()
+            return
         self.train = tf.summary.create_file_writer(output_dir)
         self.eval = tf.summary.create_file_writer(os.path.join(output_dir, "eval"))
 

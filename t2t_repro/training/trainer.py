@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections import Counter
 
 import keras
 import tensorflow as tf
@@ -30,12 +31,13 @@ from t2t_repro.hparams_lib import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.model_loading import CheckpointError
 from t2t_repro.training import evaluation
+from t2t_repro.training.agreement import Agreement
 from t2t_repro.training.checkpoints import TrainingCheckpoint
 from t2t_repro.training.config import TrainerConfig
 from t2t_repro.training.dev_decodes import make_dev_decodes
 from t2t_repro.training.devices import announce
-from t2t_repro.training.distribution import make_strategy, tf_config_workers
-from t2t_repro.training.input_feed import ReplicaFeed
+from t2t_repro.training.distribution import cluster, make_strategy
+from t2t_repro.training.input_feed import ReplicaFeed, WorkerPositions
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
 from t2t_repro.training.run_setup import (
     StopFlag,
@@ -51,6 +53,10 @@ from t2t_repro.visualization import attention_maps
 class Trainer:
     def __init__(self, cfg: TrainerConfig, flags: dict | None = None) -> None:
         check_config(cfg)  # Names and overrides first: a typo is reported before any file.
+        # Then the strategy, before any TensorFlow op runs: MultiWorkerMirroredStrategy
+        # cannot be made once TensorFlow has started (distribution.py says why).
+        self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
+        self.cluster = cluster()
         if not cfg.generate_data and not fileio.isdir(cfg.data_dir):
             raise TrainingError(
                 f"--data_dir {cfg.data_dir} does not exist: run t2t-datagen "
@@ -83,7 +89,6 @@ class Trainer:
         self.hparams = hp
         self.augment = self.problem.train_augmentation(cfg.data_dir, hp, cfg.random_seed)
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
-        self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
         announce(self.strategy, cfg.mixed_precision, cfg.xla)
         with self.strategy.scope():
             self.model = registry.model(cfg.model)(hp)
@@ -95,8 +100,13 @@ class Trainer:
             self.optimizer.build(self.model.trainable_variables)
             self.metrics = TrainMetrics()
         self.ckpt = TrainingCheckpoint(
-            cfg.output_dir, self.model, self.optimizer, cfg.keep_checkpoint_max
+            cfg.output_dir,
+            self.model,
+            self.optimizer,
+            cfg.keep_checkpoint_max,
+            is_chief=self.cluster.is_chief,
         )
+        self.positions = None  # every worker's input position, on several workers
         self.summaries = None  # made once the run passed its checks (it writes event files)
         self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
         self._attention_example = None
@@ -107,11 +117,12 @@ class Trainer:
         """The input, positioned after the batches the restored checkpoint consumed.
 
         On one host: a ReplicaFeed whose iterator state is saved with every checkpoint and
-        restored from it (constant time). Checkpoints without that state, and multi-worker
-        runs (each worker has its own position), skip the consumed batches instead.
+        restored from it (constant time); checkpoints without that state skip the consumed
+        batches instead. On several workers: each worker's position travels in the chief's
+        checkpoint (``WorkerPositions``).
         """
         pattern = self.problem.filepattern(self.cfg.data_dir, "train")
-        saved_state = self.ckpt.has_input_state()
+        saved_state = self.ckpt.has_input_state() or self.cluster.workers > 1
         skip = 0 if saved_state else int(self.ckpt.batches_consumed.numpy())
 
         def dataset_fn(ctx=None):
@@ -126,8 +137,8 @@ class Trainer:
             )
             return ds.skip(skip) if skip else ds
 
-        if len(tf_config_workers()) > 1:
-            return iter(self.strategy.distribute_datasets_from_function(dataset_fn))
+        if self.cluster.workers > 1:
+            return self._worker_feed(dataset_fn)
         if skip:
             print(
                 f"skipping the {skip:,} batches consumed so far ({self.ckpt.restored} holds "
@@ -143,6 +154,24 @@ class Trainer:
                 f"{str(e).strip().splitlines()[0][:200]}. The training data changed since; "
                 "restore the same shards, or use a new --output_dir."
             ) from None
+        return feed
+
+    def _worker_feed(self, dataset_fn) -> ReplicaFeed:
+        """This worker's shard as a ReplicaFeed, at the position the chief's checkpoint saved."""
+        workers, index = self.cluster.workers, self.cluster.index
+        context = tf.distribute.InputContext(workers, index, self.strategy.num_replicas_in_sync)
+        feed = ReplicaFeed(self.strategy, dataset_fn(context), workers)
+        self.positions = WorkerPositions(self.strategy, feed, index)
+        saved = self.ckpt.saved_shape(WorkerPositions.KEY)
+        if self.ckpt.restored and saved != [workers]:
+            by = f"{saved[0]} workers" if saved else "a run on one host"
+            raise CheckpointError(
+                f"{self.ckpt.restored} was saved by {by}, this cluster has {workers}: the "
+                "input positions cannot be restored. Resume with the same cluster, or use a "
+                "new --output_dir."
+            )
+        setattr(self.ckpt.checkpoint, WorkerPositions.KEY, self.positions.states)
+        self.positions.restore()  # the states were restored on attachment (above)
         return feed
 
     def _eval_dataset(self):
@@ -163,7 +192,10 @@ class Trainer:
         return int(self.optimizer.iterations.numpy())
 
     def save(self) -> str:
+        """Every worker calls it at the same step (the chief's copy is the one kept)."""
         self.ckpt.batches_consumed.assign(self.step * self.accumulate)
+        if self.positions is not None:
+            self.positions.gather()
         return self.ckpt.save(self.step)
 
     def _expected_path(self) -> str:
@@ -174,11 +206,11 @@ class Trainer:
             results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
         except tf.errors.DataLossError:
             raise self._corrupt_data_error("dev") from None
-        dev_text = self._dev_scores(results)
+        dev_text = self._dev_scores(results) if self.cluster.is_chief else ""
         self.summaries.scalars(
             "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, self.step
         )
-        if self.cfg.attention_images:
+        if self.cfg.attention_images and self.cluster.is_chief:
             self._attention_summaries()
         print(
             f"eval at step {self.step}: loss {results['loss']:.4f}, perplexity "
@@ -235,12 +267,15 @@ class Trainer:
 
     # -- schedules -------------------------------------------------------------------------
     def _start_writing(self) -> None:
-        """Called once every check passed: the run record, stale temp dirs, event files."""
-        if self.cfg.schedule not in ("evaluate", "continuous_eval"):
+        """Called once every check passed: the run record, stale temp dirs, event files.
+
+        Only the chief writes into output_dir; other workers' event writers write nothing."""
+        chief = self.cluster.is_chief
+        if chief and self.cfg.schedule not in ("evaluate", "continuous_eval"):
             write_record(self.cfg.output_dir, self.hparams, self.flags)
             for path in checkpoint_files.remove_orphan_temp_dirs(self.cfg.output_dir):
                 print(f"removed {path} (left by a save that was interrupted)", flush=True)
-        self.summaries = Summaries(self.cfg.output_dir)
+        self.summaries = Summaries(self.cfg.output_dir, write=chief)
 
     def run(self) -> dict:
         restored = self.ckpt.restore_latest()
@@ -306,74 +341,50 @@ class Trainer:
             stop.restore()
 
     def _train_loop(self, loop, iterator, console, stop) -> dict:
+        """Loop calls up to the next log/save/eval step; between calls the workers agree on
+        what to do (``Agreement``), so all of them save, evaluate and stop at the same step."""
         cfg = self.cfg
         eval_every = cfg.local_eval_frequency if cfg.schedule == "train_and_evaluate" else 0
         save_every = 0 if cfg.save_checkpoints_secs else cfg.local_eval_frequency
-        last_save_time, results = time.time(), {}
-        window = dict.fromkeys(
-            (
-                "loss_sum",
-                "grad_norm_sum",
-                "target_tokens",
-                "target_padded",
-                "input_tokens",
-                "examples",
-                "updates",
-                "seconds",
-                "timed_seconds",
-                "timed_updates",
-            ),
-            0.0,
-        )
-        started, first_call = time.time(), True
+        agree = Agreement(self.strategy, self.cluster.workers)
+        started = last_save = time.time()
         if cfg.max_train_seconds:
             console.deadline = started + cfg.max_train_seconds
-        while self.step < cfg.train_steps and stop.signal is None:
-            if cfg.max_train_seconds and time.time() - started >= cfg.max_train_seconds:
-                stop.signal = "the --max_train_seconds limit"
-                break
-            step = self.step
-            n = min(
-                cfg.steps_per_loop,
-                cfg.train_steps - step,
-                cfg.log_step_count_steps - step % cfg.log_step_count_steps,
+        window, results, stopping, traced = Counter(), {}, False, False
+        while self.step < cfg.train_steps and not stopping:
+            n = self._steps_to_next_event(eval_every, save_every)
+            stats = self._run_loop(loop, iterator, n)
+            window.update(stats)
+            if traced:  # The first call traced the loop: its time says nothing about speed.
+                window.update(timed_seconds=stats["seconds"], timed_updates=stats["updates"])
+            traced = True
+            now, step = time.time(), self.step
+            decided = agree(
+                signal=stop.signal is not None,
+                time_up=bool(cfg.max_train_seconds) and now - started >= cfg.max_train_seconds,
+                save_due=bool(cfg.save_checkpoints_secs)
+                and now - last_save >= cfg.save_checkpoints_secs,
             )
-            for every in (eval_every, save_every):
-                if every:
-                    n = min(n, every - step % every)
-            self.metrics.reset()
-            start = time.time()
-            try:
-                loop(iterator, tf.constant(n))
-            except tf.errors.DataLossError:
-                raise self._corrupt_data_error("train") from None
-            stats = self.metrics.read()
-            if stats["first_nonfinite"] >= 0:
-                raise self._diverged_error(stats)
-            stats["seconds"] = time.time() - start
-            if first_call:  # It traced the loop: its time says nothing about the speed.
-                stats["timed_seconds"], stats["timed_updates"] = 0.0, 0.0
-                first_call = False
-            else:
-                stats["timed_seconds"], stats["timed_updates"] = stats["seconds"], stats["updates"]
-            for k in window:
-                window[k] += stats[k]
-            step = self.step
+            if decided["signal"]:
+                stop.signal = stop.signal or "a stop signal on another worker"
+            elif decided["time_up"]:
+                stop.signal = "the --max_train_seconds limit"
+            stopping = stop.signal is not None
             if step % cfg.log_step_count_steps == 0 or step >= cfg.train_steps:
                 self._log_window(window, console)
-                window = dict.fromkeys(window, 0.0)
-            due_by_time = cfg.save_checkpoints_secs and (
-                time.time() - last_save_time >= cfg.save_checkpoints_secs
-            )
-            if due_by_time or (save_every and step % save_every == 0):
+                window = Counter()
+            if stopping:
+                break
+            saves = decided["save_due"] or (save_every and step % save_every == 0)
+            if saves:
                 print(f"saved {self.save()}", flush=True)
-                last_save_time = time.time()
+                last_save = time.time()
             if eval_every and step % eval_every == 0:
-                if not (save_every and step % save_every == 0):
+                if not saves:
                     self.save()
                 results = self.evaluate()
         path = self.ckpt.latest if self.ckpt.latest == self._expected_path() else self.save()
-        if stop.signal is not None:
+        if stopping:
             print(
                 f"received {stop.signal}: saved {path} at step {self.step}; rerun the same "
                 "command to resume.",
@@ -384,6 +395,25 @@ class Trainer:
         if cfg.schedule == "train_and_evaluate" and not results.get("step") == self.step:
             results = self.evaluate()
         return dict(results, checkpoint=path)
+
+    def _steps_to_next_event(self, eval_every: int, save_every: int) -> int:
+        """Updates in the next loop call: up to the next log line, save, eval or the end."""
+        cfg, step = self.cfg, self.step
+        every = [cfg.log_step_count_steps] + [e for e in (eval_every, save_every) if e]
+        return min(cfg.steps_per_loop, cfg.train_steps - step, *(e - step % e for e in every))
+
+    def _run_loop(self, loop, iterator, n: int) -> dict:
+        """One loop call of ``n`` updates: its metrics and seconds (a NaN loss raises)."""
+        self.metrics.reset()
+        start = time.time()
+        try:
+            loop(iterator, tf.constant(n))
+        except tf.errors.DataLossError:
+            raise self._corrupt_data_error("train") from None
+        stats = self.metrics.read()
+        if stats["first_nonfinite"] >= 0:
+            raise self._diverged_error(stats)
+        return {name: stats[name] for name in self.metrics.names} | {"seconds": time.time() - start}
 
     def _log_window(self, w: dict, console: ConsoleLog) -> None:
         if not w["updates"]:
