@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.cluster_run import free_ports
 from tests.tools import ROOT, USER_ENV, assert_quiet, tool_cmd
 
 TINY = (
@@ -258,18 +259,6 @@ def test_output_dir_with_other_hparams_is_refused(data_dir, tmp_path):
     )
     assert again.returncode == 1
     assert "num_heads: saved 2, now 4" in again.stderr and "new --output_dir" in again.stderr
-
-
-def free_ports(n):
-    import socket
-
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("localhost", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):

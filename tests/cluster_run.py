@@ -1,0 +1,93 @@
+"""Runs ``t2t-trainer`` as a two-process cluster on loopback, as a user does with TF_CONFIG.
+
+Shared by ``tests/test_multiworker.py`` and ``bench/drill_multiworker.py``. ``fmt`` is the
+TF_CONFIG format: ``worker`` (``{"worker": [a, b]}``) or ``chief`` (``{"chief": [a],
+"worker": [b]}``, the managed-cluster format). Process 0 is the chief in both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+
+from tests.tools import ROOT, tool_cmd
+
+TINY = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512"
+
+
+def free_ports(n: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("localhost", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def tf_configs(fmt: str, n: int = 2) -> list[str]:
+    """One TF_CONFIG per process; process 0 is the chief (worker 0 without a chief)."""
+    hosts = [f"localhost:{p}" for p in free_ports(n)]
+    if fmt == "worker":
+        cluster = {"worker": hosts}
+        tasks = [{"type": "worker", "index": i} for i in range(n)]
+    else:
+        cluster = {"chief": hosts[:1], "worker": hosts[1:]}
+        tasks = [{"type": "chief", "index": 0}] + [
+            {"type": "worker", "index": i} for i in range(n - 1)
+        ]
+    return [json.dumps({"cluster": cluster, "task": task}) for task in tasks]
+
+
+def trainer_args(data_dir, output_dir, *extra) -> list[str]:
+    return tool_cmd(
+        "t2t-trainer",
+        "--problem=translate_toy",
+        "--hparams_set=transformer_quickstart",
+        f"--hparams={TINY}",
+        f"--data_dir={data_dir}",
+        f"--output_dir={output_dir}",
+        *extra,
+    )
+
+
+def start(fmt: str, data_dir, output_dir, *extra, tmp_dir=None) -> list[subprocess.Popen]:
+    """The cluster's processes, started; stdout and stderr are pipes (text).
+
+    ``tmp_dir``: their TMPDIR (where a non-chief's private save goes), to check it is left
+    empty."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
+    if tmp_dir is not None:
+        env["TMPDIR"] = str(tmp_dir)
+    return [
+        subprocess.Popen(
+            trainer_args(data_dir, output_dir, *extra),
+            cwd=ROOT,
+            env=dict(env, TF_CONFIG=config),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for config in tf_configs(fmt)
+    ]
+
+
+def finish(procs: list[subprocess.Popen], timeout: float = 600) -> list[tuple[int, str, str]]:
+    """(exit code, stdout, stderr) of each process; kills them all if one hangs."""
+    results = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=timeout)
+            results.append((p.returncode, out, err))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    return results
+
+
+def run(fmt: str, data_dir, output_dir, *extra, tmp_dir=None, timeout: float = 600):
+    return finish(start(fmt, data_dir, output_dir, *extra, tmp_dir=tmp_dir), timeout)
