@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Failure drills of a two-worker t2t-trainer cluster on loopback (TF_CONFIG), as run by users.
+
+    .venv/bin/python -m bench.drill_multiworker --out=bench/results/drill_multiworker.json
+
+1. kill_resume: an uninterrupted run to --train_steps against a run whose non-chief worker is
+   SIGKILLed after the first checkpoint (the chief is then stopped too, as a cluster manager
+   does), restarted with the same command: the final checkpoints' variables (model,
+   optimizer, dropout RNG, input positions) must be bit-identical. Dropout is on
+   (transformer_quickstart: 0.2 / 0.1).
+2. sigterm: SIGTERM to the non-chief worker mid-run: both processes save the same step and
+   exit 0; a restart resumes from that checkpoint.
+3. timed_saves: --save_checkpoints_secs=1 with one update per loop call, so the workers'
+   clocks straddle the save times: no hang, both save the same steps.
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+sys.path.insert(0, ROOT)
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from tests import cluster_run  # noqa: E402
+
+COMMON = ["--schedule=train", "--random_seed=1", "--log_step_count_steps=5"]
+
+
+def variables(prefix: str) -> dict:
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(prefix)
+    names = set(reader.get_variable_to_shape_map()) - {"_CHECKPOINTABLE_OBJECT_GRAPH"}
+    return {name: np.asarray(reader.get_tensor(name)).tobytes() for name in names}
+
+
+def wait_for(proc: subprocess.Popen, pattern: str, timeout: float = 600) -> str:
+    """Reads ``proc``'s stdout until a line matches; returns that line."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            raise RuntimeError(f"exited {proc.returncode}: {proc.stderr.read()[-2000:]}")
+        if re.search(pattern, line):
+            return line
+    raise TimeoutError(pattern)
+
+
+def kill_resume(data_dir: str, work: str, steps: int) -> dict:
+    args = [*COMMON, f"--train_steps={steps}", "--local_eval_frequency=10"]
+    whole = cluster_run.run("worker", data_dir, f"{work}/whole", *args)
+    assert all(code == 0 for code, _, _ in whole), [e[-2000:] for _, _, e in whole]
+    procs = cluster_run.start("worker", data_dir, f"{work}/killed", *args)
+    wait_for(procs[0], r"saved .*ckpt-10")
+    procs[1].send_signal(signal.SIGKILL)
+    start = time.time()
+    try:  # Does the chief notice? (it waits in a collective; a cluster manager restarts it)
+        procs[0].wait(timeout=120)
+        chief = f"exited {procs[0].returncode} after {time.time() - start:.0f} s"
+    except subprocess.TimeoutExpired:
+        procs[0].kill()
+        chief = "still waiting after 120 s: killed"
+    cluster_run.finish(procs)
+    resumed = cluster_run.run("worker", data_dir, f"{work}/killed", *args)
+    assert all(code == 0 for code, _, _ in resumed), [e[-2000:] for _, _, e in resumed]
+    resumed_from = re.findall(r"resumed from \S+ at step \d+", resumed[0][1])
+    a, b = (variables(f"{work}/{d}/ckpt-{steps}") for d in ("whole", "killed"))
+    differing = sorted(k for k in a if a[k] != b.get(k))
+    model_vars = [k for k in a if k.startswith("model/")]
+    return {
+        "steps": steps,
+        "chief_after_worker_killed": chief,
+        "restart": resumed_from,
+        "variables_compared": len(a),
+        "model_variables": len(model_vars),
+        "differing_variables": differing,
+        "bit_identical": not differing and a.keys() == b.keys(),
+    }
+
+
+def sigterm(data_dir: str, work: str) -> dict:
+    args = [*COMMON, "--train_steps=100000", "--local_eval_frequency=100000"]
+    procs = cluster_run.start("chief", data_dir, f"{work}/term", *args)
+    wait_for(procs[0], r"^step 10/")
+    procs[1].send_signal(signal.SIGTERM)
+    results = cluster_run.finish(procs, timeout=300)
+    saved = [re.findall(r"received (.*): saved \S+ at step (\d+)", out) for _, out, _ in results]
+    steps = sorted({int(s) for found in saved for _, s in found})
+    on_disk = sorted(os.path.basename(p) for p in os.listdir(f"{work}/term") if ".index" in p)
+    again = cluster_run.run(
+        "chief", data_dir, f"{work}/term", *args[:-2], f"--train_steps={steps[-1] + 5}"
+    )
+    return {
+        "exit_codes": [code for code, _, _ in results],
+        "received": saved,
+        "same_step_on_both": len(steps) == 1 and all(saved),
+        "checkpoints_on_disk": on_disk,
+        "restart_exit_codes": [code for code, _, _ in again],
+        "restart": re.findall(r"resumed from \S+ at step \d+", again[0][1]),
+    }
+
+
+def timed_saves(data_dir: str, work: str) -> dict:
+    args = [*COMMON, "--train_steps=40", "--save_checkpoints_secs=1", "--steps_per_loop=1"]
+    start = time.time()
+    results = cluster_run.run("worker", data_dir, f"{work}/timed", *args, timeout=900)
+    saved = [re.findall(r"saved \S+ckpt-(\d+)", out) for _, out, _ in results]
+    return {
+        "exit_codes": [code for code, _, _ in results],
+        "seconds": round(time.time() - start, 1),
+        "saves_per_worker": [len(s) for s in saved],
+        "same_saves_on_both": saved[0] == saved[1],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--work", default="", help="parent of the scratch directory")
+    parser.add_argument("--drills", default="kill_resume,sigterm,timed_saves")
+    args = parser.parse_args()
+    from t2t_repro import registry
+    from t2t_repro.commands.builtins import register_builtins
+
+    register_builtins()
+    report = {"cpu": _cpu_model()}
+    with tempfile.TemporaryDirectory(dir=args.work or None) as work:
+        data_dir = f"{work}/data"
+        registry.problem("translate_toy").generate_data(data_dir, f"{work}/raw", progress=False)
+        drills = {"kill_resume": lambda: kill_resume(data_dir, work, args.steps)}
+        drills["sigterm"] = lambda: sigterm(data_dir, work)
+        drills["timed_saves"] = lambda: timed_saves(data_dir, work)
+        for name in args.drills.split(","):
+            start = time.time()
+            report[name] = drills[name]()
+            report[name]["wall_seconds"] = round(time.time() - start, 1)
+            print(name, json.dumps(report[name]), flush=True)
+    text = json.dumps(report, indent=1)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+
+
+def _cpu_model() -> str:
+    with open("/proc/cpuinfo") as f:
+        return next((line.split(":", 1)[1].strip() for line in f if "model name" in line), "")
+
+
+if __name__ == "__main__":
+    main()
