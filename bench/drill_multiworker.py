@@ -6,7 +6,7 @@
 1. kill_resume: an uninterrupted run to --train_steps against a run whose non-chief worker is
    SIGKILLed after the first checkpoint (the chief is then stopped too, as a cluster manager
    does), restarted with the same command: the final checkpoints' variables (model,
-   optimizer, dropout RNG, input positions) must be bit-identical. Dropout is on
+   optimizer with its slots, dropout RNG states) must be bit-identical. Dropout is on
    (transformer_quickstart: 0.2 / 0.1).
 2. sigterm: SIGTERM to the non-chief worker mid-run: both processes save the same step and
    exit 0; a restart resumes from that checkpoint.
@@ -74,16 +74,19 @@ def kill_resume(data_dir: str, work: str, steps: int) -> dict:
     assert all(code == 0 for code, _, _ in resumed), [e[-2000:] for _, _, e in resumed]
     resumed_from = re.findall(r"resumed from \S+ at step \d+", resumed[0][1])
     a, b = (variables(f"{work}/{d}/ckpt-{steps}") for d in ("whole", "killed"))
-    differing = sorted(k for k in a if a[k] != b.get(k))
-    model_vars = [k for k in a if k.startswith("model/")]
+    # The saved input states are compared by what they feed (the weights 20 updates later),
+    # not byte for byte: a prefetch buffer's fill at save time depends on timing.
+    inputs = "worker_inputs/.ATTRIBUTES/VARIABLE_VALUE"
+    differing = sorted(k for k in a if a[k] != b.get(k) and k != inputs)
     return {
         "steps": steps,
         "chief_after_worker_killed": chief,
         "restart": resumed_from,
-        "variables_compared": len(a),
-        "model_variables": len(model_vars),
+        "variables_compared": len(a) - 1,
+        "weights": sum(k.startswith("optimizer/_trainable_variables/") for k in a),
         "differing_variables": differing,
         "bit_identical": not differing and a.keys() == b.keys(),
+        "input_state_bytes_equal": a[inputs] == b[inputs],
     }
 
 

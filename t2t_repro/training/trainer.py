@@ -365,11 +365,12 @@ class Trainer:
                 save_due=bool(cfg.save_checkpoints_secs)
                 and now - last_save >= cfg.save_checkpoints_secs,
             )
-            if decided["signal"]:
-                stop.signal = stop.signal or "a stop signal on another worker"
-            elif decided["time_up"]:
+            # Only the agreed flags decide (a signal arriving after the vote waits one call).
+            stopping = decided["signal"] or decided["time_up"]
+            if decided["time_up"] and not decided["signal"]:
                 stop.signal = "the --max_train_seconds limit"
-            stopping = stop.signal is not None
+            elif decided["signal"] and stop.signal is None:
+                stop.signal = "a stop signal on another worker"
             if step % cfg.log_step_count_steps == 0 or step >= cfg.train_steps:
                 self._log_window(window, console)
                 window = Counter()
