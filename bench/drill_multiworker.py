@@ -113,7 +113,7 @@ def sigterm(data_dir: str, work: str) -> dict:
 
 
 def timed_saves(data_dir: str, work: str) -> dict:
-    args = [*COMMON, "--train_steps=40", "--save_checkpoints_secs=1", "--steps_per_loop=1"]
+    args = [*COMMON, "--train_steps=150", "--save_checkpoints_secs=1", "--steps_per_loop=1"]
     start = time.time()
     results = cluster_run.run("worker", data_dir, f"{work}/timed", *args, timeout=900)
     saved = [re.findall(r"saved \S+ckpt-(\d+)", out) for _, out, _ in results]

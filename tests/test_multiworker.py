@@ -1,46 +1,78 @@
 """The real t2t-trainer as a two-process cluster on loopback (TF_CONFIG), as a user runs it.
 
 Both TF_CONFIG formats, with and without bfloat16 (whose start-up speed probe once made
-MultiWorkerMirroredStrategy fail: "Collective ops must be configured at program startup").
-Longer drills (kill and resume bit-identically, SIGTERM, time-based saves) are in
-``bench/drill_multiworker.py``.
+MultiWorkerMirroredStrategy fail: "Collective ops must be configured at program startup"),
+and SIGTERM to the non-chief worker. Longer drills (kill and resume bit-identically, a
+restart after SIGTERM, time-based saves) are in ``bench/drill_multiworker.py``.
 """
 
 import glob
 import os
 import re
-
-import pytest
+import signal
 
 from tests import cluster_run
 from tests.test_trainer import data_dir  # noqa: F401 (the toy problem's data, module-scoped)
 
 
-@pytest.mark.parametrize(
-    "fmt, precision", [("worker", ""), ("chief", "--mixed_precision=bfloat16")]
-)
-def test_two_workers_train_one_model_into_one_dir(data_dir, tmp_path, fmt, precision):  # noqa: F811
+def assert_one_writer(out, tmp, checkpoints):
+    """Only the chief's files in ``out``; no worker's temporary save left in ``tmp``."""
+    names = sorted(os.listdir(out))
+    assert sorted(n for n in names if n.startswith("ckpt-")) == sorted(
+        f"ckpt-{step}.{ext}" for step in checkpoints for ext in ("index", "data-00000-of-00001")
+    ), names
+    assert len(glob.glob(str(out / "events.out.tfevents.*"))) == 1, names
+    assert {"hparams.json", "flags.txt", "checkpoint"} <= set(names)
+    assert not glob.glob(str(out / "*temp*")) and os.listdir(tmp) == []
+
+
+def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: F811
     out, tmp = tmp_path / "train", tmp_path / "tmp"
     tmp.mkdir()
-    extra = ["--train_steps=12", "--local_eval_frequency=6", "--eval_steps=2", "--random_seed=1"]
     results = cluster_run.run(
-        fmt, data_dir, out, *extra, *[precision] * bool(precision), tmp_dir=tmp
+        "worker",
+        data_dir,
+        out,
+        "--train_steps=4",
+        "--local_eval_frequency=2",
+        "--eval_steps=2",
+        "--random_seed=1",
+        tmp_dir=tmp,
     )
     for code, stdout, stderr in results:
         assert code == 0, stderr[-3000:]
-        assert "training finished at step 12" in stdout, stdout
-    # The same update on both (one model, all-reduced), so the same eval numbers.
+        assert "training finished at step 4" in stdout, stdout
+    # One model (all-reduced updates): the same eval numbers on both workers.
     evals = [re.findall(r"eval at step \d+: loss [\d.]+", stdout) for _, stdout, _ in results]
     assert evals[0] == evals[1] and len(evals[0]) == 2, evals
-    # One writer: the chief's checkpoints, one event file per writer, no temp dir anywhere.
-    names = sorted(os.listdir(out))
-    assert [n for n in names if n.startswith("ckpt-")] == [
-        "ckpt-12.data-00000-of-00001",
-        "ckpt-12.index",
-        "ckpt-6.data-00000-of-00001",
-        "ckpt-6.index",
-    ], names
-    assert len(glob.glob(str(out / "events.out.tfevents.*"))) == 1, names
+    assert_one_writer(out, tmp, [2, 4])
     assert len(glob.glob(str(out / "eval" / "events.out.tfevents.*"))) == 1
-    assert {"hparams.json", "flags.txt", "checkpoint"} <= set(names)
-    assert not glob.glob(str(out / "*temp*")) and os.listdir(tmp) == []
+
+
+def test_chief_format_bfloat16_sigterm_to_one_worker_stops_both(data_dir, tmp_path):  # noqa: F811
+    out, tmp = tmp_path / "train", tmp_path / "tmp"
+    tmp.mkdir()
+    procs = cluster_run.start(
+        "chief",
+        data_dir,
+        out,
+        "--mixed_precision=bfloat16",
+        "--schedule=train",
+        "--train_steps=100000",
+        "--log_step_count_steps=2",
+        tmp_dir=tmp,
+    )
+    try:
+        line = ""
+        while not line.startswith("step 2/"):
+            line = procs[0].stdout.readline()
+            assert line or procs[0].poll() is None, procs[0].stderr.read()[-3000:]
+    finally:
+        procs[1].send_signal(signal.SIGTERM)  # the non-chief worker
+        results = cluster_run.finish(procs)
+    steps = set()
+    for code, stdout, stderr in results:
+        assert code == 0, stderr[-3000:]
+        steps.update(re.findall(r"received .*: saved \S+ at step (\d+)", stdout))
+    assert "received SIGTERM" in results[1][1] and len(steps) == 1, [r[1] for r in results]
+    assert_one_writer(out, tmp, [int(steps.pop())])
