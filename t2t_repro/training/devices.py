@@ -133,7 +133,7 @@ def run_line(strategy: tf.distribute.Strategy, mixed_precision: str, xla: bool) 
     """E.g. ``training on 2 replicas: GPU:0, GPU:1 (MirroredStrategy); precision float32``."""
     replicas = strategy.num_replicas_in_sync
     try:
-        devices, name = list(strategy.extended.worker_devices), type(strategy).__name__
+        devices, name = list(strategy.extended.worker_devices), strategy_name(strategy)
     except RuntimeError:  # The default strategy: TensorFlow's own placement, one device.
         gpus = tf.config.list_logical_devices("GPU")
         devices, name = [gpus[0].name if gpus else "CPU:0"], "no tf.distribute strategy"
@@ -141,12 +141,22 @@ def run_line(strategy: tf.distribute.Strategy, mixed_precision: str, xla: bool) 
     resolver = strategy.cluster_resolver
     cluster = resolver.cluster_spec().as_dict() if resolver is not None else {}
     workers = len(cluster.get("chief", [])) + len(cluster.get("worker", []))
+    count = f"{replicas} replica{'s' if replicas > 1 else ''}"
     if workers > 1:
-        where += f" here on {resolver.task_type} {resolver.task_id}, {workers} workers in all"
+        count += f" over {workers} workers"
+        where += f" on this {resolver.task_type} {resolver.task_id}"
     return (
-        f"training on {replicas} replica{'s' if replicas > 1 else ''}: {where} ({name}); "
+        f"training on {count}: {where} ({name}); "
         f"precision {precision_name(mixed_precision)}{', XLA' if xla else ''}"
     )
+
+
+def strategy_name(strategy: tf.distribute.Strategy) -> str:
+    """The public name (MultiWorkerMirroredStrategy's class is CollectiveAllReduceStrategy)."""
+    for name in ("MultiWorkerMirroredStrategy", "MirroredStrategy", "OneDeviceStrategy"):
+        if isinstance(strategy, getattr(tf.distribute, name)):
+            return name
+    return type(strategy).__name__
 
 
 def announce(strategy: tf.distribute.Strategy, mixed_precision: str, xla: bool = False) -> None:
