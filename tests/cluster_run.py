@@ -1,6 +1,6 @@
 """Runs ``t2t-trainer`` as a two-process cluster on loopback, as a user does with TF_CONFIG.
 
-Shared by ``tests/test_multiworker.py`` and ``bench/drill_multiworker.py``. ``fmt`` is the
+Shared by ``tests/test_multiworker.py`` and ``tools/drill_multiworker.py``. ``fmt`` is the
 TF_CONFIG format: ``worker`` (``{"worker": [a, b]}``) or ``chief`` (``{"chief": [a],
 "worker": [b]}``, the managed-cluster format). Process 0 is the chief in both.
 """

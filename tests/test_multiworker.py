@@ -3,7 +3,7 @@
 Both TF_CONFIG formats, with and without bfloat16 (whose start-up speed probe once made
 MultiWorkerMirroredStrategy fail: "Collective ops must be configured at program startup"),
 and SIGTERM to the non-chief worker. Longer drills (kill and resume bit-identically, a
-restart after SIGTERM, time-based saves) are in ``bench/drill_multiworker.py``.
+restart after SIGTERM, time-based saves) are in ``tools/drill_multiworker.py``.
 """
 
 import glob

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Failure drills of a two-worker t2t-trainer cluster on loopback (TF_CONFIG), as run by users.
 
-    .venv/bin/python -m bench.drill_multiworker --out=bench/results/drill_multiworker.json
+    .venv/bin/python -m tools.drill_multiworker --out=bench/results/drill_multiworker.json
 
 1. kill_resume: an uninterrupted run to --train_steps against a run whose non-chief worker is
    SIGKILLed after the first checkpoint (the chief is then stopped too, as a cluster manager
