@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from t2t_repro import fileio, registry
 from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.model_loading import checkpoint_reader
 from t2t_repro.t2t_import.errors import T2TImportError
 from t2t_repro.t2t_import.hparams_map import ImportedHParams, map_hparams
 from t2t_repro.t2t_import.source import T2TTrainDir, read_t2t_dir
@@ -165,7 +166,7 @@ def import_t2t_dir(
     if not problem:
         raise T2TImportError("flags.txt names no --problem; pass --problem=<name>.")
     try:
-        reader = tf.train.load_checkpoint(source.prefix)
+        reader = checkpoint_reader(source.prefix)
     except (tf.errors.OpError, ValueError) as e:
         raise T2TImportError(f"{source.prefix} is unreadable or corrupt: {str(e)[:300]}") from e
     values = CheckpointValues(reader)

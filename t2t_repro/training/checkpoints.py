@@ -120,7 +120,7 @@ class TrainingCheckpoint:
         if self.restored is None:
             return None
         key = f"{name}/.ATTRIBUTES/VARIABLE_VALUE"
-        return dict(tf.train.list_variables(self.restored)).get(key)
+        return checkpoint_reader(self.restored).get_variable_to_shape_map().get(key)
 
     def track_input(self, iterator) -> None:
         """Saves ``iterator`` with every checkpoint; restores its state now if the restored
