@@ -7,9 +7,12 @@ restart after SIGTERM, time-based saves) are in ``tools/drill_multiworker.py``.
 """
 
 import glob
+import json
 import os
 import re
 import signal
+
+import pytest
 
 from tests import cluster_run
 from tests.test_trainer import data_dir  # noqa: F401 (the toy problem's data, module-scoped)
@@ -76,3 +79,62 @@ def test_chief_format_bfloat16_sigterm_to_one_worker_stops_both(data_dir, tmp_pa
         steps.update(re.findall(r"received .*: saved \S+ at step (\d+)", stdout))
     assert "received SIGTERM" in results[1][1] and len(steps) == 1, [r[1] for r in results]
     assert_one_writer(out, tmp, [int(steps.pop())])
+
+
+def cluster_of(monkeypatch, config):
+    from t2t_repro.training.distribution import cluster
+
+    monkeypatch.setenv("TF_CONFIG", json.dumps(config))
+    return cluster()
+
+
+def test_both_tf_config_formats_rank_the_chief_first(monkeypatch):
+    two = {"worker": ["a:1", "b:1"]}
+    managed = {"chief": ["a:1"], "worker": ["b:1", "c:1"]}
+    ranks = [
+        cluster_of(monkeypatch, {"cluster": two, "task": {"type": "worker", "index": i}})
+        for i in (0, 1)
+    ] + [
+        cluster_of(monkeypatch, {"cluster": managed, "task": task})
+        for task in ({"type": "chief", "index": 0}, {"type": "worker", "index": 1})
+    ]
+    assert [(c.workers, c.index, c.is_chief) for c in ranks] == [
+        (2, 0, True),
+        (2, 1, False),
+        (3, 0, True),
+        (3, 2, False),
+    ]
+    assert cluster_of(monkeypatch, {}).workers == 1
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"cluster": {"worker": ["a:1"], "ps": ["b:1"]}, "task": {"type": "worker"}}, "ps tasks"),
+        ({"cluster": {"chief": ["a:1", "b:1"]}, "task": {"type": "chief"}}, "2 chiefs"),
+        ({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 2}}, "not in"),
+    ],
+)
+def test_unusable_tf_config_is_one_clear_error(monkeypatch, config, message):
+    from t2t_repro.errors import UserError
+
+    with pytest.raises(UserError, match=message):
+        cluster_of(monkeypatch, config)
+
+
+def test_generate_data_on_a_cluster_is_refused_before_tensorflow_starts(monkeypatch, tmp_path):
+    from t2t_repro.training.run_setup import TrainingError
+    from t2t_repro.training.trainer import Trainer, TrainerConfig
+
+    config = {"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1}}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(config))
+    cfg = TrainerConfig(
+        problem="translate_toy",
+        hparams_set="transformer_quickstart",
+        data_dir=str(tmp_path / "data"),
+        output_dir=str(tmp_path / "train"),
+        generate_data=True,
+    )
+    with pytest.raises(TrainingError, match="run t2t-datagen once"):
+        Trainer(cfg)
+    assert not (tmp_path / "data").exists()

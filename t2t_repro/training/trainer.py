@@ -53,10 +53,15 @@ from t2t_repro.visualization import attention_maps
 class Trainer:
     def __init__(self, cfg: TrainerConfig, flags: dict | None = None) -> None:
         check_config(cfg)  # Names and overrides first: a typo is reported before any file.
+        self.cluster = cluster()
+        if cfg.generate_data and self.cluster.workers > 1:  # all would write one data_dir
+            raise TrainingError(
+                "--generate_data with several workers: run t2t-datagen once, then start the "
+                "cluster without --generate_data."
+            )
         # Then the strategy, before any TensorFlow op runs: MultiWorkerMirroredStrategy
         # cannot be made once TensorFlow has started (distribution.py says why).
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
-        self.cluster = cluster()
         if not cfg.generate_data and not fileio.isdir(cfg.data_dir):
             raise TrainingError(
                 f"--data_dir {cfg.data_dir} does not exist: run t2t-datagen "
