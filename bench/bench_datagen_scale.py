@@ -52,7 +52,7 @@ class TreeSampler(threading.Thread):
 
     def __init__(self, pid: int, start: float, interval: float = 0.5):
         super().__init__(daemon=True)
-        self.pid, self.start, self.interval = pid, start, interval
+        self.pid, self.t0, self.interval = pid, start, interval
         self.peak_rss = self.peak_pss = 0
         self.cpu_series: list[tuple[float, float]] = [(0.0, 0.0)]  # (seconds since start, cpu s)
         self.stop = threading.Event()
@@ -81,7 +81,7 @@ class TreeSampler(threading.Thread):
                 pss += getattr(info, "pss", info.rss)
                 cpu += own.user + own.system
             self.peak_rss, self.peak_pss = max(self.peak_rss, rss), max(self.peak_pss, pss)
-            self.cpu_series.append((time.monotonic() - self.start, cpu))
+            self.cpu_series.append((time.monotonic() - self.t0, cpu))
 
     def cpu_at(self, seconds: float) -> float:
         """CPU seconds used by the tree at ``seconds`` after start (the last sample before)."""
@@ -142,8 +142,9 @@ def datagen_stages(run: dict) -> tuple[dict, dict]:
         if m:
             spans[f"{m.group(1)}_encode_and_shards"] = (t - float(m.group(2)), t)
     if spans and vocab_start is not None:
+        first_split = min(start for start, _ in spans.values())
         spans["startup_and_source_checks"] = (0.0, vocab_start)
-        spans["vocab_build"] = (vocab_start, min(start for start, _ in spans.values()))
+        spans["vocab_build"] = (vocab_start, first_split)
     cpu_at = run["sampler"].cpu_at
     wall = {name: end - start for name, (start, end) in spans.items()}
     cpu = {name: cpu_at(end) - cpu_at(start) for name, (start, end) in spans.items()}
@@ -228,7 +229,8 @@ def one_size(pairs: int, args, env: dict) -> dict:
     work = os.path.join(args.work_dir, str(pairs))
     shutil.rmtree(work, ignore_errors=True)
     raw, data = os.path.join(work, "raw"), os.path.join(work, "data")
-    result: dict = {"pairs": pairs, "load_average_start": os.getloadavg()}
+    result: dict = {"pairs": pairs, "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+    result["load_average_start"] = os.getloadavg()
     cmd = [sys.executable, "-m", "bench.wmt_like_corpus", f"--pairs={pairs}", f"--tmp_dir={raw}"]
     corpus = run_measured(cmd + [f"--seed={args.seed}"], env)
     info = json.loads(corpus["stdout"])
@@ -279,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pipeline_batches", type=int, default=2000, help="0: skip the pipeline")
     parser.add_argument("--keep", action="store_true", help="keep corpora and shards")
     parser.add_argument("--out", default="")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep --out's results for sizes not run now"
+    )
     args = parser.parse_args(argv)
     parse = lambda text: [int(s) for s in text.split(",") if s.strip()]  # noqa: E731
     args.sizes, args.rerun_sizes = parse(args.sizes), parse(args.rerun_sizes)
@@ -292,9 +297,15 @@ def main(argv: list[str] | None = None) -> int:
         "memory_gb": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30,
         "note": "shared machine: other processes ran alongside; see the load averages",
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-        "sizes": [one_size(pairs, args, env) for pairs in args.sizes],
+        "sizes": [],
     }
-    emit(report, args.out)
+    if args.merge and args.out and os.path.isfile(args.out):  # keep the other sizes' results
+        with open(args.out) as f:
+            report["sizes"] = [s for s in json.load(f)["sizes"] if s["pairs"] not in args.sizes]
+    for pairs in args.sizes:
+        report["sizes"].append(one_size(pairs, args, env))
+        report["sizes"].sort(key=lambda s: s["pairs"])
+        emit(report, args.out)  # after every size: a long run keeps what it measured
     return 0
 
 
