@@ -13,8 +13,9 @@ For each size (training pairs) it
    RSS of the biggest process (``wait4``'s ``ru_maxrss``: datagen or one encoding worker) and,
    sampled every 0.5 s with psutil, of the whole process tree (RSS and PSS summed), and CPU
    seconds per stage next to wall seconds (the machine may be shared);
-3. for the sizes in ``--rerun_sizes``, runs datagen again into a second data dir and compares
-   the sha256 of every file (vocab and shards must be byte-identical);
+3. for the sizes in ``--rerun_sizes``, runs datagen again, with one encoding process instead of
+   one per core, into a second data dir and compares the sha256 of every file (vocab and shards
+   must be byte-identical);
 4. runs ``bench/bench_input_pipeline.py`` on the train shards with ``transformer_big``'s
    batching (TRAIN mode: shuffling, length buckets of 4,096 tokens), in its own process.
 
@@ -187,10 +188,10 @@ def file_hashes(data_dir: str) -> dict[str, str]:
     }
 
 
-def run_datagen(tmp_dir: str, data_dir: str, env: dict) -> dict:
+def run_datagen(tmp_dir: str, data_dir: str, env: dict, extra: tuple = ()) -> dict:
     os.makedirs(data_dir, exist_ok=True)
     cmd = [sys.executable, "-m", "t2t_repro.commands.datagen", f"--problem={PROBLEM}"]
-    cmd += [f"--tmp_dir={tmp_dir}", f"--data_dir={data_dir}"]
+    cmd += [f"--tmp_dir={tmp_dir}", f"--data_dir={data_dir}", *extra]
     run = run_measured(cmd, env)
     summary = datagen_summary(run["stdout"])
     stages, cpu = datagen_stages(run)
@@ -249,13 +250,14 @@ def one_size(pairs: int, args, env: dict) -> dict:
     result["raw_dir_bytes_after_datagen"] = dir_bytes(raw)
     if pairs in args.rerun_sizes:
         data2 = os.path.join(work, "data_rerun")
-        rerun = run_datagen(raw, data2, env)
+        rerun = run_datagen(raw, data2, env, ("--num_workers=1",))  # another worker count too
         first, second = file_hashes(data), file_hashes(data2)
         differ = sorted(k for k in first.keys() | second.keys() if first.get(k) != second.get(k))
         result["rerun"] = {
             "files_compared": len(first),
             "byte_identical": not differ and len(first) > 0,
             "differing_files": differ,
+            "rerun_num_workers": 1,
             "total_seconds": rerun["stages_seconds"]["total"],
             "vocab_sha256": next((v for k, v in first.items() if k.startswith("vocab.")), ""),
         }

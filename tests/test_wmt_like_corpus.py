@@ -79,3 +79,48 @@ def test_translate_ende_wmt32k_reads_it_locally_with_the_dirt_counted(tmp_path):
     text = "\n".join(s + "\t" + t for s, t in pairs)
     for oddity in ("http", "&amp;", "\t", "\x0b", "\ufffd", "\u2028", "Ã¼"):
         assert oddity in text, oddity
+
+
+def test_benchmark_reads_stages_and_summary_from_datagen_output():
+    from bench import bench_datagen_scale as bench
+
+    class Sampler:
+        cpu_at = staticmethod(lambda t: 2.0 * t)  # a fake: 2 CPU-seconds per wall second
+
+    p = bench.PROBLEM
+    run = {
+        "seconds": 30.0,
+        "cpu_seconds": 55.0,
+        "sampler": Sampler(),
+        "stderr": [
+            (3.0, f"{p}: building vocab /d/vocab.{p}.32768.subwords (target size 32768)"),
+            (20.0, f"{p} train: 100/200 lines (50%), 10 lines/s, ETA 10s"),
+            (25.0, f"{p} train: 200/200 lines (100%), 10 lines/s, ETA 0s, done in 15.0s"),
+            (26.0, f"{p} dev: 3/3 lines (100%), 3 lines/s, ETA 0s, done in 1.0s"),
+        ],
+    }
+    wall, cpu = bench.datagen_stages(run)
+    assert wall == {
+        "startup_and_source_checks": 3.0,
+        "vocab_build": 7.0,
+        "train_encode_and_shards": 15.0,
+        "dev_encode_and_shards": 1.0,
+        "total": 30.0,
+    }
+    assert cpu["vocab_build"] == 14.0 and cpu["total"] == 55.0
+    stdout = (
+        f"problem:        {p} -> /d\npairs:          train 1,200, dev 3,000, test 3,003\n"
+        "tokens written: inputs 45,000, targets 44,000\nvocab size:     33,152 (built: /d/v)\n"
+        "shards:         102 written, 0 kept\n"
+        "dropped empty pairs: 156; replaced undecodable bytes: 1,314\ntime:           64.3s\n"
+    )
+    assert bench.datagen_summary(stdout) == {
+        "train_pairs": 1200,
+        "dev_pairs": 3000,
+        "test_pairs": 3003,
+        "input_tokens": 45000,
+        "target_tokens": 44000,
+        "vocab_size": 33152,
+        "dropped_empty_pairs": 156,
+        "replaced_undecodable_bytes": 1314,
+    }
