@@ -6,7 +6,7 @@
 
 For each size (training pairs) it
 
-1. writes a WMT14-like EN-DE corpus (``bench/wmt_like_corpus.py``) into ``<work_dir>/<n>/raw``;
+1. writes a WMT14-like EN-DE corpus (``tools/wmt_like_corpus.py``) into ``<work_dir>/<n>/raw``;
 2. runs ``python -m t2t_repro.commands.datagen --problem=translate_ende_wmt32k`` on it as a user
    would (a subprocess, downloads forbidden), timing its stages from its stderr lines (startup
    and source checks, vocab build, train encoding + shard writing, dev, test), with the peak
@@ -232,7 +232,7 @@ def one_size(pairs: int, args, env: dict) -> dict:
     raw, data = os.path.join(work, "raw"), os.path.join(work, "data")
     result: dict = {"pairs": pairs, "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     result["load_average_start"] = os.getloadavg()
-    cmd = [sys.executable, "-m", "bench.wmt_like_corpus", f"--pairs={pairs}", f"--tmp_dir={raw}"]
+    cmd = [sys.executable, "-m", "tools.wmt_like_corpus", f"--pairs={pairs}", f"--tmp_dir={raw}"]
     corpus = run_measured(cmd + [f"--seed={args.seed}"], env)
     info = json.loads(corpus["stdout"])
     result["corpus"] = {

@@ -7,10 +7,10 @@ import os
 
 import numpy as np
 
-from bench import wmt_like_corpus as corpus
 from t2t_repro import registry
 from t2t_repro.data.pair_sources import check_all
 from t2t_repro.data.text_files import ReadStats
+from tools import wmt_like_corpus as corpus
 
 SMALL = {"pairs": 4000, "dev_pairs": 30, "test_pairs": 40, "n_types": 20_000}
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A WMT14-sized EN-DE corpus made up on the spot, in the layout ``translate_ende_wmt32k`` reads.
 
-    .venv/bin/python -m bench.wmt_like_corpus --pairs=4500000 --tmp_dir=/tmp/wmt_like
+    .venv/bin/python -m tools.wmt_like_corpus --pairs=4500000 --tmp_dir=/tmp/wmt_like
 
 Why: the real WMT14 download is ~1.5 GB and offline machines cannot fetch it, yet datagen's cost
 at that size (time, memory, disk) is a claim users need to check. This corpus has what matters
