@@ -3,17 +3,19 @@
 
     .venv/bin/python -m tools.wmt_like_corpus --pairs=4500000 --tmp_dir=/tmp/wmt_like
 
-Why: the real WMT14 download is ~1.5 GB and offline machines cannot fetch it, yet datagen's cost
-at that size (time, memory, disk) is a claim users need to check. This corpus has what matters
-for that cost: the size, WMT14's mix and line lengths, a Zipfian vocabulary of well over a
-million types (so the subword vocab is built from a realistic long tail) and web-text dirt.
+Why: the real WMT14 data is more than a gigabyte of downloads that offline machines cannot
+fetch, yet datagen's cost at that size (time, memory, disk) is a claim users need to check.
+This corpus has what matters for that cost: the size, WMT14's mix and line lengths, a Zipfian
+vocabulary of well over a million types (so the subword vocab is built from a realistic long
+tail) and web-text dirt.
 
 * Files (plain UTF-8-ish text, one sentence a line, as ``problems/translate_wmt.py`` finds them
   in ``--tmp_dir``): ``europarl-v7.de-en.{en,de}``, ``commoncrawl.de-en.{en,de}``,
   ``news-commentary-v13.de-en.{en,de}`` (train, shares of the real line counts),
   ``newstest2013.{en,de}`` (dev) and ``newstest2014-deen.{en,de}`` (test).
-* Lengths: log-normal words per English sentence per corpus (mean ~24 overall), German
-  length correlated with it, and rare very long lines (hundreds to thousands of words).
+* Lengths: log-normal words per English sentence per corpus (~23 whitespace-separated words on
+  average, German ~22), German length correlated with it, and rare very long lines (hundreds
+  to thousands of words).
 * Words: per language a table of generated word forms (syllables, German compounds and
   capitalised nouns, English possessives, hyphenations, numbers), drawn with Zipf's law
   (P(rank k) ~ 1/k, steeper in the tail); commas and final punctuation attached as in raw text.
@@ -242,9 +244,9 @@ class Table:
 def zipf_ranks(rng, n_types: int, size: int, head: int = 10_000, tail_s: float = 1.5):
     """Ranks 0..n_types-1 with P(k) ~ 1/k up to rank ``head`` and ~ k^-tail_s beyond: the two
     regimes of word frequencies in large corpora (Ferrer i Cancho & Sole 2001). With 1.5M types
-    a 0.45M-token sample holds ~95k of them (Heaps' law) and 110M tokens ~1.1M: a pure 1/k law
-    would put 3x too many distinct words in the vocab sample. Inverse CDF of the continuous law.
-    """
+    0.9M draws hit ~95k of them and 110M draws ~1.1M (sampled once); a pure 1/k law would hit
+    ~2.8x as many in 0.9M draws, far more distinct words in the vocab sample than real text has.
+    Inverse CDF of the continuous law."""
     head = min(head, n_types)
     head_mass = np.log(head)
     tail_mass = (1 - (head / (n_types + 1.0)) ** (tail_s - 1)) / (tail_s - 1)
