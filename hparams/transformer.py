@@ -56,7 +56,7 @@ def transformer_base_v1() -> HParams:
     # of "slots emitted so far", i.e. of the input word its next slot is for.
     hp.add_hparam("slot_signal", False)
     # Not T2T, needs slot_signal: the decoder's input at each position also gets the encoder's
-    # output at that input word (models/transformer.py, Transformer._slot_source).
+    # output at that input word (layers/slot_features.py).
     hp.add_hparam("slot_source_feed", False)
     return hp
 

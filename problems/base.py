@@ -81,7 +81,20 @@ class DatagenSummary:
 
 
 class Problem:
-    """A registered task: sources, vocabulary, encoding, splits, metrics (docs/problems.md)."""
+    """A registered task: sources, vocabulary, encoding, splits, metrics (docs/problems.md).
+
+    As T2T's ``Problem``, it owns its task's behaviour; the trainer, decoder, exporter and
+    model ask it through these hooks and never branch on the task:
+
+    - ``problem_hparams``: what the model learns of the data (vocab sizes, target space id,
+      the targets' word slots), added to every run's hparams; model features such as
+      ``slot_signal`` are asked for by hparams and read them.
+    - ``dev_metric``: the dev examples the trainer decodes at every evaluation and their
+      scorer (``metrics/dev_metric.py``); the trainer decodes, the problem never sees the model.
+    - ``search_constraint``: what restricts the search (``decoding/constraints.py``), with
+      the extra inputs it builds from the source lines.
+    - ``train_augmentation``: a map over training batches (word dropout).
+    """
 
     problem_name: str | None = (
         None  # set only where the registered name is not the class's snake_case
@@ -133,6 +146,18 @@ class Problem:
         """``"first:end"``: the target ids that each fill one input word (the model's
         ``slot_signal``); "" when the targets have no such slots."""
         return ""
+
+    def problem_hparams(self, data_dir: str) -> dict:
+        """What the model learns of the problem (``hparams_lib.PROBLEM_HPARAMS``): vocabulary
+        sizes, target space id and, when the targets have them, their word slots. Model
+        features such as ``slot_signal`` are asked for by hparams and read these."""
+        input_size, target_size = self.vocab_sizes(data_dir)
+        return dict(
+            input_vocab_size=input_size,
+            target_vocab_size=target_size,
+            target_space_id=self.target_space_id,
+            target_slot_ids=self.target_slot_ids(data_dir),
+        )
 
     def source_class_ids(self, data_dir: str) -> list[int] | None:
         """For a word-level source, each source id's shape-class id (``word_dropout_alpha``
@@ -192,6 +217,16 @@ class Problem:
     def filepattern(self, data_dir: str, split: str) -> str:
         return records.filepattern(data_dir, self.name, split)
 
+    def _stale_shards(self, data_dir: str, split: str) -> list[str]:
+        """Shards of this split on disk with a different shard count (left by another version)."""
+        keep = set(records.shard_paths(data_dir, self.name, split, self.num_shards[split]))
+        pat = re.compile(re.escape(self.name) + "-" + split + r"-\d{5}-of-\d{5}$")
+        return [
+            p
+            for p in records.existing_shards(data_dir, self.name, split)
+            if p not in keep and pat.match(os.path.basename(p))
+        ]
+
     def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
         raise NotImplementedError
 
@@ -248,16 +283,6 @@ class Text2TextProblem(Problem):
     def _manifest_path(self, data_dir: str) -> str:
         return os.path.join(data_dir, f"{self.name}.datagen.json")
 
-    def _stale_shards(self, data_dir: str, split: str) -> list[str]:
-        """Shards of this split on disk with a different shard count (left by another version)."""
-        keep = set(records.shard_paths(data_dir, self.name, split, self.num_shards[split]))
-        pat = re.compile(re.escape(self.name) + "-" + split + r"-\d{5}-of-\d{5}$")
-        return [
-            p
-            for p in records.existing_shards(data_dir, self.name, split)
-            if p not in keep and pat.match(os.path.basename(p))
-        ]
-
     def generate_data(
         self,
         data_dir: str,
@@ -275,10 +300,7 @@ class Text2TextProblem(Problem):
         summary.vocab_file = vocab_path
         manifest = datagen_lib.load_json(self._manifest_path(data_dir))
 
-        trial_cases = datagen_lib.vocab_trial_cases(vocab_path)  # the vocab of a --max_cases trial
-        need_vocab = not fileio.isfile(vocab_path) or (
-            trial_cases is not None and trial_cases != max_cases
-        )
+        need_vocab = not datagen_lib.vocab_is_current(vocab_path, max_cases)
         trust_shards = not need_vocab and (
             manifest is None
             or (
@@ -313,16 +335,17 @@ class Text2TextProblem(Problem):
                     file=sys.stderr,
                     flush=True,
                 )
-            encoder = datagen_lib.build_vocab(
-                vocab_path,
+        encoder, summary.vocab_built = datagen_lib.keep_or_build_vocab(
+            vocab_path,
+            max_cases,
+            datagen_lib.load_vocab,
+            lambda path: datagen_lib.build_vocab(
+                path,
                 self.vocab_lines(tmp_dir, max_cases),
                 self.approx_vocab_size,
                 self.max_subtoken_length,
-            )
-            datagen_lib.set_vocab_trial_cases(vocab_path, max_cases)
-            summary.vocab_built = True
-        else:
-            encoder = datagen_lib.load_vocab(vocab_path)
+            ),
+        )
         summary.vocab_size = encoder.vocab_size
 
         if needed:
@@ -377,7 +400,7 @@ class Text2TextProblem(Problem):
         for path in self._stale_shards(data_dir, split):
             fileio.remove(path)
         paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
-        writer = datagen_lib.ShardWriter(paths, todo)
+        wanted_shards = set(todo)
         if expected is not None and max_cases is not None:
             expected = min(expected, max_cases)
         bar = datagen_lib.Progress(f"{self.name} {split}", expected, enabled=progress)
@@ -386,10 +409,10 @@ class Text2TextProblem(Problem):
         def wanted() -> Iterator[tuple[int, str, str]]:
             for index, (src, tgt) in enumerate(self.iter_pairs(sources, stats, max_cases)):
                 counter["read"] = index + 1
-                if writer.wants(index):
+                if index % len(paths) in wanted_shards:  # only what the shards to write hold
                     yield index, src, tgt
 
-        try:
+        def encoded() -> Iterator[tuple[int, bytes]]:
             for index, serialized, n_in, n_tgt in datagen_lib.encode_examples(
                 wanted(),
                 vocab_path,
@@ -397,16 +420,13 @@ class Text2TextProblem(Problem):
                 chunk_size=self.chunk_size,
                 expected_items=expected,
             ):
-                writer.write(index, serialized)
                 summary.input_tokens += n_in
                 summary.target_tokens += n_tgt
                 bar.update(counter["read"])
+                yield index, serialized
             bar.update(counter["read"])
-            writer.finish(seed)
-        except BaseException:
-            writer.abort()
-            raise
-        bar.close()
+
+        datagen_lib.write_shards(paths, todo, encoded(), seed, bar)
         summary.shards_written += len(todo)
         return counter["read"]
 

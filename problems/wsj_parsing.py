@@ -14,7 +14,7 @@ target vocab gives one id to every label, closer and POS tag (``TokenTextEncoder
 ``vocab.<name>.targets.tokens``: the PTB inventory, then other training tokens), which the
 tree-constrained search needs; T2T's 2**9 subword target vocab split closers into two ids.
 Decoding defaults are the paper's: beam 21, alpha 0.3, maximum length input + 300, plus the
-tree constraint (``decoding/tree_constraint.py``; off with ``tree_constraint=False``).
+tree constraint (``parsing/tree_constraint.py``; off with ``tree_constraint=False``).
 Datagen also writes, for dev and test, ``<name>.<split>.words`` (to decode) and
 ``<name>.<split>.trees`` (the gold trees for ``t2t-evalb``) into ``--data_dir``.
 
@@ -63,7 +63,10 @@ def _write_lines(path: str, lines: Iterable[str]) -> None:
 
 
 class WsjParsingProblem(Problem):
-    """Linearised WSJ trees with separate source and target subword vocabs (module docstring)."""
+    """Linearised WSJ trees: a source vocab (subwords or words) and a target token vocab
+    (module docstring). Vocabularies and shards go through the same ``datagen_lib`` paths as
+    every problem's (``keep_or_build_vocab``, ``write_shards``); the tree constraint's run
+    limits are stored beside them (``<name>.constraint.json``)."""
 
     layout = "auto"  # or wsj_splits.LDC / wsj_splits.PTB_SAMPLE
     approx_vocab_size = 2**14
@@ -75,8 +78,15 @@ class WsjParsingProblem(Problem):
     # (text_encoding/word_encoder.py), so input position k is word k.
     source_vocab = "subwords"
     word_min_count = 2
-    # tree_constraint: only well-formed trees over the input's words (decoding/tree_constraint.py).
-    decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300, "tree_constraint": True}
+    # tree_constraint: only well-formed trees over the input's words (parsing/tree_constraint.py);
+    # tree_renormalize: renormalise over the allowed tokens (not by default: label bias).
+    decode_defaults = {
+        "beam_size": 21,
+        "alpha": 0.3,
+        "extra_length": 300,
+        "tree_constraint": True,
+        "tree_renormalize": False,
+    }
     eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity", "parse_f1")
 
     @property
@@ -89,6 +99,15 @@ class WsjParsingProblem(Problem):
     def target_vocab_filename(self) -> str:
         """One token per line (``TokenTextEncoder``): every label, closer and POS tag is one id."""
         return f"vocab.{self.name}.targets.tokens"
+
+    def constraint_limits_path(self, data_dir: str) -> str:
+        """``<name>.constraint.json``: the tree constraint's run limits, written by datagen."""
+        return os.path.join(data_dir, f"{self.name}.constraint.json")
+
+    def constraint_limits(self, data_dir: str) -> dict:
+        """The run limits datagen computed from the training trees (``run_limits``); {} for a
+        data dir made before (the constraint then uses the PTB sample's)."""
+        return datagen_lib.load_json(self.constraint_limits_path(data_dir)) or {}
 
     def gold_file(self, data_dir: str, split: str, kind: str) -> str:
         """``<name>.<split>.trees`` (gold trees) or ``<name>.<split>.words`` (sentences), written by
@@ -131,11 +150,18 @@ class WsjParsingProblem(Problem):
         return DevParseF1(sentences, read_trees(trees_path)[: len(sentences)])
 
     def search_constraint(self, data_dir: str, decode_hparams):
-        """The tree constraint (``decoding/tree_constraint.py``) unless
-        ``tree_constraint=False``."""
-        from t2t_repro.decoding.line_decoder import tree_constraint_for
+        """The tree constraint (``parsing/tree_constraint.py``) unless ``tree_constraint=False``,
+        with the run limits of the training treebank (``run_limits``)."""
+        from t2t_repro.parsing.tree_constraint import tree_constraint_for
 
-        return tree_constraint_for(self.get_encoders(data_dir)["targets"], decode_hparams)
+        encoders = self.get_encoders(data_dir)
+        return tree_constraint_for(
+            encoders["targets"],
+            decode_hparams,
+            self.constraint_limits(data_dir),
+            input_encoder=encoders["inputs"],
+            one_id_per_word=self.source_vocab == "words",
+        )
 
     # -- raw data -----------------------------------------------------------------------------
     def gold_trees(
@@ -188,47 +214,46 @@ class WsjParsingProblem(Problem):
         )
         return {"inputs": inputs, "targets": TokenTextEncoder(paths[1])}
 
-    def _vocab(
-        self,
-        data_dir: str,
-        filename: str,
-        size: int,
-        lines: Callable[[], Iterator[str]],
-        max_cases: int | None,
-        summary: DatagenSummary,
-    ) -> SubwordTextEncoder | WordTextEncoder:
-        """Load the vocab file, or build it from ``lines()`` (again when a ``--max_cases`` trial
-        made it)."""
-        path = os.path.join(data_dir, filename)
-        trial = datagen_lib.vocab_trial_cases(path)
+    def _vocabs(
+        self, data_dir: str, pairs: Callable[[], Iterator[tuple[str, str]]], max_cases, summary
+    ) -> tuple:
+        """(source, target) encoders: each file kept if present, unless a ``--max_cases``
+        trial of another size made it (``datagen_lib.keep_or_build_vocab``). The target vocab
+        is the Penn Treebank's labels, closers and tags, then any other token of the training
+        targets (most frequent first)."""
         words = self.source_vocab == "words"
-        if fileio.isfile(path) and (trial is None or trial == max_cases):
-            return WordTextEncoder(path) if words else datagen_lib.load_vocab(path)
-        if words:
+
+        def build_source(path: str):
+            lines = (p[0] for p in pairs())
+            if not words:
+                return datagen_lib.build_vocab(
+                    path, lines, self.approx_vocab_size, self.max_subtoken_length
+                )
             encoder = WordTextEncoder(
-                tokens=build_word_vocab(lines(), self.word_min_count, PUNCTUATION_TAGS)
+                tokens=build_word_vocab(lines, self.word_min_count, PUNCTUATION_TAGS)
             )
             encoder.store_to_file(path)
-        else:
-            encoder = datagen_lib.build_vocab(path, lines(), size, self.max_subtoken_length)
-        datagen_lib.set_vocab_trial_cases(path, max_cases)
-        summary.vocab_built = True
-        return encoder
+            return encoder
 
-    def _target_vocab(
-        self, data_dir: str, targets: Iterable[str], max_cases: int | None, summary: DatagenSummary
-    ) -> TokenTextEncoder:
-        """The Penn Treebank's labels, closers and tags, then any other token of the training
-        targets (most frequent first); kept if present, unless a ``--max_cases`` trial made it."""
-        path = os.path.join(data_dir, self.target_vocab_filename)
-        trial = datagen_lib.vocab_trial_cases(path)
-        if fileio.isfile(path) and (trial is None or trial == max_cases):
-            return TokenTextEncoder(path)
-        encoder = TokenTextEncoder(tokens=target_inventory(targets))
-        encoder.store_to_file(path)
-        datagen_lib.set_vocab_trial_cases(path, max_cases)
-        summary.vocab_built = True
-        return encoder
+        def build_target(path: str) -> TokenTextEncoder:
+            encoder = TokenTextEncoder(tokens=target_inventory(p[1] for p in pairs()))
+            encoder.store_to_file(path)
+            return encoder
+
+        src_enc, src_built = datagen_lib.keep_or_build_vocab(
+            os.path.join(data_dir, self.vocab_filename),
+            max_cases,
+            WordTextEncoder if words else datagen_lib.load_vocab,
+            build_source,
+        )
+        tgt_enc, tgt_built = datagen_lib.keep_or_build_vocab(
+            os.path.join(data_dir, self.target_vocab_filename),
+            max_cases,
+            TokenTextEncoder,
+            build_target,
+        )
+        summary.vocab_built = src_built or tgt_built
+        return src_enc, tgt_enc
 
     # -- datagen ------------------------------------------------------------------------------
     def generate_data(
@@ -257,15 +282,12 @@ class WsjParsingProblem(Problem):
             extra = self.extra_train_pairs(tmp_dir, TreeReadStats())
             yield from itertools.islice(extra, budget)
 
-        src_enc = self._vocab(
-            data_dir,
-            self.vocab_filename,
-            self.approx_vocab_size,
-            lambda: (p[0] for p in vocab_pairs()),
-            max_cases,
-            summary,
+        src_enc, tgt_enc = self._vocabs(data_dir, vocab_pairs, max_cases, summary)
+        from t2t_repro.parsing.tree_constraint import run_limits  # (TensorFlow: not at import)
+
+        datagen_lib.store_json(
+            self.constraint_limits_path(data_dir), run_limits(p[1] for p in train)
         )
-        tgt_enc = self._target_vocab(data_dir, (p[1] for p in vocab_pairs()), max_cases, summary)
         summary.vocab_size = src_enc.vocab_size
         summary.vocab_file = (
             f"{os.path.join(data_dir, self.vocab_filename)}; targets "
@@ -305,33 +327,30 @@ class WsjParsingProblem(Problem):
         progress: bool,
         summary: DatagenSummary,
     ) -> int:
-        """Encode ``pairs`` (EOS appended) round-robin into the split's shards, shuffled; returns
-        the count."""
-        for path in datagen_lib.temp_files(data_dir, self.name, split):
+        """Encode ``pairs`` (EOS appended) round-robin into the split's shards, shuffled
+        (``datagen_lib.write_shards``, as every problem); returns the count."""
+        for path in datagen_lib.temp_files(data_dir, self.name, split) + self._stale_shards(
+            data_dir, split
+        ):
             fileio.remove(path)
         paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
-        for path in records.existing_shards(data_dir, self.name, split):
-            if path not in paths:
-                fileio.remove(path)  # shards of another shard count
-        writer = datagen_lib.ShardWriter(paths, range(len(paths)))
         bar = datagen_lib.Progress(f"{self.name} {split}", None, enabled=progress)
         count = 0
-        try:
+
+        def encoded() -> Iterator[tuple[int, bytes]]:
+            nonlocal count
             for chunk in _chunks(pairs, CHUNK):
                 sources = src_enc.encode_batch([p[0] for p in chunk])
                 targets = tgt_enc.encode_batch([p[1] for p in chunk])
                 for src, tgt in zip(sources, targets, strict=True):
                     src, tgt = list(src) + [EOS_ID], list(tgt) + [EOS_ID]
-                    writer.write(count, records.serialize_example({"inputs": src, "targets": tgt}))
+                    yield count, records.serialize_example({"inputs": src, "targets": tgt})
                     summary.input_tokens += len(src)
                     summary.target_tokens += len(tgt)
                     count += 1
                 bar.update(count)
-            writer.finish(seed)
-        except BaseException:
-            writer.abort()
-            raise
-        bar.close()
+
+        datagen_lib.write_shards(paths, range(len(paths)), encoded(), seed, bar)
         summary.shards_written += len(paths)
         return count
 

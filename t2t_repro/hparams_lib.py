@@ -1,9 +1,10 @@
 """Builds the hparams a run uses: the registered set, the problem's sizes, then overrides.
 
 Order follows T2T (``tensor2tensor/utils/hparams_lib.py``, ``create_hparams``): set -> saved
-``hparams.json`` (when resuming) -> ``--hparams`` overrides. The problem contributes vocabulary
-sizes and its target space id, which the model reads; this is the one place problems and models
-meet.
+``hparams.json`` (when resuming) -> ``--hparams`` overrides. The problem contributes its
+hparams (``Problem.problem_hparams``: vocabulary sizes, target space id and, for targets that
+fill the input's words, ``target_slot_ids``), which the model reads; this is the one place
+problems and models meet.
 """
 
 from __future__ import annotations
@@ -11,16 +12,29 @@ from __future__ import annotations
 from t2t_repro import registry
 from t2t_repro.hparam import HParams
 
-PROBLEM_HPARAMS = ("input_vocab_size", "target_vocab_size", "target_space_id")
+# What a problem may contribute. ``target_slot_ids`` (``"first:end"``): the target ids that
+# each fill one input word (the model's ``slot_signal`` reads it); only problems with such
+# targets give it.
+PROBLEM_HPARAMS = ("input_vocab_size", "target_vocab_size", "target_space_id", "target_slot_ids")
 
 
 def add_problem_hparams(
-    hp: HParams, input_vocab_size: int, target_vocab_size: int, target_space_id: int = 0
+    hp: HParams,
+    input_vocab_size: int,
+    target_vocab_size: int,
+    target_space_id: int = 0,
+    **extra,
 ) -> HParams:
+    """Sets the problem's hparams on ``hp``; ``extra`` ones (``PROBLEM_HPARAMS``) only when
+    the problem has them (not None or "")."""
+    unknown = sorted(set(extra) - set(PROBLEM_HPARAMS))
+    if unknown:
+        raise TypeError(f"{unknown} are not problem hparams {PROBLEM_HPARAMS}")
     values = dict(
         input_vocab_size=input_vocab_size,
         target_vocab_size=target_vocab_size,
         target_space_id=target_space_id,
+        **{k: v for k, v in extra.items() if v is not None and v != ""},
     )
     for name, value in values.items():
         if name in hp:
@@ -38,26 +52,22 @@ def create_hparams(
     target_vocab_size: int | None = None,
     target_space_id: int = 0,
     saved_json: str | None = None,
-    target_slot_ids: str = "",
+    **problem_hparams,
 ) -> HParams:
-    """The registered set, plus problem sizes, plus a saved hparams.json, plus overrides.
-
-    ``target_slot_ids`` (the problem's, ``"first:end"``) is added only when the run asks for
-    ``slot_signal``, so runs without it keep the hparams they always had."""
+    """The registered set, plus the problem's hparams (sizes and ``PROBLEM_HPARAMS``), plus a
+    saved hparams.json, plus overrides."""
     hp = registry.hparams(hparams_set)
     if input_vocab_size is not None:
         add_problem_hparams(
-            hp, input_vocab_size, target_vocab_size or input_vocab_size, target_space_id
+            hp,
+            input_vocab_size,
+            target_vocab_size or input_vocab_size,
+            target_space_id,
+            **problem_hparams,
         )
     if saved_json is not None:
         hp.override_from_json(saved_json)
-    hp = hp.parse(overrides)
-    if hp.get("slot_signal", False) and target_slot_ids:
-        if "target_slot_ids" in hp:
-            hp.set_hparam("target_slot_ids", target_slot_ids)
-        else:
-            hp.add_hparam("target_slot_ids", target_slot_ids)
-    return hp
+    return hp.parse(overrides)
 
 
 def check_hparams(hparams_set: str, overrides: str = "") -> None:

@@ -208,15 +208,11 @@ def load_trained_model(
             target_vocab_size=1,
             saved_json=saved_json,
         )  # Cheap check: no data file read yet.
-        input_size, target_size = problem.vocab_sizes(data_dir)
         hp = create_hparams(
             set_name,
             hparams_overrides,
-            input_vocab_size=input_size,
-            target_vocab_size=target_size,
-            target_space_id=problem.target_space_id,
             saved_json=saved_json,
-            target_slot_ids=problem.target_slot_ids(data_dir),
+            **problem.problem_hparams(data_dir),
         )
     hparams_checks.validate(hp, os.path.join(output_dir, HPARAMS_FILE) if saved else "hparams")
     try:

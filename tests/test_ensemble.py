@@ -7,8 +7,8 @@ import tensorflow as tf
 
 from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
 from t2t_repro.decoding.search import SearchConfig, Searcher
-from t2t_repro.decoding.tree_constraint import TreeConstraint
 from t2t_repro.parsing.linearize import PTB_POS_TAGS, target_inventory
+from t2t_repro.parsing.tree_constraint import TreeConstraint
 from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
 from tests.model_utils import build_model, toy_checkpoint_dir
 from tests.tools import run_tool

@@ -243,7 +243,10 @@ def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_p
         target_vocab_size=sizes[1],
     )
     dhp = decode_hparams("beam_size=2,extra_length=6,batch_size=1", problem.decode_defaults)
-    decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp, log=lambda m: None)
+    constraint = problem.search_constraint(data_dir, dhp)
+    decoder = LineDecoder(
+        model, encoders["inputs"], encoders["targets"], dhp, lambda m: None, constraint
+    )
     lines = ["The cat sat .", "Rome waits , ` he said '"]
     export_dir = str(tmp_path / "exported")
     export_saved_model(model, encoders, decoder.searcher.config, 64, export_dir, decoder.constraint)

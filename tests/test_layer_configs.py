@@ -10,6 +10,7 @@ from t2t_repro.layers.embedding import SymbolEmbedding
 from t2t_repro.layers.feed_forward import DenseReluDense
 from t2t_repro.layers.positional import PositionalSignal
 from t2t_repro.layers.prepost import AttentionResidual, LayerPrePostProcess, Residual
+from t2t_repro.layers.slot_features import SlotFeatures
 from t2t_repro.layers.transformer_layers import (
     Decoder,
     DecoderLayer,
@@ -37,6 +38,7 @@ MEMORY = tf.random.stateless_normal([2, 4, D], seed=[3, 4])
 CAUSAL = tf.constant(np.triu(np.full([3, 3], -1e9, np.float32), 1)[None, None])
 MEMORY_BIAS = tf.constant([[[[0.0, 0.0, 0.0, -1e9]]], [[[0.0, 0.0, 0.0, 0.0]]]])
 HIDDEN = (None, None, D)
+SIGNAL = PositionalSignal("timing", D, 16, name="positional")
 
 # (layer, its build arguments, a function running it on fixed inputs)
 CASES = {
@@ -92,6 +94,11 @@ CASES = {
         Decoder(CFG, name="decoder"),
         (HIDDEN,),
         lambda layer: layer(X, MEMORY, CAUSAL, MEMORY_BIAS),
+    ),
+    "slot_features": (
+        SlotFeatures(3, 6, source_feed=True, name="slot_features"),
+        (),
+        lambda layer: layer.full_pass(X, tf.constant([[3, 9, 5]] * 2), MEMORY, MEMORY_BIAS, SIGNAL),
     ),
 }
 

@@ -3,12 +3,16 @@ trainer and the decoder use them without knowing the task (docs/problems.md)."""
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from problems.algorithmic import TranslateToy
 from t2t_repro import registry
+from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.metrics.dev_metric import DevMetric
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 NAME = "toy_with_hooks"
+BANNED = 5  # a target id the constraint never allows
 
 
 class CountingMetric(DevMetric):
@@ -29,8 +33,27 @@ class CountingMetric(DevMetric):
         return f", toy words {scores['toy_words']:.2f} ({len(self)} lines)"
 
 
+class CapConstraint(SearchConstraint):
+    """At most as many output ids as the source line has words, and never ``BANNED``; its
+    input (the word count) comes from the lines."""
+
+    def __init__(self, vocab_size):
+        self.vocab_size = vocab_size
+
+    def batch_inputs(self, rows, lines, length):
+        return (np.array([len(line.split()) for line in lines], np.int32),)
+
+    def initial_state(self, words):
+        return {"words": words}
+
+    def allowed_next(self, ids, i, state, decode_length):
+        eos = tf.one_hot(EOS_ID, self.vocab_size, on_value=True, off_value=False)[None]
+        free = ~tf.one_hot(BANNED, self.vocab_size, on_value=True, off_value=False)[None]
+        return tf.where((i >= state["words"])[:, None], eos, free), state
+
+
 class ToyWithHooks(TranslateToy):
-    """translate_toy, small, with its own dev metric."""
+    """translate_toy, small, with its own dev metric and search constraint."""
 
     num_shards = {"train": 1, "dev": 1, "test": 1}
     num_pairs = {"train": 400, "dev": 10, "test": 10}
@@ -40,6 +63,9 @@ class ToyWithHooks(TranslateToy):
         lines = [src for src, _ in self.corpus()["dev"][:num_examples]]
         ToyWithHooks.metrics.append(CountingMetric(lines))
         return ToyWithHooks.metrics[-1]
+
+    def search_constraint(self, data_dir, decode_hparams):
+        return CapConstraint(self.vocab_sizes(data_dir)[1])
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +77,7 @@ def toy_data(tmp_path_factory):
     registry._REGISTRIES[registry.PROBLEMS].pop(NAME)
 
 
-def test_trainer_scores_the_problems_own_dev_metric(toy_data, tmp_path, capsys):
+def test_trainer_and_decoder_use_the_problems_metric_and_constraint(toy_data, tmp_path, capsys):
     from t2t_repro.training.config import TrainerConfig
     from t2t_repro.training.trainer import Trainer
 
@@ -73,6 +99,18 @@ def test_trainer_scores_the_problems_own_dev_metric(toy_data, tmp_path, capsys):
     assert len(metric) == 6 and len(metric.seen) == 1 and len(metric.seen[0]) == 6
     assert results["toy_words"] == np.mean([len(h.split()) for h in metric.seen[0]])
     assert f", toy words {results['toy_words']:.2f} (6 lines)" in capsys.readouterr().out
+    # The decoder (t2t-decoder's) builds the problem's constraint and its inputs from the lines.
+    from t2t_repro.decoding.runner import load_decoder
+
+    train_dir = str(tmp_path / "train")
+    setup = load_decoder(NAME, "", "", str(toy_data), train_dir, decode_overrides="beam_size=1")
+    decodes = setup.decoder.decode_lines(metric.lines)
+    assert [h[0].text for h in decodes] == metric.seen[0]  # what the trainer scored
+    lines = metric.lines + ["a"]
+    decodes += setup.decoder.decode_lines(["a"])
+    for line, hyps in zip(lines, decodes, strict=True):
+        assert len(hyps[0].ids) <= len(line.split()) and BANNED not in hyps[0].ids
+    assert max(len(h[0].ids) for h in decodes) > 1  # the cap lets real outputs through
 
 
 def test_old_flag_name_is_an_alias():

@@ -9,7 +9,6 @@ import tensorflow as tf
 
 from t2t_repro.decoding.beam_search import beam_search
 from t2t_repro.decoding.search import SearchConfig, Searcher
-from t2t_repro.decoding.tree_constraint import TreeConstraint
 from t2t_repro.parsing.linearize import (
     PTB_PHRASE_LABELS,
     PTB_POS_TAGS,
@@ -17,6 +16,7 @@ from t2t_repro.parsing.linearize import (
     delinearize_with_repairs,
     target_inventory,
 )
+from t2t_repro.parsing.tree_constraint import TreeConstraint
 from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
 from tests.model_utils import build_model
 
@@ -204,15 +204,16 @@ def test_word_classes_in_the_graph_match_the_host():
 
 
 def test_constraint_needs_a_token_target_vocabulary():
-    from t2t_repro.decoding.line_decoder import decode_hparams, tree_constraint_for
+    from t2t_repro.decoding.line_decoder import decode_hparams
+    from t2t_repro.parsing.tree_constraint import tree_constraint_for
     from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 
-    assert tree_constraint_for(ENC, decode_hparams("tree_constraint=False")) is None
+    assert tree_constraint_for(ENC, decode_hparams("", {"tree_constraint": False})) is None
     assert (
-        tree_constraint_for(ENC, decode_hparams("tree_constraint=True")).vocab_size
+        tree_constraint_for(ENC, decode_hparams("", {"tree_constraint": True})).vocab_size
         == ENC.vocab_size
     )
     with pytest.raises(ValueError, match="one id per token.*tree_constraint=False"):
-        tree_constraint_for(SubwordTextEncoder(), decode_hparams("tree_constraint=True"))
+        tree_constraint_for(SubwordTextEncoder(), decode_hparams("", {"tree_constraint": True}))
     with pytest.raises(ValueError, match="lacks"):
         TreeConstraint(["<pad>", "<EOS>", "<UNK>", "S", "/S"])

@@ -92,7 +92,7 @@ def _slot_model(slot_signal: bool, feed: bool = False):
 
 
 def test_slot_signal_is_added_only_when_asked():
-    assert "target_slot_ids" not in _slot_model(False).hparams
+    assert _slot_model(False).slot_features is None  # the problem's ids alone add nothing
     assert _slot_model(True).hparams.target_slot_ids == "3:20"
     hp = create_hparams("transformer_tiny", "slot_signal=True", input_vocab_size=50)
     with pytest.raises(ValueError, match="needs a problem whose targets fill the input's words"):
@@ -212,6 +212,11 @@ def test_resuming_a_run_saved_before_slot_signal_existed(tmp_path):
     hp.set_hparam("slot_signal", True)
     with pytest.raises(HParamsError, match="slot_signal: saved None, now True"):
         check_saved(str(tmp_path), hp, "transformer_parsing_cpu")
+    # A problem hparam the saved run lacks (target_slot_ids, given by parsing problems since)
+    # describes the same data: accepted.
+    hp.set_hparam("slot_signal", False)
+    hp.add_hparam("target_slot_ids", "3:20")
+    check_saved(str(tmp_path), hp, "transformer_parsing_cpu")
 
 
 WORDS = (
@@ -263,7 +268,10 @@ def test_exported_words_parser_with_slot_signal_decodes_like_the_decoder(tmp_pat
     model = registry.model("transformer")(hp)
     model.build()
     dhp = decode_hparams("beam_size=2,extra_length=6,batch_size=1", problem.decode_defaults)
-    decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp, log=lambda m: None)
+    constraint = problem.search_constraint(data_dir, dhp)
+    decoder = LineDecoder(
+        model, encoders["inputs"], encoders["targets"], dhp, lambda m: None, constraint
+    )
     lines = ["The cat sat .", "Rome waits , ` he said '"]
     export_dir = str(tmp_path / "exported")
     export_saved_model(model, encoders, decoder.searcher.config, 64, export_dir, decoder.constraint)
@@ -296,3 +304,6 @@ def test_words_datagen_on_the_real_ptb_sample(tmp_path):
             for line in f:
                 assert len(inputs.encode(line)) == len(line.split())
     assert problem.target_slot_ids(data_dir) == "3:51"
+    # The tree constraint's run limits, computed from the training trees, are the values
+    # that were read off this sample by hand (so its decodes are unchanged).
+    assert problem.constraint_limits(data_dir) == {"max_open_run": 4, "max_same_label_run": 3}

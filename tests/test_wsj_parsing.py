@@ -71,6 +71,7 @@ def test_registration_and_settings():
             "alpha": 0.3,
             "extra_length": 300,
             "tree_constraint": True,
+            "tree_renormalize": False,
         }
         assert "bleu" not in p.eval_metrics and "parse_f1" in p.eval_metrics
     p = registry.problem("wsj_parsing")
@@ -248,3 +249,36 @@ def test_dev_f1_of_an_untrained_model_scores_every_sentence(tmp_path):
     os.remove(problem.gold_file(data_dir, "dev", "words"))
     with pytest.raises(DataError, match="rerun t2t-datagen"):
         make_dev_decodes(model, problem, data_dir, model.hparams, 10)
+
+
+def test_constraint_limits_come_from_the_training_trees_with_a_fallback(tmp_path):
+    from t2t_repro.decoding.line_decoder import decode_hparams
+    from t2t_repro.parsing.tree_constraint import MAX_OPEN_RUN, MAX_SAME_LABEL_RUN, run_limits
+
+    assert run_limits(["S VP VP VP VBD /VP /VP /VP NP NN /NP /S"]) == {
+        "max_open_run": 4,  # S VP VP VP
+        "max_same_label_run": 3,  # VP VP VP
+    }
+    # 1 run in 2,000 longer than 2 is cut off (1 in 500 is not).
+    runs = ["S NP NN /NP /S"] * 1999
+    assert run_limits([*runs, "S S S NN /S /S /S"])["max_open_run"] == 2
+    assert run_limits([*runs[:499], "S S S NN /S /S /S"])["max_open_run"] == 3
+    assert run_limits([]) == {
+        "max_open_run": MAX_OPEN_RUN,
+        "max_same_label_run": MAX_SAME_LABEL_RUN,
+    }
+
+    tmp_dir, data_dir = make_ldc(tmp_path / "raw"), str(tmp_path / "data")
+    problem = registry.problem("wsj_parsing")
+    problem.generate_data(data_dir, str(tmp_dir), progress=False)
+    limits = run_limits(problem.source_lines(str(tmp_dir), "train")[1])
+    assert problem.constraint_limits(data_dir) == limits
+    dhp = decode_hparams("", problem.decode_defaults)
+    constraint = problem.search_constraint(data_dir, dhp)
+    assert (constraint.max_open_run, constraint.max_same_label_run) == (
+        limits["max_open_run"],
+        limits["max_same_label_run"],
+    )
+    os.remove(problem.constraint_limits_path(data_dir))  # a data dir made before the limits
+    constraint = problem.search_constraint(data_dir, dhp)
+    assert (constraint.max_open_run, constraint.max_same_label_run) == (4, 3)

@@ -19,7 +19,7 @@ import random
 import struct
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import write_text_atomically
@@ -85,6 +85,25 @@ def set_vocab_trial_cases(vocab_path: str, max_cases: int | None) -> None:
     else:
         with fileio.open(marker, "w") as f:
             f.write(f"{max_cases}\n")
+
+
+def vocab_is_current(vocab_path: str, max_cases: int | None) -> bool:
+    """A vocab file is kept unless it is missing or a ``--max_cases`` trial of another size
+    built it."""
+    trial = vocab_trial_cases(vocab_path)
+    return fileio.isfile(vocab_path) and (trial is None or trial == max_cases)
+
+
+def keep_or_build_vocab(
+    vocab_path: str, max_cases: int | None, load: Callable, build: Callable
+) -> tuple[object, bool]:
+    """(encoder, built): ``load(path)`` of a current vocab (``vocab_is_current``), else
+    ``build(path)`` (which stores it) marked with ``max_cases``. Every problem's one path."""
+    if vocab_is_current(vocab_path, max_cases):
+        return load(vocab_path), False
+    encoder = build(vocab_path)
+    set_vocab_trial_cases(vocab_path, max_cases)
+    return encoder, True
 
 
 def load_json(path: str) -> dict | None:
@@ -243,6 +262,29 @@ def _read_framed(path: str) -> list[bytes]:
         out.append(data[pos + 4 : pos + 4 + size])
         pos += 4 + size
     return out
+
+
+def write_shards(
+    paths: Sequence[str],
+    todo: Iterable[int],
+    items: Iterable[tuple[int, bytes]],
+    seed: int,
+    bar: Progress | None = None,
+) -> None:
+    """Writes ``(index, serialized example)`` items round-robin into the shards ``todo`` of
+    ``paths`` (``ShardWriter``; items of other shards are skipped), shuffles them and renames
+    them into place; an error leaves no partial shard. Every problem's one shard writer."""
+    writer = ShardWriter(paths, todo)
+    try:
+        for index, serialized in items:
+            if writer.wants(index):
+                writer.write(index, serialized)
+        writer.finish(seed)
+    except BaseException:
+        writer.abort()
+        raise
+    if bar is not None:
+        bar.close()
 
 
 class ShardWriter:

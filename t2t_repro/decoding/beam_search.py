@@ -89,7 +89,7 @@ def beam_search(
     steps run and the length penalty bound; ``decode_length`` then only sizes the buffers, so
     inputs rounded up to a few lengths share one compiled search.
     ``constrain_fn(log_probs [N, V], ids [N, D+1], i, states) -> (log_probs, states)``, if
-    given, masks each step's log-probs (e.g. ``tree_constraint``); None leaves search as T2T's.
+    given, masks each step's log-probs (``decoding/constraints.py``); None leaves search as T2T's.
     """
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
@@ -118,7 +118,7 @@ def beam_search(
                 tf.cast(flat_logits, tf.float32), [batch_size, beam_size, vocab_size]
             )
             log_probs = log_prob_from_logits(logits)
-        else:  # Masked log-probs (tree_constraint.py); its state lives in flat_states.
+        else:  # Masked log-probs (decoding/constraints.py); its state lives in flat_states.
             flat_log_probs, flat_states = constrain_fn(
                 log_prob_from_logits(tf.cast(flat_logits, tf.float32)), flat_ids, i, flat_states
             )

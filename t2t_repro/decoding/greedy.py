@@ -38,7 +38,7 @@ def greedy_search(
         if constrain_fn is None:
             next_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
             log_probs = log_prob_from_logits(logits)
-        else:  # Masked log-probs (tree_constraint.py); its state lives in the cache.
+        else:  # Masked log-probs (decoding/constraints.py); its state lives in the cache.
             log_probs, cache = constrain_fn(log_prob_from_logits(logits), ids, i, cache)
             next_id = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
         chosen = tf.gather(log_probs, next_id[:, None], batch_dims=1)[:, 0]

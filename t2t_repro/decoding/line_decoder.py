@@ -17,16 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2t_repro.data.source_lines import normalize_source_line
+from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.precision import DECODE_PRECISIONS
 from t2t_repro.decoding.search import SearchConfig, Searcher
-from t2t_repro.decoding.tree_constraint import TreeConstraint
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
-from t2t_repro.text_encoding.word_encoder import WordTextEncoder
 
 FILLER_SCORE = -1e6
-_FROM_DHP = object()
 DECODE_DEFAULTS = dict(
     beam_size=4,
     alpha=0.6,
@@ -37,16 +35,18 @@ DECODE_DEFAULTS = dict(
     max_input_size=-1,
     use_xla=False,
     precision="",  # "bfloat16": compute in bf16 (t2t_repro/decoding/precision.py)
-    tree_constraint=False,
-    tree_renormalize=False,
 )
 
 
 def decode_hparams(overrides: str = "", problem_defaults: dict | None = None) -> HParams:
-    """T2T's decode hparams: built-in defaults, then the problem's, then ``overrides``."""
+    """T2T's decode hparams: built-in defaults, then the problem's (which may add its own,
+    e.g. for its search constraint), then ``overrides``."""
     hp = HParams(**DECODE_DEFAULTS)
     for name, value in (problem_defaults or {}).items():
-        hp.set_hparam(name, value)
+        if name in hp:
+            hp.set_hparam(name, value)
+        else:
+            hp.add_hparam(name, value)
     hp = hp.parse(overrides)
     validate_decode_hparams(hp)
     return hp
@@ -62,20 +62,6 @@ def validate_decode_hparams(hp: HParams) -> None:
             f"--decode_hparams: precision={hp.precision!r} must be one of "
             f"{', '.join(p or '(empty)' for p in DECODE_PRECISIONS)}."
         )
-
-
-def tree_constraint_for(target_encoder, dhp: HParams) -> TreeConstraint | None:
-    """The tree constraint the decode hparams ask for (``tree_constraint``), else None."""
-    if not dhp.get("tree_constraint", False):
-        return None
-    tokens = getattr(target_encoder, "tokens", None)
-    if tokens is None:
-        raise ValueError(
-            "tree_constraint=True needs a target vocabulary with one id per token "
-            "(a parsing problem's; rerun t2t-datagen if its vocab is a subword "
-            "one), or pass --decode_hparams=tree_constraint=False."
-        )
-    return TreeConstraint(tokens, renormalize=dhp.get("tree_renormalize", False))
 
 
 @dataclass(frozen=True)
@@ -101,16 +87,15 @@ class LineDecoder:
         target_encoder,
         dhp: HParams,
         log: Callable[[str], None] | None = None,
-        constraint=_FROM_DHP,
+        constraint: SearchConstraint | None = None,
     ) -> None:
+        """``constraint``: the problem's (``Problem.search_constraint``), or None."""
         self.input_encoder = input_encoder
         self.target_encoder = target_encoder
         self.dhp = dhp
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         model_max = model.hparams.get("max_length", 0) or 256
         self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
-        if constraint is _FROM_DHP:
-            constraint = tree_constraint_for(target_encoder, dhp)
         self.constraint = constraint
         self.searcher = Searcher(
             model,
@@ -135,27 +120,18 @@ class LineDecoder:
         return ids
 
     def decode_ids(
-        self, batch: list[list[int]], words: list[list[str]] | None = None
+        self, batch: list[list[int]], lines: list[str] | None = None
     ) -> list[list[Hypothesis]]:
-        """Hypotheses for id rows (EOS included). ``words``: each row's input words for the
-        tree constraint; by default the decoded ids (a subword source is invertible, a
-        one-id-per-word source is not: its rare words decode as their shape class)."""
+        """Hypotheses for id rows (EOS included); ``lines``, when known, are their source
+        lines (a search constraint may read its inputs from them)."""
         length = max(len(ids) for ids in batch)
         padded = np.zeros([len(batch), length], np.int32)
         for row, ids in enumerate(batch):
             padded[row, : len(ids)] = ids
-        if self.constraint is None:
-            ids, scores = self.searcher(padded)
-        else:
-            if words is None:
-                words = [
-                    self.input_encoder.decode([i for i in row if i != EOS_ID]).split()
-                    for row in batch
-                ]
-            classes = np.stack([self.constraint.word_classes(w, length) for w in words])
-            ids, scores = self.searcher(
-                padded, classes, np.array([len(w) for w in words], np.int32)
-            )
+        extra = (
+            () if self.constraint is None else self.constraint.batch_inputs(batch, lines, length)
+        )
+        ids, scores = self.searcher(padded, *extra)
         ids, scores = ids.numpy(), scores.numpy()
         beams = ids.shape[1] if self.dhp.return_beams else 1
         results = []
@@ -180,8 +156,6 @@ class LineDecoder:
         lines = [normalize_source_line(line) for line in lines]
         results: list[list[Hypothesis]] = [[Hypothesis("", 0.0)] for _ in lines]
         todo = [(i, self.encode(line, i)) for i, line in enumerate(lines) if line]
-        per_word = isinstance(self.input_encoder, WordTextEncoder)  # its ids are not the words
-        line_words = {i: lines[i].split()[: len(ids) - 1] for i, ids in todo} if per_word else None
         # T2T sorts by whitespace-token count, longest first; subword length is equivalent
         # for batching purposes and pads less.
         todo.sort(key=lambda item: -len(item[1]))
@@ -189,9 +163,9 @@ class LineDecoder:
         batch_size = max(1, self.dhp.batch_size)
         for b in range(0, len(todo), batch_size):
             chunk = todo[b : b + batch_size]
-            words = None if line_words is None else [line_words[i] for i, _ in chunk]
+            chunk_lines = [lines[i] for i, _ in chunk]
             for (index, _), hyps in zip(
-                chunk, self.decode_ids([ids for _, ids in chunk], words), strict=True
+                chunk, self.decode_ids([ids for _, ids in chunk], chunk_lines), strict=True
             ):
                 results[index] = hyps
             done += len(chunk)

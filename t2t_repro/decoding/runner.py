@@ -69,7 +69,13 @@ def load_decoder(
     model = trained[0].model if len(trained) == 1 else Ensemble([t.model for t in trained])
     problem = trained[0].problem
     encoders = problem.get_encoders(data_dir)
-    decoder = LineDecoder(model, encoders["inputs"], encoders["targets"], dhp)
+    decoder = LineDecoder(
+        model,
+        encoders["inputs"],
+        encoders["targets"],
+        dhp,
+        constraint=problem.search_constraint(data_dir, dhp),
+    )
     checkpoint = ",".join(t.checkpoint for t in trained)
     return DecoderSetup(decoder, dhp, problem, checkpoint, model)
 

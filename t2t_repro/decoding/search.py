@@ -20,8 +20,8 @@ import tensorflow as tf
 from t2t_repro.decoding import uncached
 from t2t_repro.decoding.beam_search import beam_search
 from t2t_repro.decoding.constant_cache import hoist_constants
+from t2t_repro.decoding.constraints import SearchConstraint, constrained_step
 from t2t_repro.decoding.greedy import greedy_search
-from t2t_repro.decoding.tree_constraint import TreeConstraint, constrained_step
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 LENGTH_BUCKETS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256)
@@ -54,8 +54,9 @@ def search(
     config: SearchConfig,
     inputs: tf.Tensor,
     decode_length,
-    tree=None,
+    constraint: SearchConstraint | None = None,
     buffer_length: int | None = None,
+    constraint_inputs: tuple = (),
 ):
     """(ids [B, beams, buffer_length + 1], scores [B, beams]) for ``inputs`` [B, L].
 
@@ -63,8 +64,8 @@ def search(
     (one graph for every input length, as the SavedModel export needs). ``buffer_length``
     (default ``decode_length``), if given, is a static length at least ``decode_length`` that
     sizes the cache and the output; the search still runs ``decode_length`` steps and the
-    columns after them stay 0. ``tree``, if given, is ``(TreeConstraint, word_classes [B, L],
-    num_words [B])``: tree-constrained search.
+    columns after them stay 0. ``constraint`` (``decoding/constraints.py``), if given,
+    restricts the search; ``constraint_inputs`` are its extra inputs for the batch.
     """
     max_steps = decode_length
     decode_length = decode_length if buffer_length is None else buffer_length
@@ -79,10 +80,9 @@ def search(
         cache = uncached.init_state(model, inputs)
         step = uncached.make_step(model, static_shapes=config.use_xla)
     constrain_fn = None
-    if tree is not None:
-        constraint, word_classes, num_words = tree
+    if constraint is not None:
         step, cache, constrain_fn = constrained_step(
-            step, constraint, cache, word_classes, num_words, max_steps
+            step, constraint, cache, constraint_inputs, max_steps
         )
     initial_ids = tf.zeros([tf.shape(inputs)[0]], tf.int32)
     if config.beam_size == 1:
@@ -113,12 +113,13 @@ def search(
 
 class Searcher:
     """``searcher(inputs [B, L]) -> (ids [B, beams, L+extra+1], scores [B, beams])``; with a
-    ``TreeConstraint``, ``searcher(inputs, word_classes [B, L], num_words [B])``.
+    ``SearchConstraint``, ``searcher(inputs, *constraint_inputs)`` (inputs with a position
+    axis, [B, L, ...], are padded like ``inputs``).
 
     One traced function per length bucket (``SearchConfig.length_buckets``) and batch size."""
 
     def __init__(
-        self, model, config: SearchConfig, constraint: TreeConstraint | None = None
+        self, model, config: SearchConfig, constraint: SearchConstraint | None = None
     ) -> None:
         self.model = model
         self.config = config
@@ -133,38 +134,34 @@ class Searcher:
     def _search_fn(self, bucket: int):
         if bucket not in self._functions:
             buffer_length = bucket + self.config.extra_length
-            if self.constraint is None:
 
-                def fn(inputs, decode_length):
-                    return search(
-                        self.model, self.config, inputs, decode_length, None, buffer_length
-                    )
-            else:
-
-                def fn(inputs, decode_length, classes, words):
-                    tree = (self.constraint, classes, words)
-                    return search(
-                        self.model, self.config, inputs, decode_length, tree, buffer_length
-                    )
+            def fn(inputs, decode_length, *extra):
+                return search(
+                    self.model,
+                    self.config,
+                    inputs,
+                    decode_length,
+                    self.constraint,
+                    buffer_length,
+                    constraint_inputs=extra,
+                )
 
             self._functions[bucket] = tf.function(fn, jit_compile=self.config.use_xla)
         return self._functions[bucket]
 
-    def __call__(self, inputs, word_classes=None, num_words=None) -> tuple[tf.Tensor, tf.Tensor]:
+    def __call__(self, inputs, *constraint_inputs) -> tuple[tf.Tensor, tf.Tensor]:
         inputs = np.asarray(inputs, np.int32)
         length = inputs.shape[1]
         bucket = bucket_length(length, self.config.length_buckets)
-        pad = [[0, 0], [0, bucket - length]]
-        tree_inputs = (
-            ()
-            if self.constraint is None
-            else (
-                tf.constant(np.pad(np.asarray(word_classes, np.int32), pad)),
-                tf.convert_to_tensor(num_words, tf.int32),
-            )
-        )
+
+        def padded(x):  # [B, L, ...] -> [B, bucket, ...]; [B] as it is
+            x = np.asarray(x)
+            if x.ndim < 2:
+                return tf.constant(x)
+            return tf.constant(np.pad(x, [[0, 0], [0, bucket - length]] + [[0, 0]] * (x.ndim - 2)))
+
         decode_length = length + self.config.extra_length  # T2T's, from the unpadded length
         ids, scores = self._search_fn(bucket)(
-            tf.constant(np.pad(inputs, pad)), tf.constant(decode_length), *tree_inputs
+            padded(inputs), tf.constant(decode_length), *map(padded, constraint_inputs)
         )
         return ids[:, :, : decode_length + 1], scores

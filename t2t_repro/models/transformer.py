@@ -19,13 +19,22 @@ from t2t_repro.layers.attention import attention_bias_ignore_padding, attention_
 from t2t_repro.layers.dropout import Dropout
 from t2t_repro.layers.embedding import SymbolEmbedding
 from t2t_repro.layers.positional import PositionalSignal
+from t2t_repro.layers.slot_features import SlotFeatures
 from t2t_repro.layers.transformer_layers import Decoder, Encoder, StackConfig
 from t2t_repro.registry import register_model
 
 
-def slot_id_range(hp: HParams) -> tuple[int, int] | None:
-    """(first, end) target ids of word slots when ``slot_signal`` is on; None when off."""
+def slot_features(hp: HParams) -> SlotFeatures | None:
+    """The decoder's slot features (``layers/slot_features.py``) when the hparams ask for
+    them: ``slot_signal`` (and ``slot_source_feed``), with the slot ids the problem names in
+    its hparams (``target_slot_ids``, ``"first:end"``); None when off."""
+    feed = bool(hp.get("slot_source_feed", False))
     if not hp.get("slot_signal", False):
+        if feed:
+            raise ValueError(
+                "slot_source_feed=True reads the word each POS slot is for, which needs "
+                "slot_signal=True too (and a problem that names its target_slot_ids)."
+            )
         return None
     text = hp.get("target_slot_ids", "")
     if not text:
@@ -42,7 +51,7 @@ def slot_id_range(hp: HParams) -> tuple[int, int] | None:
             f"target_slot_ids={text!r} is not 'first:end' with 0 < first < end <= the target "
             f"vocab size {hp.target_vocab_size}."
         )
-    return first, end
+    return SlotFeatures(first, end, source_feed=feed, name="slot_features")
 
 
 def stack_config(hp: HParams, num_layers: int) -> StackConfig:
@@ -112,13 +121,8 @@ class Transformer(keras.Model):
                 initializer="glorot_uniform",
             )
         self.target_space_id = hp.get("target_space_id", 0)
-        self.slot_ids = slot_id_range(hp)
-        self.slot_source_feed = bool(hp.get("slot_source_feed", False))
-        if self.slot_source_feed and self.slot_ids is None:
-            raise ValueError(
-                "slot_source_feed=True reads the word each POS slot is for, which needs "
-                "slot_signal=True too (and a problem that names its target_slot_ids)."
-            )
+        # Extra decoder-input features the hparams ask for (none by default, as T2T).
+        self.slot_features = slot_features(hp)
 
     def build(self, features_shape=None) -> None:
         """Creates every variable from the hparams alone (no tracing, no dummy batch)."""
@@ -157,11 +161,10 @@ class Transformer(keras.Model):
         y = self.target_embedding(targets)
         y = tf.pad(y, [[0, 0], [1, 0], [0, 0]])[:, :-1]  # Shift right: zero "GO" vector.
         y = self.positional(y)
-        if self.slot_ids is not None:  # Slots among targets[:i] for position i.
-            slots = tf.cumsum(self._is_slot(targets), axis=1, exclusive=True)
-            y = y + tf.cast(self._slot_signal(slots), y.dtype)
-            if self.slot_source_feed:
-                y = y + tf.cast(self._slot_source(slots, encoder_output, encoder_bias), y.dtype)
+        if self.slot_features is not None:
+            y = self.slot_features.full_pass(
+                y, targets, encoder_output, encoder_bias, self.positional
+            )
         y = self.embedding_dropout(y, training=training)
         self_bias = attention_bias_lower_triangle(tf.shape(targets)[1])
         return self.decoder(
@@ -216,9 +219,13 @@ class Transformer(keras.Model):
         encoder_output, bias = self.encode(inputs)
         cache = self.decoder.init_cache(encoder_output, decode_length)
         cache["encoder_bias"] = bias
-        if self.slot_source_feed:
+        if "encoder_output" in self._feature_cache_keys:
             cache["encoder_output"] = encoder_output
         return cache
+
+    @property
+    def _feature_cache_keys(self) -> tuple[str, ...]:
+        return () if self.slot_features is None else self.slot_features.cache_keys
 
     # Cache entries that no step changes (the encoder's keys/values and output, the padding
     # bias): a search may hold them outside its loop state instead of reordering them.
@@ -231,41 +238,15 @@ class Transformer(keras.Model):
         x = self.target_embedding(token[:, None])
         x = x * tf.cast(i > 0, x.dtype)  # Position 0 is the zero GO vector, as in training.
         x = self.positional(x, start=i)
-        if self.slot_ids is not None:  # Slots among ids[:, 1 : i + 1] (column 0 is GO).
-            filled = tf.range(tf.shape(ids)[1]) <= i
-            slots = tf.reduce_sum(self._is_slot(ids) * tf.cast(filled, tf.int32), axis=1)
-            x = x + tf.cast(self._slot_signal(slots[:, None]), x.dtype)
-            if self.slot_source_feed:
-                feed = self._slot_source(
-                    slots[:, None], cache["encoder_output"], cache["encoder_bias"]
-                )
-                x = x + tf.cast(feed, x.dtype)
+        if self.slot_features is not None:
+            x = self.slot_features.step(
+                x, ids, i, cache.get("encoder_output"), cache["encoder_bias"], self.positional
+            )
         layer_cache = {k: v for k, v in cache.items() if k not in self._MODEL_CACHE_KEYS}
         hidden, layer_cache = self.decoder.step(x, layer_cache, i, cache["encoder_bias"])
         logits = tf.cast(self.softmax.logits(hidden[:, 0]), tf.float32)
         layer_cache.update({k: cache[k] for k in self._MODEL_CACHE_KEYS if k in cache})
         return logits, layer_cache
-
-    def _is_slot(self, ids: tf.Tensor) -> tf.Tensor:
-        first, end = self.slot_ids
-        return tf.cast((ids >= first) & (ids < end), tf.int32)
-
-    def _slot_signal(self, slots: tf.Tensor) -> tf.Tensor:
-        """[B, L] slot counts -> [B, L, d]: the positional signal at those counts."""
-        flat = tf.cast(tf.reshape(slots, [-1]), tf.float32)
-        signal = self.positional.signal_at(flat)
-        return tf.reshape(signal, tf.concat([tf.shape(slots), [self.hparams.hidden_size]], 0))
-
-    @staticmethod
-    def _slot_source(slots: tf.Tensor, encoder_output: tf.Tensor, encoder_bias: tf.Tensor):
-        """[B, L] slot counts -> [B, L, d]: the encoder's output at input position ``slots``
-        (the word the next slot is for; past the last position, the last position), 0 where
-        that position is padding. Gives the decoder the word it is about to tag, in context."""
-        last = tf.shape(encoder_output)[1] - 1
-        index = tf.minimum(tf.cast(slots, tf.int32), last)
-        real = tf.cast(encoder_bias[:, 0, 0, :] > -1.0, encoder_output.dtype)  # [B, Ls]
-        feed = tf.gather(encoder_output, index, batch_dims=1)
-        return feed * tf.gather(real, index, batch_dims=1)[..., None]
 
     def build_for(self, batch: int = 1, length: int = 2) -> None:
         """Builds the variables and runs one dummy batch (e.g. before loading weights)."""

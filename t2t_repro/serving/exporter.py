@@ -25,13 +25,12 @@ import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.data.source_lines import normalize_source_lines_in_graph
+from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.decoding.search import SearchConfig, search
-from t2t_repro.decoding.tree_constraint import TreeConstraint
 from t2t_repro.serving import ExportError
 from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
 from t2t_repro.text_encoding.graph_word_encoder import GraphWordEncoder
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
-from t2t_repro.text_encoding.word_encoder import WordTextEncoder
 
 
 class Translator(tf.Module):
@@ -44,7 +43,7 @@ class Translator(tf.Module):
         alphabets: dict,
         config: SearchConfig,
         max_input_length: int,
-        constraint: TreeConstraint | None = None,
+        constraint: SearchConstraint | None = None,
         target_tokens: tuple | None = None,
         input_tokens: tuple | None = None,
     ) -> None:
@@ -53,14 +52,14 @@ class Translator(tf.Module):
         self.config = config
         self.max_input_length = max_input_length
         self.constraint = constraint
-        if constraint is not None:
-            self.word_class_table = constraint.word_class_table()
-        if input_tokens is not None:  # one id per word (wsj_parsing_ptb_sample_words)
+        if constraint is not None:  # tracked, so the export keeps them
+            self.constraint_resources = constraint.export_resources()
+        if input_tokens is not None:  # a one-id-per-word source vocabulary
             self.input_encoder = GraphWordEncoder(input_tokens)
         else:
             self.input_vocab = tf.saved_model.Asset(vocab_paths["inputs"])
             self.input_encoder = GraphSubwordEncoder(self.input_vocab, alphabets["inputs"])
-        if target_tokens is not None:  # one id per token (parsing targets)
+        if target_tokens is not None:  # a one-id-per-token target vocabulary
             self.target_encoder = GraphTokenDecoder(target_tokens)
         elif vocab_paths["targets"] == vocab_paths["inputs"]:
             self.target_encoder = self.input_encoder
@@ -89,15 +88,15 @@ class Translator(tf.Module):
         sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
         inputs = self.encode_inputs(sources)
         decode_length = tf.shape(inputs)[1] + self.config.extra_length
-        tree = None
-        if self.constraint is not None:  # the words are the whitespace-split sources
-            words = tf.strings.split(sources).to_tensor("")
-            classes = self.constraint.graph_word_classes(words, self.word_class_table)
-            length = tf.shape(inputs)[1]
-            classes = tf.pad(classes, [[0, 0], [0, tf.maximum(0, length - tf.shape(classes)[1])]])
-            num_words = tf.cast(tf.strings.split(sources).row_lengths(), tf.int32)
-            tree = (self.constraint, classes[:, :length], num_words)
-        ids, scores = search(self.model, self.config, inputs, decode_length, tree)
+        extra = () if self.constraint is None else self.constraint.graph_inputs(sources, inputs)
+        ids, scores = search(
+            self.model,
+            self.config,
+            inputs,
+            decode_length,
+            self.constraint,
+            constraint_inputs=extra,
+        )
         text = self.target_encoder.decode(self.best_output_ids(ids))
         blank = tf.strings.length(sources) == 0
         return {
@@ -123,11 +122,11 @@ def export_saved_model(
     config: SearchConfig,
     max_input_length: int,
     export_dir: str,
-    constraint: TreeConstraint | None = None,
+    constraint: SearchConstraint | None = None,
 ) -> str:
     """Writes the SavedModel to ``export_dir`` (via a temp dir, renamed when complete).
-    ``constraint``: tree-constrained search in the export (the words are the sources split
-    at whitespace)."""
+    ``constraint``: the problem's search constraint, in the export too (it builds its inputs
+    from the source strings, ``graph_inputs``)."""
     if config.use_xla:
         raise ExportError(
             "the exported search runs for any input length; export without "
@@ -145,7 +144,8 @@ def export_saved_model(
         vocab_paths, alphabets = {}, {}
         for feature in ("inputs", "targets"):
             encoder = encoders[feature]
-            if feature == "inputs" and isinstance(encoder, WordTextEncoder):
+            kind = getattr(encoder, "graph_kind", "subwords")
+            if feature == "inputs" and kind == "words":
                 vocab_paths[feature] = None  # one id per word: GraphWordEncoder
                 continue
             if feature == "targets" and encoder is encoders["inputs"]:
@@ -154,7 +154,7 @@ def export_saved_model(
                     alphabets["inputs"],
                 )
                 continue
-            if feature == "targets" and hasattr(encoder, "tokens"):
+            if feature == "targets" and kind in ("tokens", "words"):
                 vocab_paths[feature] = None  # a token vocabulary: decoded by GraphTokenDecoder
                 continue
             vocab_paths[feature] = os.path.join(work, f"vocab.{feature}.txt")

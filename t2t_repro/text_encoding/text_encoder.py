@@ -51,6 +51,8 @@ def _to_text(s) -> str:
 class SubwordTextEncoder:
     """Invertible subword encoder with T2T's vocabulary format, ids and algorithms."""
 
+    graph_kind = "subwords"  # in the graph: GraphSubwordEncoder (serving/exporter.py)
+
     def __init__(self, filename: str | None = None):
         self.filename = filename
         self._alphabet: frozenset = frozenset()

@@ -22,6 +22,9 @@ UNK_ID = 2
 class TokenTextEncoder:
     """Whitespace tokens <-> ids from a one-token-per-line vocab file."""
 
+    # Which in-graph encoder the SavedModel export uses (serving/exporter.py).
+    graph_kind = "tokens"
+
     def __init__(self, filename: str | None = None, tokens: Sequence[str] = ()) -> None:
         if filename is not None:
             tokens = self._read(filename)

@@ -83,6 +83,8 @@ class WordTextEncoder(TokenTextEncoder):
     """``TokenTextEncoder`` whose unknown words become their shape class (``<UNK>`` if the
     class is not in the vocabulary either). Decoding a class id gives the class token."""
 
+    graph_kind = "words"  # in the graph: GraphWordEncoder
+
     def encode(self, text: str) -> list[int]:
         ids = self._ids
         return [ids[w] if w in ids else ids.get(word_signature(w), UNK_ID) for w in text.split()]

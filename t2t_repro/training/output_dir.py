@@ -14,6 +14,7 @@ import os
 from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparams_lib import PROBLEM_HPARAMS
 from t2t_repro.model_loading import HPARAMS_FILE, saved_hparams
 
 FLAGS_FILE = "flags.txt"
@@ -28,6 +29,9 @@ def check_saved(output_dir: str, hparams: HParams, hparams_set: str = "basic_1")
     if saved is not None:
         diff = saved.diff(hparams)
         diff.pop("train_steps", None)  # Training longer is the same experiment.
+        for name in PROBLEM_HPARAMS:  # a problem hparam added since that run (same data)
+            if name in diff and name not in saved:
+                del diff[name]
         # An hparam added to the project since that run was saved, at its default, is too.
         for defaults in (registry.hparams("basic_1"), registry.hparams(hparams_set)):
             for name in [n for n in diff if n not in saved and n in defaults]:

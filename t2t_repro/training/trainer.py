@@ -73,15 +73,9 @@ class Trainer:
         self.problem = registry.problem(cfg.problem)
         if cfg.generate_data:
             print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
-        input_size, target_size = self.problem.vocab_sizes(cfg.data_dir)
         saved = saved_hparams(cfg.output_dir)
         hp = create_hparams(
-            cfg.hparams_set,
-            cfg.hparams,
-            input_vocab_size=input_size,
-            target_vocab_size=target_size,
-            target_space_id=self.problem.target_space_id,
-            target_slot_ids=self.problem.target_slot_ids(cfg.data_dir),
+            cfg.hparams_set, cfg.hparams, **self.problem.problem_hparams(cfg.data_dir)
         )
         if "train_steps" not in hp:
             hp.add_hparam("train_steps", cfg.train_steps)

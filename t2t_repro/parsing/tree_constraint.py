@@ -6,8 +6,8 @@ one tree over exactly the input's words:
 
 - an opener (a phrase label) only while fewer POS slots than words have been emitted (a new
   constituent needs a word) and, once the root has closed, never again (one root); at most
-  ``MAX_OPEN_RUN`` openers in a row and ``MAX_SAME_LABEL_RUN`` of one label in a row (what
-  the treebank has);
+  ``max_open_run`` openers in a row and ``max_same_label_run`` of one label in a row (what
+  the training treebank has: ``run_limits``, computed at datagen);
 - a closer only for the innermost open constituent, and only once it has a child (no empty
   brackets); the root closes only when every word has its slot. Other closers would close
   several constituents at once or none, which ``delinearize`` repairs but never scores well;
@@ -31,25 +31,29 @@ closers at the end), which favours hypotheses the model thinks are wrong (label 
 The per-hypothesis state (open constituents as a stack of closer ids, depth, slots emitted,
 whether the innermost constituent has a child) is a dict of tensors carried in the search's
 state and gathered with the beams, so it works in beam and greedy search, with and without
-XLA. The searches call ``constrain(log_probs, ids, i, states)`` after the model's step
-(``beam_search``/``greedy_search`` argument ``constrain_fn``).
+XLA. It is a ``decoding.constraints.SearchConstraint`` (by its methods: this package sits below
+``decoding/``): the parsing problems hand it to the searches (``Problem.search_constraint``),
+and it builds its own inputs, each input word's class and the word count, from the source
+lines (``batch_inputs``) or in the graph from the source strings (``graph_inputs``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from t2t_repro.parsing.linearize import PTB_POS_TAGS, PUNCTUATION_TAGS
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
-EOS_ID = 1
-NEG_INF = -1e7
 MAX_DEPTH = 64  # open constituents at once (the sample's training trees: 28 at most)
 # Openers in a row before a tag (the sample's training targets: 88,120 runs, 28 longer than 4),
 # and the same label opened in a row (69,869 runs, 16 longer than 3). An undertrained model
 # that wants to end early otherwise opens VP VP VP ... by the dozen until the length limit.
+# The limits come from the training treebank (``run_limits`` at datagen); these, the sample's,
+# are the fallback for data dirs made before that.
 MAX_OPEN_RUN = 4
 MAX_SAME_LABEL_RUN = 3
 # Input words that are punctuation and the tags they get (PTB usage). A ' closes a quote
@@ -64,9 +68,24 @@ class TreeConstraint:
     """Masks for linearised-tree targets over a one-id-per-token target vocabulary."""
 
     def __init__(
-        self, target_tokens: Sequence[str], renormalize: bool = False, pos_tags=PTB_POS_TAGS
+        self,
+        target_tokens: Sequence[str],
+        renormalize: bool = False,
+        pos_tags=PTB_POS_TAGS,
+        max_open_run: int = MAX_OPEN_RUN,
+        max_same_label_run: int = MAX_SAME_LABEL_RUN,
+        input_encoder=None,
+        one_id_per_word: bool = False,
     ) -> None:
+        """``input_encoder`` gives the words of id rows decoded without their lines;
+        ``one_id_per_word``: the source vocabulary has one id per word, so a line's words are
+        its whitespace tokens (its ids decode rare words as their class)."""
         tokens = list(target_tokens)
+        self.max_open_run = int(max_open_run)
+        self.max_same_label_run = int(max_same_label_run)
+        self.input_encoder = input_encoder
+        self.one_id_per_word = one_id_per_word
+        self._table = None
         ids = {t: i for i, t in enumerate(tokens)}
         vocab = len(tokens)
         self.vocab_size = vocab
@@ -100,6 +119,35 @@ class TreeConstraint:
         self.is_opener = tf.constant(closer_of >= 0)
         self.is_tag = tf.constant(is_tag)
         self.is_closer = tf.constant(np.isin(np.arange(vocab), closer_of[closer_of >= 0]))
+
+    # -- its inputs (decoding/constraints.py) ----------------------------------------------
+    def batch_inputs(self, rows, lines, length: int) -> tuple[np.ndarray, np.ndarray]:
+        """(word classes [B, length], word counts [B]) of a batch of id rows (EOS included):
+        the words are the lines' when the source has one id per word, else the decoded ids
+        (a subword source is invertible)."""
+        if lines is not None and self.one_id_per_word:
+            words = [line.split()[: len(row) - 1] for line, row in zip(lines, rows, strict=True)]
+        elif self.input_encoder is None:
+            raise ValueError("the tree constraint needs the input encoder to read id rows")
+        else:
+            words = [
+                self.input_encoder.decode([i for i in row if i != EOS_ID]).split() for row in rows
+            ]
+        classes = np.stack([self.word_classes(w, length) for w in words])
+        return classes, np.array([len(w) for w in words], np.int32)
+
+    def export_resources(self) -> list:
+        if self._table is None:
+            self._table = self.word_class_table()
+        return [self._table]
+
+    def graph_inputs(self, sources: tf.Tensor, inputs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """``batch_inputs`` in the graph: the words are the whitespace-split ``sources``."""
+        words = tf.strings.split(sources)
+        classes = self.graph_word_classes(words.to_tensor(""), self.export_resources()[0])
+        length = tf.shape(inputs)[1]
+        classes = tf.pad(classes, [[0, 0], [0, tf.maximum(0, length - tf.shape(classes)[1])]])
+        return classes[:, :length], tf.cast(words.row_lengths(), tf.int32)
 
     # -- host side -------------------------------------------------------------------------
     def word_classes(self, words: Sequence[str], length: int) -> np.ndarray:
@@ -205,7 +253,7 @@ class TreeConstraint:
             more_words
             & (depth < MAX_DEPTH)
             & fits(todo, depth + 1)
-            & (state["open_run"] < MAX_OPEN_RUN)
+            & (state["open_run"] < self.max_open_run)
         )
         tag_ok = more_words & (depth > 0) & fits(todo - 1, depth)
         close_ok = (
@@ -221,7 +269,7 @@ class TreeConstraint:
         vocab = self.vocab_size
         repeated = (
             tf.one_hot(state["last_opened"], vocab, on_value=True, off_value=False)
-            & (state["same_run"] >= MAX_SAME_LABEL_RUN)[:, None]
+            & (state["same_run"] >= self.max_same_label_run)[:, None]
         )
         allowed = (
             (open_ok[:, None] & self.is_opener[None] & ~repeated)
@@ -234,31 +282,76 @@ class TreeConstraint:
             stuck[:, None] & tf.one_hot(EOS_ID, vocab, on_value=True, off_value=False)[None]
         )
 
-    def constrain(
-        self, log_probs: tf.Tensor, ids: tf.Tensor, i, state: dict, decode_length
-    ) -> tuple[tf.Tensor, dict]:
-        """Applies the token of step i-1 (column i of ``ids``) to ``state``; masks ``log_probs``."""
+    def allowed_next(self, ids: tf.Tensor, i, state: dict, decode_length) -> tuple:
+        """Applies the token of step i-1 (column i of ``ids``) to ``state``; (allowed tokens
+        [N, V], state). The search masks the rest (``decoding.constraints.mask_log_probs``)."""
         state = self.update(state, tf.gather(ids, i, axis=1))  # column 0 (PAD) changes nothing
-        allowed = self.allowed(state, decode_length - 1 - i)
-        if self.renormalize:
-            masked = tf.where(allowed, log_probs, NEG_INF)
-            return masked - tf.reduce_logsumexp(masked, axis=-1, keepdims=True), state
-        return tf.where(allowed, log_probs, log_probs + NEG_INF), state
+        return self.allowed(state, decode_length - 1 - i), state
 
 
-def constrained_step(
-    step, constraint: TreeConstraint, model_cache, word_classes, num_words, decode_length
-):
-    """(step, states, constrain_fn) for a search: the model's cache and the tree state travel
-    together as ``{"model": ..., "tree": ...}``."""
+def tree_constraint_for(
+    target_encoder, dhp, limits: dict | None = None, input_encoder=None, one_id_per_word=False
+) -> TreeConstraint | None:
+    """The tree constraint the decode hparams ask for (``tree_constraint``), else None;
+    ``limits``: ``run_limits`` of the training treebank."""
+    if not dhp.get("tree_constraint", False):
+        return None
+    tokens = getattr(target_encoder, "tokens", None)
+    if tokens is None:
+        raise ValueError(
+            "tree_constraint=True needs a target vocabulary with one id per token "
+            "(a parsing problem's; rerun t2t-datagen if its vocab is a subword "
+            "one), or pass --decode_hparams=tree_constraint=False."
+        )
+    return TreeConstraint(
+        tokens,
+        renormalize=dhp.get("tree_renormalize", False),
+        input_encoder=input_encoder,
+        one_id_per_word=one_id_per_word,
+        **(limits or {}),
+    )
 
-    def wrapped_step(ids, i, states):
-        logits, cache = step(ids, i, states["model"])
-        return logits, {"model": cache, "tree": states["tree"]}
 
-    def constrain_fn(log_probs, ids, i, states):
-        log_probs, tree = constraint.constrain(log_probs, ids, i, states["tree"], decode_length)
-        return log_probs, {"model": states["model"], "tree": tree}
+RUN_LIMIT_SHARE = 0.001  # a limit may cut at most this share of the training treebank's runs
 
-    states = {"model": model_cache, "tree": constraint.initial_state(word_classes, num_words)}
-    return wrapped_step, states, constrain_fn
+
+def run_limits(targets: Iterable[str], pos_tags=PTB_POS_TAGS) -> dict[str, int]:
+    """``{"max_open_run", "max_same_label_run"}`` of linearised training trees: for openers in
+    a row, and for one label opened in a row, the smallest limit that at most
+    ``RUN_LIMIT_SHARE`` of the treebank's runs exceed (rare deep chains are cut, so an
+    undertrained model cannot open VP VP VP ... until the length limit). The PTB sample gives
+    4 and 3, today's fallback values."""
+    open_runs: Counter = Counter()
+    same_runs: Counter = Counter()
+    for target in targets:
+        run = same = 0
+        last = None
+        for token in target.split() + ["/"]:  # a final closer ends the last run
+            if token in pos_tags or token.startswith("/"):
+                open_runs[run] += run > 0
+                same_runs[same] += same > 0
+                run = same = 0
+                last = None
+                continue
+            run += 1
+            if token != last and same:
+                same_runs[same] += 1
+                same = 0
+            same, last = same + 1, token
+    return {
+        "max_open_run": _limit(open_runs, MAX_OPEN_RUN),
+        "max_same_label_run": _limit(same_runs, MAX_SAME_LABEL_RUN),
+    }
+
+
+def _limit(runs: Counter, fallback: int) -> int:
+    """The smallest n with at most ``RUN_LIMIT_SHARE`` of ``runs`` (length -> count) longer."""
+    total = sum(runs.values())
+    if not total:
+        return fallback
+    longer = total
+    for n in range(1, max(runs) + 1):
+        longer -= runs.get(n, 0)
+        if longer <= RUN_LIMIT_SHARE * total:
+            return n
+    return max(runs)
