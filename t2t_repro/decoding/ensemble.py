@@ -4,7 +4,7 @@ Not in T2T. Independently trained models (other seeds, or other settings on the 
 make different mistakes, and on small data, where one model stops improving long before the
 compute budget is spent (the parsing recipe, ``docs/parsing.md``), two models decoded together
 beat one. The ensemble has the interface the searches use (``init_cache``, ``decode_step``,
-``CONSTANT_CACHE_KEYS``, ``hparams``), so beam and greedy search, the tree constraint and XLA
+``CONSTANT_CACHE_KEYS``, ``hparams``), so beam and greedy search, search constraints and XLA
 work unchanged. Each step returns ``log(mean_k p_k)`` over the members (the usual ensemble of
 neural MT systems: probabilities, not logits, are averaged), which is already a normalised
 log-distribution; the search's own log-softmax leaves it as it is.
