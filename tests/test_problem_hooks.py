@@ -123,3 +123,23 @@ def test_old_flag_name_is_an_alias():
         assert config_from_flags(vars(args)).eval_decode_examples == 7
     flags = {"problem": "p", "hparams_set": "h", "data_dir": "d", "output_dir": "o"}
     assert config_from_flags({**flags, "eval_bleu_examples": 3}).eval_decode_examples == 3
+
+
+def test_word_dropout_is_the_problems_training_augmentation(tmp_path):
+    from t2t_repro.hparam import HParamsError
+    from t2t_repro.hparams_lib import create_hparams
+    from tests.test_wsj_parsing import make_ldc
+
+    raw = str(make_ldc(tmp_path / "raw"))
+    for name in ("wsj_parsing_words", "wsj_parsing"):  # one id per word; subwords
+        registry.problem(name).generate_data(str(tmp_path / name), raw, progress=False)
+
+    def augmentation(name, overrides):
+        problem, data_dir = registry.problem(name), str(tmp_path / name)
+        hp = create_hparams("transformer_tiny", overrides, **problem.problem_hparams(data_dir))
+        return problem.train_augmentation(data_dir, hp, 1)
+
+    assert callable(augmentation("wsj_parsing_words", "word_dropout_alpha=2"))
+    assert augmentation("wsj_parsing_words", "") is None
+    with pytest.raises(HParamsError, match="word-level source"):
+        augmentation("wsj_parsing", "word_dropout_alpha=2")

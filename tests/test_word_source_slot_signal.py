@@ -107,7 +107,7 @@ def test_slot_signal_cached_steps_match_the_full_decoder():
     ids = np.zeros([2, length + 1], np.int32)
     ids[:, 1:] = [[4, 30, 5, 31, 6, 7, 40], [30, 30, 3, 19, 20, 41, 8]]  # slots: ids 3..19
     full = assert_cached_steps_match_full_pass(model, inputs, ids)
-    model.slot_ids = None  # the same weights without the signal: other logits
+    model.slot_features = None  # the same weights without the signal: other logits
     without = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
     assert np.abs(without - full).max() > 1e-3
     # Count 0 (positions before any slot) has a signal too (cos 0 = 1): those move as well.
@@ -130,7 +130,7 @@ def test_slot_source_feed_cached_steps_match_the_full_decoder():
     # Both rows emit more slots than they have words: past the end the feed is padding's 0.
     ids[:, 1:] = [[4, 3, 30, 5, 31, 6, 7, 40], [30, 3, 3, 19, 20, 41, 8, 5]]
     full = assert_cached_steps_match_full_pass(model, inputs, ids)
-    model.slot_source_feed = False  # the same weights without the feed: other logits
+    model.slot_features.source_feed = False  # the same weights without the feed: other logits
     without = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
     assert np.abs(without - full).max() > 1e-3
 
@@ -139,7 +139,9 @@ def test_slot_source_feed_by_hand():
     encoder_output = tf.reshape(tf.range(2 * 4 * 3, dtype=tf.float32), [2, 4, 3])
     bias = attention_bias_ignore_padding(tf.constant([[5, 6, 1, 0], [5, 6, 7, 1]]))
     slots = tf.constant([[0, 2, 3, 9], [1, 3, 4, 0]])
-    feed = registry.model("transformer")._slot_source(slots, encoder_output, bias).numpy()
+    from t2t_repro.layers.slot_features import source_at
+
+    feed = source_at(slots, encoder_output, bias).numpy()
     expected = encoder_output.numpy()[[[0, 0, 0, 0], [1, 1, 1, 1]], [[0, 2, 3, 3], [1, 3, 3, 0]]]
     expected[0, 2:] = 0  # position 3 of row 1 is padding
     np.testing.assert_array_equal(feed, expected)
