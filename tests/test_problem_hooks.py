@@ -10,6 +10,10 @@ from t2t_repro import registry
 from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.metrics.dev_metric import DevMetric
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
+from t2t_repro.training.config import TrainerConfig
+
+# Imported here, not under capsys: its ConsoleLog binds sys.stdout at import.
+from t2t_repro.training.trainer import Trainer
 
 NAME = "toy_with_hooks"
 BANNED = 5  # a target id the constraint never allows
@@ -78,9 +82,6 @@ def toy_data(tmp_path_factory):
 
 
 def test_trainer_and_decoder_use_the_problems_metric_and_constraint(toy_data, tmp_path, capsys):
-    from t2t_repro.training.config import TrainerConfig
-    from t2t_repro.training.trainer import Trainer
-
     cfg = TrainerConfig(
         problem=NAME,
         hparams_set="transformer_tiny",
