@@ -26,7 +26,7 @@ from bench.report import emit
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.decoding.search import SearchConfig, Searcher
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 DEFAULT_RUNS = (

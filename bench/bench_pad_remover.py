@@ -31,7 +31,7 @@ from t2t_repro import registry  # noqa: E402
 from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 from t2t_repro.data.bucketing import batching_scheme  # noqa: E402
 from t2t_repro.data.datagen_lib import load_vocab  # noqa: E402
-from t2t_repro.hparams_lib import create_hparams  # noqa: E402
+from t2t_repro.hparams_lib.build import create_hparams  # noqa: E402
 
 SHARED = os.path.join(
     os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..", "shared", "data"

@@ -35,7 +35,7 @@ from bench.matmul_peak import matmul_peak
 from bench.report import cpu_model, emit
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.losses import padded_cross_entropy
 from t2t_repro.models.flops import training_flops

@@ -187,7 +187,7 @@ def build_model(config: str, precision: str):
     """A random-weight transformer of ``CONFIGS[config]`` built under the decoding policy."""
     from t2t_repro import registry
     from t2t_repro.decoding.precision import decoding_policy
-    from t2t_repro.hparams_lib import create_hparams
+    from t2t_repro.hparams_lib.build import create_hparams
 
     hparams_set, overrides, vocab = CONFIGS[config]
     hp = create_hparams(hparams_set, overrides, input_vocab_size=vocab)

@@ -148,7 +148,7 @@ class Problem:
         return ""
 
     def problem_hparams(self, data_dir: str) -> dict:
-        """What the model learns of the problem (``hparams_lib.PROBLEM_HPARAMS``): vocabulary
+        """What the model learns of the problem (``hparams_lib.build.PROBLEM_HPARAMS``): vocabulary
         sizes, target space id and, when the targets have them, their word slots. Model
         features such as ``slot_signal`` are asked for by hparams and read these."""
         input_size, target_size = self.vocab_sizes(data_dir)

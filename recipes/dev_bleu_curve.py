@@ -34,8 +34,8 @@ def main() -> int:
     parser.add_argument("--out", default="")
     args = parser.parse_args()
 
+    from t2t_repro.checkpoints.loading import load_trained_model, restore_model
     from t2t_repro.commands.builtins import register_builtins
-    from t2t_repro.model_loading import load_trained_model, restore_model
     from t2t_repro.training.dev_decodes import make_dev_decodes
 
     register_builtins()

@@ -30,8 +30,8 @@ def dev_f1_curve(
 ) -> list[dict]:
     """``[{step, training_minutes, dev_f1, ...}]`` for every kept checkpoint of ``output_dir``
     (those with a step in ``steps``, if given)."""
+    from t2t_repro.checkpoints.loading import load_trained_model, restore_model
     from t2t_repro.commands.builtins import register_builtins
-    from t2t_repro.model_loading import load_trained_model, restore_model
     from t2t_repro.training.dev_decodes import make_dev_decodes
 
     register_builtins()

@@ -32,7 +32,7 @@ from bench.report import (  # noqa: E402
     write_text_atomically,
 )
 from recipes.side_by_side import run_side_by_side  # noqa: E402
-from t2t_repro.checkpoint_files import complete_checkpoints  # noqa: E402
+from t2t_repro.checkpoints.files import complete_checkpoints  # noqa: E402
 from t2t_repro.workflow import run_tool  # noqa: E402
 
 # The recipe's default: one source id per word, and the registered set with the decoder's slot

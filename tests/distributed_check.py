@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training.distribution import split_cpu
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop

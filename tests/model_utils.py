@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_repro import registry
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 
 
 def build_model(

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_repro.checkpoint_averaging import average_checkpoints
-from t2t_repro.model_loading import CheckpointError, restore_model
+from t2t_repro.checkpoints.averaging import average_checkpoints
+from t2t_repro.checkpoints.errors import CheckpointError
+from t2t_repro.checkpoints.loading import restore_model
 from tests.model_utils import build_model
 from tests.tools import run_tool
 

@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_repro import checkpoint_files
-from t2t_repro.checkpoint_averaging import average_checkpoints
+from t2t_repro.checkpoints import files as checkpoint_files
+from t2t_repro.checkpoints.averaging import average_checkpoints
+from t2t_repro.checkpoints.errors import CheckpointError
+from t2t_repro.checkpoints.loading import resolve_checkpoint
+from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.hparam import HParamsError
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.model_loading import CheckpointError, resolve_checkpoint
-from t2t_repro.training.checkpoints import TrainingCheckpoint
 from tests.model_utils import build_model
 
 GARBLED = 'model_checkpoint_path: "ckpt-6\x00\xff garbage {{{'
@@ -134,7 +135,7 @@ def test_averaging_reports_a_bad_hparams_json_in_one_line(tmp_path, edit, messag
 
 
 def test_corrupt_checkpoint_bytes_are_one_clear_error(tmp_path):
-    from t2t_repro.model_loading import restore_model
+    from t2t_repro.checkpoints.loading import restore_model
 
     model, _ = training_dir(tmp_path, steps=(3,))
     data = next(tmp_path.glob("ckpt-3.data-*"))

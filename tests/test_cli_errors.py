@@ -16,8 +16,8 @@ def _run(main, capsys):
 
 
 def test_user_errors_are_one_line_and_exit_1(capsys):
+    from t2t_repro.checkpoints.errors import CheckpointError
     from t2t_repro.data.text_files import DataError
-    from t2t_repro.model_loading import CheckpointError
 
     for error in (
         DataError("bad line 3"),
@@ -34,10 +34,10 @@ def test_user_errors_are_one_line_and_exit_1(capsys):
 
 
 def test_every_user_facing_error_class_derives_from_user_error(capsys):
+    from t2t_repro.checkpoints.errors import CheckpointError
     from t2t_repro.data.text_files import DataError
     from t2t_repro.errors import UserError
     from t2t_repro.hparam import HParamsError
-    from t2t_repro.model_loading import CheckpointError
     from t2t_repro.parsing.trees import TreeParseError
     from t2t_repro.registry import RegistryError
     from t2t_repro.serving import ExportError

@@ -1,6 +1,6 @@
 """Analytic FLOPs against a hand count on a tiny configuration."""
 
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.models.flops import forward_flops, training_flops
 
 

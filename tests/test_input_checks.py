@@ -9,7 +9,7 @@ from t2t_repro import registry
 from t2t_repro.decoding.line_decoder import decode_hparams
 from t2t_repro.decoding.runner import check_decode_paths
 from t2t_repro.hparam import HParamsError
-from t2t_repro.hparams_checks import validate
+from t2t_repro.hparams_lib.checks import validate
 from t2t_repro.paths import expect_directory
 from tests.tools import ROOT, tool_cmd
 
@@ -94,7 +94,7 @@ def test_trainer_refuses_bad_values_in_one_line_and_writes_nothing(tmp_path, cap
     out = tmp_path / "run"
     out.mkdir()
     hp = registry.hparams("transformer_quickstart").parse("num_heads=2")
-    from t2t_repro.hparams_lib import add_problem_hparams
+    from t2t_repro.hparams_lib.build import add_problem_hparams
     from t2t_repro.training.output_dir import write_record
 
     sizes = registry.problem("translate_toy").vocab_sizes(str(data))

@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_repro import registry
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.layers.attention import attention_bias_ignore_padding
 from t2t_repro.layers.feed_forward import DenseReluDense
 from t2t_repro.layers.pad_remover import PadRemover

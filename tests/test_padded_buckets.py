@@ -9,7 +9,7 @@ from t2t_repro.data import records
 from t2t_repro.data.bucketing import padded_batching_scheme, padded_bucket_lengths
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
 from t2t_repro.hparam import HParams, HParamsError
-from t2t_repro.hparams_checks import validate
+from t2t_repro.hparams_lib.checks import validate
 
 
 def test_lengths_grow_by_the_step_rounded_up_to_multiples_of_8():
@@ -130,7 +130,7 @@ def test_a_run_saved_before_the_hparam_existed_resumes_at_its_default(tmp_path):
     import json
 
     from t2t_repro.commands.builtins import register_builtins
-    from t2t_repro.hparams_lib import create_hparams
+    from t2t_repro.hparams_lib.build import create_hparams
     from t2t_repro.training.output_dir import check_saved
 
     register_builtins()

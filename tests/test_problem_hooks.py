@@ -128,7 +128,7 @@ def test_old_flag_name_is_an_alias():
 
 def test_word_dropout_is_the_problems_training_augmentation(tmp_path):
     from t2t_repro.hparam import HParamsError
-    from t2t_repro.hparams_lib import create_hparams
+    from t2t_repro.hparams_lib.build import create_hparams
     from tests.test_wsj_parsing import make_ldc
 
     raw = str(make_ldc(tmp_path / "raw"))

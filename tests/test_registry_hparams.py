@@ -4,7 +4,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.hparam import HParams, HParamsError
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 
 
 def test_snake_case_naming():

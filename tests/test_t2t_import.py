@@ -12,11 +12,11 @@ import pytest
 import tensorflow as tf
 
 from t2t_repro import registry
+from t2t_repro.checkpoints.loading import restore_model
+from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.model_loading import restore_model
 from t2t_repro.t2t_import import import_t2t_dir
-from t2t_repro.training.checkpoints import TrainingCheckpoint
 from t2t_repro.training.output_dir import saved_hparams
 from tests.t2t_fixtures import POSTNORM_DIR, TEST_CKPT, VOCAB_8K, needs_shared, reference
 
@@ -181,7 +181,7 @@ def test_trainer_resumes_from_the_import_with_t2t_moments(imported_test_ckpt, tm
 
 @needs_shared
 def test_averaging_and_attention_maps_read_the_import(imported_test_ckpt, tmp_path):
-    from t2t_repro.checkpoint_averaging import average_checkpoints
+    from t2t_repro.checkpoints.averaging import average_checkpoints
     from t2t_repro.visualization import attention_maps
 
     out, _ = imported_test_ckpt

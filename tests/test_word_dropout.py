@@ -16,7 +16,7 @@ from t2t_repro.data.word_dropout import (
     source_id_counts,
 )
 from t2t_repro.hparam import HParamsError
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.text_encoding.word_encoder import WordTextEncoder
 
 TOKENS = ["<pad>", "<EOS>", "<UNK>", "<unk-ed>", "<unk>", "the", ".", "walked", "?"]
@@ -78,7 +78,7 @@ def test_word_dropout_needs_a_word_level_source():
 
 
 def test_negative_alpha_is_refused():
-    from t2t_repro import hparams_checks
+    from t2t_repro.hparams_lib import checks as hparams_checks
 
     hp = create_hparams("transformer_tiny", "word_dropout_alpha=-1", input_vocab_size=9)
     with pytest.raises(HParamsError, match="word_dropout_alpha=-1.0 must be >= 0"):

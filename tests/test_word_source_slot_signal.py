@@ -12,7 +12,7 @@ import tensorflow as tf
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.hparam import HParamsError
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.layers.attention import attention_bias_ignore_padding
 from t2t_repro.text_encoding.token_encoder import UNK_ID
 from t2t_repro.text_encoding.word_encoder import (

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_repro.checkpoint_averaging import average_checkpoints
+    from t2t_repro.checkpoints.averaging import average_checkpoints
 
     cli.require(args, "model_dir")
     if args.n < 1:

@@ -1,4 +1,4 @@
-"""What ``t2t-decoder`` does: load the trained model (``model_loading.load_trained_model``:
+"""What ``t2t-decoder`` does: load the trained model (``checkpoints.loading.load_trained_model``:
 its ``hparams.json``, else the named set, then ``--hparams``); decode a file, a split or stdin.
 """
 
@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import atomic_open
+from t2t_repro.checkpoints.loading import HPARAMS_FILE, load_trained_model
 from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.data.text_files import iter_raw_lines
 from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
 from t2t_repro.decoding.precision import decoding_policy
 from t2t_repro.hparam import HParams
-from t2t_repro.model_loading import HPARAMS_FILE, load_trained_model
 from t2t_repro.paths import expect_file_destination
 
 

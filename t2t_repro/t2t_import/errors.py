@@ -1,6 +1,6 @@
 """The one error type of the importer (a ``CheckpointError``, so every tool reports it cleanly)."""
 
-from t2t_repro.model_loading import CheckpointError
+from t2t_repro.checkpoints.errors import CheckpointError
 
 
 class T2TImportError(CheckpointError):

@@ -20,7 +20,7 @@ from typing import Any
 
 from t2t_repro import registry
 from t2t_repro.hparam import HParams, HParamsError
-from t2t_repro.hparams_lib import add_problem_hparams
+from t2t_repro.hparams_lib.build import add_problem_hparams
 from t2t_repro.t2t_import.errors import T2TImportError
 
 # T2T 1.15.7 names its sets by their newest version; this project keeps the paper's under the

@@ -1,6 +1,6 @@
 """The training output_dir's record of a run: ``hparams.json`` and ``flags.txt``.
 
-Written here; read back by ``t2t_repro.model_loading.saved_hparams`` (the one reader).
+Written here; read back by ``t2t_repro.checkpoints.loading.saved_hparams`` (the one reader).
 
 A rerun in the same output_dir must continue the same experiment: its hparams are compared
 with the saved ones and any difference is refused with the list of what differs, instead of
@@ -13,9 +13,9 @@ import os
 
 from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import write_text_atomically
+from t2t_repro.checkpoints.loading import HPARAMS_FILE, saved_hparams
 from t2t_repro.hparam import HParams, HParamsError
-from t2t_repro.hparams_lib import PROBLEM_HPARAMS
-from t2t_repro.model_loading import HPARAMS_FILE, saved_hparams
+from t2t_repro.hparams_lib.build import PROBLEM_HPARAMS
 
 FLAGS_FILE = "flags.txt"
 

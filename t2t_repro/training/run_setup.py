@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.errors import UserError
-from t2t_repro.hparams_lib import check_hparams
+from t2t_repro.hparams_lib.build import check_hparams
 from t2t_repro.paths import expect_directory
 from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, TrainerConfig
 from t2t_repro.training.precision_hint import print_bf16_hint

@@ -23,16 +23,18 @@ from collections import Counter
 import keras
 import tensorflow as tf
 
-from t2t_repro import checkpoint_files, fileio, hparams_checks, registry
+from t2t_repro import fileio, registry
+from t2t_repro.checkpoints import files as checkpoint_files
+from t2t_repro.checkpoints.errors import CheckpointError
+from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, list_shards, make_dataset
 from t2t_repro.data.records import find_corrupt_record
 from t2t_repro.data.text_files import DataError
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib import checks as hparams_checks
+from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.model_loading import CheckpointError
 from t2t_repro.training import evaluation
 from t2t_repro.training.agreement import Agreement
-from t2t_repro.training.checkpoints import TrainingCheckpoint
 from t2t_repro.training.config import TrainerConfig
 from t2t_repro.training.dev_decodes import make_dev_decodes
 from t2t_repro.training.devices import announce

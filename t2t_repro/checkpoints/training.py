@@ -3,7 +3,7 @@
 ``tf.train.CheckpointManager`` writes ``ckpt-<step>.*`` data files first and replaces the
 ``checkpoint`` state file last (atomically), so a run killed mid-save still resumes from the
 previous checkpoint. The resume point is the newest *complete* ``ckpt-N`` on disk
-(:mod:`t2t_repro.checkpoint_files`): a garbled or stale state file never makes a run start
+(:mod:`t2t_repro.checkpoints.files`): a garbled or stale state file never makes a run start
 again from step 0 over existing checkpoints, and a save never replaces a checkpoint that
 this run did not write. The model sits under the key ``model`` that every reading tool uses.
 
@@ -28,8 +28,10 @@ import tempfile
 
 import tensorflow as tf
 
-from t2t_repro import checkpoint_files, fileio
-from t2t_repro.model_loading import MODEL_KEY, CheckpointError, checkpoint_reader
+from t2t_repro import fileio
+from t2t_repro.checkpoints import files as checkpoint_files
+from t2t_repro.checkpoints.errors import CheckpointError
+from t2t_repro.checkpoints.loading import MODEL_KEY, checkpoint_reader
 
 INPUT_KEY = "input_iterator"
 

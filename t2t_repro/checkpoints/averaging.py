@@ -21,8 +21,10 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro import checkpoint_files, fileio
-from t2t_repro.model_loading import MODEL_KEY, CheckpointError, load_trained_model, restore_model
+from t2t_repro import fileio
+from t2t_repro.checkpoints import files as checkpoint_files
+from t2t_repro.checkpoints.errors import CheckpointError
+from t2t_repro.checkpoints.loading import MODEL_KEY, load_trained_model, restore_model
 
 _STEP = re.compile(r"ckpt-(\d+)$")
 MARKER = "averaged_from.txt"  # written into every output dir; lists the inputs

@@ -18,24 +18,21 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from t2t_repro import fileio, hparams_checks, registry
-from t2t_repro.errors import UserError
+from t2t_repro import fileio, registry
+from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.hparam import HParams, HParamsError
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib import checks as hparams_checks
+from t2t_repro.hparams_lib.build import create_hparams
 
 MODEL_KEY = "model"
 HPARAMS_FILE = "hparams.json"
 DEFAULT_HPARAMS_SET = "transformer_base"
 
 
-class CheckpointError(UserError, RuntimeError):
-    """A checkpoint that is missing, unreadable or does not match the model."""
-
-
 def resolve_checkpoint(path: str) -> str:
     """A checkpoint prefix from a prefix or a directory (its latest checkpoint)."""
     if fileio.isdir(path):
-        from t2t_repro.checkpoint_files import latest_checkpoint
+        from t2t_repro.checkpoints.files import latest_checkpoint
 
         latest, note = latest_checkpoint(path)  # from the disk: a garbled state file is no loss
         if note:
