@@ -2,8 +2,8 @@
 """Training-step speed and MFU of transformer_base (V=32768, ~4096 target tokens per batch).
 
 Measures, in one process: the matmul peak of this machine in the dtype the run trains in
-(``bench/matmul_peak.py``: fp32 for ``--precision=float32``, bf16 for ``bfloat16``; before
-and after, oneDNN and XLA), the bare train step (forward + backward + Adam, one
+(``bench/report.py``, ``matmul_peak``: fp32 for ``--precision=float32``, bf16 for
+``bfloat16``; before and after, oneDNN and XLA), the bare train step (forward + backward + Adam, one
 tf.function) with and without XLA, and the trainer's own step loop on the same batches, timed
 alternately with the bare step (its overhead: the median per-round ratio). MFU = analytic
 FLOPs (t2t_repro.models.flops) / time / peak.
@@ -31,8 +31,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bench.matmul_peak import matmul_peak
-from bench.report import cpu_model, emit
+from bench.report import cpu_model, emit, matmul_peak, peer_batch
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.hparams_lib.build import create_hparams
@@ -41,18 +40,6 @@ from t2t_repro.losses import padded_cross_entropy
 from t2t_repro.models.flops import training_flops
 from t2t_repro.training.precision_hint import bf16_instructions, cpu_flags
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
-
-PAD, EOS = 0, 1
-
-
-def peer_batch(rng, batch: int, length: int, vocab: int) -> np.ndarray:
-    """The peers' batch: ids in [3, V), lengths uniform in [3L/4, L], EOS last, PAD after."""
-    lengths = rng.integers(length * 3 // 4, length + 1, size=batch)
-    ids = rng.integers(3, vocab, size=(batch, length))
-    ids[np.arange(length)[None, :] >= lengths[:, None]] = PAD
-    ids[np.arange(batch), lengths - 1] = EOS
-    return ids
-
 
 NO_BF16 = (
     "warning: this CPU has no bf16 matmul instructions (no amx_bf16 or avx512_bf16 in "

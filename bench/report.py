@@ -195,3 +195,47 @@ def build_model(config: str, precision: str):
         model = registry.model("transformer")(hp)
         model.build_for()
     return model, vocab
+
+
+# The dense matmul peak of this machine in one dtype, through TensorFlow (oneDNN and XLA): the
+# reference of every MFU figure, measured in the same process as the step it divides so that
+# the machine's drift hits both alike (fp32 peak for fp32 runs, bf16 peak for bf16 runs).
+PEAK_SIZES = (2048, 4096)
+
+
+def matmul_gflops(n: int, dtype, xla: bool, repeats: int = 4) -> float:
+    """Best GFLOP/s of an [n, n] @ [n, n] matmul over ``repeats`` calls (after a warm-up)."""
+    import tensorflow as tf
+
+    a = tf.cast(tf.random.stateless_normal([n, n], seed=[1, 2]), dtype)
+    b = tf.cast(tf.random.stateless_normal([n, n], seed=[3, 4]), dtype)
+    f = tf.function(tf.matmul, jit_compile=xla)
+    f(a, b)[0, 0].numpy()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f(a, b)[0, 0].numpy()  # Reading one element waits for the product.
+        best = min(best, time.perf_counter() - start)
+    return 2 * n**3 / best / 1e9
+
+
+def matmul_peak(dtype, sizes: tuple[int, ...] = PEAK_SIZES) -> dict:
+    """``{"oneDNN": {n: GFLOP/s}, "XLA": {...}, "peak_gflops": best of all}`` for ``dtype``."""
+    by_mode = {
+        mode: {str(n): round(matmul_gflops(n, dtype, xla), 1) for n in sizes}
+        for mode, xla in (("oneDNN", False), ("XLA", True))
+    }
+    peak = max(g for per_size in by_mode.values() for g in per_size.values())
+    return {"dtype": dtype.name, **by_mode, "peak_gflops": peak}
+
+
+def peer_batch(rng, batch: int, length: int, vocab: int):
+    """The peers' training batch (``../shared/bench``, ``make_batch``): ids in [3, V), lengths
+    uniform in [3L/4, L], EOS last, PAD after."""
+    import numpy as np
+
+    lengths = rng.integers(length * 3 // 4, length + 1, size=batch)
+    ids = rng.integers(3, vocab, size=(batch, length))
+    ids[np.arange(length)[None, :] >= lengths[:, None]] = 0
+    ids[np.arange(batch), lengths - 1] = 1
+    return ids

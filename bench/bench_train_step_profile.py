@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""Where a training step's time goes, by op kind: a TensorFlow profiler trace of the bare step
+(forward + backward + Adam, one tf.function, no XLA) parsed into categories.
+
+Why: on a CPU whose bf16 matmuls are much faster than the rest (AMX runs them ~3x faster than
+avx512_bf16), the step's speed is set by what is not a large matmul. This script says how
+large that part is, so that an AMX figure can be estimated from a CPU without AMX: the
+``amx_estimate`` field divides the large matmuls' time by ``--amx_speedup`` and keeps the rest.
+
+Each kernel of the trace is one event named ``op_name:OpType`` on the executor's thread; run
+on one core (``taskset -c 1``) the kernels do not overlap, and the step's wall time minus the
+kernels' time is the executor's own overhead ("framework"). Categories (``categorize``):
+large matmuls (the vocabulary projection, FFN and attention projections, through oneDNN),
+attention's batched matmuls (per head: small), softmax, layer norm, dropout masks, the loss
+over the vocabulary, the optimizer (Adam and the gradient sums), casts, gathers/scatters
+(embeddings, slices), other elementwise, other.
+
+    taskset -c 1 .venv/bin/python -m bench.bench_train_step_profile --precision=bfloat16 \
+        --config=base --out bench/results/profile_train_step_bf16_base.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import os
+import re
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from bench.report import CONFIGS, cpu_model, emit, matmul_peak, peer_batch
+from t2t_repro import registry
+from t2t_repro.commands.builtins import register_builtins
+from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.losses import padded_cross_entropy
+from t2t_repro.models.flops import training_flops
+
+MATMUL_TYPES = {
+    "MatMul",
+    "_MklMatMul",
+    "_MklFusedMatMul",
+    "BatchMatMulV2",
+    "_MklBatchMatMulV2",
+    "BatchMatMulV3",
+    "_MklBatchMatMulV3",
+    "_MklFusedBatchMatMulV2",
+}
+# Functions compiled with jit_compile=True inside the step (the bf16 loss) run as one XLA
+# executable each, traced as this event instead of an op event.
+XLA_EVENT = "CpuExecutable::ExecuteAsyncOnStream"
+OP_EVENT = re.compile(r"^(?P<name>[^:]+):(?P<type>[A-Za-z0-9_]+)$")
+
+
+def categorize(name: str, op_type: str) -> str:
+    """The category of one kernel, from its op name (scopes) and type."""
+    lower = name.lower()
+    if op_type in MATMUL_TYPES:
+        # Attention's per-head products are batched matmuls of [L, d/h] blocks; the
+        # projections, the FFN and the vocabulary projection are 2-D matmuls.
+        if "BatchMatMul" in op_type:
+            return "matmul_attention_batched"
+        return "matmul_vocab" if re.search(r"transformer[_0-9]*/matmul", lower) else "matmul_dense"
+    if "xent" in lower or "reducelogsumexp" in lower or "loss" in lower or "one_hot" in lower:
+        return "loss"
+    if op_type == "XlaExecutable":
+        return "loss"  # In a step without XLA, only the loss is jit-compiled.
+    if (
+        "adam" in lower
+        or op_type.startswith("ResourceApply")
+        or op_type
+        in (
+            "AssignAddVariableOp",
+            "AssignSubVariableOp",
+            "AssignVariableOp",
+        )
+    ):
+        return "optimizer"
+    if "dropout" in lower or "Random" in op_type or op_type == "Bitcast":
+        return "dropout"
+    if "softmax" in lower or op_type in ("Softmax", "_MklSoftmax"):
+        return "softmax"
+    if "layer_norm" in lower or "moments" in lower or "batchnorm" in lower:
+        return "layer_norm"
+    if op_type == "Cast":
+        return "cast"
+    if op_type in (
+        "GatherV2",
+        "ResourceGather",
+        "UnsortedSegmentSum",
+        "ScatterNd",
+        "TensorScatterUpdate",
+        "StridedSlice",
+        "StridedSliceGrad",
+        "Pad",
+        "Slice",
+        "ConcatV2",
+    ):
+        return "gather_slice_pad"
+    if op_type in ("Transpose", "_MklTranspose", "Reshape", "ConjugateTranspose"):
+        return "transpose_reshape"
+    if (
+        op_type in ("AddN", "_MklAddN")
+        or "gradient_tape" in lower
+        and op_type
+        in (
+            "Sum",
+            "BroadcastGradientArgs",
+        )
+    ):
+        return "gradient_sums"
+    if op_type in (
+        "Add",
+        "AddV2",
+        "_MklAdd",
+        "_MklAddV2",
+        "Sub",
+        "Mul",
+        "_MklMul",
+        "RealDiv",
+        "Relu",
+        "ReluGrad",
+        "_MklRelu",
+        "_MklReluGrad",
+        "Select",
+        "SelectV2",
+        "Maximum",
+        "Exp",
+        "Rsqrt",
+        "Sqrt",
+        "Square",
+        "Neg",
+        "Tile",
+        "BiasAdd",
+        "BiasAddGrad",
+        "Sum",
+        "Mean",
+        "Max",
+        "Fill",
+        "ZerosLike",
+        "OnesLike",
+        "Equal",
+        "NotEqual",
+        "GreaterEqual",
+        "SquaredDifference",
+        "_FusedMatMul",
+    ):
+        return "elementwise_other"
+    return "other"
+
+
+def op_times(logdir: str) -> tuple[dict, float, int]:
+    """{(name, type): seconds} summed over the trace's kernels, the kernels' total, count."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    paths = sorted(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True))
+    if not paths:
+        raise RuntimeError(f"no profiler trace written under {logdir}")
+    space = xplane_pb2.XSpace()
+    with open(paths[-1], "rb") as f:
+        space.ParseFromString(f.read())
+    times: dict = collections.Counter()
+    count = 0
+    for plane in space.planes:
+        for line in plane.lines:
+            # Only top-level kernels: an op event inside another (an XLA launch's parts) is
+            # already in its parent's time.
+            spans = []
+            for event in sorted(line.events, key=lambda e: e.offset_ps):
+                event_name = plane.event_metadata[event.metadata_id].name
+                match = OP_EVENT.match(event_name)
+                if event_name == XLA_EVENT:  # A jit-compiled function's run (the fused loss).
+                    match = {"name": "xla_executable", "type": "XlaExecutable"}
+                if not match:
+                    continue
+                end = event.offset_ps + event.duration_ps
+                if spans and event.offset_ps < spans[-1]:
+                    continue
+                spans.append(end)
+                times[(match["name"], match["type"])] += event.duration_ps * 1e-12
+                count += 1
+    return dict(times), sum(times.values()), count
+
+
+def build(config: str):
+    """The peers' ``config`` (small or base) with its optimizer, variables created."""
+    hparams_set, overrides, vocab = CONFIGS[config]
+    hp = create_hparams(hparams_set, overrides, input_vocab_size=vocab)
+    model = registry.model("transformer")(hp)
+    model.build()
+    optimizer = make_optimizer(hp)
+    optimizer.build(model.trainable_variables)
+    return hp, model, optimizer, vocab
+
+
+def profile(config: str, steps: int, warmup: int) -> dict:
+    hp, model, optimizer, vocab = build(config)
+    rng = np.random.default_rng(0)
+    features = {
+        k: tf.constant(peer_batch(rng, 128, 32, vocab), tf.int32) for k in ("inputs", "targets")
+    }
+    real_targets = int(tf.math.count_nonzero(features["targets"]))
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            logits = model(features, training=True)
+            with tf.name_scope("loss"):
+                loss, tokens = padded_cross_entropy(logits, features["targets"], hp.label_smoothing)
+                loss = loss / tokens
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        return loss
+
+    for _ in range(warmup):
+        step().numpy()
+    plain = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step().numpy()
+        plain.append(time.perf_counter() - start)
+    with tempfile.TemporaryDirectory() as logdir:
+        tf.profiler.experimental.start(logdir)
+        start = time.perf_counter()
+        for _ in range(steps):
+            step().numpy()
+        traced_s = (time.perf_counter() - start) / steps
+        tf.profiler.experimental.stop()
+        times, kernels_s, count = op_times(logdir)
+    by_category: dict = collections.Counter()
+    top = []
+    for (name, op_type), seconds in times.items():
+        by_category[categorize(name, op_type)] += seconds / steps
+        top.append((seconds / steps, name, op_type))
+    by_category["framework"] = max(0.0, traced_s - kernels_s / steps)
+    top.sort(reverse=True)
+    flops = training_flops(hp, 128, 32, 32)
+    return {
+        "config": config,
+        "vocab": vocab,
+        "compute_dtype": keras.mixed_precision.global_policy().compute_dtype,
+        "real_target_tokens": real_targets,
+        "step_s_untraced_median": float(np.median(plain)),
+        "step_s_traced": traced_s,
+        "kernels_per_step": count // steps,
+        "step_tflop": flops / 1e12,
+        "seconds_by_category": {k: round(v, 5) for k, v in by_category.most_common()},
+        "share_by_category": {k: round(v / traced_s, 4) for k, v in by_category.most_common()},
+        "top_kernels": [{"s": round(s, 5), "name": n, "type": t} for s, n, t in top[:40]],
+    }
+
+
+def amx_estimate(result: dict, peak_gflops: float, speedup: float) -> dict:
+    """The step's share of an AMX bf16 peak if the 2-D matmuls ran ``speedup`` times faster
+    and everything else (batched attention matmuls included) kept its time."""
+    # The trace slows kernels a little; its shares are applied to the untraced step time.
+    scale = result["step_s_untraced_median"] / result["step_s_traced"]
+    seconds = {k: v * scale for k, v in result["seconds_by_category"].items()}
+    total = sum(seconds.values())
+    dense = seconds.get("matmul_dense", 0) + seconds.get("matmul_vocab", 0)
+    amx_total = total - dense + dense / speedup
+    flops = result["step_tflop"] * 1e12
+    return {
+        "assumed_matmul_speedup": speedup,
+        "step_s_here": total,
+        "step_s_amx": amx_total,
+        "share_of_peak_here": flops / total / (peak_gflops * 1e9),
+        "share_of_amx_peak": flops / amx_total / (peak_gflops * speedup * 1e9),
+        "non_matmul_share_amx": 1 - dense / speedup / amx_total,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--config", choices=sorted(CONFIGS), default="base")
+    parser.add_argument("--precision", choices=["float32", "bfloat16"], default="bfloat16")
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--amx_speedup", type=float, default=3.0)
+    parser.add_argument("--label", default="")
+    parser.add_argument("--out", default="")
+    args = parser.parse_args()
+    if args.precision == "bfloat16":
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    report = {
+        "cpu": cpu_model(),
+        "cores_used": len(os.sched_getaffinity(0)),
+        "load_average_start": os.getloadavg(),
+        "label": args.label,
+        "precision": args.precision,
+    }
+    dtype = tf.as_dtype(args.precision)
+    peak = matmul_peak(dtype)
+    result = profile(args.config, args.steps, args.warmup)
+    peak_after = matmul_peak(dtype)
+    best = max(peak["peak_gflops"], peak_after["peak_gflops"])
+    report.update(
+        result,
+        matmul_peak_gflops=best,
+        matmul_peak_before=peak,
+        matmul_peak_after=peak_after,
+        amx_estimate=amx_estimate(result, best, args.amx_speedup),
+        load_average_end=os.getloadavg(),
+    )
+    emit(report, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    register_builtins()
+    sys.exit(main())
