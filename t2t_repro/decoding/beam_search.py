@@ -10,12 +10,21 @@ step. The model cache is kept as ``[B, beam, ...]`` and merged to ``[B*beam, ...
 One difference in cost only, not in results: T2T gathers the cache by the 2*beam candidates'
 parents and then again by the beam survivors. Here the two indices are composed and the cache
 is gathered once.
+
+Another, with ``position_keys`` (the model's self-attention buffers, written one position per
+step): those buffers are never reordered. Each beam writes its step-``i`` keys/values into its
+own row at position ``i``, in place, and an ancestry table says, for every alive beam and
+position, which row holds that position of its history; the step sees the buffers gathered by
+it. The step reads the same values as with a reordered cache (unwritten positions are zero in
+both), so ids and scores do not change. Why: under XLA a reordered buffer is a new buffer that
+is then copied back into the loop's state, a whole extra copy of the cache per step.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
+from t2t_repro.decoding.nested import join_nested, split_nested
 from t2t_repro.decoding.top_k import top_k
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
@@ -60,6 +69,31 @@ def log_prob_from_logits(logits: tf.Tensor) -> tf.Tensor:
     return logits - tf.reduce_logsumexp(logits, axis=-1, keepdims=True)
 
 
+def gather_positions(buffer: tf.Tensor, rows: tf.Tensor) -> tf.Tensor:
+    """``out[n, :, t] = buffer[rows[n, t], :, t]``: a [N, h, L, d] buffer, [N, L] row indices."""
+    n, heads, length = shape_list(buffer)[:3]
+    shape = [n, heads, length]
+    index = tf.stack(
+        [
+            tf.broadcast_to(rows[:, None, :], shape),
+            tf.broadcast_to(tf.range(heads)[None, :, None], shape),
+            tf.broadcast_to(tf.range(length)[None, None, :], shape),
+        ],
+        axis=-1,
+    )
+    return tf.gather_nd(buffer, index)
+
+
+def write_row_position(buffer: tf.Tensor, written: tf.Tensor, i) -> tf.Tensor:
+    """``buffer`` [N, h, L, d] with position ``i`` taken from ``written`` (same shape)."""
+    n, heads = shape_list(buffer)[:2]
+    values = written[:, :, i]  # [N, h, d]
+    rows = tf.broadcast_to(tf.range(n)[:, None], [n, heads])
+    heads_index = tf.broadcast_to(tf.range(heads)[None, :], [n, heads])
+    at = tf.stack([rows, heads_index, tf.fill([n, heads], i)], axis=-1)
+    return tf.tensor_scatter_nd_update(buffer, at, values)
+
+
 def _top_beams(scores, k, *tensors):
     """Top k of ``scores`` [B, n] (ties: lower index first); gathers ``tensors`` alike."""
     _, indices = tf.math.top_k(scores, k=k)
@@ -78,6 +112,7 @@ def beam_search(
     stop_early: bool = True,
     constrain_fn=None,
     max_steps=None,
+    position_keys=(),
 ):
     """Returns (ids [B, beam, decode_length + 1] int32, scores [B, beam]), best first.
 
@@ -90,6 +125,9 @@ def beam_search(
     inputs rounded up to a few lengths share one compiled search.
     ``constrain_fn(log_probs [N, V], ids [N, D+1], i, states) -> (log_probs, states)``, if
     given, masks each step's log-probs (``decoding/constraints.py``); None leaves search as T2T's.
+    ``position_keys`` names the ``states`` entries (nested keys) that are [B, h, L, d] buffers
+    the step writes at position ``i`` of axis 2 and reads at positions up to ``i`` only: they
+    stay in place, read through an ancestry table (see the module's docstring).
     """
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
@@ -103,16 +141,32 @@ def beam_search(
         expand_to_beam(initial_ids, beam_size)[:, :, None], [[0, 0], [0, 0], [0, decode_length]]
     )
     states = tf.nest.map_structure(lambda s: expand_to_beam(s, beam_size), states or {})
+    # In-place position buffers, [B*beam, h, L, d], and ancestry[b, k, t]: the beam (row of
+    # batch item b) whose position t beam k's history is; beam k itself from position i on.
+    states, buffers = split_nested(states, position_keys)
+    buffers = tf.nest.map_structure(merge_beam_dim, buffers)
+    buffer_length = shape_list(tf.nest.flatten(buffers)[0])[2] if buffers else 1
+    own_beam = tf.range(beam_size)[None, :, None]
+    ancestry = tf.broadcast_to(own_beam, [batch_size, beam_size, buffer_length])
+    row_base = (tf.range(batch_size) * beam_size)[:, None, None]
     finished_seq = tf.zeros_like(alive_seq)
     finished_scores = tf.fill([batch_size, beam_size], -INF)
     finished_flags = tf.zeros([batch_size, beam_size], tf.bool)
 
-    def grow_topk(i, alive_seq, alive_log_probs, states):
+    def grow_topk(i, alive_seq, alive_log_probs, states, buffers, ancestry):
         """Extends every alive beam by every token; keeps the top 2*beam by normalised score."""
         flat_ids = merge_beam_dim(alive_seq)
-        flat_logits, flat_states = symbols_to_logits_fn(
-            flat_ids, i, tf.nest.map_structure(merge_beam_dim, states)
-        )
+        flat_states = tf.nest.map_structure(merge_beam_dim, states)
+        if buffers:
+            rows = tf.reshape(ancestry + row_base, [-1, buffer_length])
+            histories = tf.nest.map_structure(lambda b: gather_positions(b, rows), buffers)
+            flat_states = join_nested(flat_states, histories)
+        flat_logits, flat_states = symbols_to_logits_fn(flat_ids, i, flat_states)
+        if buffers:
+            flat_states, written = split_nested(flat_states, position_keys)
+            buffers = tf.nest.map_structure(
+                lambda b, w: write_row_position(b, w, i), buffers, written
+            )
         if constrain_fn is None:
             logits = tf.reshape(
                 tf.cast(flat_logits, tf.float32), [batch_size, beam_size, vocab_size]
@@ -137,11 +191,21 @@ def beam_search(
             positions == i + 1, topk_ids[:, :, None], gather_beams(alive_seq, topk_parents)
         )
         topk_finished = tf.equal(topk_ids, eos_id)
-        return topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states
+        return topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states, buffers
 
-    def body(i, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, states):
-        topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states = grow_topk(
-            i, alive_seq, alive_log_probs, states
+    def body(
+        i,
+        alive_seq,
+        alive_log_probs,
+        finished_seq,
+        finished_scores,
+        finished_flags,
+        states,
+        buffers,
+        ancestry,
+    ):
+        topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states, buffers = (
+            grow_topk(i, alive_seq, alive_log_probs, states, buffers, ancestry)
         )
         # grow_alive: drop the candidates that just produced EOS, keep the top beam.
         alive_scores = topk_scores + tf.cast(topk_finished, tf.float32) * -INF
@@ -149,6 +213,10 @@ def beam_search(
             alive_scores, beam_size, topk_seq, topk_log_probs, topk_parents
         )
         states = tf.nest.map_structure(lambda s: gather_beams(s, parents), states)
+        if buffers:  # Positions up to i: the parent's history; then the beam itself.
+            ancestry = tf.where(
+                tf.range(buffer_length) <= i, gather_beams(ancestry, parents), own_beam
+            )
         # grow_finished: old finished + newly finished candidates, top beam by normalised score.
         new_scores = topk_scores + (1.0 - tf.cast(topk_finished, tf.float32)) * -INF
         finished_seq, finished_scores, finished_flags = _top_beams(
@@ -166,6 +234,8 @@ def beam_search(
             finished_scores,
             finished_flags,
             states,
+            buffers,
+            ancestry,
         )
 
     def is_not_finished(
@@ -176,6 +246,8 @@ def beam_search(
         finished_scores,
         unused_finished_flags,
         unused_states,
+        unused_buffers,
+        unused_ancestry,
     ):
         max_penalty = length_penalty(max_steps, alpha)
         lower_bound_alive_scores = alive_log_probs[:, 0] / max_penalty
@@ -186,7 +258,7 @@ def beam_search(
         bound_is_met = tf.reduce_all(finished_bound > lower_bound_alive_scores)
         return tf.logical_and(i < max_steps, tf.logical_not(bound_is_met))
 
-    (_, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _) = (
+    (_, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, *_) = (
         tf.while_loop(
             is_not_finished,
             body,
@@ -198,6 +270,8 @@ def beam_search(
                 finished_scores,
                 finished_flags,
                 states,
+                buffers,
+                ancestry,
             ],
         )
     )

@@ -12,29 +12,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_repro.decoding.beam_search import expand_to_beam, merge_beam_dim
-
-
-def split_nested(cache: dict, constant_keys) -> tuple[dict, dict]:
-    """(changing, constant): ``cache``'s nested dicts split by key name, structure kept."""
-    changing, constant = {}, {}
-    for key, value in cache.items():
-        if key in constant_keys:
-            constant[key] = value
-        elif isinstance(value, dict):
-            changing[key], inner = split_nested(value, constant_keys)
-            if inner:
-                constant[key] = inner
-        else:
-            changing[key] = value
-    return changing, constant
-
-
-def join_nested(changing: dict, constant: dict) -> dict:
-    """The inverse of ``split_nested``."""
-    joined = dict(changing)
-    for key, value in constant.items():
-        joined[key] = join_nested(joined[key], value) if key in joined else value
-    return joined
+from t2t_repro.decoding.nested import join_nested, split_nested
 
 
 def hoist_constants(step, cache: dict, constant_keys, beam_size: int):

@@ -108,6 +108,8 @@ def search(
         stop_early=not config.return_beams,
         constrain_fn=constrain_fn,
         max_steps=max_steps,
+        # In place under XLA only (there a reordered cache costs an extra copy per step).
+        position_keys=getattr(model, "POSITION_CACHE_KEYS", ()) if config.use_xla else (),
     )
 
 

@@ -230,6 +230,9 @@ class Transformer(keras.Model):
     # Cache entries that no step changes (the encoder's keys/values and output, the padding
     # bias): a search may hold them outside its loop state instead of reordering them.
     CONSTANT_CACHE_KEYS = ("encdec_attention", "encoder_bias", "encoder_output")
+    # Cache entries a step writes at position i of axis 2 (and reads up to i): beam search
+    # may keep them in place instead of reordering them (decoding/beam_search.py).
+    POSITION_CACHE_KEYS = ("self_attention",)
     _MODEL_CACHE_KEYS = ("encoder_bias", "encoder_output")  # not the decoder layers'
 
     def decode_step(self, ids: tf.Tensor, i, cache: dict) -> tuple[tf.Tensor, dict]:
