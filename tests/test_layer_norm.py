@@ -1,0 +1,51 @@
+"""t2t_repro's LayerNorm: Keras' to the bit in float32; bf16 inputs take two fused XLA kernels
+with Keras' float32 arithmetic, so outputs and gradients agree within bf16 rounding."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro.layers.layer_norm import LayerNorm
+
+
+def _norm_and_grads(layer, x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = layer(x)
+        weights = tf.cast(tf.range(y.shape[-1]), tf.float32) / y.shape[-1]
+        loss = tf.reduce_sum(tf.cast(y, tf.float32) * weights)
+    return [y, *tape.gradient(loss, [x, layer.gamma, layer.beta])]
+
+
+def _pair(x):
+    rng = np.random.default_rng(1)
+    layers = (LayerNorm(epsilon=1e-6), keras.layers.LayerNormalization(epsilon=1e-6))
+    gamma, beta = rng.normal(size=(2, x.shape[-1])).astype(np.float32)
+    for layer in layers:
+        layer.build(x.shape)
+        layer.gamma.assign(gamma)
+        layer.beta.assign(beta)
+    return layers
+
+
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_matches_keras_layer_normalization(precision):
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.normal(size=(4, 8, 32)).astype(np.float32) * 2 + 0.5)
+    policy = keras.mixed_precision.global_policy()
+    try:
+        if precision == "bfloat16":
+            keras.mixed_precision.set_global_policy("mixed_bfloat16")
+            x = tf.cast(x, tf.bfloat16)
+        ours, ref = _pair(x)
+        got, want = _norm_and_grads(ours, x), _norm_and_grads(ref, x)
+    finally:
+        keras.mixed_precision.set_global_policy(policy)
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == b.dtype
+        a, b = tf.cast(a, tf.float32).numpy(), tf.cast(b, tf.float32).numpy()
+        if precision == "float32":
+            np.testing.assert_array_equal(a, b)
+        else:  # one bf16 rounding step apart at most
+            np.testing.assert_allclose(a, b, rtol=2**-7, atol=1e-2)
