@@ -72,11 +72,29 @@ def _soft_target_cross_entropy(
         def grad(upstream):
             with tf.name_scope("xent_grad"):  # Names the kernels in a profile.
                 probs = tf.exp(logits - log_z[..., None])
+                if _in_xla():  # XLA builds the one-hot inside its fused kernel: no memory pass.
+                    soft = tf.one_hot(
+                        labels,
+                        logits.shape[-1],
+                        on_value=confidence,
+                        off_value=low,
+                        dtype=probs.dtype,
+                    )
+                    return upstream[..., None] * (probs - soft)
                 return upstream[..., None] * _minus_soft_target(probs, labels, confidence, low)
 
         return loss, grad
 
     return xent(logits)
+
+
+def _in_xla() -> bool:
+    """Whether the graph being built is compiled by XLA (``jit_compile``): there the one-hot
+    costs nothing, and keeping XLA's graph as it was keeps its fusion, and so its bits."""
+    from tensorflow.python.framework import ops
+    from tensorflow.python.ops import control_flow_util
+
+    return control_flow_util.GraphOrParentsInXlaContext(ops.get_default_graph())
 
 
 def _minus_soft_target(probs: tf.Tensor, labels: tf.Tensor, confidence: float, low: float):
