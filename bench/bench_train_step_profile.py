@@ -54,9 +54,9 @@ MATMUL_TYPES = {
     "_MklBatchMatMulV3",
     "_MklFusedBatchMatMulV2",
 }
-# Functions compiled with jit_compile=True inside the step (the bf16 loss) run as one XLA
-# executable each, traced as this event instead of an op event.
-XLA_EVENT = "CpuExecutable::ExecuteAsyncOnStream"
+# Asynchronous kernels (a jit-compiled function inside the step: the bf16 loss, the bf16 layer
+# norm) are traced as this event, their op name and type in its stats.
+ASYNC_EVENT = "ExecutorState::ProcessAsync::Start"
 OP_EVENT = re.compile(r"^(?P<name>[^:]+):(?P<type>[A-Za-z0-9_]+)$")
 
 
@@ -71,8 +71,6 @@ def categorize(name: str, op_type: str) -> str:
         return "matmul_vocab" if re.search(r"transformer[_0-9]*/matmul", lower) else "matmul_dense"
     if "xent" in lower or "reducelogsumexp" in lower or "loss" in lower or "one_hot" in lower:
         return "loss"
-    if op_type == "XlaExecutable":
-        return "loss"  # In a step without XLA, only the loss is jit-compiled.
     if (
         "adam" in lower
         or op_type.startswith("ResourceApply")
@@ -157,6 +155,17 @@ def categorize(name: str, op_type: str) -> str:
     return "other"
 
 
+def _async_op(plane, event) -> dict | None:
+    """{"name", "type"} of an asynchronous kernel's event (its stats refer to the strings)."""
+    found = {}
+    for stat in event.stats:
+        key = plane.stat_metadata[stat.metadata_id].name
+        if key in ("name", "kernel_type"):
+            value = stat.str_value or plane.stat_metadata[stat.ref_value].name
+            found["name" if key == "name" else "type"] = value
+    return found if len(found) == 2 else None
+
+
 def op_times(logdir: str) -> tuple[dict, float, int]:
     """{(name, type): seconds} summed over the trace's kernels, the kernels' total, count."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
@@ -177,8 +186,8 @@ def op_times(logdir: str) -> tuple[dict, float, int]:
             for event in sorted(line.events, key=lambda e: e.offset_ps):
                 event_name = plane.event_metadata[event.metadata_id].name
                 match = OP_EVENT.match(event_name)
-                if event_name == XLA_EVENT:  # A jit-compiled function's run (the fused loss).
-                    match = {"name": "xla_executable", "type": "XlaExecutable"}
+                if event_name == ASYNC_EVENT:
+                    match = _async_op(plane, event)
                 if not match:
                     continue
                 end = event.offset_ps + event.duration_ps

@@ -52,7 +52,8 @@ def fused_bf16_layer_norm(x, gamma, beta, epsilon: float):
         y, mean, rstd = _bf16_forward(x, gamma, beta, epsilon)
 
         def grad(dy):
-            return _bf16_backward(dy, x, gamma, mean, rstd)
+            with tf.name_scope("layer_norm_grad"):  # Names the kernel in a profile.
+                return _bf16_backward(dy, x, gamma, mean, rstd)
 
         return y, grad
 
