@@ -39,7 +39,7 @@ import tensorflow as tf
 from bench.report import CONFIGS, cpu_model, emit, matmul_peak, peer_batch
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
-from t2t_repro.hparams_lib import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.losses import padded_cross_entropy
 from t2t_repro.models.flops import training_flops

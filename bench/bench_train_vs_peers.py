@@ -45,7 +45,7 @@ def worker(config: str, precision: str, xla: bool, steps: int, warmup: int) -> d
     from bench.report import peer_batch
     from t2t_repro import registry
     from t2t_repro.commands.builtins import register_builtins
-    from t2t_repro.hparams_lib import create_hparams
+    from t2t_repro.hparams_lib.build import create_hparams
     from t2t_repro.learning_rate import make_optimizer
     from t2t_repro.losses import padded_cross_entropy
 
