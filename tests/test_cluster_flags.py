@@ -12,7 +12,10 @@ from t2t_repro.training.cluster_flags import T2T_DEFAULTS, check_cluster_flags
 from tests.tools import ROOT
 
 TWO_WORKERS = {"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 1}}
-CHIEF_AND_WORKER = {"cluster": {"chief": ["a:1"], "worker": ["b:2"]}, "task": {"type": "worker"}}
+CHIEF_AND_WORKER = {
+    "cluster": {"chief": ["a:1"], "worker": ["b:2"]},
+    "task": {"type": "worker", "index": 0},
+}
 
 
 def flags(**given):

@@ -82,10 +82,23 @@ def test_chief_format_bfloat16_sigterm_to_one_worker_stops_both(data_dir, tmp_pa
 
 
 def cluster_of(monkeypatch, config):
+    """The strategy's reading (TF's resolver) of ``config``, checked against the TF-free
+    reading that checks the cluster flags before TensorFlow starts: one Cluster, or one error."""
+    from t2t_repro.errors import UserError
+    from t2t_repro.training import tf_config
     from t2t_repro.training.distribution import cluster
 
     monkeypatch.setenv("TF_CONFIG", json.dumps(config))
-    return cluster()
+    readings = []
+    for read in (cluster, tf_config.read):
+        try:
+            readings.append(read())
+        except UserError as e:
+            readings.append(str(e))
+    assert readings[0] == readings[1], readings
+    if isinstance(readings[0], str):
+        raise UserError(readings[0])
+    return readings[0]
 
 
 def test_both_tf_config_formats_rank_the_chief_first(monkeypatch):
@@ -113,6 +126,9 @@ def test_both_tf_config_formats_rank_the_chief_first(monkeypatch):
         ({"cluster": {"worker": ["a:1"], "ps": ["b:1"]}, "task": {"type": "worker"}}, "ps tasks"),
         ({"cluster": {"chief": ["a:1", "b:1"]}, "task": {"type": "chief"}}, "2 chiefs"),
         ({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 2}}, "not in"),
+        ({"cluster": {"chief": ["a:1"], "worker": ["b:1"]}, "task": {"type": "worker"}}, "not in"),
+        ({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "ps", "index": 0}}, "not in"),
+        ({"cluster": ["a:1", "b:1"], "task": {"type": "worker", "index": 0}}, "must be"),
     ],
 )
 def test_unusable_tf_config_is_one_clear_error(monkeypatch, config, message):

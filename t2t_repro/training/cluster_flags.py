@@ -14,12 +14,11 @@ starts. Kept free of TensorFlow.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from t2t_repro.errors import UsageError
+from t2t_repro.training import tf_config
 
 DOCS = "docs/distributed.md"
 # T2T's defaults: the values that ask for nothing beyond one synchronous host.
@@ -61,21 +60,12 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def tf_config_position(environ: Mapping[str, str] | None = None) -> tuple[int, int] | None:
-    """(workers, this task's worker number) from TF_CONFIG, or None without one. The chief, if
-    any, is worker 0 and the ``worker`` tasks follow it, as in ``tf.distribute``'s numbering
-    (``multi_worker_util.id_in_cluster``)."""
-    text = (os.environ if environ is None else environ).get("TF_CONFIG", "")
-    try:
-        config = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError:
-        return None  # The strategy's own reading reports a malformed TF_CONFIG.
-    cluster = config.get("cluster", {}) if isinstance(config, dict) else {}
-    chiefs, workers = len(cluster.get("chief", [])), len(cluster.get("worker", []))
-    if not chiefs + workers:
+    """(workers, this task's rank) from TF_CONFIG (``tf_config.read``, the one reading the
+    strategy agrees with), or None when TF_CONFIG is not set."""
+    if not tf_config.is_set(environ):
         return None
-    task = config.get("task", {})
-    index = int(task.get("index", 0))
-    return chiefs + workers, index + chiefs if task.get("type") == "worker" else index
+    found = tf_config.read(environ)
+    return found.workers, found.index
 
 
 def tf_config_example(workers: int, index: int) -> str:

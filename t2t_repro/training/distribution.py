@@ -15,58 +15,27 @@ the multi-worker strategy once per process (a second call returns the same one).
 
 from __future__ import annotations
 
-import dataclasses
-import json
-
 import tensorflow as tf
 
-from t2t_repro.errors import UserError
+from t2t_repro.training import tf_config
+from t2t_repro.training.tf_config import Cluster
 
 _multi_worker: list = []  # the one MultiWorkerMirroredStrategy of this process, once made
 
 
-@dataclasses.dataclass(frozen=True)
-class Cluster:
-    """This process's place in the training cluster (one task on one host by default)."""
-
-    workers: int = 1  # training processes (chief + workers)
-    index: int = 0  # this process's rank: the chief is 0, then the workers in order
-    task: str = "worker"
-
-    @property
-    def is_chief(self) -> bool:
-        """The one writer into output_dir: the chief task, or worker 0 without one."""
-        return self.index == 0
-
-
 def cluster() -> Cluster:
-    """The cluster ``TF_CONFIG`` describes (ranked as MultiWorkerMirroredStrategy ranks it)."""
+    """The cluster ``TF_CONFIG`` describes, read by TF's ``TFConfigClusterResolver`` (as the
+    strategy reads it) and ranked by ``tf_config.rank``, as the TF-free ``tf_config.read``
+    that checks the cluster flags before TensorFlow starts."""
+    if not tf_config.is_set():
+        return Cluster()
     try:
         resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
         spec = resolver.cluster_spec().as_dict()
         task, task_id = resolver.task_type, resolver.task_id
-    except (ValueError, json.JSONDecodeError) as e:
-        raise UserError(f"TF_CONFIG is not valid JSON: {e}") from None
-    chiefs, workers = spec.get("chief", []), spec.get("worker", [])
-    others = sorted(set(spec) - {"chief", "worker"})
-    if others:
-        raise UserError(
-            f"TF_CONFIG names {', '.join(others)} tasks; t2t-trainer trains with "
-            "MultiWorkerMirroredStrategy: list every training process under 'chief' (at most "
-            "one) and 'worker'."
-        )
-    total = len(chiefs) + len(workers)
-    if total <= 1:
-        return Cluster()
-    if len(chiefs) > 1:
-        raise UserError(f"TF_CONFIG lists {len(chiefs)} chiefs; a cluster has at most one.")
-    size = {"chief": len(chiefs), "worker": len(workers)}.get(task, 0)
-    if task_id is None or not 0 <= task_id < size:
-        raise UserError(
-            f"TF_CONFIG's task {{'type': {task!r}, 'index': {task_id!r}}} is not in its cluster "
-            f"(chief: {len(chiefs)}, worker: {len(workers)})."
-        )
-    return Cluster(total, task_id if task == "chief" else len(chiefs) + task_id, task)
+    except tf_config.READ_ERRORS as e:
+        raise tf_config.invalid(e) from None
+    return tf_config.rank(spec, task, task_id)
 
 
 def split_cpu(num_devices: int) -> list[str]:
