@@ -30,6 +30,22 @@ def test_no_eta_before_a_timing_without_tracing():
     assert stream.getvalue().endswith("| ETA -\n")
 
 
+def test_line_goes_to_the_stdout_of_print_time_not_of_import_time(monkeypatch):
+    import importlib.util
+
+    from t2t_repro.training import summaries
+
+    at_import, at_print = io.StringIO(), io.StringIO()
+    monkeypatch.setattr("sys.stdout", at_import)
+    spec = importlib.util.spec_from_file_location("summaries_copy", summaries.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # a fresh import under at_import (sys.modules untouched)
+    monkeypatch.setattr("sys.stdout", at_print)
+    module.ConsoleLog(1000).line(200, 3.21, 4.1e-4, 5120.0, steps_per_sec=None)
+    assert at_print.getvalue().startswith("step 200/1000 | loss 3.2100")
+    assert at_import.getvalue() == ""
+
+
 def test_decoder_eta_starts_after_the_first_batch():
     from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 

@@ -53,9 +53,9 @@ def format_duration(seconds: float) -> str:
 class ConsoleLog:
     """``step 200/1000 | loss 3.21 | lr 4.1e-04 | 5,120 tok/s | ETA 4m10s``."""
 
-    def __init__(self, total_steps: int, stream=sys.stdout, deadline: float = 0.0) -> None:
+    def __init__(self, total_steps: int, stream=None, deadline: float = 0.0) -> None:
         self.total_steps = total_steps
-        self.stream = stream
+        self.stream = stream  # None: sys.stdout as it is when a line is printed (not at import)
         self.start = time.time()
         self.deadline = deadline  # time.time() when --max_train_seconds stops the run; 0: none
 
@@ -73,6 +73,6 @@ class ConsoleLog:
         print(
             f"step {step}/{self.total_steps} | loss {loss:.4f} | lr {lr:.3e} | "
             f"{tokens_per_sec:,.0f} tok/s | ETA {eta}",
-            file=self.stream,
+            file=self.stream or sys.stdout,
             flush=True,
         )
