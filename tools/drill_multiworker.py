@@ -96,7 +96,10 @@ def sigterm(data_dir: str, work: str) -> dict:
     wait_for(procs[0], r"^step 10/")
     procs[1].send_signal(signal.SIGTERM)
     results = cluster_run.finish(procs, timeout=300)
-    saved = [re.findall(r"received (.*): saved \S+ at step (\d+)", out) for _, out, _ in results]
+    saved = [
+        re.findall(r"received (.*?): (?:the chief )?saved \S+ at step (\d+)", out)
+        for _, out, _ in results
+    ]
     steps = sorted({int(s) for found in saved for _, s in found})
     on_disk = sorted(os.path.basename(p) for p in os.listdir(f"{work}/term") if ".index" in p)
     again = cluster_run.run(

@@ -199,6 +199,11 @@ class Trainer:
             self.positions.gather()
         return self.ckpt.save(self.step)
 
+    def _saved(self, path: str) -> str:
+        """What this worker tells of a save: other workers took part in it, but wrote
+        nothing into output_dir (``TrainingCheckpoint.save``)."""
+        return f"saved {path}" if self.cluster.is_chief else f"the chief saved {path}"
+
     def _expected_path(self) -> str:
         return os.path.join(self.cfg.output_dir, f"ckpt-{self.step}")
 
@@ -379,7 +384,7 @@ class Trainer:
                 break
             saves = decided["save_due"] or (save_every and step % save_every == 0)
             if saves:
-                print(f"saved {self.save()}", flush=True)
+                print(self._saved(self.save()), flush=True)
                 last_save = time.time()
             if eval_every and step % eval_every == 0:
                 if not saves:
@@ -388,12 +393,12 @@ class Trainer:
         path = self.ckpt.latest if self.ckpt.latest == self._expected_path() else self.save()
         if stopping:
             print(
-                f"received {stop.signal}: saved {path} at step {self.step}; rerun the same "
-                "command to resume.",
+                f"received {stop.signal}: {self._saved(path)} at step {self.step}; rerun the "
+                "same command to resume.",
                 flush=True,
             )
             return {"interrupted": True, "checkpoint": path}
-        print(f"training finished at step {self.step}; saved {path}", flush=True)
+        print(f"training finished at step {self.step}; {self._saved(path)}", flush=True)
         if cfg.schedule == "train_and_evaluate" and not results.get("step") == self.step:
             results = self.evaluate()
         return dict(results, checkpoint=path)
