@@ -198,6 +198,36 @@ def test_killed_and_resumed_run_equals_uninterrupted(data_dir, tmp_path):
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)
 
 
+def test_a_cluster_checkpoint_is_refused_on_one_host_before_writing(data_dir, tmp_path):
+    """A two-worker chief's checkpoint (built here directly: it holds both workers' input
+    positions) cannot place one host's input; one line says what to do, nothing is written."""
+    from t2t_repro.model_loading import CheckpointError
+    from t2t_repro.training.input_feed import WorkerPositions
+    from t2t_repro.training.trainer import Trainer, TrainerConfig
+
+    out = tmp_path / "train"
+    cfg = TrainerConfig(
+        problem="translate_toy",
+        hparams_set="transformer_quickstart",
+        data_dir=str(data_dir),
+        output_dir=str(out),
+        hparams=TINY,
+        schedule="train",
+        train_steps=1,
+    )
+    chief = Trainer(cfg)
+    chief.ckpt.restore_latest()
+    setattr(chief.ckpt.checkpoint, WorkerPositions.KEY, tf.Variable(["", ""]))
+    chief.ckpt.save(0)
+    before = sorted(os.listdir(out))
+    with pytest.raises(
+        CheckpointError, match="saved by a cluster of 2 workers and this run is on one host"
+    ) as e:
+        Trainer(cfg).run()
+    assert "TF_CONFIG of 2 workers" in str(e.value) and "\n" not in str(e.value)
+    assert sorted(os.listdir(out)) == before
+
+
 def test_nan_loss_stops_with_clear_message(data_dir, tmp_path):
     out = run_trainer(
         data_dir,

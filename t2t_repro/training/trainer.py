@@ -163,14 +163,6 @@ class Trainer:
         context = tf.distribute.InputContext(workers, index, self.strategy.num_replicas_in_sync)
         feed = ReplicaFeed(self.strategy, dataset_fn(context), workers)
         self.positions = WorkerPositions(self.strategy, feed, index)
-        saved = self.ckpt.saved_shape(WorkerPositions.KEY)
-        if self.ckpt.restored and saved != [workers]:
-            by = f"{saved[0]} workers" if saved else "a run on one host"
-            raise CheckpointError(
-                f"{self.ckpt.restored} was saved by {by}, this cluster has {workers}: the "
-                "input positions cannot be restored. Resume with the same cluster, or use a "
-                "new --output_dir."
-            )
         setattr(self.ckpt.checkpoint, WorkerPositions.KEY, self.positions.states)
         self.positions.restore()  # the states were restored on attachment (above)
         return feed
@@ -285,6 +277,8 @@ class Trainer:
 
     def run(self) -> dict:
         restored = self.ckpt.restore_latest()
+        if restored and self.cfg.schedule not in ("evaluate", "continuous_eval"):
+            self._check_same_workers(restored)
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
         self._start_writing()
@@ -295,6 +289,23 @@ class Trainer:
         if self.cfg.schedule == "continuous_eval":
             return self.continuous_eval()
         return self.train()
+
+    def _check_same_workers(self, restored: str) -> None:
+        """Refuses, before anything is written, to train on from a checkpoint saved by
+        another number of workers: each worker read its own shard of the data, so neither
+        a cluster's input positions (``WorkerPositions``) nor one host's iterator state can
+        place another cluster's input (the old batch-skip would replay the wrong batches)."""
+        saved = self.ckpt.saved_shape(WorkerPositions.KEY)
+        before, now = saved[0] if saved else 1, self.cluster.workers
+        if before == now:
+            return
+        by = f"a cluster of {before} workers" if before > 1 else "a run on one host"
+        this = f"this cluster has {now} workers" if now > 1 else "this run is on one host"
+        again = f"with a TF_CONFIG of {before} workers" if before > 1 else "on one host"
+        raise CheckpointError(
+            f"{restored} was saved by {by} and {this}: the input positions cannot be "
+            f"restored. Resume it {again}, or start a new --output_dir."
+        )
 
     def continuous_eval(self, timeout_secs: int = 3600) -> dict:
         """Evaluates every new checkpoint until one at train_steps (or the timeout)."""
