@@ -51,6 +51,9 @@ def make_strategy(worker_gpu: int = 0, devices: list[str] | None = None) -> tf.d
     """The run's strategy; call it before anything runs a TensorFlow op (see the module doc)."""
     if cluster().workers > 1:
         if not _multi_worker:
+            # The coordination service's heartbeat timeout stays TF's default: the strategy
+            # sets no timeout, and only the private context.configure_coordination_service
+            # could (docs/distributed.md, troubleshooting).
             resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
             _multi_worker.append(tf.distribute.MultiWorkerMirroredStrategy(resolver))
         return _multi_worker[0]
