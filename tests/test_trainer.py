@@ -201,7 +201,7 @@ def test_killed_and_resumed_run_equals_uninterrupted(data_dir, tmp_path):
 def test_a_cluster_checkpoint_is_refused_on_one_host_before_writing(data_dir, tmp_path):
     """A two-worker chief's checkpoint (built here directly: it holds both workers' input
     positions) cannot place one host's input; one line says what to do, nothing is written."""
-    from t2t_repro.model_loading import CheckpointError
+    from t2t_repro.checkpoints.errors import CheckpointError
     from t2t_repro.training.input_feed import WorkerPositions
     from t2t_repro.training.trainer import Trainer, TrainerConfig
 
