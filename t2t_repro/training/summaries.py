@@ -43,6 +43,42 @@ class Summaries:
         writer.flush()
 
 
+def window_scalars(window: dict, learning_rate: float, hparams) -> dict:
+    """The training scalars of one log window (sums over its loop calls, ``seconds`` of
+    wall time): what TensorBoard shows under ``train/``."""
+    seconds = max(window["seconds"], 1e-9)
+    values = {
+        "loss": window["loss_sum"] / window["updates"],
+        "learning_rate": learning_rate,
+        "grad_norm": window["grad_norm_sum"] / window["updates"],
+        "tokens_per_sec": window["target_tokens"] / seconds,
+        "examples_per_sec": window["examples"] / seconds,
+        "input_stats/targets_nonpadding_fraction": window["target_tokens"]
+        / max(window["target_padded"], 1),
+        "effective_tokens_per_update": window["target_tokens"] / window["updates"],
+    }
+    mfu = _mfu(hparams, window, seconds)
+    if mfu is not None:
+        values["mfu"] = mfu
+    return values
+
+
+def _mfu(hparams, window: dict, seconds: float) -> float | None:
+    """Model-FLOPs utilisation against ``T2T_PEAK_FLOPS`` (FLOP/s), when that is set.
+
+    Uses the window's mean padded target length for both sides (batches are bucketed by
+    max(source, target) length, so this is close).
+    """
+    peak = float(os.environ.get("T2T_PEAK_FLOPS", "0") or 0)
+    if not peak or not window["examples"]:
+        return None
+    from t2t_repro.models.flops import training_flops
+
+    length = window["target_padded"] / window["examples"]
+    flops = training_flops(hparams, 1, length, length) * window["examples"]
+    return flops / seconds / peak
+
+
 def format_duration(seconds: float) -> str:
     seconds = int(max(seconds, 0))
     h, rem = divmod(seconds, 3600)

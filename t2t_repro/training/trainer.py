@@ -35,6 +35,7 @@ from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training import evaluation
 from t2t_repro.training.agreement import Agreement
+from t2t_repro.training.attention_summary import AttentionSummary
 from t2t_repro.training.config import TrainerConfig
 from t2t_repro.training.dev_decodes import make_dev_decodes
 from t2t_repro.training.devices import announce
@@ -47,9 +48,8 @@ from t2t_repro.training.run_setup import (
     check_config,
     setup_precision_and_seed,
 )
-from t2t_repro.training.summaries import ConsoleLog, Summaries
+from t2t_repro.training.summaries import ConsoleLog, Summaries, window_scalars
 from t2t_repro.training.train_step import DIVERGED_LOSS, TrainMetrics, make_train_loop
-from t2t_repro.visualization import attention_maps
 
 
 class Trainer:
@@ -110,7 +110,7 @@ class Trainer:
         self.positions = None  # every worker's input position, on several workers
         self.summaries = None  # made once the run passed its checks (it writes event files)
         self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
-        self._attention_example = None
+        self._attention = None  # the first dev example's heat maps, made at the first eval
         self._dev_decodes = False  # made at the first evaluation (None: the problem has none)
 
     # -- data ------------------------------------------------------------------------------
@@ -209,7 +209,9 @@ class Trainer:
             "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, self.step
         )
         if self.cfg.attention_images and self.cluster.is_chief:
-            self._attention_summaries()
+            if self._attention is None:
+                self._attention = AttentionSummary(self.problem, self.cfg.data_dir, self.hparams)
+            self.summaries.images("eval", self._attention.images(self.model), self.step)
         print(
             f"eval at step {self.step}: loss {results['loss']:.4f}, perplexity "
             f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
@@ -234,30 +236,6 @@ class Trainer:
         scores = self._dev_decodes()
         results.update(scores)
         return self._dev_decodes.metric.log_text(scores)
-
-    def _attention_summaries(self) -> None:
-        """Attention heat maps (last layer, all heads) of the first dev example."""
-        if self._attention_example is None:
-            pattern = self.problem.filepattern(self.cfg.data_dir, "dev")
-            example = next(iter(make_dataset(pattern, EVAL, self.hparams).unbatch().take(1)))
-            encoders = self.problem.get_encoders(self.cfg.data_dir)
-            ids = {k: [int(i) for i in example[k].numpy() if i] for k in ("inputs", "targets")}
-            self._attention_example = (
-                ids,
-                {k: attention_maps.token_labels(encoders[k], ids[k]) for k in ids},
-            )
-        ids, labels = self._attention_example
-        pngs = attention_maps.attention_pngs(
-            self.model, ids["inputs"], ids["targets"], labels["inputs"], labels["targets"]
-        )
-        self.summaries.images(
-            "eval",
-            {
-                f"attention/{name}": attention_maps.png_to_summary_image(png)
-                for name, png in pngs.items()
-            },
-            self.step,
-        )
 
     def _learning_rate(self) -> float:
         lr = self.optimizer.learning_rate
@@ -436,20 +414,7 @@ class Trainer:
     def _log_window(self, w: dict, console: ConsoleLog) -> None:
         if not w["updates"]:
             return
-        seconds = max(w["seconds"], 1e-9)
-        values = {
-            "loss": w["loss_sum"] / w["updates"],
-            "learning_rate": self._learning_rate(),
-            "grad_norm": w["grad_norm_sum"] / w["updates"],
-            "tokens_per_sec": w["target_tokens"] / seconds,
-            "examples_per_sec": w["examples"] / seconds,
-            "input_stats/targets_nonpadding_fraction": w["target_tokens"]
-            / max(w["target_padded"], 1),
-            "effective_tokens_per_update": w["target_tokens"] / w["updates"],
-        }
-        mfu = _mfu(self.hparams, w, seconds)
-        if mfu is not None:
-            values["mfu"] = mfu
+        values = window_scalars(w, self._learning_rate(), self.hparams)
         self.summaries.scalars("train", values, self.step)
         timed = w["timed_updates"] / w["timed_seconds"] if w["timed_seconds"] else None
         console.line(
@@ -479,19 +444,3 @@ class Trainer:
             "shard and rerun t2t-datagen to rewrite it (finished shards are kept), then rerun "
             f"this command to resume from {self.ckpt.latest or 'the start'}."
         )
-
-
-def _mfu(hparams, window: dict, seconds: float) -> float | None:
-    """Model-FLOPs utilisation against ``T2T_PEAK_FLOPS`` (FLOP/s), when that is set.
-
-    Uses the window's mean padded target length for both sides (batches are bucketed by
-    max(source, target) length, so this is close).
-    """
-    peak = float(os.environ.get("T2T_PEAK_FLOPS", "0") or 0)
-    if not peak or not window["examples"]:
-        return None
-    from t2t_repro.models.flops import training_flops
-
-    length = window["target_padded"] / window["examples"]
-    flops = training_flops(hparams, 1, length, length) * window["examples"]
-    return flops / seconds / peak

@@ -1,0 +1,37 @@
+"""Attention heat maps of one dev example for TensorBoard (the paper's Figures 3-5).
+
+Why its own module: the trainer only asks for images at each evaluation; which example,
+its labels and the plotting stay here and in ``visualization/attention_maps.py``.
+"""
+
+from __future__ import annotations
+
+import keras
+
+from t2t_repro.data.input_pipeline import EVAL, make_dataset
+from t2t_repro.visualization import attention_maps
+
+
+class AttentionSummary:
+    """The first dev example, read once; ``images(model)`` draws its maps for the model now."""
+
+    def __init__(self, problem, data_dir: str, hparams) -> None:
+        pattern = problem.filepattern(data_dir, "dev")
+        example = next(iter(make_dataset(pattern, EVAL, hparams).unbatch().take(1)))
+        encoders = problem.get_encoders(data_dir)
+        self.ids = {k: [int(i) for i in example[k].numpy() if i] for k in ("inputs", "targets")}
+        self.labels = {k: attention_maps.token_labels(encoders[k], self.ids[k]) for k in self.ids}
+
+    def images(self, model: keras.Model) -> dict:
+        """Last layer, all heads: ``{"attention/<name>": summary image}``."""
+        pngs = attention_maps.attention_pngs(
+            model,
+            self.ids["inputs"],
+            self.ids["targets"],
+            self.labels["inputs"],
+            self.labels["targets"],
+        )
+        return {
+            f"attention/{name}": attention_maps.png_to_summary_image(png)
+            for name, png in pngs.items()
+        }
