@@ -84,6 +84,25 @@ def test_written_out_gradient_matches_automatic_differentiation(eps, jit):
     np.testing.assert_allclose(g_ours.numpy(), g_plain.numpy(), atol=1e-6)
 
 
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+def test_gradient_without_the_one_hot_is_the_one_hot_formula_to_the_bit(eps):
+    """Outside XLA the gradient subtracts ``low`` everywhere and rewrites the label entries
+    instead of building a one-hot: the same subtractions, so the same bits."""
+    V = 50
+    logits = tf.random.normal([3, 4, V], seed=7) * 3
+    labels = tf.constant([[1, 49, 0, 7], [2, 2, 5, 0], [9, 8, 7, 6]])
+    confidence, low = 1 - eps, eps / (V - 1)
+    log_z = tf.reduce_logsumexp(logits, axis=-1)
+    upstream = tf.random.normal([3, 4], seed=8)
+    with tf.GradientTape() as tape:
+        tape.watch(logits)
+        loss = token_losses(logits, labels, eps)
+    got = tape.gradient(loss, logits, output_gradients=upstream)
+    soft = tf.one_hot(labels, V, on_value=confidence, off_value=low)
+    want = upstream[..., None] * (tf.exp(logits - log_z[..., None]) - soft)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_bf16_logits_take_the_fused_path_with_the_float32_math():
     """bf16 logits: the fused XLA kernels give the loss and gradient of the same logits read
     in float32 by the unfused formulas (the fp32 path itself is untouched)."""
