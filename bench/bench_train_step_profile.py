@@ -36,11 +36,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bench.report import CONFIGS, cpu_model, emit, matmul_peak, peer_batch
-from t2t_repro import registry
+from bench.report import CONFIGS, build_training, cpu_model, emit, matmul_peak, peer_batch
 from t2t_repro.commands.builtins import register_builtins
-from t2t_repro.hparams_lib.build import create_hparams
-from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.losses import padded_cross_entropy
 from t2t_repro.models.flops import training_flops
 
@@ -199,19 +196,8 @@ def op_times(logdir: str) -> tuple[dict, float, int]:
     return dict(times), sum(times.values()), count
 
 
-def build(config: str):
-    """The peers' ``config`` (small or base) with its optimizer, variables created."""
-    hparams_set, overrides, vocab = CONFIGS[config]
-    hp = create_hparams(hparams_set, overrides, input_vocab_size=vocab)
-    model = registry.model("transformer")(hp)
-    model.build()
-    optimizer = make_optimizer(hp)
-    optimizer.build(model.trainable_variables)
-    return hp, model, optimizer, vocab
-
-
 def profile(config: str, steps: int, warmup: int) -> dict:
-    hp, model, optimizer, vocab = build(config)
+    hp, model, optimizer, vocab = build_training(config)
     rng = np.random.default_rng(0)
     features = {
         k: tf.constant(peer_batch(rng, 128, 32, vocab), tf.int32) for k in ("inputs", "targets")

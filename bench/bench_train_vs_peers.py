@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from bench.report import CONFIGS, cpu_model, emit
+from bench.report import cpu_model, emit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = os.path.join(ROOT, "..", "shared", "bench")
@@ -42,22 +42,14 @@ def worker(config: str, precision: str, xla: bool, steps: int, warmup: int) -> d
     import numpy as np
     import tensorflow as tf
 
-    from bench.report import peer_batch
-    from t2t_repro import registry
+    from bench.report import build_training, peer_batch
     from t2t_repro.commands.builtins import register_builtins
-    from t2t_repro.hparams_lib.build import create_hparams
-    from t2t_repro.learning_rate import make_optimizer
     from t2t_repro.losses import padded_cross_entropy
 
     register_builtins()
     if precision == "bfloat16":
         keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    hparams_set, overrides, vocab = CONFIGS[config]
-    hp = create_hparams(hparams_set, overrides, input_vocab_size=vocab)
-    model = registry.model("transformer")(hp)
-    model.build()
-    optimizer = make_optimizer(hp)
-    optimizer.build(model.trainable_variables)
+    hp, model, optimizer, vocab = build_training(config)
     rng = np.random.default_rng(0)
     features = {
         k: tf.constant(peer_batch(rng, 128, 32, vocab), tf.int32) for k in ("inputs", "targets")

@@ -197,6 +197,22 @@ def build_model(config: str, precision: str):
     return model, vocab
 
 
+def build_training(config: str):
+    """``(hparams, model, optimizer, vocab)`` of ``CONFIGS[config]`` for the peers' training work
+    (bench_train_vs_peers.py, bench_train_step_profile.py), variables created."""
+    from t2t_repro import registry
+    from t2t_repro.hparams_lib.build import create_hparams
+    from t2t_repro.learning_rate import make_optimizer
+
+    hparams_set, overrides, vocab = CONFIGS[config]
+    hp = create_hparams(hparams_set, overrides, input_vocab_size=vocab)
+    model = registry.model("transformer")(hp)
+    model.build()
+    optimizer = make_optimizer(hp)
+    optimizer.build(model.trainable_variables)
+    return hp, model, optimizer, vocab
+
+
 # The dense matmul peak of this machine in one dtype, through TensorFlow (oneDNN and XLA): the
 # reference of every MFU figure, measured in the same process as the step it divides so that
 # the machine's drift hits both alike (fp32 peak for fp32 runs, bf16 peak for bf16 runs).
