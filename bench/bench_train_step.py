@@ -36,10 +36,9 @@ from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.losses import padded_cross_entropy
 from t2t_repro.models.flops import training_flops
 from t2t_repro.training.precision_hint import bf16_instructions, cpu_flags
-from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+from t2t_repro.training.train_step import TrainMetrics, batch_loss_sums, make_train_loop
 
 NO_BF16 = (
     "warning: this CPU has no bf16 matmul instructions (no amx_bf16 or avx512_bf16 in "
@@ -80,9 +79,7 @@ def bench(hparams_set, vocab, batch, length, steps, xla, padded=False, trainer=T
     @tf.function(jit_compile=xla)
     def bare_step():
         with tf.GradientTape() as tape:
-            loss, tokens = padded_cross_entropy(
-                model(features, training=True), features["targets"], hp.label_smoothing
-            )
+            loss, tokens = batch_loss_sums(model, features, hp.label_smoothing)
             loss = loss / tokens
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))

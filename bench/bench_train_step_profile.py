@@ -38,8 +38,8 @@ import tensorflow as tf
 
 from bench.report import CONFIGS, build_training, cpu_model, emit, matmul_peak, peer_batch
 from t2t_repro.commands.builtins import register_builtins
-from t2t_repro.losses import padded_cross_entropy
 from t2t_repro.models.flops import training_flops
+from t2t_repro.training.train_step import batch_loss_sums
 
 MATMUL_TYPES = {
     "MatMul",
@@ -65,7 +65,8 @@ def categorize(name: str, op_type: str) -> str:
         # projections, the FFN and the vocabulary projection are 2-D matmuls.
         if "BatchMatMul" in op_type:
             return "matmul_attention_batched"
-        return "matmul_vocab" if re.search(r"transformer[_0-9]*/matmul", lower) else "matmul_dense"
+        vocab = re.search(r"transformer[_0-9]*/matmul|logits/matmul", lower)
+        return "matmul_vocab" if vocab else "matmul_dense"
     if "xent" in lower or "reducelogsumexp" in lower or "loss" in lower or "one_hot" in lower:
         return "loss"
     if (
@@ -207,10 +208,8 @@ def profile(config: str, steps: int, warmup: int) -> dict:
     @tf.function
     def step():
         with tf.GradientTape() as tape:
-            logits = model(features, training=True)
-            with tf.name_scope("loss"):
-                loss, tokens = padded_cross_entropy(logits, features["targets"], hp.label_smoothing)
-                loss = loss / tokens
+            loss, tokens = batch_loss_sums(model, features, hp.label_smoothing)
+            loss = loss / tokens
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
         return loss

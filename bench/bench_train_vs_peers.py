@@ -44,7 +44,7 @@ def worker(config: str, precision: str, xla: bool, steps: int, warmup: int) -> d
 
     from bench.report import build_training, peer_batch
     from t2t_repro.commands.builtins import register_builtins
-    from t2t_repro.losses import padded_cross_entropy
+    from t2t_repro.training.train_step import batch_loss_sums
 
     register_builtins()
     if precision == "bfloat16":
@@ -59,9 +59,7 @@ def worker(config: str, precision: str, xla: bool, steps: int, warmup: int) -> d
     @tf.function(jit_compile=xla)
     def step():
         with tf.GradientTape() as tape:
-            loss, tokens = padded_cross_entropy(
-                model(features, training=True), features["targets"], hp.label_smoothing
-            )
+            loss, tokens = batch_loss_sums(model, features, hp.label_smoothing)
             loss = loss / tokens
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))

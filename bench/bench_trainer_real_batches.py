@@ -43,8 +43,8 @@ from t2t_repro import registry  # noqa: E402
 from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset  # noqa: E402
 from t2t_repro.learning_rate import make_optimizer  # noqa: E402
-from t2t_repro.losses import padded_cross_entropy  # noqa: E402
 from t2t_repro.training.config import TrainerConfig  # noqa: E402
+from t2t_repro.training.train_step import batch_loss_sums  # noqa: E402
 from t2t_repro.training.trainer import Trainer  # noqa: E402
 
 SMALL = "hidden_size=256,filter_size=1024,num_heads=4,num_hidden_layers=2,batch_size=1024"
@@ -94,8 +94,7 @@ class BareStep:
         def step(features):
             variables = self.model.trainable_variables
             with tf.GradientTape() as tape:
-                logits = self.model(features, training=True)
-                loss, tokens = padded_cross_entropy(logits, features["targets"], smoothing)
+                loss, tokens = batch_loss_sums(self.model, features, smoothing)
                 loss = loss / tf.maximum(tokens, 1.0)
             grads = tape.gradient(loss, variables)
             self.optimizer.apply_gradients(zip(grads, variables, strict=True))

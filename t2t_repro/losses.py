@@ -20,6 +20,7 @@ float32 logits never take it, so fp32 results stay bit for bit what they were.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import tensorflow as tf
 
@@ -41,12 +42,13 @@ def token_losses(logits: tf.Tensor, labels: tf.Tensor, label_smoothing: float = 
     vocab_size = logits.shape[-1]
     confidence = 1.0 - label_smoothing
     low = label_smoothing / (vocab_size - 1) if label_smoothing else 0.0
-    if logits.dtype == tf.bfloat16:
-        xent = _fused_bf16_cross_entropy(logits, labels, confidence, low)
-    else:
-        logits = tf.cast(logits, tf.float32)
-        xent = _soft_target_cross_entropy(logits, labels, confidence, low)
-    return xent - smoothing_entropy(vocab_size, label_smoothing)
+    with tf.name_scope("token_losses"):  # Names the kernels in a profile.
+        if logits.dtype == tf.bfloat16:
+            xent = _fused_bf16_cross_entropy(logits, labels, confidence, low)
+        else:
+            logits = tf.cast(logits, tf.float32)
+            xent = _soft_target_cross_entropy(logits, labels, confidence, low)
+        return xent - smoothing_entropy(vocab_size, label_smoothing)
 
 
 def _soft_target_cross_entropy(
@@ -162,3 +164,35 @@ def padded_cross_entropy(
     weights = tf.cast(tf.not_equal(labels, 0), tf.float32)
     losses = token_losses(logits, labels, label_smoothing)
     return tf.reduce_sum(losses * weights), tf.reduce_sum(weights)
+
+
+def padded_cross_entropy_of_hidden(
+    hidden: tf.Tensor,
+    logits_fn: Callable[[tf.Tensor], tf.Tensor],
+    labels: tf.Tensor,
+    label_smoothing: float = 0.0,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """``padded_cross_entropy(logits_fn(hidden), labels, label_smoothing)``, with the
+    vocabulary projection and the loss computed at the non-PAD targets only.
+
+    Why: a PAD target's loss is multiplied by 0, yet the projection to the vocabulary and the
+    loss over it are the largest non-layer work of a step (about a third of a small model's);
+    skipping the padded positions saves their share (13% in the peers' benchmark batch).
+    ``hidden`` is [B, L, d], ``logits_fn`` maps [N, d] rows to [N, V] logits row by row.
+
+    The result is the same to the bit: each kept row's logits and loss do not depend on the
+    other rows, and the per-token losses are put back on the [B, L] grid (0 at PAD) and summed
+    there as ``padded_cross_entropy`` sums them. (The gradients are those of the same
+    function; the embedding gradient sums over fewer rows, so its last bits may differ.)
+    bfloat16 hidden states and XLA take the full path: their fused loss is compiled per shape,
+    and the number of real tokens changes with every batch.
+    """
+    if hidden.dtype == tf.bfloat16 or _in_xla():
+        return padded_cross_entropy(logits_fn(hidden), labels, label_smoothing)
+    flat_labels = tf.reshape(labels, [-1])
+    rows = tf.where(tf.not_equal(flat_labels, 0))
+    hidden_rows = tf.gather_nd(tf.reshape(hidden, [-1, hidden.shape[-1]]), rows)
+    losses = token_losses(logits_fn(hidden_rows), tf.gather_nd(flat_labels, rows), label_smoothing)
+    grid = tf.scatter_nd(rows, losses, tf.shape(flat_labels, out_type=tf.int64))
+    weights = tf.cast(tf.not_equal(labels, 0), tf.float32)
+    return tf.reduce_sum(tf.reshape(grid, tf.shape(labels)) * weights), tf.reduce_sum(weights)

@@ -1,9 +1,10 @@
-"""T2T's encoder pad remover (layers/pad_remover.py): FFN on real tokens, zeros at padding.
+"""T2T's pad remover (layers/pad_remover.py): FFN on real tokens, zeros at padding.
 
 The same weights with and without the pad remover must give the same encoder outputs at
 real positions and the same logits; at padding the encoder FFN adds nothing, so the encoder
 output there is the final LayerNorm of the residual stream. Under XLA (mask instead of
-gather) the outputs are the same.
+gather) the outputs are the same. In training the decoder's FFNs also skip the positions
+after each target's last token, and the ReLU dropout draws the same masks either way.
 """
 
 import numpy as np
@@ -12,6 +13,7 @@ import tensorflow as tf
 from t2t_repro import registry
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.layers.attention import attention_bias_ignore_padding
+from t2t_repro.layers.dropout import Dropout
 from t2t_repro.layers.feed_forward import DenseReluDense
 from t2t_repro.layers.pad_remover import PadRemover
 
@@ -39,7 +41,7 @@ def twin_models(overrides=""):
 def test_ffn_output_is_zero_at_padding_and_unchanged_elsewhere():
     ffn = DenseReluDense(16, 8)
     x = tf.random.stateless_normal([3, 6, 8], seed=[1, 2]) + 1.0
-    remover = PadRemover(attention_bias_ignore_padding(IDS))
+    remover = PadRemover.from_padding_bias(attention_bias_ignore_padding(IDS))
     with_remover = ffn(x, pad_remover=remover).numpy()
     plain = ffn(x).numpy()
     pad = IDS == 0
@@ -68,9 +70,8 @@ def test_xla_mask_mode_equals_gather_mode():
     np.testing.assert_allclose(compiled.numpy(), eager.numpy(), atol=1e-5, rtol=0)
 
 
-def test_training_mask_mode_equals_inference_gather_mode():
-    """In training the FFN runs on every row and is masked; without dropout the outputs are
-    those of inference's gather path."""
+def test_training_equals_inference_without_dropout():
+    """Without dropout a training pass of the encoder is the inference pass."""
     no_dropout = ",layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
     removing, plain = twin_models(no_dropout)
     trained, _ = removing.encode(tf.constant(IDS), training=True)
@@ -87,3 +88,62 @@ def test_training_gradients_flow_through_the_pad_remover():
     kernel = removing.encoder.layer_0.ffn.sublayer.conv1.kernel
     grad = tape.gradient(loss, kernel)
     assert grad is not None and np.isfinite(grad.numpy()).all() and np.abs(grad).max() > 0
+
+
+def _seed_states(model):
+    return [(v, v.numpy()) for v in model.variables if "seed_generator_state" in v.path]
+
+
+def test_dropout_draws_the_full_shapes_mask_for_gathered_rows():
+    dropout = Dropout(0.3)
+    dropout.build((None, 8))
+    full = tf.random.stateless_normal([3, 6, 8], seed=[5, 6]) + 2.0
+    remover = PadRemover.from_padding_bias(attention_bias_ignore_padding(IDS))
+    ((state, start),) = _seed_states(dropout)
+    whole = dropout(full, training=True).numpy().reshape(-1, 8)
+    state.assign(start)
+    rows = dropout(remover.remove(full), training=True, rows=remover).numpy()
+    np.testing.assert_array_equal(rows, whole[IDS.reshape(-1) != 0])
+    assert 0 < np.mean(rows == 0) < 0.6  # Some, not all, dropped.
+
+
+def test_decoder_keeps_every_position_up_to_the_last_token():
+    ids = tf.constant([[3, 0, 4, 1, 0, 0], [5, 1, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]])
+    remover = PadRemover.after_last_token(ids)
+    # A PAD before a real token is kept (a later real position attends to it).
+    np.testing.assert_array_equal(remover.indices.numpy()[:, 0], [0, 1, 2, 3, 6, 7])
+
+    @tf.function(jit_compile=True)
+    def off_under_xla(ids):  # Shapes are static there: no gather.
+        return tf.constant(PadRemover.after_last_token(ids) is None)
+
+    assert off_under_xla(ids).numpy()
+
+
+def test_decoder_training_pass_is_unchanged_at_every_target_position():
+    """Same weights and dropout states, pad remover on and off: the training logits agree at
+    every real target (and the loss); only the trailing padding's logits differ."""
+    removing, plain = twin_models()
+    assert removing.hparams.relu_dropout > 0
+    features = {"inputs": IDS, "targets": TARGETS}
+    states = _seed_states(removing)
+    with_remover = removing(features, training=True).numpy()
+    for (state, start), (twin, _) in zip(states, _seed_states(plain), strict=True):
+        state.assign(start)
+        twin.assign(start)
+    again = removing(features, training=True).numpy()
+    without = plain(features, training=True).numpy()
+    np.testing.assert_array_equal(again, with_remover)  # Deterministic from the states.
+    real = TARGETS != 0
+    np.testing.assert_allclose(with_remover[real], without[real], atol=1e-5, rtol=0)
+    assert np.abs(with_remover[~real] - without[~real]).max() > 1e-3
+
+
+def test_decoder_pad_remover_is_off_under_xla():
+    no_dropout = ",layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
+    removing, _ = twin_models(no_dropout)
+    features = {"inputs": tf.constant(IDS), "targets": tf.constant(TARGETS)}
+    eager = removing(features, training=True).numpy()
+    compiled = tf.function(lambda f: removing(f, training=True), jit_compile=True)(features)
+    real = TARGETS != 0
+    np.testing.assert_allclose(compiled.numpy()[real], eager[real], atol=1e-5, rtol=0)

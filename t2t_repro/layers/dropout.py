@@ -58,7 +58,10 @@ class Dropout(keras.layers.Dropout):
         super().__init__(rate, **kwargs)
         self._threshold = min(_LEVELS - 1, round(self.rate * _LEVELS))
 
-    def call(self, inputs: tf.Tensor, training: bool = False) -> tf.Tensor:
+    def call(self, inputs: tf.Tensor, training: bool = False, rows=None) -> tf.Tensor:
+        """``rows`` (a gathering ``layers.pad_remover.PadRemover``): ``inputs`` [N, d] are
+        the kept rows of a [B*L, d] tensor; the mask is drawn for that full tensor and its
+        rows are kept, so the draws do not depend on the gather."""
         if not training or self.rate == 0:
             return inputs
         if self.rate >= 1:
@@ -66,11 +69,17 @@ class Dropout(keras.layers.Dropout):
         seed = self.seed_generator.next()
         # Stateless ops under XLA want int32 seeds; the generator's state is int64.
         seed = replica_seed(tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32))
-        size = tf.size(inputs)
+        if rows is None:
+            shape = tf.shape(inputs)
+        else:
+            shape = tf.stack([tf.cast(rows.full_rows, tf.int32), inputs.shape[-1]])
+        size = tf.reduce_prod(shape)
         bits = tf.random.stateless_uniform(
             [(size + 1) // 2], seed=seed, minval=None, maxval=None, dtype=tf.uint32
         )
         halves = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
-        keep = tf.reshape(halves >= tf.constant(self._threshold, tf.uint16), tf.shape(inputs))
+        keep = tf.reshape(halves >= tf.constant(self._threshold, tf.uint16), shape)
+        if rows is not None:
+            keep = rows.remove(keep)
         scale = tf.cast(1.0 / (1.0 - self.rate), inputs.dtype)
         return tf.where(keep, inputs * scale, tf.zeros_like(inputs))

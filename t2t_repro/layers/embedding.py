@@ -50,10 +50,11 @@ class SymbolEmbedding(keras.layers.Layer):
         """
         if not self.built:
             self.build()
-        table = tf.cast(self.embeddings, hidden.dtype)
-        flat = tf.reshape(hidden, [-1, self.hidden_size])
-        logits = tf.matmul(flat, table, transpose_b=True)
-        return tf.reshape(logits, tf.concat([tf.shape(hidden)[:-1], [self.vocab_size]], 0))
+        with tf.name_scope("logits"):  # Names the kernels in a profile.
+            table = tf.cast(self.embeddings, hidden.dtype)
+            flat = tf.reshape(hidden, [-1, self.hidden_size])
+            logits = tf.matmul(flat, table, transpose_b=True)
+            return tf.reshape(logits, tf.concat([tf.shape(hidden)[:-1], [self.vocab_size]], 0))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.hidden_size,)

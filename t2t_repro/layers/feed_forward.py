@@ -36,9 +36,12 @@ class DenseReluDense(keras.layers.Layer):
 
     def call(self, x: tf.Tensor, training: bool = False, pad_remover=None) -> tf.Tensor:
         """``pad_remover`` (``layers.pad_remover.PadRemover``): run on real tokens only."""
-        rows = x if pad_remover is None else pad_remover.remove(x)
-        y = self.conv2(self.dropout(self.conv1(rows), training=training))
-        return y if pad_remover is None else pad_remover.restore(y, x)
+        if pad_remover is None:
+            return self.conv2(self.dropout(self.conv1(x), training=training))
+        rows = pad_remover.remove(x)
+        gathered = pad_remover if pad_remover.gather else None
+        y = self.conv2(self.dropout(self.conv1(rows), training=training, rows=gathered))
+        return pad_remover.restore(y, x)
 
     def get_config(self) -> dict:
         config = super().get_config()

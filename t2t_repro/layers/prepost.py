@@ -124,7 +124,7 @@ class Residual(keras.layers.Layer):
         self.built = True
 
     def call(self, x: tf.Tensor, training: bool = False, pad_remover=None) -> tf.Tensor:
-        """``pad_remover``: passed on to an FFN sublayer (T2T's PadRemover, encoder only)."""
+        """``pad_remover``: passed on to an FFN sublayer (``layers/pad_remover.py``)."""
         y = self.pre(x, training=training)
         if pad_remover is None:
             y = self.sublayer(y, training=training)

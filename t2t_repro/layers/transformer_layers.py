@@ -37,7 +37,7 @@ class StackConfig:
     preprocess: str
     postprocess: str
     epsilon: float = 1e-6
-    use_pad_remover: bool = False  # Encoder only: T2T's PadRemover around the FFN.
+    use_pad_remover: bool = False  # T2T's PadRemover around the FFN (decoder: training only).
 
     @classmethod
     def of(cls, config: StackConfig | dict) -> StackConfig:
@@ -133,7 +133,7 @@ class Encoder(_Stack):
 
     def call(self, x, bias, training=False, return_weights=False):
         all_weights = []
-        pad_remover = PadRemover(bias, gather=not training) if self.config.use_pad_remover else None
+        pad_remover = PadRemover.from_padding_bias(bias) if self.config.use_pad_remover else None
         for layer in self.layers_:
             x = layer(
                 x, bias, training=training, return_weights=return_weights, pad_remover=pad_remover
@@ -164,7 +164,16 @@ class DecoderLayer(keras.layers.Layer):
         self.ffn.build(x_shape)
         self.built = True
 
-    def call(self, x, memory, self_bias, memory_bias, training=False, return_weights=False):
+    def call(
+        self,
+        x,
+        memory,
+        self_bias,
+        memory_bias,
+        training=False,
+        return_weights=False,
+        pad_remover=None,
+    ):
         x = self.self_attention(x, bias=self_bias, training=training, return_weights=return_weights)
         if return_weights:
             x, w_self = x
@@ -173,7 +182,7 @@ class DecoderLayer(keras.layers.Layer):
         )
         if return_weights:
             x, w_encdec = x
-        x = self.ffn(x, training=training)
+        x = self.ffn(x, training=training, pad_remover=pad_remover)
         return (x, (w_self, w_encdec)) if return_weights else x
 
     def init_cache(self, memory: tf.Tensor, max_length: int) -> dict:
@@ -207,11 +216,31 @@ class Decoder(_Stack):
         for i in range(self.config.num_layers):
             setattr(self, f"layer_{i}", DecoderLayer(self.config, name=f"layer_{i}"))
 
-    def call(self, x, memory, self_bias, memory_bias, training=False, return_weights=False):
+    def call(
+        self,
+        x,
+        memory,
+        self_bias,
+        memory_bias,
+        training=False,
+        return_weights=False,
+        target_ids=None,
+    ):
+        """``target_ids`` [B, L] (training): the FFNs skip the positions after each target's
+        last token (``PadRemover.after_last_token``), when the stack uses the pad remover."""
         all_weights = []
+        pad_remover = None
+        if training and target_ids is not None and self.config.use_pad_remover:
+            pad_remover = PadRemover.after_last_token(target_ids)
         for layer in self.layers_:
             x = layer(
-                x, memory, self_bias, memory_bias, training=training, return_weights=return_weights
+                x,
+                memory,
+                self_bias,
+                memory_bias,
+                training=training,
+                return_weights=return_weights,
+                pad_remover=pad_remover,
             )
             if return_weights:
                 x, w = x

@@ -174,6 +174,7 @@ class Transformer(keras.Model):
             encoder_bias,
             training=training,
             return_weights=return_weights,
+            target_ids=targets,
         )
 
     def decode(
@@ -194,14 +195,22 @@ class Transformer(keras.Model):
             targets, encoder_output, encoder_bias, training=training, return_weights=return_weights
         )
         hidden, weights = out if return_weights else (out, None)
-        logits = self.softmax.logits(hidden)
-        if logits.dtype != tf.bfloat16:
-            logits = tf.cast(logits, tf.float32)
+        logits = self.output_logits(hidden)
         return (logits, weights) if return_weights else logits
 
-    def call(self, features: dict, training: bool = False) -> tf.Tensor:
+    def output_logits(self, hidden: tf.Tensor) -> tf.Tensor:
+        """Decoder hidden states [..., d] -> logits [..., V], row by row (see ``decode``)."""
+        logits = self.softmax.logits(hidden)
+        return logits if logits.dtype == tf.bfloat16 else tf.cast(logits, tf.float32)
+
+    def decoder_output(self, features: dict, training: bool = False) -> tf.Tensor:
+        """The full teacher-forced pass up to the softmax: features -> hidden [B, Lt, d];
+        ``call`` is ``output_logits`` of it (the trainer's loss projects fewer rows)."""
         encoder_output, bias = self.encode(features["inputs"], training=training)
-        return self.decode(features["targets"], encoder_output, bias, training=training)
+        return self.decoder_hidden(features["targets"], encoder_output, bias, training=training)
+
+    def call(self, features: dict, training: bool = False) -> tf.Tensor:
+        return self.output_logits(self.decoder_output(features, training=training))
 
     def attention_weights(self, inputs: tf.Tensor, targets: tf.Tensor) -> dict:
         """Per-layer attention maps (for plots): encoder self, decoder self, encoder-decoder."""

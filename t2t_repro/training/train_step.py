@@ -17,7 +17,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from t2t_repro.losses import padded_cross_entropy
+from t2t_repro.losses import padded_cross_entropy_of_hidden
 
 SUM = tf.distribute.ReduceOp.SUM
 # A mean per-token loss above this stops training like NaN: ~100x the loss of a uniform guess
@@ -79,6 +79,17 @@ class TrainMetrics:
         return values
 
 
+def batch_loss_sums(model: keras.Model, batch: dict, label_smoothing: float):
+    """(sum of token losses, non-PAD target count) of one batch in training mode: the model's
+    decoder output projected to the vocabulary at the non-PAD targets only
+    (``losses.padded_cross_entropy_of_hidden``; the same loss, to the bit, as
+    ``padded_cross_entropy(model(batch, training=True), ...)``)."""
+    hidden = model.decoder_output(batch, training=True)
+    return padded_cross_entropy_of_hidden(
+        hidden, model.output_logits, batch["targets"], label_smoothing
+    )
+
+
 def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: int):
     """The per-replica function: takes the micro-batches of one update."""
     label_smoothing = hparams.label_smoothing
@@ -91,10 +102,7 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
         grads, loss_sum, tokens = None, 0.0, 0.0
         for batch in micro_batches:
             with tf.GradientTape() as tape:
-                logits = model(batch, training=True)
-                batch_loss, batch_tokens = padded_cross_entropy(
-                    logits, batch["targets"], label_smoothing
-                )
+                batch_loss, batch_tokens = batch_loss_sums(model, batch, label_smoothing)
                 # float16: scale the per-token loss (a token sum times the loss scale would
                 # overflow the activations' gradients), then turn the float32 variable
                 # gradients back into the sum's so accumulation and normalisation still hold.
