@@ -50,6 +50,7 @@ MATMUL_TYPES = {
     "BatchMatMulV3",
     "_MklBatchMatMulV3",
     "_MklFusedBatchMatMulV2",
+    "_MklNativeFusedMatMul",  # MatMul + BiasAdd (+ ReLU) fused by grappler's remapper
 }
 # Asynchronous kernels (a jit-compiled function inside the step: the bf16 loss, the bf16 layer
 # norm) are traced as this event, their op name and type in its stats.

@@ -47,3 +47,22 @@ def test_source_content_does_change_logits():
     a = model({"inputs": tf.constant([[5, 6, 7, 1]]), "targets": targets}).numpy()
     b = model({"inputs": tf.constant([[5, 6, 8, 1]]), "targets": targets}).numpy()
     assert np.abs(a - b).max() > 1e-4
+
+
+def test_shift_right_is_t2ts_pad_and_slice_with_its_gradient():
+    from t2t_repro.models.transformer import shift_right
+
+    x = tf.Variable(tf.random.stateless_normal([3, 5, 4], seed=[7, 8]))
+    upstream = tf.random.stateless_normal([3, 5, 4], seed=[9, 10])
+    grads = []
+    for shift in (shift_right, lambda y: tf.pad(y, [[0, 0], [1, 0], [0, 0]])[:, :-1]):
+        with tf.GradientTape() as tape:
+            out = shift(x)
+            loss = tf.reduce_sum(out * upstream)
+        grads.append((out.numpy(), tape.gradient(loss, x).numpy()))
+    (out_a, grad_a), (out_b, grad_b) = grads
+    np.testing.assert_array_equal(out_a, out_b)
+    np.testing.assert_array_equal(out_a[:, 0], 0.0)
+    np.testing.assert_array_equal(out_a[:, 1:], x.numpy()[:, :-1])
+    np.testing.assert_array_equal(grad_a, grad_b)
+    np.testing.assert_array_equal(grad_a[:, -1], 0.0)

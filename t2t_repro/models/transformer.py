@@ -72,6 +72,16 @@ def stack_config(hp: HParams, num_layers: int) -> StackConfig:
     )
 
 
+def shift_right(x: tf.Tensor) -> tf.Tensor:
+    """[B, L, d] -> position i holds x[:, i - 1], position 0 the zero "GO" vector.
+
+    A roll and a select rather than T2T's pad and slice (``common_layers.shift_right_3d``):
+    the same values, and the slice's gradient (StridedSliceGrad) took 0.5% of a step."""
+    rolled = tf.roll(x, 1, axis=1)
+    after_first = tf.range(tf.shape(x)[1]) > 0
+    return tf.where(after_first[None, :, None], rolled, tf.zeros_like(rolled))
+
+
 @register_model
 class Transformer(keras.Model):
     """Built from an hparams set that also carries ``input_vocab_size``/``target_vocab_size``."""
@@ -159,7 +169,7 @@ class Transformer(keras.Model):
     ):
         """Teacher-forced decoder stack: targets [B, Lt] -> hidden [B, Lt, d] (pre-softmax)."""
         y = self.target_embedding(targets)
-        y = tf.pad(y, [[0, 0], [1, 0], [0, 0]])[:, :-1]  # Shift right: zero "GO" vector.
+        y = shift_right(y)
         y = self.positional(y)
         if self.slot_features is not None:
             y = self.slot_features.full_pass(
