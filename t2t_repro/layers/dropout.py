@@ -82,4 +82,5 @@ class Dropout(keras.layers.Dropout):
         if rows is not None:
             keep = rows.remove(keep)
         scale = tf.cast(1.0 / (1.0 - self.rate), inputs.dtype)
-        return tf.where(keep, inputs * scale, tf.zeros_like(inputs))
+        # A scalar zero, not zeros_like: the same values without writing a tensor of zeros.
+        return tf.where(keep, inputs * scale, tf.zeros([], inputs.dtype))
