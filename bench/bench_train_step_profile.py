@@ -91,6 +91,7 @@ def categorize(name: str, op_type: str) -> str:
         return "cast"
     if op_type in (
         "GatherV2",
+        "GatherNd",
         "ResourceGather",
         "UnsortedSegmentSum",
         "ScatterNd",

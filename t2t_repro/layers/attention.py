@@ -119,12 +119,14 @@ class MultiHeadAttention(keras.layers.Layer):
         self.output_transform.build(tuple(query_shape[:-1]) + (self.value_channels,))
         self.built = True
 
-    def compute_key_value(self, memory: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """Projected keys and values split into heads: 2 x [B, h, Lk, d/h]."""
-        return (
-            split_heads(self.k(memory), self.num_heads),
-            split_heads(self.v(memory), self.num_heads),
-        )
+    def compute_key_value(self, memory: tf.Tensor, rows=None) -> tuple[tf.Tensor, tf.Tensor]:
+        """Projected keys and values split into heads: 2 x [B, h, Lk, d/h]. ``rows``: the
+        ``PadRemover`` whose kept rows ``memory`` [N, d] holds (zeros elsewhere)."""
+        return self._heads(self.k, memory, rows), self._heads(self.v, memory, rows)
+
+    def _heads(self, dense: keras.layers.Dense, x: tf.Tensor, rows) -> tf.Tensor:
+        y = dense(x)
+        return split_heads(y if rows is None else rows.restore(y), self.num_heads)
 
     def empty_cache(self, batch_size, length: int, dtype) -> tuple[tf.Tensor, tf.Tensor]:
         """Zero self-attention buffers for ``length`` positions: 2 x [B, h, length, d/h]."""
@@ -142,15 +144,24 @@ class MultiHeadAttention(keras.layers.Layer):
         cache_update_index=None,
         training: bool = False,
         return_weights: bool = False,
+        rows=None,
+        memory_rows=None,
     ):
+        """``rows`` / ``memory_rows`` (training): ``query`` / ``memory`` are the kept rows
+        [N, d] of a ``layers.pad_remover.PadRemover`` (positions no kept position depends on
+        are left out); the projections run on those rows, the attention itself on [B, L]
+        with zeros at the left-out positions, and the output comes back as rows [N, d]."""
         if not self.built:
             self.build(query.shape, None if memory is None else memory.shape)
         if return_weights and cache is not None:
             raise ValueError("return_weights is for the full pass; it cannot be used with a cache.")
-        q = split_heads(self.q(query), self.num_heads)
+        q = self._heads(self.q, query, rows)
         q = q * tf.cast((self.key_channels // self.num_heads) ** -0.5, q.dtype)
         if cache is None:
-            k, v = self.compute_key_value(query if memory is None else memory)
+            if memory is None:
+                k, v = self.compute_key_value(query, rows)
+            else:
+                k, v = self.compute_key_value(memory, memory_rows)
         elif cache_update_index is None:
             k, v = cache
         else:
@@ -165,7 +176,8 @@ class MultiHeadAttention(keras.layers.Layer):
             logits += tf.cast(bias, tf.float32)
         weights = tf.nn.softmax(logits)
         dropped = self.weights_dropout(tf.cast(weights, v.dtype), training=training)
-        output = self.output_transform(combine_heads(tf.matmul(dropped, v)))
+        combined = combine_heads(tf.matmul(dropped, v))
+        output = self.output_transform(combined if rows is None else rows.remove(combined))
         if cache is not None:
             return output, (k, v)
         return (output, weights) if return_weights else output

@@ -34,10 +34,11 @@ class DenseReluDense(keras.layers.Layer):
         self.conv2.build(tuple(input_shape[:-1]) + (self.filter_size,))
         self.built = True
 
-    def call(self, x: tf.Tensor, training: bool = False, pad_remover=None) -> tf.Tensor:
-        """``pad_remover`` (``layers.pad_remover.PadRemover``): run on real tokens only."""
+    def call(self, x: tf.Tensor, training: bool = False, pad_remover=None, rows=None) -> tf.Tensor:
+        """``pad_remover`` (``layers.pad_remover.PadRemover``): run on real tokens only;
+        ``rows``: ``x`` is already that remover's kept rows (for the dropout's mask)."""
         if pad_remover is None:
-            return self.conv2(self.dropout(self.conv1(x), training=training))
+            return self.conv2(self.dropout(self.conv1(x), training=training, rows=rows))
         rows = pad_remover.remove(x)
         gathered = pad_remover if pad_remover.gather else None
         y = self.conv2(self.dropout(self.conv1(rows), training=training, rows=gathered))

@@ -67,8 +67,14 @@ class LayerPrePostProcess(keras.layers.Layer):
         return not self.steps
 
     def call(
-        self, x: tf.Tensor, residual: tf.Tensor | None = None, training: bool = False
+        self,
+        x: tf.Tensor,
+        residual: tf.Tensor | None = None,
+        training: bool = False,
+        rows=None,
     ) -> tf.Tensor:
+        """``rows``: ``x`` holds the kept rows of a ``PadRemover`` (dropout draws the full
+        shape's mask, ``layers.dropout.Dropout``)."""
         norms = iter(self.norms)
         for step in self.steps:
             if step == "a":
@@ -76,7 +82,7 @@ class LayerPrePostProcess(keras.layers.Layer):
             elif step == "n":
                 x = next(norms)(x)
             else:
-                x = self.dropout(x, training=training)
+                x = self.dropout(x, training=training, rows=rows)
         return x
 
     def get_config(self) -> dict:
@@ -123,14 +129,17 @@ class Residual(keras.layers.Layer):
         self.sublayer.build(x_shape, *sublayer_shapes)
         self.built = True
 
-    def call(self, x: tf.Tensor, training: bool = False, pad_remover=None) -> tf.Tensor:
-        """``pad_remover``: passed on to an FFN sublayer (``layers/pad_remover.py``)."""
-        y = self.pre(x, training=training)
-        if pad_remover is None:
-            y = self.sublayer(y, training=training)
-        else:
+    def call(self, x: tf.Tensor, training: bool = False, pad_remover=None, rows=None) -> tf.Tensor:
+        """``pad_remover``: passed on to an FFN sublayer (``layers/pad_remover.py``);
+        ``rows``: ``x`` holds that remover's kept rows (see ``LayerPrePostProcess``)."""
+        y = self.pre(x, training=training, rows=rows)
+        if pad_remover is not None:
             y = self.sublayer(y, training=training, pad_remover=pad_remover)
-        return self.post(y, residual=x, training=training)
+        elif rows is not None:
+            y = self.sublayer(y, training=training, rows=rows)
+        else:
+            y = self.sublayer(y, training=training)
+        return self.post(y, residual=x, training=training, rows=rows)
 
     def get_config(self) -> dict:
         config = super().get_config()
@@ -168,17 +177,22 @@ class AttentionResidual(Residual):
         cache_update_index=None,
         training: bool = False,
         return_weights: bool = False,
+        rows=None,
+        memory_rows=None,
     ):
+        """``rows`` / ``memory_rows``: ``x`` / ``memory`` hold kept rows (``Residual``)."""
         y = self.sublayer(
-            self.pre(x, training=training),
+            self.pre(x, training=training, rows=rows),
             memory,
             bias=bias,
             cache=cache,
             cache_update_index=cache_update_index,
             training=training,
             return_weights=return_weights,
+            rows=rows,
+            memory_rows=memory_rows,
         )
         if cache is None and not return_weights:
-            return self.post(y, residual=x, training=training)
+            return self.post(y, residual=x, training=training, rows=rows)
         y, extra = y
         return self.post(y, residual=x, training=training), extra

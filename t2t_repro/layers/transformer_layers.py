@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from t2t_repro.layers.attention import MultiHeadAttention
 from t2t_repro.layers.feed_forward import DenseReluDense
-from t2t_repro.layers.pad_remover import PadRemover
+from t2t_repro.layers.pad_remover import PadRemover, in_xla
 from t2t_repro.layers.prepost import AttentionResidual, LayerPrePostProcess, Residual
 
 
@@ -85,6 +85,11 @@ class _Stack(keras.layers.Layer):
         """The layers in order. They are attributes (not a list) so checkpoints track them."""
         return [getattr(self, f"layer_{i}") for i in range(self.config.num_layers)]
 
+    def packs_rows(self, training: bool, return_weights: bool) -> bool:
+        """Whether this pass runs on kept rows only: a training pass (not under XLA, whose
+        shapes are static) of a stack that uses the pad remover (``layers/pad_remover.py``)."""
+        return training and self.config.use_pad_remover and not return_weights and not in_xla()
+
     def build(self, x_shape, *unused_shapes, **unused_named_shapes) -> None:
         for layer in self.layers_:
             layer.build(x_shape, x_shape)
@@ -110,12 +115,15 @@ class EncoderLayer(keras.layers.Layer):
         self.ffn.build(x_shape)
         self.built = True
 
-    def call(self, x, bias, training=False, return_weights=False, pad_remover=None):
-        x = self.self_attention(x, None, bias, training=training, return_weights=return_weights)
+    def call(self, x, bias, training=False, return_weights=False, pad_remover=None, rows=None):
+        """``pad_remover``: the FFN's (T2T); ``rows``: ``x`` holds the kept rows of one."""
+        x = self.self_attention(
+            x, None, bias, training=training, return_weights=return_weights, rows=rows
+        )
         weights = None
         if return_weights:
             x, weights = x
-        x = self.ffn(x, training=training, pad_remover=pad_remover)
+        x = self.ffn(x, training=training, pad_remover=pad_remover, rows=rows)
         return (x, weights) if return_weights else x
 
     def get_config(self) -> dict:
@@ -132,16 +140,31 @@ class Encoder(_Stack):
             setattr(self, f"layer_{i}", EncoderLayer(self.config, name=f"layer_{i}"))
 
     def call(self, x, bias, training=False, return_weights=False):
+        """In training the whole stack runs on the real tokens' rows (``packs_rows``): the
+        output is 0 at padding, which every attention over it masks. Otherwise the FFNs use
+        T2T's pad remover (``use_pad_remover``)."""
         all_weights = []
-        pad_remover = PadRemover.from_padding_bias(bias) if self.config.use_pad_remover else None
+        rows = pad_remover = None
+        if self.packs_rows(training, return_weights):
+            rows = PadRemover.from_padding_bias(bias)
+            x = rows.remove(x)
+        elif self.config.use_pad_remover:
+            pad_remover = PadRemover.from_padding_bias(bias)
         for layer in self.layers_:
             x = layer(
-                x, bias, training=training, return_weights=return_weights, pad_remover=pad_remover
+                x,
+                bias,
+                training=training,
+                return_weights=return_weights,
+                pad_remover=pad_remover,
+                rows=rows,
             )
             if return_weights:
                 x, w = x
                 all_weights.append(w)
-        x = self.final(x, training=training)
+        x = self.final(x, training=training, rows=rows)
+        if rows is not None:
+            x = rows.restore(x)
         return (x, all_weights) if return_weights else x
 
 
@@ -172,17 +195,27 @@ class DecoderLayer(keras.layers.Layer):
         memory_bias,
         training=False,
         return_weights=False,
-        pad_remover=None,
+        rows=None,
+        memory_rows=None,
     ):
-        x = self.self_attention(x, bias=self_bias, training=training, return_weights=return_weights)
+        """``rows`` / ``memory_rows``: ``x`` / ``memory`` hold kept rows (``Decoder.call``)."""
+        x = self.self_attention(
+            x, bias=self_bias, training=training, return_weights=return_weights, rows=rows
+        )
         if return_weights:
             x, w_self = x
         x = self.encdec_attention(
-            x, memory, bias=memory_bias, training=training, return_weights=return_weights
+            x,
+            memory,
+            bias=memory_bias,
+            training=training,
+            return_weights=return_weights,
+            rows=rows,
+            memory_rows=memory_rows,
         )
         if return_weights:
             x, w_encdec = x
-        x = self.ffn(x, training=training, pad_remover=pad_remover)
+        x = self.ffn(x, training=training, rows=rows)
         return (x, (w_self, w_encdec)) if return_weights else x
 
     def init_cache(self, memory: tf.Tensor, max_length: int) -> dict:
@@ -226,12 +259,15 @@ class Decoder(_Stack):
         return_weights=False,
         target_ids=None,
     ):
-        """``target_ids`` [B, L] (training): the FFNs skip the positions after each target's
-        last token (``PadRemover.after_last_token``), when the stack uses the pad remover."""
+        """``target_ids`` [B, L] (training, ``packs_rows``): the stack runs on the rows up to
+        each target's last token (``PadRemover.after_last_token``) and the encoder-decoder
+        keys and values on the source's real tokens; the output is 0 after the last token."""
         all_weights = []
-        pad_remover = None
-        if training and target_ids is not None and self.config.use_pad_remover:
-            pad_remover = PadRemover.after_last_token(target_ids)
+        rows = memory_rows = None
+        if target_ids is not None and self.packs_rows(training, return_weights):
+            rows = PadRemover.after_last_token(target_ids)
+            memory_rows = PadRemover.from_padding_bias(memory_bias)
+            x, memory = rows.remove(x), memory_rows.remove(memory)
         for layer in self.layers_:
             x = layer(
                 x,
@@ -240,12 +276,15 @@ class Decoder(_Stack):
                 memory_bias,
                 training=training,
                 return_weights=return_weights,
-                pad_remover=pad_remover,
+                rows=rows,
+                memory_rows=memory_rows,
             )
             if return_weights:
                 x, w = x
                 all_weights.append(w)
-        x = self.final(x, training=training)
+        x = self.final(x, training=training, rows=rows)
+        if rows is not None:
+            x = rows.restore(x)
         return (x, all_weights) if return_weights else x
 
     def init_cache(self, memory: tf.Tensor, max_length: int) -> dict:
