@@ -151,3 +151,21 @@ def test_decoder_pad_remover_is_off_under_xla():
     compiled = tf.function(lambda f: removing(f, training=True), jit_compile=True)(features)
     real = TARGETS != 0
     np.testing.assert_allclose(compiled.numpy()[real], eager[real], atol=1e-5, rtol=0)
+
+
+def test_remove_and_restore_move_rows_and_gradients_exactly():
+    remover = PadRemover.after_last_token(tf.constant(TARGETS))
+    x = tf.Variable(tf.random.stateless_normal([3, 4, 5], seed=[3, 4]))
+    upstream = tf.random.stateless_normal([3, 4, 5], seed=[5, 6])
+    kept = (np.arange(4)[None, :] <= np.array([2, 1, 3])[:, None]).reshape(-1)
+    with tf.GradientTape() as tape:
+        rows = remover.remove(x)
+        back = remover.restore(rows * 2.0)
+        loss = tf.reduce_sum(back * upstream)
+    np.testing.assert_array_equal(rows.numpy(), x.numpy().reshape(-1, 5)[kept])
+    flat_back = back.numpy().reshape(-1, 5)
+    np.testing.assert_array_equal(flat_back[kept], 2.0 * x.numpy().reshape(-1, 5)[kept])
+    np.testing.assert_array_equal(flat_back[~kept], 0.0)
+    grad = tape.gradient(loss, x).numpy().reshape(-1, 5)
+    np.testing.assert_array_equal(grad[kept], 2.0 * upstream.numpy().reshape(-1, 5)[kept])
+    np.testing.assert_array_equal(grad[~kept], 0.0)
