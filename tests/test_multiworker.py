@@ -29,6 +29,7 @@ def assert_one_writer(out, tmp, checkpoints):
     assert not glob.glob(str(out / "*temp*")) and os.listdir(tmp) == []
 
 
+@pytest.mark.slow
 def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: F811
     out, tmp = tmp_path / "train", tmp_path / "tmp"
     tmp.mkdir()
@@ -54,6 +55,7 @@ def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: 
     assert len(glob.glob(str(out / "eval" / "events.out.tfevents.*"))) == 1
 
 
+@pytest.mark.slow
 def test_chief_format_bfloat16_sigterm_to_one_worker_stops_both(data_dir, tmp_path):  # noqa: F811
     out, tmp = tmp_path / "train", tmp_path / "tmp"
     tmp.mkdir()
