@@ -11,6 +11,8 @@ anything is written to ``output_dir``: a run that fails them leaves the director
 On resume, the model, the optimizer (and its step), the RNG states and the input iterator's
 state are restored from the newest complete checkpoint, so the next batch is the one an
 uninterrupted run would have read, in constant time (:mod:`t2t_repro.training.input_feed`).
+A new run may instead start from another run's model weights (``warm_start.py``); early
+stopping (``early_stopping.py``) decides at the evaluations, agreed by all workers.
 """
 
 from __future__ import annotations
