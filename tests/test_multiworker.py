@@ -31,23 +31,31 @@ def assert_one_writer(out, tmp, checkpoints):
 
 @pytest.mark.slow
 def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: F811
+    """Also: early stopping on the chief's dev BLEU (which the other worker does not compute)
+    stops both workers at the same step (#34)."""
     out, tmp = tmp_path / "train", tmp_path / "tmp"
     tmp.mkdir()
     results = cluster_run.run(
         "worker",
         data_dir,
         out,
-        "--train_steps=4",
+        "--train_steps=6",
         "--local_eval_frequency=2",
         "--eval_steps=2",
         "--random_seed=1",
+        "--eval_early_stopping_steps=2",
+        "--eval_early_stopping_metric=bleu",
+        "--eval_early_stopping_metric_delta=1e9",  # no evaluation can improve by that much
+        "--noeval_early_stopping_metric_minimize",
         tmp_dir=tmp,
     )
     for code, _, stderr in results:
         assert code == 0, stderr[-3000:]
     # Each says what it did: only the chief wrote the checkpoint.
-    assert "training finished at step 4; saved " in results[0][1], results[0][1]
-    assert "training finished at step 4; the chief saved " in results[1][1], results[1][1]
+    chief_says = "stopped early at step 4: dev bleu has not increased by 1e+09 or more in the 2 "
+    assert chief_says in results[0][1] and f"; saved {out / 'ckpt-4'}" in results[0][1]
+    worker_says = "stopped early at step 4: another worker's bleu has plateaued; the chief saved "
+    assert worker_says in results[1][1], results[1][1]
     # One model (all-reduced updates): the same eval numbers on both workers.
     evals = [re.findall(r"eval at step \d+: loss [\d.]+", stdout) for _, stdout, _ in results]
     assert evals[0] == evals[1] and len(evals[0]) == 2, evals

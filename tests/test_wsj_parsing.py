@@ -243,7 +243,9 @@ def test_dev_f1_of_an_untrained_model_scores_every_sentence(tmp_path):
         vocab_size=sizes[0],
         target_vocab_size=sizes[1],
     )
-    result = make_dev_decodes(model, problem, data_dir, model.hparams, 10)()
+    decodes = make_dev_decodes(model, problem, data_dir, model.hparams, 10)
+    result = decodes()
+    assert tuple(result) == decodes.metric.names  # what --eval_early_stopping_metric accepts
     assert result["parse_error_sentences"] == 0 and result["parse_repaired_outputs"] == 0
     assert result["parse_valid_sentences"] == 1 and 0.0 <= result["parse_f1"] <= 100.0
     os.remove(problem.gold_file(data_dir, "dev", "words"))

@@ -137,3 +137,19 @@ def _import_usr_dir(usr_dir: str) -> None:
         raise
     except Exception as e:
         raise UsageError(f"--t2t_usr_dir {usr_dir}: {type(e).__name__}: {e}") from e
+
+
+def add_bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help: str) -> None:
+    """A boolean flag spelled as T2T's (absl) ones: ``--name``, ``--name=False``/``=true``/
+    ``=0``..., and ``--noname``."""
+
+    def parse(text: str) -> bool:
+        value = {"true": True, "1": True, "false": False, "0": False}.get(text.lower())
+        if value is None:
+            raise argparse.ArgumentTypeError(f"expected True or False, got {text!r}")
+        return value
+
+    parser.add_argument(
+        f"--{name}", type=parse, nargs="?", const=True, default=default, metavar="BOOL", help=help
+    )
+    parser.add_argument(f"--no{name}", dest=name, action="store_false", help=argparse.SUPPRESS)

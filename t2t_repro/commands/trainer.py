@@ -97,8 +97,44 @@ def build_parser() -> argparse.ArgumentParser:
         help="dev examples decoded at every evaluation and scored by the problem's dev metric "
         "(BLEU for text problems, EVALB F1 for parsing); 0: off. Old name: --eval_bleu_examples",
     )
+    parser.add_argument(
+        "--warm_start_from",
+        default=d["warm_start_from"],
+        help="start a new run from this checkpoint's model weights (a ckpt-N prefix or a "
+        "directory: t2t-trainer's, t2t-avg-all's, t2t-import's), at step 0 with a new optimizer",
+    )
+    _add_early_stopping_flags(parser, d)
     cluster_flags.add_cluster_flags(parser)
     return parser
+
+
+def _add_early_stopping_flags(parser: argparse.ArgumentParser, d: dict) -> None:
+    """T2T's four flags (``tensor2tensor/utils/flags.py``), with its defaults."""
+    parser.add_argument(
+        "--eval_early_stopping_steps",
+        type=int,
+        default=d["eval_early_stopping_steps"],
+        help="stop training once --eval_early_stopping_metric has not improved by "
+        "--eval_early_stopping_metric_delta in this many steps (default: never)",
+    )
+    parser.add_argument(
+        "--eval_early_stopping_metric",
+        default=d["eval_early_stopping_metric"],
+        help="a figure the evals log: loss, accuracy, ..., or the dev decode metric (bleu, "
+        "parse_f1)",
+    )
+    parser.add_argument(
+        "--eval_early_stopping_metric_delta",
+        type=float,
+        default=d["eval_early_stopping_metric_delta"],
+        help="the least change that counts as an improvement",
+    )
+    cli.add_bool_flag(
+        parser,
+        "eval_early_stopping_metric_minimize",
+        d["eval_early_stopping_metric_minimize"],
+        "whether the metric improves by going down (loss) or up (False: accuracy, bleu)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ class DevMetric:
     ``decode_defaults``."""
 
     name = "dev"
+    names: tuple[str, ...] = ()  # the keys of ``score``'s result (--eval_early_stopping_metric)
     decode_overrides = ""
 
     def __init__(
@@ -51,6 +52,7 @@ class DevBleu(DevMetric):
     subword encoder makes exact."""
 
     name = "bleu"
+    names = ("bleu",)
     decode_overrides = "extra_length=50,batch_size=32"
 
     def __init__(self, input_ids: Sequence[Sequence[int]], references: Sequence[str]) -> None:

@@ -19,6 +19,17 @@ class DevParseF1(DevMetric):
     """Strict EVALB figures of the decodes, named ``parse_<figure>``."""
 
     name = "parse"
+    FIGURES = (
+        "f1",
+        "precision",
+        "recall",
+        "complete_match",
+        "tagging_accuracy",
+        "valid_sentences",
+        "error_sentences",
+        "repaired_outputs",
+    )
+    names = tuple(f"parse_{figure}" for figure in FIGURES)
     decode_overrides = "beam_size=1,batch_size=64"
 
     def __init__(self, sentences: Sequence[str], gold: Sequence) -> None:

@@ -41,6 +41,15 @@ class TrainerConfig:
     attention_images: bool = True  # Heat maps of the first dev example at every evaluation.
     # Dev examples decoded at each eval and scored by the problem's dev metric (0: off).
     eval_decode_examples: int = 64
+    # A new run's starting model weights: a checkpoint prefix or a directory of one (T2T's
+    # --warm_start_from; ignored when output_dir has checkpoints: the run resumes).
+    warm_start_from: str = ""
+    # T2T's early stopping (training/early_stopping.py): stop once the dev metric has not
+    # improved by delta for this many steps (None: off).
+    eval_early_stopping_steps: int | None = None
+    eval_early_stopping_metric: str = "loss"
+    eval_early_stopping_metric_delta: float = 0.1
+    eval_early_stopping_metric_minimize: bool = True
     devices: list | None = None  # explicit replica devices (tests: logical CPUs)
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from t2t_repro.checkpoints.errors import CheckpointError
+
 
 class ReplicaFeed:
     """``next(feed)`` (also inside ``tf.function``): one batch per replica, as PerReplica."""
@@ -97,3 +99,21 @@ class WorkerPositions:
             variant = tf.io.parse_tensor(state, tf.variant)
             self.feed.iterator._restore_from_tensors({"_STATE": variant})  # noqa: SLF001
         return True
+
+
+def check_same_workers(ckpt, workers: int, restored: str) -> None:
+    """Refuses, before anything is written, to train on from a checkpoint saved by
+    another number of workers: each worker read its own shard of the data, so neither
+    a cluster's input positions (``WorkerPositions``) nor one host's iterator state can
+    place another cluster's input (the old batch-skip would replay the wrong batches)."""
+    saved = ckpt.saved_shape(WorkerPositions.KEY)
+    before, now = saved[0] if saved else 1, workers
+    if before == now:
+        return
+    by = f"a cluster of {before} workers" if before > 1 else "a run on one host"
+    this = f"this cluster has {now} workers" if now > 1 else "this run is on one host"
+    again = f"with a TF_CONFIG of {before} workers" if before > 1 else "on one host"
+    raise CheckpointError(
+        f"{restored} was saved by {by} and {this}: the input positions cannot be "
+        f"restored. Resume it {again}, or start a new --output_dir."
+    )

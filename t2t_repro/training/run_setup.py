@@ -15,6 +15,9 @@ from t2t_repro.paths import expect_directory
 from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, TrainerConfig
 from t2t_repro.training.precision_hint import print_bf16_hint
 
+# The schedule whose evaluations happen during training (where early stopping decides).
+EARLY_STOPPING_SCHEDULE = "train_and_evaluate"
+
 
 class TrainingError(UserError, RuntimeError):
     """Training cannot continue (non-finite loss, bad configuration)."""
@@ -54,7 +57,35 @@ def check_config(cfg: TrainerConfig) -> None:
             raise TrainingError(
                 f"--worker_gpu={cfg.worker_gpu} but only {visible} GPU(s) are visible."
             )
+    _check_warm_start_and_early_stopping(cfg)
     expect_directory(cfg.output_dir, "--output_dir")
+
+
+def _check_warm_start_and_early_stopping(cfg: TrainerConfig) -> None:
+    """Refuses the values these flags cannot act on (rather than ignore them)."""
+    evaluating = cfg.schedule in ("evaluate", "continuous_eval")
+    if cfg.warm_start_from and evaluating:
+        raise TrainingError(
+            f"--warm_start_from starts a training run; --schedule={cfg.schedule} trains "
+            "nothing (evaluate the source directly: --output_dir=<it>)."
+        )
+    if cfg.eval_early_stopping_steps is None:
+        return
+    if cfg.eval_early_stopping_steps < 1:
+        raise TrainingError(
+            f"--eval_early_stopping_steps={cfg.eval_early_stopping_steps} must be at least 1."
+        )
+    if cfg.eval_early_stopping_metric_delta < 0:
+        raise TrainingError(
+            f"--eval_early_stopping_metric_delta={cfg.eval_early_stopping_metric_delta} must "
+            "be at least 0."
+        )
+    if cfg.schedule != EARLY_STOPPING_SCHEDULE or not cfg.local_eval_frequency:
+        raise TrainingError(
+            "--eval_early_stopping_steps decides at evaluations during training: use "
+            f"--schedule={EARLY_STOPPING_SCHEDULE} with --local_eval_frequency > 0 (now "
+            f"--schedule={cfg.schedule}, --local_eval_frequency={cfg.local_eval_frequency})."
+        )
 
 
 class StopFlag:

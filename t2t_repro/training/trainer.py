@@ -11,6 +11,8 @@ anything is written to ``output_dir``: a run that fails them leaves the director
 On resume, the model, the optimizer (and its step), the RNG states and the input iterator's
 state are restored from the newest complete checkpoint, so the next batch is the one an
 uninterrupted run would have read, in constant time (:mod:`t2t_repro.training.input_feed`).
+A new run may instead start from another run's model weights (``warm_start.py``); early
+stopping (``early_stopping.py``) decides at the evaluations, agreed by all workers.
 """
 
 from __future__ import annotations
@@ -27,20 +29,21 @@ from t2t_repro import fileio, registry
 from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.checkpoints.training import TrainingCheckpoint
-from t2t_repro.data.input_pipeline import EVAL, TRAIN, list_shards, make_dataset
-from t2t_repro.data.records import find_corrupt_record
+from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
 from t2t_repro.data.text_files import DataError
 from t2t_repro.hparams_lib import checks as hparams_checks
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.training import evaluation
+from t2t_repro.training import evaluation, warm_start
 from t2t_repro.training.agreement import Agreement
 from t2t_repro.training.attention_summary import AttentionSummary
 from t2t_repro.training.config import TrainerConfig
 from t2t_repro.training.dev_decodes import make_dev_decodes
 from t2t_repro.training.devices import announce
 from t2t_repro.training.distribution import cluster, make_strategy
-from t2t_repro.training.input_feed import ReplicaFeed, WorkerPositions
+from t2t_repro.training.early_stopping import make_early_stopping
+from t2t_repro.training.failures import corrupt_data_error, diverged_error
+from t2t_repro.training.input_feed import ReplicaFeed, WorkerPositions, check_same_workers
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
 from t2t_repro.training.run_setup import (
     StopFlag,
@@ -49,7 +52,7 @@ from t2t_repro.training.run_setup import (
     setup_precision_and_seed,
 )
 from t2t_repro.training.summaries import ConsoleLog, Summaries, window_scalars
-from t2t_repro.training.train_step import DIVERGED_LOSS, TrainMetrics, make_train_loop
+from t2t_repro.training.train_step import TrainMetrics, make_train_loop
 
 
 class Trainer:
@@ -88,6 +91,7 @@ class Trainer:
         else:
             check_saved(cfg.output_dir, hp, cfg.hparams_set)
         self.hparams = hp
+        self.early_stopping = make_early_stopping(cfg, self.problem, hp)  # None: not asked for
         self.augment = self.problem.train_augmentation(cfg.data_dir, hp, cfg.random_seed)
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
         announce(self.strategy, cfg.mixed_precision, cfg.xla)
@@ -253,13 +257,32 @@ class Trainer:
                 print(f"removed {path} (left by a save that was interrupted)", flush=True)
         self.summaries = Summaries(self.cfg.output_dir, write=chief)
 
-    def run(self) -> dict:
+    def start(self) -> str | None:
+        """Resumes from output_dir's newest checkpoint (returned) or warm-starts a new run,
+        then starts writing: every check that can refuse the run comes before."""
         restored = self.ckpt.restore_latest()
         if restored and self.cfg.schedule not in ("evaluate", "continuous_eval"):
-            self._check_same_workers(restored)
+            check_same_workers(self.ckpt, self.cluster.workers, restored)
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
+            if self.early_stopping is not None:
+                self.early_stopping.read_history(self.cfg.output_dir, self.step)
+        if self.cfg.warm_start_from:  # flags.txt records the exact checkpoint
+            self.flags = dict(self.flags, warm_start_from=self._warm_start(restored))
         self._start_writing()
+        return restored
+
+    def _warm_start(self, restored: str | None) -> str:
+        """--warm_start_from (not on a resume): the source's model weights; its prefix."""
+        cfg = self.cfg
+        if restored:
+            return warm_start.ignored(cfg.warm_start_from, restored)
+        prefix = warm_start.source_prefix(cfg.warm_start_from)
+        warm_start.check_compatible(prefix, self.hparams, self.problem, cfg.data_dir)
+        return warm_start.warm_start(self.model, prefix)
+
+    def run(self) -> dict:
+        restored = self.start()
         if self.cfg.schedule == "evaluate":
             if not restored:
                 raise TrainingError(f"No checkpoint in {self.cfg.output_dir} to evaluate.")
@@ -267,23 +290,6 @@ class Trainer:
         if self.cfg.schedule == "continuous_eval":
             return self.continuous_eval()
         return self.train()
-
-    def _check_same_workers(self, restored: str) -> None:
-        """Refuses, before anything is written, to train on from a checkpoint saved by
-        another number of workers: each worker read its own shard of the data, so neither
-        a cluster's input positions (``WorkerPositions``) nor one host's iterator state can
-        place another cluster's input (the old batch-skip would replay the wrong batches)."""
-        saved = self.ckpt.saved_shape(WorkerPositions.KEY)
-        before, now = saved[0] if saved else 1, self.cluster.workers
-        if before == now:
-            return
-        by = f"a cluster of {before} workers" if before > 1 else "a run on one host"
-        this = f"this cluster has {now} workers" if now > 1 else "this run is on one host"
-        again = f"with a TF_CONFIG of {before} workers" if before > 1 else "on one host"
-        raise CheckpointError(
-            f"{restored} was saved by {by} and {this}: the input positions cannot be "
-            f"restored. Resume it {again}, or start a new --output_dir."
-        )
 
     def continuous_eval(self, timeout_secs: int = 3600) -> dict:
         """Evaluates every new checkpoint until one at train_steps (or the timeout)."""
@@ -345,8 +351,8 @@ class Trainer:
         started = last_save = time.time()
         if cfg.max_train_seconds:
             console.deadline = started + cfg.max_train_seconds
-        window, results, stopping, traced = Counter(), {}, False, False
-        while self.step < cfg.train_steps and not stopping:
+        window, results, stopping, traced, early = Counter(), {}, False, False, False
+        while self.step < cfg.train_steps and not stopping and not early:
             n = self._steps_to_next_event(eval_every, save_every)
             stats = self._run_loop(loop, iterator, n)
             window.update(stats)
@@ -379,6 +385,8 @@ class Trainer:
                 if not saves:
                     self.save()
                 results = self.evaluate()
+                if self.early_stopping is not None:  # agreed: a dev decode metric is the chief's
+                    early = agree(stop=self.early_stopping.update(step, results))["stop"]
         path = self.ckpt.latest if self.ckpt.latest == self._expected_path() else self.save()
         if stopping:
             print(
@@ -387,6 +395,10 @@ class Trainer:
                 flush=True,
             )
             return {"interrupted": True, "checkpoint": path}
+        if early:
+            why = self.early_stopping.reason()
+            print(f"stopped early at step {self.step}: {why}; {self._saved(path)}", flush=True)
+            return dict(results, checkpoint=path, early_stopped=True)
         print(f"training finished at step {self.step}; {self._saved(path)}", flush=True)
         if cfg.schedule == "train_and_evaluate" and not results.get("step") == self.step:
             results = self.evaluate()
@@ -422,25 +434,9 @@ class Trainer:
         )
 
     def _diverged_error(self, stats: dict) -> TrainingError:
-        step, loss = stats["first_nonfinite"], stats["bad_loss"]
-        what = (
-            "became NaN/Inf"
-            if loss != loss or abs(loss) == float("inf")
-            else f"diverged ({loss:.3g} > {DIVERGED_LOSS:g} per token)"
-        )
-        return TrainingError(
-            f"Loss {what} at step {step}. Training stopped without saving this state; the "
-            f"last good checkpoint is {self.ckpt.latest or '(none yet)'}. To retry with a lower "
-            "learning rate, start a new run in a new --output_dir with, e.g., "
-            "--hparams=learning_rate_constant=<lower> (this output_dir keeps its saved "
-            "hparams and refuses other ones); or check the data."
-        )
+        return diverged_error(stats, self.ckpt.latest)
 
     def _corrupt_data_error(self, split: str) -> DataError:
-        pattern = self.problem.filepattern(self.cfg.data_dir, split)
-        where = find_corrupt_record(list_shards(pattern))
-        return DataError(
-            f"Corrupt {split} data: {where or 'a shard matching ' + pattern}. Delete that "
-            "shard and rerun t2t-datagen to rewrite it (finished shards are kept), then rerun "
-            f"this command to resume from {self.ckpt.latest or 'the start'}."
+        return corrupt_data_error(
+            self.problem.filepattern(self.cfg.data_dir, split), split, self.ckpt.latest
         )

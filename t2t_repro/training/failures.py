@@ -1,0 +1,36 @@
+"""The errors that stop a training run midway, each saying what was kept and what to do."""
+
+from __future__ import annotations
+
+from t2t_repro.data.input_pipeline import list_shards
+from t2t_repro.data.records import find_corrupt_record
+from t2t_repro.data.text_files import DataError
+from t2t_repro.training.run_setup import TrainingError
+from t2t_repro.training.train_step import DIVERGED_LOSS
+
+
+def diverged_error(stats: dict, latest: str | None) -> TrainingError:
+    """The loss became NaN/Inf or diverged (``TrainMetrics``' first bad step and loss)."""
+    step, loss = stats["first_nonfinite"], stats["bad_loss"]
+    what = (
+        "became NaN/Inf"
+        if loss != loss or abs(loss) == float("inf")
+        else f"diverged ({loss:.3g} > {DIVERGED_LOSS:g} per token)"
+    )
+    return TrainingError(
+        f"Loss {what} at step {step}. Training stopped without saving this state; the "
+        f"last good checkpoint is {latest or '(none yet)'}. To retry with a lower "
+        "learning rate, start a new run in a new --output_dir with, e.g., "
+        "--hparams=learning_rate_constant=<lower> (this output_dir keeps its saved "
+        "hparams and refuses other ones); or check the data."
+    )
+
+
+def corrupt_data_error(pattern: str, split: str, latest: str | None) -> DataError:
+    """A shard matching ``pattern`` is corrupt: which record, and how to rewrite it."""
+    where = find_corrupt_record(list_shards(pattern))
+    return DataError(
+        f"Corrupt {split} data: {where or 'a shard matching ' + pattern}. Delete that "
+        "shard and rerun t2t-datagen to rewrite it (finished shards are kept), then rerun "
+        f"this command to resume from {latest or 'the start'}."
+    )
