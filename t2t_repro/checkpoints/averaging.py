@@ -10,6 +10,8 @@ new or hold only earlier averages (marked by ``averaged_from.txt``), and an exis
 ``ckpt-N`` there is not replaced. The checkpoints averaged are the complete ones on disk
 (a garbled state file does not hide them); any the state file lists but that are incomplete
 are named as skipped.
+
+``average_sliding_windows`` is T2T's ``t2t-avg-all``: one such average per checkpoint step.
 """
 
 from __future__ import annotations

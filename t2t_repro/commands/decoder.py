@@ -78,8 +78,9 @@ def check_flags(args: argparse.Namespace) -> None:
         if on
     ]
     if only_file and (not args.decode_from_file or args.decode_interactive):
-        raise cli.UsageError(f"{' and '.join(only_file)} apply to --decode_from_file only.")
-    if args.keep_timestamp and args.decode_to_file and fileio.is_url(args.decode_to_file):
+        verb = "applies" if len(only_file) == 1 else "apply"
+        raise cli.UsageError(f"{' and '.join(only_file)} {verb} to --decode_from_file only.")
+    if args.keep_timestamp and fileio.is_url(args.decode_to_file or args.decode_from_file):
         raise cli.UsageError(
             "--keep_timestamp: the time of a file on object storage cannot be set; "
             "decode to a local file."
@@ -87,9 +88,14 @@ def check_flags(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_repro.decoding import runner
+    from t2t_repro.decoding import runner, shards
 
-    if args.decode_from_file and args.decode_to_file and args.decode_shards == 1:
+    share = None
+    if args.decode_shards > 1:  # read first: a missing file costs no model load
+        share = shards.worker_lines(
+            cli.expand(args.decode_from_file), args.decode_shards, args.worker_id
+        )
+    elif args.decode_from_file and args.decode_to_file:
         runner.check_decode_paths(
             cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
         )
@@ -98,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     if args.decode_interactive:
         runner.decode_interactive(setup)
     elif args.decode_from_file:
-        out = decode_from_file(args, setup)
+        out = decode_from_file(args, setup, share)
         print(f"wrote {out}", file=sys.stderr)
     else:
         split = "test" if args.eval_use_test_set else "dev"
@@ -109,12 +115,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def decode_from_file(args: argparse.Namespace, setup) -> str:
-    """Decodes the file (or this worker's share of it) and returns the output's path."""
+def decode_from_file(args: argparse.Namespace, setup, share: tuple | None) -> str:
+    """Decodes the file (or this worker's ``share`` of it: ``shards.worker_lines``) and
+    returns the output's path."""
     from t2t_repro.decoding import runner, shards
 
     source = args.decode_from_file
-    if args.decode_shards > 1:  # T2T: both names get the shard suffix
+    if share is not None:  # T2T: both names get the shard suffix
         out = shards.with_shard(args.decode_to_file, args.worker_id) if args.decode_to_file else ""
         out = cli.expand(
             out
@@ -126,7 +133,7 @@ def decode_from_file(args: argparse.Namespace, setup) -> str:
                 setup.dhp,
             )
         )
-        lines, what = shards.worker_lines(cli.expand(source), args.decode_shards, args.worker_id)
+        lines, what = share
         print(f"worker {args.worker_id} of {args.decode_shards}: {what}", file=sys.stderr)
         expect_file_destination(out, "--decode_to_file")
         runner.decode_lines_to_file(setup, lines, out)
