@@ -78,7 +78,6 @@ def translate_all(
     if config.decoder_command:
         check_decoder_command(config.decoder_command)
     fileio.makedirs(config.translations_dir)
-    _copy_flags_file(config)
     lines = list(iter_raw_lines(config.source))
     setup, written, seen = None, [], 0
     follow = follow_steps(
@@ -90,6 +89,8 @@ def translate_all(
     )
     for checkpoint in follow:
         seen += 1
+        if seen == 1:  # the run exists now, even when followed from before its start
+            _copy_flags_file(config)
         out = translation_path(config.translations_dir, config.problem, checkpoint.step)
         if fileio.exists(out):
             log(f"{out} exists; skipped")
