@@ -178,6 +178,24 @@ def getsize(path: str) -> int:
     return _gfile().stat(path).length if is_url(path) else os.path.getsize(path)
 
 
+def getmtime(path: str) -> float:
+    """Modification time in seconds since the epoch (what object stores report for URLs)."""
+    if not is_url(path):
+        return os.path.getmtime(path)
+    if not exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    return _gfile().stat(path).mtime_nsec / 1e9
+
+
+def set_mtime(path: str, seconds: float) -> bool:
+    """Sets a local file's access and modification time (T2T's ``os.utime`` after decoding);
+    False for URLs, whose modification time is the upload's and cannot be set."""
+    if is_url(path):
+        return False
+    os.utime(path, (seconds, seconds))
+    return True
+
+
 def open(path: str, mode: str = "r", **kwargs: Any) -> IO:  # noqa: A001
     """``open`` for local paths; ``tf.io.gfile.GFile`` (UTF-8 text, no newline translation,
     the same on Linux) for URLs, where ``encoding``/``newline``/``buffering`` are not needed."""

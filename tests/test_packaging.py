@@ -67,6 +67,7 @@ def test_pip_install_gives_console_scripts(tmp_path):
         "t2t-trainer",
         "t2t-decoder",
         "t2t-avg-all",
+        "t2t-translate-all",
         "t2t-bleu",
         "t2t-evalb",
         "t2t-exporter",

@@ -10,10 +10,13 @@ new or hold only earlier averages (marked by ``averaged_from.txt``), and an exis
 ``ckpt-N`` there is not replaced. The checkpoints averaged are the complete ones on disk
 (a garbled state file does not hide them); any the state file lists but that are incomplete
 are named as skipped.
+
+``average_sliding_windows`` is T2T's ``t2t-avg-all``: one such average per checkpoint step.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import sys
@@ -25,6 +28,7 @@ from t2t_repro import fileio
 from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.checkpoints.loading import MODEL_KEY, load_trained_model, restore_model
+from t2t_repro.step_files import follow_steps
 
 _STEP = re.compile(r"ckpt-(\d+)$")
 MARKER = "averaged_from.txt"  # written into every output dir; lists the inputs
@@ -115,15 +119,84 @@ def average_checkpoints(
         )
     log(f"averaging {', '.join(os.path.basename(p) for _, p in checkpoints)}")
     model = load_trained_model(model_dir, model_name=model_name, restore=False).model
+    _average_into(model, [p for _, p in checkpoints], log)
+    return _write_model_checkpoint(model, output_dir, newest, [p for _, p in checkpoints])
+
+
+def average_sliding_windows(
+    model_dir: str,
+    output_dir: str,
+    n: int = 8,
+    model_name: str = "transformer",
+    *,
+    min_steps: int = 0,
+    wait_minutes: float = 0,
+    log=None,
+) -> list[str]:
+    """T2T's ``t2t-avg-all`` (``tensor2tensor/bin/t2t_avg_all.py``): for every checkpoint
+    from the n-th on (steps >= ``min_steps``), the average of it and the n-1 before it, as
+    ``output_dir/ckpt-<its step>`` with its .index dated like that checkpoint's. With
+    ``wait_minutes``, follows a running job (``step_files.follow_steps``). Averages already
+    in ``output_dir`` are kept, so a rerun continues. Returns the prefixes written.
+
+    Each window is summed afresh, oldest first (T2T keeps a running sum, adding the newest
+    and subtracting the oldest): so the newest window is bit for bit what
+    :func:`average_checkpoints` writes, and no rounding drifts along a long run."""
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    check_output_dir(model_dir, output_dir)
+    if not wait_minutes:
+        checkpoints_by_step(model_dir)  # the clear errors: no such dir, no checkpoints
+    window: collections.deque = collections.deque(maxlen=n)
+    model, written, seen = None, [], 0
+    follow = follow_steps(
+        lambda: checkpoint_files.checkpoint_step_files(model_dir),
+        wait_minutes,
+        min_steps,
+        describe=f"checkpoint in {model_dir}",
+        log=log,
+    )
+    for checkpoint in follow:
+        seen += 1
+        window.append(checkpoint)
+        if len(window) < n:
+            continue
+        final = os.path.join(output_dir, f"ckpt-{checkpoint.step}")
+        if fileio.exists(final + ".index"):
+            log(f"{final} exists; kept")
+            continue
+        missing = [f.path for f in window if not checkpoint_files.is_complete(f.path)]
+        if missing:
+            log(
+                f"warning: no average at step {checkpoint.step}: {', '.join(missing)} was "
+                f"removed meanwhile (keep more checkpoints than --n={n} in training)"
+            )
+            continue
+        if model is None:
+            model = load_trained_model(model_dir, model_name=model_name, restore=False).model
+        log(f"averaging {', '.join(os.path.basename(f.path) for f in window)}")
+        _average_into(model, [f.path for f in window], log)
+        path = _write_model_checkpoint(model, output_dir, checkpoint.step, [f.path for f in window])
+        fileio.set_mtime(path + ".index", checkpoint.mtime)  # T2T: os.utime of the .index
+        written.append(path)
+    if seen < n:
+        log(
+            f"warning: {seen} checkpoint(s) at step >= {min_steps}; a window needs --n={n}, "
+            "so no average was written."
+        )
+    return written
+
+
+def _average_into(model, paths: list[str], log) -> None:
+    """Sets ``model``'s weights to the mean of the checkpoints' (summed in float64, in the
+    order given)."""
     sums = None
-    for _, path in checkpoints:
+    for path in paths:
         restore_model(model, path)
         values = [w.numpy().astype(np.float64) for w in model.weights]
         sums = values if sums is None else [s + v for s, v in zip(sums, values, strict=True)]
         log(f"read {path}")
     for weight, total in zip(model.weights, sums, strict=True):
-        weight.assign(tf.cast(total / len(checkpoints), weight.dtype))
-    return _write_model_checkpoint(model, output_dir, newest, [p for _, p in checkpoints])
+        weight.assign(tf.cast(total / len(paths), weight.dtype))
 
 
 def _write_model_checkpoint(model, output_dir: str, step: int, sources: list[str]) -> str:

@@ -18,6 +18,7 @@ from google.protobuf import text_format
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import write_text_atomically
+from t2t_repro.step_files import StepFile
 
 STATE_FILE = "checkpoint"
 _INDEX = re.compile(r"^ckpt-(\d+)\.index$")
@@ -56,6 +57,18 @@ def complete_checkpoints(directory: str) -> list[tuple[int, str]]:
         if match and is_complete(prefix, listing):
             found.append((int(match.group(1)), prefix))
     return sorted(found)
+
+
+def checkpoint_step_files(directory: str) -> list[StepFile]:
+    """Every complete ``ckpt-N`` as a :class:`StepFile` (its time: the ``.index`` file's, the
+    last written), oldest first: what ``step_files.follow_steps`` follows."""
+    found = []
+    for step, prefix in complete_checkpoints(directory):
+        try:
+            found.append(StepFile(prefix, fileio.getmtime(prefix + ".index"), step))
+        except OSError:  # removed since the listing (training's keep_checkpoint_max)
+            continue
+    return found
 
 
 @dataclasses.dataclass

@@ -1,8 +1,18 @@
 """t2t-avg-all: average the model weights of the last n checkpoints of a training run.
 
     t2t-avg-all --model_dir=TRAIN --output_dir=TRAIN/avg --n=5     # the paper: 5 (base), 20 (big)
+    t2t-avg-all --model_dir=TRAIN --n=5 --sliding_window              # T2T's: one per step
+    t2t-avg-all --model_dir=TRAIN --n=5 --wait_minutes=30             # ... following a running job
 
 The result is a checkpoint the decoder loads: t2t-decoder --checkpoint_path=TRAIN/avg ...
+
+By default one average is written: the newest n checkpoints', as TRAIN/avg/ckpt-<newest step>.
+T2T's t2t-avg-all writes a sliding window instead: for every checkpoint from the n-th on, the
+average of it and the n-1 before it (TRAIN/avg/ckpt-<its step>), for t2t-translate-all and
+t2t-bleu --translations_dir to plot. --sliding_window asks for that, and so do T2T's
+--min_steps and --wait_minutes (they exist only in that mode). Its last window is today's
+average, at the same path. It is not the default because it writes one model-sized
+checkpoint per step where one was asked for, and writes nothing with fewer than n checkpoints.
 """
 
 from __future__ import annotations
@@ -34,20 +44,58 @@ def build_parser() -> argparse.ArgumentParser:
         help="not T2T: average the newest n at or before this step (0: the newest n), e.g. "
         "the checkpoints around the best dev score",
     )
+    parser.add_argument(
+        "--sliding_window",
+        action="store_true",
+        help="not a T2T flag: T2T's behaviour, one average of the last n at every checkpoint "
+        "step from the n-th on (implied by --min_steps and --wait_minutes)",
+    )
+    parser.add_argument(
+        "--min_steps", type=int, default=0, help="ignore checkpoints with fewer steps (T2T's)"
+    )
+    parser.add_argument(
+        "--wait_minutes",
+        type=float,
+        default=0,
+        help="wait up to N minutes for a new checkpoint, following a running job (T2T's)",
+    )
     parser.add_argument("--model", default="transformer")
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    from t2t_repro.checkpoints.averaging import average_checkpoints
-
-    cli.require(args, "model_dir")
+def check_flags(args: argparse.Namespace) -> None:
     if args.n < 1:
         raise cli.UsageError("--n must be at least 1.")
-    model_dir = cli.expand(args.model_dir)
-    output_dir = cli.expand(args.output_dir) or os.path.join(model_dir, "avg")
     if args.max_step < 0:
         raise cli.UsageError("--max_step must be 0 (the newest checkpoints) or a step.")
+    if args.min_steps < 0 or args.wait_minutes < 0:
+        raise cli.UsageError("--min_steps and --wait_minutes must be 0 or more.")
+    if args.min_steps or args.wait_minutes:
+        args.sliding_window = True
+    if args.sliding_window and args.max_step:
+        raise cli.UsageError(
+            "--max_step picks one average; the sliding window (--sliding_window, --min_steps, "
+            "--wait_minutes) writes one per step: use one or the other."
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    from t2t_repro.checkpoints.averaging import average_checkpoints, average_sliding_windows
+
+    cli.require(args, "model_dir")
+    model_dir = cli.expand(args.model_dir)
+    output_dir = cli.expand(args.output_dir) or os.path.join(model_dir, "avg")
+    if args.sliding_window:
+        written = average_sliding_windows(
+            model_dir,
+            output_dir,
+            args.n,
+            args.model,
+            min_steps=args.min_steps,
+            wait_minutes=args.wait_minutes,
+        )
+        print(f"wrote {len(written)} average(s) in {output_dir}")
+        return 0
     path = average_checkpoints(
         model_dir, output_dir, args.n, args.model, max_step=args.max_step or None
     )
@@ -56,7 +104,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.run("t2t-avg-all", run, build_parser(), argv, uses_registry=True)
+    return cli.run(
+        "t2t-avg-all", run, build_parser(), argv, uses_registry=True, check_flags=check_flags
+    )
 
 
 if __name__ == "__main__":

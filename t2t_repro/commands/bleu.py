@@ -3,9 +3,15 @@ labelled.
 
     t2t-bleu --translation=decodes.de --reference=newstest2014.de
     t2t-bleu --translation=... --reference=... --bleu_variant="sacreBLEU 13a cased" --json
+    t2t-bleu --translations_dir=TRANSL --reference=newstest2013.de --event_dir=TRAIN/bleu
 
 Variants: sacreBLEU 13a/intl cased/uncased (with signatures), t2t-bleu cased/uncased (T2T's
 own), and the paper's EN-DE number (tokenized, compound-split multi-bleu).
+
+With --translations_dir (T2T's second mode): T2T's BLEU of every <problem>-<step> file that
+t2t-translate-all wrote, as TensorBoard scalars BLEU_uncased and BLEU_cased at each step in
+--event_dir; steps already written there are skipped (last_evaluated_step.txt), and
+--wait_minutes follows a running t2t-translate-all.
 """
 
 from __future__ import annotations
@@ -14,7 +20,6 @@ import argparse
 import json
 import sys
 
-from t2t_repro import fileio
 from t2t_repro.commands import cli
 
 
@@ -29,31 +34,49 @@ def build_parser() -> argparse.ArgumentParser:
         help="language of the Moses tokenizer for the paper-style variant",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    dir_mode = parser.add_argument_group(
+        "every checkpoint (T2T's flags; --bleu_variant there: both, cased or uncased)"
+    )
+    dir_mode.add_argument(
+        "--translations_dir", default="", help="t2t-translate-all's translations to score"
+    )
+    dir_mode.add_argument("--event_dir", default="", help="where the TensorBoard events go")
+    dir_mode.add_argument(
+        "--tag_suffix", default="", help="appended to the tags BLEU_cased and BLEU_uncased"
+    )
+    dir_mode.add_argument(
+        "--min_steps",
+        type=int,
+        default=-1,
+        help="skip translations with fewer steps (-1: those after the last step written to "
+        "--event_dir)",
+    )
+    dir_mode.add_argument(
+        "--wait_minutes", type=float, default=0, help="wait up to N minutes for a new file"
+    )
+    dir_mode.add_argument(
+        "--report_zero",
+        dest="report_zero",
+        action="store_const",
+        const=True,
+        default=None,
+        help="write BLEU=0 at step 0 dated like the oldest file in --translations_dir "
+        "(default: when starting from step 0)",
+    )
+    dir_mode.add_argument("--noreport_zero", dest="report_zero", action="store_const", const=False)
     return parser
-
-
-def read_pair(translation: str, reference: str) -> tuple[list[str], list[str], int]:
-    from t2t_repro.data.text_files import DataError, ReadStats, read_lines
-
-    stats = ReadStats()
-    for path in (translation, reference):
-        if not fileio.isfile(path):
-            raise FileNotFoundError(f"{path!r} does not exist.")
-    hyps = list(read_lines(translation, stats))
-    refs = list(read_lines(reference, stats))
-    if len(hyps) != len(refs):
-        raise DataError(
-            f"{translation} has {len(hyps)} lines but {reference} has {len(refs)}; "
-            "BLEU needs one translation per reference line."
-        )
-    return hyps, refs, stats.replaced_bytes
 
 
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.metrics.bleu import all_scores, looks_tokenized
+    from t2t_repro.metrics.bleu_per_step import read_translation_pair
 
+    if args.translations_dir:
+        return run_every_step(args)
     cli.require(args, "translation", "reference")
-    hyps, refs, replaced = read_pair(cli.expand(args.translation), cli.expand(args.reference))
+    hyps, refs, replaced = read_translation_pair(
+        cli.expand(args.translation), cli.expand(args.reference)
+    )
     if replaced:
         print(f"warning: {replaced} undecodable bytes were replaced.", file=sys.stderr)
     if looks_tokenized(hyps):
@@ -74,6 +97,30 @@ def run(args: argparse.Namespace) -> int:
         width = max(len(r.name) for r in results)
         for r in results:
             print(f"{r.name:<{width}}  {r.score:6.2f}  {r.definition}")
+    return 0
+
+
+def run_every_step(args: argparse.Namespace) -> int:
+    from t2t_repro import console
+    from t2t_repro.metrics.bleu_per_step import bleu_every_step
+
+    if args.translation:
+        raise cli.UsageError("give --translation or --translations_dir, not both.")
+    cli.require(args, "reference", "event_dir")
+    if args.min_steps < -1 or args.wait_minutes < 0:
+        raise cli.UsageError("--min_steps must be -1 or more and --wait_minutes 0 or more.")
+    console.start_tensorflow()  # the event file is written with TensorFlow, quietly
+    results = bleu_every_step(
+        cli.expand(args.translations_dir),
+        cli.expand(args.reference),
+        cli.expand(args.event_dir),
+        bleu_variant="both" if args.bleu_variant == "all" else args.bleu_variant,
+        tag_suffix=args.tag_suffix,
+        min_steps=args.min_steps,
+        wait_minutes=args.wait_minutes,
+        report_zero=args.report_zero,
+    )
+    print(f"wrote BLEU of {len(results)} step(s) to {args.event_dir}", file=sys.stderr)
     return 0
 
 

@@ -6,6 +6,8 @@
     t2t-decoder ... --decode_interactive
     t2t-decoder ... --checkpoint_path=RUN1/avg,RUN2/avg   (an ensemble of two runs)
     t2t-decoder ... (no file: decodes the problem's dev split, or test with --eval_use_test_set)
+    t2t-decoder ... --decode_from_file=src.en --decode_to_file=out.de --decode_shards=4 \
+        --worker_id=0    (one of 4 processes: writes out.de000, its quarter; cat out.de0*)
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import argparse
 import os
 import sys
 
+from t2t_repro import fileio
 from t2t_repro.commands import cli
+from t2t_repro.paths import expect_file_destination
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,13 +45,57 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="without --decode_from_file: decode the test split, not dev",
     )
+    parser.add_argument(
+        "--keep_timestamp",
+        action="store_true",
+        help="date the --decode_from_file output like the checkpoint's .index file (T2T's)",
+    )
+    parser.add_argument(
+        "--decode_shards",
+        type=int,
+        default=1,
+        help="number of processes sharing --decode_from_file (T2T's); each writes its "
+        "share's decodes to the output name + its --worker_id in three digits",
+    )
+    parser.add_argument(
+        "--worker_id", type=int, default=0, help="this process's share, 0..decode_shards-1"
+    )
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    from t2t_repro.decoding import runner
+def check_flags(args: argparse.Namespace) -> None:
+    if args.decode_shards < 1 or not 0 <= args.worker_id < args.decode_shards:
+        raise cli.UsageError(
+            f"--worker_id={args.worker_id} must be in 0..{args.decode_shards - 1} and "
+            "--decode_shards at least 1."
+        )
+    only_file = [
+        flag
+        for flag, on in (
+            ("--keep_timestamp", args.keep_timestamp),
+            ("--decode_shards", args.decode_shards > 1),
+        )
+        if on
+    ]
+    if only_file and (not args.decode_from_file or args.decode_interactive):
+        verb = "applies" if len(only_file) == 1 else "apply"
+        raise cli.UsageError(f"{' and '.join(only_file)} {verb} to --decode_from_file only.")
+    if args.keep_timestamp and fileio.is_url(args.decode_to_file or args.decode_from_file):
+        raise cli.UsageError(
+            "--keep_timestamp: the time of a file on object storage cannot be set; "
+            "decode to a local file."
+        )
 
-    if args.decode_from_file and args.decode_to_file:
+
+def run(args: argparse.Namespace) -> int:
+    from t2t_repro.decoding import runner, shards
+
+    share = None
+    if args.decode_shards > 1:  # read first: a missing file costs no model load
+        share = shards.worker_lines(
+            cli.expand(args.decode_from_file), args.decode_shards, args.worker_id
+        )
+    elif args.decode_from_file and args.decode_to_file:
         runner.check_decode_paths(
             cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
         )
@@ -56,10 +104,7 @@ def run(args: argparse.Namespace) -> int:
     if args.decode_interactive:
         runner.decode_interactive(setup)
     elif args.decode_from_file:
-        out = args.decode_to_file or runner.default_output_name(
-            args.decode_from_file, args.model, args.hparams_set, args.problem, setup.dhp
-        )
-        runner.decode_file(setup, cli.expand(args.decode_from_file), cli.expand(out))
+        out = decode_from_file(args, setup, share)
         print(f"wrote {out}", file=sys.stderr)
     else:
         split = "test" if args.eval_use_test_set else "dev"
@@ -70,8 +115,46 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def decode_from_file(args: argparse.Namespace, setup, share: tuple | None) -> str:
+    """Decodes the file (or this worker's ``share`` of it: ``shards.worker_lines``) and
+    returns the output's path."""
+    from t2t_repro.decoding import runner, shards
+
+    source = args.decode_from_file
+    if share is not None:  # T2T: both names get the shard suffix
+        out = shards.with_shard(args.decode_to_file, args.worker_id) if args.decode_to_file else ""
+        out = cli.expand(
+            out
+            or runner.default_output_name(
+                shards.with_shard(source, args.worker_id),
+                args.model,
+                args.hparams_set,
+                args.problem,
+                setup.dhp,
+            )
+        )
+        lines, what = share
+        print(f"worker {args.worker_id} of {args.decode_shards}: {what}", file=sys.stderr)
+        expect_file_destination(out, "--decode_to_file")
+        runner.decode_lines_to_file(setup, lines, out)
+    else:
+        out = cli.expand(
+            args.decode_to_file
+            or runner.default_output_name(
+                source, args.model, args.hparams_set, args.problem, setup.dhp
+            )
+        )
+        runner.decode_file(setup, cli.expand(source), out)
+    if args.keep_timestamp:  # T2T: os.utime to the checkpoint's .index time
+        checkpoints = setup.checkpoint.split(",")
+        fileio.set_mtime(out, max(fileio.getmtime(c + ".index") for c in checkpoints))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    return cli.run("t2t-decoder", run, build_parser(), argv, uses_registry=True)
+    return cli.run(
+        "t2t-decoder", run, build_parser(), argv, uses_registry=True, check_flags=check_flags
+    )
 
 
 if __name__ == "__main__":

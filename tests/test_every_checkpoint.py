@@ -1,0 +1,280 @@
+"""Every checkpoint evaluated, as T2T users do (#35): t2t-translate-all, t2t-bleu
+--translations_dir, t2t-avg-all's sliding window, and t2t-decoder's --keep_timestamp and
+--decode_shards. Untrained tiny models, in-process main(argv) calls."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro import registry
+from t2t_repro.checkpoints.averaging import average_checkpoints, average_sliding_windows
+from t2t_repro.checkpoints.loading import restore_model
+from t2t_repro.commands import avg_all, bleu, decoder, translate_all
+from t2t_repro.metrics.bleu import t2t_bleu
+from t2t_repro.step_files import StepFile, follow_steps
+from tests.model_utils import build_model, toy_checkpoint_dir
+
+DECODE = "beam_size=2,extra_length=4,batch_size=2"
+SOURCE = ["the dog sees a cat .", "a cat runs .", "many dogs see the big cat ."]
+REFERENCE = ["der hund sieht eine katze .", "eine katze rennt .", "viele hunde sehen ."]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """translate_toy data and a train dir with three checkpoints of differently seeded
+    untrained models (steps 10, 20, 30), a flags.txt, a source and a reference file."""
+    root = toy_checkpoint_dir(tmp_path_factory.mktemp("every"), step=10, seed=1)
+    train = root / "train"
+    vocab = registry.problem("translate_toy").vocab_sizes(str(root / "data"))[0]
+    for step, seed in ((20, 3), (30, 5)):
+        keras.utils.set_random_seed(seed)
+        model = build_model("transformer_tiny", "max_length=12", vocab_size=vocab)
+        tf.train.CheckpointManager(
+            tf.train.Checkpoint(model=model), str(train), 5, checkpoint_name="ckpt"
+        ).save(checkpoint_number=step)
+    for i, step in enumerate((10, 20, 30)):  # distinct, known dates
+        os.utime(train / f"ckpt-{step}.index", (1_700_000_000 + 600 * i,) * 2)
+    (train / "flags.txt").write_text("--problem=translate_toy\n")
+    os.utime(train / "flags.txt", (1_699_999_000,) * 2)
+    (root / "src.txt").write_text("\n".join(SOURCE) + "\n")
+    (root / "ref.txt").write_text("\n".join(REFERENCE) + "\n")
+    return root
+
+
+def _translate_all(root, out, *extra):
+    return translate_all.main(
+        [
+            f"--model_dir={root / 'train'}",
+            f"--source={root / 'src.txt'}",
+            f"--translations_dir={out}",
+            "--problem=translate_toy",
+            f"--data_dir={root / 'data'}",
+            "--beam_size=2",
+            "--decode_hparams=extra_length=4,batch_size=2",
+            *extra,
+        ]
+    )
+
+
+def _decode(root, *extra):
+    base = ["--problem=translate_toy", f"--data_dir={root / 'data'}"]
+    return decoder.main([*base, f"--decode_hparams={DECODE}", *extra])
+
+
+def _events(event_dir):
+    """{step: ({tag: value}, wall_time)} of every scalar event in the dir's event files."""
+    found = {}
+    for name in sorted(os.listdir(event_dir)):
+        if "tfevents" in name:
+            for event in tf.compat.v1.train.summary_iterator(str(event_dir / name)):
+                if event.summary.value:
+                    values = {v.tag: v.simple_value for v in event.summary.value}
+                    assert event.step not in found, f"step {event.step} written twice"
+                    found[event.step] = (values, event.wall_time)
+    return found
+
+
+@pytest.mark.slow
+def test_translate_all_then_bleu_per_step(run, tmp_path):
+    transl, events = tmp_path / "transl", tmp_path / "events"
+    assert _translate_all(run, transl) == 0
+    names = sorted(os.listdir(transl))
+    assert names == [f"translate_toy-{s}" for s in (10, 20, 30)] + ["translate_toy-flags.txt"]
+    outputs = {s: (transl / f"translate_toy-{s}").read_text() for s in (10, 20, 30)}
+    assert all(len(t.splitlines()) == 3 for t in outputs.values())
+    assert len(set(outputs.values())) == 3  # three models, three translations
+    for s in (10, 20, 30):  # dated like their checkpoints (T2T's --keep_timestamp)
+        ckpt_time = os.path.getmtime(run / "train" / f"ckpt-{s}.index")
+        assert os.path.getmtime(transl / f"translate_toy-{s}") == ckpt_time
+    assert os.path.getmtime(transl / "translate_toy-flags.txt") == 1_699_999_000
+
+    # Restoring ckpt-20 into the model loaded for ckpt-10 decodes as a fresh load of it does;
+    # t2t-decoder --keep_timestamp dates its output like the checkpoint.
+    single = tmp_path / "single.txt"
+    ckpt20 = run / "train" / "ckpt-20"
+    flags = [f"--checkpoint_path={ckpt20}", f"--decode_from_file={run / 'src.txt'}"]
+    assert _decode(run, *flags, f"--decode_to_file={single}", "--keep_timestamp") == 0
+    assert single.read_text() == outputs[20]
+    assert os.path.getmtime(single) == os.path.getmtime(str(ckpt20) + ".index")
+    # --decode_shards: two workers' shares (1 and 2 lines), joined, are the whole decode.
+    for worker in (0, 1):
+        shard = ["--decode_shards=2", f"--worker_id={worker}", f"--decode_to_file={single}"]
+        assert _decode(run, *flags, *shard) == 0
+    parts = [(tmp_path / f"single.txt00{w}").read_text() for w in (0, 1)]
+    assert [len(p.splitlines()) for p in parts] == [1, 2]
+    assert "".join(parts) == outputs[20]
+
+    # A rerun continues: only the missing translation is written.
+    (transl / "translate_toy-30").unlink()
+    before = os.stat(transl / "translate_toy-10").st_mtime_ns
+    assert _translate_all(run, transl) == 0
+    assert (transl / "translate_toy-30").read_text() == outputs[30]
+    assert os.stat(transl / "translate_toy-10").st_mtime_ns == before
+
+    # One BLEU scalar per checkpoint step under T2T's tags, dated like the translation, plus
+    # T2T's report_zero at step 0 dated like the oldest file (the run's flags.txt).
+    argv = [f"--translations_dir={transl}", f"--reference={run / 'ref.txt'}"]
+    assert bleu.main([*argv, f"--event_dir={events}"]) == 0
+    written = _events(events)
+    assert sorted(written) == [0, 10, 20, 30]
+    assert written[0] == ({"BLEU_uncased": 0.0, "BLEU_cased": 0.0}, 1_699_999_000)
+    for s in (10, 20, 30):
+        hyps = outputs[s].splitlines()
+        expected = {
+            "BLEU_uncased": t2t_bleu(REFERENCE, hyps, case_sensitive=False),
+            "BLEU_cased": t2t_bleu(REFERENCE, hyps, case_sensitive=True),
+        }
+        values, wall_time = written[s]
+        assert values == pytest.approx(expected, abs=1e-4)
+        assert wall_time == os.path.getmtime(transl / f"translate_toy-{s}")
+    assert (events / "last_evaluated_step.txt").read_text().strip() == "30"
+
+    # Steps already written are skipped; a new file is scored alone (no second step 0).
+    assert bleu.main([*argv, f"--event_dir={events}"]) == 0
+    (transl / "translate_toy-40").write_text("\n".join(REFERENCE) + "\n")
+    assert bleu.main([*argv, f"--event_dir={events}", "--bleu_variant=cased"]) == 0
+    written = _events(events)
+    assert sorted(written) == [0, 10, 20, 30, 40]
+    assert written[40][0] == {"BLEU_cased": pytest.approx(100.0)}
+
+
+def test_decoder_command_is_run_per_checkpoint(run, tmp_path):
+    """T2T's --decoder_command: {params} becomes t2t-decoder's flags for each checkpoint."""
+    log = tmp_path / "log"
+    transl = tmp_path / "transl"
+    assert _translate_all(run, transl, f"--decoder_command=echo {{params}} >> {log}") == 0
+    lines = log.read_text().splitlines()
+    assert len(lines) == 3
+    for line, step in zip(lines, (10, 20, 30), strict=True):
+        assert f"--checkpoint_path={run / 'train'}/ckpt-{step} " in line
+        assert f"--decode_to_file={transl}/translate_toy-{step} " in line
+        assert line.endswith("--keep_timestamp")
+        assert "--decode_hparams=beam_size=2,extra_length=4,batch_size=2 " in line
+    assert _translate_all(run, tmp_path / "t2", "--decoder_command=qsub {model_dir}") == 1
+
+
+def test_decoder_flag_errors_are_one_line(run, tmp_path, capsys):
+    src = ["--output_dir=x", f"--decode_from_file={run / 'src.txt'}"]
+    assert _decode(run, *src, "--decode_shards=2", "--worker_id=2") == 1
+    assert _decode(run, "--output_dir=x", "--keep_timestamp") == 1
+    err = capsys.readouterr().err.splitlines()
+    assert (
+        err[0]
+        == "t2t-decoder: error: --worker_id=2 must be in 0..1 and --decode_shards at least 1."
+    )
+    assert err[1] == "t2t-decoder: error: --keep_timestamp applies to --decode_from_file only."
+
+
+def test_t2t_pre_split_shard_files_are_read_when_the_whole_file_is_absent(tmp_path):
+    from t2t_repro.decoding.shards import share_bounds, worker_lines
+
+    assert [share_bounds(5, 3, w) for w in range(3)] == [(0, 1), (1, 3), (3, 5)]
+    (tmp_path / "in.en001").write_text("b\nc\n")
+    assert worker_lines(str(tmp_path / "in.en"), 2, 1) == ([b"b", b"c"], f"{tmp_path}/in.en001")
+    with pytest.raises(FileNotFoundError, match="pre-split"):
+        worker_lines(str(tmp_path / "in.en"), 2, 0)
+
+
+def _checkpoints_with_known_weights(train, steps=(100, 200, 300, 400)):
+    """Random float32 weights per step; returns {step: [weights]} as saved."""
+    model = build_model("transformer_tiny", vocab_size=30)
+    (train / "hparams.json").write_text(model.hparams.to_json())
+    manager = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=model), str(train), max_to_keep=10, checkpoint_name="ckpt"
+    )
+    rng, saved = np.random.default_rng(0), {}
+    for i, step in enumerate(steps):
+        saved[step] = [rng.standard_normal(w.shape).astype(np.float32) for w in model.weights]
+        for w, value in zip(model.weights, saved[step], strict=True):
+            w.assign(value)
+        manager.save(checkpoint_number=step)
+        os.utime(train / f"ckpt-{step}.index", (1_700_000_000 + 600 * i,) * 2)
+    return saved
+
+
+def _assert_weights(avg_prefix, expected):
+    model = build_model("transformer_tiny", vocab_size=30)
+    restore_model(model, str(avg_prefix))
+    for w, value in zip(model.weights, expected, strict=True):
+        np.testing.assert_array_equal(w.numpy(), value)
+
+
+def test_avg_all_sliding_windows_equal_by_hand_averages(tmp_path):
+    train = tmp_path / "train"
+    train.mkdir()
+    saved = _checkpoints_with_known_weights(train)
+
+    def by_hand(*steps):
+        return [
+            (sum(saved[s][i].astype(np.float64) for s in steps) / len(steps)).astype(np.float32)
+            for i in range(len(saved[100]))
+        ]
+
+    # T2T's flag --min_steps implies the sliding window: steps >= 150, n=2.
+    avg = tmp_path / "avg"
+    assert (
+        avg_all.main([f"--model_dir={train}", f"--output_dir={avg}", "--n=2", "--min_steps=150"])
+        == 0
+    )
+    assert sorted(n for n in os.listdir(avg) if n.endswith(".index")) == [
+        "ckpt-300.index",
+        "ckpt-400.index",
+    ]
+    _assert_weights(avg / "ckpt-300", by_hand(200, 300))
+    _assert_weights(avg / "ckpt-400", by_hand(300, 400))
+    for step in (300, 400):  # dated like the newest checkpoint of the window (T2T)
+        assert os.path.getmtime(avg / f"ckpt-{step}.index") == os.path.getmtime(
+            train / f"ckpt-{step}.index"
+        )
+
+    # All windows of n=3; a rerun continues (existing windows kept, a removed one rewritten);
+    # the last window is bit for bit today's default average, at the same path.
+    avg3, log = tmp_path / "avg3", []
+    written = average_sliding_windows(str(train), str(avg3), 3, log=log.append)
+    assert [os.path.basename(p) for p in written] == ["ckpt-300", "ckpt-400"]
+    _assert_weights(avg3 / "ckpt-300", by_hand(100, 200, 300))
+    for name in os.listdir(avg3):
+        if name.startswith("ckpt-300."):
+            (avg3 / name).unlink()
+    written = average_sliding_windows(str(train), str(avg3), 3, log=log.append)
+    assert [os.path.basename(p) for p in written] == ["ckpt-300"]
+    _assert_weights(avg3 / "ckpt-300", by_hand(100, 200, 300))
+    default = average_checkpoints(str(train), str(tmp_path / "default"), 3, log=log.append)
+    assert os.path.basename(default) == "ckpt-400"
+    _assert_weights(avg3 / "ckpt-400", by_hand(200, 300, 400))
+    _assert_weights(default, by_hand(200, 300, 400))
+
+    # Fewer checkpoints than n: nothing written, said so.
+    assert average_sliding_windows(str(train), str(tmp_path / "a9"), 9, log=log.append) == []
+    assert "a window needs --n=9" in log[-1]
+    assert avg_all.main([f"--model_dir={train}", "--sliding_window", "--max_step=200"]) == 1
+
+
+def test_follow_steps_waits_for_new_files_then_stops():
+    """With wait_minutes, polling continues until no file has come for that long after the
+    last one's time; files are handed out once, in step order, from min_steps."""
+    clock = {"now": 1000.0}
+    files = [StepFile("a-5", 990.0, 5), StepFile("a-1", 900.0, 1)]
+    sleeps = []
+
+    def sleep(seconds):
+        sleeps.append(seconds)
+        clock["now"] += seconds
+        if len(sleeps) == 3:  # a new file arrives while waiting
+            files.append(StepFile("a-9", clock["now"], 9))
+
+    follow = follow_steps(
+        lambda: sorted(files, key=lambda f: f.step),
+        wait_minutes=1,
+        min_steps=2,
+        log=lambda m: None,
+        sleep=sleep,
+        now=lambda: clock["now"],
+    )
+    assert [f.step for f in follow] == [5, 9]
+    # It waited 3 polls for a-9, then until a-9's time + 60 s.
+    assert clock["now"] >= 1030 + 60 and clock["now"] <= 1030 + 60 + 10
+    assert [f.step for f in follow_steps(lambda: list(files), 0, 6, log=print)] == [9]
