@@ -165,11 +165,15 @@ class Problem:
         return None
 
     # -- hooks: the task's own behaviour (docs/problems.md) ---------------------------------
+    def scores_bleu(self) -> bool:
+        """Whether the dev metric is BLEU (``eval_metrics`` names "bleu")."""
+        return "bleu" in self.eval_metrics
+
     def dev_metric(self, data_dir: str, hparams, num_examples: int) -> DevMetric | None:
         """What the trainer decodes and scores at every evaluation (``metrics/dev_metric.py``):
         sacreBLEU of the first ``num_examples`` dev examples when ``eval_metrics`` names
         "bleu", else nothing. The trainer decodes; the problem never sees the model."""
-        if "bleu" not in self.eval_metrics:
+        if not self.scores_bleu():
             return None
         from t2t_repro.data.input_pipeline import EVAL, make_dataset
         from t2t_repro.metrics.dev_metric import DevBleu
