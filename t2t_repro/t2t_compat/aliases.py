@@ -38,10 +38,11 @@ class _RefuseOtherModules(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname == ROOT or fullname.startswith(ROOT + "."):
+            # No ``name=``: ``from tensor2tensor.x import y`` would turn an error that names
+            # the missing module into a vaguer "cannot import name".
             raise ModuleNotFoundError(
                 f"{fullname} is not part of this project's tensor2tensor API, which provides "
-                f"{', '.join(sorted(ALIASES))} (docs/porting.md)",
-                name=fullname,
+                f"{', '.join(sorted(ALIASES))} (docs/porting.md)"
             )
         return None
 

@@ -71,7 +71,7 @@ class TokenTextEncoder:
         self._reverse = reverse
         self._replace_oov = replace_oov
         self._num_reserved_ids = num_reserved_ids
-        if vocab_filename is not None:
+        if vocab_filename:
             if not fileio.isfile(vocab_filename):
                 raise DataError(
                     f"token vocabulary {vocab_filename} not found: VocabType.TOKEN needs your "
@@ -80,7 +80,8 @@ class TokenTextEncoder:
             with fileio.open(vocab_filename, encoding="utf-8") as f:
                 tokens = [line.strip() for line in f.readlines()]
         else:
-            tokens = list(RESERVED_TOKENS) + list(vocab_list or [])
+            tokens = list(RESERVED_TOKENS)
+            tokens += [t for t in vocab_list or [] if t not in RESERVED_TOKENS]
         self._id_to_token = dict(enumerate(tokens))
         self._token_to_id = {t: i for i, t in self._id_to_token.items()}
         self._source = vocab_filename or "vocab_list"
@@ -111,8 +112,7 @@ class TokenTextEncoder:
         return [self._id_to_token.get(int(i), f"ID_{int(i)}") for i in seq]
 
     def decode(self, ids: Iterable[int], strip_extraneous: bool = False) -> str:
-        if strip_extraneous:
-            ids = strip_ids(ids, list(range(self._num_reserved_ids or 0)))
+        """The tokens joined by spaces (T2T's ignores ``strip_extraneous`` here too)."""
         return " ".join(self.decode_list(ids))
 
     def store_to_file(self, filename: str) -> None:

@@ -7,7 +7,14 @@ own ``utils/usr_dir.py:import_usr_dir`` and, for each of its problems, does what
 ``generate_data_for_registered_problem``: ``problem.generate_data(data_dir, tmp_dir, None)``).
 ``t2t_datagen`` itself is not imported: its ``all_problems`` import needs packages (sympy, gym,
 ...) that have no part in this. The data dir it leaves (vocab file and TFRecord shards) is
-copied to ``<out>/data``, with a JSON of its files, example counts and the versions.
+copied to ``<out>/data``, with a JSON of its files, example counts, T2T's byte and token
+encoders on a few inputs, and the versions.
+
+T2T's records differ from run to run in one thing only: the order in which a record lists its
+features (``inputs``/``targets``), which protobuf takes from a per-process hash. The examples
+and their order are fixed (the seeded shuffle). So that the test can compare bytes, the script
+runs again in a new process (``--attempts``) until that order is the sorted one, which is what
+this project writes (``SerializeToString(deterministic=True)``).
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (README.md
 here). Usage::
@@ -22,6 +29,7 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -83,11 +91,38 @@ def sorted_records(tf, path: str) -> tuple[int, int]:
     return in_order, len(records)
 
 
+def encoder_reference(text_encoder, work: str) -> dict:
+    """T2T's byte and token encoders on a few inputs (ids, texts, vocabulary sizes)."""
+    byte = text_encoder.ByteTextEncoder()
+    text = "Grüße, 世界! <EOS>"
+    vocab = os.path.join(work, "tokens.txt")
+    with open(vocab, "w", encoding="utf-8") as f:
+        f.write("<pad>\n<EOS>\n<UNK>\nthe\ncat\nsees\n")
+    token = text_encoder.TokenTextEncoder(vocab, replace_oov="<UNK>")
+    reverse = text_encoder.TokenTextEncoder(vocab, reverse=True, replace_oov="<UNK>")
+    return {
+        "byte_text": text,
+        "byte_ids": byte.encode(text),
+        "byte_decoded_with_reserved": byte.decode([0, 1, *byte.encode(text), 1]),
+        "byte_decoded_stripped": byte.decode([*byte.encode(text), 1, 0], strip_extraneous=True),
+        "byte_vocab_size": byte.vocab_size,
+        "token_vocab": ["<pad>", "<EOS>", "<UNK>", "the", "cat", "sees"],
+        "token_ids": token.encode(" the dog sees the cat "),
+        "token_reverse_ids": reverse.encode("the dog sees"),
+        "token_decoded": token.decode([3, 4, 9, 1]),
+        "token_decoded_stripped": token.decode([3, 4, 1, 0], strip_extraneous=True),
+        "token_vocab_size": token.vocab_size,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shim", required=True, help="the t2t_shim folder (t2t_compat.py)")
     parser.add_argument("--usr_dir", required=True, help="tests/data/t2t_usr_dir")
     parser.add_argument("--out", required=True, help="output folder (tmp/, data/, JSON)")
+    parser.add_argument(
+        "--attempts", type=int, default=10, help="runs (processes) to try for sorted records"
+    )
     args = parser.parse_args()
 
     sys.path.insert(0, os.path.abspath(args.shim))
@@ -96,6 +131,7 @@ def main() -> None:
     t2t_compat.install()
     import numpy as np
     import tensorflow as tf
+    from tensor2tensor.data_generators import text_encoder
     from tensor2tensor.utils import registry, usr_dir
 
     tmp_dir = os.path.join(args.out, "tmp")
@@ -124,6 +160,7 @@ def main() -> None:
         "files": sorted(os.listdir(data_out)),
         "examples_per_shard": {f: n for f, (_, n) in shards.items()},
         "all_records_in_sorted_feature_order": all(a == n for a, n in shards.values()),
+        "encoders": encoder_reference(text_encoder, work),
         "versions": {
             "tensor2tensor": "1.15.7",
             "tensorflow": tf.__version__,
@@ -136,6 +173,11 @@ def main() -> None:
         f.write("\n")
     shutil.rmtree(work)
     print("wrote", data_out, "and", len(shards), "shards")
+    if not summary["all_records_in_sorted_feature_order"] and args.attempts > 1:
+        print("records not in sorted feature order; running again in a new process")
+        argv = [a for a in sys.argv[1:] if not a.startswith("--attempts")]
+        command = [sys.executable, sys.argv[0], *argv, f"--attempts={args.attempts - 1}"]
+        sys.exit(subprocess.call(command))
 
 
 if __name__ == "__main__":
