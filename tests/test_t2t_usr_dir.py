@@ -19,7 +19,7 @@ from t2t_repro.commands import datagen, decoder, trainer
 HERE = Path(__file__).resolve().parent
 USR_DIR = HERE / "data" / "t2t_usr_dir"
 REFERENCE = HERE / "data" / "t2t_usr_dir_reference"
-SUBWORDS, CHARS = "tiny_en_de_subwords", "tiny_upcase_chars"
+SUBWORDS, CHARS, TRANSLATE = "tiny_en_de_subwords", "tiny_upcase_chars", "tiny_translate_en_de"
 
 
 def read_examples(path):
@@ -39,7 +39,7 @@ def generated(tmp_path_factory):
     shutil.copytree(REFERENCE / "tmp", root / "tmp")
     (root / "data").mkdir()
     argv = [
-        f"--problem={SUBWORDS},{CHARS}",
+        f"--problem={SUBWORDS},{CHARS},{TRANSLATE}",
         f"--data_dir={root / 'data'}",
         f"--tmp_dir={root / 'tmp'}",
         f"--t2t_usr_dir={USR_DIR}",
@@ -69,7 +69,8 @@ def test_splits_are_t2ts_and_decode_split_reads_them(generated):
     split: source_lines gives each split's texts, as datagen split them."""
     root, _ = generated
     data, tmp = str(root / "data"), str(root / "tmp")
-    for name, splits in ((SUBWORDS, ("train", "dev")), (CHARS, ("train", "dev", "test"))):
+    problems = ((SUBWORDS, ("train", "dev")), (CHARS, ("train", "dev", "test")))
+    for name, splits in problems + ((TRANSLATE, ("train", "dev")),):
         problem = registry.problem(name)
         encoder = problem.get_encoders(data)["inputs"]
         for split in splits:
@@ -81,7 +82,13 @@ def test_splits_are_t2ts_and_decode_split_reads_them(generated):
             shards = sorted((root / "data").glob(f"{name}-{split}-*"))
             written = [e for shard in shards for e in read_examples(shard)]
             assert collections.Counter(encoded) == collections.Counter(written), (name, split)
-    assert problem.problem_hparams(data)["input_vocab_size"] == 258  # bytes + <pad>, <EOS>
+    chars = registry.problem(CHARS).problem_hparams(data)
+    assert chars["input_vocab_size"] == chars["target_vocab_size"] == 258  # bytes, <pad>, <EOS>
+    assert sorted((root / "tmp").glob("*compiled*")) == [  # TranslateProblem's compile_data
+        root / "tmp" / f"{TRANSLATE}-compiled-{tag}.{lang}"
+        for tag in ("dev", "train")
+        for lang in ("lang1", "lang2")
+    ]
 
 
 @pytest.mark.slow
@@ -154,6 +161,9 @@ def test_t2t_transformer_base_is_its_v3_set():
         "learning_rate_warmup_steps",
         "usr_dir_note",
     }
+    usr.override_from_dict({"hidden_size": 32, "dropout": 0.3})  # T2T's HParams methods
+    usr.del_hparam("usr_dir_note")
+    assert usr.hidden_size == 32 and usr.dropout == 0.3 and "usr_dir_note" not in usr
 
 
 def test_byte_and_token_encoders_are_t2ts():

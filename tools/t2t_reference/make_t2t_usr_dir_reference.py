@@ -34,7 +34,7 @@ import sys
 import tempfile
 
 SEED = 429459  # t2t_datagen's --random_seed default
-PROBLEMS = ["tiny_en_de_subwords", "tiny_upcase_chars"]
+PROBLEMS = ["tiny_en_de_subwords", "tiny_upcase_chars", "tiny_translate_en_de"]
 
 EN = "the a one my your this".split()
 NOUNS = [
@@ -78,6 +78,11 @@ def write_corpus(tmp_dir: str) -> None:
             for src, _ in corpus(rng, n):
                 f.write(f"{src}\t{src}\n")
             f.write("no tab on this line\n")
+    dev = corpus(rng, 8)
+    with open(os.path.join(tmp_dir, "tiny_dev.en"), "w", encoding="utf-8") as en:
+        en.writelines(p[0] + "\n" for p in dev)
+    with open(os.path.join(tmp_dir, "tiny_dev.de"), "w", encoding="utf-8") as de:
+        de.writelines(p[1] + "\n" for p in dev)
 
 
 def sorted_records(tf, path: str) -> tuple[int, int]:

@@ -1,9 +1,9 @@
-"""Two problems as a T2T user writes them: a subword vocabulary over a local parallel corpus,
-and a character (byte) vocabulary."""
+"""Problems as a T2T user writes them: a subword vocabulary over a local parallel corpus (a
+Text2TextProblem and a TranslateProblem), and a character (byte) vocabulary."""
 
 import os
 
-from tensor2tensor.data_generators import problem, text_encoder, text_problems
+from tensor2tensor.data_generators import problem, text_encoder, text_problems, translate
 from tensor2tensor.utils import registry
 
 
@@ -78,3 +78,25 @@ class TinyUpcaseChars(text_problems.Text2TextProblem):
 
 
 assert text_encoder.EOS_ID == 1 and text_encoder.PAD_ID == 0
+
+
+@registry.register_problem
+class TinyTranslateEnDe(translate.TranslateProblem):
+    """T2T's TranslateProblem over parallel files already in --tmp_dir (nothing to download:
+    each url's file name is there, so T2T's maybe_download finds it)."""
+
+    @property
+    def approx_vocab_size(self):
+        return 2**7
+
+    @property
+    def dataset_splits(self):
+        return [
+            {"split": problem.DatasetSplit.TRAIN, "shards": 2},
+            {"split": problem.DatasetSplit.EVAL, "shards": 1},
+        ]
+
+    def source_data_files(self, dataset_split):
+        if dataset_split == problem.DatasetSplit.TRAIN:
+            return [["tiny.en", ("tiny.en", "tiny.de")]]
+        return [["tiny_dev.en", ("tiny_dev.en", "tiny_dev.de")]]
