@@ -250,3 +250,60 @@ def test_a_real_tensor2tensor_is_not_shadowed(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
     )
     assert out.stdout.split() == ["False", "True"], out.stderr[-2000:]
+
+
+TOKEN_USR_DIR = """
+from tensor2tensor.data_generators import problem, text_problems
+from tensor2tensor.utils import registry
+
+
+@registry.register_problem
+class TinyTokens(text_problems.Text2TextProblem):
+    @property
+    def vocab_type(self):
+        return text_problems.VocabType.TOKEN
+
+    @property
+    def oov_token(self):
+        return "<UNK>"
+
+    @property
+    def is_generate_per_split(self):
+        return False
+
+    @property
+    def dataset_splits(self):
+        return [
+            {"split": problem.DatasetSplit.TRAIN, "shards": 1},
+            {"split": problem.DatasetSplit.EVAL, "shards": 1},
+        ]
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        yield {"inputs": "the cat", "targets": "die katze"}
+        yield {"inputs": "the dog", "targets": "der hund"}
+        yield {"inputs": "a cat", "targets": "eine katze"}
+
+    def hparams(self, defaults, model_hparams):
+        super().hparams(defaults, model_hparams)
+        defaults.target_space_id = problem.SpaceID.DE_TOK
+"""
+
+
+def test_token_vocabulary_and_the_problems_target_space(tmp_path, capsys):
+    usr = tmp_path / "token_usr_dir.py"
+    usr.write_text(TOKEN_USR_DIR)
+    data = tmp_path / "data"
+    data.mkdir()
+    argv = ["--problem=tiny_tokens", f"--data_dir={data}", f"--t2t_usr_dir={usr}", "--noprogress"]
+    assert datagen.main(argv) == 1  # the user's vocabulary file is missing
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "vocab.tiny_tokens.tokens not found" in err, err
+    (data / "vocab.tiny_tokens.tokens").write_text("<pad>\n<EOS>\n<UNK>\nthe\ncat\ndie\nkatze\n")
+    assert datagen.main(argv) == 0
+    # Round-robin over [train, dev]: samples 0 and 2 train, sample 1 dev; OOV words -> <UNK>.
+    train = read_examples(data / "tiny_tokens-train-00000-of-00001")
+    assert sorted(train) == [((2, 4, 1), (2, 6, 1)), ((3, 4, 1), (5, 6, 1))]
+    assert read_examples(data / "tiny_tokens-dev-00000-of-00001") == [((3, 2, 1), (2, 2, 1))]
+    found = registry.problem("tiny_tokens").problem_hparams(str(data))
+    assert found["target_space_id"] == 8  # SpaceID.DE_TOK, set by the problem's hparams()
+    assert found["input_vocab_size"] == found["target_vocab_size"] == 7
