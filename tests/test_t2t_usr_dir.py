@@ -22,6 +22,26 @@ REFERENCE = HERE / "data" / "t2t_usr_dir_reference"
 SUBWORDS, CHARS, TRANSLATE = "tiny_en_de_subwords", "tiny_upcase_chars", "tiny_translate_en_de"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def restore_registry():
+    """The usr_dirs' names are registered for this module only: later tests see the registry
+    (and sys.modules) as they were."""
+    saved = {kind: dict(names) for kind, names in registry._REGISTRIES.items()}
+    modules = set(sys.modules)
+    yield
+    for kind, names in saved.items():
+        registry._REGISTRIES[kind].clear()
+        registry._REGISTRIES[kind].update(names)
+    for name in set(sys.modules) - modules:
+        if name.split(".")[0] in {
+            "t2t_usr_dir",
+            "refused_usr_dir",
+            "other_usr_dir",
+            "token_usr_dir",
+        }:
+            del sys.modules[name]
+
+
 def read_examples(path):
     import tensorflow as tf
 
