@@ -157,6 +157,16 @@ def shuffle_dataset(
         fileio.remove(filename)
 
 
+def generate_dataset_and_shuffle(
+    train_gen: Iterable[dict], train_paths: list[str], dev_gen, dev_paths, shuffle: bool = True
+) -> None:
+    """``generate_files`` for train, then dev, then ``shuffle_dataset`` of both (T2T's)."""
+    generate_files(train_gen, train_paths)
+    generate_files(dev_gen, dev_paths)
+    if shuffle:
+        shuffle_dataset(train_paths + dev_paths)
+
+
 def maybe_download(directory: str, filename: str, uri: str) -> str:
     """``directory/filename`` when it is there, or a copy of a local ``uri``; never a
     download."""

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from problems import base
+from t2t_repro import fileio
 from t2t_repro.data import records
 from t2t_repro.errors import UserError
 from t2t_repro.t2t_compat import generator_utils
@@ -176,7 +177,7 @@ class Problem(base.Problem):
 
 def _tool_entry(t2t_generate_data):
     """A user's T2T ``generate_data(data_dir, tmp_dir, task_id)`` as the tools call it: seeded
-    as ``t2t-datagen`` seeds, then a summary of the shards it wrote."""
+    as ``t2t-datagen`` seeds; the summary has only the time (the method reports nothing)."""
 
     @functools.wraps(t2t_generate_data)
     def generate_data(
@@ -189,7 +190,13 @@ def _tool_entry(t2t_generate_data):
         random_seed=base.DEFAULT_SEED,
         progress=True,
     ):
+        if max_cases is not None:
+            raise T2TProblemError(
+                f"{type(self).__name__} writes its data with its own generate_data, which "
+                "--max_cases cannot limit; run without it."
+            )
         start = time.monotonic()
+        fileio.makedirs(data_dir)  # as bin/t2t_datagen.py does
         generator_utils.seed_like_t2t_datagen(random_seed)
         t2t_generate_data(self, data_dir, tmp_dir)
         summary = base.DatagenSummary(self.name, data_dir)
