@@ -96,9 +96,8 @@ class Problem:
     - ``train_augmentation``: a map over training batches (word dropout).
     """
 
-    problem_name: str | None = (
-        None  # set only where the registered name is not the class's snake_case
-    )
+    # Set only where the registered name is not the class's snake_case.
+    problem_name: str | None = None
     num_shards: dict = {records.TRAIN: 10, records.DEV: 1, records.TEST: 1}
     approx_vocab_size: int = 2**15
     has_inputs: bool = True
@@ -106,15 +105,13 @@ class Problem:
     batch_size_multiplier: int = 1
     decode_defaults: dict = {}
     eval_metrics: tuple = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
-    vocab_name: str | None = (
-        None  # whose vocab file this problem uses (a ``_rev`` shares its base's)
-    )
+    # Whose vocab file this problem uses (a ``_rev`` shares its base's).
+    vocab_name: str | None = None
 
     @property
     def name(self) -> str:
-        return type(self).__dict__.get("problem_name") or registry.camelcase_to_snakecase(
-            type(self).__name__
-        )
+        cls = type(self)
+        return cls.__dict__.get("problem_name") or registry.camelcase_to_snakecase(cls.__name__)
 
     @property
     def vocab_filename(self) -> str:
@@ -165,11 +162,14 @@ class Problem:
         return None
 
     # -- hooks: the task's own behaviour (docs/problems.md) ---------------------------------
+    def scores_bleu(self) -> bool:
+        """Whether the dev metric is BLEU (``eval_metrics`` names "bleu")."""
+        return "bleu" in self.eval_metrics
+
     def dev_metric(self, data_dir: str, hparams, num_examples: int) -> DevMetric | None:
         """What the trainer decodes and scores at every evaluation (``metrics/dev_metric.py``):
-        sacreBLEU of the first ``num_examples`` dev examples when ``eval_metrics`` names
-        "bleu", else nothing. The trainer decodes; the problem never sees the model."""
-        if "bleu" not in self.eval_metrics:
+        sacreBLEU of the first ``num_examples`` dev examples when ``scores_bleu``, else nothing."""
+        if not self.scores_bleu():
             return None
         from t2t_repro.data.input_pipeline import EVAL, make_dataset
         from t2t_repro.metrics.dev_metric import DevBleu
@@ -432,8 +432,7 @@ class Text2TextProblem(Problem):
 
 
 def register_with_rev(cls):
-    """Register ``cls`` and ``<name>_rev`` (T2T's suffix: inputs and targets swapped, same vocab
-    file)."""
+    """Register ``cls`` and ``<name>_rev`` (T2T's suffix: inputs and targets swapped)."""
     base_name = cls.__dict__.get("problem_name") or registry.camelcase_to_snakecase(cls.__name__)
     registry.register_problem(base_name)(cls)
     rev = type(

@@ -79,6 +79,17 @@ class HParams:
             )
         self._values[name] = value
 
+    def del_hparam(self, name: str) -> None:
+        """Remove an hparam (T2T's ``HParams.del_hparam``)."""
+        self._get_existing(name)
+        del self._values[name]
+
+    def override_from_dict(self, values: dict[str, Any]) -> HParams:
+        """``set_hparam`` for each item (T2T's ``HParams.override_from_dict``); returns self."""
+        for name, value in values.items():
+            self.set_hparam(name, value)
+        return self
+
     def _get_existing(self, name: str) -> Any:
         if name not in self._values:
             nearest = difflib.get_close_matches(name, list(self._values), n=3, cutoff=0.6)

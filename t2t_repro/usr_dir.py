@@ -1,10 +1,17 @@
-"""``--t2t_usr_dir``: import a user's module or package so that its registrations take effect."""
+"""``--t2t_usr_dir``: import a user's module or package so that its registrations take effect.
+
+A usr_dir written for tensor2tensor 1.15 imports ``tensor2tensor.*``; when no real tensor2tensor
+is installed those names resolve to this project's equivalents (``t2t_compat/aliases.py``), so
+its problems and hparams sets register here unchanged (docs/porting.md).
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
 import sys
+
+from t2t_repro.t2t_compat import aliases
 
 
 def import_usr_dir(usr_dir: str | None) -> None:
@@ -17,6 +24,7 @@ def import_usr_dir(usr_dir: str | None) -> None:
     parent, name = os.path.split(path)
     if name.endswith(".py"):
         name = name[:-3]
+    aliases.install()
     sys.path.insert(0, parent)
     try:
         importlib.import_module(name)

@@ -148,6 +148,11 @@ def export_saved_model(
         for feature in ("inputs", "targets"):
             encoder = encoders[feature]
             kind = getattr(encoder, "graph_kind", "subwords")
+            if kind not in ("subwords", "tokens", "words"):
+                raise ExportError(
+                    f"{feature}: a {kind} vocabulary has no in-graph encoder; serve the "
+                    "model with t2t-decoder (--decode_interactive or --decode_from_file)."
+                )
             if feature == "inputs" and kind == "words":
                 vocab_paths[feature] = None  # one id per word: GraphWordEncoder
                 continue

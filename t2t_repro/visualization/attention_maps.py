@@ -88,9 +88,11 @@ def attention_pngs(
 
 
 def token_labels(encoder, ids: list[int]) -> list[str]:
-    """Readable subtoken strings for axis labels (EOS and PAD named)."""
+    """Readable subtoken strings for axis labels (EOS and PAD named; a byte encoder's bytes as
+    text, a lone byte of a multi-byte character as U+FFFD)."""
     names = {0: "<pad>", 1: "<EOS>"}
-    return [names.get(i) or encoder.decode_list([i])[0] for i in ids]
+    labels = [names.get(i) or encoder.decode_list([i])[0] for i in ids]
+    return [t.decode("utf-8", "replace") if isinstance(t, bytes) else t for t in labels]
 
 
 def png_to_summary_image(png: bytes) -> tf.Tensor:

@@ -1,0 +1,217 @@
+"""``tensor2tensor.data_generators.problem`` for a T2T usr_dir: ``DatasetSplit``, ``SpaceID``
+and ``Problem``, T2T's interface (``tensor2tensor/data_generators/problem.py``) on this
+project's ``problems.base.Problem``, so the trainer, decoder and datagen run a T2T problem
+through the hooks they call on every problem.
+
+Two names meet here. T2T calls the eval split ``"eval"`` (``DatasetSplit.EVAL``) and names its
+shards ``-dev-``; this project's tools say ``"dev"``: ``split_file_name`` maps either to the
+shard name. T2T's ``generate_data(data_dir, tmp_dir, task_id)`` and the tools'
+``generate_data(data_dir, tmp_dir, num_workers, max_cases=, random_seed=, progress=)`` are one
+method: a user's own ``generate_data`` is wrapped at registration (``adapt_registered_problem``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from types import SimpleNamespace
+from typing import Any
+
+from problems import base
+from t2t_repro import fileio
+from t2t_repro.data import records
+from t2t_repro.errors import UserError
+from t2t_repro.t2t_compat import generator_utils
+
+
+class DatasetSplit:
+    """T2T's split names (``tf.estimator.ModeKeys`` values)."""
+
+    TRAIN = "train"
+    EVAL = "eval"
+    TEST = "test"
+
+
+_FILE_SPLITS = {
+    DatasetSplit.TRAIN: records.TRAIN,
+    DatasetSplit.EVAL: records.DEV,
+    records.DEV: records.DEV,
+    DatasetSplit.TEST: records.TEST,
+}
+_T2T_SPLITS = {records.TRAIN: DatasetSplit.TRAIN, records.DEV: DatasetSplit.EVAL}
+
+
+def split_file_name(split: str) -> str:
+    """The shard name of a T2T or project split: ``eval`` and ``dev`` -> ``dev``."""
+    if split not in _FILE_SPLITS:
+        raise T2TProblemError(f"unknown dataset split {split!r}: use train, eval (dev) or test.")
+    return _FILE_SPLITS[split]
+
+
+def t2t_split(split: str) -> str:
+    """The ``DatasetSplit`` value T2T code expects for a project split (``dev`` -> ``eval``)."""
+    return _T2T_SPLITS.get(split, split)
+
+
+class SpaceID:
+    """T2T's input/target space ids (``problem.py``, ``SpaceID``)."""
+
+    GENERIC = 0
+    IMAGE_LABEL = 1
+    EN_CHR = 2
+    EN_TOK = 3
+    EN_BPE_TOK = 4
+    FR_CHR = 5
+    FR_TOK = 6
+    DE_CHR = 7
+    DE_TOK = 8
+    DE_BPE_TOK = 9
+    DIGIT_0 = 10
+    DIGIT_1 = 11
+    AUDIO_WAV = 12
+    AUDIO_SPECTRAL = 13
+    PARSE_CHR = 14
+    PARSE_TOK = 15
+    ZH_TOK = 16
+    ICE_CHAR = 17
+    ICE_TOK = 18
+    ICE_PARSE_TOK = 19
+    MK_TOK = 20
+    CS_TOK = 21
+    CS_CHR = 22
+    DNA = 23
+    REAL = 24
+    IMAGE = 25
+    PEPTIDE = 26
+    PY_TOK = 27
+
+
+class T2TProblemError(UserError):
+    """A T2T problem that cannot run here, or T2T code asked for something missing."""
+
+
+# T2T's metric names (utils/metrics.py, Metrics) that the problems return from eval_metrics.
+APPROX_BLEU = "approx_bleu_score"
+
+
+class Problem(base.Problem):
+    """T2T's ``Problem`` interface on this project's ``Problem``; subclass
+    ``text_problems.Text2TextProblem`` (what runs here) rather than this."""
+
+    def __init__(self, was_reversed: bool = False, was_copy: bool = False) -> None:
+        if was_reversed or was_copy:
+            raise T2TProblemError(
+                f"{type(self).__name__}: T2T's _rev/_copy problem variants are not made here; "
+                "register a subclass that swaps inputs and targets in generate_samples."
+            )
+        self._was_reversed = was_reversed
+        self._was_copy = was_copy
+        self._encoders = None
+
+    # -- T2T's interface --------------------------------------------------------------------
+    def eval_metrics(self) -> list[str]:
+        """T2T's metric names; ``approx_bleu_score`` makes the trainer score dev BLEU."""
+        return ["accuracy", "accuracy_top5", "accuracy_per_sequence", "neg_log_perplexity"]
+
+    def dataset_filename(self) -> str:
+        return self.name
+
+    def _data_filepaths(self, split, data_dir, num_shards, shuffled) -> list[str]:
+        base_name = self.dataset_filename()
+        if not shuffled:
+            base_name += generator_utils.UNSHUFFLED_SUFFIX
+        name = f"{base_name}-{split_file_name(split)}"
+        return [os.path.join(data_dir, n) for n in generator_utils.shard_filepath(name, num_shards)]
+
+    def training_filepaths(self, data_dir: str, num_shards: int, shuffled: bool) -> list[str]:
+        return self._data_filepaths(DatasetSplit.TRAIN, data_dir, num_shards, shuffled)
+
+    def dev_filepaths(self, data_dir: str, num_shards: int, shuffled: bool) -> list[str]:
+        return self._data_filepaths(DatasetSplit.EVAL, data_dir, num_shards, shuffled)
+
+    def test_filepaths(self, data_dir: str, num_shards: int, shuffled: bool) -> list[str]:
+        return self._data_filepaths(DatasetSplit.TEST, data_dir, num_shards, shuffled)
+
+    def filepattern(self, data_dir: str, mode: str, shard: int | None = None) -> str:
+        """Shards of a split (T2T's or the project's split name)."""
+        split = split_file_name(mode)
+        suffix = f"{shard:05d}" if shard is not None else "*"
+        return os.path.join(data_dir, f"{self.dataset_filename()}-{split}-{suffix}")
+
+    def feature_encoders(self, data_dir: str) -> dict:
+        raise T2TProblemError(
+            f"{type(self).__name__}: a T2T Problem must subclass Text2TextProblem (or "
+            "TranslateProblem) to run here; other problem kinds are not supported."
+        )
+
+    def get_feature_encoders(self, data_dir: str | None = None) -> dict:
+        if self._encoders is None:
+            self._encoders = self.feature_encoders(data_dir)
+        return self._encoders
+
+    def hparams(self, defaults: Any, model_hparams: Any) -> None:
+        """T2T's hook over the problem hparams; a usr_dir's override may set
+        ``target_space_id`` (read by ``problem_hparams``)."""
+
+    # -- the project's hooks ----------------------------------------------------------------
+    def scores_bleu(self) -> bool:
+        return APPROX_BLEU in self.eval_metrics()
+
+    def problem_hparams(self, data_dir: str) -> dict:
+        found = super().problem_hparams(data_dir)
+        defaults = SimpleNamespace(
+            loss_multiplier=1.0,
+            batch_size_multiplier=1,
+            stop_at_eos=False,
+            modality={},
+            vocab_size={},
+            input_space_id=SpaceID.GENERIC,
+            target_space_id=SpaceID.GENERIC,
+        )
+        self._encoders = self.get_encoders(data_dir)
+        self.hparams(defaults, None)
+        found["target_space_id"] = int(defaults.target_space_id)
+        return found
+
+
+def _tool_entry(t2t_generate_data):
+    """A user's T2T ``generate_data(data_dir, tmp_dir, task_id)`` as the tools call it: seeded
+    as ``t2t-datagen`` seeds; the summary has only the time (the method reports nothing)."""
+
+    @functools.wraps(t2t_generate_data)
+    def generate_data(
+        self,
+        data_dir,
+        tmp_dir,
+        task_id=-1,  # the tools pass num_workers here: T2T's task_id is not used
+        *,
+        max_cases=None,
+        random_seed=base.DEFAULT_SEED,
+        progress=True,
+    ):
+        if max_cases is not None:
+            raise T2TProblemError(
+                f"{type(self).__name__} writes its data with its own generate_data, which "
+                "--max_cases cannot limit; run without it."
+            )
+        start = time.monotonic()
+        fileio.makedirs(data_dir)  # as bin/t2t_datagen.py does
+        generator_utils.seed_like_t2t_datagen(random_seed)
+        t2t_generate_data(self, data_dir, tmp_dir)
+        summary = base.DatagenSummary(self.name, data_dir)
+        summary.seconds = time.monotonic() - start
+        return summary
+
+    generate_data.t2t_tool_entry = True
+    return generate_data
+
+
+def adapt_registered_problem(name: str, cls: type) -> type:
+    """What T2T's registry does on registration (``cls.name``), plus the tools' entry to a
+    ``generate_data`` the usr_dir wrote itself."""
+    cls.problem_name = name
+    entry = getattr(cls, "generate_data", None)
+    if issubclass(cls, Problem) and not getattr(entry, "t2t_tool_entry", False):
+        cls.generate_data = _tool_entry(entry)
+    return cls

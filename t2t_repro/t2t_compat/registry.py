@@ -1,0 +1,126 @@
+"""``tensor2tensor.utils.registry`` for a T2T usr_dir: its decorators register into this
+project's registry under T2T's names (``tensor2tensor/utils/registry.py``).
+
+Names are T2T's ``default_name``: the class or function name in snake_case by T2T's rule
+(``misc_utils.camelcase_to_snakecase``, which also splits a digit from a following capital:
+``Copy32K`` -> ``copy32_k``). A registered problem learns its name as T2T's ``_on_problem_set``
+gives it (``cls.name``; here ``problem_name``, which ``problems/base.py`` reads).
+
+T2T models cannot run here (only this project's ``transformer`` exists): ``register_model``
+keeps the name, and using it is refused in one line naming the class.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from t2t_repro import registry as _registry
+from t2t_repro.errors import UserError
+
+_FIRST_CAP = re.compile("(.)([A-Z][a-z0-9]+)")
+_ALL_CAP = re.compile("([a-z0-9])([A-Z])")
+
+
+def default_name(class_or_fn: Any) -> str:
+    """T2T's registered name of a class or function."""
+    s1 = _FIRST_CAP.sub(r"\1_\2", class_or_fn.__name__)
+    return _ALL_CAP.sub(r"\1_\2", s1).lower()
+
+
+def _decorator(register, name_or_obj, on_set=None):
+    def decorate(obj, name=None):
+        key = name or default_name(obj)
+        if on_set is not None:
+            obj = on_set(key, obj)
+        register(key)(obj)
+        return obj
+
+    if callable(name_or_obj) and not isinstance(name_or_obj, str):
+        return decorate(name_or_obj)
+    return lambda obj: decorate(obj, name_or_obj)
+
+
+def _on_problem_set(key: str, cls: type) -> type:
+    from t2t_repro.t2t_compat.problem import adapt_registered_problem
+
+    return adapt_registered_problem(key, cls)
+
+
+def register_problem(name: Any = None) -> Any:
+    """``@registry.register_problem`` / ``@registry.register_problem("name")``."""
+    return _decorator(_registry.register_problem, name, _on_problem_set)
+
+
+register_base_problem = register_problem
+
+
+def register_hparams(name: Any = None) -> Any:
+    """``@registry.register_hparams``: a function returning ``HParams`` (build it from
+    ``transformer.transformer_base()`` and friends, T2T 1.15's sets)."""
+    return _decorator(_registry.register_hparams, name)
+
+
+class T2TModelError(UserError):
+    """A T2T model class, which this project cannot run."""
+
+
+def _refusing_model(key: str, cls: type) -> type:
+    message = (
+        f"model {key!r} ({cls.__name__} in {cls.__module__}) is a tensor2tensor model class; "
+        "only this project's own 'transformer' runs here: train with --model=transformer and "
+        "an hparams set (docs/porting.md)."
+    )
+
+    def refuse(*args, **kwargs):
+        raise T2TModelError(message)
+
+    return type(cls.__name__, (), {"__init__": refuse, "__doc__": message})
+
+
+def register_model(name: Any = None) -> Any:
+    """``@registry.register_model``: kept by name; constructing it is refused in one line."""
+
+    def on_set(key: str, cls: type) -> type:
+        _registry.register_model(key)(_refusing_model(key, cls))
+        return cls
+
+    def decorate(obj, key=None):
+        on_set(key or default_name(obj), obj)
+        return obj
+
+    if callable(name) and not isinstance(name, str):
+        return decorate(name)
+    return lambda obj: decorate(obj, name)
+
+
+def problem(problem_name: str, **kwargs: Any) -> Any:
+    """A fresh instance of a registered problem (T2T's ``registry.problem``)."""
+    return _registry.problem(problem_name)
+
+
+def hparams(name: str) -> Any:
+    """The registered hparams *function* (T2T's ``registry.hparams`` returns the function),
+    with T2T 1.15's meaning of the name (``transformer_base`` is its v3 set)."""
+    from t2t_repro.t2t_compat.transformer import t2t_set_name
+
+    return _registry._lookup(_registry.HPARAMS, t2t_set_name(name))
+
+
+def model(name: str) -> Any:
+    return _registry.model(name)
+
+
+def list_hparams(prefix: str | None = None) -> list[str]:
+    return [n for n in _registry.list_names(_registry.HPARAMS) if n.startswith(prefix or "")]
+
+
+def list_base_problems() -> list[str]:
+    return _registry.list_names(_registry.PROBLEMS)
+
+
+list_problems = list_base_problems
+
+
+def list_models() -> list[str]:
+    return _registry.list_names(_registry.MODELS)

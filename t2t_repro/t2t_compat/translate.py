@@ -1,0 +1,163 @@
+"""``tensor2tensor.data_generators.translate`` for a T2T usr_dir: ``TranslateProblem`` over
+parallel files in --tmp_dir (``translate.py``: ``TranslateProblem``, ``compile_data``).
+
+A problem names its files as T2T's do, ``source_data_files(split)`` -> ``[[url, (file1,
+file2)], ...]`` (or ``[url, ("tsv", src_col, trg_col, glob)]``); each split's pairs are
+concatenated into ``<tmp_dir>/<name>-compiled-<train|dev>.lang1/.lang2``, reused when present.
+As in T2T, every split but train compiles to ``-dev`` (so a test split reads the dev files).
+Nothing is downloaded: a missing file is looked for in the archive named by the url in
+--tmp_dir, else refused in one line saying what to put there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import tarfile
+
+from t2t_repro import fileio
+from t2t_repro.atomic_write import atomic_open
+from t2t_repro.data.text_files import decode_utf8, open_binary
+from t2t_repro.errors import DataError
+from t2t_repro.t2t_compat import generator_utils
+from t2t_repro.t2t_compat.problem import DatasetSplit, T2TProblemError
+from t2t_repro.t2t_compat.text_problems import (
+    Text2TextProblem,
+    text2text_txt_iterator,
+    txt_line_iterator,
+)
+
+
+class TranslateProblem(Text2TextProblem):
+    """T2T's base class of translation problems: parallel files, one vocabulary."""
+
+    @property
+    def is_generate_per_split(self) -> bool:
+        return True
+
+    @property
+    def approx_vocab_size(self) -> int:
+        return 2**15
+
+    @property
+    def datatypes_to_clean(self):
+        return None
+
+    def source_data_files(self, dataset_split: str) -> list:
+        raise NotImplementedError()
+
+    def vocab_data_files(self) -> list:
+        return self.source_data_files(DatasetSplit.TRAIN)
+
+    def generate_samples(
+        self, data_dir, tmp_dir, dataset_split, custom_iterator=text2text_txt_iterator
+    ):
+        train = dataset_split == DatasetSplit.TRAIN
+        data_path = compile_data(
+            tmp_dir,
+            self.source_data_files(dataset_split),
+            f"{self.name}-compiled-{'train' if train else 'dev'}",
+            datatypes_to_clean=self.datatypes_to_clean if train else None,
+        )
+        return custom_iterator(data_path + ".lang1", data_path + ".lang2")
+
+    def generate_text_for_vocab(self, data_dir, tmp_dir):
+        return generator_utils.generate_lines_for_vocab(tmp_dir, self.vocab_data_files())
+
+    @property
+    def decode_hooks(self) -> list:
+        return []
+
+
+def _extract(tmp_dir: str, url: str) -> None:
+    """Extract the archive ``url`` names (found in ``tmp_dir``) into ``tmp_dir``."""
+    archive = generator_utils.maybe_download(tmp_dir, os.path.basename(url), url)
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            tar.extractall(tmp_dir, filter="data")
+    except tarfile.TarError as e:
+        raise DataError(f"{archive}: not a readable tar archive ({e}).") from None
+
+
+def local_file(tmp_dir: str, url: str, name: str) -> str:
+    """``tmp_dir/name``, extracted from the archive ``url`` names when it is not there yet."""
+    path = os.path.join(tmp_dir, name)
+    if not fileio.exists(path):
+        _extract(tmp_dir, url)
+        if not fileio.exists(path):
+            raise DataError(f"{path} is missing and the archive for {url} does not hold it.")
+    return path
+
+
+def _sgm_text(line: str, is_sgm: bool) -> str | None:
+    """T2T's ``_preprocess_sgm``: the text of a ``<seg>`` line, "" or None for the rest."""
+    if not is_sgm:
+        return line
+    if line.startswith(("<srcset", "</srcset", "<doc", "</doc", "<p>", "</p>")):
+        return ""
+    line = line.strip()
+    if line.startswith("<seg") and line.endswith("</seg>"):
+        return line[line.index(">") + 1 : -6]
+    return None
+
+
+def _tsv_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
+    _, src_column, trg_column, pattern = spec
+    names = sorted(glob.glob(os.path.join(tmp_dir, pattern)))
+    if not names:
+        _extract(tmp_dir, url)
+        names = sorted(glob.glob(os.path.join(tmp_dir, pattern)))
+    pairs = []
+    for name in names:
+        with open_binary(name) as f:
+            for raw in f:
+                line = decode_utf8(raw)
+                if line and "\t" in line:
+                    parts = line.split("\t")
+                    source, target = parts[src_column].strip(), parts[trg_column].strip()
+                    if source and target:
+                        pairs.append((source, target))
+    return pairs
+
+
+def _file_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
+    lang1, lang2 = spec
+    path1, path2 = (os.path.join(tmp_dir, n) for n in (lang1, lang2))
+    if not (fileio.exists(path1) and fileio.exists(path2)):
+        _extract(tmp_dir, url)
+    is_sgm = lang1.endswith("sgm") and lang2.endswith("sgm")
+    pairs = []
+    for line1, line2 in zip(txt_line_iterator(path1), txt_line_iterator(path2), strict=False):
+        line1, line2 = _sgm_text(line1, is_sgm), _sgm_text(line2, is_sgm)
+        if line1 and line2:
+            pairs.append((line1, line2))
+    return pairs
+
+
+def compile_data(tmp_dir: str, datasets: list, filename: str, datatypes_to_clean=None) -> str:
+    """Concatenate the pairs of ``datasets`` into ``tmp_dir/filename.lang1/.lang2`` (kept when
+    both exist); returns ``tmp_dir/filename``."""
+    if datatypes_to_clean:
+        raise T2TProblemError(
+            f"datatypes_to_clean={datatypes_to_clean!r}: T2T's cleaner_en_xx is not provided "
+            "here; clean the files beforehand and return None."
+        )
+    filename = os.path.join(tmp_dir, filename)
+    lang1_name, lang2_name = filename + ".lang1", filename + ".lang2"
+    if fileio.exists(lang1_name) and fileio.exists(lang2_name):
+        return filename
+    with contextlib.ExitStack() as stack:
+        out1 = stack.enter_context(atomic_open(lang1_name))
+        out2 = stack.enter_context(atomic_open(lang2_name))
+        for dataset in datasets:
+            url, spec = dataset[0], dataset[1]
+            if spec[0] == "tmx":
+                raise T2TProblemError(
+                    f"{url}: tmx corpora are not read here; convert it to two text files."
+                )
+            read = _tsv_pairs if spec[0] == "tsv" else _file_pairs
+            for source, target in read(tmp_dir, url, spec):
+                out1.write(source + "\n")
+                out2.write(target + "\n")
+    return filename
