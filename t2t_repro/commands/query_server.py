@@ -90,6 +90,8 @@ def run(args: argparse.Namespace, stdin=None, stdout=None) -> int:
     else:
         lines = getattr(stdin, "buffer", stdin)  # bytes: invalid UTF-8 is not fatal
         size = 1 if stdin.isatty() else args.batch_size
+        if stdin.isatty():
+            print("Type a sentence and press Enter (Ctrl-D to quit).", file=sys.stderr)
         batches = iter(lambda: list(itertools.islice(lines, size)), [])
     for batch in batches:
         for hyps in query.query(batch, request_fn, args.return_beams):
