@@ -126,16 +126,12 @@ class NoProject(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, NoProject())
 import tensorflow as tf, tensorflow_text  # noqa: F401  (registers the ops)
-signatures = tf.saved_model.load(sys.argv[1]).signatures
-translate, nbest = signatures["serving_default"], signatures["nbest"]
+translate = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
 lines = [bytes.fromhex(line) for line in json.loads(sys.argv[2])]
 out = [translate(sources=tf.constant([line])) for line in lines]
-beams = [nbest(sources=tf.constant([line])) for line in lines[:{n}]]  # one per batch
 assert not [m for m in sys.modules if m.split(".")[0] == "t2t_repro"]
 print(json.dumps([[o["translations"].numpy()[0].decode(), float(o["scores"].numpy()[0])]
                   for o in out]))
-print(json.dumps([[[t.decode() for t in b["translations"].numpy()[0]] for b in beams],
-                  [b["scores"].numpy()[0].tolist() for b in beams]]))
 """
 
 
@@ -159,21 +155,21 @@ def toy_decoders(trained_dir):
     """t2t-decoder's own code path for the toy model, one line per batch, as exported:
     (best only, return_beams=True)."""
     from t2t_repro.decoding import runner
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 
-    setups = []
-    for beams in (False, True):
-        setup = runner.load_decoder(
-            "translate_toy",
-            "transformer_tiny",
-            "",
-            str(trained_dir / "data"),
-            str(trained_dir / "train"),
-            decode_overrides=f"beam_size=3,alpha=0.6,extra_length=6,batch_size=1,"
-            f"return_beams={beams}",
-        )
-        setup.decoder.log = lambda msg: None
-        setups.append(setup)
-    return setups
+    setup = runner.load_decoder(
+        "translate_toy",
+        "transformer_tiny",
+        "",
+        str(trained_dir / "data"),
+        str(trained_dir / "train"),
+        decode_overrides="beam_size=3,alpha=0.6,extra_length=6,batch_size=1",
+    )
+    setup.decoder.log = lambda msg: None
+    best = setup.decoder
+    dhp = decode_hparams("beam_size=3,alpha=0.6,extra_length=6,batch_size=1,return_beams=True")
+    beams = LineDecoder(setup.model, best.input_encoder, best.target_encoder, dhp, lambda msg: None)
+    return setup, beams
 
 
 def exporter(root, *extra):
@@ -191,8 +187,7 @@ def exporter(root, *extra):
 
 @pytest.mark.slow
 def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_path):
-    """Same lines, same translations: exported model, decoder file path, interactive path;
-    the nbest signature gives t2t-decoder's return_beams hypotheses."""
+    """Same lines, same translations: exported model, decoder file path, interactive path."""
     import io
 
     from t2t_repro.decoding import runner
@@ -205,7 +200,7 @@ def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_
         [
             sys.executable,
             "-c",
-            LOAD_SCRIPT.format(root=str(ROOT), n=len(LINES)),
+            LOAD_SCRIPT.format(root=str(ROOT)),
             str(export_dir),
             json.dumps([line.hex() for line in raw_lines]),
         ],
@@ -216,9 +211,9 @@ def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_
         cwd=tmp_path,
     )
     assert loaded.returncode == 0, loaded.stderr[-3000:]
-    exported, (beam_texts, beam_scores) = map(json.loads, loaded.stdout.splitlines()[-2:])
+    exported = json.loads(loaded.stdout.strip().splitlines()[-1])
 
-    setup, beams_setup = toy_decoders
+    setup = toy_decoders[0]
     expected = [hyps[0] for hyps in setup.decoder.decode_lines(LINES)]
     n = len(LINES)
     assert [text for text, _ in exported[:n]] == [h.text for h in expected]
@@ -238,18 +233,6 @@ def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_
     runner.decode_interactive(setup, stdin=io.BytesIO(src.read_bytes()), stdout=stdout)
     assert from_file == [text for text, _ in exported]
     assert stdout.getvalue().split("\n")[:-1] == from_file
-
-    # nbest: [B, beam_size]; each row is the decoder's return_beams hypotheses, then
-    # placeholders ("" and a score below -1e6) where the decoder prints no column.
-    all_beams = beams_setup.decoder.decode_lines(LINES)
-    assert np.shape(beam_texts) == np.shape(beam_scores) == (n, 3)
-    assert any(len(hyps) > 1 for hyps in all_beams) and all_beams[1] == [expected[1]]
-    for texts, scores, hyps in zip(beam_texts, beam_scores, all_beams, strict=True):
-        assert texts[: len(hyps)] == [h.text for h in hyps]
-        np.testing.assert_allclose(scores[: len(hyps)], [h.score for h in hyps], atol=1e-4)
-        assert texts[len(hyps) :] == [""] * (3 - len(hyps))
-        assert all(score < -1e6 for score in scores[len(hyps) :])
-    assert [row[0] for row in beam_texts] == [h.text for h in expected]
 
 
 @pytest.mark.slow
@@ -301,9 +284,10 @@ def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_p
 
 
 @pytest.mark.slow
-def test_query_server_round_trips_through_a_stand_in_model_server(exported, toy_decoders):
-    """t2t-query-server over gRPC and REST, against a stand-in for tensorflow_model_server
-    serving the export: t2t-decoder's lines, best and --return_beams; clear errors."""
+def test_nbest_signature_and_query_server_give_the_decoders_hypotheses(exported, toy_decoders):
+    """The export's nbest signature is t2t-decoder's return_beams, padded with placeholders;
+    t2t-query-server over gRPC and REST, against a stand-in for tensorflow_model_server
+    serving the export, prints t2t-decoder's lines (best, and --return_beams); clear errors."""
     import io
 
     from t2t_repro.commands.query_server import main
@@ -317,11 +301,26 @@ def test_query_server_round_trips_through_a_stand_in_model_server(exported, toy_
             )
         return code, out.getvalue().splitlines(), err.getvalue()
 
-    setup, beams_setup = toy_decoders
+    setup, beams_decoder = toy_decoders
     best = [hyps[0] for hyps in setup.decoder.decode_lines(LINES)]
-    all_beams = beams_setup.decoder.decode_lines(LINES)
+    all_beams = beams_decoder.decode_lines(LINES)
+    assert any(len(hyps) > 1 for hyps in all_beams) and all_beams[1] == [best[1]]
+    assert [hyps[0].text for hyps in all_beams] == [h.text for h in best]
     stdin = "\n".join(LINES).encode() + b"\n"
     with StandInModelServer(str(exported), "toy") as server:
+        # nbest, one line per call as the decoder's batch_size=1: [1, beam_size]; the decoder's
+        # return_beams hypotheses, then placeholders ("", a score below -1e6).
+        nbest = server.loaded.signatures["nbest"]
+        for line, hyps in zip(LINES, all_beams, strict=True):
+            out = nbest(sources=tf.constant([line]))
+            texts = [t.decode() for t in out["translations"].numpy()[0]]
+            scores = out["scores"].numpy()[0]
+            assert out["translations"].shape == out["scores"].shape == (1, 3)
+            assert texts[: len(hyps)] == [h.text for h in hyps]
+            np.testing.assert_allclose(scores[: len(hyps)], [h.score for h in hyps], atol=1e-4)
+            assert texts[len(hyps) :] == [""] * (3 - len(hyps))
+            assert all(score < -1e6 for score in scores[len(hyps) :])
+
         code, grpc_lines, err = query(
             f"--server={server.grpc_address}", "--batch_size=1", stdin=stdin
         )
@@ -345,7 +344,7 @@ def test_query_server_round_trips_through_a_stand_in_model_server(exported, toy_
         code, once, err = query(
             f"--server={server.grpc_address}", "--return_beams", f"--inputs_once={LINES[0]}"
         )
-        assert (code, once) == (0, ["\t".join(rest_lines[0].split("\t")[0::2])])
+        assert (code, once) == (0, ["\t".join(h.text for h in all_beams[0])])
         # Errors are one line: an unknown model, a T2T flag this client refuses.
         for flags, message in (
             ([f"--server={server.rest_address}", "--servable_name=nope"], "HTTP 404"),

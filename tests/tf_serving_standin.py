@@ -3,8 +3,8 @@ not installable from the package registries here.
 
 It serves one SavedModel under one name on loopback, over gRPC (``PredictionService.Predict``,
 from tensorflow-serving-api's own protos and stubs) and REST (``POST
-/v1/models/<name>[/versions/<n>]:predict``, the columnar ``inputs`` and row ``instances``
-request formats), answering as TF Serving does: the signature's outputs by name, strings
+/v1/models/<name>[/versions/<n>]:predict``, the columnar ``inputs`` request format, which
+t2t-query-server sends), answering as TF Serving does: the signature's outputs by name, strings
 as JSON strings (``{"b64": ...}`` when not UTF-8), errors as ``{"error": "..."}`` (REST) or a
 gRPC status. Only Predict: no model status, metadata, classify or regress.
 """
@@ -128,26 +128,15 @@ def _rest_handler(server: StandInModelServer):
                 return self.answer(404, {"error": f"Malformed request: POST {self.path}"})
             try:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                if "inputs" in body:  # columnar
-                    columns = body["inputs"]
-                    rows = False
-                else:  # rows: [{"sources": ...}, ...]
-                    instances = body["instances"]
-                    columns = {k: [i[k] for i in instances] for k in instances[0]}
-                    rows = True
-                inputs = {k: np.array(_from_json(v)) for k, v in columns.items()}
+                inputs = {k: np.array(_from_json(v)) for k, v in body["inputs"].items()}
                 outputs = server.predict(match.group(1), body.get("signature_name", ""), inputs)
             except PredictError as e:
                 return self.answer(e.http_code, {"error": str(e)})
-            except (ValueError, KeyError, TypeError, IndexError) as e:
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
                 return self.answer(400, {"error": f"JSON Parse error: {e}"})
-            as_lists = {k: _to_json(v.tolist()) for k, v in outputs.items()}
-            if rows:
-                n = len(next(iter(as_lists.values())))
-                return self.answer(
-                    200, {"predictions": [{k: v[i] for k, v in as_lists.items()} for i in range(n)]}
-                )
-            return self.answer(200, {"outputs": as_lists})
+            return self.answer(
+                200, {"outputs": {k: _to_json(v.tolist()) for k, v in outputs.items()}}
+            )
 
         def answer(self, code: int, payload: dict) -> None:
             data = json.dumps(payload).encode("utf-8")
