@@ -1,6 +1,7 @@
 """SavedModel export: in-graph subword encoding equals the Python encoder; the exported model
 translates like t2t-decoder and loads without this project."""
 
+import contextlib
 import gzip
 import json
 import os
@@ -139,6 +140,38 @@ def trained_dir(tmp_path_factory):
     return toy_checkpoint_dir(tmp_path_factory.mktemp("export"), step=5)
 
 
+@pytest.fixture(scope="module")
+def exported(trained_dir, tmp_path_factory):
+    """The toy model exported by t2t-exporter (which checks it against the decoder first)."""
+    export_dir = tmp_path_factory.mktemp("exported") / "1"
+    out = exporter(trained_dir, f"--export_dir={export_dir}")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "checked against t2t-decoder" in out.stderr
+    return export_dir
+
+
+@pytest.fixture(scope="module")
+def toy_decoders(trained_dir):
+    """t2t-decoder's own code path for the toy model, one line per batch, as exported:
+    (best only, return_beams=True)."""
+    from t2t_repro.decoding import runner
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+
+    setup = runner.load_decoder(
+        "translate_toy",
+        "transformer_tiny",
+        "",
+        str(trained_dir / "data"),
+        str(trained_dir / "train"),
+        decode_overrides="beam_size=3,alpha=0.6,extra_length=6,batch_size=1",
+    )
+    setup.decoder.log = lambda msg: None
+    best = setup.decoder
+    dhp = decode_hparams("beam_size=3,alpha=0.6,extra_length=6,batch_size=1,return_beams=True")
+    beams = LineDecoder(setup.model, best.input_encoder, best.target_encoder, dhp, lambda msg: None)
+    return setup, beams
+
+
 def exporter(root, *extra):
     return run_tool(
         "t2t-exporter",
@@ -153,15 +186,13 @@ def exporter(root, *extra):
 
 
 @pytest.mark.slow
-def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):
+def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_path):
     """Same lines, same translations: exported model, decoder file path, interactive path."""
     import io
 
     from t2t_repro.decoding import runner
 
-    export_dir = tmp_path / "exported"
-    out = exporter(trained_dir, f"--export_dir={export_dir}")
-    assert out.returncode == 0, out.stderr[-3000:]
+    export_dir = exported
     assert (export_dir / "saved_model.pb").exists() and list((export_dir / "assets").iterdir())
 
     raw_lines = [line.encode() for line in LINES] + HOSTILE_LINES + ODD_LINES
@@ -182,16 +213,7 @@ def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     exported = json.loads(loaded.stdout.strip().splitlines()[-1])
 
-    # t2t-decoder's own code path, one line per batch (same maximum output length).
-    setup = runner.load_decoder(
-        "translate_toy",
-        "transformer_tiny",
-        "",
-        str(trained_dir / "data"),
-        str(trained_dir / "train"),
-        decode_overrides="beam_size=3,alpha=0.6,extra_length=6,batch_size=1",
-    )
-    setup.decoder.log = lambda msg: None
+    setup = toy_decoders[0]
     expected = [hyps[0] for hyps in setup.decoder.decode_lines(LINES)]
     n = len(LINES)
     assert [text for text, _ in exported[:n]] == [h.text for h in expected]
@@ -259,3 +281,76 @@ def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_p
     ]
     assert exported == [hyps[0].text for hyps in decoder.decode_lines(lines)]
     assert exported[1].split().count("``") == 1 and exported[1].split().count("''") == 1
+
+
+@pytest.mark.slow
+def test_nbest_signature_and_query_server_give_the_decoders_hypotheses(exported, toy_decoders):
+    """The export's nbest signature is t2t-decoder's return_beams, padded with placeholders;
+    t2t-query-server over gRPC and REST, against a stand-in for tensorflow_model_server
+    serving the export, prints t2t-decoder's lines (best, and --return_beams); clear errors."""
+    import io
+
+    from t2t_repro.commands.query_server import main
+    from tests.tf_serving_standin import StandInModelServer
+
+    def query(*flags, stdin=b""):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = main(
+                ["--servable_name=toy", "--timeout_secs=300", *flags], io.BytesIO(stdin), out
+            )
+        return code, out.getvalue().splitlines(), err.getvalue()
+
+    setup, beams_decoder = toy_decoders
+    best = [hyps[0] for hyps in setup.decoder.decode_lines(LINES)]
+    all_beams = beams_decoder.decode_lines(LINES)
+    assert any(len(hyps) > 1 for hyps in all_beams) and all_beams[1] == [best[1]]
+    assert [hyps[0].text for hyps in all_beams] == [h.text for h in best]
+    stdin = "\n".join(LINES).encode() + b"\n"
+    with StandInModelServer(str(exported), "toy") as server:
+        # nbest, one line per call as the decoder's batch_size=1: [1, beam_size]; the decoder's
+        # return_beams hypotheses, then placeholders ("", a score below -1e6).
+        nbest = server.loaded.signatures["nbest"]
+        for line, hyps in zip(LINES, all_beams, strict=True):
+            out = nbest(sources=tf.constant([line]))
+            texts = [t.decode() for t in out["translations"].numpy()[0]]
+            scores = out["scores"].numpy()[0]
+            assert out["translations"].shape == out["scores"].shape == (1, 3)
+            assert texts[: len(hyps)] == [h.text for h in hyps]
+            np.testing.assert_allclose(scores[: len(hyps)], [h.score for h in hyps], atol=1e-4)
+            assert texts[len(hyps) :] == [""] * (3 - len(hyps))
+            assert all(score < -1e6 for score in scores[len(hyps) :])
+
+        code, grpc_lines, err = query(
+            f"--server={server.grpc_address}", "--batch_size=1", stdin=stdin
+        )
+        assert code == 0, err
+        assert grpc_lines == [h.text for h in best]
+        code, rest_lines, err = query(
+            f"--server={server.rest_address}",
+            "--batch_size=1",
+            "--return_beams",
+            "--write_beam_scores",
+            stdin=stdin,
+        )
+        assert code == 0, err
+        assert len(rest_lines) == len(LINES)
+        for line, hyps in zip(rest_lines, all_beams, strict=True):
+            fields = line.split("\t")
+            assert fields[0::2] == [h.text for h in hyps]
+            np.testing.assert_allclose(
+                [float(s) for s in fields[1::2]], [h.score for h in hyps], atol=1e-4
+            )
+        code, once, err = query(
+            f"--server={server.grpc_address}", "--return_beams", f"--inputs_once={LINES[0]}"
+        )
+        assert (code, once) == (0, ["\t".join(h.text for h in all_beams[0])])
+        # Errors are one line: an unknown model, a T2T flag this client refuses.
+        for flags, message in (
+            ([f"--server={server.rest_address}", "--servable_name=nope"], "HTTP 404"),
+            ([f"--server={server.grpc_address}", "--servable_name=nope"], "NOT_FOUND"),
+            ([f"--server={server.grpc_address}", "--problem=translate_toy"], "--problem: not"),
+        ):
+            code, lines, err = query(*flags, "--inputs_once=ta mib")
+            assert code == 1 and not lines and err.count("\n") == 1, err
+            assert err.startswith("t2t-query-server: error:") and message in err, err

@@ -74,6 +74,7 @@ def test_pip_install_gives_console_scripts(tmp_path):
         "t2t-attention",
         "t2t-quickstart",
         "t2t-import",
+        "t2t-query-server",
     ):
         assert (bin_dir / tool).exists(), tool
     for tool in ("t2t-trainer", "t2t-bleu"):

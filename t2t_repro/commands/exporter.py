@@ -6,6 +6,9 @@
 
 Serve or load it with TensorFlow and tensorflow-text only:
     m = tf.saved_model.load(DIR); m.signatures["serving_default"](sources=tf.constant([...]))
+Signatures: serving_default (the best translation and its score) and nbest (every beam,
+[B, beam_size], as t2t-decoder's return_beams). Before the export is put in place, both are
+checked against t2t-decoder on a few probe lines (docs/serving.md).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from t2t_repro.serving.export_check import check_export
     from t2t_repro.serving.exporter import default_export_dir, export_saved_model
 
     setup = cli.load_decoder_from_flags(args)
@@ -59,8 +63,9 @@ def run(args: argparse.Namespace) -> int:
         decoder.max_input_length,
         export_dir,
         decoder.constraint,
+        check=lambda saved_model_dir: check_export(saved_model_dir, decoder),
     )
-    print(f"exported {export_dir}", file=sys.stderr)
+    print(f"exported {export_dir} (checked against t2t-decoder)", file=sys.stderr)
     return 0
 
 

@@ -7,6 +7,14 @@ table instead, ``GraphWordEncoder``), append EOS, truncate to the model's
 maximum input, run the same search (``t2t_repro.decoding.search``) with the decode hparams,
 keep the best beam cut at its first EOS, and detokenize. Sources are first normalised as
 the decoder's lines are (:mod:`t2t_repro.data.source_lines`); blank ones give "" and score 0.
+
+The signature ``nbest`` (same input) returns every beam, best first: ``translations``
+string [B, beam_size] and ``scores`` float32 [B, beam_size], what ``t2t-decoder
+--decode_hparams=return_beams=True,write_beam_scores=True`` prints (the search runs until the
+worst finished beam beats every alive one, as T2T's ``return_beams``). A column that holds no
+hypothesis (the search's placeholders, or the rest of a blank source's row) has translation
+"" and a score below ``PLACEHOLDER_SCORE`` (-1e6); the decoder prints no column for it
+(``serving/nbest.py``).
 Loading needs only TensorFlow and tensorflow-text (for its ops), not this project:
 
     import tensorflow as tf, tensorflow_text  # noqa: registers the ops
@@ -16,18 +24,22 @@ Loading needs only TensorFlow and tensorflow-text (for its ops), not this projec
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 
 import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.data.source_lines import normalize_source_lines_in_graph
+from t2t_repro.decoding.beam_search import INF
 from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.decoding.search import SearchConfig, search
 from t2t_repro.serving import ExportError
+from t2t_repro.serving.nbest import NBEST_SIGNATURE, PLACEHOLDER_SCORE
 from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
 from t2t_repro.text_encoding.graph_word_encoder import GraphWordEncoder
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
@@ -74,37 +86,58 @@ class Translator(tf.Module):
         return tf.concat([ids, tf.RaggedTensor.from_tensor(eos)], axis=1).to_tensor(0)
 
     @staticmethod
-    def best_output_ids(ids: tf.Tensor) -> tf.RaggedTensor:
-        """Best beam without its initial id, cut before the first EOS, trailing pads dropped."""
-        best = ids[:, 0, 1:]
+    def output_ids(ids: tf.Tensor) -> tf.RaggedTensor:
+        """[N, T] search outputs -> each without its initial id, cut before the first EOS,
+        trailing pads dropped."""
+        best = ids[:, 1:]
         before_eos = tf.cumsum(tf.cast(best == EOS_ID, tf.int32), axis=1) == 0
         positions = tf.range(tf.shape(best)[1])[None]
         kept = tf.where(before_eos & (best != 0), positions + 1, 0)
         length = tf.reduce_max(tf.concat([kept, tf.zeros_like(kept[:, :1])], 1), axis=1)
         return tf.RaggedTensor.from_tensor(best, lengths=length)
 
-    # No tensor control flow here or in the search (explicit tf.while_loops): no autograph.
+    def run_search(self, sources: tf.Tensor, config: SearchConfig):
+        """Normalised sources, and the search's (ids [B, beams, T], scores [B, beams])."""
+        sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
+        inputs = self.encode_inputs(sources)
+        decode_length = tf.shape(inputs)[1] + config.extra_length
+        extra = () if self.constraint is None else self.constraint.graph_inputs(sources, inputs)
+        ids, scores = search(
+            self.model, config, inputs, decode_length, self.constraint, constraint_inputs=extra
+        )
+        return sources, ids, scores
+
+    # No tensor control flow in the signatures or the search (explicit tf.while_loops): no
+    # autograph.
     @tf.function(
         input_signature=[tf.TensorSpec([None], tf.string, name="sources")], autograph=False
     )
     def translate(self, sources: tf.Tensor) -> dict:
-        sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
-        inputs = self.encode_inputs(sources)
-        decode_length = tf.shape(inputs)[1] + self.config.extra_length
-        extra = () if self.constraint is None else self.constraint.graph_inputs(sources, inputs)
-        ids, scores = search(
-            self.model,
-            self.config,
-            inputs,
-            decode_length,
-            self.constraint,
-            constraint_inputs=extra,
-        )
-        text = self.target_encoder.decode(self.best_output_ids(ids))
+        sources, ids, scores = self.run_search(sources, self.config)
+        text = self.target_encoder.decode(self.output_ids(ids[:, 0]))
         blank = tf.strings.length(sources) == 0
         return {
             "translations": tf.where(blank, "", text),
             "scores": tf.where(blank, 0.0, scores[:, 0]),
+        }
+
+    @tf.function(
+        input_signature=[tf.TensorSpec([None], tf.string, name="sources")], autograph=False
+    )
+    def translate_beams(self, sources: tf.Tensor) -> dict:
+        """Every beam (T2T's ``return_beams``): translations and scores [B, beam_size]."""
+        config = dataclasses.replace(self.config, return_beams=True)
+        sources, ids, scores = self.run_search(sources, config)
+        batch, beams = tf.shape(ids)[0], tf.shape(ids)[1]
+        flat = tf.reshape(ids, [batch * beams, tf.shape(ids)[2]])
+        text = tf.reshape(self.target_encoder.decode(self.output_ids(flat)), [batch, beams])
+        first = tf.range(beams)[None] == 0
+        blank = (tf.strings.length(sources) == 0)[:, None]
+        # As the decoder: later beams scored like the search's -INF are placeholders.
+        placeholder = (~first & (scores < PLACEHOLDER_SCORE)) | (blank & ~first)
+        return {
+            "translations": tf.where(blank | placeholder, "", text),
+            "scores": tf.where(blank, tf.where(first, 0.0, -INF), scores),
         }
 
 
@@ -126,10 +159,12 @@ def export_saved_model(
     max_input_length: int,
     export_dir: str,
     constraint: SearchConstraint | None = None,
+    check: Callable[[str], None] | None = None,
 ) -> str:
     """Writes the SavedModel to ``export_dir`` (via a temp dir, renamed when complete).
     ``constraint``: the problem's search constraint, in the export too (it builds its inputs
-    from the source strings, ``graph_inputs``)."""
+    from the source strings, ``graph_inputs``). ``check(saved_model_dir)``, if given, runs on
+    the complete SavedModel before it is renamed into place (``export_check.py``)."""
     if config.use_xla:
         raise ExportError(
             "the exported search runs for any input length; export without "
@@ -186,9 +221,13 @@ def export_saved_model(
             input_tokens,
         )
         staging = os.path.join(work, "saved_model")
-        tf.saved_model.save(
-            translator, staging, signatures={"serving_default": translator.translate}
-        )
+        signatures = {
+            "serving_default": translator.translate,
+            NBEST_SIGNATURE: translator.translate_beams,
+        }
+        tf.saved_model.save(translator, staging, signatures=signatures)
+        if check is not None:
+            check(staging)  # before the rename: a failed check leaves no export behind
         fileio.replace_dir(staging, export_dir)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,113 @@
+"""t2t-query-server: translate lines with a TensorFlow Serving model server (T2T's
+``t2t-query-server``) that serves t2t-exporter's SavedModel.
+
+    t2t-query-server --server=localhost:8500 --servable_name=my_model < source.txt
+    t2t-query-server --server=http://localhost:8501 --servable_name=my_model \
+        --inputs_once="A man rides a bike ." --return_beams --write_beam_scores
+
+One output line per input line, as t2t-decoder writes them (docs/serving.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+
+from t2t_repro.commands import cli
+from t2t_repro.errors import UsageError
+
+# T2T's flags this tool refuses, and why (each one line).
+REFUSED_T2T_FLAGS = {
+    "problem": "not needed: the exported model tokenises in its graph",
+    "data_dir": "not needed: the vocabulary is an asset of the exported model",
+    "t2t_usr_dir": "not needed: the client imports no registrations",
+    "cloud_mlengine_model_name": "Cloud ML Engine is not supported; serve with TF Serving",
+    "cloud_mlengine_model_version": "Cloud ML Engine is not supported; serve with TF Serving",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="t2t-query-server",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--server",
+        default="",
+        help="the model server: host:port for gRPC (tensorflow_model_server --port), "
+        "http://host:port for REST (--rest_api_port)",
+    )
+    parser.add_argument("--servable_name", default="", help="the served model's name")
+    parser.add_argument(
+        "--inputs_once", default=None, help="translate this one input and exit (else: stdin)"
+    )
+    parser.add_argument("--timeout_secs", type=float, default=10, help="per request (T2T: 10)")
+    parser.add_argument(
+        "--return_beams",
+        action="store_true",
+        help="every beam, tab-separated, from the export's nbest signature",
+    )
+    parser.add_argument(
+        "--write_beam_scores", action="store_true", help="follow each translation by its score"
+    )
+    parser.add_argument(
+        "--batch_size",
+        type=int,
+        default=32,
+        help="lines per request when stdin is not a terminal (a terminal: each line at once)",
+    )
+    for name in REFUSED_T2T_FLAGS:
+        parser.add_argument(f"--{name}", default=None, help=argparse.SUPPRESS)
+    return parser
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    for name, why in REFUSED_T2T_FLAGS.items():
+        if getattr(args, name) is not None:
+            raise UsageError(f"--{name}: {why}; drop it.")
+    cli.require(args, "server", "servable_name")
+    if args.batch_size < 1 or args.timeout_secs <= 0:
+        raise UsageError("--batch_size must be at least 1 and --timeout_secs above 0.")
+
+
+def run(args: argparse.Namespace, stdin=None, stdout=None) -> int:
+    from t2t_repro import console
+
+    console.start_tensorflow()  # before the decoder's modules import it: quietly
+    from t2t_repro.decoding.line_decoder import format_hypotheses
+    from t2t_repro.serving import query
+
+    stdin = stdin if stdin is not None else sys.stdin
+    stdout = stdout if stdout is not None else sys.stdout
+    signature = query.NBEST_SIGNATURE if args.return_beams else query.DEFAULT_SIGNATURE
+    request_fn = query.make_request_fn(
+        args.server, args.servable_name, signature, args.timeout_secs
+    )
+    if args.inputs_once is not None:
+        batches = iter([[args.inputs_once]])
+    else:
+        lines = getattr(stdin, "buffer", stdin)  # bytes: invalid UTF-8 is not fatal
+        size = 1 if stdin.isatty() else args.batch_size
+        if stdin.isatty():
+            print("Type a sentence and press Enter (Ctrl-D to quit).", file=sys.stderr)
+        batches = iter(lambda: list(itertools.islice(lines, size)), [])
+    for batch in batches:
+        for hyps in query.query(batch, request_fn, args.return_beams):
+            print(format_hypotheses(hyps, args.write_beam_scores), file=stdout, flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
+    return cli.run(
+        "t2t-query-server",
+        lambda args: run(args, stdin, stdout),
+        build_parser(),
+        argv,
+        check_flags=check_flags,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

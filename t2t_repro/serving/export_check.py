@@ -1,0 +1,81 @@
+"""The exporter's own check: the SavedModel just written translates as ``t2t-decoder`` does.
+
+Before an export is renamed into place, ``t2t-exporter`` loads it and runs a few probe lines
+through both signatures: ``serving_default`` must give the decoder's best hypothesis and
+``nbest`` the decoder's ``return_beams=True`` hypotheses (same texts; scores within float
+noise). A mismatch is an ``ExportError`` and no export is left behind. Each line is decoded on
+its own on both sides, so batch padding cannot make the two differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_repro.decoding.line_decoder import Hypothesis, LineDecoder
+from t2t_repro.serving import ExportError
+from t2t_repro.serving.nbest import NBEST_SIGNATURE, as_text, rows_to_hypotheses
+
+# Lines any model can be asked for: ASCII, punctuation, non-Latin text, one blank.
+PROBE_LINES = (
+    "A man is riding a bike down the street .",
+    "Hello, world!",
+    "",
+    "Zoë's café costs 3.50 € ; 日本語",
+)
+
+
+def quiet_decoder(decoder: LineDecoder, return_beams: bool) -> LineDecoder:
+    """The same model and search as ``decoder`` with ``return_beams`` set, and no progress
+    lines (the probe lines are the exporter's business, not the user's)."""
+    dhp = decoder.dhp.copy()
+    dhp.set_hparam("return_beams", return_beams)
+    return LineDecoder(
+        decoder.searcher.model,
+        decoder.input_encoder,
+        decoder.target_encoder,
+        dhp,
+        lambda msg: None,
+        decoder.constraint,
+    )
+
+
+def same_hypotheses(got: Sequence[Hypothesis], want: Sequence[Hypothesis], tol: float) -> bool:
+    return [h.text for h in got] == [h.text for h in want] and np.allclose(
+        [h.score for h in got], [h.score for h in want], rtol=tol, atol=tol
+    )
+
+
+def check_export(
+    saved_model_dir: str, decoder: LineDecoder, lines: Sequence[str] = PROBE_LINES
+) -> None:
+    """Raises ``ExportError`` unless both signatures of the SavedModel give the decoder's
+    hypotheses for ``lines``."""
+    loaded = tf.saved_model.load(saved_model_dir)
+    best_fn, nbest_fn = loaded.signatures["serving_default"], loaded.signatures[NBEST_SIGNATURE]
+    best_decoder, beams_decoder = (
+        quiet_decoder(decoder, decoder.dhp.return_beams),
+        quiet_decoder(decoder, True),
+    )
+    tol = 2e-2 if decoder.dhp.precision else 1e-4  # bf16 rounds more than float32
+    for number, line in enumerate(lines, 1):
+        sources = tf.constant([line])
+        best = best_fn(sources=sources)
+        got_best = Hypothesis(
+            as_text(best["translations"].numpy()[0]), float(best["scores"].numpy()[0])
+        )
+        nbest = nbest_fn(sources=sources)
+        got_beams = rows_to_hypotheses(nbest["translations"].numpy(), nbest["scores"].numpy())[0]
+        for name, got, want in (
+            ("serving_default", [got_best], best_decoder.decode_lines([line])[0][:1]),
+            (NBEST_SIGNATURE, got_beams, beams_decoder.decode_lines([line])[0]),
+        ):
+            if not same_hypotheses(got, want, tol):
+                raise ExportError(
+                    f"check failed: the export's {name} signature gives "
+                    f"{[(h.text, round(h.score, 5)) for h in got]} for probe line {number} "
+                    f"({line!r}), t2t-decoder {[(h.text, round(h.score, 5)) for h in want]}; "
+                    "nothing was exported (please report this)."
+                )

@@ -1,0 +1,36 @@
+"""The exported ``nbest`` signature's contract, shared by the exporter, its check and clients.
+
+``nbest(sources [B]) -> translations string [B, k], scores float32 [B, k]``: every beam, best
+first, as ``t2t-decoder --decode_hparams=return_beams=True`` gives them. A column that is no
+hypothesis (T2T's beam search keeps -INF placeholders when fewer than k beams finished; a
+blank source has one hypothesis) has translation "" and a score below ``PLACEHOLDER_SCORE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from t2t_repro.decoding.line_decoder import FILLER_SCORE, Hypothesis
+
+NBEST_SIGNATURE = "nbest"
+# Below this a column is no hypothesis: the decoder's rule (line_decoder.FILLER_SCORE).
+PLACEHOLDER_SCORE = FILLER_SCORE
+
+
+def as_text(value) -> str:
+    """A string tensor element (bytes) or a JSON string as text."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def rows_to_hypotheses(texts: Sequence, scores: Sequence) -> list[list[Hypothesis]]:
+    """[B, k] outputs -> the decoder's hypotheses per line: each row's columns up to its first
+    placeholder (where ``LineDecoder.decode_ids`` stops)."""
+    rows = []
+    for row_texts, row_scores in zip(texts, scores, strict=True):
+        hyps = []
+        for beam, (text, score) in enumerate(zip(row_texts, row_scores, strict=True)):
+            if beam > 0 and score < PLACEHOLDER_SCORE:
+                break
+            hyps.append(Hypothesis(as_text(text), float(score)))
+        rows.append(hyps)
+    return rows
