@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         help="where the SavedModel goes (default: <output_dir>/export/<unix time>); must not exist",
     )
+    cli.add_random_seed_flag(parser)
     return parser
 
 
