@@ -38,7 +38,7 @@ def parse_pair(raw: bytes) -> tuple[str, str]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"byte {e.start} is not valid UTF-8") from None
+        raise ValueError(f"not valid UTF-8 (byte {e.start + 1})") from None
     sides = text.rstrip("\r\n").split("\t")
     if len(sides) != 2:
         found = "no tab" if len(sides) == 1 else f"{len(sides) - 1} tabs"
