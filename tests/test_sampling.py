@@ -170,3 +170,19 @@ def test_sampling_hparams_are_checked(model):
     assert config.samples and config.num_samples == 3
     assert "--random_seed=" in logged[0]  # an unseeded run says how to repeat it
     assert decode_hparams(r"delimiter=\t").delimiter == "\t"
+
+
+def test_inverse_cdf_across_blocks_never_draws_a_zero_weight():
+    """The two-level draw over 3 blocks of 128 (the last one padded) matches the weights."""
+    from t2t_repro.decoding.sampling import inverse_cdf
+
+    rng = np.random.default_rng(0)
+    weights = rng.random(300) ** 4
+    weights[rng.random(300) < 0.3] = 0.0
+    weights[[0, 127, 128, 299]] = 0.0  # block edges
+    n = 20000
+    u = np.concatenate([rng.random(n - 2), [2.0**-25, 1 - 2.0**-24]]).astype(np.float32)
+    ids = inverse_cdf(tf.constant(np.tile(weights, [n, 1]), tf.float32), tf.constant(u)).numpy()
+    assert weights[ids].min() > 0
+    statistic, dof = chi_square(np.bincount(ids, minlength=300), weights / weights.sum())
+    assert statistic < chi_square_critical(dof, 1e-3), (statistic, dof)
