@@ -6,7 +6,9 @@ emits so that every row runs all 75 steps), beam 1, float32, batch 64.
 Greedy is the argmax search; sampling is ``sampling_method=random`` at temperature 1 (and,
 with ``--top_k``, ``sampling_keep_top_k``). Both searches are built and traced once in one
 process, then timed alternately (greedy, sampling, greedy, ...), so that the other load of a
-shared machine falls on both alike; the figure is the ratio of the medians.
+shared machine falls on both alike; the figure is the ratio of the medians, of wall time and
+of the process's CPU time (TensorFlow held to one thread, so CPU time is the work done and
+depends little on what else runs: the better figure on a busy machine).
 
     python -m bench.bench_sampling --out bench/results/sampling_vs_greedy_cpu.json
 """
@@ -26,11 +28,12 @@ from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.decoding.search import SearchConfig, Searcher
 
 
-def timed(searcher, sources, batch: int) -> float:
-    start = time.perf_counter()
+def timed(searcher, sources, batch: int) -> tuple[float, float]:
+    """(wall seconds, process CPU seconds) of decoding every source once."""
+    start, cpu = time.perf_counter(), time.process_time()
     for i in range(0, len(sources), batch):
         searcher(sources[i : i + batch])[0].numpy()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def compare(model, sources, args, xla: bool) -> dict:
@@ -52,14 +55,16 @@ def compare(model, sources, args, xla: bool) -> dict:
     for _ in range(args.repeats):
         for name, searcher in searchers.items():
             times[name].append(timed(searcher, sources, args.batch))
-    rates = {name: [len(sources) / t for t in ts] for name, ts in times.items()}
-    medians = {name: statistics.median(r) for name, r in rates.items()}
-    return {
-        "xla": xla,
-        "sentences_per_s_median": medians,
-        "sentences_per_s_all": {k: [round(r, 2) for r in v] for k, v in rates.items()},
-        "sampling_over_greedy": medians["sampling"] / medians["greedy"],
-    }
+    report = {"xla": xla}
+    for index, clock in enumerate(("wall", "cpu")):
+        rates = {name: [len(sources) / t[index] for t in ts] for name, ts in times.items()}
+        medians = {name: statistics.median(r) for name, r in rates.items()}
+        report[clock] = {
+            "sentences_per_s_median": medians,
+            "sentences_per_s_all": {k: [round(r, 2) for r in v] for k, v in rates.items()},
+            "sampling_over_greedy": medians["sampling"] / medians["greedy"],
+        }
+    return report
 
 
 def main() -> int:
@@ -75,6 +80,8 @@ def main() -> int:
     parser.add_argument("--out", default="")
     args = parser.parse_args()
 
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
     tf.keras.utils.set_random_seed(0)
     model, vocab = build_model(args.config, "float32")
     sources = peer_sources(args.sentences, args.src_len, vocab)
@@ -89,8 +96,9 @@ def main() -> int:
         "decode_steps": args.src_len + args.extra_len,
         "sampling_keep_top_k": args.top_k,
         "repeats": args.repeats,
+        "threads": 1,
         "note": "one process, greedy and sampling timed alternately on a shared machine: "
-        "read the ratio, not the absolute rates",
+        "read the ratios (cpu: process CPU time), not the absolute rates",
         "results": [
             compare(model, sources, args, bool(int(x))) for x in args.xla.split(",") if x.strip()
         ],

@@ -34,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--decode_hparams",
         default="",
         help='e.g. "beam_size=4,alpha=0.6,'
-        'extra_length=50,batch_size=32,return_beams=False,write_beam_scores=False"',
+        'extra_length=50,batch_size=32,return_beams=False,write_beam_scores=False"; '
+        "num_samples=N: N sampled outputs per input (with beam_size=1 and "
+        "--hparams=sampling_method=random); delimiter: ends each input and output record "
+        "(default \\n)",
     )
     parser.add_argument("--decode_from_file", default="", help="source sentences, one per line")
     parser.add_argument("--decode_to_file", default="", help="where the translations go")
