@@ -129,7 +129,7 @@ def test_samples_from_the_decoder_dev_decodes_and_export_agree(toy, tmp_path, ca
     src.write_text("|".join(sources) + "|")
     out = tmp_path / "out.txt"
     # One sentence a batch: the decode length (T2T's: the batch's longest input + extra) is
-    # then each sentence's own, as in the single decodes below.
+    # then each sentence's own, as in the dev decodes and the export below.
     dhp = "beam_size=1,extra_length=4,num_samples=3,delimiter=|,batch_size=1"
     argv = flags(toy, SAMPLING, f"--decode_hparams={dhp}", "--random_seed=5")
     assert decoder.main([*argv, f"--decode_from_file={src}", f"--decode_to_file={out}"]) == 0
@@ -148,16 +148,12 @@ def test_samples_from_the_decoder_dev_decodes_and_export_agree(toy, tmp_path, ca
         decode_overrides="beam_size=1,extra_length=4,batch_size=1",
         random_seed=5,
     )
-    setup.decoder.log = lambda msg: None
     firsts = [row[0] for row in samples]
-    assert [h[0].text for h in setup.decoder.decode_lines(sources)] == firsts
     metric = types.SimpleNamespace(
         lines=sources, decode_overrides="beam_size=1,extra_length=4,batch_size=1"
     )
     dev = DevDecodes(setup.model, setup.problem, metric, str(toy / "data"), random_seed=5)
     assert dev.hypotheses() == firsts
-    other = DevDecodes(setup.model, setup.problem, metric, str(toy / "data"), random_seed=6)
-    assert other.hypotheses() != firsts  # another seed, other samples
 
     decoder_ = setup.decoder
     export_dir = tmp_path / "export"
