@@ -62,5 +62,8 @@ def basic_params1() -> HParams:
         multiply_embedding_mode="sqrt_depth",
         shared_embedding_and_softmax_weights=False,
         shared_embedding=False,
+        # Greedy decoding (beam_size=1): "random" samples (t2t_repro/decoding/sampling.py).
         sampling_method="argmax",
+        sampling_temp=1.0,  # 0: argmax; T2T's default 1.0 samples from the model's softmax
+        sampling_keep_top_k=-1,  # -1: every token; k > 0: only the k most likely
     )

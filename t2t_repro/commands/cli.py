@@ -32,6 +32,17 @@ def add_problem_flags(parser: argparse.ArgumentParser, output_dir_help: str) -> 
     )
 
 
+def add_random_seed_flag(parser: argparse.ArgumentParser) -> None:
+    """T2T's --random_seed, for the tools that decode: it seeds sampling."""
+    parser.add_argument(
+        "--random_seed",
+        type=int,
+        default=None,
+        help="seed of sampling (--hparams=sampling_method=random): the same seed draws the "
+        "same samples for the same input (default: a fresh seed, printed)",
+    )
+
+
 def expand(path: str) -> str:
     """Local paths made absolute; ``gs://...`` and other URLs unchanged."""
     return fileio.expand(path)
@@ -76,6 +87,7 @@ def load_decoder_from_flags(args: argparse.Namespace, *required: str, allow_ense
         args.decode_hparams,
         args.model,
         allow_ensemble=allow_ensemble,
+        random_seed=getattr(args, "random_seed", None),
     )
 
 

@@ -8,6 +8,9 @@
     t2t-decoder ... (no file: decodes the problem's dev split, or test with --eval_use_test_set)
     t2t-decoder ... --decode_from_file=src.en --decode_to_file=out.de --decode_shards=4 \
         --worker_id=0    (one of 4 processes: writes out.de000, its quarter; cat out.de0*)
+    t2t-decoder ... --hparams=sampling_method=random,sampling_temp=0.8 \
+        --decode_hparams=beam_size=1,num_samples=5 --random_seed=1   (5 samples per line)
+    t2t-decoder ... --score_file=pairs.tsv --decode_to_file=scores.txt   (source<TAB>target)
 """
 
 from __future__ import annotations
@@ -35,11 +38,28 @@ def build_parser() -> argparse.ArgumentParser:
         "--decode_hparams",
         default="",
         help='e.g. "beam_size=4,alpha=0.6,'
-        'extra_length=50,batch_size=32,return_beams=False,write_beam_scores=False"',
+        'extra_length=50,batch_size=32,return_beams=False,write_beam_scores=False"; '
+        "num_samples=N: N sampled outputs per input (with beam_size=1 and "
+        "--hparams=sampling_method=random); delimiter: ends each input and output record "
+        "(default \\n)",
     )
     parser.add_argument("--decode_from_file", default="", help="source sentences, one per line")
     parser.add_argument("--decode_to_file", default="", help="where the translations go")
     parser.add_argument("--decode_interactive", action="store_true", help="translate stdin lines")
+    parser.add_argument(
+        "--score_file",
+        default="",
+        help="score source<TAB>target lines instead of decoding: one score a line (nan for a "
+        "line that cannot be scored) into --decode_to_file",
+    )
+    parser.add_argument(
+        "--score_type",
+        choices=["loss", "log_prob"],
+        default="loss",
+        help="with --score_file: loss = T2T's mean per-token cross entropy of the target "
+        "(EOS included); log_prob = log p(target | source), the sum over its tokens",
+    )
+    cli.add_random_seed_flag(parser)
     parser.add_argument(
         "--eval_use_test_set",
         action="store_true",
@@ -85,10 +105,35 @@ def check_flags(args: argparse.Namespace) -> None:
             "--keep_timestamp: the time of a file on object storage cannot be set; "
             "decode to a local file."
         )
+    if args.score_file:
+        if not args.decode_to_file:
+            raise cli.UsageError("--score_file needs --decode_to_file (where the scores go).")
+        if args.decode_from_file or args.decode_interactive:
+            raise cli.UsageError(
+                "--score_file scores pairs; it does not decode: drop --decode_from_file and "
+                "--decode_interactive."
+            )
 
 
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import runner, shards
+
+    if args.score_file:
+        runner.check_decode_paths(
+            cli.expand(args.score_file), cli.expand(args.decode_to_file), "--score_file"
+        )
+        setup = cli.load_decoder_from_flags(args)
+        print(f"restored {setup.checkpoint}", file=sys.stderr)
+        scores = runner.score_file(
+            setup, cli.expand(args.score_file), cli.expand(args.decode_to_file), args.score_type
+        )
+        bad = sum(score != score for score in scores)
+        print(
+            f"wrote {len(scores)} scores to {args.decode_to_file}"
+            + (f" ({bad} lines not scored: nan)" if bad else ""),
+            file=sys.stderr,
+        )
+        return 0
 
     share = None
     if args.decode_shards > 1:  # read first: a missing file costs no model load

@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         help="where the SavedModel goes (default: <output_dir>/export/<unix time>); must not exist",
     )
+    cli.add_random_seed_flag(parser)
     return parser
 
 
@@ -55,6 +56,12 @@ def run(args: argparse.Namespace) -> int:
             cli.expand(args.output_dir or os.path.dirname(args.checkpoint_path))
         )
     )
+    if decoder.searcher.config.num_samples > 1:
+        print(
+            f"warning: num_samples={decoder.searcher.config.num_samples}: serving_default "
+            "returns the first sample of each source.",
+            file=sys.stderr,
+        )
     encoders = {"inputs": decoder.input_encoder, "targets": decoder.target_encoder}
     export_saved_model(
         setup.model,

@@ -23,9 +23,13 @@ def greedy_search(
     eos_id: int = EOS_ID,
     constrain_fn=None,
     max_steps=None,
+    choose_fn=None,
 ):
     """Returns (ids [B, decode_length + 1] int32, log_probs [B] float32). ``constrain_fn`` as
-    in ``beam_search``: it masks the log-probs before the argmax; ``max_steps`` too."""
+    in ``beam_search``: it masks the log-probs before the argmax; ``max_steps`` too.
+    ``choose_fn(log_probs, i) -> ids [B]``, if given, picks each step's tokens instead of the
+    argmax (sampling, ``decoding/sampling.py``); the score still adds the model's log-probs
+    of the chosen tokens, as T2T's."""
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
     positions = tf.range(decode_length + 1)
@@ -36,11 +40,15 @@ def greedy_search(
         logits, cache = symbols_to_logits_fn(ids, i, cache)
         logits = tf.cast(logits, tf.float32)
         if constrain_fn is None:
-            next_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
             log_probs = log_prob_from_logits(logits)
+            if choose_fn is None:
+                next_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
         else:  # Masked log-probs (decoding/constraints.py); its state lives in the cache.
             log_probs, cache = constrain_fn(log_prob_from_logits(logits), ids, i, cache)
-            next_id = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+            if choose_fn is None:
+                next_id = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+        if choose_fn is not None:
+            next_id = choose_fn(log_probs, i)
         chosen = tf.gather(log_probs, next_id[:, None], batch_dims=1)[:, 0]
         log_prob += chosen * (1.0 - tf.cast(hit_eos, tf.float32))
         hit_eos = tf.logical_or(hit_eos, tf.equal(next_id, eos_id))

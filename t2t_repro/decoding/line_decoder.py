@@ -9,6 +9,8 @@ truncated with a warning.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -35,6 +37,9 @@ DECODE_DEFAULTS = dict(
     max_input_size=-1,
     use_xla=False,
     precision="",  # "bfloat16": compute in bf16 (t2t_repro/decoding/precision.py)
+    # T2T's: outputs per input when sampling (its interactive decoding's meaning; -1: one).
+    num_samples=-1,
+    delimiter="\n",  # T2T's: what ends each record of --decode_from_file and its output
 )
 
 
@@ -48,8 +53,23 @@ def decode_hparams(overrides: str = "", problem_defaults: dict | None = None) ->
         else:
             hp.add_hparam(name, value)
     hp = hp.parse(overrides)
+    # A newline or tab cannot be typed inside --decode_hparams: "\n", "\t" stand for them.
+    hp.set_hparam("delimiter", _unescape(hp.delimiter))
     validate_decode_hparams(hp)
     return hp
+
+
+def _unescape(text: str) -> str:
+    escapes = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in escapes:
+            out.append(escapes[text[i + 1]])
+            i += 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 def validate_decode_hparams(hp: HParams) -> None:
@@ -57,6 +77,8 @@ def validate_decode_hparams(hp: HParams) -> None:
     for name, low in (("beam_size", 1), ("batch_size", 1), ("extra_length", 0), ("alpha", 0)):
         if hp.get(name) < low:
             raise HParamsError(f"--decode_hparams: {name}={hp.get(name)} must be at least {low}.")
+    if not hp.delimiter:
+        raise HParamsError("--decode_hparams: delimiter must not be empty (T2T's is \\n).")
     if hp.precision not in DECODE_PRECISIONS:
         raise HParamsError(
             f"--decode_hparams: precision={hp.precision!r} must be one of "
@@ -79,6 +101,44 @@ def format_hypotheses(hyps: Sequence[Hypothesis], write_scores: bool) -> str:
     return "\t".join(parts)
 
 
+def search_config(
+    dhp: HParams, model_hparams: HParams, random_seed: int | None, log: Callable[[str], None]
+) -> SearchConfig:
+    """The search the decode hparams and the model's sampling hparams (T2T keeps
+    ``sampling_method``, ``sampling_temp``, ``sampling_keep_top_k`` in the model's hparams:
+    ``--hparams``) ask for. HParamsError for a combination that cannot sample."""
+    method = model_hparams.get("sampling_method", "argmax")
+    num_samples = max(1, dhp.num_samples)
+    if num_samples > 1 and (dhp.beam_size != 1 or method != "random"):
+        raise HParamsError(
+            f"--decode_hparams: num_samples={dhp.num_samples} draws several outputs per input "
+            "by sampling: set beam_size=1 and --hparams=sampling_method=random (the n best of "
+            "beam search: return_beams=True)."
+        )
+    if method == "random" and dhp.beam_size != 1:
+        log(
+            f"warning: sampling_method=random samples only in greedy decoding; beam_size="
+            f"{dhp.beam_size} runs beam search (as T2T). Set beam_size=1 to sample."
+        )
+    config = SearchConfig(
+        dhp.beam_size,
+        dhp.alpha,
+        dhp.extra_length,
+        dhp.use_xla,
+        return_beams=dhp.return_beams,
+        sampling_method=method,
+        sampling_temp=float(model_hparams.get("sampling_temp", 1.0)),
+        sampling_keep_top_k=int(model_hparams.get("sampling_keep_top_k", -1)),
+        num_samples=num_samples,
+    )
+    if config.samples or num_samples > 1:
+        if random_seed is None:
+            random_seed = int.from_bytes(os.urandom(4), "little")
+            log(f"sampling with --random_seed={random_seed} (pass it to draw the same samples)")
+        config = dataclasses.replace(config, random_seed=random_seed)
+    return config
+
+
 class LineDecoder:
     def __init__(
         self,
@@ -88,8 +148,10 @@ class LineDecoder:
         dhp: HParams,
         log: Callable[[str], None] | None = None,
         constraint: SearchConstraint | None = None,
+        random_seed: int | None = 0,
     ) -> None:
-        """``constraint``: the problem's (``Problem.search_constraint``), or None."""
+        """``constraint``: the problem's (``Problem.search_constraint``), or None.
+        ``random_seed`` seeds sampling (``decoding/sampling.py``); None: a fresh one, logged."""
         self.input_encoder = input_encoder
         self.target_encoder = target_encoder
         self.dhp = dhp
@@ -98,15 +160,10 @@ class LineDecoder:
         self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
         self.constraint = constraint
         self.searcher = Searcher(
-            model,
-            SearchConfig(
-                dhp.beam_size,
-                dhp.alpha,
-                dhp.extra_length,
-                dhp.use_xla,
-                return_beams=dhp.return_beams,
-            ),
-            self.constraint,
+            model, search_config(dhp, model.hparams, random_seed, self.log), self.constraint
+        )
+        self.outputs_per_input = (
+            self.searcher.config.num_samples if self.searcher.config.num_samples > 1 else 0
         )
 
     def encode(self, line: str, index: int) -> list[int]:
@@ -133,7 +190,7 @@ class LineDecoder:
         )
         ids, scores = self.searcher(padded, *extra)
         ids, scores = ids.numpy(), scores.numpy()
-        beams = ids.shape[1] if self.dhp.return_beams else 1
+        beams = ids.shape[1] if self.dhp.return_beams or self.outputs_per_input else 1
         results = []
         for row in range(len(batch)):
             hyps = []

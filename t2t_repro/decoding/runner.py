@@ -12,7 +12,7 @@ from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.checkpoints.loading import HPARAMS_FILE, load_trained_model
 from t2t_repro.data.source_lines import normalize_source_line
-from t2t_repro.data.text_files import iter_raw_lines
+from t2t_repro.data.text_files import iter_raw_lines, open_binary
 from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
 from t2t_repro.decoding.precision import decoding_policy
@@ -40,11 +40,13 @@ def load_decoder(
     decode_overrides: str = "",
     model_name: str = "transformer",
     allow_ensemble: bool = False,
+    random_seed: int | None = None,
 ) -> DecoderSetup:
     """The trained model and a decoder for it. Every name and override (decode hparams too)
     is checked before the vocabulary or checkpoint is read. With ``allow_ensemble``,
     ``checkpoint_path`` may name several checkpoints (comma-separated; ``ensemble_members``):
-    the decoder then averages their probabilities (``decoding/ensemble.py``)."""
+    the decoder then averages their probabilities (``decoding/ensemble.py``).
+    ``random_seed`` seeds sampling (``--random_seed``; None: a fresh seed, logged)."""
     defaults = getattr(registry.problem(problem_name), "decode_defaults", None)
     dhp = decode_hparams(decode_overrides, defaults)
     members = ensemble_members(checkpoint_path, output_dir)
@@ -75,6 +77,7 @@ def load_decoder(
         encoders["targets"],
         dhp,
         constraint=problem.search_constraint(data_dir, dhp),
+        random_seed=random_seed,
     )
     checkpoint = ",".join(t.checkpoint for t in trained)
     return DecoderSetup(decoder, dhp, problem, checkpoint, model)
@@ -129,33 +132,51 @@ def default_output_name(
     )
 
 
-def write_lines_atomically(path: str, lines: list[str]) -> None:
+def write_lines_atomically(path: str, lines: list[str], delimiter: str = "\n") -> None:
+    """Each line followed by ``delimiter`` (T2T's decode hparam; inside a line, newlines
+    and the delimiter become spaces, so records stay aligned)."""
     fileio.makedirs_for(path)
     with atomic_open(path) as f:
         for line in lines:
-            f.write(line.replace("\n", " ") + "\n")
+            f.write(line.replace("\n", " ").replace(delimiter, " ") + delimiter)
 
 
 def decode_lines_to_file(setup: DecoderSetup, lines: list[str], output_path: str) -> list[str]:
-    """Decodes ``lines`` and writes exactly one output line per input line."""
+    """Decodes ``lines`` and writes exactly one output record per input record (several
+    outputs of one input, ``return_beams`` or ``num_samples``, tab-separated in it)."""
     results = setup.decoder.decode_lines(lines)
     outputs = [format_hypotheses(h, setup.dhp.write_beam_scores) for h in results]
-    write_lines_atomically(output_path, outputs)
+    write_lines_atomically(output_path, outputs, setup.dhp.delimiter)
     return outputs
 
 
-def check_decode_paths(input_path: str, output_path: str) -> None:
+def read_records(path: str, delimiter: str = "\n") -> list[bytes]:
+    """The raw records of a source file: its lines, or with another ``delimiter`` the
+    pieces between delimiters, a last empty one dropped (T2T's ``decoding.py``,
+    ``_get_sorted_inputs``)."""
+    if delimiter == "\n":
+        return list(iter_raw_lines(path))
+    with open_binary(path) as f:
+        records = f.read().split(delimiter.encode("utf-8"))
+    if records and not records[-1].strip():
+        records.pop()
+    return records
+
+
+def check_decode_paths(
+    input_path: str, output_path: str, input_flag: str = "--decode_from_file"
+) -> None:
     """Before any decoding work: the input exists and the output can be a file."""
     if not fileio.isfile(input_path):
         what = "is a directory" if fileio.isdir(input_path) else "does not exist"
-        raise FileNotFoundError(f"--decode_from_file: {input_path!r} {what}.")
+        raise FileNotFoundError(f"{input_flag}: {input_path!r} {what}.")
     expect_file_destination(output_path, "--decode_to_file")
 
 
 def decode_file(setup: DecoderSetup, input_path: str, output_path: str) -> list[str]:
     check_decode_paths(input_path, output_path)
     # Raw bytes: decode_lines normalises them as the interactive and exported paths do.
-    return decode_lines_to_file(setup, list(iter_raw_lines(input_path)), output_path)
+    return decode_lines_to_file(setup, read_records(input_path, setup.dhp.delimiter), output_path)
 
 
 def decode_split(setup: DecoderSetup, tmp_dir: str, split: str, output_dir: str) -> tuple[str, str]:
@@ -164,7 +185,7 @@ def decode_split(setup: DecoderSetup, tmp_dir: str, split: str, output_dir: str)
     out = os.path.join(output_dir, f"decode_{split}.txt")
     ref = os.path.join(output_dir, f"decode_{split}.ref.txt")
     decode_lines_to_file(setup, sources, out)
-    write_lines_atomically(ref, references)
+    write_lines_atomically(ref, references, setup.dhp.delimiter)
     return out, ref
 
 
@@ -177,3 +198,27 @@ def decode_interactive(setup: DecoderSetup, stdin=sys.stdin, stdout=sys.stdout) 
             break
         hyps = setup.decoder.decode_lines([line])[0]
         print(format_hypotheses(hyps, setup.dhp.write_beam_scores), file=stdout, flush=True)
+
+
+def score_file(
+    setup: DecoderSetup, input_path: str, output_path: str, score_type: str = "loss"
+) -> list[float]:
+    """``--score_file``: one score a line of ``input_path`` (source<TAB>target) into
+    ``output_path``, ``nan`` for a line that cannot be scored (``decoding/scoring.py``)."""
+    from t2t_repro.decoding.scoring import PairScorer, format_score
+
+    if isinstance(setup.model, Ensemble):
+        raise EnsembleError("--score_file scores with one model; name one checkpoint.")
+    check_decode_paths(input_path, output_path, "--score_file")
+    scorer = PairScorer(
+        setup.model,
+        setup.decoder.input_encoder,
+        setup.decoder.target_encoder,
+        setup.dhp.batch_size,
+        score_type,
+        log=setup.decoder.log,
+    )
+    with decoding_policy(setup.dhp.precision):
+        scores = scorer(list(iter_raw_lines(input_path)), name=input_path)
+    write_lines_atomically(output_path, [format_score(s) for s in scores])
+    return scores

@@ -22,6 +22,7 @@ from t2t_repro.decoding.beam_search import beam_search
 from t2t_repro.decoding.constant_cache import hoist_constants
 from t2t_repro.decoding.constraints import SearchConstraint, constrained_step
 from t2t_repro.decoding.greedy import greedy_search
+from t2t_repro.decoding.sampling import make_sampler, row_keys
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 LENGTH_BUCKETS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256)
@@ -47,6 +48,19 @@ class SearchConfig:
     # Input lengths are rounded up to one of these (longer ones keep their own length), so
     # a long file traces a few functions instead of one per length. () = one per length.
     length_buckets: tuple[int, ...] = LENGTH_BUCKETS
+    # T2T's hparams sampling_method / sampling_temp / sampling_keep_top_k: with beam_size 1,
+    # "random" samples instead of the argmax (decoding/sampling.py); temperature 0 = argmax.
+    sampling_method: str = "argmax"
+    sampling_temp: float = 1.0
+    sampling_keep_top_k: int = -1
+    # Outputs per input (decode hparam num_samples): the search's second axis, as beams.
+    num_samples: int = 1
+    random_seed: int = 0  # the samples' seed (--random_seed)
+
+    @property
+    def samples(self) -> bool:
+        """Whether the search draws tokens (else beam search or the plain argmax)."""
+        return self.beam_size == 1 and self.sampling_method == "random" and self.sampling_temp > 0
 
 
 def search(
@@ -69,23 +83,39 @@ def search(
     """
     max_steps = decode_length
     decode_length = decode_length if buffer_length is None else buffer_length
+    samples = max(1, config.num_samples) if config.beam_size == 1 else 1
     if config.use_cache:
+        cache = model.init_cache(inputs, decode_length)
+        if samples > 1:  # encoded once; each input's rows follow one another, as beams
+            cache = tf.nest.map_structure(lambda t: repeat_rows(t, samples), cache)
         step, cache = hoist_constants(
             model.decode_step,
-            model.init_cache(inputs, decode_length),
+            cache,
             getattr(model, "CONSTANT_CACHE_KEYS", ()),
             config.beam_size,
         )
     else:
-        cache = uncached.init_state(model, inputs)
+        cache = uncached.init_state(model, repeat_rows(inputs, samples))
         step = uncached.make_step(model, static_shapes=config.use_xla)
+    batch_size = tf.shape(inputs)[0]
+    if samples > 1:
+        constraint_inputs = tuple(repeat_rows(x, samples) for x in constraint_inputs)
     constrain_fn = None
     if constraint is not None:
         step, cache, constrain_fn = constrained_step(
             step, constraint, cache, constraint_inputs, max_steps
         )
-    initial_ids = tf.zeros([tf.shape(inputs)[0]], tf.int32)
+    initial_ids = tf.zeros([batch_size * samples], tf.int32)
     if config.beam_size == 1:
+        choose_fn = None
+        if config.samples:
+            choose_fn = make_sampler(
+                config.random_seed,
+                repeat_rows(row_keys(inputs), samples),
+                tf.tile(tf.range(samples), [batch_size]),
+                config.sampling_temp,
+                config.sampling_keep_top_k,
+            )
         ids, log_probs = greedy_search(
             step,
             initial_ids,
@@ -94,8 +124,12 @@ def search(
             eos_id=config.eos_id,
             constrain_fn=constrain_fn,
             max_steps=max_steps,
+            choose_fn=choose_fn,
         )
-        return ids[:, None], log_probs[:, None]
+        return (
+            tf.reshape(ids, [batch_size, samples, -1]),
+            tf.reshape(log_probs, [batch_size, samples]),
+        )
     return beam_search(
         step,
         initial_ids,
@@ -111,6 +145,11 @@ def search(
         # In place under XLA only (there a reordered cache costs an extra copy per step).
         position_keys=getattr(model, "POSITION_CACHE_KEYS", ()) if config.use_xla else (),
     )
+
+
+def repeat_rows(x: tf.Tensor, times: int) -> tf.Tensor:
+    """[B, ...] -> [B * times, ...], each row ``times`` times in a row."""
+    return x if times == 1 else tf.repeat(x, times, axis=0)
 
 
 class Searcher:

@@ -86,7 +86,33 @@ def validate(hp: HParams, source: str = "hparams") -> None:
             f"{source}: word_dropout_alpha={hp.word_dropout_alpha!r} must be >= 0 (0: off; "
             "e.g. 0.25 replaces a word seen twice by its class 11% of the time)."
         )
+    check_sampling(hp, source)
     if "learning_rate_schedule" in hp:
         from t2t_repro.learning_rate import check_schedule
 
         check_schedule(hp.values())
+
+
+SAMPLING_METHODS = ("argmax", "random")  # T2T's (layers/common_hparams.py, basic_params1)
+
+
+def check_sampling(hp: HParams, source: str = "hparams") -> None:
+    """T2T's sampling hparams (used by greedy decoding, ``decoding/sampling.py``)."""
+    method = hp.get("sampling_method", "argmax")
+    if method not in SAMPLING_METHODS:
+        raise HParamsError(
+            f"{source}: sampling_method={method!r} must be one of {', '.join(SAMPLING_METHODS)} "
+            "(random: draw each token from the softmax, with sampling_temp and "
+            "sampling_keep_top_k)."
+        )
+    if hp.get("sampling_temp", 1.0) < 0:
+        raise HParamsError(
+            f"{source}: sampling_temp={hp.sampling_temp!r} must be >= 0 (0: argmax, 1: the "
+            "model's softmax)."
+        )
+    top_k = hp.get("sampling_keep_top_k", -1)
+    if top_k != -1 and top_k < 1:
+        raise HParamsError(
+            f"{source}: sampling_keep_top_k={top_k!r} must be -1 (every token) or positive "
+            "(sample among the k most likely)."
+        )

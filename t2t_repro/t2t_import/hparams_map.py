@@ -49,7 +49,7 @@ IGNORED = frozenset(
     optimizer_adafactor_beta2 optimizer_adafactor_clipping_threshold optimizer_adafactor_decay_type
     optimizer_adafactor_factored optimizer_adafactor_memory_exponent
     optimizer_adafactor_multiply_by_parameter_scale optimizer_momentum_momentum
-    optimizer_momentum_nesterov optimizer_zero_grads sampling_keep_top_k sampling_temp
+    optimizer_momentum_nesterov optimizer_zero_grads
     gumbel_noise_weight scheduled_sampling_gold_mixin_prob scheduled_sampling_method
     scheduled_sampling_num_passes scheduled_sampling_warmup_schedule scheduled_sampling_warmup_steps
     heads_share_relative_embedding add_relative_to_values area_key_mode area_value_mode
@@ -92,6 +92,7 @@ SUPPORTED_VALUES = {
     "pos": ("timing",),
     "ffn_layer": ("dense_relu_dense", "conv_hidden_relu"),  # T2T's legacy name, same layer.
     "optimizer": ("adam", "Adam", "lazy_adam", "true_adam"),
+    "sampling_method": ("argmax", "random"),
 }
 
 

@@ -17,8 +17,16 @@ class DevDecodes:
     """``dev_decodes() -> {metric name: value}``; ``metric.log_text`` describes them."""
 
     def __init__(
-        self, model, problem, metric, data_dir: str, decode_overrides: str | None = None
+        self,
+        model,
+        problem,
+        metric,
+        data_dir: str,
+        decode_overrides: str | None = None,
+        random_seed: int = 0,
     ) -> None:
+        """``random_seed`` seeds sampling (``--hparams=sampling_method=random``): the same
+        samples at every eval, so the metric's changes are the model's."""
         self.metric = metric
         overrides = metric.decode_overrides if decode_overrides is None else decode_overrides
         dhp = decode_hparams(overrides, getattr(problem, "decode_defaults", None))
@@ -30,6 +38,7 @@ class DevDecodes:
             dhp,
             log=lambda msg: None,
             constraint=problem.search_constraint(data_dir, dhp),
+            random_seed=random_seed,
         )
 
     def __call__(self) -> dict[str, float]:
@@ -50,7 +59,13 @@ class DevDecodes:
 
 
 def make_dev_decodes(
-    model, problem, data_dir: str, hparams, num_examples: int, decode_overrides: str | None = None
+    model,
+    problem,
+    data_dir: str,
+    hparams,
+    num_examples: int,
+    decode_overrides: str | None = None,
+    random_seed: int = 0,
 ) -> DevDecodes | None:
     """The dev decodes of ``problem``'s dev metric, or None when it has none (or
     ``num_examples`` is 0)."""
@@ -59,4 +74,4 @@ def make_dev_decodes(
     metric = problem.dev_metric(data_dir, hparams, num_examples)
     if metric is None:
         return None
-    return DevDecodes(model, problem, metric, data_dir, decode_overrides)
+    return DevDecodes(model, problem, metric, data_dir, decode_overrides, random_seed)

@@ -234,6 +234,7 @@ class Trainer:
                 self.cfg.data_dir,
                 self.hparams,
                 self.cfg.eval_decode_examples,
+                random_seed=self.cfg.random_seed or 0,
             )
         if self._dev_decodes is None:
             return ""

@@ -1,0 +1,188 @@
+"""Sampling in the cached greedy search (T2T's sampling_method=random, sampling_temp,
+sampling_keep_top_k; decode hparam num_samples): the right distribution, reproducible."""
+
+import math
+from statistics import NormalDist
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro.decoding.search import SearchConfig, Searcher, search
+from t2t_repro.hparam import HParamsError
+from tests.model_utils import build_model
+
+VOCAB = 20
+SOURCES = np.array([[5, 6, 7, 8, 1], [9, 4, 1, 0, 0], [3, 12, 1, 0, 0]], np.int32)
+
+
+@pytest.fixture(scope="module")
+def model():
+    keras.utils.set_random_seed(3)
+    return build_model("transformer_tiny", "", vocab_size=VOCAB)
+
+
+def sampler(model, **kw):
+    """The search on a batch, run eagerly (no tracing: seconds saved per setting); the
+    traced and XLA-compiled search is checked against it once."""
+    config = SearchConfig(
+        **{**dict(beam_size=1, extra_length=4, sampling_method="random", random_seed=11), **kw}
+    )
+
+    def run(inputs):
+        inputs = np.asarray(inputs, np.int32)
+        return search(model, config, tf.constant(inputs), inputs.shape[1] + config.extra_length)
+
+    return run
+
+
+def first_token_probs(model, source, temperature=1.0, keep_top_k=-1):
+    """The model's softmax over the first target token (teacher-forced pass, not the search)."""
+    logits = model({"inputs": tf.constant([source]), "targets": tf.constant([[0]])})[0, 0]
+    logits = logits.numpy().astype(np.float64) / temperature
+    if keep_top_k > 0:
+        logits[np.argsort(-logits)[keep_top_k:]] = -np.inf
+    p = np.exp(logits - logits.max())
+    return p / p.sum()
+
+
+def chi_square_critical(dof: int, alpha: float) -> float:
+    """Upper ``alpha`` quantile of chi-square(dof), Wilson-Hilferty's approximation (2% above the
+    exact 13.82 for dof 2 at alpha 0.001, closer for more)"""
+    z = NormalDist().inv_cdf(1 - alpha)
+    return dof * (1 - 2 / (9 * dof) + z * math.sqrt(2 / (9 * dof))) ** 3
+
+
+def chi_square(counts: np.ndarray, probs: np.ndarray) -> tuple[float, int]:
+    """Pearson's statistic and its degrees of freedom; cells expecting < 5 are pooled."""
+    expected = probs * counts.sum()
+    small = expected < 5
+    observed = np.append(counts[~small], counts[small].sum())
+    expected = np.append(expected[~small], expected[small].sum())
+    if expected[-1] == 0:
+        assert observed[-1] == 0, "a token of probability 0 was drawn"
+        observed, expected = observed[:-1], expected[:-1]
+    return float(((observed - expected) ** 2 / expected).sum()), len(expected) - 1
+
+
+def test_temperature_zero_is_greedy_and_sampling_is_reproducible(model):
+    greedy = sampler(model, sampling_method="argmax")
+    greedy_ids, greedy_scores = greedy(SOURCES)
+    ids, scores = sampler(model, sampling_temp=0.0)(SOURCES)
+    np.testing.assert_array_equal(ids.numpy(), greedy_ids.numpy())
+    np.testing.assert_array_equal(scores.numpy(), greedy_scores.numpy())
+
+    ids, scores = sampler(model, num_samples=4)(SOURCES)
+    ids = ids.numpy()
+    assert ids.shape[:2] == (3, 4) and scores.shape == (3, 4)
+    assert len({tuple(row) for row in ids.reshape(12, -1)}) > 6  # the samples differ
+    other = sampler(model, num_samples=4, random_seed=12)(SOURCES)[0].numpy()
+    assert (other != ids).any()
+    # Same seed, same samples, whatever the batch: in another order, or alone (a smaller
+    # batch and decode length); with one sample per input, the first of four.
+    again = sampler(model, num_samples=4)(SOURCES[::-1])[0].numpy()
+    np.testing.assert_array_equal(again[::-1], ids)
+    alone = sampler(model)(SOURCES[2:3, :3])[0].numpy()
+    np.testing.assert_array_equal(alone[0, 0], ids[2, 0, : alone.shape[2]])
+    # The score is the log-probability of the drawn tokens up to EOS (T2T's), not a sampling
+    # probability: the teacher-forced pass gives it back.
+    out = ids[0, 1, 1:]
+    length = int(np.argmax(out == 1)) + 1 if (out == 1).any() else len(out)
+    logits = model({"inputs": tf.constant(SOURCES[:1]), "targets": tf.constant([out])})[0]
+    log_probs = tf.nn.log_softmax(logits).numpy()
+    expected = sum(log_probs[t, out[t]] for t in range(length))
+    assert scores.numpy()[0, 1] == pytest.approx(expected, abs=1e-4)
+
+
+@pytest.mark.slow
+def test_traced_and_xla_searches_draw_the_same_samples(model):
+    ids = sampler(model, num_samples=3)(SOURCES)[0].numpy()
+    for xla in (False, True):
+        config = SearchConfig(
+            beam_size=1,
+            extra_length=4,
+            sampling_method="random",
+            random_seed=11,
+            num_samples=3,
+            use_xla=xla,
+        )
+        np.testing.assert_array_equal(Searcher(model, config)(SOURCES)[0], ids)
+
+
+def test_first_tokens_follow_the_softmax(model):
+    """Chi-square goodness of fit of 4,000 first tokens (alpha 0.001, fixed seed), at
+    temperature 1 and at 0.5 with top-3; the wrong distributions are rejected."""
+    source = SOURCES[0]
+    n = 4000
+    alpha = 1e-3
+    for temperature, top_k in ((1.0, -1), (0.5, 3)):
+        search = sampler(
+            model,
+            extra_length=0,
+            num_samples=n,
+            sampling_temp=temperature,
+            sampling_keep_top_k=top_k,
+        )
+        first = search(source[None, :2])[0].numpy()[0, :, 1]
+        counts = np.bincount(first, minlength=VOCAB)
+        probs = first_token_probs(model, source[:2], temperature, top_k)
+        statistic, dof = chi_square(counts, probs)
+        assert dof >= 2
+        assert statistic < chi_square_critical(dof, alpha), (temperature, statistic, dof)
+        wrong = first_token_probs(model, source[:2], 2 * temperature, top_k)
+        statistic, dof = chi_square(counts, wrong)
+        assert statistic > chi_square_critical(dof, alpha)
+
+
+def test_keep_top_k_never_leaves_the_top_k(model):
+    """Every drawn token, at every step before EOS, is among the step's 2 most likely."""
+    ids = sampler(model, num_samples=50, sampling_keep_top_k=2, sampling_temp=3.0)(SOURCES)
+    ids = ids[0].numpy()
+    for row in range(len(SOURCES)):
+        targets = ids[row, :, 1:]
+        inputs = np.repeat(SOURCES[row : row + 1], len(targets), axis=0)
+        logits = model({"inputs": tf.constant(inputs), "targets": tf.constant(targets)}).numpy()
+        for s, out in enumerate(targets):
+            for t, token in enumerate(out):
+                better = (logits[s, t] > logits[s, t, token] + 1e-4).sum()
+                assert better < 2, (row, s, t, token)
+                if token == 1:
+                    break
+
+
+def test_sampling_hparams_are_checked(model):
+    from t2t_repro.decoding.line_decoder import decode_hparams, search_config
+    from t2t_repro.hparams_lib.checks import check_sampling
+
+    hp = model.hparams
+    for bad in ("sampling_method=top_p", "sampling_temp=-1.0", "sampling_keep_top_k=0"):
+        trial = type(hp)(**hp.values()).parse(bad)
+        with pytest.raises(HParamsError, match=bad.split("=")[0]):
+            check_sampling(trial)
+    with pytest.raises(HParamsError, match="num_samples=3 .*beam_size=1"):
+        search_config(decode_hparams("num_samples=3"), hp, 0, print)
+    sampling = type(hp)(**hp.values()).parse("sampling_method=random")
+    logged = []
+    config = search_config(
+        decode_hparams("beam_size=1,num_samples=3"), sampling, None, logged.append
+    )
+    assert config.samples and config.num_samples == 3
+    assert "--random_seed=" in logged[0]  # an unseeded run says how to repeat it
+    assert decode_hparams(r"delimiter=\t").delimiter == "\t"
+
+
+def test_inverse_cdf_across_blocks_never_draws_a_zero_weight():
+    """The two-level draw over 3 blocks of 128 (the last one padded) matches the weights."""
+    from t2t_repro.decoding.sampling import inverse_cdf
+
+    rng = np.random.default_rng(0)
+    weights = rng.random(300) ** 4
+    weights[rng.random(300) < 0.3] = 0.0
+    weights[[0, 127, 128, 299]] = 0.0  # block edges
+    n = 20000
+    u = np.concatenate([rng.random(n - 2), [2.0**-25, 1 - 2.0**-24]]).astype(np.float32)
+    ids = inverse_cdf(tf.constant(np.tile(weights, [n, 1]), tf.float32), tf.constant(u)).numpy()
+    assert weights[ids].min() > 0
+    statistic, dof = chi_square(np.bincount(ids, minlength=300), weights / weights.sum())
+    assert statistic < chi_square_critical(dof, 1e-3), (statistic, dof)
