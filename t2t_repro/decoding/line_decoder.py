@@ -88,8 +88,11 @@ class LineDecoder:
         dhp: HParams,
         log: Callable[[str], None] | None = None,
         constraint: SearchConstraint | None = None,
+        searcher=None,
     ) -> None:
-        """``constraint``: the problem's (``Problem.search_constraint``), or None."""
+        """``constraint``: the problem's (``Problem.search_constraint``), or None.
+        ``searcher``: another engine with ``Searcher``'s interface (``model`` then only
+        needs ``hparams``), e.g. ``decoding/ctranslate2_search.py``."""
         self.input_encoder = input_encoder
         self.target_encoder = target_encoder
         self.dhp = dhp
@@ -97,17 +100,16 @@ class LineDecoder:
         model_max = model.hparams.get("max_length", 0) or 256
         self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
         self.constraint = constraint
-        self.searcher = Searcher(
-            model,
-            SearchConfig(
+        if searcher is None:
+            config = SearchConfig(
                 dhp.beam_size,
                 dhp.alpha,
                 dhp.extra_length,
                 dhp.use_xla,
                 return_beams=dhp.return_beams,
-            ),
-            self.constraint,
-        )
+            )
+            searcher = Searcher(model, config, self.constraint)
+        self.searcher = searcher
 
     def encode(self, line: str, index: int) -> list[int]:
         ids = self.input_encoder.encode(line) + [EOS_ID]
@@ -132,7 +134,7 @@ class LineDecoder:
             () if self.constraint is None else self.constraint.batch_inputs(batch, lines, length)
         )
         ids, scores = self.searcher(padded, *extra)
-        ids, scores = ids.numpy(), scores.numpy()
+        ids, scores = np.asarray(ids), np.asarray(scores)
         beams = ids.shape[1] if self.dhp.return_beams else 1
         results = []
         for row in range(len(batch)):
