@@ -7,7 +7,7 @@ The work of ``bench.bench_decode_forced`` (and of the peers' ``--modes forced``)
 decode steps for every sentence. Ours forces the steps with an end id it never emits;
 CTranslate2 with ``min_decoding_length = max_decoding_length = 75``. The same weights are
 exported once (``serving/ctranslate2_export.py``) in float32 and int8. Each run is its own
-process with 2 threads, timed as ``bench_decode_forced`` times (median of 3 repeats after a
+process with 2 threads (OpenMP waits passive), timed as ``bench_decode_forced`` times (median of 3 repeats after a
 warm-up); the runs alternate, ``--rounds`` times, under the shared benchmark lock, and the
 summary gives every round's ratios to ours, so a busy machine shows as spread, not bias.
 
@@ -84,7 +84,9 @@ def ct2_run(model_dir: str, threads: int, repeats: int) -> dict:
 
 
 def timed(name: str, command: list[str]) -> dict:
-    env = dict(os.environ, TF_NUM_INTRAOP_THREADS="2", OMP_NUM_THREADS="2")
+    # Passive OpenMP waits: on a shared machine CTranslate2's spinning threads lose their
+    # cores (float32 ran 4x slower under load 10 than with passive waits). TF ignores it.
+    env = dict(os.environ, OMP_NUM_THREADS="2", OMP_WAIT_POLICY="PASSIVE")
     proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
     if proc.returncode:
         return {"name": name, "error": proc.stderr[-2000:]}
