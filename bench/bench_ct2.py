@@ -7,9 +7,10 @@ The work of ``bench.bench_decode_forced`` (and of the peers' ``--modes forced``)
 decode steps for every sentence. Ours forces the steps with an end id it never emits;
 CTranslate2 with ``min_decoding_length = max_decoding_length = 75``. The same weights are
 exported once (``serving/ctranslate2_export.py``) in float32 and int8. Each run is its own
-process with 2 threads (OpenMP waits passive), timed as ``bench_decode_forced`` times (median of 3 repeats after a
-warm-up); the runs alternate, ``--rounds`` times, under the shared benchmark lock, and the
-summary gives every round's ratios to ours, so a busy machine shows as spread, not bias.
+process with 2 threads (OpenMP waits passive), timed as ``bench_decode_forced`` times (median
+of 3 repeats after a warm-up); the runs alternate, ``--rounds`` times, under the shared
+benchmark lock, and the summary gives every round's ratios to ours, so a busy machine shows
+as spread, not bias.
 
     python -m bench.bench_ct2 --out bench/results/ct2_cpu.json
 """
