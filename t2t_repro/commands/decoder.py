@@ -11,6 +11,8 @@
     t2t-decoder ... --hparams=sampling_method=random,sampling_temp=0.8 \
         --decode_hparams=beam_size=1,num_samples=5 --random_seed=1   (5 samples per line)
     t2t-decoder ... --score_file=pairs.tsv --decode_to_file=scores.txt   (source<TAB>target)
+    t2t-decoder --problem=... --data_dir=DATA --engine=ctranslate2 --ct2_model_dir=EXPORT ...
+        (the search in CTranslate2, on a t2t-exporter --export_format=ctranslate2 model)
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 
 from t2t_repro import fileio
 from t2t_repro.commands import cli
+from t2t_repro.errors import UsageError
 from t2t_repro.paths import expect_file_destination
 
 
@@ -80,6 +83,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--worker_id", type=int, default=0, help="this process's share, 0..decode_shards-1"
     )
+    parser.add_argument(
+        "--engine",
+        default="tensorflow",
+        choices=("tensorflow", "ctranslate2"),
+        help="tensorflow: the checkpoint's model; ctranslate2: the model exported to "
+        "--ct2_model_dir (needs the ctranslate2 package; docs/ctranslate2.md)",
+    )
+    parser.add_argument(
+        "--ct2_model_dir",
+        default="",
+        help="with --engine=ctranslate2: the directory t2t-exporter --export_format=ctranslate2 "
+        "wrote",
+    )
     return parser
 
 
@@ -115,6 +131,28 @@ def check_flags(args: argparse.Namespace) -> None:
             )
 
 
+def load_setup(args: argparse.Namespace):
+    """The decoder the flags name: the checkpoint's model, or its CTranslate2 export."""
+    from t2t_repro.decoding import runner
+
+    if args.engine == "tensorflow":
+        if args.ct2_model_dir:
+            raise UsageError("--ct2_model_dir needs --engine=ctranslate2.")
+        return cli.load_decoder_from_flags(args, allow_ensemble=True)
+    cli.require(args, "problem", "data_dir", "ct2_model_dir")
+    if args.checkpoint_path:
+        raise UsageError(
+            "--engine=ctranslate2 decodes --ct2_model_dir, not --checkpoint_path "
+            "(export the checkpoint first: t2t-exporter --export_format=ctranslate2)."
+        )
+    return runner.load_ctranslate2_decoder(
+        args.problem,
+        cli.expand(args.data_dir),
+        cli.expand(args.ct2_model_dir),
+        args.decode_hparams,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import runner, shards
 
@@ -144,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         runner.check_decode_paths(
             cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
         )
-    setup = cli.load_decoder_from_flags(args, allow_ensemble=True)
+    setup = load_setup(args)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     if args.decode_interactive:
         runner.decode_interactive(setup)
@@ -153,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {out}", file=sys.stderr)
     else:
         split = "test" if args.eval_use_test_set else "dev"
-        first_checkpoint = args.checkpoint_path.split(",")[0]
+        first_checkpoint = args.checkpoint_path.split(",")[0] or args.ct2_model_dir
         out_dir = cli.expand(args.output_dir or os.path.dirname(first_checkpoint))
         out, ref = runner.decode_split(setup, cli.expand(args.tmp_dir), split, out_dir)
         print(f"wrote {out} (references: {ref})", file=sys.stderr)

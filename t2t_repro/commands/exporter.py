@@ -9,6 +9,10 @@ Serve or load it with TensorFlow and tensorflow-text only:
 Signatures: serving_default (the best translation and its score) and nbest (every beam,
 [B, beam_size], as t2t-decoder's return_beams). Before the export is put in place, both are
 checked against t2t-decoder on a few probe lines (docs/serving.md).
+
+--export_format=ctranslate2 writes a CTranslate2 model directory instead (default
+<output_dir>/export/ctranslate2-<unix time>), optionally int8 (--ct2_quantization=int8);
+decode it with t2t-decoder --engine=ctranslate2 --ct2_model_dir=DIR (docs/ctranslate2.md).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import os
 import sys
 
 from t2t_repro.commands import cli
+from t2t_repro.errors import UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,7 +44,59 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the SavedModel goes (default: <output_dir>/export/<unix time>); must not exist",
     )
     cli.add_random_seed_flag(parser)
+    parser.add_argument(
+        "--export_format",
+        default="saved_model",
+        choices=("saved_model", "ctranslate2"),
+        help="saved_model: TensorFlow, tokenisation in the graph; ctranslate2: a CTranslate2 "
+        "model directory (ids in, ids out; t2t-decoder --engine=ctranslate2 decodes it)",
+    )
+    parser.add_argument(
+        "--ct2_quantization",
+        default="float32",
+        help="ctranslate2 only: weight type, float32 (exact), int8, int8_float32 or int16",
+    )
+    parser.add_argument(
+        "--ct2_max_positions",
+        type=int,
+        default=2048,
+        help="ctranslate2 only: rows of the position tables (the longest input, and the "
+        "longest input plus extra_length, must fit)",
+    )
     return parser
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    if args.export_format == "ctranslate2":
+        from t2t_repro.serving.ctranslate2_export import QUANTIZATIONS
+
+        if args.ct2_quantization not in QUANTIZATIONS:
+            raise UsageError(
+                f"--ct2_quantization={args.ct2_quantization!r} must be one of "
+                f"{', '.join(QUANTIZATIONS)}."
+            )
+        if args.ct2_max_positions < 1:
+            raise UsageError("--ct2_max_positions must be at least 1.")
+    elif args.ct2_quantization != "float32" or args.ct2_max_positions != 2048:
+        raise UsageError(
+            "--ct2_quantization and --ct2_max_positions need --export_format=ctranslate2."
+        )
+
+
+def export_ctranslate2_from_flags(args: argparse.Namespace, setup) -> str:
+    from t2t_repro.serving.ctranslate2_export import default_ctranslate2_dir, export_ctranslate2
+
+    export_dir = (
+        cli.expand(args.export_dir)
+        if args.export_dir
+        else default_ctranslate2_dir(
+            cli.expand(args.output_dir or os.path.dirname(setup.checkpoint))
+        )
+    )
+    metadata = dict(problem=args.problem, checkpoint=setup.checkpoint)
+    return export_ctranslate2(
+        setup.model, export_dir, args.ct2_quantization, metadata, args.ct2_max_positions
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
 
     setup = cli.load_decoder_from_flags(args)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
+    if args.export_format == "ctranslate2":
+        export_dir = export_ctranslate2_from_flags(args, setup)
+        print(f"exported {export_dir}", file=sys.stderr)
+        return 0
     decoder = setup.decoder
     export_dir = (
         cli.expand(args.export_dir)
@@ -77,7 +138,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.run("t2t-exporter", run, build_parser(), argv, uses_registry=True)
+    return cli.run(
+        "t2t-exporter", run, build_parser(), argv, uses_registry=True, check_flags=check_flags
+    )
 
 
 if __name__ == "__main__":

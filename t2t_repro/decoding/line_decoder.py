@@ -149,9 +149,12 @@ class LineDecoder:
         log: Callable[[str], None] | None = None,
         constraint: SearchConstraint | None = None,
         random_seed: int | None = 0,
+        searcher=None,
     ) -> None:
         """``constraint``: the problem's (``Problem.search_constraint``), or None.
-        ``random_seed`` seeds sampling (``decoding/sampling.py``); None: a fresh one, logged."""
+        ``random_seed`` seeds sampling (``decoding/sampling.py``); None: a fresh one, logged.
+        ``searcher``: another engine with ``Searcher``'s interface (``model`` then only
+        needs ``hparams``), e.g. ``decoding/ctranslate2_search.py``; it does not sample."""
         self.input_encoder = input_encoder
         self.target_encoder = target_encoder
         self.dhp = dhp
@@ -159,12 +162,14 @@ class LineDecoder:
         model_max = model.hparams.get("max_length", 0) or 256
         self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
         self.constraint = constraint
-        self.searcher = Searcher(
-            model, search_config(dhp, model.hparams, random_seed, self.log), self.constraint
-        )
-        self.outputs_per_input = (
-            self.searcher.config.num_samples if self.searcher.config.num_samples > 1 else 0
-        )
+        self.outputs_per_input = 0
+        if searcher is None:
+            searcher = Searcher(
+                model, search_config(dhp, model.hparams, random_seed, self.log), self.constraint
+            )
+            if searcher.config.num_samples > 1:
+                self.outputs_per_input = searcher.config.num_samples
+        self.searcher = searcher
 
     def encode(self, line: str, index: int) -> list[int]:
         ids = self.input_encoder.encode(line) + [EOS_ID]
@@ -189,7 +194,7 @@ class LineDecoder:
             () if self.constraint is None else self.constraint.batch_inputs(batch, lines, length)
         )
         ids, scores = self.searcher(padded, *extra)
-        ids, scores = ids.numpy(), scores.numpy()
+        ids, scores = np.asarray(ids), np.asarray(scores)
         beams = ids.shape[1] if self.dhp.return_beams or self.outputs_per_input else 1
         results = []
         for row in range(len(batch)):

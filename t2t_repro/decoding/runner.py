@@ -83,6 +83,65 @@ def load_decoder(
     return DecoderSetup(decoder, dhp, problem, checkpoint, model)
 
 
+def load_ctranslate2_decoder(
+    problem_name: str,
+    data_dir: str,
+    model_dir: str,
+    decode_overrides: str = "",
+    intra_threads: int = 0,
+) -> DecoderSetup:
+    """A decoder whose search runs in CTranslate2 on ``model_dir`` (written by ``t2t-exporter
+    --export_format=ctranslate2``); the problem's vocabulary encodes and decodes the text, as
+    for the TensorFlow engine. Refuses what the exported model cannot do, before decoding."""
+    from t2t_repro.decoding.ctranslate2_search import (
+        CTranslate2Error,
+        CTranslate2Searcher,
+        read_metadata,
+    )
+
+    problem = registry.problem(problem_name)
+    dhp = decode_hparams(decode_overrides, getattr(problem, "decode_defaults", None))
+    for name, default in (("use_xla", False), ("precision", "")):
+        if dhp.get(name) != default:
+            raise CTranslate2Error(
+                f"--decode_hparams: {name}={dhp.get(name)!r} is for the TensorFlow engine; "
+                "CTranslate2 computes in the type chosen at export (--ct2_quantization)."
+            )
+    metadata = read_metadata(model_dir)
+    names = ("input_vocab_size", "target_vocab_size")
+    for name, size in zip(names, problem.vocab_sizes(data_dir), strict=True):
+        if size != metadata.get(name):
+            raise CTranslate2Error(
+                f"--ct2_model_dir={model_dir!r} has {name}={metadata.get(name)} but "
+                f"--problem={problem_name} in --data_dir has {size}: export the "
+                "model trained on this problem's vocabulary."
+            )
+    if problem.search_constraint(data_dir, dhp) is not None:
+        raise CTranslate2Error(
+            f"--problem={problem_name} constrains its search, which CTranslate2 cannot do; "
+            "decode it with the TensorFlow engine."
+        )
+    encoders = problem.get_encoders(data_dir)
+    searcher = CTranslate2Searcher(
+        model_dir,
+        dhp.beam_size,
+        dhp.alpha,
+        dhp.extra_length,
+        return_beams=dhp.return_beams,
+        intra_threads=intra_threads,
+    )
+    decoder = LineDecoder(searcher, encoders["inputs"], encoders["targets"], dhp, searcher=searcher)
+    longest = decoder.max_input_length + dhp.extra_length
+    if longest > metadata["max_positions"]:
+        raise CTranslate2Error(
+            f"inputs of up to {decoder.max_input_length} tokens plus extra_length="
+            f"{dhp.extra_length} need {longest} positions; the export has "
+            f"{metadata['max_positions']}. Lower max_input_size or extra_length in "
+            "--decode_hparams, or export again with a larger --ct2_max_positions."
+        )
+    return DecoderSetup(decoder, dhp, problem, model_dir, searcher)
+
+
 def ensemble_members(checkpoint_path: str, output_dir: str) -> list[tuple[str, str]]:
     """(training dir, checkpoint) of each model that ``checkpoint_path`` names.
 

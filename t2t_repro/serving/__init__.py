@@ -1,4 +1,5 @@
-"""Exporting trained models for serving (SavedModel with in-graph tokenisation)."""
+"""Exporting trained models for serving: a SavedModel with in-graph tokenisation, or a
+CTranslate2 model directory."""
 
 from t2t_repro.errors import UserError
 

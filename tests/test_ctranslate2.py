@@ -1,0 +1,214 @@
+"""CTranslate2 export and decoding (#37): in float32 the exported model decodes like
+t2t-decoder, id for id, and scores teacher-forced targets like the model, within 1e-4.
+
+On the seeded toy model through the tools (hostile lines included), and on T2T's own
+transformer_test checkpoint after t2t-import (skipped when ../shared/data is absent).
+"""
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro.commands import decoder, exporter
+from t2t_repro.decoding import runner
+from t2t_repro.decoding.search import SearchConfig, Searcher
+from t2t_repro.hparams_lib.build import create_hparams
+from t2t_repro.serving import ExportError
+from t2t_repro.serving.ctranslate2_export import check_exportable, export_ctranslate2
+from tests.model_utils import toy_checkpoint_dir
+
+REPO = Path(__file__).resolve().parents[1]
+LINES = [
+    "the dog sees a cat .",
+    "",
+    "many cats run .",
+    "a cat .",
+    "  the   dog sees a cat .\r",
+    "cats",
+    "\t ",
+]
+RAW_LINES = [line.encode() for line in LINES] + [b"bad \xff bytes", b"the dog sees a cat ."]
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    root = toy_checkpoint_dir(tmp_path_factory.mktemp("ct2"), step=3)
+    flags = [
+        "--problem=translate_toy",
+        f"--data_dir={root / 'data'}",
+        f"--output_dir={root / 'train'}",
+        "--export_format=ctranslate2",
+    ]
+    assert exporter.main(flags + [f"--export_dir={root / 'ct2'}"]) == 0
+    assert exporter.main(flags + [f"--export_dir={root / 'int8'}", "--ct2_quantization=int8"]) == 0
+    return root
+
+
+def setups(root, overrides: str, model_dir: str = "ct2"):
+    data = str(root / "data")
+    ours = runner.load_decoder(
+        "translate_toy", "", "", data, str(root / "train"), decode_overrides=overrides
+    )
+    theirs = runner.load_ctranslate2_decoder(
+        "translate_toy", data, str(root / model_dir), overrides, intra_threads=1
+    )
+    for setup in (ours, theirs):
+        setup.decoder.log = lambda msg: None
+    return ours, theirs
+
+
+def log_probs(model, inputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Our teacher-forced log-probability of each target id (targets end in EOS, 0-padded)."""
+    logits = model({"inputs": tf.constant(inputs), "targets": tf.constant(targets)})
+    return np.take_along_axis(tf.nn.log_softmax(logits).numpy(), targets[..., None], -1)[..., 0]
+
+
+def assert_scores_match(translator, model, inputs: np.ndarray, targets: np.ndarray) -> None:
+    """CTranslate2's ``score_batch`` (it appends EOS itself) against our log-probabilities."""
+    sources = [[str(t) for t in row if t] for row in inputs]  # EOS included
+    without_eos = [[str(t) for t in row if t not in (0, 1)] for row in targets]
+    results = translator.score_batch(sources, without_eos, max_input_length=0)
+    ours = log_probs(model, inputs, targets)
+    for row, result in enumerate(results):
+        want = [int(t) for t in targets[row] if t != 0]
+        assert [int(t) for t in result.tokens] == want
+        np.testing.assert_allclose(result.log_probs, ours[row, : len(want)], atol=1e-4, rtol=0)
+
+
+@pytest.mark.slow
+def test_toy_model_decodes_and_scores_like_t2t_decoder(toy, tmp_path):
+    for overrides in (
+        "beam_size=1,extra_length=5,batch_size=3",
+        "beam_size=4,alpha=0.0,extra_length=5,batch_size=2,return_beams=True",
+    ):
+        ours, theirs = setups(toy, overrides)
+        want, got = ours.decoder.decode_lines(LINES), theirs.decoder.decode_lines(LINES)
+        assert [[h.ids for h in hyps] for hyps in got] == [[h.ids for h in hyps] for hyps in want]
+        assert [[h.text for h in hyps] for hyps in got] == [[h.text for h in hyps] for hyps in want]
+        np.testing.assert_allclose(
+            [h.score for hyps in got for h in hyps],
+            [h.score for hyps in want for h in hyps],
+            atol=1e-4,
+        )
+    assert got[1][0].text == "" and got[6][0].text == ""  # blank lines stay blank
+
+    # t2t-decoder --engine=ctranslate2 on a file: one line out per line in, like the default.
+    src = tmp_path / "src"
+    src.write_bytes(b"\n".join(RAW_LINES) + b"\n")
+    flags = [
+        "--problem=translate_toy",
+        f"--data_dir={toy / 'data'}",
+        "--decode_hparams=beam_size=2,alpha=0,extra_length=4,batch_size=2",
+        f"--decode_from_file={src}",
+    ]
+    assert (
+        decoder.main(
+            flags + [f"--output_dir={toy / 'train'}", f"--decode_to_file={tmp_path / 'tf'}"]
+        )
+        == 0
+    )
+    assert (
+        decoder.main(
+            flags
+            + [
+                "--engine=ctranslate2",
+                f"--ct2_model_dir={toy / 'ct2'}",
+                f"--decode_to_file={tmp_path / 'ct2'}",
+            ]
+        )
+        == 0
+    )
+    lines = (tmp_path / "ct2").read_text().split("\n")
+    assert len(lines) == len(RAW_LINES) + 1 and lines[-2] == lines[0] != ""
+    assert (tmp_path / "ct2").read_text() == (tmp_path / "tf").read_text()
+
+    # Teacher-forced log-probabilities, and the int8 export: smaller, one output per line.
+    model = ours.model
+    inputs = np.array([[5, 9, 3, 7, 1], [4, 8, 1, 0, 0]], np.int32)
+    targets = np.array([[6, 2, 11, 1, 0, 0], [3, 3, 8, 9, 12, 1]], np.int32)
+    assert_scores_match(theirs.model.translator, model, inputs, targets)
+    sizes = [(toy / name / "model.bin").stat().st_size for name in ("int8", "ct2")]
+    assert (
+        sizes[0] < sizes[1]
+        and '"quantization": "int8"' in (toy / "int8" / "t2t_repro.json").read_text()
+    )
+    _, int8 = setups(toy, "beam_size=2,extra_length=5", "int8")
+    assert len(int8.decoder.decode_lines(LINES)) == len(LINES)
+
+
+@pytest.mark.slow
+def test_imported_t2t_checkpoint_decodes_and_scores_like_ours(tmp_path):
+    from t2t_repro.t2t_import import import_t2t_dir
+    from tests.t2t_fixtures import TEST_CKPT, VOCAB_8K, reference
+
+    if not (TEST_CKPT / "checkpoint").exists():
+        pytest.skip("../shared/data/t2t (T2T's transformer_test checkpoint) is absent")
+    from t2t_repro.checkpoints.loading import load_trained_model
+    from t2t_repro.decoding.ctranslate2_search import CTranslate2Searcher
+
+    out = tmp_path / "train"
+    import_t2t_dir(str(TEST_CKPT), str(out), vocab=str(VOCAB_8K), log=lambda _: None)
+    model = load_trained_model(str(out)).model
+    export_ctranslate2(model, str(tmp_path / "ct2"), metadata=dict(problem="t2t_test"))
+    ref = reference("t2t_1.15.7_transformer_test.npz")
+    for beam in (1, 4):
+        config = SearchConfig(beam_size=beam, alpha=0.0, extra_length=12)
+        want_ids, want_scores = Searcher(model, config)(ref["inputs"])
+        searcher = CTranslate2Searcher(str(tmp_path / "ct2"), beam, 0.0, 12, intra_threads=1)
+        ids, scores = searcher(ref["inputs"])
+        np.testing.assert_array_equal(ids, want_ids.numpy()[:, :1])  # the best beam
+        np.testing.assert_allclose(scores, want_scores.numpy()[:, :1], atol=1e-4)
+    assert_scores_match(searcher.translator, model, ref["inputs"], ref["targets"])
+
+
+@pytest.mark.parametrize(
+    "overrides, named",
+    [
+        ("layer_preprocess_sequence=n,layer_postprocess_sequence=dan", "layer_preprocess_sequence"),
+        ("attention_key_channels=32", "attention_key_channels"),
+        ("multiply_embedding_mode=rsqrt", "multiply_embedding_mode"),
+    ],
+)
+def test_what_ctranslate2_cannot_hold_is_refused_by_name(overrides, named):
+    hp = create_hparams("transformer_tiny", overrides, input_vocab_size=9, target_vocab_size=9)
+    with pytest.raises(ExportError) as refused:
+        check_exportable(hp)
+    message = str(refused.value)
+    assert message.startswith(f"cannot export to CTranslate2: {named}=") and "\n" not in message
+
+
+def test_bad_flags_are_one_line_errors(tmp_path, capsys):
+    base = ["--problem=translate_toy", f"--data_dir={tmp_path}", f"--output_dir={tmp_path}"]
+    assert exporter.main(base + ["--export_format=ctranslate2", "--ct2_quantization=int4"]) == 1
+    assert exporter.main(base + ["--ct2_quantization=int8"]) == 1  # a SavedModel export
+    assert decoder.main(base + [f"--ct2_model_dir={tmp_path}"]) == 1  # needs the engine
+    ct2 = base[:2] + ["--engine=ctranslate2", f"--ct2_model_dir={tmp_path}"]
+    assert decoder.main(ct2) == 1  # not an export
+    assert decoder.main(ct2 + ["--decode_hparams=precision=bfloat16"]) == 1
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 5 and all(e.startswith("t2t-") for e in errors), errors
+    assert "int4" in errors[0] and "need --export_format=ctranslate2" in errors[1]
+    assert "t2t_repro.json" in errors[3] and "precision" in errors[4]
+
+
+def test_ctranslate2_is_imported_only_where_it_is_used():
+    """Every tool and module works without ctranslate2: no module imports it at load time."""
+    for path in [*REPO.glob("t2t_repro/**/*.py"), *REPO.glob("problems/*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nested = {
+            id(node)
+            for function in ast.walk(tree)
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+            for node in ast.walk(function)
+        }
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            if any(n.split(".")[0] == "ctranslate2" for n in names):
+                assert id(node) in nested, f"{path}:{node.lineno} imports ctranslate2 at load"
