@@ -85,12 +85,22 @@ def average_checkpoints(
     model_name: str = "transformer",
     log=None,
     max_step: int | None = None,
+    min_steps: int = 0,
 ) -> str:
     """Writes the average of the last ``n`` checkpoints (of those at or before ``max_step``,
-    if given: e.g. the ones around the best dev score); returns the new checkpoint prefix."""
+    if given: e.g. the ones around the best dev score; checkpoints before step ``min_steps``
+    are ignored, T2T's ``--min_steps``); returns the new checkpoint prefix."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     check_output_dir(model_dir, output_dir)
     found, skipped = checkpoints_by_step(model_dir)
+    if min_steps:
+        newest = found[-1][0]
+        found = [(step, path) for step, path in found if step >= min_steps]
+        if not found:
+            raise CheckpointError(
+                f"{model_dir} has no checkpoint at or after step {min_steps} (the newest is "
+                f"{newest}); lower --min_steps."
+            )
     if max_step is not None:
         newest = found[-1][0]
         found = [(step, path) for step, path in found if step <= max_step]

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from t2t_repro.commands import cli
+from t2t_repro.commands import cli, t2t_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="not T2T: average the newest n at or before this step (0: the newest n), e.g. "
         "the checkpoints around the best dev score",
     )
+    parser.add_argument(
+        "--min_steps", type=int, default=0, help="ignore checkpoints before this step (T2T's)"
+    )
     parser.add_argument("--model", default="transformer")
+    t2t_flags.add_t2t_flags(parser, "t2t-avg-all")
     return parser
 
 
@@ -46,17 +50,30 @@ def run(args: argparse.Namespace) -> int:
         raise cli.UsageError("--n must be at least 1.")
     model_dir = cli.expand(args.model_dir)
     output_dir = cli.expand(args.output_dir) or os.path.join(model_dir, "avg")
-    if args.max_step < 0:
-        raise cli.UsageError("--max_step must be 0 (the newest checkpoints) or a step.")
+    if args.max_step < 0 or args.min_steps < 0:
+        raise cli.UsageError("--max_step and --min_steps must be 0 (no limit) or a step.")
     path = average_checkpoints(
-        model_dir, output_dir, args.n, args.model, max_step=args.max_step or None
+        model_dir,
+        output_dir,
+        args.n,
+        args.model,
+        max_step=args.max_step or None,
+        min_steps=args.min_steps,
     )
     print(f"wrote {path}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.run("t2t-avg-all", run, build_parser(), argv, uses_registry=True)
+    parser = build_parser()
+    return cli.run(
+        "t2t-avg-all",
+        run,
+        parser,
+        argv,
+        uses_registry=True,
+        check_flags=lambda args: t2t_flags.check_t2t_flags(parser, args),
+    )
 
 
 if __name__ == "__main__":

@@ -16,20 +16,45 @@ from t2t_repro import console, fileio
 from t2t_repro.errors import UsageError, UserError
 
 
-def add_problem_flags(parser: argparse.ArgumentParser, output_dir_help: str) -> None:
+def add_problem_flags(
+    parser: argparse.ArgumentParser, output_dir_help: str, reads_raw_data: bool = True
+) -> None:
+    """``reads_raw_data``: the tool reads --tmp_dir (tools that only load a trained model
+    and its vocabulary do not take it)."""
     parser.add_argument("--problem", default="", help="registered problem name")
     parser.add_argument("--model", default="transformer", help="registered model name")
     parser.add_argument("--hparams_set", default="", help="registered hparams set")
     parser.add_argument("--hparams", default="", help='overrides, "name=value,name2=value2"')
     parser.add_argument("--data_dir", default="", help="vocab files and TFRecord shards")
-    parser.add_argument("--tmp_dir", default="/tmp/t2t_datagen", help="raw data")
+    if reads_raw_data:
+        parser.add_argument("--tmp_dir", default="/tmp/t2t_datagen", help="raw data")
     parser.add_argument("--output_dir", default="", help=output_dir_help)
     parser.add_argument(
         "--t2t_usr_dir", default="", help="a module/package of your own registrations"
     )
+    add_bool(parser, "registry_help", "list everything registered and exit")
+
+
+_TRUE, _FALSE = ("true", "t", "1", "yes"), ("false", "f", "0", "no")
+
+
+def parse_bool(text: str) -> bool:
+    """absl's spellings of a boolean flag value (T2T's tools parse flags with absl)."""
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def add_bool(parser, name: str, help: str, default: bool = False, dest: str = "") -> None:
+    """A boolean flag that takes absl's forms, as T2T's command lines use them:
+    ``--name``, ``--name=true|false`` and ``--noname``."""
+    dest = dest or name
     parser.add_argument(
-        "--registry_help", action="store_true", help="list everything registered and exit"
+        f"--{name}", dest=dest, nargs="?", const=True, default=default, type=parse_bool, help=help
     )
+    parser.add_argument(f"--no{name}", dest=dest, action="store_false", help=argparse.SUPPRESS)
 
 
 def expand(path: str) -> str:
@@ -91,11 +116,10 @@ def run(
     """Parses flags, runs ``check_flags`` (before TensorFlow starts, so a refused flag costs
     nothing), starts TensorFlow quietly and registers names (``uses_registry``), handles
     --t2t_usr_dir/--registry_help, runs ``main`` and reports user errors as one line (exit 1)."""
-    parser.add_argument(
-        "--verbose",
-        action="store_true",
-        help="also show TensorFlow's own "
-        f"start-up lines and warnings (or set {console.VERBOSE_ENV}=1)",
+    add_bool(
+        parser,
+        "verbose",
+        f"also show TensorFlow's own start-up lines and warnings (or set {console.VERBOSE_ENV}=1)",
     )
     args = parser.parse_args(argv)
     if args.verbose:

@@ -1,7 +1,7 @@
 """t2t-decoder: translate with a trained model (beam search or greedy), as tensor2tensor's.
 
-    t2t-decoder --problem=translate_ende_multi30k --data_dir=DATA --output_dir=TRAIN \
-        --decode_from_file=src.en --decode_to_file=out.de \
+    t2t-decoder --problem=translate_ende_multi30k --data_dir=DATA --output_dir=TRAIN \\
+        --decode_from_file=src.en --decode_to_file=out.de \\
         --decode_hparams="beam_size=4,alpha=0.6,extra_length=50"
     t2t-decoder ... --decode_interactive
     t2t-decoder ... --checkpoint_path=RUN1/avg,RUN2/avg   (an ensemble of two runs)
@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from t2t_repro.commands import cli
+from t2t_repro.commands import cli, t2t_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,14 +34,73 @@ def build_parser() -> argparse.ArgumentParser:
         'extra_length=50,batch_size=32,return_beams=False,write_beam_scores=False"',
     )
     parser.add_argument("--decode_from_file", default="", help="source sentences, one per line")
-    parser.add_argument("--decode_to_file", default="", help="where the translations go")
-    parser.add_argument("--decode_interactive", action="store_true", help="translate stdin lines")
     parser.add_argument(
-        "--eval_use_test_set",
-        action="store_true",
-        help="without --decode_from_file: decode the test split, not dev",
+        "--decode_to_file",
+        default="",
+        help="where the translations go; decoding a split (no --decode_from_file), T2T's "
+        "<decode_to_file>.<model>.<hparams_set>.<problem>.beam<k>.alpha<a>.decodes with "
+        ".targets and .inputs beside it (default: decode_<split>.txt in --output_dir)",
     )
+    parser.add_argument(
+        "--decode_reference",
+        default="",
+        help="references of the decoded lines: print T2T's BLEU of the decodes against them",
+    )
+    cli.add_bool(parser, "decode_interactive", "translate stdin lines")
+    cli.add_bool(
+        parser, "eval_use_test_set", "without --decode_from_file: decode the test split, not dev"
+    )
+    group = parser.add_argument_group("T2T flags about the run")
+    group.add_argument("--random_seed", type=int, default=None, help="seeds TensorFlow's RNGs")
+    cli.add_bool(
+        group,
+        "xla_compile",
+        "XLA-compile the search (= --decode_hparams=use_xla=True; same ids)",
+    )
+    cli.add_bool(
+        group,
+        "keep_timestamp",
+        "give --decode_to_file the modification time of the checkpoint's .index file",
+    )
+    cli.add_bool(
+        group,
+        "disable_grappler_optimizations",
+        "turn off TensorFlow's graph optimizer (Grappler)",
+    )
+    for name in ("inter_op_parallelism_threads", "intra_op_parallelism_threads"):
+        group.add_argument(f"--{name}", type=int, default=0, help="TensorFlow's (0: its choice)")
+    cli.add_bool(group, "log_device_placement", "log the device of every op")
+    t2t_flags.add_t2t_flags(parser, "t2t-decoder")
     return parser
+
+
+def _setup_runtime(args: argparse.Namespace) -> None:
+    """T2T's session flags and seed, before TensorFlow runs anything."""
+    import tensorflow as tf
+
+    from t2t_repro.training.run_setup import setup_runtime
+
+    setup_runtime(
+        args.inter_op_parallelism_threads,
+        args.intra_op_parallelism_threads,
+        args.log_device_placement,
+    )
+    if args.disable_grappler_optimizations:
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+    if args.random_seed is not None:
+        import keras
+
+        keras.utils.set_random_seed(args.random_seed)
+
+
+def _keep_timestamp(checkpoint: str, path: str) -> None:
+    """T2T's --keep_timestamp: the output gets the checkpoint's .index mtime."""
+    if "," in checkpoint or "://" in path or "://" in checkpoint:
+        raise cli.UsageError(
+            "--keep_timestamp takes one checkpoint and local files (not an ensemble or a URL)."
+        )
+    mtime = os.path.getmtime(checkpoint + ".index")
+    os.utime(path, (mtime, mtime))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,8 +110,12 @@ def run(args: argparse.Namespace) -> int:
         runner.check_decode_paths(
             cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
         )
+    if args.xla_compile:
+        args.decode_hparams = ",".join(filter(None, ("use_xla=True", args.decode_hparams)))
+    _setup_runtime(args)
     setup = cli.load_decoder_from_flags(args, allow_ensemble=True)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
+    out = ""
     if args.decode_interactive:
         runner.decode_interactive(setup)
     elif args.decode_from_file:
@@ -65,13 +128,40 @@ def run(args: argparse.Namespace) -> int:
         split = "test" if args.eval_use_test_set else "dev"
         first_checkpoint = args.checkpoint_path.split(",")[0]
         out_dir = cli.expand(args.output_dir or os.path.dirname(first_checkpoint))
-        out, ref = runner.decode_split(setup, cli.expand(args.tmp_dir), split, out_dir)
-        print(f"wrote {out} (references: {ref})", file=sys.stderr)
+        names = (args.model, args.hparams_set, args.problem)
+        to_file = cli.expand(args.decode_to_file) if args.decode_to_file else ""
+        paths = runner.split_paths(out_dir, split, to_file, names, setup.dhp)
+        runner.decode_split(setup.decoder, setup.problem, cli.expand(args.tmp_dir), split, paths)
+        out = paths.decodes
+        also = f", sources: {paths.inputs}" if paths.inputs else ""
+        print(f"wrote {out} (references: {paths.targets}{also})", file=sys.stderr)
+    if args.decode_reference and out:
+        print(runner.reference_bleu(cli.expand(out), cli.expand(args.decode_reference)))
+    if args.keep_timestamp and out:
+        _keep_timestamp(setup.checkpoint, cli.expand(out))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.run("t2t-decoder", run, build_parser(), argv, uses_registry=True)
+    parser = build_parser()
+    return cli.run(
+        "t2t-decoder",
+        run,
+        parser,
+        argv,
+        uses_registry=True,
+        check_flags=lambda args: _check_flags(parser, args),
+    )
+
+
+def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    t2t_flags.check_t2t_flags(parser, args)
+    if args.decode_reference and args.decode_interactive:
+        raise cli.UsageError("--decode_reference scores decodes written to a file, not stdin's.")
+    if args.keep_timestamp and args.decode_interactive:
+        raise cli.UsageError(
+            "--keep_timestamp dates a decodes file; --decode_interactive writes none."
+        )
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ DECODE_DEFAULTS = dict(
     return_beams=False,
     write_beam_scores=False,
     max_input_size=-1,
+    num_samples=-1,  # decoding a split: only its first N examples (-1: all), as T2T's
     use_xla=False,
     precision="",  # "bfloat16": compute in bf16 (t2t_repro/decoding/precision.py)
 )

@@ -27,29 +27,29 @@ from t2t_repro import fileio, registry
 from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.checkpoints.training import TrainingCheckpoint
-from t2t_repro.data.input_pipeline import EVAL, TRAIN, list_shards, make_dataset
-from t2t_repro.data.records import find_corrupt_record
-from t2t_repro.data.text_files import DataError
+from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
 from t2t_repro.hparams_lib import checks as hparams_checks
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.training import evaluation
+from t2t_repro.training import evaluation, schedules
 from t2t_repro.training.agreement import Agreement
 from t2t_repro.training.attention_summary import AttentionSummary
-from t2t_repro.training.config import TrainerConfig
+from t2t_repro.training.config import READ_ONLY_SCHEDULES, TrainerConfig
 from t2t_repro.training.dev_decodes import make_dev_decodes
 from t2t_repro.training.devices import announce
 from t2t_repro.training.distribution import cluster, make_strategy
 from t2t_repro.training.input_feed import ReplicaFeed, WorkerPositions
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
+from t2t_repro.training.run_errors import check_same_workers, corrupt_data_error, diverged_error
 from t2t_repro.training.run_setup import (
     StopFlag,
     TrainingError,
     check_config,
     setup_precision_and_seed,
+    setup_runtime,
 )
 from t2t_repro.training.summaries import ConsoleLog, Summaries, window_scalars
-from t2t_repro.training.train_step import DIVERGED_LOSS, TrainMetrics, make_train_loop
+from t2t_repro.training.train_step import TrainMetrics, make_train_loop
 
 
 class Trainer:
@@ -63,6 +63,11 @@ class Trainer:
             )
         # Then the strategy, before any TensorFlow op runs: MultiWorkerMirroredStrategy
         # cannot be made once TensorFlow has started (distribution.py says why).
+        setup_runtime(
+            cfg.inter_op_parallelism_threads,
+            cfg.intra_op_parallelism_threads,
+            cfg.log_device_placement,
+        )
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
         if not cfg.generate_data and not fileio.isdir(cfg.data_dir):
             raise TrainingError(
@@ -82,8 +87,8 @@ class Trainer:
         if "train_steps" not in hp:
             hp.add_hparam("train_steps", cfg.train_steps)
         hp.set_hparam("train_steps", cfg.train_steps)
-        hparams_checks.validate(hp)
-        if cfg.schedule in ("evaluate", "continuous_eval") and saved is not None:
+        hparams_checks.validate(hp, training=True)
+        if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
             hp = saved
         else:
             check_saved(cfg.output_dir, hp, cfg.hparams_set)
@@ -106,12 +111,15 @@ class Trainer:
             self.optimizer,
             cfg.keep_checkpoint_max,
             is_chief=self.cluster.is_chief,
+            keep_checkpoint_every_n_hours=cfg.keep_checkpoint_every_n_hours,
         )
         self.positions = None  # every worker's input position, on several workers
         self.summaries = None  # made once the run passed its checks (it writes event files)
         self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
         self._attention = None  # the first dev example's heat maps, made at the first eval
         self._dev_decodes = False  # made at the first evaluation (None: the problem has none)
+        self._split_decodes = None  # the decode schedules' dev-split decoder
+        self.eval_split = "test" if cfg.eval_use_test_set else "dev"
 
     # -- data ------------------------------------------------------------------------------
     def _train_iterator(self):
@@ -168,7 +176,7 @@ class Trainer:
         return feed
 
     def _eval_dataset(self):
-        pattern = self.problem.filepattern(self.cfg.data_dir, "dev")
+        pattern = self.problem.filepattern(self.cfg.data_dir, self.eval_split)
         return self.strategy.distribute_datasets_from_function(
             lambda ctx: make_dataset(
                 pattern,
@@ -203,7 +211,9 @@ class Trainer:
         try:
             results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
         except tf.errors.DataLossError:
-            raise self._corrupt_data_error("dev") from None
+            raise corrupt_data_error(
+                self.problem, self.cfg.data_dir, self.eval_split, self.ckpt.latest
+            ) from None
         dev_text = self._dev_scores(results) if self.cluster.is_chief else ""
         self.summaries.scalars(
             "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, self.step
@@ -247,7 +257,7 @@ class Trainer:
 
         Only the chief writes into output_dir; other workers' event writers write nothing."""
         chief = self.cluster.is_chief
-        if chief and self.cfg.schedule not in ("evaluate", "continuous_eval"):
+        if chief and self.cfg.schedule not in READ_ONLY_SCHEDULES:
             write_record(self.cfg.output_dir, self.hparams, self.flags)
             for path in checkpoint_files.remove_orphan_temp_dirs(self.cfg.output_dir):
                 print(f"removed {path} (left by a save that was interrupted)", flush=True)
@@ -255,8 +265,10 @@ class Trainer:
 
     def run(self) -> dict:
         restored = self.ckpt.restore_latest()
-        if restored and self.cfg.schedule not in ("evaluate", "continuous_eval"):
-            self._check_same_workers(restored)
+        if restored and self.cfg.schedule not in READ_ONLY_SCHEDULES:
+            check_same_workers(
+                restored, self.ckpt.saved_shape(WorkerPositions.KEY), self.cluster.workers
+            )
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
         self._start_writing()
@@ -266,29 +278,18 @@ class Trainer:
             return self.evaluate()
         if self.cfg.schedule == "continuous_eval":
             return self.continuous_eval()
+        if self.cfg.schedule == "decode":
+            if not restored:
+                raise TrainingError(f"No checkpoint in {self.cfg.output_dir} to decode.")
+            return {"decodes": self._decode_split()}
         return self.train()
 
-    def _check_same_workers(self, restored: str) -> None:
-        """Refuses, before anything is written, to train on from a checkpoint saved by
-        another number of workers: each worker read its own shard of the data, so neither
-        a cluster's input positions (``WorkerPositions``) nor one host's iterator state can
-        place another cluster's input (the old batch-skip would replay the wrong batches)."""
-        saved = self.ckpt.saved_shape(WorkerPositions.KEY)
-        before, now = saved[0] if saved else 1, self.cluster.workers
-        if before == now:
-            return
-        by = f"a cluster of {before} workers" if before > 1 else "a run on one host"
-        this = f"this cluster has {now} workers" if now > 1 else "this run is on one host"
-        again = f"with a TF_CONFIG of {before} workers" if before > 1 else "on one host"
-        raise CheckpointError(
-            f"{restored} was saved by {by} and {this}: the input positions cannot be "
-            f"restored. Resume it {again}, or start a new --output_dir."
-        )
-
-    def continuous_eval(self, timeout_secs: int = 3600) -> dict:
-        """Evaluates every new checkpoint until one at train_steps (or the timeout)."""
+    def continuous_eval(self) -> dict:
+        """Evaluates every new checkpoint until one at train_steps, or until none came for
+        --eval_timeout_mins (T2T's)."""
         results, last = {}, None
-        for path in tf.train.checkpoints_iterator(self.cfg.output_dir, timeout=timeout_secs):
+        timeout = self.cfg.eval_timeout_mins * 60
+        for path in tf.train.checkpoints_iterator(self.cfg.output_dir, timeout=timeout):
             if path != last:
                 self.ckpt.checkpoint.restore(path).expect_partial()
                 results, last = self.evaluate(), path
@@ -339,10 +340,11 @@ class Trainer:
         """Loop calls up to the next log/save/eval step; between calls the workers agree on
         what to do (``Agreement``), so all of them save, evaluate and stop at the same step."""
         cfg = self.cfg
-        eval_every = cfg.local_eval_frequency if cfg.schedule == "train_and_evaluate" else 0
+        eval_every = schedules.eval_every(cfg)
         save_every = 0 if cfg.save_checkpoints_secs else cfg.local_eval_frequency
         agree = Agreement(self.strategy, self.cluster.workers)
         started = last_save = time.time()
+        last_eval = -float("inf")
         if cfg.max_train_seconds:
             console.deadline = started + cfg.max_train_seconds
         window, results, stopping, traced = Counter(), {}, False, False
@@ -375,10 +377,10 @@ class Trainer:
             if saves:
                 print(self._saved(self.save()), flush=True)
                 last_save = time.time()
-            if eval_every and step % eval_every == 0:
+            if schedules.eval_due(cfg, step, bool(saves), time.time() - last_eval):
                 if not saves:
                     self.save()
-                results = self.evaluate()
+                results, last_eval = self._evaluate_and_decode(), time.time()
         path = self.ckpt.latest if self.ckpt.latest == self._expected_path() else self.save()
         if stopping:
             print(
@@ -388,9 +390,25 @@ class Trainer:
             )
             return {"interrupted": True, "checkpoint": path}
         print(f"training finished at step {self.step}; {self._saved(path)}", flush=True)
-        if cfg.schedule == "train_and_evaluate" and not results.get("step") == self.step:
-            results = self.evaluate()
+        if cfg.schedule in schedules.EVALUATING and not results.get("step") == self.step:
+            results = self._evaluate_and_decode()
         return dict(results, checkpoint=path)
+
+    def _evaluate_and_decode(self) -> dict:
+        results = self.evaluate()
+        if self.cfg.schedule == "train_eval_and_decode":
+            results["decodes"] = self._decode_split()
+        return results
+
+    def _decode_split(self) -> str:
+        """The dev split's decodes (``schedules.SplitDecodes``); the chief writes them."""
+        if not self.cluster.is_chief:
+            return ""
+        if self._split_decodes is None:
+            self._split_decodes = schedules.SplitDecodes(self.model, self.problem, self.cfg)
+        text = self._split_decodes(self.step)
+        print(text, flush=True)
+        return self._split_decodes.paths.decodes
 
     def _steps_to_next_event(self, eval_every: int, save_every: int) -> int:
         """Updates in the next loop call: up to the next log line, save, eval or the end."""
@@ -405,10 +423,12 @@ class Trainer:
         try:
             loop(iterator, tf.constant(n))
         except tf.errors.DataLossError:
-            raise self._corrupt_data_error("train") from None
+            raise corrupt_data_error(
+                self.problem, self.cfg.data_dir, "train", self.ckpt.latest
+            ) from None
         stats = self.metrics.read()
         if stats["first_nonfinite"] >= 0:
-            raise self._diverged_error(stats)
+            raise diverged_error(stats, self.ckpt.latest)
         return {name: stats[name] for name in self.metrics.names} | {"seconds": time.time() - start}
 
     def _log_window(self, w: dict, console: ConsoleLog) -> None:
@@ -419,28 +439,4 @@ class Trainer:
         timed = w["timed_updates"] / w["timed_seconds"] if w["timed_seconds"] else None
         console.line(
             self.step, values["loss"], values["learning_rate"], values["tokens_per_sec"], timed
-        )
-
-    def _diverged_error(self, stats: dict) -> TrainingError:
-        step, loss = stats["first_nonfinite"], stats["bad_loss"]
-        what = (
-            "became NaN/Inf"
-            if loss != loss or abs(loss) == float("inf")
-            else f"diverged ({loss:.3g} > {DIVERGED_LOSS:g} per token)"
-        )
-        return TrainingError(
-            f"Loss {what} at step {step}. Training stopped without saving this state; the "
-            f"last good checkpoint is {self.ckpt.latest or '(none yet)'}. To retry with a lower "
-            "learning rate, start a new run in a new --output_dir with, e.g., "
-            "--hparams=learning_rate_constant=<lower> (this output_dir keeps its saved "
-            "hparams and refuses other ones); or check the data."
-        )
-
-    def _corrupt_data_error(self, split: str) -> DataError:
-        pattern = self.problem.filepattern(self.cfg.data_dir, split)
-        where = find_corrupt_record(list_shards(pattern))
-        return DataError(
-            f"Corrupt {split} data: {where or 'a shard matching ' + pattern}. Delete that "
-            "shard and rerun t2t-datagen to rewrite it (finished shards are kept), then rerun "
-            f"this command to resume from {self.ckpt.latest or 'the start'}."
         )
