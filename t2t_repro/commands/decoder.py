@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 
+from t2t_repro import fileio
 from t2t_repro.commands import cli, t2t_flags
 
 
@@ -110,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
         runner.check_decode_paths(
             cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
         )
+    if args.decode_reference and not fileio.isfile(cli.expand(args.decode_reference)):
+        raise FileNotFoundError(f"--decode_reference: {args.decode_reference!r} does not exist.")
     if args.xla_compile:
         args.decode_hparams = ",".join(filter(None, ("use_xla=True", args.decode_hparams)))
     _setup_runtime(args)
