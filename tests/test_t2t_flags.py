@@ -225,3 +225,16 @@ def test_split_decode_names_are_t2ts():
     assert kept.decodes == "/out/x.beam4.alpha0.6.decodes" and kept.targets.endswith(".targets")
     default = split_paths("/train", "test", "", names, dhp)
     assert default == type(default)("/train/decode_test.txt", "/train/decode_test.ref.txt")
+
+
+def test_keep_checkpoint_every_n_hours_reaches_the_checkpoint_manager(tmp_path):
+    import keras
+    import tensorflow as tf
+
+    from t2t_repro.checkpoints.training import TrainingCheckpoint
+
+    model = keras.layers.Dense(1)
+    model.build((None, 1))
+    ckpt = TrainingCheckpoint(str(tmp_path), model, tf.Module(), 3, keep_checkpoint_every_n_hours=2)
+    ckpt.restore_latest()
+    assert ckpt.manager._keep_checkpoint_every_n_hours == 2
