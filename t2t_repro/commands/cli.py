@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 
 from t2t_repro import console, fileio
+from t2t_repro.bool_flags import add_bool, parse_bool  # noqa: F401 (the tools' helpers)
 from t2t_repro.errors import UsageError, UserError
 
 
@@ -33,28 +34,6 @@ def add_problem_flags(
         "--t2t_usr_dir", default="", help="a module/package of your own registrations"
     )
     add_bool(parser, "registry_help", "list everything registered and exit")
-
-
-_TRUE, _FALSE = ("true", "t", "1", "yes"), ("false", "f", "0", "no")
-
-
-def parse_bool(text: str) -> bool:
-    """absl's spellings of a boolean flag value (T2T's tools parse flags with absl)."""
-    if text.lower() in _TRUE:
-        return True
-    if text.lower() in _FALSE:
-        return False
-    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
-
-
-def add_bool(parser, name: str, help: str, default: bool = False, dest: str = "") -> None:
-    """A boolean flag that takes absl's forms, as T2T's command lines use them:
-    ``--name``, ``--name=true|false`` and ``--noname``."""
-    dest = dest or name
-    parser.add_argument(
-        f"--{name}", dest=dest, nargs="?", const=True, default=default, type=parse_bool, help=help
-    )
-    parser.add_argument(f"--no{name}", dest=dest, action="store_false", help=argparse.SUPPRESS)
 
 
 def expand(path: str) -> str:
