@@ -108,6 +108,20 @@ def trainer_args(*argv):
     return args
 
 
+def test_t2t_hp_pairs_become_hparams():
+    rest, pairs = t2t_flags.split_hp_args(
+        ["--problem=p", "--hp_hidden_size", "32", "--hparams=num_heads=2", "--hp_dropout=0.2"]
+    )
+    assert rest == ["--problem=p", "--hparams=num_heads=2"]
+    assert pairs == "hidden_size=32,dropout=0.2"
+    parser = trainer.build_parser()
+    args = parser.parse_args(rest)
+    trainer.check_flags(parser, args, pairs)
+    assert args.hparams == "num_heads=2,hidden_size=32,dropout=0.2"
+    with pytest.raises(UsageError, match="needs a value"):
+        t2t_flags.split_hp_args(["--hp_hidden_size"])
+
+
 def test_trainer_aliases_and_their_conflicts():
     assert trainer_args("--gpu_automatic_mixed_precision").mixed_precision == "float16"
     assert trainer_args().mixed_precision == ""

@@ -304,3 +304,26 @@ def check_t2t_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             if not reason.startswith("--"):
                 reason = f"--{flag.name}: {reason}"
             raise UsageError(f"{reason} (given --{flag.name}={value}).")
+
+
+HP_PREFIX = "--hp_"
+
+
+def split_hp_args(argv: list[str]) -> tuple[list[str], str]:
+    """T2T's t2t-trainer reads ``--hp_NAME VALUE`` pairs as hparams overrides
+    (``tensor2tensor/bin/t2t_trainer.py``, ``set_hparams_from_args``): returns the other
+    arguments and the pairs as ``NAME=VALUE,...`` (``--hp_NAME=VALUE`` is taken too)."""
+    rest, pairs, i = [], [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg.startswith(HP_PREFIX) and "=" in arg:
+            pairs.append(arg[len(HP_PREFIX) :])
+        elif arg.startswith(HP_PREFIX):
+            if i + 1 >= len(argv):
+                raise UsageError(f"{arg} needs a value (T2T's form: {arg} VALUE).")
+            pairs.append(f"{arg[len(HP_PREFIX) :]}={argv[i + 1]}")
+            i += 1
+        else:
+            rest.append(arg)
+        i += 1
+    return rest, ",".join(pairs)

@@ -147,9 +147,13 @@ def _add_t2t_run_flags(parser: argparse.ArgumentParser, d: dict) -> None:
     )
 
 
-def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Before TensorFlow starts: T2T's flags refused here, and T2T's aliases resolved."""
+def check_flags(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, hp_args: str = ""
+) -> None:
+    """Before TensorFlow starts: T2T's flags refused here, and T2T's aliases resolved
+    (``hp_args``: T2T's ``--hp_NAME VALUE`` pairs, applied after --hparams as T2T does)."""
     t2t_flags.check_t2t_flags(parser, args)
+    args.hparams = ",".join(filter(None, (args.hparams, hp_args)))
     cluster_flags.check_cluster_flags(vars(args))
     if args.gpu_automatic_mixed_precision:
         if args.mixed_precision not in ("", "float16"):
@@ -177,13 +181,18 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    try:
+        argv, hp_args = t2t_flags.split_hp_args(sys.argv[1:] if argv is None else argv)
+    except UsageError as e:
+        print(f"t2t-trainer: error: {e}", file=sys.stderr)
+        return 1
     return cli.run(
         "t2t-trainer",
         run,
         parser,
         argv,
         uses_registry=True,
-        check_flags=lambda args: check_flags(parser, args),
+        check_flags=lambda args: check_flags(parser, args, hp_args),
     )
 
 
