@@ -22,6 +22,13 @@ def add_bool(parser, name: str, help: str, default: bool | None = False, dest: s
     (a parser or an argument group)."""
     dest = dest or name
     parser.add_argument(
-        f"--{name}", dest=dest, nargs="?", const=True, default=default, type=parse_bool, help=help
+        f"--{name}",
+        dest=dest,
+        nargs="?",
+        const=True,
+        default=default,
+        type=parse_bool,
+        metavar="BOOL",
+        help=help,
     )
     parser.add_argument(f"--no{name}", dest=dest, action="store_false", help=argparse.SUPPRESS)

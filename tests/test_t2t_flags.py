@@ -209,16 +209,15 @@ def test_eval_due_follows_t2t_schedules():
     def cfg(schedule, **kw):
         return TrainerConfig("p", "h", "d", "o", schedule=schedule, local_eval_frequency=10, **kw)
 
-    inf = float("inf")
     # Every local_eval_frequency steps, saved or not.
     for schedule in ("train_and_evaluate", "train_eval_and_decode"):
-        assert eval_due(cfg(schedule), 20, False, 0.0)
-        assert not eval_due(cfg(schedule), 25, True, inf)
-    # Estimator's train_and_evaluate: after a save, throttled.
+        assert eval_due(cfg(schedule), 20, False, False)
+        assert not eval_due(cfg(schedule), 25, True, True)
+    # Estimator's train_and_evaluate: after a save, once the throttle passed.
     c = cfg("continuous_train_and_eval", eval_throttle_seconds=600)
-    assert eval_due(c, 10, True, inf) and eval_due(c, 13, True, 600.0)
-    assert not eval_due(c, 20, True, 599.0) and not eval_due(c, 20, False, inf)
-    assert not eval_due(cfg("train"), 10, True, inf)
+    assert eval_due(c, 10, True, True) and eval_due(c, 13, True, True)
+    assert not eval_due(c, 20, True, False) and not eval_due(c, 20, False, True)
+    assert not eval_due(cfg("train"), 10, True, True)
 
 
 def test_split_decode_names_are_t2ts():

@@ -101,7 +101,7 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     assert decoder.main(again) == 0
     assert f"{stem}.decodes: BLEU = " in capsys.readouterr().out
     index = (train_dir / "ckpt-8.index").stat().st_mtime
-    assert os.path.getmtime(f"{stem}.decodes") == index  # T2T's --keep_timestamp
+    assert abs(os.path.getmtime(f"{stem}.decodes") - index) < 1e-3  # T2T's --keep_timestamp
     lines = {
         ext: open(f"{stem}.{ext}").read().splitlines() for ext in ("decodes", "targets", "inputs")
     }

@@ -19,18 +19,15 @@ def eval_every(cfg: TrainerConfig) -> int:
     return cfg.local_eval_frequency if cfg.schedule in EVERY_N_STEPS else 0
 
 
-def eval_due(cfg: TrainerConfig, step: int, saved: bool, seconds_since_eval: float) -> bool:
+def eval_due(cfg: TrainerConfig, step: int, saved: bool, throttle_passed: bool) -> bool:
     """Whether to evaluate after ``step``. continuous_train_and_eval is Estimator's
     train_and_evaluate: after a checkpoint is saved, once ``--eval_throttle_seconds`` passed
-    since the last eval (``seconds_since_eval`` is infinite before the first)."""
+    since the last eval (``throttle_passed``, which the workers agree on; true before the
+    first eval)."""
     every = eval_every(cfg)
     if every:
         return step % every == 0
-    return (
-        cfg.schedule == "continuous_train_and_eval"
-        and saved
-        and seconds_since_eval >= cfg.eval_throttle_seconds
-    )
+    return cfg.schedule == "continuous_train_and_eval" and saved and throttle_passed
 
 
 class SplitDecodes:

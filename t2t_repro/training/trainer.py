@@ -361,6 +361,7 @@ class Trainer:
                 time_up=bool(cfg.max_train_seconds) and now - started >= cfg.max_train_seconds,
                 save_due=bool(cfg.save_checkpoints_secs)
                 and now - last_save >= cfg.save_checkpoints_secs,
+                throttle_passed=now - last_eval >= cfg.eval_throttle_seconds,
             )
             # Only the agreed flags decide (a signal arriving after the vote waits one call).
             stopping = decided["signal"] or decided["time_up"]
@@ -377,7 +378,7 @@ class Trainer:
             if saves:
                 print(self._saved(self.save()), flush=True)
                 last_save = time.time()
-            if schedules.eval_due(cfg, step, bool(saves), time.time() - last_eval):
+            if schedules.eval_due(cfg, step, bool(saves), decided["throttle_passed"]):
                 if not saves:
                     self.save()
                 results, last_eval = self._evaluate_and_decode(), time.time()
