@@ -32,12 +32,10 @@ def test_loss_above_the_threshold_is_flagged_with_its_value(monkeypatch):
 
 
 def test_the_message_names_the_loss_and_a_way_on():
-    from t2t_repro.training.trainer import Trainer
+    from t2t_repro.training.run_errors import diverged_error
 
-    trainer = Trainer.__new__(Trainer)
-    trainer.ckpt = type("C", (), {"latest": "/run/ckpt-100"})()
-    message = str(trainer._diverged_error({"first_nonfinite": 140, "bad_loss": 3.9e9}))
+    message = str(diverged_error({"first_nonfinite": 140, "bad_loss": 3.9e9}, "/run/ckpt-100"))
     assert "diverged (3.9e+09 > 1000 per token) at step 140" in message
     assert "/run/ckpt-100" in message and "new --output_dir" in message
-    nan = str(trainer._diverged_error({"first_nonfinite": 7, "bad_loss": float("nan")}))
+    nan = str(diverged_error({"first_nonfinite": 7, "bad_loss": float("nan")}, None))
     assert nan.startswith("Loss became NaN/Inf at step 7.")

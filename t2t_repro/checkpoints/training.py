@@ -44,10 +44,14 @@ class TrainingCheckpoint:
         optimizer,
         keep_checkpoint_max: int = 20,
         is_chief: bool = True,
+        keep_checkpoint_every_n_hours: float | None = None,
     ) -> None:
         self.output_dir = output_dir
         self.is_chief = is_chief
         self.keep_checkpoint_max = keep_checkpoint_max
+        # T2T's --keep_checkpoint_every_n_hours (10000: in effect never): one checkpoint per
+        # that many hours is kept beyond keep_checkpoint_max (tf.train.CheckpointManager).
+        self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
         self.batches_consumed = tf.Variable(
             0, dtype=tf.int64, trainable=False, name="batches_consumed"
         )
@@ -107,6 +111,7 @@ class TrainingCheckpoint:
             self.checkpoint,
             self.output_dir,
             max_to_keep=self.keep_checkpoint_max,
+            keep_checkpoint_every_n_hours=self.keep_checkpoint_every_n_hours,
             checkpoint_name="ckpt",
         )
 

@@ -21,7 +21,7 @@ import argparse
 import os
 import sys
 
-from t2t_repro.commands import cli
+from t2t_repro.commands import cli, t2t_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,10 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="not T2T: average the newest n at or before this step (0: the newest n), e.g. "
         "the checkpoints around the best dev score",
     )
-    parser.add_argument(
-        "--sliding_window",
-        action="store_true",
-        help="not a T2T flag: T2T's behaviour, one average of the last n at every checkpoint "
+    cli.add_bool(
+        parser,
+        "sliding_window",
+        "not a T2T flag: T2T's behaviour, one average of the last n at every checkpoint "
         "step from the n-th on (implied by --min_steps and --wait_minutes)",
     )
     parser.add_argument(
@@ -60,10 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="wait up to N minutes for a new checkpoint, following a running job (T2T's)",
     )
     parser.add_argument("--model", default="transformer")
+    t2t_flags.add_t2t_flags(parser, "t2t-avg-all")
     return parser
 
 
-def check_flags(args: argparse.Namespace) -> None:
+def check_avg_flags(args: argparse.Namespace) -> None:
     if args.n < 1:
         raise cli.UsageError("--n must be at least 1.")
     if args.max_step < 0:
@@ -97,16 +98,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {len(written)} average(s) in {output_dir}")
         return 0
     path = average_checkpoints(
-        model_dir, output_dir, args.n, args.model, max_step=args.max_step or None
+        model_dir,
+        output_dir,
+        args.n,
+        args.model,
+        max_step=args.max_step or None,
     )
     print(f"wrote {path}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.run(
-        "t2t-avg-all", run, build_parser(), argv, uses_registry=True, check_flags=check_flags
-    )
+    parser = build_parser()
+
+    def check_flags(args: argparse.Namespace) -> None:
+        t2t_flags.check_t2t_flags(parser, args)
+        check_avg_flags(args)
+
+    return cli.run("t2t-avg-all", run, parser, argv, uses_registry=True, check_flags=check_flags)
 
 
 if __name__ == "__main__":

@@ -20,20 +20,31 @@ import argparse
 import json
 import sys
 
-from t2t_repro.commands import cli
+from t2t_repro.commands import cli, t2t_flags
+
+# T2T's --bleu_variant values (``tensor2tensor/bin/t2t_bleu.py``): its own BLEU, by case.
+T2T_VARIANTS = {
+    "both": ("t2t-bleu uncased", "t2t-bleu cased"),
+    "cased": ("t2t-bleu cased",),
+    "uncased": ("t2t-bleu uncased",),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2t-bleu", description=__doc__.split("\n\n")[0])
     parser.add_argument("--translation", default="", help="hypotheses, one sentence per line")
     parser.add_argument("--reference", default="", help="references, one sentence per line")
-    parser.add_argument("--bleu_variant", default="all", help="'all' or one variant's name")
+    parser.add_argument(
+        "--bleu_variant",
+        default="all",
+        help="'all', one variant's name, or T2T's both/cased/uncased (its own BLEU)",
+    )
     parser.add_argument(
         "--target_lang",
         default="de",
         help="language of the Moses tokenizer for the paper-style variant",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    cli.add_bool(parser, "json", "print JSON instead of a table")
     dir_mode = parser.add_argument_group(
         "every checkpoint (T2T's flags; --bleu_variant there: both, cased or uncased)"
     )
@@ -54,16 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
     dir_mode.add_argument(
         "--wait_minutes", type=float, default=0, help="wait up to N minutes for a new file"
     )
-    dir_mode.add_argument(
-        "--report_zero",
-        dest="report_zero",
-        action="store_const",
-        const=True,
-        default=None,
-        help="write BLEU=0 at step 0 dated like the oldest file in --translations_dir "
+    cli.add_bool(
+        dir_mode,
+        "report_zero",
+        "write BLEU=0 at step 0 dated like the oldest file in --translations_dir "
         "(default: when starting from step 0)",
+        default=None,
     )
-    dir_mode.add_argument("--noreport_zero", dest="report_zero", action="store_const", const=False)
+    t2t_flags.add_t2t_flags(parser, "t2t-bleu")
     return parser
 
 
@@ -87,10 +96,14 @@ def run(args: argparse.Namespace) -> int:
         )
     results = all_scores(refs, hyps, args.target_lang)
     if args.bleu_variant != "all":
-        results = [r for r in results if r.name == args.bleu_variant]
+        wanted = T2T_VARIANTS.get(args.bleu_variant, (args.bleu_variant,))
+        results = [r for r in results if r.name in wanted]
         if not results:
             names = ", ".join(r.name for r in all_scores(["a"], ["a"]))
-            raise cli.UsageError(f"unknown --bleu_variant {args.bleu_variant!r}; one of: {names}")
+            raise cli.UsageError(
+                f"unknown --bleu_variant {args.bleu_variant!r}; one of: all, both, cased, "
+                f"uncased, {names}"
+            )
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))
     else:
@@ -125,7 +138,14 @@ def run_every_step(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.run("t2t-bleu", run, build_parser(), argv)
+    parser = build_parser()
+    return cli.run(
+        "t2t-bleu",
+        run,
+        parser,
+        argv,
+        check_flags=lambda args: t2t_flags.check_t2t_flags(parser, args),
+    )
 
 
 if __name__ == "__main__":

@@ -13,23 +13,27 @@ import sys
 from collections.abc import Callable
 
 from t2t_repro import console, fileio
+from t2t_repro.bool_flags import add_bool, parse_bool  # noqa: F401 (the tools' helpers)
 from t2t_repro.errors import UsageError, UserError
 
 
-def add_problem_flags(parser: argparse.ArgumentParser, output_dir_help: str) -> None:
+def add_problem_flags(
+    parser: argparse.ArgumentParser, output_dir_help: str, reads_raw_data: bool = True
+) -> None:
+    """``reads_raw_data``: the tool reads --tmp_dir (tools that only load a trained model
+    and its vocabulary do not take it)."""
     parser.add_argument("--problem", default="", help="registered problem name")
     parser.add_argument("--model", default="transformer", help="registered model name")
     parser.add_argument("--hparams_set", default="", help="registered hparams set")
     parser.add_argument("--hparams", default="", help='overrides, "name=value,name2=value2"')
     parser.add_argument("--data_dir", default="", help="vocab files and TFRecord shards")
-    parser.add_argument("--tmp_dir", default="/tmp/t2t_datagen", help="raw data")
+    if reads_raw_data:
+        parser.add_argument("--tmp_dir", default="/tmp/t2t_datagen", help="raw data")
     parser.add_argument("--output_dir", default="", help=output_dir_help)
     parser.add_argument(
         "--t2t_usr_dir", default="", help="a module/package of your own registrations"
     )
-    parser.add_argument(
-        "--registry_help", action="store_true", help="list everything registered and exit"
-    )
+    add_bool(parser, "registry_help", "list everything registered and exit")
 
 
 def add_random_seed_flag(parser: argparse.ArgumentParser) -> None:
@@ -103,11 +107,10 @@ def run(
     """Parses flags, runs ``check_flags`` (before TensorFlow starts, so a refused flag costs
     nothing), starts TensorFlow quietly and registers names (``uses_registry``), handles
     --t2t_usr_dir/--registry_help, runs ``main`` and reports user errors as one line (exit 1)."""
-    parser.add_argument(
-        "--verbose",
-        action="store_true",
-        help="also show TensorFlow's own "
-        f"start-up lines and warnings (or set {console.VERBOSE_ENV}=1)",
+    add_bool(
+        parser,
+        "verbose",
+        f"also show TensorFlow's own start-up lines and warnings (or set {console.VERBOSE_ENV}=1)",
     )
     args = parser.parse_args(argv)
     if args.verbose:
@@ -149,19 +152,3 @@ def _import_usr_dir(usr_dir: str) -> None:
         raise
     except Exception as e:
         raise UsageError(f"--t2t_usr_dir {usr_dir}: {type(e).__name__}: {e}") from e
-
-
-def add_bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help: str) -> None:
-    """A boolean flag spelled as T2T's (absl) ones: ``--name``, ``--name=False``/``=true``/
-    ``=0``..., and ``--noname``."""
-
-    def parse(text: str) -> bool:
-        value = {"true": True, "1": True, "false": False, "0": False}.get(text.lower())
-        if value is None:
-            raise argparse.ArgumentTypeError(f"expected True or False, got {text!r}")
-        return value
-
-    parser.add_argument(
-        f"--{name}", type=parse, nargs="?", const=True, default=default, metavar="BOOL", help=help
-    )
-    parser.add_argument(f"--no{name}", dest=name, action="store_false", help=argparse.SUPPRESS)

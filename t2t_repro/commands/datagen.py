@@ -15,7 +15,7 @@ import fnmatch
 import sys
 
 from t2t_repro import paths
-from t2t_repro.commands import cli
+from t2t_repro.commands import cli, t2t_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,21 +28,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--tmp_dir", default="/tmp/t2t_datagen", help="raw data (read, downloaded to)"
     )
     parser.add_argument(
-        "--num_workers", type=int, default=0, help="encoding processes (default: all cores)"
+        "--num_workers",
+        "--num_concurrent_processes",
+        dest="num_workers",
+        type=int,
+        default=0,
+        help="encoding processes (default: all cores; T2T's name: --num_concurrent_processes)",
     )
+    parser.add_argument(
+        "--exclude_problems", default="", help="comma list of problems --problem leaves out"
+    )
+    cli.add_bool(parser, "only_list", "print the problems that would be generated and exit")
     parser.add_argument(
         "--random_seed", type=int, default=429459, help="seed of the per-shard shuffle"
     )
     parser.add_argument(
-        "--max_cases", type=int, default=None, help="at most this many pairs per split"
+        "--max_cases", type=int, default=0, help="at most this many pairs per split (0: all)"
     )
     parser.add_argument(
         "--t2t_usr_dir", default="", help="a module/package of your own registrations"
     )
-    parser.add_argument(
-        "--registry_help", action="store_true", help="list everything registered and exit"
-    )
-    parser.add_argument("--noprogress", action="store_true", help="no progress lines on stderr")
+    cli.add_bool(parser, "registry_help", "list everything registered and exit")
+    cli.add_bool(parser, "noprogress", "no progress lines on stderr")
+    t2t_flags.add_t2t_flags(parser, "t2t-datagen")
     return parser
 
 
@@ -69,7 +77,12 @@ def run(args: argparse.Namespace) -> int:
         raise cli.UsageError(
             "--problem and --data_dir are required (see --help; --registry_help lists problems)."
         )
-    problems = [registry.problem(name) for name in problem_names(args.problem)]
+    excluded = set(problem_names(args.exclude_problems))
+    names = [n for n in problem_names(args.problem) if n not in excluded]
+    if args.only_list:
+        print("\n".join(names))
+        return 0
+    problems = [registry.problem(name) for name in names]
     data_dir, tmp_dir = cli.expand(args.data_dir), cli.expand(args.tmp_dir)
     paths.expect_directory(data_dir, "--data_dir")
     for problem in problems:
@@ -78,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                 data_dir,
                 tmp_dir,
                 args.num_workers or None,
-                max_cases=args.max_cases,
+                max_cases=args.max_cases or None,
                 random_seed=args.random_seed,
                 progress=not args.noprogress,
             )
@@ -91,7 +104,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.run("t2t-datagen", run, build_parser(), argv, uses_registry=True)
+    parser = build_parser()
+    return cli.run(
+        "t2t-datagen",
+        run,
+        parser,
+        argv,
+        uses_registry=True,
+        check_flags=lambda args: _check_flags(parser, args),
+    )
+
+
+def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    t2t_flags.check_t2t_flags(parser, args)
+    if args.max_cases < 0:
+        raise cli.UsageError("--max_cases must be 0 (every pair) or a positive count.")
 
 
 if __name__ == "__main__":

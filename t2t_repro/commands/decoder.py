@@ -1,14 +1,14 @@
 """t2t-decoder: translate with a trained model (beam search or greedy), as tensor2tensor's.
 
-    t2t-decoder --problem=translate_ende_multi30k --data_dir=DATA --output_dir=TRAIN \
-        --decode_from_file=src.en --decode_to_file=out.de \
+    t2t-decoder --problem=translate_ende_multi30k --data_dir=DATA --output_dir=TRAIN \\
+        --decode_from_file=src.en --decode_to_file=out.de \\
         --decode_hparams="beam_size=4,alpha=0.6,extra_length=50"
     t2t-decoder ... --decode_interactive
     t2t-decoder ... --checkpoint_path=RUN1/avg,RUN2/avg   (an ensemble of two runs)
     t2t-decoder ... (no file: decodes the problem's dev split, or test with --eval_use_test_set)
-    t2t-decoder ... --decode_from_file=src.en --decode_to_file=out.de --decode_shards=4 \
+    t2t-decoder ... --decode_from_file=src.en --decode_to_file=out.de --decode_shards=4 \\
         --worker_id=0    (one of 4 processes: writes out.de000, its quarter; cat out.de0*)
-    t2t-decoder ... --hparams=sampling_method=random,sampling_temp=0.8 \
+    t2t-decoder ... --hparams=sampling_method=random,sampling_temp=0.8 \\
         --decode_hparams=beam_size=1,num_samples=5 --random_seed=1   (5 samples per line)
     t2t-decoder ... --score_file=pairs.tsv --decode_to_file=scores.txt   (source<TAB>target)
     t2t-decoder --problem=... --data_dir=DATA --engine=ctranslate2 --ct2_model_dir=EXPORT ...
@@ -22,7 +22,7 @@ import os
 import sys
 
 from t2t_repro import fileio
-from t2t_repro.commands import cli
+from t2t_repro.commands import cli, t2t_flags
 from t2t_repro.errors import UsageError
 from t2t_repro.paths import expect_file_destination
 
@@ -43,12 +43,24 @@ def build_parser() -> argparse.ArgumentParser:
         help='e.g. "beam_size=4,alpha=0.6,'
         'extra_length=50,batch_size=32,return_beams=False,write_beam_scores=False"; '
         "num_samples=N: N sampled outputs per input (with beam_size=1 and "
-        "--hparams=sampling_method=random); delimiter: ends each input and output record "
+        "--hparams=sampling_method=random; decoding a split: only its first N examples, as "
+        "T2T); delimiter: ends each input and output record "
         "(default \\n)",
     )
     parser.add_argument("--decode_from_file", default="", help="source sentences, one per line")
-    parser.add_argument("--decode_to_file", default="", help="where the translations go")
-    parser.add_argument("--decode_interactive", action="store_true", help="translate stdin lines")
+    parser.add_argument(
+        "--decode_to_file",
+        default="",
+        help="where the translations go; decoding a split (no --decode_from_file), T2T's "
+        "<decode_to_file>.<model>.<hparams_set>.<problem>.beam<k>.alpha<a>.decodes with "
+        ".targets and .inputs beside it (default: decode_<split>.txt in --output_dir)",
+    )
+    parser.add_argument(
+        "--decode_reference",
+        default="",
+        help="references of the decoded lines: print T2T's BLEU of the decodes against them",
+    )
+    cli.add_bool(parser, "decode_interactive", "translate stdin lines")
     parser.add_argument(
         "--score_file",
         default="",
@@ -62,16 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --score_file: loss = T2T's mean per-token cross entropy of the target "
         "(EOS included); log_prob = log p(target | source), the sum over its tokens",
     )
-    cli.add_random_seed_flag(parser)
-    parser.add_argument(
-        "--eval_use_test_set",
-        action="store_true",
-        help="without --decode_from_file: decode the test split, not dev",
-    )
-    parser.add_argument(
-        "--keep_timestamp",
-        action="store_true",
-        help="date the --decode_from_file output like the checkpoint's .index file (T2T's)",
+    cli.add_bool(
+        parser, "eval_use_test_set", "without --decode_from_file: decode the test split, not dev"
     )
     parser.add_argument(
         "--decode_shards",
@@ -96,6 +100,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --engine=ctranslate2: the directory t2t-exporter --export_format=ctranslate2 "
         "wrote",
     )
+    group = parser.add_argument_group("T2T flags about the run")
+    cli.add_random_seed_flag(group)
+    cli.add_bool(
+        group,
+        "xla_compile",
+        "XLA-compile the search (= --decode_hparams=use_xla=True; same ids)",
+    )
+    cli.add_bool(
+        group,
+        "keep_timestamp",
+        "date the --decode_from_file output like the checkpoint's .index file (T2T's)",
+    )
+    cli.add_bool(
+        group,
+        "disable_grappler_optimizations",
+        "turn off TensorFlow's graph optimizer (Grappler)",
+    )
+    for name in ("inter_op_parallelism_threads", "intra_op_parallelism_threads"):
+        group.add_argument(f"--{name}", type=int, default=0, help="TensorFlow's (0: its choice)")
+    cli.add_bool(group, "log_device_placement", "log the device of every op")
+    t2t_flags.add_t2t_flags(parser, "t2t-decoder")
     return parser
 
 
@@ -121,6 +146,13 @@ def check_flags(args: argparse.Namespace) -> None:
             "--keep_timestamp: the time of a file on object storage cannot be set; "
             "decode to a local file."
         )
+    if args.decode_reference and (
+        args.decode_interactive or args.score_file or args.decode_shards > 1
+    ):
+        raise cli.UsageError(
+            "--decode_reference scores the whole decodes file of --decode_from_file or a split: "
+            "not stdin's, scores, or one --decode_shards share (t2t-bleu the joined output)."
+        )
     if args.score_file:
         if not args.decode_to_file:
             raise cli.UsageError("--score_file needs --decode_to_file (where the scores go).")
@@ -129,6 +161,22 @@ def check_flags(args: argparse.Namespace) -> None:
                 "--score_file scores pairs; it does not decode: drop --decode_from_file and "
                 "--decode_interactive."
             )
+
+
+def _setup_runtime(args: argparse.Namespace) -> None:
+    """T2T's session flags, before TensorFlow runs anything (--random_seed seeds sampling:
+    ``runner.load_decoder``)."""
+    import tensorflow as tf
+
+    from t2t_repro.training.run_setup import setup_runtime
+
+    setup_runtime(
+        args.inter_op_parallelism_threads,
+        args.intra_op_parallelism_threads,
+        args.log_device_placement,
+    )
+    if args.disable_grappler_optimizations:
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
 
 
 def load_setup(args: argparse.Namespace):
@@ -156,6 +204,7 @@ def load_setup(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import runner, shards
 
+    _setup_runtime(args)
     if args.score_file:
         runner.check_decode_paths(
             cli.expand(args.score_file), cli.expand(args.decode_to_file), "--score_file"
@@ -182,8 +231,16 @@ def run(args: argparse.Namespace) -> int:
         runner.check_decode_paths(
             cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
         )
+    if args.decode_reference and not fileio.isfile(cli.expand(args.decode_reference)):
+        raise FileNotFoundError(f"--decode_reference: {args.decode_reference!r} does not exist.")
+    if args.xla_compile:
+        args.decode_hparams = ",".join(filter(None, ("use_xla=True", args.decode_hparams)))
+    max_examples = -1
+    if not (args.decode_interactive or args.decode_from_file):
+        args.decode_hparams, max_examples = runner.split_example_cap(args.decode_hparams)
     setup = load_setup(args)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
+    out = ""
     if args.decode_interactive:
         runner.decode_interactive(setup)
     elif args.decode_from_file:
@@ -193,8 +250,17 @@ def run(args: argparse.Namespace) -> int:
         split = "test" if args.eval_use_test_set else "dev"
         first_checkpoint = args.checkpoint_path.split(",")[0] or args.ct2_model_dir
         out_dir = cli.expand(args.output_dir or os.path.dirname(first_checkpoint))
-        out, ref = runner.decode_split(setup, cli.expand(args.tmp_dir), split, out_dir)
-        print(f"wrote {out} (references: {ref})", file=sys.stderr)
+        names = (args.model, args.hparams_set, args.problem)
+        to_file = cli.expand(args.decode_to_file) if args.decode_to_file else ""
+        paths = runner.split_paths(out_dir, split, to_file, names, setup.dhp)
+        runner.decode_split(
+            setup.decoder, setup.problem, cli.expand(args.tmp_dir), split, paths, max_examples
+        )
+        out = paths.decodes
+        also = f", sources: {paths.inputs}" if paths.inputs else ""
+        print(f"wrote {out} (references: {paths.targets}{also})", file=sys.stderr)
+    if args.decode_reference and out:
+        print(runner.reference_bleu(cli.expand(out), cli.expand(args.decode_reference)))
     return 0
 
 
@@ -235,8 +301,14 @@ def decode_from_file(args: argparse.Namespace, setup, share: tuple | None) -> st
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+
+    def check_all_flags(args: argparse.Namespace) -> None:
+        t2t_flags.check_t2t_flags(parser, args)
+        check_flags(args)
+
     return cli.run(
-        "t2t-decoder", run, build_parser(), argv, uses_registry=True, check_flags=check_flags
+        "t2t-decoder", run, parser, argv, uses_registry=True, check_flags=check_all_flags
     )
 
 

@@ -13,7 +13,8 @@ import argparse
 import dataclasses
 import sys
 
-from t2t_repro.commands import cli
+from t2t_repro.commands import cli, t2t_flags
+from t2t_repro.errors import UsageError
 from t2t_repro.training import cluster_flags
 from t2t_repro.training.config import (
     FLAG_ALIASES,
@@ -30,9 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2t-trainer", description=__doc__.split("\n\n")[0])
     cli.add_problem_flags(parser, "checkpoints, hparams.json, TensorBoard events")
     parser.set_defaults(model=d["model"], tmp_dir=d["tmp_dir"])
-    parser.add_argument(
-        "--generate_data", action="store_true", default=d["generate_data"], help="run datagen first"
-    )
+    cli.add_bool(parser, "generate_data", "run datagen first", d["generate_data"])
     parser.add_argument("--train_steps", type=int, default=d["train_steps"])
     parser.add_argument(
         "--eval_steps", type=int, default=d["eval_steps"], help="max eval batches (0: all)"
@@ -40,8 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--schedule",
         default=d["schedule"],
-        choices=(*SCHEDULES, cluster_flags.PS_SCHEDULE),
-        help=f"{cluster_flags.PS_SCHEDULE} (T2T's parameter servers) is refused",
+        help=f"one of {', '.join(SCHEDULES)} (T2T's; its default is continuous_train_and_eval: "
+        "an eval after a checkpoint, at most every --eval_throttle_seconds); T2T's other "
+        "schedules are refused with what to run instead",
     )
     parser.add_argument(
         "--local_eval_frequency",
@@ -57,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--keep_checkpoint_max", type=int, default=d["keep_checkpoint_max"])
     parser.add_argument(
+        "--keep_checkpoint_every_n_hours",
+        type=float,
+        default=d["keep_checkpoint_every_n_hours"],
+        help="also keep one checkpoint per N hours of training beyond --keep_checkpoint_max",
+    )
+    parser.add_argument(
         "--worker_gpu", type=int, default=d["worker_gpu"], help="GPUs to use (0: all visible)"
     )
     parser.add_argument(
@@ -66,9 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed; also turns on op determinism",
     )
     parser.add_argument("--mixed_precision", default=d["mixed_precision"], choices=MIXED_PRECISION)
-    parser.add_argument(
-        "--xla", action="store_true", default=d["xla"], help="XLA-compile the train step"
-    )
+    cli.add_bool(parser, "xla", "XLA-compile the train step", d["xla"])
+    cli.add_bool(parser, "xla_compile", "T2T's name of --xla", d["xla"], dest="xla")
     parser.add_argument("--log_step_count_steps", type=int, default=d["log_step_count_steps"])
     parser.add_argument(
         "--steps_per_loop",
@@ -104,7 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
         "directory: t2t-trainer's, t2t-avg-all's, t2t-import's), at step 0 with a new optimizer",
     )
     _add_early_stopping_flags(parser, d)
+    _add_t2t_run_flags(parser, d)
     cluster_flags.add_cluster_flags(parser)
+    t2t_flags.add_t2t_flags(parser, "t2t-trainer")
     return parser
 
 
@@ -129,12 +136,68 @@ def _add_early_stopping_flags(parser: argparse.ArgumentParser, d: dict) -> None:
         default=d["eval_early_stopping_metric_delta"],
         help="the least change that counts as an improvement",
     )
-    cli.add_bool_flag(
+    cli.add_bool(
         parser,
         "eval_early_stopping_metric_minimize",
-        d["eval_early_stopping_metric_minimize"],
         "whether the metric improves by going down (loss) or up (False: accuracy, bleu)",
+        d["eval_early_stopping_metric_minimize"],
     )
+
+
+def _add_t2t_run_flags(parser: argparse.ArgumentParser, d: dict) -> None:
+    """T2T's flags of evaluation, decoding schedules and the TensorFlow session, honoured."""
+    group = parser.add_argument_group("T2T evaluation, decode-schedule and session flags")
+    cli.add_bool(
+        group,
+        "gpu_automatic_mixed_precision",
+        "T2T's float16 mixed precision with loss scaling (= --mixed_precision=float16)",
+    )
+    cli.add_bool(
+        group, "eval_use_test_set", "evaluate on the test split, not dev", d["eval_use_test_set"]
+    )
+    group.add_argument(
+        "--eval_throttle_seconds",
+        type=int,
+        default=d["eval_throttle_seconds"],
+        help="continuous_train_and_eval: evaluate after a checkpoint only this long after the "
+        "last eval",
+    )
+    group.add_argument(
+        "--eval_timeout_mins",
+        type=int,
+        default=d["eval_timeout_mins"],
+        help="continuous_eval: stop once no new checkpoint came for this long",
+    )
+    for name in ("decode_hparams", "decode_to_file", "decode_reference"):
+        group.add_argument(
+            f"--{name}",
+            default=d[name],
+            help=f"as t2t-decoder's --{name}, for --schedule=decode and train_eval_and_decode",
+        )
+    for name in ("inter_op_parallelism_threads", "intra_op_parallelism_threads"):
+        group.add_argument(
+            f"--{name}", type=int, default=d[name], help="TensorFlow's (0: its choice)"
+        )
+    cli.add_bool(
+        group, "log_device_placement", "log the device of every op", d["log_device_placement"]
+    )
+
+
+def check_flags(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, hp_args: str = ""
+) -> None:
+    """Before TensorFlow starts: T2T's flags refused here, and T2T's aliases resolved
+    (``hp_args``: T2T's ``--hp_NAME VALUE`` pairs, applied after --hparams as T2T does)."""
+    t2t_flags.check_t2t_flags(parser, args)
+    args.hparams = ",".join(filter(None, (args.hparams, hp_args)))
+    cluster_flags.check_cluster_flags(vars(args))
+    if args.gpu_automatic_mixed_precision:
+        if args.mixed_precision not in ("", "float16"):
+            raise UsageError(
+                "--gpu_automatic_mixed_precision is float16; it contradicts "
+                f"--mixed_precision={args.mixed_precision}."
+            )
+        args.mixed_precision = "float16"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -153,13 +216,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        argv, hp_args = t2t_flags.split_hp_args(sys.argv[1:] if argv is None else argv)
+    except UsageError as e:
+        print(f"t2t-trainer: error: {e}", file=sys.stderr)
+        return 1
     return cli.run(
         "t2t-trainer",
         run,
-        build_parser(),
+        parser,
         argv,
         uses_registry=True,
-        check_flags=lambda args: cluster_flags.check_cluster_flags(vars(args)),
+        check_flags=lambda args: check_flags(parser, args, hp_args),
     )
 
 

@@ -37,7 +37,8 @@ DECODE_DEFAULTS = dict(
     max_input_size=-1,
     use_xla=False,
     precision="",  # "bfloat16": compute in bf16 (t2t_repro/decoding/precision.py)
-    # T2T's: outputs per input when sampling (its interactive decoding's meaning; -1: one).
+    # T2T's: outputs per input when sampling (its interactive decoding's meaning; -1: one);
+    # decoding a split, only its first N examples (runner.split_example_cap; -1: all).
     num_samples=-1,
     delimiter="\n",  # T2T's: what ends each record of --decode_from_file and its output
 )

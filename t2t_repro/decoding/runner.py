@@ -70,17 +70,26 @@ def load_decoder(
         ]
     model = trained[0].model if len(trained) == 1 else Ensemble([t.model for t in trained])
     problem = trained[0].problem
+    decoder = decoder_for_model(model, problem, data_dir, dhp, random_seed=random_seed)
+    checkpoint = ",".join(t.checkpoint for t in trained)
+    return DecoderSetup(decoder, dhp, problem, checkpoint, model)
+
+
+def decoder_for_model(
+    model, problem, data_dir: str, dhp: HParams, log=None, random_seed: int | None = None
+) -> LineDecoder:
+    """A ``LineDecoder`` of ``model`` with the problem's vocabularies and search constraint;
+    ``random_seed`` seeds sampling (None: a fresh seed, logged)."""
     encoders = problem.get_encoders(data_dir)
-    decoder = LineDecoder(
+    return LineDecoder(
         model,
         encoders["inputs"],
         encoders["targets"],
         dhp,
+        log=log,
         constraint=problem.search_constraint(data_dir, dhp),
         random_seed=random_seed,
     )
-    checkpoint = ",".join(t.checkpoint for t in trained)
-    return DecoderSetup(decoder, dhp, problem, checkpoint, model)
 
 
 def load_ctranslate2_decoder(
@@ -238,14 +247,98 @@ def decode_file(setup: DecoderSetup, input_path: str, output_path: str) -> list[
     return decode_lines_to_file(setup, read_records(input_path, setup.dhp.delimiter), output_path)
 
 
-def decode_split(setup: DecoderSetup, tmp_dir: str, split: str, output_dir: str) -> tuple[str, str]:
-    """Decodes a problem split's source text; writes decodes and the references beside them."""
-    sources, references = setup.problem.source_lines(tmp_dir, split)
-    out = os.path.join(output_dir, f"decode_{split}.txt")
-    ref = os.path.join(output_dir, f"decode_{split}.ref.txt")
-    decode_lines_to_file(setup, sources, out)
-    write_lines_atomically(ref, references, setup.dhp.delimiter)
-    return out, ref
+@dataclass(frozen=True)
+class SplitPaths:
+    """Where a split's decodes go: the decodes, their references, the sources (or "")."""
+
+    decodes: str
+    targets: str
+    inputs: str = ""
+
+
+def split_paths(
+    output_dir: str,
+    split: str,
+    decode_to_file: str = "",
+    names: tuple[str, str, str] = ("", "", ""),
+    dhp: HParams | None = None,
+) -> SplitPaths:
+    """Without ``decode_to_file``: ``decode_<split>.txt`` and ``decode_<split>.ref.txt`` in
+    ``output_dir``. With it, T2T's names (``tensor2tensor/utils/decoding.py``,
+    ``decode_once`` and ``_decode_filename``): ``<decode_to_file>.<model>.<hparams_set>.
+    <problem>.beam<k>.alpha<a>.decodes`` (unless ``decode_to_file`` already holds
+    ``beam<k>.alpha<a>.decodes``), and the same name ending in ``.targets`` and ``.inputs``.
+    ``names``: (model, hparams_set, problem)."""
+    if not decode_to_file:
+        return SplitPaths(
+            os.path.join(output_dir, f"decode_{split}.txt"),
+            os.path.join(output_dir, f"decode_{split}.ref.txt"),
+        )
+    suffix = f"beam{dhp.beam_size}.alpha{dhp.alpha}.decodes"
+    if suffix in decode_to_file:
+        decodes = decode_to_file
+    else:
+        decodes = default_output_name(decode_to_file, *names, dhp)
+    stem = decodes.rsplit(".", 1)[0] if "." in os.path.basename(decodes) else decodes
+    return SplitPaths(decodes, f"{stem}.targets", f"{stem}.inputs")
+
+
+def split_example_cap(decode_overrides: str) -> tuple[str, int]:
+    """T2T reads the decode hparam ``num_samples`` two ways: decoding a dataset split it is the
+    number of examples to decode (``tensor2tensor/utils/decoding.py``, ``decode_once``'s
+    ``max_records``), decoding interactively the outputs per input (``_interactive_input_fn``;
+    here files and stdin too). For a split: ``decode_overrides`` with one output per input, and
+    the cap for ``decode_split`` (-1: all examples)."""
+    cap = decode_hparams(decode_overrides).num_samples
+    if cap < 0:
+        return decode_overrides, -1
+    return ",".join(filter(None, (decode_overrides, "num_samples=-1"))), cap
+
+
+def decode_split(
+    decoder: LineDecoder,
+    problem,
+    tmp_dir: str,
+    split: str,
+    paths: SplitPaths,
+    max_examples: int = -1,
+) -> SplitPaths:
+    """Decodes a problem split's source text; writes the decodes, the references beside
+    them and, when ``paths.inputs`` is set, the sources (one record each, in order, ended by
+    the decode hparam ``delimiter``). ``max_examples`` >= 0 keeps only the first that many
+    examples (``split_example_cap``)."""
+    sources, references = problem.source_lines(tmp_dir, split)
+    if max_examples >= 0:
+        sources = sources[:max_examples]
+        references = references[:max_examples]
+    for path in (paths.decodes, paths.targets, paths.inputs):
+        if path:
+            expect_file_destination(path, "--decode_to_file")
+    delimiter = decoder.dhp.delimiter
+    results = decoder.decode_lines(sources)
+    outputs = [format_hypotheses(h, decoder.dhp.write_beam_scores) for h in results]
+    write_lines_atomically(paths.decodes, outputs, delimiter)
+    write_lines_atomically(paths.targets, references, delimiter)
+    if paths.inputs:
+        inputs = [normalize_source_line(s) for s in sources]
+        write_lines_atomically(paths.inputs, inputs, delimiter)
+    return paths
+
+
+def reference_bleu(decodes_path: str, reference_path: str) -> str:
+    """T2T's ``--decode_reference``: the BLEU line it logs for the decodes (T2T's own BLEU,
+    ``tensor2tensor/data_generators/translate.py``, ``compute_bleu_summaries``)."""
+    from t2t_repro.data.text_files import DataError, ReadStats, read_lines
+    from t2t_repro.metrics.bleu import t2t_bleu
+
+    hyps = list(read_lines(decodes_path, ReadStats()))
+    refs = list(read_lines(reference_path, ReadStats()))
+    if len(hyps) != len(refs):
+        raise DataError(
+            f"--decode_reference {reference_path} has {len(refs)} lines but the decodes "
+            f"{decodes_path} have {len(hyps)}; give the reference of the decoded input."
+        )
+    return f"{decodes_path}: BLEU = {t2t_bleu(refs, hyps, True):6.2f}"
 
 
 def decode_interactive(setup: DecoderSetup, stdin=sys.stdin, stdout=sys.stdout) -> None:

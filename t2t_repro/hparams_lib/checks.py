@@ -9,6 +9,7 @@ missing or wrong-typed values, against the types of the ``transformer_base`` set
 from __future__ import annotations
 
 from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparams_lib.unimplemented import check_implemented
 
 REQUIRED = (
     "hidden_size",
@@ -55,8 +56,11 @@ def check_types(hp: HParams, source: str, reference: HParams | None = None) -> N
             )
 
 
-def validate(hp: HParams, source: str = "hparams") -> None:
-    """Values the model, the input pipeline and the optimizer can run with."""
+def validate(hp: HParams, source: str = "hparams", training: bool = False) -> None:
+    """Values the model, the input pipeline and the optimizer can run with; values of T2T's
+    hparams not implemented here are refused (``unimplemented.py``; those that only change
+    training when ``training``)."""
+    check_implemented(hp, source, training)
     for name in POSITIVE:
         if name in hp and not hp.get(name) > 0:
             raise HParamsError(f"{source}: {name}={hp.get(name)!r} must be positive.")

@@ -17,6 +17,7 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
+from t2t_repro.bool_flags import add_bool
 from t2t_repro.errors import UsageError
 from t2t_repro.training import tf_config
 
@@ -50,13 +51,9 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ps_gpu", type=int, default=0, help="GPUs per parameter server: refused")
     group.add_argument("--ps_job", default="/job:ps", help="T2T's: refused if changed")
     group.add_argument("--gpu_order", default="", help="refused; use CUDA_VISIBLE_DEVICES")
-    group.add_argument(
-        "--sync",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="accepted: training is always synchronous",
-    )
-    group.add_argument("--use_tpu", action="store_true", help="refused: TPUs are not supported")
+    add_bool(group, "sync", "accepted: training is always synchronous")
+    group.add_argument("--no-sync", dest="sync", action="store_false", help=argparse.SUPPRESS)
+    add_bool(group, "use_tpu", "refused: TPUs are not supported")
 
 
 def tf_config_position(environ: Mapping[str, str] | None = None) -> tuple[int, int] | None:

@@ -9,7 +9,38 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-SCHEDULES = ("train", "train_and_evaluate", "evaluate", "continuous_eval")
+# T2T's schedules (``tensor2tensor/utils/trainer_lib.py``, ``T2TExperiment``'s methods) that
+# run here. train_and_evaluate evaluates every --local_eval_frequency steps (T2T's
+# ValidationMonitor); continuous_train_and_eval (T2T's default, Estimator's
+# train_and_evaluate) after a checkpoint once --eval_throttle_seconds passed since the last
+# eval; train_eval_and_decode evaluates and decodes the dev split every
+# --local_eval_frequency steps; decode decodes the dev split with the newest checkpoint.
+SCHEDULES = (
+    "train",
+    "train_and_evaluate",
+    "continuous_train_and_eval",
+    "train_eval_and_decode",
+    "evaluate",
+    "continuous_eval",
+    "decode",
+)
+# Schedules that only read output_dir (no training, nothing of the run's record rewritten).
+READ_ONLY_SCHEDULES = ("evaluate", "continuous_eval", "decode")
+# T2T's other T2TExperiment methods, refused with what to run instead.
+REFUSED_SCHEDULES = {
+    "evaluate_on_train_data": "evaluating on the training data is not implemented; "
+    "--schedule=evaluate evaluates on dev",
+    "continuous_eval_on_train_data": "evaluating on the training data is not implemented; "
+    "--schedule=continuous_eval evaluates every new checkpoint on dev",
+    "test": "T2T's one-step smoke test: use --schedule=train_and_evaluate --train_steps=1 "
+    "--eval_steps=1 in a scratch --output_dir",
+    "continuous_decode": "use --schedule=train_eval_and_decode, or t2t-decoder on each checkpoint",
+    "continuous_decode_on_train_data": "decoding the training data is not implemented; "
+    "t2t-decoder --decode_from_file decodes any file",
+    "continuous_decode_on_eval_data": "use --schedule=train_eval_and_decode, or t2t-decoder on "
+    "each checkpoint",
+    "continuous_decode_from_file": "run t2t-decoder --decode_from_file on each checkpoint",
+}
 MIXED_PRECISION = ("", "bfloat16", "float16")
 # Old flag names still accepted: {old: new}.
 FLAG_ALIASES = {"eval_bleu_examples": "eval_decode_examples"}
@@ -27,10 +58,14 @@ class TrainerConfig:
     generate_data: bool = False
     train_steps: int = 250000
     eval_steps: int = 100
+    eval_use_test_set: bool = False  # evaluate on the test split instead of dev (T2T's)
     schedule: str = "train_and_evaluate"
+    eval_throttle_seconds: int = 600  # continuous_train_and_eval: least seconds between evals
+    eval_timeout_mins: int = 240  # continuous_eval: stop after this long without a checkpoint
     local_eval_frequency: int = 1000
     save_checkpoints_secs: int = 0
     keep_checkpoint_max: int = 20
+    keep_checkpoint_every_n_hours: float = 10000  # also keep one checkpoint per N hours
     worker_gpu: int = 0
     random_seed: int | None = None
     mixed_precision: str = ""
@@ -50,6 +85,13 @@ class TrainerConfig:
     eval_early_stopping_metric: str = "loss"
     eval_early_stopping_metric_delta: float = 0.1
     eval_early_stopping_metric_minimize: bool = True
+    inter_op_parallelism_threads: int = 0  # TensorFlow's thread pools (0: its choice)
+    intra_op_parallelism_threads: int = 0
+    log_device_placement: bool = False
+    # The decode schedules (decode, train_eval_and_decode): T2T's decode flags.
+    decode_hparams: str = ""
+    decode_to_file: str = ""
+    decode_reference: str = ""
     devices: list | None = None  # explicit replica devices (tests: logical CPUs)
 
 

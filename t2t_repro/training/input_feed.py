@@ -101,19 +101,35 @@ class WorkerPositions:
         return True
 
 
-def check_same_workers(ckpt, workers: int, restored: str) -> None:
-    """Refuses, before anything is written, to train on from a checkpoint saved by
-    another number of workers: each worker read its own shard of the data, so neither
-    a cluster's input positions (``WorkerPositions``) nor one host's iterator state can
-    place another cluster's input (the old batch-skip would replay the wrong batches)."""
-    saved = ckpt.saved_shape(WorkerPositions.KEY)
-    before, now = saved[0] if saved else 1, workers
-    if before == now:
-        return
-    by = f"a cluster of {before} workers" if before > 1 else "a run on one host"
-    this = f"this cluster has {now} workers" if now > 1 else "this run is on one host"
-    again = f"with a TF_CONFIG of {before} workers" if before > 1 else "on one host"
-    raise CheckpointError(
-        f"{restored} was saved by {by} and {this}: the input positions cannot be "
-        f"restored. Resume it {again}, or start a new --output_dir."
-    )
+def positioned_feed(strategy, ckpt, cluster, dataset_fn, skip: int):
+    """The training input as a ReplicaFeed at the position ``ckpt`` (a
+    ``TrainingCheckpoint``) restored, and the ``WorkerPositions`` of a cluster (else None).
+
+    On one host the iterator state is saved with every checkpoint and restored from it
+    (constant time); ``dataset_fn`` already skips ``skip`` batches when the checkpoint holds
+    no state. On several workers each worker's position travels in the chief's checkpoint.
+    """
+    if cluster.workers > 1:
+        context = tf.distribute.InputContext(
+            cluster.workers, cluster.index, strategy.num_replicas_in_sync
+        )
+        feed = ReplicaFeed(strategy, dataset_fn(context), cluster.workers)
+        positions = WorkerPositions(strategy, feed, cluster.index)
+        setattr(ckpt.checkpoint, WorkerPositions.KEY, positions.states)
+        positions.restore()  # the states were restored on attachment (above)
+        return feed, positions
+    if skip:
+        print(
+            f"skipping the {skip:,} batches consumed so far ({ckpt.restored} holds no input state)",
+            flush=True,
+        )
+    feed = ReplicaFeed(strategy, dataset_fn())
+    try:
+        ckpt.track_input(feed.iterator)  # restores the saved state, if there is one
+    except (tf.errors.OpError, ValueError) as e:
+        raise CheckpointError(
+            f"Cannot restore the input position saved in {ckpt.restored}: "
+            f"{str(e).strip().splitlines()[0][:200]}. The training data changed since; "
+            "restore the same shards, or use a new --output_dir."
+        ) from None
+    return feed, None

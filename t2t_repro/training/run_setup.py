@@ -12,11 +12,21 @@ from t2t_repro import registry
 from t2t_repro.errors import UserError
 from t2t_repro.hparams_lib.build import check_hparams
 from t2t_repro.paths import expect_directory
-from t2t_repro.training.config import MIXED_PRECISION, SCHEDULES, TrainerConfig
+from t2t_repro.training.config import (
+    MIXED_PRECISION,
+    REFUSED_SCHEDULES,
+    SCHEDULES,
+    TrainerConfig,
+)
 from t2t_repro.training.precision_hint import print_bf16_hint
 
-# The schedule whose evaluations happen during training (where early stopping decides).
-EARLY_STOPPING_SCHEDULE = "train_and_evaluate"
+# The schedules whose evaluations happen during training, in one loop (where early stopping
+# decides): every --local_eval_frequency steps, or after a checkpoint (continuous_*).
+EARLY_STOPPING_SCHEDULES = (
+    "train_and_evaluate",
+    "train_eval_and_decode",
+    "continuous_train_and_eval",
+)
 
 
 class TrainingError(UserError, RuntimeError):
@@ -26,8 +36,10 @@ class TrainingError(UserError, RuntimeError):
 def check_config(cfg: TrainerConfig) -> None:
     """The checks that read no file (names, overrides, schedule, flag values), so that a typo
     or an unusable value is reported in one line before anything is read or written."""
+    if cfg.schedule in REFUSED_SCHEDULES:
+        raise TrainingError(f"--schedule={cfg.schedule}: {REFUSED_SCHEDULES[cfg.schedule]}.")
     if cfg.schedule not in SCHEDULES:
-        raise TrainingError(f"--schedule={cfg.schedule!r}; choose one of {SCHEDULES}.")
+        raise TrainingError(f"--schedule={cfg.schedule}: choose one of {', '.join(SCHEDULES)}.")
     registry.problem(cfg.problem)
     registry.model(cfg.model)
     check_hparams(cfg.hparams_set, cfg.hparams)
@@ -43,6 +55,11 @@ def check_config(cfg: TrainerConfig) -> None:
         "worker_gpu": 0,
         "max_train_seconds": 0,
         "eval_decode_examples": 0,
+        "eval_throttle_seconds": 0,
+        "eval_timeout_mins": 0,
+        "keep_checkpoint_every_n_hours": 0,
+        "inter_op_parallelism_threads": 0,
+        "intra_op_parallelism_threads": 0,
     }
     for name, low in at_least.items():
         if getattr(cfg, name) < low:
@@ -80,11 +97,15 @@ def _check_warm_start_and_early_stopping(cfg: TrainerConfig) -> None:
             f"--eval_early_stopping_metric_delta={cfg.eval_early_stopping_metric_delta} must "
             "be at least 0."
         )
-    if cfg.schedule != EARLY_STOPPING_SCHEDULE or not cfg.local_eval_frequency:
+    checkpoints = cfg.local_eval_frequency or cfg.save_checkpoints_secs
+    if cfg.schedule not in EARLY_STOPPING_SCHEDULES or not (
+        cfg.local_eval_frequency or (cfg.schedule == "continuous_train_and_eval" and checkpoints)
+    ):
         raise TrainingError(
             "--eval_early_stopping_steps decides at evaluations during training: use "
-            f"--schedule={EARLY_STOPPING_SCHEDULE} with --local_eval_frequency > 0 (now "
-            f"--schedule={cfg.schedule}, --local_eval_frequency={cfg.local_eval_frequency})."
+            f"--schedule={' or '.join(EARLY_STOPPING_SCHEDULES)} with "
+            f"--local_eval_frequency > 0 (now --schedule={cfg.schedule}, "
+            f"--local_eval_frequency={cfg.local_eval_frequency})."
         )
 
 
@@ -114,3 +135,35 @@ def setup_precision_and_seed(cfg: TrainerConfig) -> None:
     if cfg.mixed_precision:
         keras.mixed_precision.set_global_policy(f"mixed_{cfg.mixed_precision}")
     print_bf16_hint(cfg.mixed_precision)
+
+
+def setup_runtime(inter_op: int, intra_op: int, log_device_placement: bool = False) -> None:
+    """T2T's session config (``tensor2tensor/utils/trainer_lib.py``,
+    ``create_session_config``): ``--inter_op_parallelism_threads`` and
+    ``--intra_op_parallelism_threads`` (0: TensorFlow's choice), ``--log_device_placement``.
+    The thread pools can only be sized before TensorFlow runs its first op."""
+    threading = tf.config.threading
+    for name, value, get, set_ in (
+        (
+            "inter",
+            inter_op,
+            threading.get_inter_op_parallelism_threads,
+            threading.set_inter_op_parallelism_threads,
+        ),
+        (
+            "intra",
+            intra_op,
+            threading.get_intra_op_parallelism_threads,
+            threading.set_intra_op_parallelism_threads,
+        ),
+    ):
+        if value and get() != value:
+            try:
+                set_(value)
+            except RuntimeError:
+                raise UserError(
+                    f"--{name}_op_parallelism_threads={value}: TensorFlow already started in "
+                    "this process; pass it on the command line of a new process."
+                ) from None
+    if log_device_placement:
+        tf.debugging.set_log_device_placement(True)

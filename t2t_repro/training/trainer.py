@@ -27,29 +27,28 @@ import tensorflow as tf
 
 from t2t_repro import fileio, registry
 from t2t_repro.checkpoints import files as checkpoint_files
-from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
-from t2t_repro.data.text_files import DataError
 from t2t_repro.hparams_lib import checks as hparams_checks
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.training import evaluation, warm_start
+from t2t_repro.training import evaluation, schedules, warm_start
 from t2t_repro.training.agreement import Agreement
 from t2t_repro.training.attention_summary import AttentionSummary
-from t2t_repro.training.config import TrainerConfig
+from t2t_repro.training.config import READ_ONLY_SCHEDULES, TrainerConfig
 from t2t_repro.training.dev_decodes import make_dev_decodes
 from t2t_repro.training.devices import announce
 from t2t_repro.training.distribution import cluster, make_strategy
 from t2t_repro.training.early_stopping import make_early_stopping
-from t2t_repro.training.failures import corrupt_data_error, diverged_error
-from t2t_repro.training.input_feed import ReplicaFeed, WorkerPositions, check_same_workers
+from t2t_repro.training.input_feed import WorkerPositions, positioned_feed
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
+from t2t_repro.training.run_errors import check_same_workers, corrupt_data_error, diverged_error
 from t2t_repro.training.run_setup import (
     StopFlag,
     TrainingError,
     check_config,
     setup_precision_and_seed,
+    setup_runtime,
 )
 from t2t_repro.training.summaries import ConsoleLog, Summaries, window_scalars
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
@@ -66,6 +65,11 @@ class Trainer:
             )
         # Then the strategy, before any TensorFlow op runs: MultiWorkerMirroredStrategy
         # cannot be made once TensorFlow has started (distribution.py says why).
+        setup_runtime(
+            cfg.inter_op_parallelism_threads,
+            cfg.intra_op_parallelism_threads,
+            cfg.log_device_placement,
+        )
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
         if not cfg.generate_data and not fileio.isdir(cfg.data_dir):
             raise TrainingError(
@@ -85,8 +89,8 @@ class Trainer:
         if "train_steps" not in hp:
             hp.add_hparam("train_steps", cfg.train_steps)
         hp.set_hparam("train_steps", cfg.train_steps)
-        hparams_checks.validate(hp)
-        if cfg.schedule in ("evaluate", "continuous_eval") and saved is not None:
+        hparams_checks.validate(hp, training=True)
+        if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
             hp = saved
         else:
             check_saved(cfg.output_dir, hp, cfg.hparams_set)
@@ -110,22 +114,20 @@ class Trainer:
             self.optimizer,
             cfg.keep_checkpoint_max,
             is_chief=self.cluster.is_chief,
+            keep_checkpoint_every_n_hours=cfg.keep_checkpoint_every_n_hours,
         )
         self.positions = None  # every worker's input position, on several workers
         self.summaries = None  # made once the run passed its checks (it writes event files)
         self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
         self._attention = None  # the first dev example's heat maps, made at the first eval
         self._dev_decodes = False  # made at the first evaluation (None: the problem has none)
+        self._split_decodes = None  # the decode schedules' dev-split decoder
+        self.eval_split = "test" if cfg.eval_use_test_set else "dev"
 
     # -- data ------------------------------------------------------------------------------
     def _train_iterator(self):
-        """The input, positioned after the batches the restored checkpoint consumed.
-
-        On one host: a ReplicaFeed whose iterator state is saved with every checkpoint and
-        restored from it (constant time); checkpoints without that state skip the consumed
-        batches instead. On several workers: each worker's position travels in the chief's
-        checkpoint (``WorkerPositions``).
-        """
+        """The input, positioned after the batches the restored checkpoint consumed
+        (``input_feed.positioned_feed``; checkpoints without an input state skip them)."""
         pattern = self.problem.filepattern(self.cfg.data_dir, "train")
         saved_state = self.ckpt.has_input_state() or self.cluster.workers > 1
         skip = 0 if saved_state else int(self.ckpt.batches_consumed.numpy())
@@ -142,37 +144,13 @@ class Trainer:
             )
             return ds.skip(skip) if skip else ds
 
-        if self.cluster.workers > 1:
-            return self._worker_feed(dataset_fn)
-        if skip:
-            print(
-                f"skipping the {skip:,} batches consumed so far ({self.ckpt.restored} holds "
-                "no input state)",
-                flush=True,
-            )
-        feed = ReplicaFeed(self.strategy, dataset_fn())
-        try:
-            self.ckpt.track_input(feed.iterator)  # restores the saved state, if there is one
-        except (tf.errors.OpError, ValueError) as e:
-            raise CheckpointError(
-                f"Cannot restore the input position saved in {self.ckpt.restored}: "
-                f"{str(e).strip().splitlines()[0][:200]}. The training data changed since; "
-                "restore the same shards, or use a new --output_dir."
-            ) from None
-        return feed
-
-    def _worker_feed(self, dataset_fn) -> ReplicaFeed:
-        """This worker's shard as a ReplicaFeed, at the position the chief's checkpoint saved."""
-        workers, index = self.cluster.workers, self.cluster.index
-        context = tf.distribute.InputContext(workers, index, self.strategy.num_replicas_in_sync)
-        feed = ReplicaFeed(self.strategy, dataset_fn(context), workers)
-        self.positions = WorkerPositions(self.strategy, feed, index)
-        setattr(self.ckpt.checkpoint, WorkerPositions.KEY, self.positions.states)
-        self.positions.restore()  # the states were restored on attachment (above)
+        feed, self.positions = positioned_feed(
+            self.strategy, self.ckpt, self.cluster, dataset_fn, skip
+        )
         return feed
 
     def _eval_dataset(self):
-        pattern = self.problem.filepattern(self.cfg.data_dir, "dev")
+        pattern = self.problem.filepattern(self.cfg.data_dir, self.eval_split)
         return self.strategy.distribute_datasets_from_function(
             lambda ctx: make_dataset(
                 pattern,
@@ -207,7 +185,9 @@ class Trainer:
         try:
             results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
         except tf.errors.DataLossError:
-            raise self._corrupt_data_error("dev") from None
+            raise corrupt_data_error(
+                self.problem, self.cfg.data_dir, self.eval_split, self.ckpt.latest
+            ) from None
         dev_text = self._dev_scores(results) if self.cluster.is_chief else ""
         self.summaries.scalars(
             "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, self.step
@@ -252,7 +232,7 @@ class Trainer:
 
         Only the chief writes into output_dir; other workers' event writers write nothing."""
         chief = self.cluster.is_chief
-        if chief and self.cfg.schedule not in ("evaluate", "continuous_eval"):
+        if chief and self.cfg.schedule not in READ_ONLY_SCHEDULES:
             write_record(self.cfg.output_dir, self.hparams, self.flags)
             for path in checkpoint_files.remove_orphan_temp_dirs(self.cfg.output_dir):
                 print(f"removed {path} (left by a save that was interrupted)", flush=True)
@@ -262,25 +242,22 @@ class Trainer:
         """Resumes from output_dir's newest checkpoint (returned) or warm-starts a new run,
         then starts writing: every check that can refuse the run comes before."""
         restored = self.ckpt.restore_latest()
-        if restored and self.cfg.schedule not in ("evaluate", "continuous_eval"):
-            check_same_workers(self.ckpt, self.cluster.workers, restored)
+        if restored and self.cfg.schedule not in READ_ONLY_SCHEDULES:
+            check_same_workers(
+                restored, self.ckpt.saved_shape(WorkerPositions.KEY), self.cluster.workers
+            )
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
             if self.early_stopping is not None:
                 self.early_stopping.read_history(self.cfg.output_dir, self.step)
         if self.cfg.warm_start_from:  # flags.txt records the exact checkpoint
-            self.flags = dict(self.flags, warm_start_from=self._warm_start(restored))
+            cfg = self.cfg
+            source = warm_start.start_from(
+                cfg.warm_start_from, restored, self.model, self.hparams, self.problem, cfg.data_dir
+            )
+            self.flags = dict(self.flags, warm_start_from=source)
         self._start_writing()
         return restored
-
-    def _warm_start(self, restored: str | None) -> str:
-        """--warm_start_from (not on a resume): the source's model weights; its prefix."""
-        cfg = self.cfg
-        if restored:
-            return warm_start.ignored(cfg.warm_start_from, restored)
-        prefix = warm_start.source_prefix(cfg.warm_start_from)
-        warm_start.check_compatible(prefix, self.hparams, self.problem, cfg.data_dir)
-        return warm_start.warm_start(self.model, prefix)
 
     def run(self) -> dict:
         restored = self.start()
@@ -290,12 +267,18 @@ class Trainer:
             return self.evaluate()
         if self.cfg.schedule == "continuous_eval":
             return self.continuous_eval()
+        if self.cfg.schedule == "decode":
+            if not restored:
+                raise TrainingError(f"No checkpoint in {self.cfg.output_dir} to decode.")
+            return {"decodes": self._decode_split()}
         return self.train()
 
-    def continuous_eval(self, timeout_secs: int = 3600) -> dict:
-        """Evaluates every new checkpoint until one at train_steps (or the timeout)."""
+    def continuous_eval(self) -> dict:
+        """Evaluates every new checkpoint until one at train_steps, or until none came for
+        --eval_timeout_mins (T2T's)."""
         results, last = {}, None
-        for path in tf.train.checkpoints_iterator(self.cfg.output_dir, timeout=timeout_secs):
+        timeout = self.cfg.eval_timeout_mins * 60
+        for path in tf.train.checkpoints_iterator(self.cfg.output_dir, timeout=timeout):
             if path != last:
                 self.ckpt.checkpoint.restore(path).expect_partial()
                 results, last = self.evaluate(), path
@@ -346,10 +329,11 @@ class Trainer:
         """Loop calls up to the next log/save/eval step; between calls the workers agree on
         what to do (``Agreement``), so all of them save, evaluate and stop at the same step."""
         cfg = self.cfg
-        eval_every = cfg.local_eval_frequency if cfg.schedule == "train_and_evaluate" else 0
+        eval_every = schedules.eval_every(cfg)
         save_every = 0 if cfg.save_checkpoints_secs else cfg.local_eval_frequency
         agree = Agreement(self.strategy, self.cluster.workers)
         started = last_save = time.time()
+        last_eval = -float("inf")
         if cfg.max_train_seconds:
             console.deadline = started + cfg.max_train_seconds
         window, results, stopping, traced, early = Counter(), {}, False, False, False
@@ -366,6 +350,7 @@ class Trainer:
                 time_up=bool(cfg.max_train_seconds) and now - started >= cfg.max_train_seconds,
                 save_due=bool(cfg.save_checkpoints_secs)
                 and now - last_save >= cfg.save_checkpoints_secs,
+                throttle_passed=now - last_eval >= cfg.eval_throttle_seconds,
             )
             # Only the agreed flags decide (a signal arriving after the vote waits one call).
             stopping = decided["signal"] or decided["time_up"]
@@ -382,10 +367,10 @@ class Trainer:
             if saves:
                 print(self._saved(self.save()), flush=True)
                 last_save = time.time()
-            if eval_every and step % eval_every == 0:
+            if schedules.eval_due(cfg, step, bool(saves), decided["throttle_passed"]):
                 if not saves:
                     self.save()
-                results = self.evaluate()
+                results, last_eval = self._evaluate_and_decode(), time.time()
                 if self.early_stopping is not None:  # agreed: a dev decode metric is the chief's
                     early = agree(stop=self.early_stopping.update(step, results))["stop"]
         path = self.ckpt.latest if self.ckpt.latest == self._expected_path() else self.save()
@@ -401,9 +386,25 @@ class Trainer:
             print(f"stopped early at step {self.step}: {why}; {self._saved(path)}", flush=True)
             return dict(results, checkpoint=path, early_stopped=True)
         print(f"training finished at step {self.step}; {self._saved(path)}", flush=True)
-        if cfg.schedule == "train_and_evaluate" and not results.get("step") == self.step:
-            results = self.evaluate()
+        if cfg.schedule in schedules.EVALUATING and not results.get("step") == self.step:
+            results = self._evaluate_and_decode()
         return dict(results, checkpoint=path)
+
+    def _evaluate_and_decode(self) -> dict:
+        results = self.evaluate()
+        if self.cfg.schedule == "train_eval_and_decode":
+            results["decodes"] = self._decode_split()
+        return results
+
+    def _decode_split(self) -> str:
+        """The dev split's decodes (``schedules.SplitDecodes``); the chief writes them."""
+        if not self.cluster.is_chief:
+            return ""
+        if self._split_decodes is None:
+            self._split_decodes = schedules.SplitDecodes(self.model, self.problem, self.cfg)
+        text = self._split_decodes(self.step)
+        print(text, flush=True)
+        return self._split_decodes.paths.decodes
 
     def _steps_to_next_event(self, eval_every: int, save_every: int) -> int:
         """Updates in the next loop call: up to the next log line, save, eval or the end."""
@@ -418,10 +419,12 @@ class Trainer:
         try:
             loop(iterator, tf.constant(n))
         except tf.errors.DataLossError:
-            raise self._corrupt_data_error("train") from None
+            raise corrupt_data_error(
+                self.problem, self.cfg.data_dir, "train", self.ckpt.latest
+            ) from None
         stats = self.metrics.read()
         if stats["first_nonfinite"] >= 0:
-            raise self._diverged_error(stats)
+            raise diverged_error(stats, self.ckpt.latest)
         return {name: stats[name] for name in self.metrics.names} | {"seconds": time.time() - start}
 
     def _log_window(self, w: dict, console: ConsoleLog) -> None:
@@ -432,12 +435,4 @@ class Trainer:
         timed = w["timed_updates"] / w["timed_seconds"] if w["timed_seconds"] else None
         console.line(
             self.step, values["loss"], values["learning_rate"], values["tokens_per_sec"], timed
-        )
-
-    def _diverged_error(self, stats: dict) -> TrainingError:
-        return diverged_error(stats, self.ckpt.latest)
-
-    def _corrupt_data_error(self, split: str) -> DataError:
-        return corrupt_data_error(
-            self.problem.filepattern(self.cfg.data_dir, split), split, self.ckpt.latest
         )

@@ -107,6 +107,19 @@ def ignored(source: str, restored: str) -> str:
     return source
 
 
+def start_from(
+    source: str, restored: str | None, model, hparams: HParams, problem, data_dir: str
+) -> str:
+    """T2T's --warm_start_from: on a new run, ``source``'s model weights into ``model`` (after
+    ``check_compatible``); on a resume (``restored``), nothing. Returns the exact checkpoint
+    prefix, for flags.txt."""
+    if restored:
+        return ignored(source, restored)
+    prefix = source_prefix(source)
+    check_compatible(prefix, hparams, problem, data_dir)
+    return warm_start(model, prefix)
+
+
 def _source_vocab(source_dir: str) -> str:
     """The vocabulary file of the run that wrote ``source_dir`` (its flags.txt's --problem
     and --data_dir), when that problem is registered here and the file exists; else ""."""

@@ -1,0 +1,62 @@
+"""When a training run evaluates and decodes, per T2T's ``--schedule``
+(``tensor2tensor/utils/trainer_lib.py``, ``T2TExperiment``), and the decodes of the dev
+split that ``decode`` and ``train_eval_and_decode`` write (``T2TExperiment.decode`` ->
+``tensor2tensor/utils/decoding.py``, ``decode_from_dataset``)."""
+
+from __future__ import annotations
+
+from t2t_repro.training.config import TrainerConfig
+
+# Evaluate every --local_eval_frequency steps (T2T's ValidationMonitor; train_eval_and_decode's
+# loop of eval_freq_in_steps = --local_eval_frequency).
+EVERY_N_STEPS = ("train_and_evaluate", "train_eval_and_decode")
+# Evaluate at the end of training too.
+EVALUATING = (*EVERY_N_STEPS, "continuous_train_and_eval")
+
+
+def eval_every(cfg: TrainerConfig) -> int:
+    """The step interval of evaluations (0: none on a step count)."""
+    return cfg.local_eval_frequency if cfg.schedule in EVERY_N_STEPS else 0
+
+
+def eval_due(cfg: TrainerConfig, step: int, saved: bool, throttle_passed: bool) -> bool:
+    """Whether to evaluate after ``step``. continuous_train_and_eval is Estimator's
+    train_and_evaluate: after a checkpoint is saved, once ``--eval_throttle_seconds`` passed
+    since the last eval (``throttle_passed``, which the workers agree on; true before the
+    first eval)."""
+    every = eval_every(cfg)
+    if every:
+        return step % every == 0
+    return cfg.schedule == "continuous_train_and_eval" and saved and throttle_passed
+
+
+class SplitDecodes:
+    """Decodes the dev split's source text (from ``--tmp_dir``) with the live model and
+    writes it as t2t-decoder does (``decoding/runner.py``: ``decode_<split>.txt`` in
+    output_dir, or T2T's names under ``--decode_to_file``); ``--decode_reference`` adds T2T's
+    BLEU line. One decoder for the run, so each input length is traced once."""
+
+    def __init__(self, model, problem, cfg: TrainerConfig) -> None:
+        from t2t_repro.decoding import runner
+        from t2t_repro.decoding.line_decoder import decode_hparams
+
+        self.problem, self.cfg = problem, cfg
+        overrides, self.max_examples = runner.split_example_cap(cfg.decode_hparams)
+        dhp = decode_hparams(overrides, getattr(problem, "decode_defaults", None))
+        self.decoder = runner.decoder_for_model(
+            model, problem, cfg.data_dir, dhp, random_seed=cfg.random_seed
+        )
+        names = (cfg.model, cfg.hparams_set, cfg.problem)
+        self.paths = runner.split_paths(cfg.output_dir, "dev", cfg.decode_to_file, names, dhp)
+
+    def __call__(self, step: int) -> str:
+        """Writes the decodes; returns what to log."""
+        from t2t_repro.decoding import runner
+
+        paths = runner.decode_split(
+            self.decoder, self.problem, self.cfg.tmp_dir, "dev", self.paths, self.max_examples
+        )
+        text = f"decoded dev at step {step}: {paths.decodes} (references: {paths.targets})"
+        if self.cfg.decode_reference:
+            text += "\n" + runner.reference_bleu(paths.decodes, self.cfg.decode_reference)
+        return text

@@ -1,0 +1,256 @@
+"""tensor2tensor 1.15's command lines parse: every T2T flag of every tool is honoured or
+refused in one line naming the replacement (t2t_repro/commands/t2t_flags.py). Parsers only:
+no TensorFlow work, so this file is fast."""
+
+import argparse
+
+import pytest
+
+from t2t_repro.commands import avg_all, bleu, datagen, decoder, t2t_flags, trainer
+from t2t_repro.errors import UsageError
+
+# The flag names of T2T 1.15.7's tools, read from its sources (flags.DEFINE_* in
+# bin/t2t_trainer.py + utils/flags.py; t2t_decoder.py imports both and adds its own;
+# bin/t2t_datagen.py, bin/t2t_avg_all.py, bin/t2t_bleu.py).
+T2T_TRAINER = """t2t_usr_dir random_seed tpu_num_shards tpu_job_name iterations_per_loop use_tpu
+use_tpu_estimator export_saved_model_api_version use_guarantee_const_getter xla_compile
+xla_jit_level tpu_infeed_sleep_secs generate_data tmp_dir profile inter_op_parallelism_threads
+intra_op_parallelism_threads optionally_use_dist_strat master output_dir schedule eval_steps
+std_server_protocol cloud_tpu_name cloud_mlengine cloud_mlengine_master_type
+autotune_objective autotune_maximize autotune_max_trials autotune_parallel_trials job-dir
+log_step_count_steps gpu_automatic_mixed_precision registry_help tfdbg export_saved_model
+dbgprofile model hparams_set hparams_range hparams problem data_dir train_steps
+eval_early_stopping_metric eval_early_stopping_metric_delta eval_early_stopping_steps
+eval_early_stopping_metric_minimize eval_timeout_mins eval_run_autoregressive
+eval_use_test_set keep_checkpoint_max enable_graph_rewriter keep_checkpoint_every_n_hours
+save_checkpoints_secs log_device_placement warm_start_from local_eval_frequency
+eval_throttle_seconds sync worker_job worker_gpu worker_replicas worker_id
+worker_gpu_memory_fraction ps_gpu gpu_order ps_job ps_replicas decode_hparams
+decode_from_file decode_to_file decode_reference""".split()
+T2T_DECODER = (
+    T2T_TRAINER
+    + """checkpoint_path keep_timestamp decode_interactive decode_shards
+score_file decode_in_memory disable_grappler_optimizations""".split()
+)
+T2T_DATAGEN = """data_dir tmp_dir problem exclude_problems num_shards max_cases
+env_problem_max_env_steps env_problem_batch_size only_list random_seed task_id task_id_start
+task_id_end num_concurrent_processes t2t_usr_dir""".split()
+T2T_AVG_ALL = "model_dir output_dir n min_steps wait_minutes".split()
+T2T_BLEU = """source reference translation translations_dir event_dir bleu_variant tag_suffix
+min_steps wait_minutes report_zero""".split()
+
+TOOLS = {
+    "t2t-trainer": (trainer, T2T_TRAINER),
+    "t2t-decoder": (decoder, T2T_DECODER),
+    "t2t-datagen": (datagen, T2T_DATAGEN),
+    "t2t-avg-all": (avg_all, T2T_AVG_ALL),
+    "t2t-bleu": (bleu, T2T_BLEU),
+}
+
+
+def option_names(parser: argparse.ArgumentParser) -> set[str]:
+    return {s[2:] for s in parser._option_string_actions if s.startswith("--")}
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_every_t2t_flag_parses(tool):
+    module, names = TOOLS[tool]
+    parser = module.build_parser()
+    missing = sorted(set(names) - option_names(parser))
+    assert not missing, f"{tool} lacks T2T's {missing}"
+    table = {f.name for f in t2t_flags.TABLES[tool]}
+    assert table <= set(names), f"{tool}'s table names non-T2T flags {sorted(table - set(names))}"
+
+
+def other_value(flag: t2t_flags.T2TFlag) -> str:
+    kind = flag.kind or type(flag.default)
+    if kind is bool:
+        return "false" if flag.default else "true"
+    return {int: "7", float: "0.5"}.get(kind, "x")
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_other_t2t_flags_are_refused_in_one_line_or_accepted_with_a_reason(tool):
+    module = TOOLS[tool][0]
+    parser = module.build_parser()
+    for flag in parser.t2t_flags:
+        if flag.default is not None:  # T2T's default, given explicitly, is accepted
+            given = parser.parse_args([f"--{flag.name}={flag.default}"])
+            t2t_flags.check_t2t_flags(parser, given)
+        args = parser.parse_args([f"--{flag.name}={other_value(flag)}"])
+        if not flag.refusal:
+            assert len(flag.accepted) > 20, flag  # says why nothing changes
+            t2t_flags.check_t2t_flags(parser, args)
+            continue
+        with pytest.raises(UsageError) as e:
+            t2t_flags.check_t2t_flags(parser, args)
+        message = str(e.value)
+        assert message.startswith(f"--{flag.name}") and "\n" not in message, message
+        assert f"--{flag.name}={other_value(flag)}".lower() in message.lower()
+
+
+def test_absl_boolean_forms_parse():
+    parser = trainer.build_parser()
+    assert parser.parse_args(["--xla_compile"]).xla is True
+    assert parser.parse_args(["--xla_compile=False"]).xla is False
+    assert parser.parse_args(["--xla_compile=true"]).xla is True
+    assert parser.parse_args(["--xla", "--noxla_compile"]).xla is False
+    assert parser.parse_args(["--generate_data=1"]).generate_data is True
+    assert decoder.build_parser().parse_args(["--noeval_use_test_set"]).eval_use_test_set is False
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--xla_compile=maybe"])
+
+
+def trainer_args(*argv):
+    parser = trainer.build_parser()
+    args = parser.parse_args(list(argv))
+    trainer.check_flags(parser, args)
+    return args
+
+
+def test_t2t_hp_pairs_become_hparams():
+    rest, pairs = t2t_flags.split_hp_args(
+        ["--problem=p", "--hp_hidden_size", "32", "--hparams=num_heads=2", "--hp_dropout=0.2"]
+    )
+    assert rest == ["--problem=p", "--hparams=num_heads=2"]
+    assert pairs == "hidden_size=32,dropout=0.2"
+    parser = trainer.build_parser()
+    args = parser.parse_args(rest)
+    trainer.check_flags(parser, args, pairs)
+    assert args.hparams == "num_heads=2,hidden_size=32,dropout=0.2"
+    with pytest.raises(UsageError, match="needs a value"):
+        t2t_flags.split_hp_args(["--hp_hidden_size"])
+
+
+def test_trainer_aliases_and_their_conflicts():
+    assert trainer_args("--gpu_automatic_mixed_precision").mixed_precision == "float16"
+    assert trainer_args().mixed_precision == ""
+    with pytest.raises(UsageError, match="contradicts --mixed_precision=bfloat16"):
+        trainer_args("--gpu_automatic_mixed_precision", "--mixed_precision=bfloat16")
+    with pytest.raises(UsageError, match="t2t-decoder --decode_from_file"):
+        trainer_args("--decode_from_file=x.txt")
+
+
+def test_refused_schedules_name_what_to_run(tmp_path, capsys):
+    from t2t_repro.training.config import REFUSED_SCHEDULES
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    base = [
+        "--problem=translate_toy",
+        "--hparams_set=transformer_tiny",
+        f"--data_dir={empty}",
+        f"--output_dir={tmp_path / 'train'}",
+    ]
+    for schedule in ("test", "continuous_decode_from_file", "bogus"):
+        assert trainer.main([*base, f"--schedule={schedule}"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"t2t-trainer: error: --schedule={schedule}") and err.count("\n") == 1
+        if schedule in REFUSED_SCHEDULES:
+            assert REFUSED_SCHEDULES[schedule] in err
+        else:
+            assert "continuous_train_and_eval" in err and "train_eval_and_decode" in err
+    assert not (tmp_path / "train").exists()
+
+
+def test_decoder_refuses_training_flags_and_t2t_only_modes(capsys):
+    for argv, expected in (
+        (["--train_steps=10"], "--train_steps is a t2t-trainer flag"),
+        (["--master=grpc://x"], "one process"),
+        (["--decode_shards=2"], "--decode_shards applies to --decode_from_file only"),
+        (["--score_file=x"], "--score_file needs --decode_to_file"),
+        (["--eval_early_stopping_steps=5"], "--eval_early_stopping_steps is a t2t-trainer flag"),
+        (["--decode_interactive", "--decode_reference=r"], "not stdin's"),
+    ):
+        assert decoder.main(["--problem=translate_toy", *argv]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("t2t-decoder: error: ") and expected in err, err
+
+
+def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
+    args = datagen.build_parser().parse_args(["--num_concurrent_processes=3", "--max_cases=0"])
+    assert args.num_workers == 3 and args.max_cases == 0
+    assert (
+        datagen.main(
+            [
+                "--problem=translate_*",
+                "--exclude_problems=translate_toy",
+                f"--data_dir={tmp_path}",
+                "--only_list",
+            ]
+        )
+        == 0
+    )
+    listed = capsys.readouterr().out.split()
+    assert (
+        listed and "translate_toy" not in listed and all(n.startswith("translate_") for n in listed)
+    )
+    assert not list(tmp_path.iterdir())  # --only_list generates nothing
+    hyp, ref = tmp_path / "hyp", tmp_path / "ref"
+    hyp.write_text("the cat sat on the mat .\nA dog\n")
+    ref.write_text("The cat sat on the mat .\na dog\n")
+    for variant, names in (
+        ("both", ["t2t-bleu cased", "t2t-bleu uncased"]),
+        ("cased", ["t2t-bleu cased"]),
+        ("uncased", ["t2t-bleu uncased"]),
+    ):
+        assert (
+            bleu.main([f"--translation={hyp}", f"--reference={ref}", f"--bleu_variant={variant}"])
+            == 0
+        )
+        lines = capsys.readouterr().out.strip().splitlines()
+        assert [line.split("  ")[0].strip() for line in lines] == names
+    assert bleu.main([f"--translation={hyp}", f"--reference={ref}", "--translations_dir=d"]) == 1
+    assert "give --translation or --translations_dir, not both" in capsys.readouterr().err
+    assert bleu.main([f"--translation={hyp}", f"--reference={ref}", "--source=src"]) == 0
+
+
+def test_eval_due_follows_t2t_schedules():
+    from t2t_repro.training.config import TrainerConfig
+    from t2t_repro.training.schedules import eval_due
+
+    def cfg(schedule, **kw):
+        return TrainerConfig("p", "h", "d", "o", schedule=schedule, local_eval_frequency=10, **kw)
+
+    # Every local_eval_frequency steps, saved or not.
+    for schedule in ("train_and_evaluate", "train_eval_and_decode"):
+        assert eval_due(cfg(schedule), 20, False, False)
+        assert not eval_due(cfg(schedule), 25, True, True)
+    # Estimator's train_and_evaluate: after a save, once the throttle passed.
+    c = cfg("continuous_train_and_eval", eval_throttle_seconds=600)
+    assert eval_due(c, 10, True, True) and eval_due(c, 13, True, True)
+    assert not eval_due(c, 20, True, False) and not eval_due(c, 20, False, True)
+    assert not eval_due(cfg("train"), 10, True, True)
+
+
+def test_split_decode_names_are_t2ts():
+    from t2t_repro.decoding.runner import split_paths
+    from t2t_repro.hparam import HParams
+
+    dhp = HParams(beam_size=4, alpha=0.6)
+    names = ("transformer", "transformer_base", "translate_ende_wmt32k")
+    paths = split_paths("/train", "dev", "/out/newstest", names, dhp)
+    stem = "/out/newstest.transformer.transformer_base.translate_ende_wmt32k.beam4.alpha0.6"
+    assert (paths.decodes, paths.targets, paths.inputs) == (
+        f"{stem}.decodes",
+        f"{stem}.targets",
+        f"{stem}.inputs",
+    )
+    # A name that already holds T2T's suffix is kept (T2T's _decode_filename).
+    kept = split_paths("/train", "dev", "/out/x.beam4.alpha0.6.decodes", names, dhp)
+    assert kept.decodes == "/out/x.beam4.alpha0.6.decodes" and kept.targets.endswith(".targets")
+    default = split_paths("/train", "test", "", names, dhp)
+    assert default == type(default)("/train/decode_test.txt", "/train/decode_test.ref.txt")
+
+
+def test_keep_checkpoint_every_n_hours_reaches_the_checkpoint_manager(tmp_path):
+    import keras
+    import tensorflow as tf
+
+    from t2t_repro.checkpoints.training import TrainingCheckpoint
+
+    model = keras.layers.Dense(1)
+    model.build((None, 1))
+    ckpt = TrainingCheckpoint(str(tmp_path), model, tf.Module(), 3, keep_checkpoint_every_n_hours=2)
+    ckpt.restore_latest()
+    assert ckpt.manager._keep_checkpoint_every_n_hours == 2
