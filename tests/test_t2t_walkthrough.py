@@ -74,11 +74,11 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     decode_file.write_text("the dog sees a cat .\nmany cats run .\n")
     translation = tmp_path / "translation.en"
     dec = [*common, *model, f"--decode_hparams=beam_size={BEAM_SIZE},alpha={ALPHA}"]
-    assert (
-        decoder.main([*dec, f"--decode_from_file={decode_file}", f"--decode_to_file={translation}"])
-        == 0
-    )
+    to_file = [f"--decode_from_file={decode_file}", f"--decode_to_file={translation}"]
+    assert decoder.main([*dec, *to_file, "--keep_timestamp"]) == 0
     assert len(translation.read_text().splitlines()) == 2
+    index = (train_dir / "ckpt-8.index").stat().st_mtime
+    assert abs(os.path.getmtime(translation) - index) < 1e-3  # T2T's --keep_timestamp
 
     # t2t-bleu --translation=translation.en --reference=ref-translation.de
     reference = tmp_path / "ref-translation.de"
@@ -97,11 +97,9 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     assert "dev_ref" in capsys.readouterr().err  # a missing reference: one line, before work
     assert decoder.main([*split, hp]) == 0
     (tmp_path / "dev_ref").write_text(open(f"{stem}.targets").read())
-    again = [*split, hp, f"--decode_reference={tmp_path / 'dev_ref'}", "--keep_timestamp"]
+    again = [*split, hp, f"--decode_reference={tmp_path / 'dev_ref'}"]
     assert decoder.main(again) == 0
     assert f"{stem}.decodes: BLEU = " in capsys.readouterr().out
-    index = (train_dir / "ckpt-8.index").stat().st_mtime
-    assert abs(os.path.getmtime(f"{stem}.decodes") - index) < 1e-3  # T2T's --keep_timestamp
     lines = {
         ext: open(f"{stem}.{ext}").read().splitlines() for ext in ("decodes", "targets", "inputs")
     }
