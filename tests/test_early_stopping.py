@@ -68,6 +68,21 @@ def test_flags_parse_as_t2ts_and_unusable_values_are_refused(tmp_path, capsys):
         assert trainer.main(base + flags) == 1
         assert expected in capsys.readouterr().err
     assert not (tmp_path / "train").exists()
+    # The schedules that evaluate in the training loop take it, T2T's default one too.
+    from t2t_repro.training.config import TrainerConfig
+    from t2t_repro.training.run_setup import check_config
+
+    for schedule in ("train_and_evaluate", "train_eval_and_decode", "continuous_train_and_eval"):
+        check_config(
+            TrainerConfig(
+                "translate_toy",
+                "transformer_quickstart",
+                "d",
+                "o",
+                schedule=schedule,
+                eval_early_stopping_steps=10,
+            )
+        )
 
 
 @pytest.mark.slow
