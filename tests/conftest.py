@@ -4,8 +4,15 @@ Keras state are released when the module ends, so a test process stays small how
 modules it runs (the suite runs in two such processes: ``make test``)."""
 
 import gc
+import os
 
 import pytest
+
+# One TensorFlow thread per op in each test process and the tools it starts (TensorFlow reads
+# these before it starts): the suite runs two test processes on two cores, and the tiny test
+# models gain nothing from intra-op threads, while idle pool threads spin on the other's core.
+os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
+os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 
 from t2t_repro.commands.builtins import register_builtins
 
