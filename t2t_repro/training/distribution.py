@@ -47,15 +47,24 @@ def split_cpu(num_devices: int) -> list[str]:
     return [d.name for d in tf.config.list_logical_devices("CPU")]
 
 
-def make_strategy(worker_gpu: int = 0, devices: list[str] | None = None) -> tf.distribute.Strategy:
-    """The run's strategy; call it before anything runs a TensorFlow op (see the module doc)."""
+def make_strategy(
+    worker_gpu: int = 0, devices: list[str] | None = None, collective_timeout_secs: float = 0
+) -> tf.distribute.Strategy:
+    """The run's strategy; call it before anything runs a TensorFlow op (see the module doc).
+
+    ``collective_timeout_secs`` (several workers; 0: none): a collective that waits longer
+    for a worker raises ``DeadlineExceededError`` instead of hanging (a stuck worker)."""
     if cluster().workers > 1:
         if not _multi_worker:
             # The coordination service's heartbeat timeout stays TF's default: the strategy
             # sets no timeout, and only the private context.configure_coordination_service
             # could (docs/distributed.md, troubleshooting).
             resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
-            _multi_worker.append(tf.distribute.MultiWorkerMirroredStrategy(resolver))
+            options = tf.distribute.experimental.CommunicationOptions(
+                timeout_seconds=collective_timeout_secs or None
+            )
+            strategy = tf.distribute.MultiWorkerMirroredStrategy(resolver, options)
+            _multi_worker.append(strategy)
         return _multi_worker[0]
     if devices:
         return tf.distribute.MirroredStrategy(devices)
