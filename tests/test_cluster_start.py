@@ -141,3 +141,21 @@ def test_the_watchdog_ends_a_stalled_loop_call_and_not_a_moving_one(monkeypatch)
     with stalled:
         assert fired.wait(30)
     assert not Watchdog(False, lambda: 3, 0.05, lambda: "").enabled  # one host: never armed
+
+
+def test_worker_gpu_on_a_cluster_keeps_the_first_gpus(monkeypatch):
+    from t2t_repro.errors import UserError
+    from t2t_repro.training import distribution
+
+    shown = []
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind: ["g0", "g1", "g2"])
+    monkeypatch.setattr(tf.config, "set_visible_devices", lambda d, kind: shown.append((d, kind)))
+    distribution._use_first_gpus(2)
+    assert shown == [(["g0", "g1"], "GPU")]
+
+    def too_late(devices, kind):
+        raise RuntimeError("Visible devices cannot be modified after being initialized")
+
+    monkeypatch.setattr(tf.config, "set_visible_devices", too_late)
+    with pytest.raises(UserError, match="set CUDA_VISIBLE_DEVICES to the 2 GPU"):
+        distribution._use_first_gpus(2)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from t2t_repro.errors import UserError
 from t2t_repro.training import tf_config
 from t2t_repro.training.tf_config import Cluster
 
@@ -47,6 +48,19 @@ def split_cpu(num_devices: int) -> list[str]:
     return [d.name for d in tf.config.list_logical_devices("CPU")]
 
 
+def _use_first_gpus(count: int) -> None:
+    """MultiWorkerMirroredStrategy trains on every GPU it sees: hide all but the first
+    ``count`` (``--worker_gpu``) from this process, before TensorFlow initialises them."""
+    gpus = tf.config.list_physical_devices("GPU")
+    try:
+        tf.config.set_visible_devices(gpus[:count], "GPU")
+    except RuntimeError:  # the GPUs were initialised already (not in t2t-trainer)
+        raise UserError(
+            f"--worker_gpu={count} cannot take effect now; set CUDA_VISIBLE_DEVICES to the "
+            f"{count} GPU(s) to use on this host instead."
+        ) from None
+
+
 def make_strategy(
     worker_gpu: int = 0, devices: list[str] | None = None, collective_timeout_secs: float = 0
 ) -> tf.distribute.Strategy:
@@ -56,6 +70,8 @@ def make_strategy(
     for a worker raises ``DeadlineExceededError`` instead of hanging (a stuck worker)."""
     if cluster().workers > 1:
         if not _multi_worker:
+            if worker_gpu:
+                _use_first_gpus(worker_gpu)
             # The coordination service's heartbeat timeout stays TF's default: the strategy
             # sets no timeout, and only the private context.configure_coordination_service
             # could (docs/distributed.md, troubleshooting).
