@@ -88,14 +88,6 @@ def test_what_a_cluster_cannot_do_is_refused(changes, message):
     startup_handshake.refuse_on_a_cluster(cfg, Cluster())  # one host: allowed
 
 
-def trainer(task="worker", task_id=1, latest="/out/ckpt-40"):
-    return SimpleNamespace(
-        cluster=Cluster(2, 1, task, task_id),
-        cfg=SimpleNamespace(collective_timeout_secs=30.0),
-        ckpt=SimpleNamespace(latest=latest),
-    )
-
-
 def test_a_peers_failure_is_one_line_naming_it_and_what_to_do():
     text = (
         "Graph execution error:\n\nDetected at node while/CollectiveReduceV2 defined at:\n"
@@ -103,7 +95,8 @@ def test_a_peers_failure_is_one_line_naming_it_and_what_to_do():
         "reset by peer\nAdditional GRPC error information from remote target "
         "/job:worker/replica:0/task:0 while calling /tensorflow.WorkerService/CompleteInstance"
     )
-    lost = exit_codes.peer_failure(tf.errors.UnavailableError(None, None, text), trainer())
+    error = tf.errors.UnavailableError(None, None, text)
+    lost = exit_codes.peer_failure(error, Cluster(2, 1, "worker", 1), 30.0, "/out/ckpt-40")
     assert str(lost) == (
         "this is worker 1; worker 0 failed or was stopped (its own log says why). Restart the "
         "whole cluster (every process, same command); it resumes from /out/ckpt-40. "
@@ -111,7 +104,9 @@ def test_a_peers_failure_is_one_line_naming_it_and_what_to_do():
     )
     stuck = exit_codes.peer_failure(
         tf.errors.DeadlineExceededError(None, None, "Collective has timed out"),
-        trainer("chief", 0, latest=None),
+        Cluster(2, 0, "chief", 0),
+        30.0,
+        None,
     )
     assert str(stuck).startswith(
         "this is chief 0; another worker did not answer for 30 s (--collective_timeout_secs)"

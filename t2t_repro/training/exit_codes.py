@@ -20,6 +20,7 @@ import re
 import tensorflow as tf
 
 from t2t_repro.training.run_setup import TrainingError
+from t2t_repro.training.tf_config import Cluster
 
 DEFAULT_SIGNAL_EXIT_CODE = 143
 # What a collective raises when a peer died (UnavailableError, CancelledError, AbortedError:
@@ -30,7 +31,6 @@ PEER_ERRORS = (
     tf.errors.DeadlineExceededError,
     tf.errors.CancelledError,
     tf.errors.AbortedError,
-    tf.errors.InternalError,
 )
 _TASK = re.compile(r"/job:(chief|worker)/replica:\d+/task:(\d+)")
 
@@ -48,6 +48,7 @@ def check_exit_flags(cfg) -> None:
 
 def train(cfg, flags: dict) -> int:
     """Runs the trainer; its exit code (module doc). A peer's failure becomes one line."""
+    from t2t_repro.training.distribution import cluster
     from t2t_repro.training.trainer import Trainer
 
     check_exit_flags(cfg)
@@ -56,31 +57,34 @@ def train(cfg, flags: dict) -> int:
         trainer = Trainer(cfg, flags=flags)
         result = trainer.run()
     except PEER_ERRORS as e:
-        if trainer is None or trainer.cluster.workers == 1:
+        here = cluster()
+        if here.workers == 1:
             raise
-        raise peer_failure(e, trainer) from None
+        latest = trainer.ckpt.latest if trainer is not None else None
+        raise peer_failure(e, here, cfg.collective_timeout_secs, latest) from None
     signalled = result.get("interrupted") and trainer.signalled  # not the time limit
     return cfg.signal_exit_code if signalled else 0
 
 
-def peer_failure(error: tf.errors.OpError, trainer) -> PeerFailure:
+def peer_failure(
+    error: tf.errors.OpError, cluster: Cluster, timeout: float, latest: str | None
+) -> PeerFailure:
     """One line: which peer (when TensorFlow's message names it), what happened, what to do."""
-    cluster, text = trainer.cluster, str(error)
+    text = str(error)
     me = (cluster.task, cluster.task_id)
     peers = {(job, int(i)) for job, i in _TASK.findall(text)} - {me}
     who = ", ".join(f"{job} {i}" for job, i in sorted(peers)) or "another worker"
     if isinstance(error, tf.errors.DeadlineExceededError):
         what = (
-            f"did not answer for {trainer.cfg.collective_timeout_secs:g} s "
-            "(--collective_timeout_secs): it is stuck (a hung file-system read?) or far slower"
+            f"did not answer for {timeout:g} s (--collective_timeout_secs): it is stuck (a "
+            "hung file-system read?) or far slower"
         )
     else:
         what = "failed or was stopped (its own log says why)"
-    resume = resume_text(trainer.ckpt.latest)
     cause = _cause(text) or type(error).__name__
     return PeerFailure(
         f"this is {cluster.task} {me[1]}; {who} {what}. Restart the whole cluster (every "
-        f"process, same command); {resume}. [TensorFlow: {cause}]"
+        f"process, same command); {resume_text(latest)}. [TensorFlow: {cause}]"
     )
 
 
