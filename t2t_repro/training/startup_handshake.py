@@ -5,7 +5,7 @@ reads its flags, hparams, data and checkpoint on its own. Workers that restored 
 checkpoints (a stale NFS or gcsfuse listing), or were started with another ``--train_steps``,
 another ``--hparams`` or another set of shards, would average the gradients of different
 models, or wait in a collective that the others never reach. So, after the restore and before
-anything is written, all workers gather (one collective, ``gather_bytes``) what each one
+anything is written, all workers gather (one collective, ``input_feed.BytesGather``) what each one
 restored, its loop-shaping flags, its hparams and its data; on any difference every worker
 stops with the same one-line error naming the field, each worker's value and the fix.
 
@@ -25,7 +25,7 @@ from typing import Any
 from t2t_repro.data.input_pipeline import list_shards
 from t2t_repro.data.text_files import DataError
 from t2t_repro.training.exit_codes import resume_text
-from t2t_repro.training.gather_bytes import BytesGather
+from t2t_repro.training.input_feed import BytesGather
 from t2t_repro.training.run_setup import TrainingError
 from t2t_repro.training.tf_config import Cluster
 from t2t_repro.training.watchdog import Watchdog
