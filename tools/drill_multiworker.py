@@ -134,22 +134,24 @@ def timed_saves(data_dir: str, work: str) -> dict:
 
 
 def ends(procs: list[subprocess.Popen], start: float, timeout: float = 300) -> list[dict]:
-    """Each process's exit code, seconds after ``start`` and last stderr line (killed and
-    reported as hanging after ``timeout``)."""
+    """Each process's exit code, the second (after ``start``) at which it exited, and its
+    last stderr line; a process still running after ``timeout`` is killed and reported."""
+    ended: dict[int, float] = {}
+    while len(ended) < len(procs) and time.time() < start + timeout:
+        for i, proc in enumerate(procs):
+            if i not in ended and proc.poll() is not None:
+                ended[i] = round(time.time() - start, 1)
+        time.sleep(0.2)
     found = []
-    for proc in procs:
-        try:
-            _, err = proc.communicate(timeout=max(1, start + timeout - time.time()))
-            seconds = round(time.time() - start, 1)
-        except subprocess.TimeoutExpired:
+    for i, proc in enumerate(procs):
+        if i not in ended:
             proc.kill()
-            _, err = proc.communicate()
-            seconds = f"still running after {timeout} s: killed"
+        _, err = proc.communicate()
         lines = err.strip().splitlines()
         found.append(
             {
                 "code": proc.returncode,
-                "seconds": seconds,
+                "exited_after_s": ended.get(i, f"still running after {timeout} s: killed"),
                 "stderr_lines": len(lines),
                 "last_line": lines[-1] if lines else "",
             }

@@ -77,7 +77,7 @@ def local_facts(cfg, hparams, restored: str | None, step: int, problem) -> dict[
 
 
 def refuse_on_a_cluster(cfg, cluster: Cluster) -> None:
-    """What several workers cannot do, refused in one line before TensorFlow starts."""
+    """What several workers cannot do, refused in one line before the strategy starts."""
     if cluster.workers == 1:
         return
     if cfg.generate_data:  # all would write one data_dir
@@ -102,9 +102,11 @@ def worker_seed(seed: int | None, index: int) -> int | None:
 def handshake(trainer) -> tuple[int | None, Watchdog]:
     """The trainer's facts agreed by every worker (``agree``). Returns the agreed data seed
     and the watchdog of its loop calls (``watchdog.py``; it watches nothing on one host)."""
-    cfg = trainer.cfg
-    facts = local_facts(cfg, trainer.hparams, trainer.ckpt.restored, trainer.step, trainer.problem)
-    seed = agree(trainer.strategy, trainer.cluster, facts)
+    cfg, seed = trainer.cfg, trainer.cfg.random_seed
+    if trainer.cluster.workers > 1:
+        restored, step = trainer.ckpt.restored, trainer.step
+        facts = local_facts(cfg, trainer.hparams, restored, step, trainer.problem)
+        seed = agree(trainer.strategy, trainer.cluster, facts)
     watchdog = Watchdog(
         trainer.cluster.workers > 1,
         lambda: int(trainer.optimizer.iterations.numpy()),
