@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from t2t_repro.data import records
 from t2t_repro.data.bucketing import batching_scheme
-from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
+from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset, read_records
 from t2t_repro.data.text_files import DataError
 from t2t_repro.hparam import HParams
 
@@ -193,6 +193,35 @@ def test_two_input_pipelines_get_disjoint_shards(shards):
         ds = make_dataset(pattern, EVAL, hparams(), input_context=ctx)
         seen.append({int(x) for b in all_batches(ds) for x in b["inputs"][:, 0]})
     assert seen[0] and seen[1] and not seen[0] & seen[1] and len(seen[0] | seen[1]) == 30
+
+
+@pytest.mark.parametrize("files", [2, 4, 6])  # 2 or 4 on 3 workers: by record; 6: by file
+def test_three_workers_read_each_training_record_once_per_epoch(tmp_path, files):
+    """#36: the multiset over 3 workers is the unsharded data's, in one epoch, and no worker
+    reads more than a third (rounded up) of it, even with files of uneven sizes."""
+    written = []
+    for f in range(files):
+        path = str(tmp_path / records.shard_name("p", "train", f, files))
+        shard = [f"{f}-{i}".encode() for i in range(2 + 3 * f)]  # 2, 5, 8, ... records
+        with tf.io.TFRecordWriter(path) as writer:
+            for record in shard:
+                writer.write(record)
+        written.append(path)
+    epoch = [bytes(r) for r in read_records(written, True).as_numpy_iterator()]
+    per_worker = [
+        [
+            bytes(r)
+            for r in read_records(
+                written, True, tf.distribute.InputContext(3, worker, 3), seed=11
+            ).as_numpy_iterator()
+        ]
+        for worker in range(3)
+    ]
+    assert sorted(sum(per_worker, [])) == sorted(epoch) and len(set(epoch)) == len(epoch)
+    if files != 6:  # dealt by record: every worker within one record of a third
+        assert max(map(len, per_worker)) - min(map(len, per_worker)) <= 1, per_worker
+    else:  # two whole files each
+        assert sorted(len({r.split(b"-")[0] for r in w}) for w in per_worker) == [2, 2, 2]
 
 
 def test_missing_files_say_run_datagen(tmp_path):

@@ -63,20 +63,28 @@ def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: 
     assert len(glob.glob(str(out / "eval" / "events.out.tfevents.*"))) == 1
 
 
+def snapshot(*dirs):
+    """Every file under ``dirs`` with its size and modification time: a write changes it."""
+    return {
+        os.path.join(root, name): (
+            os.stat(os.path.join(root, name)).st_size,
+            os.stat(os.path.join(root, name)).st_mtime_ns,
+        )
+        for d in dirs
+        for root, _, names in os.walk(d)
+        for name in names
+    }
+
+
 @pytest.mark.slow
 def test_chief_format_bfloat16_sigterm_to_one_worker_stops_both(data_dir, tmp_path):  # noqa: F811
+    """SIGTERM: both save the same step and exit with the signal code (143), so a restart
+    policy reruns them (#36). Then a restart on which worker 1 sees no checkpoint (a stale
+    listing) is refused by both workers in one line before anything is written."""
     out, tmp = tmp_path / "train", tmp_path / "tmp"
     tmp.mkdir()
-    procs = cluster_run.start(
-        "chief",
-        data_dir,
-        out,
-        "--mixed_precision=bfloat16",
-        "--schedule=train",
-        "--train_steps=100000",
-        "--log_step_count_steps=2",
-        tmp_dir=tmp,
-    )
+    flags = ("--mixed_precision=bfloat16", "--schedule=train", "--log_step_count_steps=2")
+    procs = cluster_run.start("chief", data_dir, out, *flags, "--train_steps=100000", tmp_dir=tmp)
     try:
         line = ""
         while not line.startswith("step 2/"):
@@ -87,11 +95,79 @@ def test_chief_format_bfloat16_sigterm_to_one_worker_stops_both(data_dir, tmp_pa
         results = cluster_run.finish(procs)
     steps = set()
     for code, stdout, stderr in results:
-        assert code == 0, stderr[-3000:]
+        assert code == 143, stderr[-3000:]
         steps.update(re.findall(r"received .*: (?:the chief )?saved \S+ at step (\d+)", stdout))
     assert "received SIGTERM: the chief saved" in results[1][1], results[1][1]
     assert len(steps) == 1, [r[1] for r in results]
-    assert_one_writer(out, tmp, [int(steps.pop())])
+    step = int(steps.pop())
+    assert_one_writer(out, tmp, [step])
+
+    stale = tmp_path / "stale"  # what worker 1 sees of output_dir: no checkpoint at all
+    stale.mkdir()
+    before = snapshot(out, stale)
+    again = cluster_run.run(
+        "chief",
+        data_dir,
+        out,
+        *flags,
+        "--train_steps=100000",
+        "--collective_timeout_secs=60",
+        per_worker=[[], [f"--output_dir={stale}"]],
+        timeout=300,
+    )
+    expected = (
+        f"the workers restored different checkpoints from the chief's --output_dir {out}: "
+        f"ckpt-{step} "
+        f"(step {step}) on worker 0 (the chief), no checkpoint (step 0) on worker 1."
+    )
+    for code, stdout, stderr in again:
+        assert code == 1 and expected in stderr and len(stderr.splitlines()) == 1, stderr
+        assert not re.search(r"^step \d", stdout, re.M), stdout  # refused before step 1
+    assert snapshot(out, stale) == before
+
+
+@pytest.mark.slow
+def test_workers_with_different_train_steps_are_refused_before_step_one(data_dir, tmp_path):  # noqa: F811
+    """The handshake (#36): one line on both, exit 1, output_dir not even made."""
+    out = tmp_path / "train"
+    results = cluster_run.run(
+        "worker",
+        data_dir,
+        out,
+        "--schedule=train",
+        "--collective_timeout_secs=60",
+        per_worker=[["--train_steps=40"], ["--train_steps=80"]],
+        timeout=300,
+    )
+    for code, _, stderr in results:
+        assert code == 1 and len(stderr.splitlines()) == 1, stderr
+        assert "different --train_steps: 40 on worker 0 (the chief), 80 on worker 1. " in stderr
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_sigkill_of_the_chief_ends_the_other_worker_with_one_line(data_dir, tmp_path):  # noqa: F811
+    procs = cluster_run.start(
+        "worker",
+        data_dir,
+        tmp_path / "train",
+        "--schedule=train",
+        "--train_steps=100000",
+        "--log_step_count_steps=2",
+        "--collective_timeout_secs=30",
+    )
+    try:
+        line = ""
+        while not line.startswith("step 2/"):
+            line = procs[1].stdout.readline()
+            assert line or procs[1].poll() is None, procs[1].stderr.read()[-3000:]
+    finally:
+        procs[0].kill()
+        # finish() kills a process still running after 60 s: its code would then be -9.
+        (_, _, _), (code, _, stderr) = cluster_run.finish(procs, timeout=60)
+    assert code == 1 and len(stderr.splitlines()) == 1, stderr
+    assert stderr.startswith("t2t-trainer: error: this is worker 1; worker 0 failed"), stderr
+    assert "Restart the whole cluster (every process, same command); it " in stderr
 
 
 def cluster_of(monkeypatch, config):

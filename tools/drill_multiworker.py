@@ -9,9 +9,14 @@
    optimizer with its slots, dropout RNG states) must be bit-identical. Dropout is on
    (transformer_quickstart: 0.2 / 0.1).
 2. sigterm: SIGTERM to the non-chief worker mid-run: both processes save the same step and
-   exit 0; a restart resumes from that checkpoint.
+   exit with --signal_exit_code (143); a restart resumes from that checkpoint.
 3. timed_saves: --save_checkpoints_secs=1 with one update per loop call, so the workers'
    clocks straddle the save times: no hang, both save the same steps.
+4. sigkill_chief: SIGKILL of the chief after its first checkpoint: how soon and with what
+   line the other worker exits; a restart resumes.
+5. corrupt_shard: worker 1's training shards are corrupt (its own copy of data_dir).
+6. stuck_read: worker 1's training shards are FIFOs that nobody writes (a hung file-system
+   read), with --collective_timeout_secs=30: both must exit non-zero, neither may hang.
 """
 
 import argparse
@@ -128,12 +133,88 @@ def timed_saves(data_dir: str, work: str) -> dict:
     }
 
 
+def ends(procs: list[subprocess.Popen], start: float, timeout: float = 300) -> list[dict]:
+    """Each process's exit code, the second (after ``start``) at which it exited, and its
+    last stderr line; a process still running after ``timeout`` is killed and reported."""
+    ended: dict[int, float] = {}
+    while len(ended) < len(procs) and time.time() < start + timeout:
+        for i, proc in enumerate(procs):
+            if i not in ended and proc.poll() is not None:
+                ended[i] = round(time.time() - start, 1)
+        time.sleep(0.2)
+    found = []
+    for i, proc in enumerate(procs):
+        if i not in ended:
+            proc.kill()
+        _, err = proc.communicate()
+        lines = err.strip().splitlines()
+        found.append(
+            {
+                "code": proc.returncode,
+                "exited_after_s": ended.get(i, f"still running after {timeout} s: killed"),
+                "stderr_lines": len(lines),
+                "last_line": lines[-1] if lines else "",
+            }
+        )
+    return found
+
+
+def sigkill_chief(data_dir: str, work: str) -> dict:
+    args = [*COMMON, "--train_steps=40", "--local_eval_frequency=10"]
+    procs = cluster_run.start("worker", data_dir, f"{work}/chief_killed", *args)
+    wait_for(procs[0], r"saved .*ckpt-10")
+    procs[0].send_signal(signal.SIGKILL)
+    start = time.time()
+    worker = ends(procs[1:], start)[0]
+    resumed = cluster_run.run("worker", data_dir, f"{work}/chief_killed", *args)
+    return {
+        "other_worker": worker,
+        "restart_exit_codes": [code for code, _, _ in resumed],
+        "restart": re.findall(r"resumed from \S+ at step \d+", resumed[0][1]),
+    }
+
+
+def _own_data(data_dir: str, work: str, name: str, replace) -> str:
+    """A copy of data_dir whose training shards ``replace(path)`` rewrote (worker 1's)."""
+    import glob
+    import shutil
+
+    copy = f"{work}/{name}"
+    shutil.copytree(data_dir, copy)
+    for path in sorted(glob.glob(f"{copy}/*-train-*")):
+        replace(path)
+    return copy
+
+
+def _corrupt(path: str) -> None:
+    with open(path, "r+b") as f:
+        f.seek(os.path.getsize(path) // 2)
+        f.write(b"\xff" * 64)
+
+
+def _fifo(path: str) -> None:
+    os.remove(path)
+    os.mkfifo(path)
+
+
+def one_bad_worker(data_dir: str, work: str, name: str, replace, *extra) -> dict:
+    bad = _own_data(data_dir, work, f"{name}_data", replace)
+    args = [*COMMON, "--train_steps=40", *extra]
+    procs = cluster_run.start(
+        "worker", data_dir, f"{work}/{name}", *args, per_worker=[[], [f"--data_dir={bad}"]]
+    )
+    return {"flags": list(extra), "workers": ends(procs, time.time())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--work", default="", help="parent of the scratch directory")
-    parser.add_argument("--drills", default="kill_resume,sigterm,timed_saves")
+    parser.add_argument(
+        "--drills",
+        default="kill_resume,sigterm,timed_saves,sigkill_chief,corrupt_shard,stuck_read",
+    )
     args = parser.parse_args()
     from t2t_repro import registry
     from t2t_repro.commands.builtins import register_builtins
@@ -146,6 +227,11 @@ def main() -> None:
         drills = {"kill_resume": lambda: kill_resume(data_dir, work, args.steps)}
         drills["sigterm"] = lambda: sigterm(data_dir, work)
         drills["timed_saves"] = lambda: timed_saves(data_dir, work)
+        drills["sigkill_chief"] = lambda: sigkill_chief(data_dir, work)
+        drills["corrupt_shard"] = lambda: one_bad_worker(data_dir, work, "corrupt", _corrupt)
+        drills["stuck_read"] = lambda: one_bad_worker(
+            data_dir, work, "stuck", _fifo, "--collective_timeout_secs=30"
+        )
         for name in args.drills.split(","):
             start = time.time()
             report[name] = drills[name]()

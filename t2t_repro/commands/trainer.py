@@ -4,7 +4,8 @@
         --data_dir=DATA --output_dir=TRAIN --train_steps=20000
     t2t-trainer --problem=wmt_ende --hparams_set=transformer_big --data_dir=DATA --output_dir=TRAIN
 
-Rerunning the same command resumes from the latest checkpoint. SIGINT/SIGTERM save and exit.
+Rerunning the same command resumes from the latest checkpoint. SIGINT/SIGTERM save and exit
+with --signal_exit_code (143), so that a cluster manager restarts the job.
 """
 
 from __future__ import annotations
@@ -86,6 +87,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=d["max_train_seconds"],
         help="stop training (after saving) once this much time has passed",
+    )
+    parser.add_argument(
+        "--collective_timeout_secs",
+        type=float,
+        default=d["collective_timeout_secs"],
+        help="several workers: a collective that waits this long for a stuck worker stops "
+        "every worker with an error (0: wait forever; docs/distributed.md)",
+    )
+    parser.add_argument(
+        "--signal_exit_code",
+        type=int,
+        default=d["signal_exit_code"],
+        help="exit code after SIGTERM/SIGINT stopped training and saved (a restart policy "
+        "reruns the job; docs/distributed.md)",
     )
     parser.add_argument(
         "--attention_images",
@@ -201,7 +216,8 @@ def check_flags(
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2t_repro.training.trainer import Trainer
+    """Trains; the exit code says how it ended (``training/exit_codes.py``)."""
+    from t2t_repro.training import exit_codes
 
     cli.require(args, "problem", "hparams_set", "data_dir", "output_dir")
     cfg = config_from_flags(vars(args))
@@ -211,8 +227,7 @@ def run(args: argparse.Namespace) -> int:
         output_dir=cli.expand(cfg.output_dir),
         tmp_dir=cli.expand(cfg.tmp_dir),
     )
-    Trainer(cfg, flags=vars(args)).run()
-    return 0
+    return exit_codes.train(cfg, vars(args))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -73,6 +73,11 @@ class TrainerConfig:
     log_step_count_steps: int = 100
     steps_per_loop: int = 20
     max_train_seconds: float = 0  # Stop (and save) after this much training time; 0: no limit.
+    # Several workers: a collective waiting longer than this for a worker ends the run (0: never).
+    collective_timeout_secs: float = 600
+    # The exit code after a stop signal (SIGTERM, SIGINT) and its save: 143, as TF's own
+    # preemption handler on GCE; a restart policy reruns the job, which resumes.
+    signal_exit_code: int = 143
     attention_images: bool = True  # Heat maps of the first dev example at every evaluation.
     # Dev examples decoded at each eval and scored by the problem's dev metric (0: off).
     eval_decode_examples: int = 64

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from t2t_repro.errors import UserError
 from t2t_repro.training import tf_config
 from t2t_repro.training.tf_config import Cluster
 
@@ -47,15 +48,39 @@ def split_cpu(num_devices: int) -> list[str]:
     return [d.name for d in tf.config.list_logical_devices("CPU")]
 
 
-def make_strategy(worker_gpu: int = 0, devices: list[str] | None = None) -> tf.distribute.Strategy:
-    """The run's strategy; call it before anything runs a TensorFlow op (see the module doc)."""
+def _use_first_gpus(count: int) -> None:
+    """MultiWorkerMirroredStrategy trains on every GPU it sees: hide all but the first
+    ``count`` (``--worker_gpu``) from this process, before TensorFlow initialises them."""
+    gpus = tf.config.list_physical_devices("GPU")
+    try:
+        tf.config.set_visible_devices(gpus[:count], "GPU")
+    except RuntimeError:  # the GPUs were initialised already (not in t2t-trainer)
+        raise UserError(
+            f"--worker_gpu={count} cannot take effect now; set CUDA_VISIBLE_DEVICES to the "
+            f"{count} GPU(s) to use on this host instead."
+        ) from None
+
+
+def make_strategy(
+    worker_gpu: int = 0, devices: list[str] | None = None, collective_timeout_secs: float = 0
+) -> tf.distribute.Strategy:
+    """The run's strategy; call it before anything runs a TensorFlow op (see the module doc).
+
+    ``collective_timeout_secs`` (several workers; 0: none): a collective that waits longer
+    for a worker raises ``DeadlineExceededError`` instead of hanging (a stuck worker)."""
     if cluster().workers > 1:
         if not _multi_worker:
+            if worker_gpu:
+                _use_first_gpus(worker_gpu)
             # The coordination service's heartbeat timeout stays TF's default: the strategy
             # sets no timeout, and only the private context.configure_coordination_service
             # could (docs/distributed.md, troubleshooting).
             resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
-            _multi_worker.append(tf.distribute.MultiWorkerMirroredStrategy(resolver))
+            options = tf.distribute.experimental.CommunicationOptions(
+                timeout_seconds=collective_timeout_secs or None
+            )
+            strategy = tf.distribute.MultiWorkerMirroredStrategy(resolver, options)
+            _multi_worker.append(strategy)
         return _multi_worker[0]
     if devices:
         return tf.distribute.MirroredStrategy(devices)

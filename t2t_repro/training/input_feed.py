@@ -40,6 +40,41 @@ class ReplicaFeed:
         )
 
 
+class BytesGather:
+    """One byte string from every worker, in worker order, by one collective: each worker's
+    bytes go as int32 words in one uneven ``all_gather`` (local replica 0 of each worker sends
+    them, the others nothing), their lengths in a second one. Also used by the start-up
+    handshake (``startup_handshake``).
+
+    ``gather(data)``: every worker's ``data``, in worker order (all workers call it)."""
+
+    def __init__(self, strategy: tf.distribute.Strategy, workers: int) -> None:
+        self.strategy = strategy
+        self.local_replicas = strategy.num_replicas_in_sync // workers
+
+    def __call__(self, data: bytes) -> list[bytes]:
+        padded = np.frombuffer(data + b"\0" * (-len(data) % 4), dtype=np.int32)
+        words, sizes = (
+            self.strategy.experimental_local_results(t)[0].numpy()
+            for t in self._all_gather(tf.constant(padded), tf.constant([len(data)]))
+        )
+        joined, found, offset = words.tobytes(), [], 0
+        for size in sizes[:: self.local_replicas]:  # local replica 0 of each worker sent it
+            found.append(joined[offset : offset + size])
+            offset += size + (-size % 4)
+        return found
+
+    @tf.function
+    def _all_gather(self, words, size):
+        def replica(words, size):
+            ctx = tf.distribute.get_replica_context()
+            first = tf.cast(ctx.replica_id_in_sync_group % self.local_replicas == 0, tf.int32)
+            sent = words[: tf.size(words) * first]
+            return ctx.all_gather(sent, axis=0), ctx.all_gather(size * first, axis=0)
+
+        return self.strategy.run(replica, args=(words, size))
+
+
 class WorkerPositions:
     """Every worker's input position in one string vector that the chief's checkpoint saves.
 
@@ -59,7 +94,7 @@ class WorkerPositions:
         self.feed = feed
         self.index = index
         self.workers = strategy.num_replicas_in_sync // feed.replicas
-        self.local_replicas = feed.replicas
+        self._gather = BytesGather(strategy, self.workers)
         with tf.device("/cpu:0"):
             self.states = tf.Variable([""] * self.workers, trainable=False, name=self.KEY)
 
@@ -69,26 +104,7 @@ class WorkerPositions:
             state = tf.io.serialize_tensor(
                 self.feed.iterator._serialize_to_tensors()["_STATE"]  # noqa: SLF001
             ).numpy()
-        padded = np.frombuffer(state + b"\0" * (-len(state) % 4), dtype=np.int32)
-        words, sizes = (
-            self.strategy.experimental_local_results(t)[0].numpy()
-            for t in self._all_gather(tf.constant(padded), tf.constant([len(state)]))
-        )
-        data, states, offset = words.tobytes(), [], 0
-        for size in sizes[:: self.local_replicas]:  # local replica 0 of each worker sent it
-            states.append(data[offset : offset + size])
-            offset += size + (-size % 4)
-        self.states.assign(states)
-
-    @tf.function
-    def _all_gather(self, words, size):
-        def replica(words, size):
-            ctx = tf.distribute.get_replica_context()
-            first = tf.cast(ctx.replica_id_in_sync_group % self.local_replicas == 0, tf.int32)
-            sent = words[: tf.size(words) * first]
-            return ctx.all_gather(sent, axis=0), ctx.all_gather(size * first, axis=0)
-
-        return self.strategy.run(replica, args=(words, size))
+        self.states.assign(self._gather(state))
 
     def restore(self) -> bool:
         """This worker's iterator from its restored entry; False when there is none."""

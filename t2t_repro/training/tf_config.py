@@ -28,6 +28,7 @@ class Cluster:
     workers: int = 1  # training processes (chief + workers)
     index: int = 0  # this process's rank: the chief is 0, then the workers in order
     task: str = "worker"
+    task_id: int = 0  # TF_CONFIG's task index (the chief's is 0, and so is worker 0's)
 
     @property
     def is_chief(self) -> bool:
@@ -56,7 +57,9 @@ def rank(spec: Mapping[str, Any], task: str | None, task_id: int | None) -> Clus
             f"TF_CONFIG's task {{'type': {task!r}, 'index': {task_id!r}}} is not in its cluster "
             f"(chief: {chiefs}, worker: {workers})."
         )
-    return Cluster(chiefs + workers, task_id if task == "chief" else chiefs + task_id, task)
+    return Cluster(
+        chiefs + workers, task_id if task == "chief" else chiefs + task_id, task, task_id
+    )
 
 
 READ_ERRORS = (ValueError, TypeError, AttributeError, KeyError)  # what a malformed one raises

@@ -50,6 +50,7 @@ from t2t_repro.training.run_setup import (
     setup_precision_and_seed,
     setup_runtime,
 )
+from t2t_repro.training.startup_handshake import handshake, refuse_on_a_cluster, worker_seed
 from t2t_repro.training.summaries import ConsoleLog, Summaries, window_scalars
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
 
@@ -58,11 +59,7 @@ class Trainer:
     def __init__(self, cfg: TrainerConfig, flags: dict | None = None) -> None:
         check_config(cfg)  # Names and overrides first: a typo is reported before any file.
         self.cluster = cluster()
-        if cfg.generate_data and self.cluster.workers > 1:  # all would write one data_dir
-            raise TrainingError(
-                "--generate_data with several workers: run t2t-datagen once, then start the "
-                "cluster without --generate_data."
-            )
+        refuse_on_a_cluster(cfg, self.cluster)
         # Then the strategy, before any TensorFlow op runs: MultiWorkerMirroredStrategy
         # cannot be made once TensorFlow has started (distribution.py says why).
         setup_runtime(
@@ -70,7 +67,7 @@ class Trainer:
             cfg.intra_op_parallelism_threads,
             cfg.log_device_placement,
         )
-        self.strategy = make_strategy(cfg.worker_gpu, cfg.devices)
+        self.strategy = make_strategy(cfg.worker_gpu, cfg.devices, cfg.collective_timeout_secs)
         if not cfg.generate_data and not fileio.isdir(cfg.data_dir):
             raise TrainingError(
                 f"--data_dir {cfg.data_dir} does not exist: run t2t-datagen "
@@ -96,7 +93,9 @@ class Trainer:
             check_saved(cfg.output_dir, hp, cfg.hparams_set)
         self.hparams = hp
         self.early_stopping = make_early_stopping(cfg, self.problem, hp)  # None: not asked for
-        self.augment = self.problem.train_augmentation(cfg.data_dir, hp, cfg.random_seed)
+        self.augment = self.problem.train_augmentation(
+            cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)
+        )
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
         announce(self.strategy, cfg.mixed_precision, cfg.xla)
         with self.strategy.scope():
@@ -139,7 +138,7 @@ class Trainer:
                 self.hparams,
                 input_context=ctx,
                 length_multiplier=self.problem.batch_size_multiplier,
-                seed=self.cfg.random_seed,
+                seed=self.data_seed,
                 augment=self.augment,
             )
             return ds.skip(skip) if skip else ds
@@ -228,9 +227,10 @@ class Trainer:
 
     # -- schedules -------------------------------------------------------------------------
     def _start_writing(self) -> None:
-        """Called once every check passed: the run record, stale temp dirs, event files.
-
-        Only the chief writes into output_dir; other workers' event writers write nothing."""
+        """After the last check (the workers agree, ``startup_handshake``): the run record,
+        stale temp dirs, event files. Only the chief writes into output_dir; other workers'
+        event writers write nothing."""
+        self.data_seed, self.watchdog = handshake(self)
         chief = self.cluster.is_chief
         if chief and self.cfg.schedule not in READ_ONLY_SCHEDULES:
             write_record(self.cfg.output_dir, self.hparams, self.flags)
@@ -354,6 +354,7 @@ class Trainer:
             )
             # Only the agreed flags decide (a signal arriving after the vote waits one call).
             stopping = decided["signal"] or decided["time_up"]
+            self.signalled = decided["signal"]  # its exit code: exit_codes.py
             if decided["time_up"] and not decided["signal"]:
                 stop.signal = "the --max_train_seconds limit"
             elif decided["signal"] and stop.signal is None:
@@ -417,7 +418,8 @@ class Trainer:
         self.metrics.reset()
         start = time.time()
         try:
-            loop(iterator, tf.constant(n))
+            with self.watchdog:  # ends this process if it or its cluster is stuck
+                loop(iterator, tf.constant(n))
         except tf.errors.DataLossError:
             raise corrupt_data_error(
                 self.problem, self.cfg.data_dir, "train", self.ckpt.latest

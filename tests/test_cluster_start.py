@@ -1,0 +1,156 @@
+"""A cluster's start-up handshake, exit codes, peer-failure lines and watchdog (#36), in
+process: the messages and decisions, without starting a cluster (tests/test_multiworker.py
+runs real two-worker clusters)."""
+
+import re
+import threading
+from types import SimpleNamespace
+
+import pytest
+import tensorflow as tf
+
+from t2t_repro.training import exit_codes, startup_handshake
+from t2t_repro.training.run_setup import TrainingError
+from t2t_repro.training.startup_handshake import first_difference, worker_seed
+from t2t_repro.training.tf_config import Cluster
+from t2t_repro.training.watchdog import Watchdog
+
+
+def facts(**changes):
+    base = {
+        "restored": "ckpt-20",
+        "step": 20,
+        "problem": "translate_toy",
+        "model": "transformer",
+        "flags": {name: 1 for name in startup_handshake.LOOP_FLAGS},
+        "hparams": {"hidden_size": 32, "learning_rate": 0.2},
+        "shards": {"train": ["t-0", "t-1"], "dev": ["d-0"]},
+        "output_dir": "/out",
+        "data_dir": "/data",
+        "data_seed": 7,
+    }
+    for key, value in changes.items():
+        if key in base["flags"]:
+            base["flags"][key] = value
+        elif key in ("hidden_size", "learning_rate"):
+            base["hparams"][key] = value
+        else:
+            base[key] = value
+    return base
+
+
+def test_the_first_difference_is_named_with_each_workers_value_and_the_fix():
+    differ = lambda *workers: first_difference(list(workers))  # noqa: E731
+    assert differ(facts(), facts(data_seed=99), facts()) is None  # the seed is the chief's
+    stale = differ(facts(), facts(restored="ckpt-10", step=10), facts())
+    assert stale.startswith(
+        "the workers restored different checkpoints from the chief's --output_dir /out: ckpt-20 "
+        "(step 20) on workers 0 (the chief), 2, ckpt-10 (step 10) on worker 1. Every worker"
+    ), stale
+    steps = differ(facts(train_steps=40), facts(train_steps=80, steps_per_loop=3))
+    assert steps == (
+        "the workers were started with different --train_steps: 40 on worker 0 (the chief), "
+        "80 on worker 1. Start every worker with the same command (only TF_CONFIG differs), "
+        "then restart the whole cluster (nothing was written)."
+    )
+    hp = differ(facts(), facts(learning_rate=0.1))
+    assert hp.startswith(
+        "the workers' hparams differ, first at learning_rate: 0.2 on worker 0 (the chief), 0.1 "
+        "on worker 1 (hparams hash "
+    ), hp
+    assert len(set(re.findall(r"\b[0-9a-f]{8}\b", hp))) == 2, hp
+    shards = differ(facts(), facts(shards={"train": ["t-0"], "dev": ["d-0"]}))
+    assert shards.startswith(
+        "the workers see different train shards in --data_dir (/data on the chief): 2 (has t-1) "
+        "on worker 0 (the chief), 1 (lacks t-1) on worker 1."
+    ), shards
+    many = differ(*[facts()] * 6, facts(problem="other"))
+    assert "translate_toy on workers 0 (the chief), 1, 2, 3 and 2 more, other on worker 6" in many
+
+
+def test_one_host_keeps_its_seeds_and_workers_get_their_own():
+    assert startup_handshake.agree(None, Cluster(), facts(random_seed=None)) is None
+    assert worker_seed(None, 3) is None and worker_seed(5, 0) == 5
+    assert len({worker_seed(5, i) for i in range(4)}) == 4
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"schedule": "continuous_eval"}, "run the evaluator as one more process without"),
+        ({"generate_data": True}, "run t2t-datagen once"),
+    ],
+)
+def test_what_a_cluster_cannot_do_is_refused(changes, message):
+    cfg = SimpleNamespace(**{"generate_data": False, "schedule": "train", **changes})
+    with pytest.raises(TrainingError, match=message):
+        startup_handshake.refuse_on_a_cluster(cfg, Cluster(2, 1, "worker", 1))
+    startup_handshake.refuse_on_a_cluster(cfg, Cluster())  # one host: allowed
+
+
+def test_a_peers_failure_is_one_line_naming_it_and_what_to_do():
+    text = (
+        "Graph execution error:\n\nDetected at node while/CollectiveReduceV2 defined at:\n"
+        '  File "x.py", line 1, in f\n\nCollective ops is aborted by: recvmsg:Connection '
+        "reset by peer\nAdditional GRPC error information from remote target "
+        "/job:worker/replica:0/task:0 while calling /tensorflow.WorkerService/CompleteInstance"
+    )
+    error = tf.errors.UnavailableError(None, None, text)
+    lost = exit_codes.peer_failure(error, Cluster(2, 1, "worker", 1), 30.0, "/out/ckpt-40")
+    assert str(lost) == (
+        "this is worker 1; worker 0 failed or was stopped (its own log says why). Restart the "
+        "whole cluster (every process, same command); it resumes from /out/ckpt-40. "
+        "[TensorFlow: Collective ops is aborted by: recvmsg:Connection reset by peer]"
+    )
+    stuck = exit_codes.peer_failure(
+        tf.errors.DeadlineExceededError(None, None, "Collective has timed out"),
+        Cluster(2, 0, "chief", 0),
+        30.0,
+        None,
+    )
+    assert str(stuck).startswith(
+        "this is chief 0; another worker did not answer for 30 s (--collective_timeout_secs)"
+    )
+    assert "it starts from step 0 (no checkpoint yet)" in str(stuck)
+
+
+def test_exit_flags_are_checked():
+    for bad in (
+        {"signal_exit_code": 0},
+        {"signal_exit_code": 256},
+        {"collective_timeout_secs": -1},
+    ):
+        cfg = SimpleNamespace(**{"signal_exit_code": 143, "collective_timeout_secs": 1, **bad})
+        with pytest.raises(TrainingError):
+            exit_codes.check_exit_flags(cfg)
+
+
+def test_the_watchdog_ends_a_stalled_loop_call_and_not_a_moving_one(monkeypatch):
+    fired = threading.Event()
+    monkeypatch.setattr("t2t_repro.training.watchdog.os._exit", lambda code: fired.set())
+    steps = iter(range(10**9))
+    moving = Watchdog(True, lambda: next(steps), 0.05, lambda: "", poll_secs=0.01)
+    with moving:
+        assert not fired.wait(0.3)  # the counter moves at every poll
+    stalled = Watchdog(True, lambda: 3, 0.05, lambda: "it resumes from ckpt-4", poll_secs=0.01)
+    with stalled:
+        assert fired.wait(30)
+    assert not Watchdog(False, lambda: 3, 0.05, lambda: "").enabled  # one host: never armed
+
+
+def test_worker_gpu_on_a_cluster_keeps_the_first_gpus(monkeypatch):
+    from t2t_repro.errors import UserError
+    from t2t_repro.training import distribution
+
+    shown = []
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind: ["g0", "g1", "g2"])
+    monkeypatch.setattr(tf.config, "set_visible_devices", lambda d, kind: shown.append((d, kind)))
+    distribution._use_first_gpus(2)
+    assert shown == [(["g0", "g1"], "GPU")]
+
+    def too_late(devices, kind):
+        raise RuntimeError("Visible devices cannot be modified after being initialized")
+
+    monkeypatch.setattr(tf.config, "set_visible_devices", too_late)
+    with pytest.raises(UserError, match="set CUDA_VISIBLE_DEVICES to the 2 GPU"):
+        distribution._use_first_gpus(2)
