@@ -6,7 +6,7 @@ STAMP := $(VENV)/.requirements.sha256
 INSTALLED := $(VENV)/.t2t_repro.installed
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: setup lint test quickstart clean-venv
+.PHONY: setup lint test test-fast test-durations quickstart clean-venv
 
 setup: $(STAMP) $(INSTALLED)
 
@@ -33,9 +33,21 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-# The test suite (README's second command; .ci/run calls this).
+# The test suite (README's second command; .ci/run calls this). Two test processes, one per
+# core (pytest-xdist); a process that runs out of tests takes some of the other's (worksteal).
+TEST_WORKERS ?= 2
+PYTEST := $(VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal
 test: setup
-	$(VENV)/bin/python -m pytest -q -p no:cacheprovider tests
+	$(PYTEST) tests
+
+# The edit-run loop: everything but the tests marked slow (process-level runs, XLA compiles,
+# training; pyproject.toml's markers) in under 2 minutes. CI runs everything.
+test-fast: setup
+	$(PYTEST) -m "not slow" tests
+
+# The whole suite with its 30 slowest tests and the total (the figures quoted for #33).
+test-durations: setup
+	$(PYTEST) --durations=30 tests
 
 # The main job on an embedded default problem: datagen, train, average, decode, BLEU.
 quickstart: setup

@@ -8,6 +8,8 @@ from the source by tools/import_graph.py (nothing is imported or run).
 
 import re
 
+import pytest
+
 from tools.import_graph import REPO, import_graph, parts
 
 ROW = re.compile(r"^\| (\d+) \| ([^|]+) \|")
@@ -24,6 +26,7 @@ def _documented_tiers() -> dict[str, int]:
     return tiers
 
 
+@pytest.mark.slow
 def test_every_part_is_in_the_documented_tiers_and_every_documented_part_exists():
     tiers = _documented_tiers()
     actual = set(parts())

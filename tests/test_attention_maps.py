@@ -40,6 +40,7 @@ def test_render_draws_one_panel_per_head_with_labels():
     assert names == {"encoder_self_layer0", "decoder_self_layer0", "encdec_layer0"}
 
 
+@pytest.mark.slow
 def test_cli_writes_three_pngs_and_rejects_a_bad_layer(tmp_path):
     root = toy_checkpoint_dir(tmp_path)
     cmd = tool_cmd(

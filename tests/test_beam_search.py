@@ -240,6 +240,7 @@ def test_stop_early_false_uses_batch_wide_min(seed, alpha, want_steps):
     assert_same_beams(ids, scores, want_ids, want_scores)
 
 
+@pytest.mark.slow
 def test_jit_matches_eager_and_reference():
     table = random_table(11, batch=2, steps=7, vocab=9)
     eager = run_beam(table, 4, 0.6, 7)
@@ -360,6 +361,7 @@ def test_strip_after_eos():
     assert strip_after_eos([0, 5, 0, 6, 0, 0]) == [5, 0, 6]
 
 
+@pytest.mark.slow
 def test_with_transformer_model():
     """Real decode_step under XLA: the best hypothesis' score is its teacher-forced log-prob
     (full forward pass) over lp(length)."""

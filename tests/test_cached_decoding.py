@@ -11,6 +11,7 @@ from tests.model_utils import (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hparams_set", ["transformer_base", "transformer_tiny"])
 def test_decode_step_matches_full_decoder(hparams_set):
     model = build_model(
@@ -31,6 +32,7 @@ def test_model_config_round_trip():
     assert clone.count_params() == model.count_params()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beam_size,use_xla", [(1, False), (3, False), (3, True)])
 def test_search_with_and_without_cache_agree(beam_size, use_xla):
     model = build_model(

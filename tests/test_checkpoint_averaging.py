@@ -44,6 +44,7 @@ def test_fewer_checkpoints_than_n_warns_and_averages_all(tmp_path):
     assert model.weights[0].numpy().flat[0] == pytest.approx(3.0)  # (1+2+6)/3
 
 
+@pytest.mark.slow
 def test_max_step_averages_the_newest_at_or_before_it(tmp_path):
     _train_dir_with_known_checkpoints(tmp_path)
     out = run_tool(
@@ -64,6 +65,7 @@ def test_empty_dir_is_a_clear_error(tmp_path):
         average_checkpoints(str(tmp_path), str(tmp_path / "avg"))
 
 
+@pytest.mark.slow
 def test_cli_average_then_decode(tmp_path):
     from t2t_repro import registry
 

@@ -100,6 +100,7 @@ def test_averaging_never_touches_training_checkpoints(tmp_path):
     assert len(variable_names(str(tmp_path / "ckpt-600"))) > len(variable_names(first))
 
 
+@pytest.mark.slow
 def test_averaging_says_what_it_skipped_and_ignores_a_garbled_state_file(tmp_path):
     training_dir(tmp_path)
     (tmp_path / "ckpt-600.index").rename(tmp_path / "ckpt-600.index.bak")

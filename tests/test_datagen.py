@@ -260,6 +260,7 @@ def _datagen(*args, **env):
     return run_tool("t2t-datagen", *args, timeout=300, env={**os.environ, **env})
 
 
+@pytest.mark.slow
 def test_cli_generates_and_prints_a_summary(tmp_path):
     out = run_tool(
         "t2t-datagen",
@@ -285,6 +286,7 @@ def test_cli_generates_and_prints_a_summary(tmp_path):
     assert os.path.isfile(tmp_path / "vocab.algorithmic_copy.64.subwords")
 
 
+@pytest.mark.slow
 def test_cli_unknown_problem_and_missing_data_fail_cleanly(tmp_path):
     out = _datagen("--problem=translate_toyy", f"--data_dir={tmp_path}")
     assert out.returncode == 1

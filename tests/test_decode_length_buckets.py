@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_repro.decoding.search import SearchConfig, Searcher, bucket_length, search
+from tests.fresh_process import run_in_fresh_process
 from tests.model_utils import build_model
 
 LENGTHS = range(3, 19)  # 16 input lengths: buckets 8, 16 and 24
@@ -22,12 +23,16 @@ def random_batch(rng, length: int) -> np.ndarray:
     return batch
 
 
-@pytest.fixture(scope="module")
-def model():
+def make_model():
     tf.keras.utils.set_random_seed(3)
     return build_model(
         "transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2"
     )
+
+
+@pytest.fixture(scope="module")
+def model():
+    return make_model()
 
 
 def test_bucket_length():
@@ -35,8 +40,17 @@ def test_bucket_length():
     assert bucket_length(5, ()) == 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beam_size,use_xla", [(4, False), (4, True), (1, False)])
 def test_buckets_keep_ids_and_bound_traces(model, beam_size, use_xla):
+    if use_xla:  # 19 XLA compiles: ~1.4 GB that XLA keeps for the life of the process.
+        run_in_fresh_process(check_buckets_keep_ids_and_bound_traces, beam_size, use_xla)
+    else:
+        check_buckets_keep_ids_and_bound_traces(beam_size, use_xla, model)
+
+
+def check_buckets_keep_ids_and_bound_traces(beam_size, use_xla, model=None):
+    model = model or make_model()
     config = dict(beam_size=beam_size, alpha=0.6, extra_length=3, use_xla=use_xla)
     bucketed = Searcher(model, SearchConfig(**config))
     exact = Searcher(model, SearchConfig(**config, length_buckets=()))

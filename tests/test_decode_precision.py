@@ -20,6 +20,7 @@ def load(root, overrides: str):
     )
 
 
+@pytest.mark.slow
 def test_bfloat16_decoding_loads_the_float32_checkpoint(tmp_path):
     root = toy_checkpoint_dir(tmp_path)
     fp32 = load(root, "precision=float32")

@@ -25,6 +25,7 @@ def decode(root, *extra, stdin=None):
     )
 
 
+@pytest.mark.slow
 def test_one_line_per_input_in_order(setup, tmp_path):
     src = tmp_path / "src"
     long_line = " ".join(["dog"] * 40)
@@ -44,6 +45,7 @@ def test_one_line_per_input_in_order(setup, tmp_path):
     assert (tmp_path / "o2").read_text().split("\n")[0] == lines[4]
 
 
+@pytest.mark.slow
 def test_default_output_name_and_scores(setup, tmp_path):
     src = tmp_path / "in.txt"
     src.write_text("a cat .\n")
@@ -59,11 +61,13 @@ def test_default_output_name_and_scores(setup, tmp_path):
     assert float(score) < 0
 
 
+@pytest.mark.slow
 def test_interactive(setup):
     out = decode(setup, "--decode_interactive", stdin="a cat .\nq\n")
     assert out.returncode == 0 and len(out.stdout.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_missing_checkpoint_is_a_clear_error(setup, tmp_path):
     out = decode(setup, f"--checkpoint_path={tmp_path / 'nope'}")
     assert out.returncode == 1 and "does not exist" in out.stderr

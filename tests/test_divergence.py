@@ -1,5 +1,6 @@
 """A diverging (not yet NaN) loss stops training like NaN does, with advice that works."""
 
+import pytest
 import tensorflow as tf
 
 from t2t_repro.learning_rate import make_optimizer
@@ -21,6 +22,7 @@ def run_steps(monkeypatch, threshold):
     return metrics.read()
 
 
+@pytest.mark.slow
 def test_loss_above_the_threshold_is_flagged_with_its_value(monkeypatch):
     healthy = run_steps(monkeypatch, train_step.DIVERGED_LOSS)
     assert healthy["first_nonfinite"] == -1  # ~ln(20) per token: far below 1000

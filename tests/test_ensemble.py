@@ -41,6 +41,7 @@ def _first_step_log_probs(model) -> np.ndarray:
     return tf.nn.log_softmax(tf.cast(logits, tf.float32)).numpy()
 
 
+@pytest.mark.slow
 def test_step_is_the_log_of_the_members_mean_probability():
     a, b = _models(2)
     ensemble = Ensemble([a, b])
@@ -52,6 +53,7 @@ def test_step_is_the_log_of_the_members_mean_probability():
     assert not np.allclose(got, _first_step_log_probs(a), atol=1e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beam_size,use_xla", [(1, False), (3, False), (3, True)])
 def test_an_ensemble_of_one_model_twice_decodes_as_the_model(beam_size, use_xla):
     (model,) = _models(1)
@@ -62,6 +64,7 @@ def test_an_ensemble_of_one_model_twice_decodes_as_the_model(beam_size, use_xla)
     np.testing.assert_allclose(scores.numpy(), single_scores.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_tree_constrained_ensemble_search_gives_trees_over_the_words():
     tokens = target_inventory(["S NP DT NN /NP VP VBD /VP . /S"])
     encoder = TokenTextEncoder(tokens=tokens)
@@ -110,6 +113,7 @@ def _decode(first, *extra):
     )
 
 
+@pytest.mark.slow
 def test_decoder_cli_decodes_an_ensemble_of_two_runs(two_runs, tmp_path):
     first, second = two_runs
     src = tmp_path / "src"
@@ -135,6 +139,7 @@ def test_decoder_cli_decodes_an_ensemble_of_two_runs(two_runs, tmp_path):
     assert outputs["both"] != outputs["one"] and outputs["both"] != outputs["two"]
 
 
+@pytest.mark.slow
 def test_decoder_cli_reports_a_member_without_hparams(two_runs, tmp_path):
     first, _ = two_runs
     stray = tmp_path / "stray"
@@ -147,6 +152,7 @@ def test_decoder_cli_reports_a_member_without_hparams(two_runs, tmp_path):
     assert out.returncode == 1 and "hparams.json" in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_exporter_refuses_an_ensemble(two_runs, tmp_path):
     first, second = two_runs
     out = run_tool(

@@ -152,6 +152,7 @@ def exporter(root, *extra):
     )
 
 
+@pytest.mark.slow
 def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):
     """Same lines, same translations: exported model, decoder file path, interactive path."""
     import io
@@ -212,6 +213,7 @@ def test_exported_model_translates_like_the_decoder(trained_dir, tmp_path):
     assert stdout.getvalue().split("\n")[:-1] == from_file
 
 
+@pytest.mark.slow
 def test_exporter_refuses_an_existing_dir(trained_dir, tmp_path):
     (tmp_path / "taken").mkdir()
     out = exporter(trained_dir, f"--export_dir={tmp_path / 'taken'}")
@@ -219,6 +221,7 @@ def test_exporter_refuses_an_existing_dir(trained_dir, tmp_path):
     assert list((tmp_path / "taken").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_path):
     """A parsing problem exports with its token target vocabulary and the tree constraint."""
     import keras

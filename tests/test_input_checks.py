@@ -120,6 +120,7 @@ def test_trainer_refuses_bad_values_in_one_line_and_writes_nothing(tmp_path, cap
     assert "a directory is expected" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_one_liners_for_decoder_and_datagen(tmp_path):
     """A few bad inputs through the real executables (subprocesses, as users run them)."""
     from tests.model_utils import toy_checkpoint_dir

@@ -1,5 +1,6 @@
 """A transformer_test-sized model must be able to memorise one batch."""
 
+import pytest
 import tensorflow as tf
 
 from t2t_repro.learning_rate import make_optimizer
@@ -7,6 +8,7 @@ from t2t_repro.losses import padded_cross_entropy
 from tests.model_utils import build_model
 
 
+@pytest.mark.slow
 def test_overfits_one_batch():
     tf.random.set_seed(0)
     overrides = (

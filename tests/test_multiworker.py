@@ -31,6 +31,7 @@ def assert_one_writer(out, tmp, checkpoints):
     assert not glob.glob(str(out / "*temp*")) and os.listdir(tmp) == []
 
 
+@pytest.mark.slow
 def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: F811
     out, tmp = tmp_path / "train", tmp_path / "tmp"
     tmp.mkdir()

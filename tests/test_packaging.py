@@ -11,6 +11,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 from tests.tools import ROOT
 
 SOURCES = ("pyproject.toml", "README.md", "t2t_repro", "problems", "hparams")
@@ -30,6 +32,7 @@ def _venv_seeing_our_packages(path: Path) -> Path:
     return python
 
 
+@pytest.mark.slow
 def test_pip_install_gives_console_scripts(tmp_path):
     src = tmp_path / "src"
     src.mkdir()

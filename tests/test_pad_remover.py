@@ -8,6 +8,7 @@ after each target's last token, and the ReLU dropout draws the same masks either
 """
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from t2t_repro import registry
@@ -143,6 +144,7 @@ def test_decoder_training_pass_is_unchanged_at_every_target_position():
     assert np.abs(with_remover[~real] - without[~real]).max() > 1e-3
 
 
+@pytest.mark.slow
 def test_decoder_pad_remover_is_off_under_xla():
     no_dropout = ",layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
     removing, _ = twin_models(no_dropout)

@@ -279,6 +279,7 @@ def test_delinearize_always_keeps_the_words():
         assert parse_tree(tree.to_string()) == tree  # always printable, well-formed brackets
 
 
+@pytest.mark.slow
 def test_round_trip_on_every_ptb_sample_tree():
     if not PTB_SAMPLE.is_file():
         pytest.skip(f"{PTB_SAMPLE} is absent (shared fixture data; see ../shared/data/README.md)")

@@ -81,6 +81,7 @@ def toy_data(tmp_path_factory):
     registry._REGISTRIES[registry.PROBLEMS].pop(NAME)
 
 
+@pytest.mark.slow
 def test_trainer_and_decoder_use_the_problems_metric_and_constraint(toy_data, tmp_path, capsys):
     cfg = TrainerConfig(
         problem=NAME,

@@ -278,6 +278,7 @@ def test_wmt_partial_local_data_names_what_is_missing(tmp_path):
     ) and "training-parallel-europarl-v7.tgz" in str(e.value)
 
 
+@pytest.mark.slow
 def test_wmt_from_tfds_mock_data(tmp_path):
     tfds = pytest.importorskip("tensorflow_datasets")
     with tfds.testing.mock_data(num_examples=12, policy=tfds.testing.MockPolicy.USE_CODE):

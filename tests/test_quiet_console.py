@@ -3,6 +3,8 @@ lines are not, and T2T_VERBOSE=1 (or --verbose) brings TensorFlow's lines back. 
 t2t-datagen, t2t-trainer and t2t-decoder are checked for quiet in their own tests
 (``assert_quiet``)."""
 
+import pytest
+
 from t2t_repro.console import is_chatter
 from tests.tools import TF_LOG_LINE, USER_ENV, assert_quiet, run_tool
 
@@ -26,6 +28,7 @@ def test_chatter_is_told_from_real_errors():
     assert not any(is_chatter(line) for line in kept)
 
 
+@pytest.mark.slow
 def test_an_error_is_the_only_line_unless_verbose(tmp_path):
     args = ("t2t-datagen", "--problem=translate_toyy", f"--data_dir={tmp_path}")
     quiet = run_tool(*args, env=USER_ENV, timeout=300)

@@ -44,6 +44,7 @@ def test_atomic_write_on_ram():
         fileio.open("ram://aw/missing.txt")
 
 
+@pytest.mark.slow
 def test_datagen_train_average_decode_export_on_ram(tmp_path, monkeypatch):
     # No capsys here: summaries.ConsoleLog binds sys.stdout when its module is first imported.
     from problems.algorithmic import TranslateToy

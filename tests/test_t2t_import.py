@@ -51,6 +51,7 @@ def test_logits_and_encoder_outputs_equal_t2t(imported_test_ckpt):
     np.testing.assert_allclose(encoder_output.numpy(), ref["encoder_output"], atol=1e-4, rtol=0)
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize(
     "name, beam, return_beams", [("greedy", 1, False), ("beam4", 4, False), ("beam4_all", 4, True)]
@@ -120,6 +121,7 @@ def test_adam_moments_and_step_are_imported(tmp_path):
     )
 
 
+@pytest.mark.slow
 @needs_shared
 def test_trainer_resumes_from_the_import_with_t2t_moments(imported_test_ckpt, tmp_path):
     """t2t-trainer, given the printed set and overrides, accepts the import's hparams.json,

@@ -47,6 +47,7 @@ def assert_fails_cleanly(capsys, t2t_dir, out, *expected, flags=()):
     assert snapshot(t2t_dir) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "drop, replace, expected",
     [
@@ -137,6 +138,7 @@ def test_weights_only_and_moved_dir(capsys, tmp_path):
     assert "without Adam's moments" in captured.out
 
 
+@pytest.mark.slow
 def test_cli_prints_the_commands_that_use_the_import(tmp_path):
     out = tmp_path / "out"
     proc = subprocess.run(

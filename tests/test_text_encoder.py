@@ -247,6 +247,7 @@ def test_build_small_corpus_properties(tmp_path):
     assert (tmp_path / "a.subwords").read_bytes() == (tmp_path / "b.subwords").read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "min_count,max_len", [(1, None), (2, 5), (3, 1), (3, 2), (4, 200), (40, None)]
 )
@@ -282,6 +283,7 @@ def test_build_options_equal_reference():
         SubwordTextEncoder().build_from_token_counts(counts, 3, reserved_tokens=["<EOS>"])
 
 
+@pytest.mark.slow
 def test_build_to_target_size_equals_reference():
     counts = tokenizer.count_tokens(lines("en", 2000) + lines("de", 2000))
     enc = SubwordTextEncoder.build_to_target_size(1000, counts)

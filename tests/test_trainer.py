@@ -63,6 +63,7 @@ def event_tags(directory):
     return tags
 
 
+@pytest.mark.slow
 def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
     out = run_trainer(
         data_dir,
@@ -113,6 +114,7 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
     assert saved["hidden_size"] == 128 and saved["input_vocab_size"] > 0
 
 
+@pytest.mark.slow
 def test_mirrored_and_accumulated_updates_equal_single_device():
     """Also: one all-reduce per update; each replica its own dropout masks (#27)."""
     out = subprocess.run(
@@ -157,6 +159,7 @@ def checkpoint_values(path):
     }
 
 
+@pytest.mark.slow
 def test_killed_and_resumed_run_equals_uninterrupted(data_dir, tmp_path):
     flags = (
         f"--hparams={TINY}",
@@ -229,6 +232,7 @@ def test_a_cluster_checkpoint_is_refused_on_one_host_before_writing(data_dir, tm
     assert sorted(os.listdir(out)) == before
 
 
+@pytest.mark.slow
 def test_nan_loss_stops_with_clear_message(data_dir, tmp_path):
     out = run_trainer(
         data_dir,
@@ -243,6 +247,7 @@ def test_nan_loss_stops_with_clear_message(data_dir, tmp_path):
     assert not glob.glob(str(tmp_path / "nan" / "ckpt-*.index"))
 
 
+@pytest.mark.slow
 def test_sigterm_saves_and_exits_cleanly(data_dir, tmp_path):
     proc = subprocess.Popen(
         trainer_cmd(
@@ -271,6 +276,7 @@ def test_sigterm_saves_and_exits_cleanly(data_dir, tmp_path):
     assert glob.glob(str(tmp_path / "term" / "ckpt-*.index"))
 
 
+@pytest.mark.slow
 def test_output_dir_with_other_hparams_is_refused(data_dir, tmp_path):
     first = run_trainer(
         data_dir,
@@ -292,6 +298,7 @@ def test_output_dir_with_other_hparams_is_refused(data_dir, tmp_path):
     assert "num_heads: saved 2, now 4" in again.stderr and "new --output_dir" in again.stderr
 
 
+@pytest.mark.slow
 def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
     workers = [f"localhost:{p}" for p in free_ports(2)]
     procs = []
@@ -343,6 +350,7 @@ def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
     assert diff(w0, ws) < 1e-3 * diff(ws, initial_weights(ws))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("precision", ["bfloat16", "float16"])
 def test_mixed_precision_trains(data_dir, tmp_path, precision):
     out = run_trainer(

@@ -138,6 +138,7 @@ def _check_valid(ids_row, words):
             assert tag not in PUNCT, (word, tag)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beam_size", [1, 3])
 def test_every_decode_is_a_tree_over_the_words_and_xla_agrees(beam_size):
     ids, scores = _decode(beam_size, use_xla=False)
@@ -149,6 +150,7 @@ def test_every_decode_is_a_tree_over_the_words_and_xla_agrees(beam_size):
     np.testing.assert_allclose(scores, scores_xla, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_renormalized_scores_differ_but_stay_valid():
     ids, scores = _decode(3, use_xla=False, renormalize=True)
     plain_ids, plain_scores = _decode(3, use_xla=False)

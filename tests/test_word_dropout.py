@@ -85,6 +85,7 @@ def test_negative_alpha_is_refused():
         hparams_checks.validate(hp)
 
 
+@pytest.mark.slow
 def test_make_dataset_applies_it_to_training_only(tmp_path):
     _write(tmp_path / "train-00000-of-00001", [{"inputs": [7, 7, 7, 7, 1], "targets": [3, 1]}])
     hp = create_hparams("transformer_tiny", "batch_size=64", input_vocab_size=9)

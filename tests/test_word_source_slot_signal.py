@@ -99,6 +99,7 @@ def test_slot_signal_is_added_only_when_asked():
         registry.model("transformer")(hp)
 
 
+@pytest.mark.slow
 def test_slot_signal_cached_steps_match_the_full_decoder():
     tf.random.set_seed(3)
     model = _slot_model(True)
@@ -119,6 +120,7 @@ def test_slot_source_feed_needs_slot_signal():
         _slot_model(False, feed=True)
 
 
+@pytest.mark.slow
 def test_slot_source_feed_cached_steps_match_the_full_decoder():
     """The decoder input at position i gets the encoder's output at the word the next slot
     fills; the incremental steps (XLA) find the same word from the ids decoded so far."""
@@ -147,6 +149,7 @@ def test_slot_source_feed_by_hand():
     np.testing.assert_array_equal(feed, expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_xla", [False, True])
 def test_slot_source_feed_beam_search_with_and_without_cache(use_xla):
     tf.random.set_seed(5)
@@ -155,6 +158,7 @@ def test_slot_source_feed_beam_search_with_and_without_cache(use_xla):
     assert_cached_search_matches_uncached(model, inputs, beam_size=3, use_xla=use_xla)
 
 
+@pytest.mark.slow
 def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
     tmp_dir, data_dir = make_ldc(tmp_path / "raw"), tmp_path / "data"
     problem = registry.problem("wsj_parsing_words")
@@ -246,6 +250,7 @@ def test_graph_word_encoder_matches_python():
     assert graph == [encoder.encode(s) for s in sentences]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("feed", [False, True])
 def test_exported_words_parser_with_slot_signal_decodes_like_the_decoder(tmp_path, feed):
     import keras
@@ -289,6 +294,7 @@ def test_exported_words_parser_with_slot_signal_decodes_like_the_decoder(tmp_pat
     assert exported[1].split().count("``") == 1 and exported[1].split().count("''") == 1
 
 
+@pytest.mark.slow
 def test_words_datagen_on_the_real_ptb_sample(tmp_path):
     from tests.test_wsj_parsing import PTB_SAMPLE
 

@@ -49,6 +49,7 @@ def train(data_dir, output_dir, hparams, steps):
     return out
 
 
+@pytest.mark.slow
 def test_xla_compiles_once_per_padded_length(data_dir, tmp_path):
     # translate_toy with max_length=12: padded lengths 8 and 12 only (T2T's buckets compiled
     # 5 executables in the same 30 steps).
@@ -64,6 +65,7 @@ def test_xla_compiles_once_per_padded_length(data_dir, tmp_path):
     assert len(losses) == 3 and np.isfinite(losses).all(), out.stdout
 
 
+@pytest.mark.slow
 def test_xla_with_t2t_buckets_points_to_padded_buckets(data_dir, tmp_path):
     out = train(data_dir, tmp_path / "t2t", TINY + ",max_length=12", 1)
     assert HINT in out.stdout

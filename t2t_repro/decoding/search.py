@@ -148,7 +148,11 @@ class Searcher:
                     constraint_inputs=extra,
                 )
 
-            self._functions[bucket] = tf.function(fn, jit_compile=self.config.use_xla)
+            # The searches are explicit tf.while_loops: autograph (a costly rewrite of every
+            # function the trace calls) would change nothing.
+            self._functions[bucket] = tf.function(
+                fn, jit_compile=self.config.use_xla, autograph=False
+            )
         return self._functions[bucket]
 
     def __call__(self, inputs, *constraint_inputs) -> tuple[tf.Tensor, tf.Tensor]:

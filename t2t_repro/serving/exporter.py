@@ -83,7 +83,10 @@ class Translator(tf.Module):
         length = tf.reduce_max(tf.concat([kept, tf.zeros_like(kept[:, :1])], 1), axis=1)
         return tf.RaggedTensor.from_tensor(best, lengths=length)
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sources")])
+    # No tensor control flow here or in the search (explicit tf.while_loops): no autograph.
+    @tf.function(
+        input_signature=[tf.TensorSpec([None], tf.string, name="sources")], autograph=False
+    )
     def translate(self, sources: tf.Tensor) -> dict:
         sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
         inputs = self.encode_inputs(sources)

@@ -161,6 +161,10 @@ def make_train_loop(
     replica_update = make_replica_update(model, optimizer, hparams, strategy.num_replicas_in_sync)
     if jit_compile:
         replica_update = tf.function(replica_update, jit_compile=True)
+    # Only the loop itself has tensor control flow: autograph stays out of the update (the
+    # model, loss and optimizer), which it would otherwise rewrite function by function at every
+    # trace (a third of a tiny model's start-up) into the same graph.
+    update = tf.autograph.experimental.do_not_convert(replica_update)
     accumulate_steps = max(1, accumulate_steps)
     loss_scale = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
 
@@ -168,7 +172,7 @@ def make_train_loop(
     def loop(iterator, n):
         for _ in tf.range(n):
             micro_batches = tuple(next(iterator) for _ in range(accumulate_steps))
-            stats = strategy.run(replica_update, args=micro_batches)
+            stats = strategy.run(update, args=micro_batches)
             stats = {k: strategy.experimental_local_results(v)[0] for k, v in stats.items()}
             finite = tf.logical_and(tf.math.is_finite(stats["loss"]), stats["loss"] < DIVERGED_LOSS)
             if not loss_scale:  # With loss scaling an overflow only skips the update.
