@@ -2,8 +2,10 @@
 
 Both TF_CONFIG formats, with and without bfloat16 (whose start-up speed probe once made
 MultiWorkerMirroredStrategy fail: "Collective ops must be configured at program startup"),
-and SIGTERM to the non-chief worker. Longer drills (kill and resume bit-identically, a
-restart after SIGTERM, time-based saves) are in ``tools/drill_multiworker.py``.
+SIGTERM to the non-chief worker (exit 143), and #36's failures: workers that restored
+different checkpoints or got different flags refused at start, SIGKILL of the chief.
+Longer drills (kill and resume bit-identically, a restart after SIGTERM, time-based saves, a
+corrupt shard, a stuck read) are in ``tools/drill_multiworker.py``.
 """
 
 import glob
