@@ -33,9 +33,11 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-# The test suite (README's second command; .ci/run calls this). Two test processes, one per
-# core (pytest-xdist); a process that runs out of tests takes some of the other's (worksteal).
-TEST_WORKERS ?= 2
+# The test suite (README's second command; .ci/run calls this). Three test processes on two
+# cores (pytest-xdist): each holds a third of what TensorFlow never frees (XLA compiles, loaded
+# SavedModels), under 3 GB, and one fills the cores while another waits on a tool it started;
+# a process that runs out of tests takes some of another's (worksteal).
+TEST_WORKERS ?= 3
 PYTEST := $(VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal
 test: setup
 	$(PYTEST) tests

@@ -1,7 +1,7 @@
 """The built-in problems, hparams sets and models are registered once for every test, as the
 tools do (``t2t_repro.commands.builtins``). Each test module's models, traced functions and
 Keras state are released when the module ends, so a test process stays small however many
-modules it runs (the suite runs in two such processes: ``make test``)."""
+modules it runs (the suite runs in three such processes: ``make test``)."""
 
 import gc
 import os
@@ -9,7 +9,7 @@ import os
 import pytest
 
 # One TensorFlow thread per op in each test process and the tools it starts (TensorFlow reads
-# these before it starts): the suite runs two test processes on two cores, and the tiny test
+# these before it starts): the suite runs three test processes on two cores, and the tiny test
 # models gain nothing from intra-op threads, while idle pool threads spin on the other's core.
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
