@@ -10,6 +10,11 @@ import time
 
 from t2t_repro import atomic_write
 
+# ../shared/data/multi30k beside the checkout (README: Machines and data).
+MULTI30K = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..", "shared", "data", "multi30k"
+)
+
 
 def write_text_atomically(path: str, text: str) -> None:
     """A report file (its directory created), written with t2t_repro's atomic write."""

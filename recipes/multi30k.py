@@ -15,12 +15,16 @@ import json
 import os
 import sys
 
-from bench.report import event_scalars, first_event_time, training_stats, write_text_atomically
+from bench.report import (
+    MULTI30K,
+    event_scalars,
+    first_event_time,
+    training_stats,
+    write_text_atomically,
+)
 from t2t_repro.workflow import WorkflowConfig, run_workflow
 
-SHARED = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "..", "shared", "data", "multi30k"
-)
+SHARED = MULTI30K
 
 
 def main() -> int:

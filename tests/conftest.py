@@ -3,8 +3,11 @@ tools do (``t2t_repro.commands.builtins``). Each test module's models, traced fu
 Keras state are released when the module ends, so a test process stays small however many
 modules it runs (the suite runs in three such processes: ``make test``)."""
 
+import atexit
 import gc
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -14,7 +17,14 @@ import pytest
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 
-from t2t_repro.commands.builtins import register_builtins
+# The tools this test process runs start from servers it owns (tests/tool_client.py): they
+# live in a directory of its own and exit when it does.
+_SERVERS = tempfile.mkdtemp(prefix="t2t_tool_servers_")
+os.environ["T2T_REPRO_TEST_TOOL_SERVERS"] = _SERVERS
+os.environ["T2T_REPRO_TEST_TOOL_SERVERS_OWNER"] = str(os.getpid())
+atexit.register(shutil.rmtree, _SERVERS, ignore_errors=True)
+
+from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 
 register_builtins()
 

@@ -5,7 +5,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 from tests.cluster_run import free_ports
-from tests.tools import ROOT, USER_ENV, assert_quiet, tool_cmd
+from tests.tools import PYTHON, ROOT, USER_ENV, assert_quiet, tool_cmd
 
 TINY = (
     "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
@@ -118,7 +117,7 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
 def test_mirrored_and_accumulated_updates_equal_single_device():
     """Also: one all-reduce per update; each replica its own dropout masks (#27)."""
     out = subprocess.run(
-        [sys.executable, "-m", "tests.distributed_check"],
+        [*PYTHON, "-m", "tests.distributed_check"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -295,7 +294,7 @@ def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
         procs.append(
             subprocess.Popen(
                 [
-                    sys.executable,
+                    *PYTHON,
                     "-m",
                     "tests.multiworker_check",
                     "worker",
@@ -309,7 +308,7 @@ def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
             )
         )
     single = subprocess.run(
-        [sys.executable, "-m", "tests.multiworker_check", "single", str(tmp_path / "single.npz")],
+        [*PYTHON, "-m", "tests.multiworker_check", "single", str(tmp_path / "single.npz")],
         cwd=ROOT,
         env=ENV,
         text=True,

@@ -1,0 +1,250 @@
+"""The server behind ``tests/tool_client.py``: imports TensorFlow and the project once, then
+forks a child per run, which becomes the program the client asked for.
+
+The import is all it does before forking: no TensorFlow context, device split, op or thread
+(TensorFlow starts its thread pools on the first op, in the child). So a child starts as the
+program would after ``import``, and sets up everything else itself, as in its own process.
+Per run the server sends the client the child's pid, then how it ended (exit code or signal);
+a client that dies (a test's SIGKILL, a timeout) takes its child with it.
+It exits when the test process that owns it (``T2T_REPRO_TEST_TOOL_SERVERS_OWNER``) is gone.
+"""
+
+import os
+import sys
+
+
+def _preload() -> None:
+    """What every tool imports: TensorFlow (start-up chatter hidden as the tools hide it),
+    Keras, and each tool's module with what it imports."""
+    import importlib
+    import pkgutil
+
+    from t2t_repro import console
+
+    console.start_tensorflow()
+    import keras  # noqa: F401
+
+    import t2t_repro.commands as commands
+
+    for module in pkgutil.iter_modules(commands.__path__):
+        importlib.import_module(f"t2t_repro.commands.{module.name}")
+
+
+def _receive(conn) -> tuple[dict, list]:
+    import json
+    import socket
+
+    data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 3)
+    while len(data) < 8 or len(data) < 8 + int.from_bytes(data[:8], "big"):
+        more = conn.recv(1 << 20)
+        if not more:
+            raise ConnectionError("the client went away mid-request")
+        data += more
+    return json.loads(data[8:]), fds
+
+
+def _become(request: dict, fds: list) -> None:
+    """In the child: the client's stdio, environment, directory; fresh random state."""
+    import random
+    import signal
+    import tempfile
+
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.setsid()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tempfile.tempdir = None  # TMPDIR is read again
+    random.seed()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+    if os.environ.get("PYTHONUNBUFFERED"):
+        import io
+
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
+        sys.stderr = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False), write_through=True, errors="backslashreplace"
+        )
+
+
+def serve(path: str) -> dict:
+    """Serves until the owner is gone; returns only in a child, with the run to do."""
+    import json
+    import selectors
+    import signal
+    import socket
+
+    _preload()
+    owner = int(os.environ.get("T2T_REPRO_TEST_TOOL_SERVERS_OWNER", os.getppid()))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if os.path.exists(path):
+        os.unlink(path)
+    listener.bind(path)
+    listener.listen(64)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    children: dict[int, socket.socket] = {}
+    signal.signal(signal.SIGTERM, lambda *_: _stop(children, path))
+    # A child's end wakes the loop at once (a byte on this pair), not at the next timeout.
+    wake_read, wake_write = socket.socketpair()
+    wake_write.setblocking(False)
+    signal.set_wakeup_fd(wake_write.fileno())
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    selector.register(wake_read, selectors.EVENT_READ)
+    while True:
+        for key, _events in selector.select(timeout=0.5):
+            if key.fileobj is wake_read:
+                wake_read.recv(4096)
+            elif key.fileobj is listener:
+                conn, _ = listener.accept()
+                try:
+                    request, fds = _receive(conn)
+                except (OSError, ValueError):
+                    conn.close()
+                    continue
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    signal.set_wakeup_fd(-1)
+                    selector.close()
+                    for other in [listener, wake_read, wake_write, conn, *children.values()]:
+                        other.close()
+                    _become(request, fds)
+                    return request
+                for fd in fds:
+                    os.close(fd)
+                conn.sendall((json.dumps({"pid": pid}) + "\n").encode())
+                children[pid] = conn
+                selector.register(conn, selectors.EVENT_READ, pid)
+            elif not key.fileobj.recv(64):  # the client died: so does its program
+                selector.unregister(key.fileobj)
+                _kill(key.data)
+        _reap(children, selector)
+        if not _alive(owner):
+            _stop(children, path)
+
+
+def _kill(pid: int) -> None:
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _reap(children: dict, selector) -> None:
+    import json
+
+    while children:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            return
+        conn = children.pop(pid, None)
+        if conn is None:
+            continue
+        if os.WIFSIGNALED(status):
+            end = {"signal": os.WTERMSIG(status)}
+        else:
+            end = {"exit": os.waitstatus_to_exitcode(status)}
+        try:
+            selector.unregister(conn)
+        except (KeyError, ValueError):
+            pass
+        try:
+            conn.sendall((json.dumps(end) + "\n").encode())
+        except OSError:
+            pass
+        conn.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def _stop(children: dict, path: str) -> None:
+    for pid in children:
+        _kill(pid)
+    if os.path.exists(path):
+        os.unlink(path)
+    os._exit(0)
+
+
+def _run(request: dict) -> None:
+    """``python <args>`` as the interpreter runs it: ``-m``, ``-c`` or a script."""
+    import runpy
+
+    args = request["args"]
+    if args[0] == "-m":
+        sys.argv = [args[1], *args[2:]]  # run_module puts the module's file first
+        sys.path[0] = os.getcwd()
+        sys.modules.pop(args[1], None)  # preloaded; ``python -m`` runs it afresh as __main__
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+    elif args[0] == "-c":
+        import types
+
+        sys.argv = ["-c", *args[2:]]
+        sys.path[0] = ""
+        main = sys.modules["__main__"] = types.ModuleType("__main__")
+        exec(compile(args[1], "<string>", "exec"), main.__dict__)
+    else:
+        sys.argv = list(args)
+        sys.path[0] = os.path.dirname(os.path.abspath(args[0]))
+        runpy.run_path(args[0], run_name="__main__")
+
+
+def _exit_code(exit: SystemExit) -> int:
+    if exit.code is None or isinstance(exit.code, int):
+        return exit.code or 0
+    print(exit.code, file=sys.stderr)
+    return 1
+
+
+def _run_and_exit(request: dict) -> None:
+    """Runs the program and exits as the interpreter would, without tearing down the thousands
+    of preloaded modules (~1 s): non-daemon threads are joined, atexit functions run, stdio
+    flushed. An uncaught exception prints its traceback and exits 1; Ctrl-C dies by SIGINT."""
+    import atexit
+    import signal
+    import threading
+
+    try:
+        _run(request)
+        code = 0
+    except SystemExit as exit:
+        code = _exit_code(exit)
+    except KeyboardInterrupt:
+        sys.excepthook(*sys.exc_info())
+        code = -signal.SIGINT
+    except BaseException:  # noqa: BLE001 - as the interpreter reports it
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    threading._shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if code == -signal.SIGINT:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(code & 0xFF)
+
+
+if __name__ == "__main__":
+    # The checkout these tests belong to, first (as ``python -m`` from its root has it), not
+    # tests/ or another checkout's editable install.
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    _run_and_exit(serve(sys.argv[1]))
