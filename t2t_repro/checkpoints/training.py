@@ -112,6 +112,11 @@ class TrainingCheckpoint:
         self.restored = path
         return path
 
+    def leave_unrestored(self) -> None:
+        """The restored checkpoint's objects this run does not attach (another cluster
+        shape's input positions) are left alone, without TensorFlow's warning at exit."""
+        self._status.expect_partial()
+
     def _make_manager(self) -> tf.train.CheckpointManager:
         return tf.train.CheckpointManager(
             self.checkpoint,

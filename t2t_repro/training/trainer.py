@@ -280,6 +280,7 @@ class Trainer:
         if layout.note:
             print(layout.note, flush=True)
         if layout.reshard:
+            self.ckpt.leave_unrestored()
             print(
                 f"--reshard_on_resume: {restored} was saved by {saved_workers} worker(s), this "
                 f"run has {self.cluster.workers}; weights, optimizer, step and learning rate "
