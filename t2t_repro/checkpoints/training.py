@@ -55,6 +55,11 @@ class TrainingCheckpoint:
         self.batches_consumed = tf.Variable(
             0, dtype=tf.int64, trainable=False, name="batches_consumed"
         )
+        # The global batch, as micro-batches per update (replicas x accumulation steps): a
+        # resume keeps it on any number of replicas (training/resume_layout.py).
+        self.micro_batches = tf.Variable(
+            0, dtype=tf.int64, trainable=False, name="micro_batches_per_update"
+        )
         # Dropout's random-number states: restoring them makes a resumed run bit-identical.
         self.rng_states = tf.Module(name="rng_states")
         for i, variable in enumerate(v for v in model.variables if "seed_generator" in v.path):
@@ -63,6 +68,7 @@ class TrainingCheckpoint:
             **{MODEL_KEY: model},
             optimizer=optimizer,
             batches_consumed=self.batches_consumed,
+            micro_batches_per_update=self.micro_batches,
             rng_states=self.rng_states,
         )
         self.optimizer = optimizer
@@ -105,6 +111,11 @@ class TrainingCheckpoint:
             ) from None
         self.restored = path
         return path
+
+    def leave_unrestored(self) -> None:
+        """The restored checkpoint's objects this run does not attach (another cluster
+        shape's input positions) are left alone, without TensorFlow's warning at exit."""
+        self._status.expect_partial()
 
     def _make_manager(self) -> tf.train.CheckpointManager:
         return tf.train.CheckpointManager(

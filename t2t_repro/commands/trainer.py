@@ -96,6 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
         "every worker with an error (0: wait forever; docs/distributed.md)",
     )
     parser.add_argument(
+        "--reshard_on_resume",
+        action=argparse.BooleanOptionalAction,
+        default=d["reshard_on_resume"],
+        help="resume a checkpoint saved by another number of workers (or one host): same "
+        "weights, optimizer, step, learning rate and global batch; the data order continues "
+        "from a new seed (docs/distributed.md)",
+    )
+    parser.add_argument(
         "--signal_exit_code",
         type=int,
         default=d["signal_exit_code"],

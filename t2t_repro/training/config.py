@@ -75,6 +75,8 @@ class TrainerConfig:
     max_train_seconds: float = 0  # Stop (and save) after this much training time; 0: no limit.
     # Several workers: a collective waiting longer than this for a worker ends the run (0: never).
     collective_timeout_secs: float = 600
+    # Resume a checkpoint saved by another number of workers (training/resume_layout.py).
+    reshard_on_resume: bool = False
     # The exit code after a stop signal (SIGTERM, SIGINT) and its save: 143, as TF's own
     # preemption handler on GCE; a restart policy reruns the job, which resumes.
     signal_exit_code: int = 143

@@ -84,7 +84,8 @@ class WorkerPositions:
     collective every worker joins, as it joins the save); every worker then holds the same
     vector, and the chief's checkpoint keeps it under ``worker_inputs``. On resume each
     worker reads its own entry from the chief's checkpoint and restores its iterator in
-    constant time, as on one host. A restarted cluster must have the same number of workers.
+    constant time, as on one host. A cluster of another size restores none of them (it must
+    be asked to: ``--reshard_on_resume``, ``resume_layout.py``).
     """
 
     KEY = "worker_inputs"  # its name in the checkpoint
@@ -96,7 +97,11 @@ class WorkerPositions:
         self.workers = strategy.num_replicas_in_sync // feed.replicas
         self._gather = BytesGather(strategy, self.workers)
         with tf.device("/cpu:0"):
-            self.states = tf.Variable([""] * self.workers, trainable=False, name=self.KEY)
+            # Any length: a checkpoint of another cluster size restores into it when the run
+            # reshards (--reshard_on_resume), which then ignores it.
+            self.states = tf.Variable(
+                [""] * self.workers, trainable=False, name=self.KEY, shape=tf.TensorShape([None])
+            )
 
     def gather(self) -> None:
         """Every worker's current state into ``states`` (all workers call it together)."""
@@ -117,13 +122,14 @@ class WorkerPositions:
         return True
 
 
-def positioned_feed(strategy, ckpt, cluster, dataset_fn, skip: int):
+def positioned_feed(strategy, ckpt, cluster, dataset_fn, skip: int, restore: bool = True):
     """The training input as a ReplicaFeed at the position ``ckpt`` (a
     ``TrainingCheckpoint``) restored, and the ``WorkerPositions`` of a cluster (else None).
 
     On one host the iterator state is saved with every checkpoint and restored from it
     (constant time); ``dataset_fn`` already skips ``skip`` batches when the checkpoint holds
     no state. On several workers each worker's position travels in the chief's checkpoint.
+    ``restore`` False (a reshard): the workers' saved positions are not used.
     """
     if cluster.workers > 1:
         context = tf.distribute.InputContext(
@@ -132,7 +138,8 @@ def positioned_feed(strategy, ckpt, cluster, dataset_fn, skip: int):
         feed = ReplicaFeed(strategy, dataset_fn(context), cluster.workers)
         positions = WorkerPositions(strategy, feed, cluster.index)
         setattr(ckpt.checkpoint, WorkerPositions.KEY, positions.states)
-        positions.restore()  # the states were restored on attachment (above)
+        if restore:
+            positions.restore()  # the states were restored on attachment (above)
         return feed, positions
     if skip:
         print(

@@ -1,9 +1,8 @@
-"""The one-line errors that stop a training run: a diverged loss, a corrupt shard, a resume on
-another number of workers. Each says what was kept and how to go on."""
+"""The one-line errors that stop a training run: a diverged loss, a corrupt shard (a resume on
+another number of workers: ``resume_layout.py``). Each says what was kept and how to go on."""
 
 from __future__ import annotations
 
-from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.data.input_pipeline import list_shards
 from t2t_repro.data.records import find_corrupt_record
 from t2t_repro.data.text_files import DataError
@@ -35,22 +34,4 @@ def corrupt_data_error(problem, data_dir: str, split: str, latest: str | None) -
         f"Corrupt {split} data: {where or 'a shard matching ' + pattern}. Delete that "
         "shard and rerun t2t-datagen to rewrite it (finished shards are kept), then rerun "
         f"this command to resume from {latest or 'the start'}."
-    )
-
-
-def check_same_workers(restored: str, saved_shape: list[int] | None, workers: int) -> None:
-    """Refuses, before anything is written, to train on from a checkpoint saved by another
-    number of workers: each worker read its own shard of the data, so neither a cluster's
-    input positions (``WorkerPositions``, whose saved shape is ``saved_shape``) nor one
-    host's iterator state can place another cluster's input (the old batch-skip would replay
-    the wrong batches)."""
-    before, now = saved_shape[0] if saved_shape else 1, workers
-    if before == now:
-        return
-    by = f"a cluster of {before} workers" if before > 1 else "a run on one host"
-    this = f"this cluster has {now} workers" if now > 1 else "this run is on one host"
-    again = f"with a TF_CONFIG of {before} workers" if before > 1 else "on one host"
-    raise CheckpointError(
-        f"{restored} was saved by {by} and {this}: the input positions cannot be "
-        f"restored. Resume it {again}, or start a new --output_dir."
     )

@@ -34,6 +34,7 @@ from t2t_repro.training.watchdog import Watchdog
 # evaluations, the stop) or the update itself; all must be equal on every worker.
 LOOP_FLAGS = (
     "train_steps",
+    "reshard_on_resume",
     "steps_per_loop",
     "log_step_count_steps",
     "local_eval_frequency",

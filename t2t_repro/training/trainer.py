@@ -42,7 +42,8 @@ from t2t_repro.training.distribution import cluster, make_strategy
 from t2t_repro.training.early_stopping import make_early_stopping
 from t2t_repro.training.input_feed import WorkerPositions, positioned_feed
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
-from t2t_repro.training.run_errors import check_same_workers, corrupt_data_error, diverged_error
+from t2t_repro.training.resume_layout import resharded_seed, resume_layout
+from t2t_repro.training.run_errors import corrupt_data_error, diverged_error
 from t2t_repro.training.run_setup import (
     StopFlag,
     TrainingError,
@@ -97,6 +98,7 @@ class Trainer:
             cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)
         )
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
+        self.resharded = False  # resumed on another number of workers (--reshard_on_resume)
         announce(self.strategy, cfg.mixed_precision, cfg.xla)
         with self.strategy.scope():
             self.model = registry.model(cfg.model)(hp)
@@ -129,7 +131,7 @@ class Trainer:
         (``input_feed.positioned_feed``; checkpoints without an input state skip them)."""
         pattern = self.problem.filepattern(self.cfg.data_dir, "train")
         saved_state = self.ckpt.has_input_state() or self.cluster.workers > 1
-        skip = 0 if saved_state else int(self.ckpt.batches_consumed.numpy())
+        skip = 0 if saved_state or self.resharded else int(self.ckpt.batches_consumed.numpy())
 
         def dataset_fn(ctx=None):
             ds = make_dataset(
@@ -144,7 +146,7 @@ class Trainer:
             return ds.skip(skip) if skip else ds
 
         feed, self.positions = positioned_feed(
-            self.strategy, self.ckpt, self.cluster, dataset_fn, skip
+            self.strategy, self.ckpt, self.cluster, dataset_fn, skip, restore=not self.resharded
         )
         return feed
 
@@ -168,6 +170,7 @@ class Trainer:
     def save(self) -> str:
         """Every worker calls it at the same step (the chief's copy is the one kept)."""
         self.ckpt.batches_consumed.assign(self.step * self.accumulate)
+        self.ckpt.micro_batches.assign(self.strategy.num_replicas_in_sync * self.accumulate)
         if self.positions is not None:
             self.positions.gather()
         return self.ckpt.save(self.step)
@@ -231,6 +234,8 @@ class Trainer:
         stale temp dirs, event files. Only the chief writes into output_dir; other workers'
         event writers write nothing."""
         self.data_seed, self.watchdog = handshake(self)
+        if self.resharded:
+            self.data_seed = resharded_seed(self.data_seed, self.step)
         chief = self.cluster.is_chief
         if chief and self.cfg.schedule not in READ_ONLY_SCHEDULES:
             write_record(self.cfg.output_dir, self.hparams, self.flags)
@@ -243,9 +248,7 @@ class Trainer:
         then starts writing: every check that can refuse the run comes before."""
         restored = self.ckpt.restore_latest()
         if restored and self.cfg.schedule not in READ_ONLY_SCHEDULES:
-            check_same_workers(
-                restored, self.ckpt.saved_shape(WorkerPositions.KEY), self.cluster.workers
-            )
+            self._lay_out_updates(restored)
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
             if self.early_stopping is not None:
@@ -258,6 +261,33 @@ class Trainer:
             self.flags = dict(self.flags, warm_start_from=source)
         self._start_writing()
         return restored
+
+    def _lay_out_updates(self, restored: str) -> None:
+        """The restored checkpoint's global batch on this run's replicas; another number of
+        workers is refused unless --reshard_on_resume (``resume_layout.py``)."""
+        shape = self.ckpt.saved_shape(WorkerPositions.KEY)
+        saved_workers = shape[0] if shape else 1
+        layout = resume_layout(
+            restored,
+            saved_workers,
+            int(self.ckpt.micro_batches.numpy()),
+            self.cluster.workers,
+            self.strategy.num_replicas_in_sync,
+            self.accumulate,
+            self.cfg.reshard_on_resume,
+        )
+        self.accumulate, self.resharded = layout.accumulate, layout.reshard
+        if layout.note:
+            print(layout.note, flush=True)
+        if layout.reshard:
+            self.ckpt.leave_unrestored()
+            print(
+                f"--reshard_on_resume: {restored} was saved by {saved_workers} worker(s), this "
+                f"run has {self.cluster.workers}; weights, optimizer, step and learning rate "
+                "are restored, the saved input positions are not: the data order continues "
+                "from a new seed",
+                flush=True,
+            )
 
     def run(self) -> dict:
         restored = self.start()
