@@ -21,12 +21,17 @@ import sys
 SERVERS_ENV = "T2T_REPRO_TEST_TOOL_SERVERS"  # the directory of this test process's servers
 OWNER_ENV = "T2T_REPRO_TEST_TOOL_SERVERS_OWNER"  # the pid the servers live no longer than
 # Read after start-up (by the program, in the child), so they may differ between runs of one
-# server. Everything else a prefix below names is read at import and picks the server.
+# server. Everything else a prefix below names is read at import and picks the server (the
+# project's own T2T_* variables are read at run time; T2T_VERBOSE runs a real interpreter).
 _AFTER_START = {"TF_CONFIG", "PYTHONUNBUFFERED", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"}
-_AT_IMPORT = ("TF_", "XLA_", "T2T_", "KERAS", "PYTHON", "CUDA", "OMP_", "MKL", "OPENBLAS", "LD_")
+_AT_IMPORT = ("TF_", "XLA_", "KERAS", "PYTHON", "CUDA", "OMP_", "MKL", "OPENBLAS", "LD_")
 _AT_IMPORT_NAMES = {"HOME", "LANG", "LC_ALL", "LC_CTYPE"}
 # Forwarded to the program; SIGKILL cannot be, so the server kills the program when this dies.
 _FORWARDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+
+
+def _forwarded_numbers(signal) -> set:  # the numbers of _FORWARDED (handled here)
+    return {getattr(signal, name) for name in _FORWARDED}
 
 
 def import_signature(environ) -> dict:
@@ -69,7 +74,9 @@ def _connect(path: str):
 
 
 def _start_server(path: str):
-    """Starts the server for this environment (once: a lock file orders racing clients)."""
+    """Starts the server for this environment (once: a lock file orders racing clients). Not
+    for the first run in an environment: a server costs more than one real start, so it only
+    pays from the second run on (None: this run starts a real interpreter)."""
     import fcntl
     import subprocess
     import time
@@ -79,6 +86,9 @@ def _start_server(path: str):
         conn = _connect(path)
         if conn is not None:
             return conn
+        if not os.path.exists(path + ".seen"):
+            open(path + ".seen", "w").close()
+            return None
         env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "PYTHONUNBUFFERED")}
         server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_server.py")
         with open(path + ".log", "ab") as log:
@@ -130,7 +140,8 @@ def _relay(conn, args: list) -> None:
     line = stream.readline()
     end = json.loads(line) if line else {"exit": 70}
     if "signal" in end:
-        signal.signal(end["signal"], signal.SIG_DFL)
+        if end["signal"] in _forwarded_numbers(signal):
+            signal.signal(end["signal"], signal.SIG_DFL)
         os.kill(os.getpid(), end["signal"])
     os._exit(end["exit"])
 

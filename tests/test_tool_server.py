@@ -1,0 +1,102 @@
+"""The suite's ``python`` (``tests/tools.py``'s ``PYTHON``: a client of a fork server) behaves as
+a process of its own: stdio, environment, working directory, arguments, exit codes, uncaught
+exceptions, death by signal, signals forwarded, a killed client takes its program along, and
+the start-up under test (no TF_CPP_MIN_LOG_LEVEL, T2T_VERBOSE) runs a real interpreter."""
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.fresh_process import run_in_fresh_process
+from tests.tools import PYTHON, ROOT
+
+PROBE = """
+import json, os, sys
+print(json.dumps({"argv": sys.argv, "cwd": os.getcwd(), "x": os.environ.get("PROBE_X"),
+                  "forked": "t2t_repro.commands.trainer" in sys.modules}))
+sys.stderr.write("to stderr\\n")
+sys.exit(int(os.environ.get("PROBE_CODE", "0")))
+"""
+
+
+def run(*args, **kwargs):
+    kwargs = {"capture_output": True, "text": True, "timeout": 300, "cwd": ROOT, **kwargs}
+    return subprocess.run([*PYTHON, *args], **kwargs)
+
+
+def test_argv_env_cwd_stdio_and_exit_code(tmp_path):
+    import json
+
+    env = dict(os.environ, PROBE_X="1", PROBE_CODE="3", TF_CPP_MIN_LOG_LEVEL="2")
+    for _ in range(2):  # a first run in an environment may be a real one, the second is forked
+        out = run("-c", PROBE, "a", "b c", cwd=tmp_path, env=env)
+        assert out.returncode == 3 and out.stderr.endswith("to stderr\n"), out.stderr
+        seen = json.loads(out.stdout)
+        assert seen["argv"] == ["-c", "a", "b c"] and seen["cwd"] == str(tmp_path)
+        assert seen["x"] == "1"
+    assert seen["forked"]
+
+
+def test_modules_stdin_and_uncaught_exceptions():
+    out = run("-m", "json.tool", input='{"b": 1}')
+    assert out.returncode == 0 and out.stdout == '{\n    "b": 1\n}\n'
+    out = run("-c", "import tensorflow\nraise ValueError('boom')")
+    assert out.returncode == 1 and out.stderr.rstrip().endswith("ValueError: boom")
+    out = run("-c", "import sys; sys.exit('bye')")
+    assert out.returncode == 1 and out.stderr == "bye\n"
+
+
+def test_signals_are_forwarded_and_death_by_signal_is_reported():
+    code = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    for _ in range(2):
+        proc = subprocess.Popen([*PYTHON, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline() == "ready\n"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+    out = run("-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    assert out.returncode == -signal.SIGKILL
+
+
+def test_a_killed_client_takes_its_program_along(tmp_path):
+    code = "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(120)\n"
+    for _ in range(2):
+        proc = subprocess.Popen([*PYTHON, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        program = int(proc.stdout.readline())
+        proc.kill()
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _alive(program):
+            time.sleep(0.05)
+        assert not _alive(program)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("env_change", [{"T2T_VERBOSE": "1"}, {"TF_CPP_MIN_LOG_LEVEL": None}])
+def test_the_start_up_under_test_runs_a_real_interpreter(env_change):
+    env = {k: v for k, v in {**os.environ, **env_change}.items() if v is not None}
+    out = run("-c", "import sys; print('tensorflow' in sys.modules)", env=env)
+    assert out.returncode == 0 and out.stdout == "False\n", out.stderr
+
+
+def _fails():
+    raise ValueError("from the fresh process")
+
+
+def test_a_fresh_process_failure_fails_the_test():
+    with pytest.raises(AssertionError, match="ValueError: from the fresh process"):
+        run_in_fresh_process(_fails)
