@@ -118,6 +118,14 @@ def summarize(rounds: list[list[dict]]) -> dict:
     }
 
 
+def _fp32_peak() -> dict:
+    """This CPU's float32 matmul peak now (a child process: this one stays TensorFlow-free)."""
+    code = "import json, tensorflow as tf\nfrom bench.report import matmul_peak\n"
+    code += "print(json.dumps(matmul_peak(tf.float32)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="")
@@ -135,12 +143,13 @@ def main() -> int:
     import ctranslate2
 
     report = {
-        "cpu": f"{args.threads} threads on {cpu_model()} ({os.cpu_count()} cores, shared)",
+        "cpu": f"{args.threads} threads on {cpu_model()} ({os.cpu_count()} cores)",
         "ctranslate2": ctranslate2.__version__,
         "work": f"{CONFIG} config, random weights, {SENTENCES} sources of {SRC_LEN} ids, "
         f"batch {SENTENCES}, beam {BEAM}, alpha {ALPHA}, {SRC_LEN + EXTRA} forced steps; "
         f"median of {args.repeats} repeats per run",
         "loadavg_start": open("/proc/loadavg").read().split()[:3],
+        "matmul_peak_start": _fp32_peak(),
         "rounds": [],
     }
     ours = [sys.executable, "-m", "bench.bench_decode_forced", "--config", CONFIG, "--xla", "1"]
@@ -164,6 +173,7 @@ def main() -> int:
             report["summary"] = summarize(report["rounds"])
             emit(report, args.out)
     report["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+    report["matmul_peak_end"] = _fp32_peak()
     emit(report, args.out)
     return 0
 
