@@ -27,6 +27,7 @@ atexit.register(shutil.rmtree, _SERVERS, ignore_errors=True)
 from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 
 register_builtins()
+gc.freeze()  # what the imports made lives all session: not scanned at every full collection
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -36,3 +37,4 @@ def _release_module_state():
 
     keras.backend.clear_session()
     gc.collect()
+    gc.freeze()  # the survivors (modules imported since, caches) are long-lived too

@@ -16,6 +16,7 @@ import sys
 def _preload() -> None:
     """What every tool imports: TensorFlow (start-up chatter hidden as the tools hide it),
     Keras, and each tool's module with what it imports."""
+    import gc
     import importlib
     import pkgutil
 
@@ -28,6 +29,8 @@ def _preload() -> None:
 
     for module in pkgutil.iter_modules(commands.__path__):
         importlib.import_module(f"t2t_repro.commands.{module.name}")
+    # As the tools do after import (console.py); a child's collector leaves the shared pages alone.
+    gc.freeze()
 
 
 def _receive(conn) -> tuple[dict, list]:
