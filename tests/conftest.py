@@ -37,4 +37,3 @@ def _release_module_state():
 
     keras.backend.clear_session()
     gc.collect()
-    gc.freeze()  # the survivors (modules imported since, caches) are long-lived too

@@ -10,6 +10,7 @@ import tensorflow as tf
 from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open, write_text_atomically
 from t2t_repro.commands import cli
+from tests.fresh_process import run_in_fresh_process
 
 gfile = tf.io.gfile
 
@@ -45,12 +46,18 @@ def test_atomic_write_on_ram():
 
 
 @pytest.mark.slow
-def test_datagen_train_average_decode_export_on_ram(tmp_path, monkeypatch):
+def test_datagen_train_average_decode_export_on_ram(tmp_path):
+    """The tools in one process, as the test's body: in a fresh process, since the loaded
+    SavedModel and the run's traces (~650 MB) would stay in the test process for good."""
+    run_in_fresh_process(check_datagen_train_average_decode_export_on_ram, tmp_path)
+
+
+def check_datagen_train_average_decode_export_on_ram(tmp_path):
     # No capsys here: summaries.ConsoleLog binds sys.stdout when its module is first imported.
     from problems.algorithmic import TranslateToy
     from t2t_repro.commands import avg_all, datagen, decoder, exporter, trainer
 
-    monkeypatch.setattr(TranslateToy, "num_pairs", {"train": 800, "dev": 40, "test": 40})
+    TranslateToy.num_pairs = {"train": 800, "dev": 40, "test": 40}  # its own process: no undo
 
     root = "ram://e2e"
     data, train = f"{root}/data", f"{root}/train"
