@@ -30,10 +30,6 @@ _AT_IMPORT_NAMES = {"HOME", "LANG", "LC_ALL", "LC_CTYPE"}
 _FORWARDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 
 
-def _forwarded_numbers(signal) -> set:  # the numbers of _FORWARDED (handled here)
-    return {getattr(signal, name) for name in _FORWARDED}
-
-
 def import_signature(environ) -> dict:
     """The environment variables a server's imports read (they must match the run's)."""
     return {
@@ -140,7 +136,7 @@ def _relay(conn, args: list) -> None:
     line = stream.readline()
     end = json.loads(line) if line else {"exit": 70}
     if "signal" in end:
-        if end["signal"] in _forwarded_numbers(signal):
+        if end["signal"] in {getattr(signal, name) for name in _FORWARDED}:  # handled here
             signal.signal(end["signal"], signal.SIG_DFL)
         os.kill(os.getpid(), end["signal"])
     os._exit(end["exit"])

@@ -31,6 +31,15 @@ def _who(workers: int) -> str:
     return f"a cluster of {workers} workers" if workers > 1 else "one host"
 
 
+def _reshard_text(restored: str, saved_workers: int, workers: int) -> str:
+    return (
+        f"--reshard_on_resume: {restored} was saved by {saved_workers} worker(s), this "
+        f"run has {workers}; weights, optimizer, step and learning rate "
+        "are restored, the saved input positions are not: the data order continues "
+        "from a new seed"
+    )
+
+
 def resume_layout(
     restored: str,
     saved_workers: int,
@@ -63,8 +72,10 @@ def resume_layout(
                 "saved by an older t2t_repro or imported from T2T); resume it on "
                 f"{_who(saved_workers)}, or start a new --output_dir."
             )
+    reshard = saved_workers != workers
+    told = _reshard_text(restored, saved_workers, workers) if reshard else ""
     if not saved_micro_batches or saved_micro_batches == replicas * accumulate:
-        return ResumeLayout(accumulate, saved_workers != workers)
+        return ResumeLayout(accumulate, reshard, told)
     if saved_micro_batches % replicas:
         if saved_workers != workers:
             raise CheckpointError(
@@ -81,14 +92,13 @@ def resume_layout(
             "(a different global batch)",
         )
     kept = saved_micro_batches // replicas
-    return ResumeLayout(
-        kept,
-        saved_workers != workers,
+    note = (
         f"keeping the global batch of {restored}: {saved_micro_batches} micro-batches per "
         f"update = {replicas} replica(s) x {kept} accumulation step(s) "
         f"(--hparams optimizer_multistep_accumulate_steps={accumulate} is for "
-        f"{replicas * accumulate})",
+        f"{replicas * accumulate})"
     )
+    return ResumeLayout(kept, reshard, "\n".join(filter(None, (note, told))))
 
 
 def resharded_seed(data_seed: int | None, step: int) -> int | None:

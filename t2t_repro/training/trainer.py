@@ -277,17 +277,10 @@ class Trainer:
             self.cfg.reshard_on_resume,
         )
         self.accumulate, self.resharded = layout.accumulate, layout.reshard
-        if layout.note:
-            print(layout.note, flush=True)
         if layout.reshard:
             self.ckpt.leave_unrestored()
-            print(
-                f"--reshard_on_resume: {restored} was saved by {saved_workers} worker(s), this "
-                f"run has {self.cluster.workers}; weights, optimizer, step and learning rate "
-                "are restored, the saved input positions are not: the data order continues "
-                "from a new seed",
-                flush=True,
-            )
+        if layout.note:
+            print(layout.note, flush=True)
 
     def run(self) -> dict:
         restored = self.start()
