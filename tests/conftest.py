@@ -17,12 +17,15 @@ import pytest
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 
-# The tools this test process runs start from servers it owns (tests/tool_client.py): they
-# live in a directory of its own and exit when it does.
-_SERVERS = tempfile.mkdtemp(prefix="t2t_tool_servers_")
-os.environ["T2T_REPRO_TEST_TOOL_SERVERS"] = _SERVERS
-os.environ["T2T_REPRO_TEST_TOOL_SERVERS_OWNER"] = str(os.getpid())
-atexit.register(shutil.rmtree, _SERVERS, ignore_errors=True)
+# The tools the suite runs start from servers (tests/tool_client.py) in one directory for the
+# whole run: the first process to load this file (pytest-xdist's controller, or pytest itself
+# without -n) makes it and owns the servers, and the test processes it starts inherit it, so
+# each server imports TensorFlow once for all of them. The servers exit when the owner does.
+if "T2T_REPRO_TEST_TOOL_SERVERS" not in os.environ:
+    _SERVERS = tempfile.mkdtemp(prefix="t2t_tool_servers_")
+    os.environ["T2T_REPRO_TEST_TOOL_SERVERS"] = _SERVERS
+    os.environ["T2T_REPRO_TEST_TOOL_SERVERS_OWNER"] = str(os.getpid())
+    atexit.register(shutil.rmtree, _SERVERS, ignore_errors=True)
 
 from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 

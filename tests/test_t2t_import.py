@@ -137,9 +137,12 @@ def test_trainer_resumes_from_the_import_with_t2t_moments(imported_test_ckpt, tm
     data_dir.mkdir()
     shutil.copy(VOCAB_8K, data_dir / VOCAB_8K.name)
     encoder = load_vocab(str(VOCAB_8K))
+    # Long pairs (~180 subwords): the set's 4,096-token batches then hold ~20 of them, and
+    # T2T's shuffle over 512 batches fills from ~10,000 examples before step 2 (short pairs
+    # made batches of 315 and that fill took ~30 s).
     pairs = [
-        ("The cat sat on the mat.", "Die Katze sass auf der Matte."),
-        ("Hello world", "Hallo Welt"),
+        (" ".join(["The cat sat on the mat."] * 18), " ".join(["Die Katze sass."] * 30)),
+        (" ".join(["Hello world"] * 60), " ".join(["Hallo Welt"] * 60)),
     ] * 4
     [path] = records.shard_paths(str(data_dir), "translate_ende_wmt8k", "train", 1)
     records.write_records_atomically(
