@@ -16,6 +16,11 @@ import pytest
 # models gain nothing from intra-op threads, while idle pool threads spin on the other's core.
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+# XLA's LLVM back end at -O0 for the suite's compiles (~20 of them per XLA-heavy test): the
+# compiles cost ~20% less CPU and the code keeps IEEE float semantics (XLA's CPU back end runs
+# without fast-math either way), so every XLA-against-TensorFlow check means what it did. The
+# tools and benchmarks outside the suite compile at XLA's default level.
+os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
 
 # The tools the suite runs start from servers (tests/tool_client.py) in one directory for the
 # whole run: the first process to load this file (pytest-xdist's controller, or pytest itself

@@ -51,6 +51,9 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model):
 
 def evaluate(eval_step, dataset, max_steps: int = 0) -> dict:
     """Metrics over ``dataset`` (a distributed dataset), at most ``max_steps`` batches."""
+    # Traced once, for the dataset's spec (batch and length unknown): the first bucket's batch
+    # would otherwise trace for its own shape and the second retrace without it.
+    eval_step.get_concrete_function(dataset.element_spec)
     totals = dict.fromkeys(_KEYS, 0.0)
     for step, batch in enumerate(dataset):
         if max_steps and step >= max_steps:
