@@ -12,9 +12,12 @@ import os
 import socket
 import subprocess
 
-from tests.tools import ROOT, tool_cmd
+from tests.tools import ROOT, SMALL_BATCH_SHUFFLE, tool_cmd
 
-TINY = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512"
+TINY = (
+    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
+    + SMALL_BATCH_SHUFFLE
+)
 
 
 def free_ports(n: int) -> list[int]:

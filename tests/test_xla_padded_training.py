@@ -8,9 +8,12 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.tools import ROOT, tool_cmd
+from tests.tools import ROOT, SMALL_BATCH_SHUFFLE, tool_cmd
 
-TINY = "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,batch_size=256"
+TINY = (
+    "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,batch_size=256,"
+    + SMALL_BATCH_SHUFFLE
+)
 HINT = "--hparams=padded_bucket_step=1.2 pads batches to a few lengths"
 # TensorFlow's own record of each XLA compilation (shown with T2T_VERBOSE).
 COMPILED = re.compile(r"Compilation of XLA executable time")

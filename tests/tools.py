@@ -18,6 +18,9 @@ from t2t_repro.workflow import tool_module
 ROOT = Path(__file__).resolve().parents[1]
 # The environment a user has: without the test session's TF_CPP_MIN_LOG_LEVEL or T2T_VERBOSE.
 USER_ENV = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "T2T_VERBOSE")}
+# For the test runs' hparams: T2T's shuffle over 512 batches (batch_shuffle_size) reads ~25,000
+# examples of a toy problem before a run's first step (1-1.6 s a run); 16 batches still shuffle.
+SMALL_BATCH_SHUFFLE = "batch_shuffle_size=16"
 # A TensorFlow C++ log line (info, warning, error, fatal), e.g. "E0000 00:00:17.5 123 x.cc:1]".
 TF_LOG_LINE = re.compile(r"^[IWEF]\d{4} ", re.M)
 PYTHON = [sys.executable, "-S", str(ROOT / "tests" / "tool_client.py")]
