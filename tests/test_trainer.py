@@ -68,6 +68,7 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
         data_dir,
         tmp_path / "train",
         "--train_steps=300",
+        f"--hparams={SMALL_BATCH_SHUFFLE}",  # 512 batches of 2,048 tokens: ~90,000 examples
         "--local_eval_frequency=100",
         "--log_step_count_steps=100",
         "--random_seed=1",  # Reproducible: unseeded, the last eval sometimes caught a loss spike.
