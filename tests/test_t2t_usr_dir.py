@@ -15,6 +15,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen, decoder, trainer
+from tests.tools import SMALL_BATCH_SHUFFLE
 
 HERE = Path(__file__).resolve().parent
 USR_DIR = HERE / "data" / "t2t_usr_dir"
@@ -121,7 +122,13 @@ def test_trainer_and_decoder_run_the_character_problem(generated, tmp_path):
         f"--t2t_usr_dir={USR_DIR}",
     ]
     rc = trainer.main(
-        [*common, "--hparams_set=transformer_tiny_usr", "--train_steps=3", "--random_seed=1"]
+        [
+            *common,
+            "--hparams_set=transformer_tiny_usr",
+            f"--hparams={SMALL_BATCH_SHUFFLE}",
+            "--train_steps=3",
+            "--random_seed=1",
+        ]
     )
     assert rc == 0
     saved = json.loads((tmp_path / "train" / "hparams.json").read_text())
