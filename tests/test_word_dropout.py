@@ -18,6 +18,7 @@ from t2t_repro.data.word_dropout import (
 from t2t_repro.hparam import HParamsError
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.text_encoding.word_encoder import WordTextEncoder
+from tests.tools import SMALL_BATCH_SHUFFLE
 
 TOKENS = ["<pad>", "<EOS>", "<UNK>", "<unk-ed>", "<unk>", "the", ".", "walked", "?"]
 
@@ -88,7 +89,9 @@ def test_negative_alpha_is_refused():
 @pytest.mark.slow
 def test_make_dataset_applies_it_to_training_only(tmp_path):
     _write(tmp_path / "train-00000-of-00001", [{"inputs": [7, 7, 7, 7, 1], "targets": [3, 1]}])
-    hp = create_hparams("transformer_tiny", "batch_size=64", input_vocab_size=9)
+    hp = create_hparams(
+        "transformer_tiny", f"batch_size=64,{SMALL_BATCH_SHUFFLE}", input_vocab_size=9
+    )
     transform = make_word_dropout(list(range(7)) + [3, 8], np.full(9, 1), alpha=1e9, seed=1)
     pattern = str(tmp_path / "train-*")
     train = next(iter(make_dataset(pattern, TRAIN, hp, augment=transform, seed=1)))
