@@ -51,7 +51,8 @@ def resume_layout(
 ) -> ResumeLayout:
     """The layout of a run resuming from ``restored`` (``saved_micro_batches`` 0: the
     checkpoint predates the record, its global batch is unknown)."""
-    if saved_workers != workers:
+    reshard = saved_workers != workers
+    if reshard:
         if not reshard_on_resume:
             by = _who(saved_workers) if saved_workers > 1 else "a run on one host"
             this = "this run is on one host"
@@ -72,12 +73,11 @@ def resume_layout(
                 "saved by an older t2t_repro or imported from T2T); resume it on "
                 f"{_who(saved_workers)}, or start a new --output_dir."
             )
-    reshard = saved_workers != workers
     told = _reshard_text(restored, saved_workers, workers) if reshard else ""
     if not saved_micro_batches or saved_micro_batches == replicas * accumulate:
         return ResumeLayout(accumulate, reshard, told)
     if saved_micro_batches % replicas:
-        if saved_workers != workers:
+        if reshard:
             raise CheckpointError(
                 f"--reshard_on_resume keeps the global batch of {restored}, "
                 f"{saved_micro_batches} micro-batches per update, in whole micro-batches: "
