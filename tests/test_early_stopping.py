@@ -4,12 +4,9 @@ import pytest
 
 from t2t_repro.errors import UserError
 from t2t_repro.training.early_stopping import check_metric, has_plateaued
-from tests.tools import SMALL_BATCH_SHUFFLE
+from tests.tools import TINY_TRAINING
 
-TINY = (
-    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
-    f"learning_rate_warmup_steps=50,{SMALL_BATCH_SHUFFLE}"
-)
+TINY = TINY_TRAINING
 
 
 @pytest.mark.parametrize(

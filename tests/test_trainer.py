@@ -12,12 +12,17 @@ import pytest
 import tensorflow as tf
 
 from tests.cluster_run import free_ports
-from tests.tools import PYTHON, ROOT, SMALL_BATCH_SHUFFLE, USER_ENV, assert_quiet, tool_cmd
-
-TINY = (
-    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
-    f"learning_rate_warmup_steps=50,{SMALL_BATCH_SHUFFLE}"
+from tests.tools import (
+    PYTHON,
+    ROOT,
+    SMALL_BATCH_SHUFFLE,
+    TINY_TRAINING,
+    USER_ENV,
+    assert_quiet,
+    tool_cmd,
 )
+
+TINY = TINY_TRAINING
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
 
 

@@ -10,12 +10,9 @@ import pytest
 from t2t_repro import registry
 from t2t_repro.checkpoints.errors import CheckpointError
 from tests.t2t_fixtures import POSTNORM_DIR
-from tests.tools import SMALL_BATCH_SHUFFLE
+from tests.tools import TINY_TRAINING
 
-TINY = (
-    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
-    f"learning_rate_warmup_steps=50,{SMALL_BATCH_SHUFFLE}"
-)
+TINY = TINY_TRAINING
 
 
 def config(data_dir, output_dir, **overrides):
