@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.hparams_lib.build import create_hparams
+from tests.tools import TINY_MODEL
 
 
 def build_model(
@@ -50,10 +51,14 @@ def assert_cached_search_matches_uncached(model, inputs: tf.Tensor, beam_size: i
     np.testing.assert_allclose(scores_nc.numpy(), scores.numpy(), atol=1e-4)
 
 
-def toy_checkpoint_dir(root, overrides: str = "max_length=12", step: int = 7, seed: int = 1):
+def toy_checkpoint_dir(
+    root, overrides: str = "max_length=12", step: int = 7, seed: int = 1, size: str = TINY_MODEL
+):
     """translate_toy data in ``root/data`` and an untrained transformer_tiny checkpoint (with
-    hparams.json) in ``root/train``: what the decoder-side tools need, in seconds. The seeded
-    initialisation makes its (nonsense) outputs deterministic, and for seed 1 non-empty."""
+    hparams.json) in ``root/train``, by default one layer of width 32 (``size``; ``overrides``
+    come after it; ``size=""`` keeps transformer_tiny's two layers of 128): what the
+    decoder-side tools need, in seconds. The seeded initialisation makes
+    its (nonsense) outputs deterministic, and for seed 1 non-empty."""
     import keras
 
     keras.utils.set_random_seed(seed)
@@ -61,7 +66,9 @@ def toy_checkpoint_dir(root, overrides: str = "max_length=12", step: int = 7, se
     problem = registry.problem("translate_toy")
     problem.generate_data(str(root / "data"), str(root / "tmp"), progress=False)
     model = build_model(
-        "transformer_tiny", overrides, vocab_size=problem.vocab_sizes(str(root / "data"))[0]
+        "transformer_tiny",
+        ",".join(part for part in (size, overrides) if part),
+        vocab_size=problem.vocab_sizes(str(root / "data"))[0],
     )
     (root / "train").mkdir()
     (root / "train" / "hparams.json").write_text(model.hparams.to_json())

@@ -42,7 +42,8 @@ def test_render_draws_one_panel_per_head_with_labels():
 
 @pytest.mark.slow
 def test_cli_writes_three_pngs_and_rejects_a_bad_layer(tmp_path):
-    root = toy_checkpoint_dir(tmp_path)
+    # Two layers: by default the pictures are of the last one (layer1), not the first.
+    root = toy_checkpoint_dir(tmp_path, "max_length=12,num_hidden_layers=2")
     cmd = tool_cmd(
         "t2t-attention",
         "--problem=translate_toy",

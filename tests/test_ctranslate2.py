@@ -35,7 +35,10 @@ RAW_LINES = [line.encode() for line in LINES] + [b"bad \xff bytes", b"the dog se
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
-    root = toy_checkpoint_dir(tmp_path_factory.mktemp("ct2"), step=3)
+    # transformer_tiny as it is: on its seeded weights the two beam searches agree (on the
+    # one-layer toy model, line 0's beams run into the length limit, where CTranslate2 and
+    # T2T differ as docs/ctranslate2.md says).
+    root = toy_checkpoint_dir(tmp_path_factory.mktemp("ct2"), step=3, size="")
     flags = [
         "--problem=translate_toy",
         f"--data_dir={root / 'data'}",

@@ -7,11 +7,12 @@ from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training import train_step
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
 from tests.model_utils import build_model
+from tests.tools import TINY_MODEL
 
 
 def run_steps(monkeypatch, threshold):
     monkeypatch.setattr(train_step, "DIVERGED_LOSS", threshold)
-    model = build_model("transformer_tiny", vocab_size=20)
+    model = build_model("transformer_tiny", TINY_MODEL, vocab_size=20)
     optimizer = make_optimizer(model.hparams)
     optimizer.build(model.trainable_variables)
     metrics = TrainMetrics()

@@ -16,6 +16,7 @@ from t2t_repro.commands import avg_all, bleu, decoder, translate_all
 from t2t_repro.metrics.bleu import t2t_bleu
 from t2t_repro.step_files import StepFile, follow_steps
 from tests.model_utils import build_model, toy_checkpoint_dir
+from tests.tools import TINY_MODEL
 
 DECODE = "beam_size=2,extra_length=4,batch_size=2"
 SOURCE = ["the dog sees a cat .", "a cat runs .", "many dogs see the big cat ."]
@@ -31,7 +32,7 @@ def run(tmp_path_factory):
     vocab = registry.problem("translate_toy").vocab_sizes(str(root / "data"))[0]
     for step, seed in ((20, 3), (30, 5)):
         keras.utils.set_random_seed(seed)
-        model = build_model("transformer_tiny", "max_length=12", vocab_size=vocab)
+        model = build_model("transformer_tiny", f"{TINY_MODEL},max_length=12", vocab_size=vocab)
         tf.train.CheckpointManager(
             tf.train.Checkpoint(model=model), str(train), 5, checkpoint_name="ckpt"
         ).save(checkpoint_number=step)
