@@ -32,10 +32,17 @@ if "T2T_REPRO_TEST_TOOL_SERVERS" not in os.environ:
     os.environ["T2T_REPRO_TEST_TOOL_SERVERS_OWNER"] = str(os.getpid())
     atexit.register(shutil.rmtree, _SERVERS, ignore_errors=True)
 
-from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 
-register_builtins()
-gc.freeze()  # what the imports made lives all session: not scanned at every full collection
+def pytest_configure(config):
+    """Registers the built-ins in every process that runs tests, not in pytest-xdist's
+    controller (it only hands out test ids: without the import of TensorFlow it starts ~4 s
+    sooner, on cores the test processes need)."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    from t2t_repro.commands.builtins import register_builtins
+
+    register_builtins()
+    gc.freeze()  # what the imports made lives all session: not scanned at every full collection
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -24,9 +24,11 @@ def random_batch(rng, length: int) -> np.ndarray:
 
 
 def make_model():
+    """One layer: every mask a padded input meets (encoder self-attention, encoder-decoder
+    attention, the decoder's cache) is in it; a second layer made the 19 traces ~35% dearer."""
     tf.keras.utils.set_random_seed(3)
     return build_model(
-        "transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2"
+        "transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1"
     )
 
 
