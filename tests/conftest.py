@@ -21,6 +21,11 @@ os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 # without fast-math either way), so every XLA-against-TensorFlow check means what it did. The
 # tools and benchmarks outside the suite compile at XLA's default level.
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
+# The suite's processes and the tools they start log no TensorFlow C++ lines below fatal ones
+# (the tests of what a user sees run without it: tests/tools.py's USER_ENV). One value for
+# every run: a tool server serves one import-time environment (tests/tool_client.py), so
+# make's 2 beside the tests' 3 started two servers, each after a first run in a real process.
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
 
 # The tools the suite runs start from servers (tests/tool_client.py) in one directory for the
 # whole run: the first process to load this file (pytest-xdist's controller, or pytest itself

@@ -11,7 +11,9 @@ def setup(tmp_path_factory):
     return toy_checkpoint_dir(tmp_path_factory.mktemp("dec"), step=7)
 
 
-def decode(root, *extra, stdin=None):
+def decode(root, *extra, stdin=None, env=None):
+    """``env``: the suite's by default (a forked start); USER_ENV where the start-up's output
+    is under test (a real interpreter)."""
     return run_tool(
         "t2t-decoder",
         "--problem=translate_toy",
@@ -21,7 +23,7 @@ def decode(root, *extra, stdin=None):
         *extra,
         input=stdin,
         timeout=600,
-        env=USER_ENV,
+        env=env,
     )
 
 
@@ -32,7 +34,9 @@ def test_one_line_per_input_in_order(setup, tmp_path):
     src.write_bytes(
         b"the dog sees a cat .\n\n" + long_line.encode() + b"\nbad \xff bytes\nmany cats run .\n"
     )
-    out = decode(setup, f"--decode_from_file={src}", f"--decode_to_file={tmp_path / 'out'}")
+    out = decode(
+        setup, f"--decode_from_file={src}", f"--decode_to_file={tmp_path / 'out'}", env=USER_ENV
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert_quiet(out.stderr)
     lines = (tmp_path / "out").read_text().split("\n")

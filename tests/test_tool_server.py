@@ -30,7 +30,7 @@ def run(*args, **kwargs):
 def test_argv_env_cwd_stdio_and_exit_code(tmp_path):
     import json
 
-    env = dict(os.environ, PROBE_X="1", PROBE_CODE="3", TF_CPP_MIN_LOG_LEVEL="2")
+    env = dict(os.environ, PROBE_X="1", PROBE_CODE="3", TF_CPP_MIN_LOG_LEVEL="3")
     for _ in range(2):  # a first run in an environment may be a real one, the second is forked
         out = run("-c", PROBE, "a", "b c", cwd=tmp_path, env=env)
         assert out.returncode == 3 and out.stderr.endswith("to stderr\n"), out.stderr
