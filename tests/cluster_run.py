@@ -12,12 +12,9 @@ import os
 import socket
 import subprocess
 
-from tests.tools import ROOT, SMALL_BATCH_SHUFFLE, tool_cmd
+from tests.tools import ROOT, SMALL_BATCH_SHUFFLE, TINY_MODEL, tool_cmd
 
-TINY = (
-    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
-    + SMALL_BATCH_SHUFFLE
-)
+TINY = f"{TINY_MODEL},batch_size=512,{SMALL_BATCH_SHUFFLE}"
 
 
 def free_ports(n: int) -> list[int]:

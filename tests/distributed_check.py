@@ -17,11 +17,12 @@ from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training.distribution import split_cpu
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+from tests.tools import TINY_MODEL
 
 # No dropout; Adam epsilon 1 makes the first step ~ lr * gradient (linear), so weight
 # differences measure gradient differences instead of Adam's sign(g) on tiny gradients.
 OVERRIDES = (
-    "hidden_size=32,filter_size=64,num_hidden_layers=1,layer_prepostprocess_dropout=0.0,"
+    f"{TINY_MODEL},layer_prepostprocess_dropout=0.0,"
     "attention_dropout=0.0,relu_dropout=0.0,optimizer_adam_epsilon=1.0,"
     "learning_rate_schedule=constant,learning_rate_constant=0.01"
 )
