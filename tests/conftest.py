@@ -55,5 +55,4 @@ def _release_module_state():
     yield
     import keras
 
-    keras.backend.clear_session()
-    gc.collect()
+    keras.backend.clear_session()  # with a full gc.collect() (its free_memory=True)
