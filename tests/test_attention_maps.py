@@ -12,8 +12,6 @@ from t2t_repro.visualization.attention_maps import attention_pngs, layer_weights
 from tests.model_utils import build_model, toy_checkpoint_dir
 from tests.tools import ROOT, tool_cmd
 
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-
 
 def test_layer_weights_are_distributions_and_causal():
     model = build_model("transformer_tiny", "num_heads=4,num_hidden_layers=2")
@@ -57,7 +55,6 @@ def test_cli_writes_three_pngs_and_rejects_a_bad_layer(tmp_path):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env=ENV,
         timeout=600,
     )
     assert out.returncode == 0, out.stderr[-3000:]
@@ -71,7 +68,6 @@ def test_cli_writes_three_pngs_and_rejects_a_bad_layer(tmp_path):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env=ENV,
         timeout=600,
     )
     assert out.returncode == 1 and "out of range" in out.stderr

@@ -4,7 +4,6 @@ translates like t2t-decoder and loads without this project."""
 import contextlib
 import gzip
 import json
-import os
 import subprocess
 import sys
 
@@ -18,7 +17,6 @@ from tests.model_utils import toy_checkpoint_dir
 from tests.tools import ROOT, run_tool
 
 SHARED = ROOT.parent / "shared" / "data"
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 HOSTILE = [
     "",
     " ",
@@ -180,7 +178,6 @@ def exporter(root, *extra):
         f"--output_dir={root / 'train'}",
         "--decode_hparams=beam_size=3,alpha=0.6,extra_length=6",
         *extra,
-        env=ENV,
         timeout=600,
     )
 
@@ -206,7 +203,6 @@ def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_
         ],
         capture_output=True,
         text=True,
-        env=ENV,
         timeout=600,
         cwd=tmp_path,
     )

@@ -147,7 +147,6 @@ def test_cli_prints_the_commands_that_use_the_import(tmp_path):
         text=True,
         timeout=300,
         cwd=ROOT,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "tiny_unregistered_problem' is not registered here" in proc.stderr

@@ -23,7 +23,7 @@ from tests.tools import (
 )
 
 TINY = TINY_TRAINING
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
+ENV = dict(os.environ, PYTHONUNBUFFERED="1")  # the suite's TF_CPP_MIN_LOG_LEVEL: conftest
 
 
 @pytest.fixture(scope="module")
