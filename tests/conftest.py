@@ -16,11 +16,15 @@ import pytest
 # models gain nothing from intra-op threads, while idle pool threads spin on the other's core.
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
-# XLA's LLVM back end at -O0 for the suite's compiles (~20 of them per XLA-heavy test): the
-# compiles cost ~20% less CPU and the code keeps IEEE float semantics (XLA's CPU back end runs
-# without fast-math either way), so every XLA-against-TensorFlow check means what it did. The
-# tools and benchmarks outside the suite compile at XLA's default level.
-os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
+# The suite's XLA compiles (~20 of them per XLA-heavy test) are made cheap: LLVM at -O0 (~20%
+# less) and XLA's CPU element-wise emitter instead of its MLIR fusion emitters (whose passes
+# took two thirds of a beam search's compile: 39 -> 22 busy core-s for the 19 compiles of
+# test_decode_length_buckets). Both keep IEEE float semantics (XLA's CPU back end runs without
+# fast-math either way), so every XLA-against-TensorFlow check means what it did. The tools
+# and benchmarks (bench/) outside the suite compile with XLA's defaults.
+os.environ.setdefault(
+    "XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
+)
 # The suite's processes and the tools they start log no TensorFlow C++ lines below fatal ones
 # (the tests of what a user sees run without it: tests/tools.py's USER_ENV). One value for
 # every run: a tool server serves one import-time environment (tests/tool_client.py), so
