@@ -65,5 +65,5 @@ def _release_module_state():
     keras.backend.clear_session()  # with a full gc.collect() (its free_memory=True)
     # What outlived its module (lazily imported modules, caches) lives on: later full
     # collections skip it. Scanning it again and again was ~10% of a test process's CPU
-    # (51 of 525 core-s in a full run; 11 with these two lines).
+    # (51 of 525 core-s in a full run; 11 with this and pytest_configure's threshold).
     gc.freeze()
