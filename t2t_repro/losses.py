@@ -180,10 +180,12 @@ def padded_cross_entropy_of_hidden(
     skipping the padded positions saves their share (13% in the peers' benchmark batch).
     ``hidden`` is [B, L, d], ``logits_fn`` maps [N, d] rows to [N, V] logits row by row.
 
-    The result is the same to the bit: each kept row's logits and loss do not depend on the
+    The result is the same function's: each kept row's logits and loss do not depend on the
     other rows, and the per-token losses are put back on the [B, L] grid (0 at PAD) and summed
-    there as ``padded_cross_entropy`` sums them. (The gradients are those of the same
-    function; the embedding gradient sums over fewer rows, so its last bits may differ.)
+    there as ``padded_cross_entropy`` sums them. It is equal to float32 rounding, not always to
+    the bit: the projection is a matmul with fewer rows, for which oneDNN or Eigen may choose
+    another kernel (and summation order) on some CPUs; the embedding gradient also sums over
+    fewer rows.
     bfloat16 hidden states and XLA take the full path: their fused loss is compiled per shape,
     and the number of real tokens changes with every batch.
     """

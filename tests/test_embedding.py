@@ -4,6 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_repro.layers.embedding import SymbolEmbedding
+from tests.float_bounds import matmul_difference_bound
 
 
 def test_logits_of_any_rank_are_hidden_times_table_transposed():
@@ -34,7 +35,11 @@ def test_table_gradient_sums_over_every_position():
 
 def test_fp32_projection_gradients_match_tensorflows_matmul():
     """The float32 projection computes its table gradient in the transposed layout (faster on
-    oneDNN): the hidden states' gradient is TensorFlow's to the bit, the table's to rounding."""
+    oneDNN): both gradients are TensorFlow's to float32 rounding. The hidden states' gradient
+    is ``upstream @ table`` on both paths, but a 2-D MatMul here and TensorFlow's BatchMatMul
+    gradient there: other kernels, whose sums may round differently (they did on AMD EPYC
+    without AVX-512: 157 of 1,920 elements an ulp or two apart), so within the bound of two
+    evaluations of a 64-term dot product (``tests/float_bounds.py``)."""
     layer = SymbolEmbedding(64, 16)
     layer.build()
     hidden = tf.Variable(tf.random.stateless_normal([6, 20, 16], seed=[1, 1]))
@@ -53,6 +58,8 @@ def test_fp32_projection_gradients_match_tensorflows_matmul():
             ]
         )
     (hidden_a, table_a), (hidden_b, table_b) = results
-    np.testing.assert_array_equal(hidden_a, hidden_b)
+    bound = matmul_difference_bound(upstream.numpy(), layer.embeddings.numpy())
+    assert np.all(np.abs(hidden_a.astype(np.float64) - hidden_b) <= bound)
+    assert bound.max() < 1e-4 * np.abs(hidden_a).max()
     np.testing.assert_allclose(table_a, table_b, rtol=1e-5, atol=1e-5)
     assert np.abs(table_a).max() > 1.0

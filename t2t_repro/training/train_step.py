@@ -82,7 +82,7 @@ class TrainMetrics:
 def batch_loss_sums(model: keras.Model, batch: dict, label_smoothing: float):
     """(sum of token losses, non-PAD target count) of one batch in training mode: the model's
     decoder output projected to the vocabulary at the non-PAD targets only
-    (``losses.padded_cross_entropy_of_hidden``; the same loss, to the bit, as
+    (``losses.padded_cross_entropy_of_hidden``; the same loss, to float32 rounding, as
     ``padded_cross_entropy(model(batch, training=True), ...)``)."""
     hidden = model.decoder_output(batch, training=True)
     return padded_cross_entropy_of_hidden(
