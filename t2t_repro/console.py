@@ -56,34 +56,62 @@ def _stderr_to_file() -> Iterator[tempfile.TemporaryFile]:
         os.close(saved)
 
 
+# True between ``import_tensorflow`` and the next ``start_tensorflow``: TensorFlow is imported
+# and no device has been looked for yet.
+_devices_pending = False
+
+
 def start_tensorflow() -> None:
     """Imports TensorFlow and discovers devices, hiding the start-up chatter unless verbose.
 
     Call it before anything imports TensorFlow; later calls (or a TensorFlow already
-    imported, as in tests) change nothing.
+    imported, as in tests) change nothing, except after ``import_tensorflow``: then this
+    call discovers the devices, as quietly.
     """
+    if "tensorflow" in sys.modules and not _devices_pending:
+        return
+    _start(discover_devices=True)
+
+
+def import_tensorflow() -> None:
+    """Imports TensorFlow quietly, as ``start_tensorflow`` does, without discovering devices.
+
+    For a process that forks the programs it runs (the test suite's tool server): device
+    discovery initialises each accelerator's runtime (``cuInit`` on a GPU host), which a forked
+    child cannot use. The child's own ``start_tensorflow`` then discovers the devices.
+    """
+    global _devices_pending
     if "tensorflow" in sys.modules:
         return
+    _start(discover_devices=False)
+    _devices_pending = True
+
+
+def _start(discover_devices: bool) -> None:
+    global _devices_pending
     if verbose_requested():
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
         import tensorflow as tf
 
-        tf.config.list_physical_devices()
-        _freeze_imports()
-        return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    with _stderr_to_file() as captured:
-        try:
-            import tensorflow as tf
-
+        if discover_devices:
             tf.config.list_physical_devices()
-        finally:
-            captured.seek(0)
-            text = captured.read().decode("utf-8", "replace")
-    kept = [line for line in text.splitlines(keepends=True) if not is_chatter(line)]
-    sys.stderr.write("".join(kept))
-    sys.stderr.flush()
-    tf.get_logger().setLevel("ERROR")
+    else:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        with _stderr_to_file() as captured:
+            try:
+                import tensorflow as tf
+
+                if discover_devices:
+                    tf.config.list_physical_devices()
+            finally:
+                captured.seek(0)
+                text = captured.read().decode("utf-8", "replace")
+        kept = [line for line in text.splitlines(keepends=True) if not is_chatter(line)]
+        sys.stderr.write("".join(kept))
+        sys.stderr.flush()
+        tf.get_logger().setLevel("ERROR")
+    if discover_devices:
+        _devices_pending = False
     _freeze_imports()
 
 

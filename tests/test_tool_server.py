@@ -100,3 +100,38 @@ def _fails():
 def test_a_fresh_process_failure_fails_the_test():
     with pytest.raises(AssertionError, match="ValueError: from the fresh process"):
         run_in_fresh_process(_fails)
+
+
+DEVICE_PROBE = """
+import json, sys
+from tensorflow.python.eager import context
+from t2t_repro import console
+ctx = context.context()
+seen = {"forked": "t2t_repro.commands.trainer" in sys.modules,
+        "attributes": hasattr(ctx, "_physical_devices") and hasattr(ctx, "_context_handle"),
+        "listed": ctx._physical_devices is not None, "runtime": ctx._context_handle is not None}
+console.start_tensorflow()  # what every tool calls first: it discovers the devices now
+seen["listed_by_the_tool"] = ctx._physical_devices is not None
+print(json.dumps(seen))
+"""
+
+
+def test_the_server_forks_before_any_device_or_runtime_is_set_up():
+    """Device discovery initialises each accelerator's runtime (``cuInit`` on a GPU host), and
+    CUDA does not survive ``fork``: the server only imports (``console.import_tensorflow``).
+    A forked program starts with the server's state, so what it finds is what the server did:
+    no device listed and no eager runtime; the tool's own start-up then discovers them."""
+    import json
+
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    for _ in range(2):  # a first run in an environment may be a real one, the second is forked
+        out = run("-c", DEVICE_PROBE, env=env)
+        assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout)
+    assert seen == {
+        "forked": True,
+        "attributes": True,  # TensorFlow still keeps the state where this test looks
+        "listed": False,
+        "runtime": False,
+        "listed_by_the_tool": True,
+    }

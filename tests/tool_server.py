@@ -25,7 +25,7 @@ def _preload() -> None:
 
     from t2t_repro import console
 
-    console.start_tensorflow()
+    console.import_tensorflow()  # no device discovery: CUDA does not survive a fork
     import keras  # noqa: F401
     import tensorflow_text  # noqa: F401
 
