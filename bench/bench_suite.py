@@ -1,7 +1,8 @@
 """The test suite's cost as CI pays it: README's ``make test`` (or ``make test-durations``) with
 its wall time, the whole machine's busy CPU (from /proc/stat: the tool servers and their forked
 runs are not the test processes' children, so ``time`` misses them), the largest resident
-process seen, and a second-by-second record of busy cores (where the cores sat idle).
+process seen, a second-by-second record of busy cores (where the cores sat idle), and the CPU
+seconds of each test file and of the 40 costliest tests, tool runs included (``cpu_accounts``).
 
     python -m bench.bench_suite --out bench/results/suite_cpu.json
     python -m bench.bench_suite --target test-durations --env TF_ENABLE_ONEDNN_OPTS=1
@@ -70,6 +71,42 @@ def _calibrate() -> dict:
     return {"python_loop_s": round(loop, 3), "matmul_f32_gflops_1thread": gflops}
 
 
+def _cpu_accounts(path: str) -> dict:
+    """Per test and per test file: the CPU seconds tests/conftest.py and tests/tool_client.py
+    logged (the test process's own and its real interpreters', plus each forked tool run's,
+    given to the test that was running in the client's parent at the run's end)."""
+    import collections
+    import json
+
+    tests, runs = [], []
+    with open(path) as f:
+        for line in f:
+            record = json.loads(line)
+            (tests if "test" in record else runs).append(record)
+    cpu = collections.Counter({t["test"]: t["cpu_s"] for t in tests})
+    unassigned = 0.0
+    for run in runs:
+        owner = [
+            t
+            for t in tests
+            if t["pid"] == run["client_of"] and t["start"] <= run["end"] <= t["end"] + 1
+        ]
+        if owner:
+            cpu[owner[0]["test"]] += run["cpu_s"]
+        else:
+            unassigned += run["cpu_s"]
+    by_file = collections.Counter()
+    for test, seconds in cpu.items():
+        by_file[test.split("::")[0]] += seconds
+    return {
+        "accounted_core_s": round(sum(cpu.values()) + unassigned, 1),
+        "forked_runs": len(runs),
+        "unassigned_run_core_s": round(unassigned, 1),
+        "by_file": {name: round(s, 1) for name, s in by_file.most_common()},
+        "top_tests": {name: round(s, 1) for name, s in cpu.most_common(40)},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", default="test", help="the Makefile target to run")
@@ -78,6 +115,10 @@ def main() -> None:
     args = parser.parse_args()
     env = dict(os.environ, CI="true")
     env.update(item.split("=", 1) for item in args.env)
+    import tempfile
+
+    cpu_log = tempfile.NamedTemporaryFile(prefix="suite_cpu_", suffix=".jsonl", delete=False).name
+    env["T2T_REPRO_TEST_CPU_LOG"] = cpu_log
     calibration_start = _calibrate()
     timeline: list[float] = []
     peak = [0, ""]
@@ -125,6 +166,7 @@ def main() -> None:
             "slowest": [
                 {"s": float(s), "phase": phase, "test": test} for s, phase, test in durations
             ],
+            "cpu_accounts": _cpu_accounts(cpu_log),
             "busy_cores_per_second": timeline,
             "calibration_start": calibration_start,
             "calibration_end": _calibrate(),

@@ -67,3 +67,30 @@ def _release_module_state():
     # collections skip it. Scanning it again and again was ~10% of a test process's CPU
     # (51 of 525 core-s in a full run; 11 with this and pytest_configure's threshold).
     gc.freeze()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With ``T2T_REPRO_TEST_CPU_LOG`` set (bench/bench_suite.py), each test's CPU seconds: this
+    process's and its waited-for children's (real interpreters), and its pid and time span, to
+    which the tool client adds the CPU of each forked run it relayed."""
+    path = os.environ.get("T2T_REPRO_TEST_CPU_LOG")
+    if not path:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu() -> float:
+        own, children = (
+            resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    start, begun = cpu(), time.time()
+    yield
+    line = {"test": item.nodeid, "pid": os.getpid(), "start": begun, "end": time.time()}
+    line["cpu_s"] = cpu() - start
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")

@@ -20,6 +20,7 @@ import sys
 
 SERVERS_ENV = "T2T_REPRO_TEST_TOOL_SERVERS"  # the directory of this test process's servers
 OWNER_ENV = "T2T_REPRO_TEST_TOOL_SERVERS_OWNER"  # the pid the servers live no longer than
+CPU_LOG_ENV = "T2T_REPRO_TEST_CPU_LOG"  # set by bench/bench_suite.py: each run's CPU goes there
 # Read after start-up (by the program, in the child), so they may differ between runs of one
 # server. Everything else a prefix below names is read at import and picks the server (the
 # project's own T2T_* variables are read at run time; T2T_VERBOSE runs a real interpreter).
@@ -36,7 +37,7 @@ def import_signature(environ) -> dict:
         k: v
         for k, v in environ.items()
         if k not in _AFTER_START
-        and k not in (SERVERS_ENV, OWNER_ENV)
+        and k not in (SERVERS_ENV, OWNER_ENV, CPU_LOG_ENV)
         and (k in _AT_IMPORT_NAMES or k.startswith(_AT_IMPORT))
     }
 
@@ -135,11 +136,24 @@ def _relay(conn, args: list) -> None:
         os.kill(child, signum)
     line = stream.readline()
     end = json.loads(line) if line else {"exit": 70}
+    if os.environ.get(CPU_LOG_ENV) and "cpu_s" in end:
+        _log_cpu(os.environ[CPU_LOG_ENV], end["cpu_s"])
     if "signal" in end:
         if end["signal"] in {getattr(signal, name) for name in _FORWARDED}:  # handled here
             signal.signal(end["signal"], signal.SIG_DFL)
         os.kill(os.getpid(), end["signal"])
     os._exit(end["exit"])
+
+
+def _log_cpu(path: str, cpu_s: float) -> None:
+    """The forked run's CPU seconds, for the test process that started this client (its pid:
+    tests/conftest.py logs each test's pid and time span in the same file)."""
+    import json
+    import time
+
+    line = json.dumps({"client_of": os.getppid(), "end": time.time(), "cpu_s": cpu_s})
+    with open(path, "a") as f:
+        f.write(line + "\n")
 
 
 def main(args: list) -> None:

@@ -153,7 +153,7 @@ def _reap(children: dict, selector) -> None:
     import json
 
     while children:
-        pid, status = os.waitpid(-1, os.WNOHANG)
+        pid, status, usage = os.wait4(-1, os.WNOHANG)
         if pid == 0:
             return
         conn = children.pop(pid, None)
@@ -163,6 +163,7 @@ def _reap(children: dict, selector) -> None:
             end = {"signal": os.WTERMSIG(status)}
         else:
             end = {"exit": os.waitstatus_to_exitcode(status)}
+        end["cpu_s"] = usage.ru_utime + usage.ru_stime  # for bench/bench_suite.py's accounts
         try:
             selector.unregister(conn)
         except (KeyError, ValueError):
