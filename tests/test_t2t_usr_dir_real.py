@@ -9,7 +9,13 @@ import pytest
 from t2t_repro import registry
 from t2t_repro.commands import datagen
 
-USR_NAMES = {"name_usr_dir", "boilerplate_usr_dir", "boilerplate_used_usr_dir"}
+USR_NAMES = {
+    "name_usr_dir",
+    "boilerplate_usr_dir",
+    "boilerplate_used_usr_dir",
+    "ranged_usr_dir",
+    "ranged_bad_usr_dir",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -114,3 +120,52 @@ def test_notebook_boilerplate_imports_and_fails_in_one_line_when_used(tmp_path, 
     assert datagen.main(["--problem=p", f"--data_dir={tmp_path}", f"--t2t_usr_dir={used}"]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "trainer_lib.x is not provided" in err, err
+
+
+RANGED_USR_DIR = """
+from tensor2tensor.utils import registry
+
+
+@registry.register_ranged_hparams
+def tiny_usr_range(rhp):
+    rhp.set_float("learning_rate", 0.05, 1.0, scale=rhp.LOG_SCALE)
+
+
+@registry.register_ranged_hparams("named_usr_range")
+def another_range(rhp):
+    rhp.set_discrete("num_heads", [2, 4])
+"""
+
+
+def test_ranged_hparams_register_are_listed_and_tuning_is_refused(tmp_path, capsys):
+    from t2t_repro.commands import trainer
+    from t2t_repro.t2t_compat import registry as t2t_registry
+
+    usr = write_usr_dir(tmp_path, "ranged_usr_dir", RANGED_USR_DIR)
+    assert datagen.main(["--registry_help", f"--t2t_usr_dir={usr}"]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(listing) if line.startswith("Ranged hparams"))
+    assert listing[start].endswith("(2):")
+    assert "not supported" in listing[start]
+    assert listing[start + 1 : start + 3] == ["  named_usr_range", "  tiny_usr_range"]
+    assert t2t_registry.list_ranged_hparams() == ["named_usr_range", "tiny_usr_range"]
+    fn = t2t_registry.ranged_hparams("tiny_usr_range")
+    assert fn.__name__ == "tiny_usr_range"
+    assert t2t_registry.ranged_hparams("named_usr_range").__name__ == "another_range"
+
+    argv = [f"--output_dir={tmp_path / 'train'}", "--hparams_range=tiny_usr_range"]
+    assert trainer.main([*argv, f"--t2t_usr_dir={usr}"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--hparams_range: tuning with ranged hparams" in err, err
+    assert "not supported" in err
+
+    # T2T's own check: the function takes one argument, the ranges.
+    bad = write_usr_dir(
+        tmp_path,
+        "ranged_bad_usr_dir",
+        "from tensor2tensor.utils import registry\n\n"
+        "@registry.register_ranged_hparams\ndef two(rhp, extra):\n    pass\n",
+    )
+    assert datagen.main(["--registry_help", f"--t2t_usr_dir={bad}"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "must take a single argument" in err, err
