@@ -169,3 +169,74 @@ def test_ranged_hparams_register_are_listed_and_tuning_is_refused(tmp_path, caps
     assert datagen.main(["--registry_help", f"--t2t_usr_dir={bad}"]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "must take a single argument" in err, err
+
+
+TF1_PROBLEMS = """
+import os
+
+import tensorflow as tf
+from tensor2tensor.data_generators import problem, text_problems
+from tensor2tensor.utils import registry
+
+FLAGS = tf.flags.FLAGS
+LOGGED = []
+
+
+@registry.register_problem
+class Tf1Chars(text_problems.Text2TextProblem):
+    @property
+    def vocab_type(self):
+        return text_problems.VocabType.CHARACTER
+
+    @property
+    def is_generate_per_split(self):
+        return False
+
+    @property
+    def dataset_splits(self):
+        return [
+            {"split": problem.DatasetSplit.TRAIN, "shards": 1},
+            {"split": problem.DatasetSplit.EVAL, "shards": 1},
+        ]
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        path = os.path.join(tmp_dir, "words.txt")
+        tf.logging.info("reading %s", path)
+        assert tf.gfile.Exists(path)
+        with tf.gfile.GFile(path) as f:
+            for line in f:
+                yield {"inputs": line.strip(), "targets": line.strip().upper()}
+
+    def feature_encoders(self, data_dir):
+        tf.logging.info("encoders of %s", self.name)
+        LOGGED.append(tf.gfile.Exists(data_dir))
+        return super().feature_encoders(data_dir)
+"""
+
+
+def test_usr_dir_code_sees_tf1_names_and_nothing_else_does(tmp_path):
+    import tensorflow
+
+    usr = tmp_path / "tf1_usr_dir"
+    usr.mkdir()
+    (usr / "__init__.py").write_text("from . import problems  # noqa\n", encoding="utf-8")
+    (usr / "problems.py").write_text(TF1_PROBLEMS, encoding="utf-8")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    (tmp / "words.txt").write_text("abc\nbcd\ncde\n", encoding="utf-8")
+    data = tmp_path / "data"
+    argv = ["--problem=tf1_chars", f"--data_dir={data}", f"--tmp_dir={tmp}", "--noprogress"]
+    assert datagen.main([*argv, f"--t2t_usr_dir={usr}"]) == 0
+    assert sorted(p.name for p in data.iterdir() if "-of-" in p.name) == [
+        "tf1_chars-dev-00000-of-00001",
+        "tf1_chars-train-00000-of-00001",
+    ]
+    module = sys.modules["tf1_usr_dir.problems"]
+    assert module.LOGGED == [True]  # feature_encoders ran, with tf.logging and tf.gfile
+    assert module.tf.logging is tensorflow.compat.v1.logging
+    assert module.tf.gfile is tensorflow.compat.v1.gfile
+    assert module.tf.flags is tensorflow.compat.v1.flags
+    assert module.tf.io is tensorflow.io  # TF 2's own names are TF 2's
+    for name in ("logging", "gfile", "flags"):  # the tensorflow module is unchanged
+        assert not hasattr(tensorflow, name), name
+    assert not hasattr(sys.modules["tensorflow"], "logging")
