@@ -240,3 +240,21 @@ def test_usr_dir_code_sees_tf1_names_and_nothing_else_does(tmp_path):
     for name in ("logging", "gfile", "flags"):  # the tensorflow module is unchanged
         assert not hasattr(tensorflow, name), name
     assert not hasattr(sys.modules["tensorflow"], "logging")
+
+
+def test_a_single_file_usr_dir_sees_tf1_names_too(tmp_path):
+    import tensorflow
+
+    from t2t_repro.usr_dir import import_usr_dir
+
+    usr = write_usr_dir(
+        tmp_path,
+        "tf1_file_usr_dir",
+        "import tensorflow as tf\nfrom tensorflow import gfile\n\n"
+        "def logging_module():\n    import tensorflow\n    return tensorflow.logging\n",
+    )
+    import_usr_dir(str(usr))
+    module = sys.modules["tf1_file_usr_dir"]
+    assert module.gfile is tensorflow.compat.v1.gfile
+    assert module.logging_module() is tensorflow.compat.v1.logging  # imports in its functions
+    assert not hasattr(tensorflow, "gfile") and not hasattr(tensorflow, "logging")
