@@ -23,8 +23,14 @@ T = TypeVar("T")
 PROBLEMS = "problem"
 HPARAMS = "hparams"
 MODELS = "model"
+RANGED_HPARAMS = "ranged_hparams"
 
-_REGISTRIES: dict[str, dict[str, Any]] = {PROBLEMS: {}, HPARAMS: {}, MODELS: {}}
+_REGISTRIES: dict[str, dict[str, Any]] = {
+    PROBLEMS: {},
+    HPARAMS: {},
+    MODELS: {},
+    RANGED_HPARAMS: {},
+}
 
 
 class RegistryError(UserError, LookupError):
@@ -66,6 +72,13 @@ def register_model(name_or_cls: Any = None) -> Any:
     return _register(MODELS, name_or_cls)
 
 
+def register_ranged_hparams(name_or_fn: Any = None) -> Any:
+    """Function decorator for a T2T ranged-hparams function ``fn(rhp)`` (a usr_dir's tuning
+    ranges): registered and listed by ``--registry_help``; tuning over them
+    (T2T's ``--hparams_range``) is refused by t2t-trainer."""
+    return _register(RANGED_HPARAMS, name_or_fn)
+
+
 def _lookup(kind: str, name: str) -> Any:
     registry = _REGISTRIES[kind]
     if name in registry:
@@ -105,7 +118,12 @@ def list_names(kind: str) -> list[str]:
 def help_string() -> str:
     """Everything registered, one name a line, grouped by kind (``--registry_help``)."""
     lines = []
-    for kind, title in ((MODELS, "Models"), (HPARAMS, "HParams sets"), (PROBLEMS, "Problems")):
+    for kind, title in (
+        (MODELS, "Models"),
+        (HPARAMS, "HParams sets"),
+        (RANGED_HPARAMS, "Ranged hparams, for tuning, which is not supported here"),
+        (PROBLEMS, "Problems"),
+    ):
         names = list_names(kind)
         lines.append(f"{title} ({len(names)}):")
         lines.extend(f"  {n}" for n in names)

@@ -91,7 +91,14 @@ COMMON = [
     T2TFlag("cloud_mlengine", False, CLOUD),
     T2TFlag("cloud_mlengine_master_type", None, CLOUD, kind=str),
     T2TFlag("job-dir", None, f"{CLOUD}; use --output_dir", kind=str),
-    T2TFlag("hparams_range", None, TUNING, kind=str),
+    T2TFlag(
+        "hparams_range",
+        None,
+        "tuning with ranged hparams (@registry.register_ranged_hparams) is not supported "
+        "here; the ranges register and --registry_help lists them: run one t2t-trainer per "
+        "--hparams setting",
+        kind=str,
+    ),
     T2TFlag("autotune_objective", None, TUNING, kind=str),
     T2TFlag("autotune_maximize", True, TUNING),
     T2TFlag("autotune_max_trials", 10, TUNING),

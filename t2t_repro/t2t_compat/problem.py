@@ -209,8 +209,15 @@ def _tool_entry(t2t_generate_data):
 
 def adapt_registered_problem(name: str, cls: type) -> type:
     """What T2T's registry does on registration (``cls.name``), plus the tools' entry to a
-    ``generate_data`` the usr_dir wrote itself."""
+    ``generate_data`` the usr_dir wrote itself.
+
+    T2T sets ``cls.name`` to the registered name even over the class's own ``name = '...'``
+    (so its files are ``<registered name>-train-*``): here the registered name is
+    ``problem_name``, and ``problems/base.py``'s ``name`` property, restored over such an
+    attribute, reads it."""
     cls.problem_name = name
+    if issubclass(cls, base.Problem):
+        cls.name = base.Problem.__dict__["name"]
     entry = getattr(cls, "generate_data", None)
     if issubclass(cls, Problem) and not getattr(entry, "t2t_tool_entry", False):
         cls.generate_data = _tool_entry(entry)

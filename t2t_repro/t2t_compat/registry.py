@@ -12,6 +12,7 @@ keeps the name, and using it is refused in one line naming the class.
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any
 
@@ -59,6 +60,40 @@ def register_hparams(name: Any = None) -> Any:
     """``@registry.register_hparams``: a function returning ``HParams`` (build it from
     ``transformer.transformer_base()`` and friends, T2T 1.15's sets)."""
     return _decorator(_registry.register_hparams, name)
+
+
+class RangedHParamsError(UserError):
+    """A ranged-hparams function T2T's registry would refuse too."""
+
+
+def _one_argument(key: str, fn: Any) -> Any:
+    """T2T's check: a ranged-hparams function takes exactly one argument, the ranges."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len(params) != 1 or params[0].kind not in positional:
+        raise RangedHParamsError(
+            f"ranged hparams {key!r} ({getattr(fn, '__name__', fn)}): a ranged-hparams "
+            "function must take a single argument, the RangedHParams object."
+        )
+    return fn
+
+
+def register_ranged_hparams(name: Any = None) -> Any:
+    """``@registry.register_ranged_hparams``: a function ``fn(rhp)`` setting tuning ranges.
+    Registered (``--registry_help`` lists it); tuning with it is refused (``--hparams_range``)."""
+    return _decorator(_registry.register_ranged_hparams, name, _one_argument)
+
+
+def ranged_hparams(name: str) -> Any:
+    """The registered ranged-hparams function (T2T's ``registry.ranged_hparams``)."""
+    return _registry._lookup(_registry.RANGED_HPARAMS, name)
+
+
+def list_ranged_hparams() -> list[str]:
+    return _registry.list_names(_registry.RANGED_HPARAMS)
 
 
 class T2TModelError(UserError):
