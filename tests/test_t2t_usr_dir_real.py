@@ -8,6 +8,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen
+from t2t_repro.data.text_files import DataError
 
 USR_NAMES = {
     "name_usr_dir",
@@ -15,6 +16,7 @@ USR_NAMES = {
     "boilerplate_used_usr_dir",
     "ranged_usr_dir",
     "ranged_bad_usr_dir",
+    "own_encoders_usr_dir",
 }
 
 
@@ -258,3 +260,76 @@ def test_a_single_file_usr_dir_sees_tf1_names_too(tmp_path):
     assert module.gfile is tensorflow.compat.v1.gfile
     assert module.logging_module() is tensorflow.compat.v1.logging  # imports in its functions
     assert not hasattr(tensorflow, "gfile") and not hasattr(tensorflow, "logging")
+
+
+OWN_ENCODERS = """
+import os
+
+from tensor2tensor.data_generators import problem, text_encoder, text_problems
+from tensor2tensor.utils import registry
+
+
+@registry.register_problem
+class WordsOwnEncoders(text_problems.Text2TextProblem):
+    # vocab_type stays at T2T's SUBWORD default: T2T never reads the .subwords file of a
+    # problem that supplies its own feature_encoders.
+
+    @property
+    def is_generate_per_split(self):
+        return False
+
+    @property
+    def dataset_splits(self):
+        return [
+            {"split": problem.DatasetSplit.TRAIN, "shards": 1},
+            {"split": problem.DatasetSplit.EVAL, "shards": 1},
+        ]
+
+    def feature_encoders(self, data_dir):
+        words = text_encoder.TokenTextEncoder(os.path.join(data_dir, "words.vocab"))
+        return {"inputs": words, "targets": words}
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        for pair in (("a cat", "the cat"), ("a dog", "the dog"), ("a cat", "a dog")):
+            yield {"inputs": pair[0], "targets": pair[1]}
+
+    def generate_encoded_samples(self, data_dir, tmp_dir, dataset_split):
+        encoders = self.feature_encoders(data_dir)
+        for sample in self.generate_samples(data_dir, tmp_dir, dataset_split):
+            yield {
+                "inputs": encoders["inputs"].encode(sample["inputs"]) + [text_encoder.EOS_ID],
+                "targets": encoders["targets"].encode(sample["targets"]) + [text_encoder.EOS_ID],
+            }
+
+
+@registry.register_problem
+class WordsDefaultEncoders(WordsOwnEncoders):
+    feature_encoders = text_problems.Text2TextProblem.feature_encoders
+"""
+
+
+def test_a_problems_own_feature_encoders_need_no_vocab_file_of_t2ts_name(tmp_path):
+    """T2T asks such a problem for its encoders and never for vocab.<name>.<size>.subwords:
+    datagen ends with 0, and what the trainer and decoder ask for (the encoders and their
+    sizes) is the problem's own. A problem on the default encoders still gets one line."""
+    import tensorflow as tf
+
+    usr = write_usr_dir(tmp_path, "own_encoders_usr_dir", OWN_ENCODERS)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "words.vocab").write_text("<pad>\n<EOS>\na\nthe\ncat\ndog\n", encoding="utf-8")
+    argv = ["--problem=words_own_encoders", f"--data_dir={data}", "--noprogress"]
+    assert datagen.main([*argv, f"--t2t_usr_dir={usr}"]) == 0
+    assert not list(data.glob("*.subwords"))
+    problem = registry.problem("words_own_encoders")
+    assert problem.vocab_sizes(str(data)) == (6, 6)
+    encoders = problem.get_encoders(str(data))
+    assert encoders["targets"].encode("the dog") == [3, 5]
+    shard = next(data.glob("words_own_encoders-train-*"))
+    first = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(str(shard)))).numpy())
+    targets = list(first.features.feature["targets"].int64_list.value)
+    assert targets[-1] == 1 and set(targets[:-1]) <= {2, 3, 4, 5}
+    # The default encoders of a SUBWORD problem with no vocab file: one line, as before.
+    default = registry.problem("words_default_encoders")
+    with pytest.raises(DataError, match=r"Vocabulary file .*\.subwords not found\. Run: t2t-d"):
+        default.get_encoders(str(tmp_path / "empty"))

@@ -106,10 +106,12 @@ def generate_t2t_data(
             position += len(paths)
     encoders = problem.get_encoders(data_dir)
     summary.vocab_size = encoders["targets"].vocab_size
-    summary.vocab_file = (
-        os.path.join(data_dir, problem.vocab_filename)
-        if problem.vocab_type != "character"
-        else "ByteTextEncoder, no file"
-    )
+    vocab_path = os.path.join(data_dir, problem.vocab_filename)
+    if problem.vocab_type == "character":
+        summary.vocab_file = "ByteTextEncoder, no file"
+    elif fileio.isfile(vocab_path):
+        summary.vocab_file = vocab_path
+    else:  # the problem's own feature_encoders, which read what they read
+        summary.vocab_file = f"{type(problem).__name__}.feature_encoders"
     summary.seconds = time.monotonic() - start
     return summary

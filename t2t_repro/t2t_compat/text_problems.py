@@ -137,7 +137,14 @@ class Text2TextProblem(Problem):
             return text_encoder.ByteTextEncoder()
         if kind == VocabType.SUBWORD:
             if force_get:
-                return text_encoder.SubwordTextEncoder(os.path.join(data_dir, self.vocab_filename))
+                path = os.path.join(data_dir, self.vocab_filename)
+                if not fileio.isfile(path):
+                    raise DataError(
+                        f"Vocabulary file {path} not found. Run: t2t-datagen --problem="
+                        f"{self.name} --data_dir={data_dir} --tmp_dir=<raw data dir> "
+                        "--t2t_usr_dir=<your dir>"
+                    )
+                return text_encoder.SubwordTextEncoder(path)
             other = self.use_vocab_from_other_problem
             if other:
                 return other.get_or_create_vocab(data_dir, tmp_dir, force_get)
@@ -207,14 +214,10 @@ class Text2TextProblem(Problem):
     generate_data.t2t_tool_entry = True
 
     def get_encoders(self, data_dir: str) -> dict:
+        """The problem's ``feature_encoders``, as T2T asks for them: a problem that supplies
+        its own encoders needs no vocab file of T2T's name (T2T never looks for one); the
+        default ones refuse a missing file in one line (``get_or_create_vocab``)."""
         self.check_runnable()
-        if self.vocab_type != VocabType.CHARACTER:
-            path = os.path.join(data_dir, self.vocab_filename)
-            if not fileio.isfile(path):
-                raise DataError(
-                    f"Vocabulary file {path} not found. Run: t2t-datagen --problem={self.name} "
-                    f"--data_dir={data_dir} --tmp_dir=<raw data dir> --t2t_usr_dir=<your dir>"
-                )
         encoders = self.feature_encoders(data_dir)
         return {"inputs": encoders["inputs"], "targets": encoders["targets"]}
 
