@@ -71,6 +71,7 @@ def generate_t2t_data(
     summary = DatagenSummary(problem.name, data_dir)
     fileio.makedirs(data_dir)
     split_paths = _split_paths(problem, data_dir)
+    vocab_path = os.path.join(data_dir, problem.vocab_filename)
     all_paths = [p for _, paths in split_paths for p in paths]
     finals = [_final(p) for p in all_paths]
     if all(fileio.isfile(p) for p in finals):
@@ -79,7 +80,6 @@ def generate_t2t_data(
         for path in sorted(set(finals + all_paths)):  # a half-written run: start afresh
             if fileio.exists(path):
                 fileio.remove(path)
-        vocab_path = os.path.join(data_dir, problem.vocab_filename)
         vocab_existed = fileio.isfile(vocab_path)
         generator_utils.seed_like_t2t_datagen(random_seed)
         if progress:
@@ -106,7 +106,6 @@ def generate_t2t_data(
             position += len(paths)
     encoders = problem.get_encoders(data_dir)
     summary.vocab_size = encoders["targets"].vocab_size
-    vocab_path = os.path.join(data_dir, problem.vocab_filename)
     if problem.vocab_type == "character":
         summary.vocab_file = "ByteTextEncoder, no file"
     elif fileio.isfile(vocab_path):
