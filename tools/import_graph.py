@@ -8,6 +8,12 @@ tests/test_architecture.py holds the two together.
 
     python -m tools.import_graph            # one line per part: what it imports
     python -m tools.import_graph --dot      # Graphviz
+    python -m tools.import_graph --circles  # modules that import each other, in any part
+
+Parts must not import each other in a circle, and neither may two modules inside one part
+(``datagen -> generator_utils -> translate -> datagen``): a module-level circle means the
+modules cannot be read, tested or moved one at a time. ``--circles`` prints each group of
+modules that reach one another (strongly connected components) and exits 1 when there is one.
 """
 
 from __future__ import annotations
@@ -74,10 +80,92 @@ def import_graph() -> dict[str, set[str]]:
     return graph
 
 
+def modules() -> dict[str, Path]:
+    """Dotted module name -> source file, for every module of the parts (a package's
+    ``__init__.py`` under the package's name)."""
+    found: dict[str, Path] = {}
+    for files in parts().values():
+        for path in files:
+            pieces = path.relative_to(REPO).with_suffix("").parts
+            if pieces[-1] == "__init__":
+                pieces = pieces[:-1]
+            found[".".join(pieces)] = path
+    return found
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> the other repo modules it imports (``from a.b import c`` names ``a.b.c`` when
+    ``c`` is a module, else ``a.b``)."""
+    found = modules()
+
+    def resolve(name: str) -> str | None:
+        while name and name not in found:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    return {
+        name: {t for t in map(resolve, _imported(path)) if t and t != name}
+        for name, path in found.items()
+    }
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of two or more nodes that all reach one another (Tarjan's strongly connected
+    components, iterative), each sorted, in sorted order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+    return sorted(groups)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dot", action="store_true", help="print a Graphviz digraph")
+    parser.add_argument(
+        "--circles", action="store_true", help="list modules that import each other; exit 1 if any"
+    )
     args = parser.parse_args(argv)
+    if args.circles:
+        groups = circles(module_graph()) + circles(import_graph())
+        for group in groups:
+            print("import circle: " + ", ".join(group))
+        if not groups:
+            print("no import circle between parts or modules")
+        return 1 if groups else 0
     graph = import_graph()
     if args.dot:
         print("digraph t2t_repro {")
