@@ -1,6 +1,7 @@
 """T2T 1.15's public surface of the modules usr_dirs import (#46): every public function,
 class and constant of T2T 1.15.7's ``utils.registry``, ``utils.hparam``,
-``data_generators.{problem, text_problems, translate, text_encoder, generator_utils}``,
+``data_generators.{problem, text_problems, translate, text_encoder, generator_utils,
+tokenizer}``,
 ``models.transformer`` and ``layers.common_hparams`` exists in the T2T edge; each works, or
 raises one line naming what to use instead when it is called (a constant: when it is read).
 The names were read from T2T 1.15.7's own source
@@ -40,7 +41,14 @@ def test_the_recorded_names_are_t2t_1_15_7s():
     assert NAMES["tensor2tensor"] == "1.15.7"
     assert set(MODULES) == {f"tensor2tensor.{m}" for m in ("utils.registry", "utils.hparam")} | {
         f"tensor2tensor.data_generators.{m}"
-        for m in ("problem", "text_problems", "translate", "text_encoder", "generator_utils")
+        for m in (
+            "problem",
+            "text_problems",
+            "translate",
+            "text_encoder",
+            "generator_utils",
+            "tokenizer",
+        )
     } | {"tensor2tensor.models.transformer", "tensor2tensor.layers.common_hparams"}
     registry_names = MODULES["tensor2tensor.utils.registry"]
     assert {"register_problem", "register_ranged_hparams", "list_problems"} <= set(
@@ -132,6 +140,20 @@ def test_mapped_names_mean_what_t2t_means(edge):
     base = text_encoder.TextEncoder()
     assert base.encode("0 5") == [2, 7] and base.decode([1, 2, 7]) == "<EOS> 0 5"
     assert base.decode([2, 7, 1, 0], strip_extraneous=True) == "0 5"
+
+
+def test_tokenizer_counts_files_as_t2t_reads_them(edge, tmp_path):
+    tokenizer = edge["tensor2tensor.data_generators.tokenizer"]
+    (tmp_path / "b.txt").write_text("  the cat, the dog\nlast line\n", encoding="utf-8")
+    (tmp_path / "a.txt").write_text("the end.\n", encoding="utf-8")
+    # Sorted files, stripped lines, at most 2 lines in all: a.txt's line, b.txt's first.
+    counts = tokenizer.corpus_token_counts(str(tmp_path / "*.txt"), 2)
+    assert counts == {"the": 3, "end": 1, ".": 1, "cat": 1, ", ": 1, "dog": 1}
+    whole = tokenizer.corpus_token_counts(str(tmp_path / "b.txt"), None, split_on_newlines=False)
+    assert whole == {"  ": 1, "the": 2, "cat": 1, ", ": 1, "dog": 1, "\n": 2, "last": 1, "line": 1}
+    (tmp_path / "v.csv").write_text("the,5\nno comma\na,b,2\n", encoding="utf-8")
+    assert tokenizer.vocab_token_counts(str(tmp_path / "v.csv"), None) == {"the": 5, "a,b": 2}
+    assert tokenizer.decode(tokenizer.encode("the cat, the dog")) == "the cat, the dog"
 
 
 def test_boilerplate_modules_import_and_refuse_in_one_line_when_used():

@@ -31,6 +31,7 @@ ALIASES = {
     "tensor2tensor.data_generators.translate": "t2t_repro.t2t_compat.translate",
     "tensor2tensor.data_generators.text_encoder": "t2t_repro.t2t_compat.text_encoder",
     "tensor2tensor.data_generators.generator_utils": "t2t_repro.t2t_compat.generator_utils",
+    "tensor2tensor.data_generators.tokenizer": "t2t_repro.t2t_compat.tokenizer",
     "tensor2tensor.layers.common_hparams": "t2t_repro.t2t_compat.common_hparams",
     "tensor2tensor.layers.modalities": "t2t_repro.t2t_compat.modalities",
     "tensor2tensor.models.transformer": "t2t_repro.t2t_compat.transformer",

@@ -31,6 +31,7 @@ MODULES = [
     "data_generators.translate",
     "data_generators.text_encoder",
     "data_generators.generator_utils",
+    "data_generators.tokenizer",
     "models.transformer",
     "layers.common_hparams",
 ]
