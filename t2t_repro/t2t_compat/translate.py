@@ -17,10 +17,11 @@ file is read from its gunzipped copy beside it, made when missing (T2T's ``gunzi
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import tarfile
 import zipfile
+
+import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open
@@ -136,10 +137,12 @@ def _sgm_text(line: str, is_sgm: bool) -> str | None:
 
 def _tsv_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
     _, src_column, trg_column, pattern = spec
-    names = sorted(glob.glob(os.path.join(tmp_dir, pattern)))
+    # T2T's tf.gfile.Glob order (the directory's, not sorted), so several files of a glob
+    # are read in the order T2T reads them on this file system.
+    names = tf.io.gfile.glob(os.path.join(tmp_dir, pattern))
     if not names:
         _extract(tmp_dir, url)
-        names = sorted(glob.glob(os.path.join(tmp_dir, pattern)))
+        names = tf.io.gfile.glob(os.path.join(tmp_dir, pattern))
     pairs = []
     for name in names:
         with open_binary(_gunzipped(name)) as f:
