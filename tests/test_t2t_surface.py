@@ -14,11 +14,18 @@ from pathlib import Path
 import pytest
 
 from t2t_repro.t2t_compat import aliases, refusals
+from tests.usr_dir_registry import restored_registry
 
 NAMES = json.loads(
     (Path(__file__).resolve().parent / "data" / "t2t_1.15.7_public_names.json").read_text()
 )
 MODULES = NAMES["modules"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def restore_registry():
+    """T2T's own problems (text2text_tmpdir...) are registered for this module only."""
+    yield from restored_registry(set())
 
 
 @pytest.fixture(scope="module")
