@@ -1,11 +1,11 @@
 """T2T 1.15's public surface of the modules usr_dirs import (#46): every public function,
-class and constant of T2T 1.15.7's ``utils.registry``, ``utils.hparam``,
+class and constant of T2T 1.15.7's ``utils.{registry, hparam, metrics, t2t_model}``,
 ``data_generators.{problem, text_problems, translate, text_encoder, generator_utils,
-tokenizer}``,
-``models.transformer`` and ``layers.common_hparams`` exists in the T2T edge; each works, or
-raises one line naming what to use instead when it is called (a constant: when it is read).
-The names were read from T2T 1.15.7's own source
-(``tools/t2t_reference/list_t2t_public_names.py``), so T2T need not be installed here."""
+tokenizer}``, ``models.transformer`` and ``layers.{common_hparams, modalities}`` (every module
+the edge aliases) exists in the T2T edge; each works, or raises one line naming what to use
+instead when it is called (a constant: when it is read). The names were read from T2T
+1.15.7's own source (``tools/t2t_reference/list_t2t_public_names.py``), so T2T need not be
+installed here."""
 
 import json
 import sys
@@ -56,7 +56,13 @@ def test_the_recorded_names_are_t2t_1_15_7s():
             "generator_utils",
             "tokenizer",
         )
-    } | {"tensor2tensor.models.transformer", "tensor2tensor.layers.common_hparams"}
+    } | {
+        "tensor2tensor.models.transformer",
+        "tensor2tensor.layers.common_hparams",
+        "tensor2tensor.layers.modalities",
+        "tensor2tensor.utils.metrics",
+        "tensor2tensor.utils.t2t_model",
+    }
     registry_names = MODULES["tensor2tensor.utils.registry"]
     assert {"register_problem", "register_ranged_hparams", "list_problems"} <= set(
         registry_names["functions"]

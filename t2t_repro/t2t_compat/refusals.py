@@ -166,6 +166,56 @@ _TABLE: dict[str, dict[str, str]] = {
             "transformer_wikitext103_l4k_memory_v0 transformer_wikitext103_l4k_v0"
         ),
     },
+    "tensor2tensor.layers.modalities": {
+        "T2T's modality functions are not provided: this project's transformer has its own "
+        "symbol embedding and softmax (name a modality with ModalityType in the problem's "
+        "hparams hook)": (
+            "audio_bottom audio_spectral_bottom class_label_bottom class_label_targets_bottom "
+            "class_label_top convert_rgb_to_real ctc_symbol_loss generic_l2_loss generic_loss "
+            "get_bottom get_loss get_name get_targets_bottom get_top get_weights "
+            "get_weights_fn identity_bottom identity_top image_bottom "
+            "image_channel_compress_bottom image_channel_compress_targets_bottom "
+            "image_channel_compress_top image_channel_embeddings_bottom "
+            "image_channel_embeddings_top image_targets_bottom image_top is_pointwise "
+            "make_targets_bottom multi_label_loss one_hot_class_label_loss real_bottom "
+            "real_l2_loss real_log_poisson_loss real_top sigmoid_class_label_loss "
+            "sigmoid_max_pooling_class_label_loss sigmoid_max_pooling_class_label_top "
+            "softmax_average_pooling_class_label_top softmax_last_timestep_class_label_top "
+            "softmax_max_pooling_class_label_top speech_recognition_bottom symbol_bottom "
+            "symbol_one_hot_bottom symbol_one_hot_loss symbol_one_hot_top "
+            "symbol_targets_bottom symbol_top video_bitwise_bottom "
+            "video_bitwise_targets_bottom video_bottom video_identity_bottom "
+            "video_identity_loss video_identity_targets_bottom video_l1_internal_loss "
+            "video_l1_loss video_l1_raw_loss video_l1_top video_l2_internal_loss "
+            "video_l2_loss video_l2_raw_loss video_loss video_pixel_noise_bottom "
+            "video_raw_bottom video_raw_targets_bottom video_raw_top video_targets_bottom "
+            "video_top"
+        ),
+    },
+    "tensor2tensor.utils.metrics": {
+        "the trainer computes its own eval metrics (loss, accuracy, per-sequence accuracy, "
+        "dev BLEU when eval_metrics names approx_bleu_score): name them with Metrics in "
+        "eval_metrics": (
+            "abs_error create_eager_metrics create_eager_metrics_for_problem "
+            "create_eager_metrics_internal create_evaluation_metrics dmol_neg_log_perplexity "
+            "image_rmse image_summary multilabel_accuracy_match3 multilabel_accuracy_matchk "
+            "padded_accuracy padded_accuracy_top5 padded_accuracy_topk padded_log_poisson "
+            "padded_neg_log_perplexity padded_neg_log_perplexity_with_masking padded_rmse "
+            "padded_sequence_accuracy padded_variance_explained "
+            "pearson_correlation_coefficient prefix_accuracy roc_auc rounding_accuracy "
+            "rounding_sequence_accuracy sequence_edit_distance set_precision set_recall "
+            "sigmoid_accuracy sigmoid_accuracy_one_hot sigmoid_cross_entropy_one_hot "
+            "sigmoid_precision_one_hot sigmoid_recall_one_hot softmax_cross_entropy_one_hot "
+            "two_class_accuracy two_class_log_likelihood unpadded_mse word_error_rate"
+        ),
+    },
+    "tensor2tensor.utils.t2t_model": {
+        _TRAIN: (
+            "average_sharded_losses create_dummy_vars create_eager_var_store create_host_call "
+            "create_tpu_eval_metrics_fn initialize_from_ckpt log_debug log_info log_warn "
+            "remove_summaries set_custom_getter_compose summarize_features DummyVariableStore"
+        )
+    },
 }
 REFUSED: dict[str, dict[str, str]] = {
     module: {name: instead for instead, names in groups.items() for name in names.split()}
@@ -175,6 +225,8 @@ REFUSED: dict[str, dict[str, str]] = {
 REFUSED_CONSTANTS: dict[str, dict[str, str]] = {
     "tensor2tensor.utils.hparam": {"PARAM_RE": "parse hparams strings with HParams.parse"},
     "tensor2tensor.data_generators.generator_utils": {"INDEX_DTYPE": _PACKED},
+    "tensor2tensor.utils.metrics": {"METRICS_FNS": "name metrics with Metrics in eval_metrics"},
+    "tensor2tensor.utils.t2t_model": {"TPU_METRIC_BLACKLIST": _TRAIN},
 }
 
 

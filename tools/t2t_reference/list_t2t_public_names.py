@@ -34,6 +34,9 @@ MODULES = [
     "data_generators.tokenizer",
     "models.transformer",
     "layers.common_hparams",
+    "layers.modalities",
+    "utils.metrics",
+    "utils.t2t_model",
 ]
 
 
