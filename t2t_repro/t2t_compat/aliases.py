@@ -36,6 +36,10 @@ ALIASES = {
     "tensor2tensor.layers.modalities": "t2t_repro.t2t_compat.modalities",
     "tensor2tensor.models.transformer": "t2t_repro.t2t_compat.transformer",
 }
+_NO_LAYERS = (
+    "T2T's layers are not provided: only this project's own transformer runs "
+    "(--model=transformer with an hparams set)"
+)
 # T2T's modules that usr_dirs made from T2T's notebooks import without using them: each
 # imports, and using any of its names fails in one line saying what to use here instead.
 BOILERPLATE = {
@@ -47,10 +51,7 @@ BOILERPLATE = {
         "train with t2t-trainer, and build hparams with registry.hparams(name)() from "
         "tensor2tensor.utils.registry"
     ),
-    "tensor2tensor.layers.common_layers": (
-        "T2T's layers are not provided: only this project's own transformer runs "
-        "(--model=transformer with an hparams set)"
-    ),
+    "tensor2tensor.layers.common_layers": _NO_LAYERS,
     "tensor2tensor.utils.optimize": (
         "the optimizer and learning-rate schedule are set by hparams (optimizer, "
         "learning_rate_schedule, ...) in an hparams set or --hparams"
@@ -58,10 +59,7 @@ BOILERPLATE = {
     "tensor2tensor.utils.decoding": (
         "decode with t2t-decoder (--decode_from_file, --decode_interactive, or a split)"
     ),
-    "tensor2tensor.layers.common_attention": (
-        "T2T's layers are not provided: only this project's own transformer runs "
-        "(--model=transformer with an hparams set)"
-    ),
+    "tensor2tensor.layers.common_attention": _NO_LAYERS,
     "tensor2tensor.data_generators.problem_hparams": (
         "T2T's test problem hparams are not provided: a problem's hparams come from its "
         "hparams(defaults, model_hparams) hook"
