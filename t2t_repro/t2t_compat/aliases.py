@@ -16,12 +16,14 @@ import importlib.util
 import sys
 import types
 
-from t2t_repro.errors import UserError
+from t2t_repro.t2t_compat.refusals import T2TApiError, refusal_message
+
+__all__ = ["ALIASES", "BOILERPLATE", "T2TApiError", "install", "installed"]
 
 # T2T's module -> this project's module that provides its names.
 ALIASES = {
     "tensor2tensor.utils.registry": "t2t_repro.t2t_compat.registry",
-    "tensor2tensor.utils.hparam": "t2t_repro.hparam",
+    "tensor2tensor.utils.hparam": "t2t_repro.t2t_compat.hparam",
     "tensor2tensor.utils.metrics": "t2t_repro.t2t_compat.metrics",
     "tensor2tensor.utils.t2t_model": "t2t_repro.t2t_compat.t2t_model",
     "tensor2tensor.data_generators.problem": "t2t_repro.t2t_compat.problem",
@@ -29,10 +31,15 @@ ALIASES = {
     "tensor2tensor.data_generators.translate": "t2t_repro.t2t_compat.translate",
     "tensor2tensor.data_generators.text_encoder": "t2t_repro.t2t_compat.text_encoder",
     "tensor2tensor.data_generators.generator_utils": "t2t_repro.t2t_compat.generator_utils",
-    "tensor2tensor.layers.common_hparams": "hparams.basic",
+    "tensor2tensor.data_generators.tokenizer": "t2t_repro.t2t_compat.tokenizer",
+    "tensor2tensor.layers.common_hparams": "t2t_repro.t2t_compat.common_hparams",
     "tensor2tensor.layers.modalities": "t2t_repro.t2t_compat.modalities",
     "tensor2tensor.models.transformer": "t2t_repro.t2t_compat.transformer",
 }
+_NO_LAYERS = (
+    "T2T's layers are not provided: only this project's own transformer runs "
+    "(--model=transformer with an hparams set)"
+)
 # T2T's modules that usr_dirs made from T2T's notebooks import without using them: each
 # imports, and using any of its names fails in one line saying what to use here instead.
 BOILERPLATE = {
@@ -44,22 +51,21 @@ BOILERPLATE = {
         "train with t2t-trainer, and build hparams with registry.hparams(name)() from "
         "tensor2tensor.utils.registry"
     ),
-    "tensor2tensor.layers.common_layers": (
-        "T2T's layers are not provided: only this project's own transformer runs "
-        "(--model=transformer with an hparams set)"
-    ),
+    "tensor2tensor.layers.common_layers": _NO_LAYERS,
     "tensor2tensor.utils.optimize": (
         "the optimizer and learning-rate schedule are set by hparams (optimizer, "
         "learning_rate_schedule, ...) in an hparams set or --hparams"
     ),
+    "tensor2tensor.utils.decoding": (
+        "decode with t2t-decoder (--decode_from_file, --decode_interactive, or a split)"
+    ),
+    "tensor2tensor.layers.common_attention": _NO_LAYERS,
+    "tensor2tensor.data_generators.problem_hparams": (
+        "T2T's test problem hparams are not provided: a problem's hparams come from its "
+        "hparams(defaults, model_hparams) hook"
+    ),
 }
 ROOT = "tensor2tensor"
-
-
-class T2TApiError(UserError):
-    """A name of a T2T module that imports here but whose contents this project does not
-    provide. Not an ``AttributeError``: ``from m import name`` would turn it into a vaguer
-    "cannot import name"."""
 
 
 def _boilerplate_module(name: str, instead: str) -> types.ModuleType:
@@ -69,10 +75,7 @@ def _boilerplate_module(name: str, instead: str) -> types.ModuleType:
     def __getattr__(attr: str):
         if attr.startswith("_"):
             raise AttributeError(attr)
-        raise T2TApiError(
-            f"{name}.{attr} is not provided by this project's tensor2tensor API: {instead} "
-            "(docs/porting.md)."
-        )
+        raise T2TApiError(refusal_message(f"{name}.{attr}", instead))
 
     module.__getattr__ = __getattr__
     return module
@@ -99,9 +102,20 @@ def installed() -> bool:
     return getattr(sys.modules.get(ROOT), "__t2t_repro_alias__", False)
 
 
+def _register_t2t_problems() -> None:
+    """T2T's own registered problems (``Text2textTmpdir``...), registered again when a test
+    restored the registry since their module was imported (registering is idempotent)."""
+    from t2t_repro import registry
+    from t2t_repro.t2t_compat import text_problems
+
+    for cls in text_problems.T2T_REGISTERED_PROBLEMS:
+        registry.register_problem(cls.problem_name)(cls)
+
+
 def install() -> bool:
     """Install the aliases unless a real tensor2tensor is importable; True when installed."""
     if installed():
+        _register_t2t_problems()
         return True
     if ROOT in sys.modules or importlib.util.find_spec(ROOT) is not None:
         return False

@@ -27,6 +27,7 @@ from t2t_repro.atomic_write import atomic_open, atomic_path
 from t2t_repro.data import records
 from t2t_repro.data.text_files import sample_lines_for_vocab
 from t2t_repro.errors import DataError
+from t2t_repro.t2t_compat import refusals
 
 UNSHUFFLED_SUFFIX = "-unshuffled"
 
@@ -60,6 +61,14 @@ def dev_data_filenames(problem: str, output_dir: str, num_shards: int) -> list[s
 
 def test_data_filenames(problem: str, output_dir: str, num_shards: int) -> list[str]:
     return _data_filenames(problem + "-test", output_dir, num_shards)
+
+
+def combined_data_filenames(problem: str, output_dir: str, num_training_shards: int) -> list[str]:
+    return (
+        train_data_filenames(problem, output_dir, num_training_shards)
+        + dev_data_filenames(problem, output_dir, 1)
+        + test_data_filenames(problem, output_dir, 1)
+    )
 
 
 def to_example(dictionary: dict) -> tf.train.Example:
@@ -200,6 +209,9 @@ def generate_lines_for_vocab(
     for url, files in sources:
         for lang_file in files:
             path = local_file(tmp_dir, url, lang_file)
+            if lang_file.endswith(".gz"):  # read from its gunzipped copy beside it, as T2T
+                gunzip_file(path, path[:-3])
+                path = path[:-3]
             yield from sample_lines_for_vocab(path, file_byte_budget)
 
 
@@ -243,3 +255,35 @@ def get_or_generate_vocab(
     return get_or_generate_vocab_inner(
         data_dir, vocab_filename, vocab_size, lines, max_subtoken_length
     )
+
+
+def get_or_generate_tabbed_vocab(
+    data_dir: str, tmp_dir: str, source_filename: str, index: int, vocab_filename: str, vocab_size
+):
+    """The vocabulary of column ``index`` (0 or 1) of a tab-separated file in ``tmp_dir``."""
+    from t2t_repro.t2t_compat.text_problems import txt_line_iterator
+
+    def generate() -> Iterator[str]:
+        for line in txt_line_iterator(os.path.join(tmp_dir, source_filename)):
+            if line and "\t" in line:
+                yield line.split("\t", 1)[index].strip()
+
+    return get_or_generate_vocab_inner(data_dir, vocab_filename, vocab_size, generate())
+
+
+def get_or_generate_txt_vocab(data_dir: str, vocab_filename: str, vocab_size, filepatterns):
+    """The vocabulary of every line of the files ``filepatterns`` match (T2T's glob order)."""
+    from t2t_repro.t2t_compat.text_problems import txt_line_iterator
+
+    patterns = [filepatterns] if isinstance(filepatterns, str) else filepatterns
+
+    def generate() -> Iterator[str]:
+        for pattern in patterns:
+            for filename in tf.io.gfile.glob(pattern):
+                yield from txt_line_iterator(filename)
+
+    return get_or_generate_vocab_inner(data_dir, vocab_filename, vocab_size, generate())
+
+
+# T2T's names this project does not provide: one line when called (refusals.py).
+__getattr__ = refusals.module_getattr("tensor2tensor.data_generators.generator_utils")

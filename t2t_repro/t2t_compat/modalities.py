@@ -2,6 +2,8 @@
 ``hparams`` override sets (``layers/modalities.py``, ``ModalityType``). Text problems here
 always use symbol modalities; the names exist so such an override runs."""
 
+from t2t_repro.t2t_compat import refusals
+
 
 class ModalityType:
     SYMBOL = "symbol"
@@ -10,3 +12,7 @@ class ModalityType:
     CLASS_LABEL = "class_label"
     IDENTITY = "identity"
     IDENTITY_SYMBOL = "identity_symbol"
+
+
+# T2T's names this project does not provide: one line when called (refusals.py).
+__getattr__ = refusals.module_getattr("tensor2tensor.layers.modalities")

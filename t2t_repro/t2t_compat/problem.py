@@ -22,7 +22,7 @@ from problems import base
 from t2t_repro import fileio
 from t2t_repro.data import records
 from t2t_repro.errors import UserError
-from t2t_repro.t2t_compat import generator_utils
+from t2t_repro.t2t_compat import generator_utils, refusals
 
 
 class DatasetSplit:
@@ -222,3 +222,7 @@ def adapt_registered_problem(name: str, cls: type) -> type:
     if issubclass(cls, Problem) and not getattr(entry, "t2t_tool_entry", False):
         cls.generate_data = _tool_entry(entry)
     return cls
+
+
+# T2T's names this project does not provide: one line when called (refusals.py).
+__getattr__ = refusals.module_getattr("tensor2tensor.data_generators.problem")

@@ -18,6 +18,7 @@ from typing import Any
 
 from t2t_repro import registry as _registry
 from t2t_repro.errors import UserError
+from t2t_repro.t2t_compat import refusals
 
 _FIRST_CAP = re.compile("(.)([A-Z][a-z0-9]+)")
 _ALL_CAP = re.compile("([a-z0-9])([A-Z])")
@@ -27,6 +28,11 @@ def default_name(class_or_fn: Any) -> str:
     """T2T's registered name of a class or function."""
     s1 = _FIRST_CAP.sub(r"\1_\2", class_or_fn.__name__)
     return _ALL_CAP.sub(r"\1_\2", s1).lower()
+
+
+def default_object_name(obj: Any) -> str:
+    """T2T's registered name of an object's class."""
+    return default_name(type(obj))
 
 
 def _decorator(register, name_or_obj, on_set=None):
@@ -142,6 +148,16 @@ def hparams(name: str) -> Any:
     return _registry._lookup(_registry.HPARAMS, t2t_set_name(name))
 
 
+def base_problem(problem_name: str) -> type:
+    """The registered problem *class* (T2T's ``registry.base_problem``)."""
+    return _registry._lookup(_registry.PROBLEMS, problem_name)
+
+
+def help_string() -> str:
+    """What is registered (``--registry_help``)."""
+    return _registry.help_string()
+
+
 def model(name: str) -> Any:
     return _registry.model(name)
 
@@ -159,3 +175,7 @@ list_problems = list_base_problems
 
 def list_models() -> list[str]:
     return _registry.list_names(_registry.MODELS)
+
+
+# T2T's names this project does not provide: one line when called (refusals.py).
+__getattr__ = refusals.module_getattr("tensor2tensor.utils.registry")

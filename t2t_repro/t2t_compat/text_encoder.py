@@ -7,11 +7,13 @@ project's word vocabularies (``text_encoding/token_encoder.py``: ``<UNK>`` at id
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterable, Sequence
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.errors import DataError
+from t2t_repro.t2t_compat import refusals
 from t2t_repro.text_encoding.byte_encoder import ByteTextEncoder
 from t2t_repro.text_encoding.reserved_tokens import (
     EOS,
@@ -32,9 +34,14 @@ __all__ = [
     "RESERVED_TOKENS",
     "ByteTextEncoder",
     "SubwordTextEncoder",
+    "TextEncoder",
     "TokenTextEncoder",
+    "is_unicode",
     "native_to_unicode",
     "strip_ids",
+    "to_unicode",
+    "to_unicode_ignore_errors",
+    "to_unicode_utf8",
     "unicode_to_native",
 ]
 
@@ -47,12 +54,73 @@ def unicode_to_native(s: str) -> str:
     return s
 
 
+def is_unicode(s) -> bool:
+    return isinstance(s, str)
+
+
+def to_unicode(s, ignore_errors: bool = False) -> str:
+    """T2T's ``to_unicode``: text as it is, bytes decoded as UTF-8."""
+    if is_unicode(s):
+        return s
+    return s.decode("utf-8", "ignore" if ignore_errors else "strict")
+
+
+def to_unicode_ignore_errors(s) -> str:
+    return to_unicode(s, ignore_errors=True)
+
+
+def to_unicode_utf8(s) -> str:
+    return s.decode("utf-8") if isinstance(s, bytes) else s
+
+
 def strip_ids(ids: Iterable[int], ids_to_strip: Sequence[int]) -> list[int]:
     """``ids`` without the trailing ones in ``ids_to_strip``."""
     ids = list(ids)
     while ids and ids[-1] in ids_to_strip:
         ids.pop()
     return ids
+
+
+class TextEncoder(abc.ABC):  # noqa: B024 (an ABC for register(): the project's encoders)
+    """T2T's base class of encoders (``text_encoder.py``, ``TextEncoder``), for a usr_dir's own
+    encoder: a subclass overrides ``encode``, ``decode`` (or ``decode_list``) and
+    ``vocab_size``; datagen, the trainer and the decoder use only those. The defaults are
+    T2T's: ids are the integers of the text, offset by the reserved ids. The project's
+    encoders below count as subclasses (``isinstance`` holds, as in T2T)."""
+
+    # The exporter builds no in-graph encoder for a user's encoder: it says so in one line.
+    graph_kind = "T2T TextEncoder subclass"
+
+    def __init__(self, num_reserved_ids: int = NUM_RESERVED_TOKENS) -> None:
+        self._num_reserved_ids = num_reserved_ids
+
+    @property
+    def num_reserved_ids(self) -> int:
+        return self._num_reserved_ids
+
+    def encode(self, s: str) -> list[int]:
+        return [int(w) + self._num_reserved_ids for w in s.split()]
+
+    def encode_batch(self, texts: Iterable[str]) -> list[list[int]]:
+        """The project's batch entry (datagen), one ``encode`` a text."""
+        return [self.encode(t) for t in texts]
+
+    def decode(self, ids: Iterable[int], strip_extraneous: bool = False) -> str:
+        if strip_extraneous:
+            ids = strip_ids(ids, list(range(self._num_reserved_ids or 0)))
+        return " ".join(self.decode_list(ids))
+
+    def decode_list(self, ids: Iterable[int]) -> list[str]:
+        return [
+            RESERVED_TOKENS[int(i)]
+            if 0 <= i < self._num_reserved_ids
+            else str(i - self._num_reserved_ids)
+            for i in ids
+        ]
+
+    @property
+    def vocab_size(self) -> int:
+        raise NotImplementedError()
 
 
 class TokenTextEncoder:
@@ -118,3 +186,10 @@ class TokenTextEncoder:
     def store_to_file(self, filename: str) -> None:
         text = "".join(self._id_to_token[i] + "\n" for i in range(len(self._id_to_token)))
         write_text_atomically(filename, text)
+
+
+for _encoder in (ByteTextEncoder, SubwordTextEncoder, TokenTextEncoder):
+    TextEncoder.register(_encoder)
+
+# T2T's names this project does not provide: one line when called (refusals.py).
+__getattr__ = refusals.module_getattr("tensor2tensor.data_generators.text_encoder")

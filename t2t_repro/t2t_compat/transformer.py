@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from t2t_repro import registry
 from t2t_repro.hparam import HParams
+from t2t_repro.t2t_compat import refusals
 
 # T2T 1.15 name -> this project's set, where they differ.
 T2T_SET_NAMES = {
@@ -73,6 +74,14 @@ def transformer_small() -> HParams:
     return _t2t_set("transformer_small")
 
 
+def transformer_parsing_base() -> HParams:
+    return _t2t_set("transformer_parsing_base")
+
+
+def transformer_parsing_big() -> HParams:
+    return _t2t_set("transformer_parsing_big")
+
+
 def transformer_test() -> HParams:
     return _t2t_set("transformer_test")
 
@@ -80,3 +89,7 @@ def transformer_test() -> HParams:
 class Transformer:
     """Stands for T2T's model class so that a usr_dir naming it imports; this project's
     ``transformer`` model is chosen with --model=transformer, not by subclassing."""
+
+
+# T2T's names this project does not provide: one line when called (refusals.py).
+__getattr__ = refusals.module_getattr("tensor2tensor.models.transformer")

@@ -7,20 +7,27 @@ concatenated into ``<tmp_dir>/<name>-compiled-<train|dev>.lang1/.lang2``, reused
 As in T2T, every split but train compiles to ``-dev`` (so a test split reads the dev files).
 Nothing is downloaded: a missing file is looked for in the archive named by the url in
 --tmp_dir, else refused in one line saying what to put there.
+
+Archives and compressed files as T2T's ``compile_data`` reads them: a ``.zip`` the url names
+is extracted into --tmp_dir whenever the files are compiled; a tar archive (``.tgz``,
+``.tar.gz``, ``.tar``) only when the files (or no file of a tsv glob) are there yet; a ``.gz``
+file is read from its gunzipped copy beside it, made when missing (T2T's ``gunzip_file``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import tarfile
+import zipfile
+
+import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.text_files import decode_utf8, open_binary
 from t2t_repro.errors import DataError
-from t2t_repro.t2t_compat import generator_utils
+from t2t_repro.t2t_compat import generator_utils, refusals
 from t2t_repro.t2t_compat.problem import DatasetSplit, T2TProblemError
 from t2t_repro.t2t_compat.text_problems import (
     Text2TextProblem,
@@ -73,11 +80,37 @@ class TranslateProblem(Text2TextProblem):
 def _extract(tmp_dir: str, url: str) -> None:
     """Extract the archive ``url`` names (found in ``tmp_dir``) into ``tmp_dir``."""
     archive = generator_utils.maybe_download(tmp_dir, os.path.basename(url), url)
+    if archive.endswith(".zip"):  # extracted already (_extract_zip)
+        raise DataError(f"{archive} does not hold the files the problem names for {url}.")
     try:
         with tarfile.open(archive, "r:*") as tar:
             tar.extractall(tmp_dir, filter="data")
     except tarfile.TarError as e:
         raise DataError(f"{archive}: not a readable tar archive ({e}).") from None
+
+
+def _extract_zip(tmp_dir: str, url: str) -> None:
+    """T2T's compile_data: the ``.zip`` ``url`` names, in ``tmp_dir``, extracted there (each
+    time the files are compiled). Without the archive, the files must be there already."""
+    path = os.path.join(tmp_dir, os.path.basename(url))
+    if not os.path.basename(url).endswith(".zip") or not fileio.exists(path):
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            archive.extractall(tmp_dir)
+    except zipfile.BadZipFile as e:
+        raise DataError(f"{path}: not a readable zip archive ({e}).") from None
+
+
+def _gunzipped(path: str) -> str:
+    """T2T's compile_data reads ``x.gz`` from ``x``, gunzipped when missing. T2T names it
+    ``path.strip(".gz")``, which strips those characters from both ends; at the end that is
+    ``rstrip``, and the start of a path is no file name (T2T's ``./tmp/a.gz`` gives ``/tmp/a``)."""
+    if not path.endswith(".gz"):
+        return path
+    new_path = path.rstrip(".gz")
+    generator_utils.gunzip_file(path, new_path)
+    return new_path
 
 
 def local_file(tmp_dir: str, url: str, name: str) -> str:
@@ -104,13 +137,15 @@ def _sgm_text(line: str, is_sgm: bool) -> str | None:
 
 def _tsv_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
     _, src_column, trg_column, pattern = spec
-    names = sorted(glob.glob(os.path.join(tmp_dir, pattern)))
+    # T2T's tf.gfile.Glob order (the directory's, not sorted), so several files of a glob
+    # are read in the order T2T reads them on this file system.
+    names = tf.io.gfile.glob(os.path.join(tmp_dir, pattern))
     if not names:
         _extract(tmp_dir, url)
-        names = sorted(glob.glob(os.path.join(tmp_dir, pattern)))
+        names = tf.io.gfile.glob(os.path.join(tmp_dir, pattern))
     pairs = []
     for name in names:
-        with open_binary(name) as f:
+        with open_binary(_gunzipped(name)) as f:
             for raw in f:
                 line = decode_utf8(raw)
                 if line and "\t" in line:
@@ -126,6 +161,7 @@ def _file_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
     path1, path2 = (os.path.join(tmp_dir, n) for n in (lang1, lang2))
     if not (fileio.exists(path1) and fileio.exists(path2)):
         _extract(tmp_dir, url)
+    path1, path2 = _gunzipped(path1), _gunzipped(path2)
     is_sgm = lang1.endswith("sgm") and lang2.endswith("sgm")
     pairs = []
     for line1, line2 in zip(txt_line_iterator(path1), txt_line_iterator(path2), strict=False):
@@ -152,6 +188,7 @@ def compile_data(tmp_dir: str, datasets: list, filename: str, datatypes_to_clean
         out2 = stack.enter_context(atomic_open(lang2_name))
         for dataset in datasets:
             url, spec = dataset[0], dataset[1]
+            _extract_zip(tmp_dir, url)
             if spec[0] == "tmx":
                 raise T2TProblemError(
                     f"{url}: tmx corpora are not read here; convert it to two text files."
@@ -161,3 +198,7 @@ def compile_data(tmp_dir: str, datasets: list, filename: str, datatypes_to_clean
                 out1.write(source + "\n")
                 out2.write(target + "\n")
     return filename
+
+
+# T2T's names this project does not provide: one line when called (refusals.py).
+__getattr__ = refusals.module_getattr("tensor2tensor.data_generators.translate")

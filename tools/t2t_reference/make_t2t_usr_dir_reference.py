@@ -1,7 +1,8 @@
-"""What tensor2tensor 1.15.7's datagen writes for the example usr_dir (reference test data).
+"""What tensor2tensor 1.15.7's datagen writes for a test usr_dir (reference test data).
 
-Writes a tiny generated corpus into ``<out>/tmp``, imports ``tests/data/t2t_usr_dir`` with T2T's
-own ``utils/usr_dir.py:import_usr_dir`` and, for each of its problems, does what
+Writes a tiny generated corpus into ``<out>/tmp``, imports the usr_dir (``tests/data/t2t_usr_dir``
+or ``tests/data/t2t_usr_dir_surface``, each with its own corpus and problems: ``USR_DIRS``) with
+T2T's own ``utils/usr_dir.py:import_usr_dir`` and, for each of its problems, does what
 ``bin/t2t_datagen.py`` does per problem (``set_random_seed``: ``tf.set_random_seed``,
 ``random.seed`` and ``np.random.seed`` with ``--random_seed`` 429459, then
 ``generate_data_for_registered_problem``: ``problem.generate_data(data_dir, tmp_dir, None)``).
@@ -22,9 +23,13 @@ here). Usage::
     /work/venv-t2t/bin/python tools/t2t_reference/make_t2t_usr_dir_reference.py \
         --shim=../shared/t2t_shim --usr_dir=tests/data/t2t_usr_dir \
         --out=tests/data/t2t_usr_dir_reference
+    /work/venv-t2t/bin/python tools/t2t_reference/make_t2t_usr_dir_reference.py \
+        --shim=../shared/t2t_shim --usr_dir=tests/data/t2t_usr_dir_surface \
+        --out=tests/data/t2t_usr_dir_surface_reference
 """
 
 import argparse
+import gzip
 import json
 import os
 import random
@@ -32,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 SEED = 429459  # t2t_datagen's --random_seed default
 PROBLEMS = ["tiny_en_de_subwords", "tiny_upcase_chars", "tiny_translate_en_de"]
@@ -83,6 +89,54 @@ def write_corpus(tmp_dir: str) -> None:
         en.writelines(p[0] + "\n" for p in dev)
     with open(os.path.join(tmp_dir, "tiny_dev.de"), "w", encoding="utf-8") as de:
         de.writelines(p[1] + "\n" for p in dev)
+
+
+SURFACE_PROBLEMS = [
+    "tiny_tmpdir",
+    "tiny_tmpdir_tokens",
+    "tiny_own_text_encoder",
+    "tiny_zip_translate",
+]
+
+
+def _lines(path: str, lines: list[str]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(line + "\n" for line in lines)
+
+
+def write_surface_corpus(tmp_dir: str) -> None:
+    """Text2textTmpdir's four files and vocab.txt; a .zip holding a train pair and a dev tsv;
+    a dev pair of .gz files. Archives get fixed dates, so the bytes are the same each run."""
+    rng = random.Random(2046)
+    os.makedirs(tmp_dir, exist_ok=True)
+    train, dev = corpus(rng, 24), corpus(rng, 8)
+    for split, pairs in (("train", train), ("eval", dev)):
+        _lines(os.path.join(tmp_dir, f"inputs.{split}.txt"), [p[0] for p in pairs])
+        _lines(os.path.join(tmp_dir, f"targets.{split}.txt"), [p[1] for p in pairs])
+    tokens = {w for pair in train for text in pair for w in text.split()}
+    # Words missing from vocab.txt become <UNK> (Text2textTmpdirTokens' oov_token).
+    _lines(os.path.join(tmp_dir, "vocab.txt"), sorted(w for w in tokens if "a" not in w[:1]))
+    zipped, tsv = corpus(rng, 16), corpus(rng, 6)
+    with zipfile.ZipFile(os.path.join(tmp_dir, "tiny_corpus.zip"), "w") as archive:
+        for name, text in (
+            ("tiny_zip/train.en", "".join(p[0] + "\n" for p in zipped)),
+            ("tiny_zip/train.de", "".join(p[1] + "\n" for p in zipped)),
+            ("tiny_zip/dev.tsv", "".join(f"{p[0]}\t{p[1]}\n" for p in tsv) + "no tab\n"),
+        ):
+            info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            archive.writestr(info, text.encode("utf-8"))
+    gz_pairs = corpus(rng, 5)
+    for lang, column in (("en", 0), ("de", 1)):
+        path = os.path.join(tmp_dir, f"tiny_dev.{lang}.gz")
+        with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+            f.write("".join(p[column] + "\n" for p in gz_pairs).encode("utf-8"))
+
+
+# usr_dir folder name -> (its corpus, its problems, whether the JSON has encoder checks).
+USR_DIRS = {
+    "t2t_usr_dir": (write_corpus, PROBLEMS, True),
+    "t2t_usr_dir_surface": (write_surface_corpus, SURFACE_PROBLEMS, False),
+}
 
 
 def sorted_records(tf, path: str) -> tuple[int, int]:
@@ -139,15 +193,16 @@ def main() -> None:
     from tensor2tensor.data_generators import text_encoder
     from tensor2tensor.utils import registry, usr_dir
 
+    write, problems, with_encoders = USR_DIRS[os.path.basename(os.path.normpath(args.usr_dir))]
     tmp_dir = os.path.join(args.out, "tmp")
     data_out = os.path.join(args.out, "data")
-    write_corpus(tmp_dir)
+    write(tmp_dir)
     usr_dir.import_usr_dir(args.usr_dir)
     work = tempfile.mkdtemp()
     data_dir, scratch = os.path.join(work, "data"), os.path.join(work, "tmp")
     shutil.copytree(tmp_dir, scratch)
     os.makedirs(data_dir)
-    for name in PROBLEMS:  # bin/t2t_datagen.py, main
+    for name in problems:  # bin/t2t_datagen.py, main
         tf.compat.v1.set_random_seed(SEED)
         random.seed(SEED)
         np.random.seed(SEED)
@@ -160,12 +215,11 @@ def main() -> None:
         if "-" in f
     }
     summary = {
-        "problems": PROBLEMS,
+        "problems": problems,
         "random_seed": SEED,
         "files": sorted(os.listdir(data_out)),
         "examples_per_shard": {f: n for f, (_, n) in shards.items()},
         "all_records_in_sorted_feature_order": all(a == n for a, n in shards.values()),
-        "encoders": encoder_reference(text_encoder, work),
         "versions": {
             "tensor2tensor": "1.15.7",
             "tensorflow": tf.__version__,
@@ -173,6 +227,14 @@ def main() -> None:
             "python": sys.version.split()[0],
         },
     }
+    if with_encoders:
+        summary["encoders"] = encoder_reference(text_encoder, work)
+    else:  # what T2T left in --tmp_dir: extracted, gunzipped and compiled files
+        summary["tmp_files_after_datagen"] = sorted(
+            os.path.relpath(os.path.join(d, f), scratch)
+            for d, _, files in os.walk(scratch)
+            for f in files
+        )
     with open(os.path.join(args.out, "t2t_1.15.7_datagen.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")
