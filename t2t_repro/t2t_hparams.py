@@ -9,7 +9,8 @@ T2T's values. Every other one is here:
 
 * ``IGNORED``: nothing here depends on it (bookkeeping, other models' and optimizers' knobs,
   TPU and precision switches): any value is accepted and kept beside the hparams, never in
-  ``hparams.json``;
+  ``hparams.json``. (``dropout``, which T2T's transformer never reads either, is stored by
+  the sets, as T2T's ``basic_params1`` has it, and takes any value too);
 * ``NEUTRAL``: a feature of T2T's transformer that this project does not implement: accepted
   at the value that leaves it off (T2T's default), refused in one line otherwise.
 
@@ -24,9 +25,6 @@ from typing import Any
 
 # T2T hparams nothing here depends on: name -> T2T's value.
 IGNORED: dict[str, Any] = {
-    # T2T's transformer never reads ``dropout`` (its dropouts are layer_prepostprocess_dropout,
-    # attention_dropout and relu_dropout); the sets keep it, as T2T's do.
-    "dropout": 0.2,
     "activation_dtype": "float32",
     "add_relative_to_values": False,
     "area_key_mode": "none",

@@ -75,6 +75,7 @@ def test_every_name_of_t2ts_transformer_sets_is_in_the_table_or_stored():
     assert len(names) >= 153 + 21
     assert not [n for n in names if n not in ours and n not in IGNORED and n not in NEUTRAL]
     assert not set(IGNORED) & set(NEUTRAL)
+    assert not set(IGNORED) & set(ours) and not set(NEUTRAL) & set(ours)  # the table: unstored
     assert {"self_attention_type": "dot_product", "max_relative_position": 0}.items() <= (
         NEUTRAL.items()
     )
@@ -87,7 +88,8 @@ def test_hparams_overrides_take_t2ts_names():
         "max_relative_position=0,dropout=0.0",
         input_vocab_size=10,
     )
-    assert hp.symbol_modality_num_shards == 1 and hp.moe_k == 4 and hp.dropout == 0.0
+    assert hp.symbol_modality_num_shards == 1 and hp.moe_k == 4
+    assert hp.values()["dropout"] == 0.0  # stored, as in T2T; T2T's transformer ignores it
     assert "moe_k" not in hp.values() and "moe_k" not in json.loads(hp.to_json())
     assert hp.copy().moe_k == 4 and hp.proximity_bias is False  # T2T's value when unset
     for override, name in (
@@ -178,6 +180,7 @@ def test_usr_dir_setting_every_t2t_name_to_its_default_trains(data_dir, tmp_path
     assert (out / "ckpt-1.index").exists()
     saved = json.loads((out / "hparams.json").read_text())
     assert "moe_k" not in saved and "bottom" not in saved  # T2T-only names: not stored
+    assert saved["dropout"] == 0.2  # stored, as T2T stores it
     # the function's hparams are transformer_base's (with the same overrides)
     problem = registry.problem("translate_toy").problem_hparams(str(data_dir))
     expected = create_hparams("transformer_base", TINY_TRAINING, **problem).values()
@@ -210,3 +213,32 @@ def test_a_run_saved_as_the_papers_transformer_base_resumes_with_its_values(
     err = capsys.readouterr().err
     assert "is T2T 1.15's set; its former values are --hparams_set=transformer_big_v1" in err
     assert "layer_prepostprocess_dropout: saved 0.1, now 0.3" in err
+
+
+def test_import_with_dropout_0_prints_a_resume_command_the_trainer_accepts(tmp_path, capsys):
+    """T2T's transformer never reads ``dropout``: a T2T run with dropout=0.0 imports, and the
+    printed set and overrides pass t2t-trainer's checks against the written hparams.json."""
+    import re
+    import shutil
+
+    from t2t_repro.commands.t2t_import import main
+    from t2t_repro.hparams_lib.checks import validate
+    from t2t_repro.training.output_dir import check_saved
+    from tests.t2t_fixtures import POSTNORM_DIR
+
+    t2t_dir = tmp_path / "t2t"
+    shutil.copytree(POSTNORM_DIR, t2t_dir)
+    values = json.loads((t2t_dir / "hparams.json").read_text())
+    assert values["dropout"] == 0.2
+    (t2t_dir / "hparams.json").write_text(json.dumps(dict(values, dropout=0.0)))
+    out = tmp_path / "out"
+    assert main([f"--t2t_dir={t2t_dir}", f"--output_dir={out}"]) == 0
+    [resume] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("resume")]
+    set_name = re.search(r"--hparams_set=(\S+)", resume)[1]
+    overrides = re.search(r'--hparams="([^"]*)"', resume)[1]
+    assert "dropout=0.0" in overrides.split(",")
+    saved = json.loads((out / "hparams.json").read_text())
+    sizes = {k: saved[k] for k in ("input_vocab_size", "target_vocab_size", "target_space_id")}
+    hp = create_hparams(set_name, overrides, **sizes)  # what t2t-trainer builds from it
+    validate(hp, "hparams", training=True)
+    assert check_saved(str(out), hp, set_name) is hp
