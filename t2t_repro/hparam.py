@@ -125,7 +125,10 @@ class HParams:
             return values[name]
         if t2t_hparams.is_t2t_only(name):  # as set, else T2T's value
             aside = object.__getattribute__(self, "_t2t_only")
-            return aside.get(name, t2t_hparams.IGNORED.get(name, t2t_hparams.NEUTRAL.get(name)))
+            if name in aside:
+                return aside[name]
+            # a copy: T2T's {} of modality functions is the table's, not this object's
+            return copy.copy(t2t_hparams.IGNORED.get(name, t2t_hparams.NEUTRAL.get(name)))
         raise AttributeError(f"HParams has no hparam {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
