@@ -69,6 +69,23 @@ def test_paper_sets_are_t2t_v1_at_the_papers_sizes():
     assert registry.hparams("transformer_big_v3") == registry.hparams("transformer_big")
 
 
+def test_former_meanings_are_the_sets_values_before_47():
+    from t2t_repro.hparams_lib.renamed import FORMER_MEANINGS, former_hparams
+
+    for name, paper in (
+        ("transformer_base", "transformer_base_v1"),
+        ("transformer_big", "transformer_big_v1"),
+        ("transformer_big_enfr", "transformer_big_enfr_v1"),
+    ):
+        assert former_hparams(name) == registry.hparams(paper), name
+    parsing = former_hparams("transformer_parsing_big", "batch_size=64")
+    assert parsing.diff(registry.hparams("transformer_parsing_big")) == {
+        "shared_embedding_and_softmax_weights": (False, True),
+        "batch_size": (64, 2048),
+    }
+    assert former_hparams("transformer_tiny") is None and len(FORMER_MEANINGS) == 4
+
+
 def test_every_name_of_t2ts_transformer_sets_is_in_the_table_or_stored():
     names = set(REFERENCE["sets"]["transformer_base"]) | set(REFERENCE["added_names"])
     ours = registry.hparams("transformer_base")
