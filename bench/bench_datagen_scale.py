@@ -16,7 +16,7 @@ For each size (training pairs) it
 3. for the sizes in ``--rerun_sizes``, runs datagen again, with one encoding process instead of
    one per core, into a second data dir and compares the sha256 of every file (vocab and shards
    must be byte-identical);
-4. runs ``bench/bench_input_pipeline.py`` on the train shards with ``transformer_big``'s
+4. runs ``bench/bench_input_pipeline.py`` on the train shards with ``transformer_big_v1``'s
    batching (TRAIN mode: shuffling, length buckets of 4,096 tokens), in its own process.
 
 The CPU is shared on the development machine, so the load average is recorded before and after
@@ -216,7 +216,7 @@ def run_datagen(tmp_dir: str, data_dir: str, env: dict, extra: tuple = ()) -> di
 def run_pipeline(data_dir: str, work_dir: str, batches: int, env: dict) -> dict:
     out = os.path.join(work_dir, "input_pipeline.json")
     cmd = [sys.executable, "-m", "bench.bench_input_pipeline", f"--problem={PROBLEM}"]
-    cmd += [f"--data_dir={data_dir}", "--hparams_set=transformer_big", f"--batches={batches}"]
+    cmd += [f"--data_dir={data_dir}", "--hparams_set=transformer_big_v1", f"--batches={batches}"]
     run = run_measured(cmd + [f"--out={out}"], env)
     with open(out) as f:
         report = json.load(f)
@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), env.get("PYTHONPATH", "")]))
     report = {
         "what": "WMT14-sized EN-DE corpus -> t2t-datagen translate_ende_wmt32k -> input pipeline "
-        "(transformer_big batching, TRAIN mode)",
+        "(transformer_big_v1 batching, TRAIN mode)",
         "cpu": cpu_model(),
         "cores": _cores(),
         "memory_gb": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30,

@@ -2,7 +2,7 @@
 """Input-pipeline throughput (examples/s, target tokens/s) on a problem's training shards.
 
     .venv/bin/python -m bench.bench_input_pipeline --problem=translate_ende_multi30k \
-        --data_dir=DATA --hparams_set=transformer_base --batches=2000
+        --data_dir=DATA --hparams_set=transformer_base_v1 --batches=2000
 
 Compare tokens/s with the training step's consumption (bench_train_step.py): the pipeline
 must be at least 10x faster so that it is never the bottleneck.
@@ -25,7 +25,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--problem", default="translate_ende_multi30k")
     parser.add_argument("--data_dir", required=True)
-    parser.add_argument("--hparams_set", default="transformer_base")
+    parser.add_argument("--hparams_set", default="transformer_base_v1")
     parser.add_argument("--batches", type=int, default=2000)
     parser.add_argument("--out", default="")
     args = parser.parse_args()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Training-step speed and MFU of transformer_base (V=32768, ~4096 target tokens per batch).
+"""Training-step speed and MFU of transformer_base_v1 (V=32768, ~4096 target tokens per batch).
 
 Measures, in one process: the matmul peak of this machine in the dtype the run trains in
 (``bench/report.py``, ``matmul_peak``: fp32 for ``--precision=float32``, bf16 for
@@ -15,7 +15,7 @@ and also reports real (non-PAD) target tokens/s, the peers' figure.
 
     .venv/bin/python -m bench.bench_train_step --out bench/results/train_step_cpu.json
     .venv/bin/python -m bench.bench_train_step --precision=bfloat16 --configs \
-        transformer_base:32768:128:32 --xla off --peer_batch --skip_trainer
+        transformer_base_v1:32768:128:32 --xla off --peer_batch --skip_trainer
 """
 
 import argparse
@@ -141,7 +141,7 @@ def main() -> int:
     parser.add_argument("--out", default="")
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument(
-        "--configs", default="transformer_base:32768:128:32,transformer_small:32768:128:32"
+        "--configs", default="transformer_base_v1:32768:128:32,transformer_small:32768:128:32"
     )
     parser.add_argument("--xla", choices=["both", "on", "off"], default="both")
     parser.add_argument("--precision", choices=["float32", "bfloat16"], default="float32")

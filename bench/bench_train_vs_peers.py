@@ -7,8 +7,8 @@ tokens/s and the ratio of the project's best setting to the best peer's per conf
 Our run is this script with ``--worker``: the peers' work and timing exactly (their batch:
 128 x 32, lengths 24-32; label smoothing 0.1; Adam; ``warmup`` untimed steps, then 3 blocks
 of ``steps`` timed steps; the figure is the median of the block medians in real target
-tokens/s), with the model built as the README says (``transformer_base`` with the small
-overrides, V 8192; or ``transformer_base``, V 32768). The matmul peak of the run's dtype is
+tokens/s), with the model built as the README says (``transformer_base_v1`` with the small
+overrides, V 8192; or ``transformer_base_v1``, V 32768). The matmul peak of the run's dtype is
 measured in the same sitting (``bench/report.py``, ``matmul_peak``) at the start and the end.
 
     python -m bench.bench_train_vs_peers --precision=float32 --configs=small,base \

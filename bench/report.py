@@ -169,11 +169,11 @@ def decode_and_score(
 # config -> (hparams set, overrides, vocabulary size).
 CONFIGS = {
     "small": (
-        "transformer_base",
+        "transformer_base_v1",
         "hidden_size=256,filter_size=1024,num_heads=4,num_hidden_layers=2",
         8192,
     ),
-    "base": ("transformer_base", "", 32768),
+    "base": ("transformer_base_v1", "", 32768),
 }
 NEVER_EMITTED = -1
 

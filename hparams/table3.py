@@ -1,6 +1,6 @@
 """Every row of the paper's Table 3 (EN-DE variations on the base model) as a named set.
 
-Each set is ``transformer_base`` (the paper's base) with exactly the row's change, so
+Each set is the paper's base model (``transformer_base_v1``) with exactly the row's change, so
 ``--hparams_set=transformer_base_table3_a_h16`` reproduces that row. With d_k = d_v = d/h
 (the paper's convention) the total key/value channels stay ``hidden_size``; row B changes
 only d_k, i.e. ``attention_key_channels = h * d_k``.
@@ -8,7 +8,7 @@ only d_k, i.e. ``attention_key_channels = h * d_k``.
 
 from collections.abc import Callable
 
-from hparams.transformer import transformer_base
+from hparams.transformer import transformer_base_v1
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 
@@ -37,7 +37,7 @@ TABLE3_ROWS: dict[str, dict[str, object]] = {
 
 def _make_row(changes: dict[str, object]) -> Callable[[], HParams]:
     def row() -> HParams:
-        hp = transformer_base()
+        hp = transformer_base_v1()
         for name, value in changes.items():
             hp.set_hparam(name, value)
         return hp
@@ -49,5 +49,5 @@ for _suffix, _changes in TABLE3_ROWS.items():
     _name = f"transformer_base_table3_{_suffix}"
     _fn = _make_row(_changes)
     _fn.__name__ = _name
-    _fn.__doc__ = f"Paper Table 3 row: transformer_base with {_changes}."
+    _fn.__doc__ = f"Paper Table 3 row: transformer_base_v1 with {_changes}."
     register_hparams(_name)(_fn)

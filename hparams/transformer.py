@@ -1,11 +1,15 @@
-"""The Transformer hparams sets (``tensor2tensor/models/transformer.py``,
-``transformer_base_v1`` .. ``transformer_base_v3``, ``transformer_big`` and their variants).
+"""The Transformer hparams sets, under T2T 1.15's names with T2T 1.15's values
+(``tensor2tensor/models/transformer.py``; the same functions are a usr_dir's
+``tensor2tensor.models.transformer``, ``t2t_repro/t2t_compat/transformer.py``).
 
-``transformer_base`` and ``transformer_big`` are the paper's configurations exactly (what T2T
-called them when the paper appeared, later kept as ``transformer_base_v1``): post-norm,
-residual and embedding dropout only, Adam 0.9/0.98/1e-9, the paper's learning-rate formula
-with 4000 warmup steps. T2T's later defaults keep their T2T names with the version suffix
-(``transformer_base_v2``, ``transformer_base_v3``) or a ``_v3`` suffix for derived sets.
+As in T2T 1.15, ``transformer_base`` is ``transformer_base_v3`` (pre-norm, Adam beta2 0.997,
+the factor-string schedule) and ``transformer_big`` / ``transformer_big_enfr`` build on it.
+The paper's configurations are ``transformer_base_v1`` (T2T's own name for the set that was
+``transformer_base`` when the paper appeared: post-norm, residual and embedding dropout only,
+Adam 0.9/0.98/1e-9, the paper's learning-rate formula with 4000 warmup steps) and, in T2T's
+style, ``transformer_big_v1`` and ``transformer_big_enfr_v1`` (names T2T 1.15 does not use).
+Until issue #47 the plain names were the paper's sets here; a run saved under that meaning
+resumes with its values (``t2t_repro/hparams_lib/renamed.py``).
 """
 
 from hparams.basic import basic_params1
@@ -62,32 +66,6 @@ def transformer_base_v1() -> HParams:
 
 
 @register_hparams
-def transformer_base() -> HParams:
-    """The paper's base model: N=6, d=512, d_ff=2048, h=8, P_drop=0.1, eps_ls=0.1."""
-    return transformer_base_v1()
-
-
-def _make_big(hp: HParams, dropout: float) -> HParams:
-    hp.hidden_size = 1024
-    hp.filter_size = 4096
-    hp.num_heads = 16
-    hp.layer_prepostprocess_dropout = dropout
-    return hp
-
-
-@register_hparams
-def transformer_big() -> HParams:
-    """The paper's big model: d=1024, d_ff=4096, h=16, P_drop=0.3 (EN-DE)."""
-    return _make_big(transformer_base(), 0.3)
-
-
-@register_hparams
-def transformer_big_enfr() -> HParams:
-    """The paper's big model for EN-FR, which used P_drop=0.1."""
-    return _make_big(transformer_base(), 0.1)
-
-
-@register_hparams
 def transformer_base_v2() -> HParams:
     """T2T v1.2.5+ base: pre-norm with final LayerNorm, attention/ReLU dropout, warmup 8000."""
     hp = transformer_base_v1()
@@ -112,26 +90,58 @@ def transformer_base_v3() -> HParams:
 
 
 @register_hparams
-def transformer_big_v3() -> HParams:
-    """T2T HEAD ``transformer_big``: v3 base at big size, dropout 0.3, batch 2048."""
-    hp = _make_big(transformer_base_v3(), 0.3)
+def transformer_base() -> HParams:
+    """T2T 1.15's ``transformer_base``: ``transformer_base_v3``."""
+    return transformer_base_v3()
+
+
+def _make_big(hp: HParams, dropout: float) -> HParams:
+    hp.hidden_size = 1024
+    hp.filter_size = 4096
+    hp.num_heads = 16
+    hp.layer_prepostprocess_dropout = dropout
+    return hp
+
+
+@register_hparams
+def transformer_big() -> HParams:
+    """T2T 1.15's ``transformer_big``: v3 base at big size, dropout 0.3, batch 2048."""
+    hp = _make_big(transformer_base(), 0.3)
     hp.batch_size = 2048
     return hp
 
 
 @register_hparams
-def transformer_big_enfr_v3() -> HParams:
-    """T2T HEAD ``transformer_big_enfr``: no shared softmax, filter 8192, dropout 0.1."""
-    hp = _make_big(transformer_base_v3(), 0.1)
+def transformer_big_enfr() -> HParams:
+    """T2T 1.15's ``transformer_big_enfr`` (``transformer_big_dr1`` unshared, filter 8192)."""
+    hp = _make_big(transformer_base(), 0.1)
     hp.shared_embedding_and_softmax_weights = False
     hp.filter_size = 8192
     return hp
 
 
+# The names these two had here before T2T's own names meant T2T's sets (issue #47): kept so
+# that a run whose flags.txt names them resumes.
+register_hparams("transformer_big_v3")(transformer_big)
+register_hparams("transformer_big_enfr_v3")(transformer_big_enfr)
+
+
+@register_hparams
+def transformer_big_v1() -> HParams:
+    """The paper's big model: d=1024, d_ff=4096, h=16, P_drop=0.3 (EN-DE)."""
+    return _make_big(transformer_base_v1(), 0.3)
+
+
+@register_hparams
+def transformer_big_enfr_v1() -> HParams:
+    """The paper's big model for EN-FR, which used P_drop=0.1."""
+    return _make_big(transformer_base_v1(), 0.1)
+
+
 @register_hparams
 def transformer_base_single_gpu() -> HParams:
-    """T2T HEAD single-GPU base: batch 1024, 0.1*linear_warmup*rsqrt_decay with warmup 16000."""
-    hp = transformer_base_v3()
+    """T2T 1.15 single-GPU base: batch 1024, 0.1*linear_warmup*rsqrt_decay with warmup 16000."""
+    hp = transformer_base()
     hp.batch_size = 1024
     hp.learning_rate_schedule = "constant*linear_warmup*rsqrt_decay"
     hp.learning_rate_constant = 0.1
@@ -141,8 +151,8 @@ def transformer_base_single_gpu() -> HParams:
 
 @register_hparams
 def transformer_big_single_gpu() -> HParams:
-    """T2T HEAD single-GPU big: dropout 0.1, warmup 16000."""
-    hp = transformer_big_v3()
+    """T2T 1.15 single-GPU big: dropout 0.1, warmup 16000."""
+    hp = transformer_big()
     hp.layer_prepostprocess_dropout = 0.1
     hp.learning_rate_warmup_steps = 16000
     return hp
@@ -158,17 +168,17 @@ def _resize(hp: HParams, layers: int, hidden: int, filter_size: int, heads: int)
 
 @register_hparams
 def transformer_tiny() -> HParams:
-    """T2T HEAD tiny: v3 with 2 layers, hidden 128, filter 512, 4 heads."""
-    return _resize(transformer_base_v3(), 2, 128, 512, 4)
+    """T2T 1.15 tiny: transformer_base with 2 layers, hidden 128, filter 512, 4 heads."""
+    return _resize(transformer_base(), 2, 128, 512, 4)
 
 
 @register_hparams
 def transformer_small() -> HParams:
-    """T2T HEAD small: v3 with 2 layers, hidden 256, filter 1024, 4 heads."""
-    return _resize(transformer_base_v3(), 2, 256, 1024, 4)
+    """T2T 1.15 small: transformer_base with 2 layers, hidden 256, filter 1024, 4 heads."""
+    return _resize(transformer_base(), 2, 256, 1024, 4)
 
 
 @register_hparams
 def transformer_test() -> HParams:
-    """T2T's test set: v3 with 2 layers, hidden 16, filter 8, 2 heads."""
-    return _resize(transformer_base_v3(), 2, 16, 8, 2)
+    """T2T's test set: transformer_base with 2 layers, hidden 16, filter 8, 2 heads."""
+    return _resize(transformer_base(), 2, 16, 8, 2)

@@ -5,6 +5,12 @@ parsed against that type, so ``num_heads=eight`` or ``no_such_name=1`` fail at s
 a message naming the hparam, the allowed type and the nearest known names, instead of
 surfacing hours later. ``to_json``/``from_json`` give the ``hparams.json`` written to
 ``output_dir`` and reloaded on resume.
+
+T2T 1.15's hparams that the project does not store (``t2t_hparams.py``: other models' knobs,
+features not implemented here) are accepted under their names as T2T's ``HParams`` accepted
+them, so a usr_dir's hparams function or a ``--hparams`` string written for T2T runs: each is
+kept beside the hparams (read back as set, never in ``to_json``), and a value that asks for an
+unimplemented feature is refused in one line.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from t2t_repro import t2t_hparams
 from t2t_repro.errors import UserError
 
 _TYPES = (bool, int, float, str)
@@ -52,11 +59,14 @@ class HParams:
 
     def __init__(self, **values: Any) -> None:
         object.__setattr__(self, "_values", {})
+        object.__setattr__(self, "_t2t_only", {})  # T2T's names not stored (t2t_hparams.py)
         for name, value in values.items():
             self.add_hparam(name, value)
 
     # -- definition ------------------------------------------------------------------------
     def add_hparam(self, name: str, value: Any) -> None:
+        if name not in self._values and t2t_hparams.is_t2t_only(name):
+            return self._set_t2t_only(name, value)  # T2T's basic_params1 lacks some of them
         if name in self._values:
             raise HParamsError(f"hparam {name!r} already exists; use set_hparam to change it.")
         if not isinstance(value, _TYPES):
@@ -67,6 +77,8 @@ class HParams:
 
     def set_hparam(self, name: str, value: Any) -> None:
         """Set an existing hparam, checking (and where lossless, converting) the type."""
+        if name not in self._values and t2t_hparams.is_t2t_only(name):
+            return self._set_t2t_only(name, value)
         current = self._get_existing(name)
         kind = type(current)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -79,8 +91,17 @@ class HParams:
             )
         self._values[name] = value
 
+    def _set_t2t_only(self, name: str, value: Any) -> None:
+        refusal = t2t_hparams.check_t2t_only(name, value)
+        if refusal:
+            raise HParamsError(refusal)
+        self._t2t_only[name] = value
+
     def del_hparam(self, name: str) -> None:
         """Remove an hparam (T2T's ``HParams.del_hparam``)."""
+        if name not in self._values and t2t_hparams.is_t2t_only(name):
+            self._t2t_only.pop(name, None)
+            return
         self._get_existing(name)
         del self._values[name]
 
@@ -102,6 +123,12 @@ class HParams:
         values = object.__getattribute__(self, "_values")
         if name in values:
             return values[name]
+        if t2t_hparams.is_t2t_only(name):  # as set, else T2T's value
+            aside = object.__getattribute__(self, "_t2t_only")
+            if name in aside:
+                return aside[name]
+            # a copy: T2T's {} of modality functions is the table's, not this object's
+            return copy.copy(t2t_hparams.IGNORED.get(name, t2t_hparams.NEUTRAL.get(name)))
         raise AttributeError(f"HParams has no hparam {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -139,6 +166,11 @@ class HParams:
                 )
             name, text = item.split("=", 1)
             name = name.strip()
+            if name not in self._values and t2t_hparams.is_t2t_only(name):
+                default = getattr(self, name)
+                kind = type(default) if isinstance(default, _TYPES) else str
+                self._set_t2t_only(name, _parse_value(name, text, kind))
+                continue
             current = self._get_existing(name)
             self._values[name] = _parse_value(name, text, type(current))
         return self

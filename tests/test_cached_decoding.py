@@ -13,7 +13,7 @@ from tests.model_utils import (
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("hparams_set", ["transformer_base", "transformer_tiny"])
+@pytest.mark.parametrize("hparams_set", ["transformer_base_v1", "transformer_tiny"])
 def test_decode_step_matches_full_decoder(hparams_set):
     model = build_model(
         hparams_set, "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2"

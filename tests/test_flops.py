@@ -6,7 +6,7 @@ from t2t_repro.models.flops import forward_flops, training_flops
 
 def test_hand_count_one_layer():
     hp = create_hparams(
-        "transformer_base",
+        "transformer_base_v1",
         "num_hidden_layers=1,hidden_size=4,filter_size=8,num_heads=2",
         input_vocab_size=10,
     )
@@ -23,5 +23,5 @@ def test_hand_count_one_layer():
 
 
 def test_scales_linearly_in_batch():
-    hp = create_hparams("transformer_base", input_vocab_size=32768)
+    hp = create_hparams("transformer_base_v1", input_vocab_size=32768)
     assert forward_flops(hp, 8, 20, 20) == 8 * forward_flops(hp, 1, 20, 20)

@@ -32,7 +32,13 @@ def test_model_hparams_are_validated(overrides, message):
 
 
 def test_good_hparams_pass():
-    for name in ("transformer_base", "transformer_big", "transformer_quickstart"):
+    for name in (
+        "transformer_base_v1",
+        "transformer_big_v1",
+        "transformer_base",
+        "transformer_big",
+        "transformer_quickstart",
+    ):
         validate(registry.hparams(name))
 
 

@@ -8,7 +8,7 @@ from t2t_repro.learning_rate import learning_rate_at, make_optimizer
 
 # step -> expected lr: T2T's formulas evaluated at these steps (3 significant digits).
 TABLE = {
-    "transformer_base": {
+    "transformer_base_v1": {
         1000: "1.75e-4",
         4000: "6.99e-4",
         8000: "4.94e-4",
@@ -68,7 +68,7 @@ def test_schedule_matches_t2t_table(hparams_set):
 
 
 def test_paper_formula_exactly():
-    hp = registry.hparams("transformer_base").values()
+    hp = registry.hparams("transformer_base_v1").values()
     for step in (0, 1, 3999, 4000, 123456):
         s = step + 1
         paper = 512**-0.5 * min(s**-0.5, s * 4000**-1.5)
@@ -87,5 +87,5 @@ def test_unknown_factor_is_a_clear_error():
 
 
 def test_adam_uses_hparams():
-    opt = make_optimizer(registry.hparams("transformer_base"))
+    opt = make_optimizer(registry.hparams("transformer_base_v1"))
     assert (opt.beta_1, opt.beta_2, opt.epsilon) == (0.9, 0.98, 1e-9)

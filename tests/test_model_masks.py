@@ -7,7 +7,7 @@ import tensorflow as tf
 from tests.model_utils import build_model
 
 
-@pytest.mark.parametrize("hparams_set", ["transformer_base", "transformer_base_v3"])
+@pytest.mark.parametrize("hparams_set", ["transformer_base_v1", "transformer_base_v3"])
 def test_extra_source_padding_changes_no_real_logit(hparams_set):
     # Post-norm (paper) and pre-norm (T2T v3) at a small size.
     model = build_model(

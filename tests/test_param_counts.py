@@ -40,10 +40,10 @@ def closed_form(
 
 @pytest.mark.slow
 def test_base_and_big_match_closed_form():
-    base = count_params("transformer_base", 33708)
+    base = count_params("transformer_base_v1", 33708)
     assert base == closed_form(33708, 512, 2048, 6, 6, 512, 512, False)
     assert round(base / 1e6, 1) == 61.4  # With the 33,708-entry vocabulary of T2T's test_data.
-    big = count_params("transformer_big", 33708)
+    big = count_params("transformer_big_v1", 33708)
     assert big == closed_form(33708, 1024, 4096, 6, 6, 1024, 1024, False)
     assert round(big / 1e6, 1) == 210.8
 
@@ -73,7 +73,7 @@ def test_table3_has_all_18_rows():
 
 @pytest.fixture(scope="module")
 def base_count():
-    return count_params("transformer_base", PAPER_V)
+    return count_params("transformer_base_v1", PAPER_V)
 
 
 @pytest.mark.slow

@@ -60,7 +60,8 @@ def test_saved_json_overrides_set_then_flags_override_json():
 
 def test_paper_sets():
     base, big, enfr = (
-        registry.hparams(n) for n in ("transformer_base", "transformer_big", "transformer_big_enfr")
+        registry.hparams(n)
+        for n in ("transformer_base_v1", "transformer_big_v1", "transformer_big_enfr_v1")
     )
     assert (base.layer_preprocess_sequence, base.layer_postprocess_sequence) == ("none", "dan")
     assert (base.attention_dropout, base.relu_dropout) == (0.0, 0.0)

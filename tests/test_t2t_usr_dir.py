@@ -155,15 +155,15 @@ def test_trainer_and_decoder_run_the_character_problem(generated, tmp_path):
     assert all(h.ids and h.text == ByteTextEncoder().decode(h.ids) for h in hyps)
 
 
-def test_t2t_transformer_base_is_its_v3_set():
+def test_t2t_transformer_base_is_the_command_lines():
     from t2t_repro.t2t_compat import aliases, transformer
     from t2t_repro.t2t_compat import registry as t2t_registry
 
     assert aliases.install()
+    for name in ("transformer_base", "transformer_big", "transformer_big_enfr", "transformer_tiny"):
+        assert getattr(transformer, name)() == registry.hparams(name), name
     assert transformer.transformer_base() == registry.hparams("transformer_base_v3")
-    assert transformer.transformer_big() == registry.hparams("transformer_big_v3")
-    assert transformer.transformer_base_v1() == registry.hparams("transformer_base")  # the paper's
-    assert transformer.transformer_tiny() == registry.hparams("transformer_tiny")
+    assert transformer.transformer_base_v1() != transformer.transformer_base()  # the paper's
     assert t2t_registry.hparams("transformer_base")() == registry.hparams("transformer_base_v3")
     from t2t_repro.usr_dir import import_usr_dir
 

@@ -64,7 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also keep one checkpoint per N hours of training beyond --keep_checkpoint_max",
     )
     parser.add_argument(
-        "--worker_gpu", type=int, default=d["worker_gpu"], help="GPUs to use (0: all visible)"
+        "--worker_gpu",
+        type=int,
+        default=d["worker_gpu"],
+        help="GPUs to train on, the first N visible (T2T's default 1; 0: the CPU)",
     )
     parser.add_argument(
         "--random_seed",

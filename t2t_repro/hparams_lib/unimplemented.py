@@ -20,13 +20,6 @@ IMPLEMENTED = {
     ),
 }
 TRAINING = {
-    # tensor2tensor/layers/common_hparams.py gives every model ``dropout``; T2T's transformer
-    # never reads it, so a T2T run ignored it: refused here rather than silently ignored.
-    "dropout": (
-        (0.2,),
-        "T2T's transformer does not read it (nor does this one); its dropouts are "
-        "layer_prepostprocess_dropout, attention_dropout and relu_dropout",
-    ),
     # tensor2tensor/utils/optimize.py, ``weight_decay_and_noise``: an L2 penalty in the loss.
     "weight_decay": ((0.0,), "T2T's L2 weight penalty is not implemented"),
     # tensor2tensor/utils/optimize.py, ``get_variable_initializer``: the layers here are

@@ -141,11 +141,9 @@ def problem(problem_name: str, **kwargs: Any) -> Any:
 
 
 def hparams(name: str) -> Any:
-    """The registered hparams *function* (T2T's ``registry.hparams`` returns the function),
-    with T2T 1.15's meaning of the name (``transformer_base`` is its v3 set)."""
-    from t2t_repro.t2t_compat.transformer import t2t_set_name
-
-    return _registry._lookup(_registry.HPARAMS, t2t_set_name(name))
+    """The registered hparams *function* (T2T's ``registry.hparams`` returns the function);
+    the project's sets have T2T 1.15's names and values (``hparams/transformer.py``)."""
+    return _registry._lookup(_registry.HPARAMS, name)
 
 
 def base_problem(problem_name: str) -> type:

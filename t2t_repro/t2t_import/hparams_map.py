@@ -3,13 +3,14 @@
 T2T (``utils/hparams_lib.py, create_hparams_from_json``) starts from the registered set named
 by ``--hparams_set`` and overwrites every hparam that the saved JSON holds; a key the JSON
 lacks (an older T2T) keeps the set's value. The import does the same with this project's
-set of that name (T2T's renamed sets through ``T2T_SET_NAMES``).
+set of that name (the project's sets carry T2T 1.15's names and values).
 
-Every T2T hparam is accounted for: ours take the JSON value; ``IGNORED`` ones do not change
-the model or its training here (bookkeeping, other models' knobs, precision flags);
-``NEUTRAL`` ones change the model unless at T2T's default, so any other value is an error
-naming it, as is an hparam this module has never heard of (``--ignore_hparams`` overrides
-both, for a user who accepts a model that differs from T2T's).
+Every T2T hparam is accounted for, by the table every T2T name goes through
+(``t2t_repro/t2t_hparams.py``, also for usr_dirs and ``--hparams``): ours take the JSON value;
+``IGNORED`` ones do not change the model or its training here (bookkeeping, other models'
+knobs, precision flags); ``NEUTRAL`` ones change the model unless at T2T's default, so any
+other value is an error naming it, as is an hparam this module has never heard of
+(``--ignore_hparams`` overrides both, for a user who accepts a model that differs from T2T's).
 """
 
 from __future__ import annotations
@@ -21,70 +22,8 @@ from typing import Any
 from t2t_repro import registry
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import add_problem_hparams
+from t2t_repro.t2t_hparams import IGNORED, NEUTRAL
 from t2t_repro.t2t_import.errors import T2TImportError
-
-# T2T 1.15.7 names its sets by their newest version; this project keeps the paper's under the
-# plain names (README, hparams/transformer.py).
-T2T_SET_NAMES = {
-    "transformer_base": "transformer_base_v3",
-    "transformer_big": "transformer_big_v3",
-    "transformer_big_enfr": "transformer_big_enfr_v3",
-}
-
-# T2T hparams that do not change the transformer or how it trains here.
-IGNORED = frozenset(
-    """
-    activation_dtype weight_dtype gpu_automatic_mixed_precision
-    mixed_precision_optimizer_init_loss_scale
-    mixed_precision_optimizer_loss_scaler bottom top loss name weights_fn daisy_chain_variables
-    no_data_parallelism nbr_decoder_problems eval_run_autoregressive force_full_predict
-    summarize_grads summarize_vars mlperf_mode tpu_enable_host_call use_custom_ops compress_steps
-    overload_eval_metric_name pretrained_model_dir warm_start_from_second symbol_modality_num_shards
-    vocab_divisor pack_dataset pad_batch split_to_length split_targets_chunk_length
-    split_targets_max_chunks split_targets_strided_training kernel_height kernel_width
-    conv_first_kernel parameter_attention_key_channels parameter_attention_value_channels
-    moe_hidden_sizes moe_k moe_loss_coef moe_num_experts moe_overhead_eval moe_overhead_train
-    learning_rate_cosine_cycle_steps learning_rate_decay_rate learning_rate_decay_staircase
-    learning_rate_decay_steps learning_rate_minimum optimizer_adafactor_beta1
-    optimizer_adafactor_beta2 optimizer_adafactor_clipping_threshold optimizer_adafactor_decay_type
-    optimizer_adafactor_factored optimizer_adafactor_memory_exponent
-    optimizer_adafactor_multiply_by_parameter_scale optimizer_momentum_momentum
-    optimizer_momentum_nesterov optimizer_zero_grads
-    gumbel_noise_weight scheduled_sampling_gold_mixin_prob scheduled_sampling_method
-    scheduled_sampling_num_passes scheduled_sampling_warmup_schedule scheduled_sampling_warmup_steps
-    heads_share_relative_embedding add_relative_to_values area_key_mode area_value_mode
-    max_area_height max_area_width memory_height video_num_input_frames video_num_target_frames
-    multiproblem_fixed_train_length multiproblem_label_weight multiproblem_max_input_length
-    multiproblem_max_target_length multiproblem_mixing_schedule multiproblem_per_task_threshold
-    multiproblem_reweight_label_loss multiproblem_schedule_max_examples
-    multiproblem_schedule_threshold multiproblem_target_eval_only multiproblem_vocab_size
-""".split()
-)
-
-# T2T hparams this project does not implement: importable only at the value that disables them.
-NEUTRAL = {
-    "self_attention_type": "dot_product",
-    "max_relative_position": 0,
-    "attention_variables_3d": False,
-    "causal_decoder_self_attention": True,
-    "unidirectional_encoder": False,
-    "proximity_bias": False,
-    "hard_attention_k": 0,
-    "num_area_layers": 0,
-    "factored_logits": False,
-    "prepend_mode": "none",
-    "position_features": "",
-    "symbol_modality_skip_top": False,
-    "target_modality": "default",
-    "input_modalities": "default",
-    "symbol_dropout": 0.0,
-    "scheduled_sampling_prob": 0.0,
-    "weight_noise": 0.0,
-    "grad_noise_scale": 0.0,
-    "attention_dropout_broadcast_dims": "",
-    "relu_dropout_broadcast_dims": "",
-    "layer_prepostprocess_dropout_broadcast_dims": "",
-}
 
 # Hparams this project has, but with fewer choices than T2T.
 SUPPORTED_VALUES = {
@@ -105,11 +44,11 @@ class ImportedHParams:
 
 
 def our_set_name(t2t_set: str, requested: str = "") -> str:
-    name = requested or T2T_SET_NAMES.get(t2t_set, t2t_set)
+    name = requested or t2t_set
     if not name:
         raise T2TImportError(
             "flags.txt names no --hparams_set; pass --hparams_set=<a set of "
-            "this project> (e.g. transformer_base_v3) to import against."
+            "this project> (e.g. transformer_base) to import against."
         )
     if name not in registry.list_names(registry.HPARAMS):
         raise T2TImportError(

@@ -66,7 +66,10 @@ class TrainerConfig:
     save_checkpoints_secs: int = 0
     keep_checkpoint_max: int = 20
     keep_checkpoint_every_n_hours: float = 10000  # also keep one checkpoint per N hours
-    worker_gpu: int = 0
+    # T2T's --worker_gpu (utils/flags.py; utils/devices.py, data_parallelism): the GPUs this
+    # worker trains on, the first N visible; 0: the CPU. T2T's default 1 (a host without a
+    # GPU trains on its CPU, as T2T's soft placement did).
+    worker_gpu: int = 1
     random_seed: int | None = None
     mixed_precision: str = ""
     xla: bool = False

@@ -111,6 +111,18 @@ def precision_note(mixed_precision: str, capabilities: list[tuple[int, int]]) ->
     return None
 
 
+def unused_gpus_note(visible: int, used: int) -> str | None:
+    """The line for a run that leaves GPUs of its host idle, or None. T2T's --worker_gpu
+    defaults to 1 (``utils/flags.py``): a T2T command line trains on one GPU of eight."""
+    if visible <= used:
+        return None
+    return (
+        f"note: this host has {visible} GPUs and the run trains on {used} (--worker_gpu={used}; "
+        f"T2T's default is 1); --worker_gpu={visible} trains on all of them (batch_size is per "
+        f"GPU: an update then sees {visible}x its tokens)."
+    )
+
+
 def gpu_capabilities() -> list[tuple[int, int]]:
     return [
         tuple(tf.config.experimental.get_device_details(gpu).get("compute_capability", (0, 0)))
@@ -151,6 +163,14 @@ def run_line(strategy: tf.distribute.Strategy, mixed_precision: str, xla: bool) 
     )
 
 
+def _devices_here(strategy: tf.distribute.Strategy) -> list[str]:
+    """The strategy's devices on this host (none named for the default strategy)."""
+    try:
+        return list(strategy.extended.worker_devices)
+    except RuntimeError:  # the default strategy
+        return []
+
+
 def strategy_name(strategy: tf.distribute.Strategy) -> str:
     """The public name (MultiWorkerMirroredStrategy's class is CollectiveAllReduceStrategy)."""
     for name in ("MultiWorkerMirroredStrategy", "MirroredStrategy", "OneDeviceStrategy"):
@@ -169,7 +189,9 @@ def announce(strategy: tf.distribute.Strategy, mixed_precision: str, xla: bool =
         tf.test.is_built_with_cuda(),
         os.environ,
     )
-    for line in (warning, precision_note(mixed_precision, gpu_capabilities())):
+    used = sum("GPU" in short_device(d) for d in _devices_here(strategy))
+    unused = unused_gpus_note(len(tf.config.list_physical_devices("GPU")), used)
+    for line in (warning, unused, precision_note(mixed_precision, gpu_capabilities())):
         if line:
             print(line, flush=True)
     print(run_line(strategy, mixed_precision, xla), flush=True)

@@ -3,7 +3,8 @@
 MultiWorkerMirroredStrategy when ``TF_CONFIG`` names more than one task (read with TF's own
 ``TFConfigClusterResolver``, so both the plain ``{"worker": [a, b]}`` and the managed-cluster
 ``{"chief": [a], "worker": [b]}`` formats count every process); MirroredStrategy over the
-visible GPUs (the first ``--worker_gpu`` of them) on one host; one device otherwise.
+visible GPUs (the first ``--worker_gpu`` of them, T2T's meaning: 1 by default, 0 for the CPU)
+on one host; one device otherwise.
 ``split_cpu`` turns the CPU into several logical devices, so data parallelism can be tested
 without GPUs.
 
@@ -50,8 +51,11 @@ def split_cpu(num_devices: int) -> list[str]:
 
 def _use_first_gpus(count: int) -> None:
     """MultiWorkerMirroredStrategy trains on every GPU it sees: hide all but the first
-    ``count`` (``--worker_gpu``) from this process, before TensorFlow initialises them."""
+    ``count`` (``--worker_gpu``; 0: all, the CPU trains) from this process, before TensorFlow
+    initialises them."""
     gpus = tf.config.list_physical_devices("GPU")
+    if len(gpus) <= count:
+        return
     try:
         tf.config.set_visible_devices(gpus[:count], "GPU")
     except RuntimeError:  # the GPUs were initialised already (not in t2t-trainer)
@@ -62,7 +66,7 @@ def _use_first_gpus(count: int) -> None:
 
 
 def make_strategy(
-    worker_gpu: int = 0, devices: list[str] | None = None, collective_timeout_secs: float = 0
+    worker_gpu: int = 1, devices: list[str] | None = None, collective_timeout_secs: float = 0
 ) -> tf.distribute.Strategy:
     """The run's strategy; call it before anything runs a TensorFlow op (see the module doc).
 
@@ -70,8 +74,7 @@ def make_strategy(
     for a worker raises ``DeadlineExceededError`` instead of hanging (a stuck worker)."""
     if cluster().workers > 1:
         if not _multi_worker:
-            if worker_gpu:
-                _use_first_gpus(worker_gpu)
+            _use_first_gpus(worker_gpu)
             # The coordination service's heartbeat timeout stays TF's default: the strategy
             # sets no timeout, and only the private context.configure_coordination_service
             # could (docs/distributed.md, troubleshooting).
@@ -85,10 +88,11 @@ def make_strategy(
     if devices:
         return tf.distribute.MirroredStrategy(devices)
     gpus = [d.name for d in tf.config.list_logical_devices("GPU")]
-    if worker_gpu:
-        if worker_gpu > len(gpus):
-            raise ValueError(f"--worker_gpu={worker_gpu} but only {len(gpus)} GPU(s) are visible.")
-        gpus = gpus[:worker_gpu]
+    if worker_gpu > max(len(gpus), 1):
+        raise ValueError(f"--worker_gpu={worker_gpu} but only {len(gpus)} GPU(s) are visible.")
+    if gpus and not worker_gpu:  # T2T's worker_gpu=0: cpu:0 (utils/devices.py)
+        return tf.distribute.OneDeviceStrategy("/cpu:0")
+    gpus = gpus[:worker_gpu]
     if len(gpus) > 1:
         return tf.distribute.MirroredStrategy(gpus)
     if len(gpus) == 1:

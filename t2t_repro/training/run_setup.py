@@ -68,7 +68,7 @@ def check_config(cfg: TrainerConfig) -> None:
         raise TrainingError(
             f"--mixed_precision must be bfloat16 or float16; got {cfg.mixed_precision!r}."
         )
-    if cfg.worker_gpu:
+    if cfg.worker_gpu > 1:  # 1 (T2T's default) on a host without a GPU: its CPU
         visible = len(tf.config.list_physical_devices("GPU"))
         if cfg.worker_gpu > visible:
             raise TrainingError(

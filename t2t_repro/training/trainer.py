@@ -31,6 +31,7 @@ from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
 from t2t_repro.hparams_lib import checks as hparams_checks
 from t2t_repro.hparams_lib.build import create_hparams
+from t2t_repro.hparams_lib.renamed import former_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training import evaluation, schedules, warm_start
 from t2t_repro.training.agreement import Agreement
@@ -54,6 +55,14 @@ from t2t_repro.training.run_setup import (
 from t2t_repro.training.startup_handshake import handshake, refuse_on_a_cluster, worker_seed
 from t2t_repro.training.summaries import ConsoleLog, Summaries, window_scalars
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+
+
+def _with_train_steps(hp, train_steps: int):
+    """The run's hparams record its --train_steps (T2T's hparams.json has it too)."""
+    if "train_steps" not in hp:
+        hp.add_hparam("train_steps", train_steps)
+    hp.set_hparam("train_steps", train_steps)
+    return hp
 
 
 class Trainer:
@@ -81,17 +90,18 @@ class Trainer:
         if cfg.generate_data:
             print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
         saved = saved_hparams(cfg.output_dir)
-        hp = create_hparams(
-            cfg.hparams_set, cfg.hparams, **self.problem.problem_hparams(cfg.data_dir)
+        problem_hparams = self.problem.problem_hparams(cfg.data_dir)
+        hp = _with_train_steps(
+            create_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams), cfg.train_steps
         )
-        if "train_steps" not in hp:
-            hp.add_hparam("train_steps", cfg.train_steps)
-        hp.set_hparam("train_steps", cfg.train_steps)
         hparams_checks.validate(hp, training=True)
         if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
             hp = saved
-        else:
-            check_saved(cfg.output_dir, hp, cfg.hparams_set)
+        elif saved is not None:  # a run saved before its set's values changed resumes
+            former = former_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams)
+            if former is not None:
+                former = _with_train_steps(former, cfg.train_steps)
+            hp = check_saved(cfg.output_dir, hp, cfg.hparams_set, former)
         self.hparams = hp
         self.early_stopping = make_early_stopping(cfg, self.problem, hp)  # None: not asked for
         self.augment = self.problem.train_augmentation(

@@ -1,0 +1,261 @@
+"""T2T's names mean T2T 1.15's things (#47): the registered sets T2T 1.15 also registers have
+its values, every name of its transformer sets is accepted through one table
+(t2t_repro/t2t_hparams.py) or refused in one line, the paper's sets keep their numbers under
+their own names, and a run saved when the plain names were the paper's still resumes.
+
+The reference is T2T 1.15.7's own ``HParams.values()``
+(tools/t2t_reference/make_t2t_hparams_reference.py)."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from t2t_repro import registry
+from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparams_lib.build import create_hparams
+from t2t_repro.t2t_hparams import IGNORED, NEUTRAL
+from tests.tools import TINY_TRAINING
+
+REFERENCE = json.loads(
+    (Path(__file__).parent / "data" / "t2t_reference" / "t2t_1.15.7_hparams.json").read_text()
+)
+# Not T2T: hparams of this project's own features, each off at its value in every T2T set.
+PROJECT_ONLY = {
+    "padded_bucket_step": 0.0,
+    "word_dropout_alpha": 0.0,
+    "max_position_embeddings": 1024,  # read only with pos="emb"
+    "target_space_vocab_size": 32,  # T2T's fixed 32 rows of the target-space embedding
+    "slot_signal": False,
+    "slot_source_feed": False,
+}
+
+
+def t2t_sets_registered_here():
+    names = [n for n in REFERENCE["sets"] if n in registry.list_names(registry.HPARAMS)]
+    assert "transformer_base" in names and "transformer_big_enfr" in names
+    return names
+
+
+def assert_is_t2ts(ours: HParams, t2t: dict, name: str) -> None:
+    for key, value in t2t.items():
+        if key in ours:
+            assert ours.get(key) == value, (name, key, ours.get(key), value)
+        elif key in NEUTRAL:
+            assert value == NEUTRAL[key], (name, key)  # T2T's set leaves the feature off
+        else:
+            assert key in IGNORED, (name, key)
+    extra = {k: ours.get(k) for k in ours if k not in t2t}
+    if name != "basic_1":  # T2T's basic_1 has fewer names than the transformer sets
+        assert extra == PROJECT_ONLY, name
+
+
+def test_t2t_set_names_give_t2t_1_15_values():
+    for name in t2t_sets_registered_here():
+        assert_is_t2ts(registry.hparams(name), REFERENCE["sets"][name], name)
+
+
+def test_paper_sets_are_t2t_v1_at_the_papers_sizes():
+    v1 = REFERENCE["sets"]["transformer_base_v1"]
+    big = dict(v1, hidden_size=1024, filter_size=4096, num_heads=16)
+    for name, t2t in (
+        ("transformer_base_v1", v1),
+        ("transformer_big_v1", dict(big, layer_prepostprocess_dropout=0.3)),
+        ("transformer_big_enfr_v1", dict(big, layer_prepostprocess_dropout=0.1)),
+    ):
+        assert_is_t2ts(registry.hparams(name), t2t, name)
+    # the names these had here before #47 are T2T 1.15's sets now
+    assert registry.hparams("transformer_big_v3") == registry.hparams("transformer_big")
+
+
+def test_former_meanings_are_the_sets_values_before_47():
+    from t2t_repro.hparams_lib.renamed import FORMER_MEANINGS, former_hparams
+
+    for name, paper in (
+        ("transformer_base", "transformer_base_v1"),
+        ("transformer_big", "transformer_big_v1"),
+        ("transformer_big_enfr", "transformer_big_enfr_v1"),
+    ):
+        assert former_hparams(name) == registry.hparams(paper), name
+    parsing = former_hparams("transformer_parsing_big", "batch_size=64")
+    assert parsing.diff(registry.hparams("transformer_parsing_big")) == {
+        "shared_embedding_and_softmax_weights": (False, True),
+        "batch_size": (64, 2048),
+    }
+    assert former_hparams("transformer_tiny") is None and len(FORMER_MEANINGS) == 4
+
+
+def test_every_name_of_t2ts_transformer_sets_is_in_the_table_or_stored():
+    names = set(REFERENCE["sets"]["transformer_base"]) | set(REFERENCE["added_names"])
+    ours = registry.hparams("transformer_base")
+    assert len(names) >= 153 + 21
+    assert not [n for n in names if n not in ours and n not in IGNORED and n not in NEUTRAL]
+    assert not set(IGNORED) & set(NEUTRAL)
+    assert not set(IGNORED) & set(ours) and not set(NEUTRAL) & set(ours)  # the table: unstored
+    assert {"self_attention_type": "dot_product", "max_relative_position": 0}.items() <= (
+        NEUTRAL.items()
+    )
+
+
+def test_hparams_overrides_take_t2ts_names():
+    hp = create_hparams(
+        "transformer_base",
+        "symbol_modality_num_shards=1,moe_k=4,self_attention_type=dot_product,"
+        "max_relative_position=0,dropout=0.0",
+        input_vocab_size=10,
+    )
+    assert hp.symbol_modality_num_shards == 1 and hp.moe_k == 4
+    assert hp.values()["dropout"] == 0.0  # stored, as in T2T; T2T's transformer ignores it
+    assert "moe_k" not in hp.values() and "moe_k" not in json.loads(hp.to_json())
+    assert hp.copy().moe_k == 4 and hp.proximity_bias is False  # T2T's value when unset
+    for override, name in (
+        ("self_attention_type=dot_product_relative", "self_attention_type"),
+        ("max_relative_position=20", "max_relative_position"),
+        ("proximity_bias=true", "proximity_bias"),
+    ):
+        with pytest.raises(HParamsError, match=f"^hparam {name}=.*[(]only {name}=") as e:
+            create_hparams("transformer_base", override)
+        assert "\n" not in str(e.value)
+    with pytest.raises(HParamsError, match="Unknown hparam 'no_such_name'"):
+        create_hparams("transformer_base", "no_such_name=1")
+
+
+def test_worker_gpu_is_t2ts():
+    from t2t_repro.commands.trainer import build_parser
+    from t2t_repro.training.config import TrainerConfig
+    from t2t_repro.training.devices import unused_gpus_note
+
+    assert TrainerConfig("p", "s", "d", "o").worker_gpu == 1
+    assert build_parser().get_default("worker_gpu") == 1
+    assert unused_gpus_note(1, 1) is None and unused_gpus_note(0, 0) is None
+    note = unused_gpus_note(8, 1)
+    assert "\n" not in note and "--worker_gpu=8 trains on all of them" in note
+
+
+# -- a usr_dir's hparams function, and resuming ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("toy")
+    registry.problem("translate_toy").generate_data(
+        str(root / "data"), str(root / "tmp"), progress=False
+    )
+    return root / "data"
+
+
+@pytest.fixture
+def restore_registry():
+    saved = {kind: dict(names) for kind, names in registry._REGISTRIES.items()}
+    modules = set(sys.modules)
+    yield
+    for kind, names in saved.items():
+        registry._REGISTRIES[kind].clear()
+        registry._REGISTRIES[kind].update(names)
+    for name in set(sys.modules) - modules:
+        if name.split(".")[0] == "every_name_usr_dir":
+            del sys.modules[name]
+
+
+def tiny_flags(data_dir, output_dir, *extra):
+    return [
+        "--problem=translate_toy",
+        f"--data_dir={data_dir}",
+        f"--output_dir={output_dir}",
+        "--schedule=train",
+        "--random_seed=1",
+        "--eval_decode_examples=0",
+        "--no-attention_images",
+        *extra,
+    ]
+
+
+@pytest.mark.slow
+def test_usr_dir_setting_every_t2t_name_to_its_default_trains(data_dir, tmp_path, restore_registry):
+    from t2t_repro.commands import trainer
+
+    usr_dir = tmp_path / "every_name_usr_dir"
+    usr_dir.mkdir()
+    lines = [
+        "from tensor2tensor.models import transformer",
+        "from tensor2tensor.utils import registry",
+        "",
+        "",
+        "@registry.register_hparams",
+        "def transformer_every_t2t_name():",
+        "    hparams = transformer.transformer_base()",
+        *(f"    hparams.{k} = {v!r}" for k, v in REFERENCE["sets"]["transformer_base"].items()),
+        "    return hparams",
+    ]
+    (usr_dir / "__init__.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "train"
+    flags = tiny_flags(data_dir, out, f"--t2t_usr_dir={usr_dir}", f"--hparams={TINY_TRAINING}")
+    assert (
+        trainer.main([*flags, "--hparams_set=transformer_every_t2t_name", "--train_steps=1"]) == 0
+    )
+    assert (out / "ckpt-1.index").exists()
+    saved = json.loads((out / "hparams.json").read_text())
+    assert "moe_k" not in saved and "bottom" not in saved  # T2T-only names: not stored
+    assert saved["dropout"] == 0.2  # stored, as T2T stores it
+    # the function's hparams are transformer_base's (with the same overrides)
+    problem = registry.problem("translate_toy").problem_hparams(str(data_dir))
+    expected = create_hparams("transformer_base", TINY_TRAINING, **problem).values()
+    assert saved == dict(expected, train_steps=1)
+
+
+@pytest.mark.slow
+def test_a_run_saved_as_the_papers_transformer_base_resumes_with_its_values(
+    data_dir, tmp_path, capsys
+):
+    from t2t_repro.commands import trainer
+
+    out = tmp_path / "train"
+    out.mkdir()
+    flags = tiny_flags(data_dir, out, f"--hparams={TINY_TRAINING}")
+    # the hparams.json of a run started before #47 with --hparams_set=transformer_base: the
+    # paper's set (written here, as t2t-trainer wrote it, instead of training that run)
+    problem = registry.problem("translate_toy").problem_hparams(str(data_dir))
+    old = create_hparams("transformer_base_v1", TINY_TRAINING, **problem)
+    old.add_hparam("train_steps", 1)
+    saved = old.to_json() + "\n"
+    (out / "hparams.json").write_text(saved)
+    assert trainer.main([*flags, "--hparams_set=transformer_base", "--train_steps=1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [note] = [line for line in lines if line.startswith("note: ") and "saved hparams" in line]
+    assert "--hparams_set=transformer_base_v1 gives them from now on" in note
+    assert (out / "ckpt-1.index").exists() and (out / "hparams.json").read_text() == saved
+    # other values than either meaning's are refused with the diff, naming both
+    assert trainer.main([*flags, "--hparams_set=transformer_big", "--train_steps=3"]) == 1
+    err = capsys.readouterr().err
+    assert "is T2T 1.15's set; its former values are --hparams_set=transformer_big_v1" in err
+    assert "layer_prepostprocess_dropout: saved 0.1, now 0.3" in err
+
+
+def test_import_with_dropout_0_prints_a_resume_command_the_trainer_accepts(tmp_path, capsys):
+    """T2T's transformer never reads ``dropout``: a T2T run with dropout=0.0 imports, and the
+    printed set and overrides pass t2t-trainer's checks against the written hparams.json."""
+    import re
+    import shutil
+
+    from t2t_repro.commands.t2t_import import main
+    from t2t_repro.hparams_lib.checks import validate
+    from t2t_repro.training.output_dir import check_saved
+    from tests.t2t_fixtures import POSTNORM_DIR
+
+    t2t_dir = tmp_path / "t2t"
+    shutil.copytree(POSTNORM_DIR, t2t_dir)
+    values = json.loads((t2t_dir / "hparams.json").read_text())
+    assert values["dropout"] == 0.2
+    (t2t_dir / "hparams.json").write_text(json.dumps(dict(values, dropout=0.0)))
+    out = tmp_path / "out"
+    assert main([f"--t2t_dir={t2t_dir}", f"--output_dir={out}"]) == 0
+    [resume] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("resume")]
+    set_name = re.search(r"--hparams_set=(\S+)", resume)[1]
+    overrides = re.search(r'--hparams="([^"]*)"', resume)[1]
+    assert "dropout=0.0" in overrides.split(",")
+    saved = json.loads((out / "hparams.json").read_text())
+    sizes = {k: saved[k] for k in ("input_vocab_size", "target_vocab_size", "target_space_id")}
+    hp = create_hparams(set_name, overrides, **sizes)  # what t2t-trainer builds from it
+    validate(hp, "hparams", training=True)
+    assert check_saved(str(out), hp, set_name) is hp
