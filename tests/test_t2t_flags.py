@@ -189,17 +189,17 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
     hyp, ref = tmp_path / "hyp", tmp_path / "ref"
     hyp.write_text("the cat sat on the mat .\nA dog\n")
     ref.write_text("The cat sat on the mat .\na dog\n")
-    for variant, names in (
-        ("both", ["t2t-bleu cased", "t2t-bleu uncased"]),
-        ("cased", ["t2t-bleu cased"]),
-        ("uncased", ["t2t-bleu uncased"]),
+    for variant, tags in (
+        ("both", ["BLEU_uncased", "BLEU_cased"]),
+        ("cased", ["BLEU_cased"]),
+        ("uncased", ["BLEU_uncased"]),
     ):
         assert (
             bleu.main([f"--translation={hyp}", f"--reference={ref}", f"--bleu_variant={variant}"])
             == 0
         )
         lines = capsys.readouterr().out.strip().splitlines()
-        assert [line.split("  ")[0].strip() for line in lines] == names
+        assert [line.split(" = ")[0] for line in lines] == tags
     assert bleu.main([f"--translation={hyp}", f"--reference={ref}", "--translations_dir=d"]) == 1
     assert "give --translation or --translations_dir, not both" in capsys.readouterr().err
     assert bleu.main([f"--translation={hyp}", f"--reference={ref}", "--source=src"]) == 0
