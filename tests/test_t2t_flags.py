@@ -186,6 +186,13 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
         listed and "translate_toy" not in listed and all(n.startswith("translate_") for n in listed)
     )
     assert not list(tmp_path.iterdir())  # --only_list generates nothing
+    # T2T raises for --num_shards with a registered problem (t2t_datagen.py); one line here.
+    assert (
+        datagen.main(["--problem=translate_toy", f"--data_dir={tmp_path}", "--num_shards=4"]) == 1
+    )
+    err = capsys.readouterr().err
+    assert "--num_shards should not be set for registered Problem." in err, err
+    assert len(err.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
     hyp, ref = tmp_path / "hyp", tmp_path / "ref"
     hyp.write_text("the cat sat on the mat .\nA dog\n")
     ref.write_text("The cat sat on the mat .\na dog\n")
