@@ -101,7 +101,8 @@ class CTranslate2Searcher:
             target_vocab_size=self.metadata["target_vocab_size"],
         )
 
-    def __call__(self, inputs) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(self, inputs, occurrences=None) -> tuple[np.ndarray, np.ndarray]:
+        """``occurrences``: ``Searcher``'s; unused, as this engine does not sample."""
         inputs = np.asarray(inputs)
         sources = [[str(int(t)) for t in row if t != 0] for row in inputs]
         results = self.translator.translate_batch(
