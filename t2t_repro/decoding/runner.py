@@ -98,24 +98,25 @@ def load_ctranslate2_decoder(
     model_dir: str,
     decode_overrides: str = "",
     intra_threads: int = 0,
+    hparams_overrides: str = "",
+    random_seed: int | None = None,
 ) -> DecoderSetup:
     """A decoder whose search runs in CTranslate2 on ``model_dir`` (written by ``t2t-exporter
     --export_format=ctranslate2``); the problem's vocabulary encodes and decodes the text, as
-    for the TensorFlow engine. Refuses what the exported model cannot do, before decoding."""
+    for the TensorFlow engine. Refuses what the exported model or the engine cannot do
+    (``hparams_overrides``, ``random_seed``: t2t-decoder's --hparams, --random_seed), before
+    decoding; says in one line when its length penalty ranks beams otherwise than T2T's."""
     from t2t_repro.decoding.ctranslate2_search import (
         CTranslate2Error,
         CTranslate2Searcher,
+        check_engine_flags,
+        length_penalty_note,
         read_metadata,
     )
 
     problem = registry.problem(problem_name)
     dhp = decode_hparams(decode_overrides, getattr(problem, "decode_defaults", None))
-    for name, default in (("use_xla", False), ("precision", "")):
-        if dhp.get(name) != default:
-            raise CTranslate2Error(
-                f"--decode_hparams: {name}={dhp.get(name)!r} is for the TensorFlow engine; "
-                "CTranslate2 computes in the type chosen at export (--ct2_quantization)."
-            )
+    check_engine_flags(hparams_overrides, random_seed, dhp)
     metadata = read_metadata(model_dir)
     names = ("input_vocab_size", "target_vocab_size")
     for name, size in zip(names, problem.vocab_sizes(data_dir), strict=True):
@@ -140,6 +141,8 @@ def load_ctranslate2_decoder(
         intra_threads=intra_threads,
     )
     decoder = LineDecoder(searcher, encoders["inputs"], encoders["targets"], dhp, searcher=searcher)
+    if length_penalty_note(dhp):
+        decoder.log(length_penalty_note(dhp))
     longest = decoder.max_input_length + dhp.extra_length
     if longest > metadata["max_positions"]:
         raise CTranslate2Error(
