@@ -244,6 +244,9 @@ def test_repeated_lines_are_sampled_independently(model):
     by_line = decode(1)
     assert [by_line[i] for i in (0, 2, 4)] == [expected[i] for i in (0, 2, 4)]
     assert decode(1) == by_line  # reproducible
+    # A --decode_shards worker counts the repeats in the shares before its own.
+    share = [[h.ids for h in hyps] for hyps in decoder.decode_lines(lines[2:], lines[:2])]
+    assert share == by_line[2:]
 
 
 class _WithHParams:

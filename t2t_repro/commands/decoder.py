@@ -292,7 +292,10 @@ def decode_from_file(args: argparse.Namespace, setup, share: tuple | None) -> st
         lines, what = share
         print(f"worker {args.worker_id} of {args.decode_shards}: {what}", file=sys.stderr)
         expect_file_destination(out, "--decode_to_file")
-        runner.decode_lines_to_file(setup, lines, out)
+        earlier = ()
+        if setup.decoder.samples:  # repeats in the shares before this one count
+            earlier = shards.earlier_lines(cli.expand(source), args.decode_shards, args.worker_id)
+        runner.decode_lines_to_file(setup, lines, out, earlier)
     else:
         out = cli.expand(
             args.decode_to_file

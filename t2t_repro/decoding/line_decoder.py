@@ -183,15 +183,23 @@ class LineDecoder:
                 self.outputs_per_input = searcher.config.num_samples
         self.searcher = searcher
 
-    def encode(self, line: str, index: int) -> list[int]:
+    def encode(self, line: str, index: int | None) -> list[int]:
+        """The line's ids with EOS, truncated to the model's maximum input (with a warning
+        naming line ``index``; None: silently)."""
         ids = self.input_encoder.encode(line) + [EOS_ID]
         if len(ids) > self.max_input_length:
-            self.log(
-                f"warning: line {index + 1} has {len(ids)} subword tokens (with EOS); "
-                f"truncated to the model's maximum input of {self.max_input_length}."
-            )
+            if index is not None:
+                self.log(
+                    f"warning: line {index + 1} has {len(ids)} subword tokens (with EOS); "
+                    f"truncated to the model's maximum input of {self.max_input_length}."
+                )
             ids = ids[: self.max_input_length - 1] + [EOS_ID]
         return ids
+
+    @property
+    def samples(self) -> bool:
+        """Whether the search draws samples (else its outputs do not depend on repeats)."""
+        return bool(getattr(getattr(self.searcher, "config", None), "samples", False))
 
     def decode_ids(
         self,
@@ -228,15 +236,22 @@ class LineDecoder:
             results.append(hyps)
         return results
 
-    def decode_lines(self, lines: Sequence[str | bytes]) -> list[list[Hypothesis]]:
+    def decode_lines(
+        self, lines: Sequence[str | bytes], earlier: Sequence[str | bytes] = ()
+    ) -> list[list[Hypothesis]]:
         """Hypotheses for every line, in input order (best first within a line).
 
-        Lines (text or raw bytes) are normalised first, as in every decoding path."""
+        Lines (text or raw bytes) are normalised first, as in every decoding path.
+        ``earlier``: the lines of the file before these (another worker's share), whose
+        repeats sampling counts as if one process decoded the whole file."""
         lines = [normalize_source_line(line) for line in lines]
         results: list[list[Hypothesis]] = [[Hypothesis("", 0.0)] for _ in lines]
         todo = [(i, self.encode(line, i)) for i, line in enumerate(lines) if line]
         # T2T samples every line on its own: a repeated line is told apart by its count.
-        counts = occurrences([ids for _, ids in todo])
+        before = []
+        if self.samples:
+            before = [self.encode(x, None) for x in map(normalize_source_line, earlier) if x]
+        counts = occurrences(before + [ids for _, ids in todo])[len(before) :]
         occurrence = dict(zip([i for i, _ in todo], counts, strict=True))
         # T2T sorts by whitespace-token count, longest first; subword length is equivalent
         # for batching purposes and pads less.

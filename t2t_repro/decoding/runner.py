@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from t2t_repro import fileio, registry
@@ -212,10 +213,13 @@ def write_lines_atomically(path: str, lines: list[str], delimiter: str = "\n") -
             f.write(line.replace("\n", " ").replace(delimiter, " ") + delimiter)
 
 
-def decode_lines_to_file(setup: DecoderSetup, lines: list[str], output_path: str) -> list[str]:
+def decode_lines_to_file(
+    setup: DecoderSetup, lines: list[str], output_path: str, earlier: Sequence = ()
+) -> list[str]:
     """Decodes ``lines`` and writes exactly one output record per input record (several
-    outputs of one input, ``return_beams`` or ``num_samples``, tab-separated in it)."""
-    results = setup.decoder.decode_lines(lines)
+    outputs of one input, ``return_beams`` or ``num_samples``, tab-separated in it).
+    ``earlier``: the file's lines before these (``LineDecoder.decode_lines``)."""
+    results = setup.decoder.decode_lines(lines, earlier)
     outputs = [format_hypotheses(h, setup.dhp.write_beam_scores) for h in results]
     write_lines_atomically(output_path, outputs, setup.dhp.delimiter)
     return outputs
