@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import sacrebleu
@@ -16,6 +17,8 @@ from t2t_repro.metrics.bleu import (
     t2t_bleu,
 )
 from tests.tools import run_tool
+
+REFERENCE_DIR = Path(__file__).parent / "data" / "t2t_reference"
 
 HYPS = [
     "Ein Mann fährt Fahrrad auf der Straße.",
@@ -98,3 +101,21 @@ def test_cli_errors(tmp_path):
     assert out.returncode == 1 and "has 2 lines but" in out.stderr and "Traceback" not in out.stderr
     out = _run(f"--translation={tmp_path / 'missing'}", f"--reference={ref}")
     assert out.returncode == 1 and "does not exist" in out.stderr
+
+
+def test_t2t_invocation_prints_t2t_lines(tmp_path, capsys):
+    """`t2t-bleu --translation --reference` prints exactly what T2T 1.15.7's printed on the
+    same files (recorded by tools/t2t_reference/make_t2t_bleu_reference.py), for T2T's
+    default and each --bleu_variant; the other variants' table goes to stderr."""
+    from t2t_repro.commands import bleu
+
+    record = json.loads((REFERENCE_DIR / "t2t_1.15.7_bleu.json").read_text())
+    hyp, ref = tmp_path / "hyp", tmp_path / "ref"
+    hyp.write_text("\n".join(record["translation"]) + "\n")
+    ref.write_text("\n".join(record["reference"]) + "\n")
+    for run in record["runs"]:
+        variant = [f"--bleu_variant={run['bleu_variant']}"] if run["bleu_variant"] else []
+        assert bleu.main([f"--translation={hyp}", f"--reference={ref}", *variant]) == 0
+        out = capsys.readouterr()
+        assert out.out == run["stdout"]
+        assert "sacreBLEU 13a cased" in out.err

@@ -82,7 +82,7 @@ def assert_scores_match(translator, model, inputs: np.ndarray, targets: np.ndarr
 
 
 @pytest.mark.slow
-def test_toy_model_decodes_and_scores_like_t2t_decoder(toy, tmp_path):
+def test_toy_model_decodes_and_scores_like_t2t_decoder(toy, tmp_path, capsys):
     for overrides in (
         "beam_size=1,extra_length=5,batch_size=3",
         "beam_size=4,alpha=0.0,extra_length=5,batch_size=2,return_beams=True",
@@ -140,6 +140,8 @@ def test_toy_model_decodes_and_scores_like_t2t_decoder(toy, tmp_path):
     )
     _, int8 = setups(toy, "beam_size=2,extra_length=5", "int8")
     assert len(int8.decoder.decode_lines(LINES)) == len(LINES)
+    # T2T's default alpha is CTranslate2's length_penalty here: the run says so in one line.
+    assert "alpha=0.6 is CTranslate2's length_penalty" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -195,6 +197,45 @@ def test_bad_flags_are_one_line_errors(tmp_path, capsys):
     assert len(errors) == 5 and all(e.startswith("t2t-") for e in errors), errors
     assert "int4" in errors[0] and "need --export_format=ctranslate2" in errors[1]
     assert "t2t_repro.json" in errors[3] and "precision" in errors[4]
+
+
+def test_what_the_ctranslate2_engine_cannot_honour_is_refused_in_one_line(tmp_path, capsys):
+    """No flag is accepted and ignored: sampling (--hparams, num_samples), --random_seed and
+    --score_file are refused by --engine=ctranslate2 before the model is read."""
+    src = tmp_path / "src"
+    src.write_text("a cat .\n")
+    ct2 = [
+        "--problem=translate_toy",
+        f"--data_dir={tmp_path}",
+        "--engine=ctranslate2",
+        f"--ct2_model_dir={tmp_path}",
+        f"--decode_from_file={src}",
+    ]
+    for flags, message in (
+        (["--hparams=sampling_method=random"], "--hparams=sampling_method=random: --engine=ct"),
+        (["--hparams=sampling_temp=0.5"], "does not sample"),
+        (["--decode_hparams=beam_size=1,num_samples=3"], "num_samples=3 draws samples"),
+        (["--random_seed=3"], "--random_seed=3 seeds sampling"),
+        (["--score_file=pairs", f"--decode_to_file={tmp_path / 'out'}"], "drop --engine=ct"),
+    ):
+        assert decoder.main(ct2 + flags) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    # num_samples decoding a split is T2T's example count, which this engine honours: the
+    # run gets as far as the missing export.
+    split = [f for f in ct2 if not f.startswith("--decode_from_file")]
+    assert decoder.main(split + ["--decode_hparams=num_samples=2"]) == 1
+    assert "t2t_repro.json" in capsys.readouterr().err
+
+
+def test_length_penalty_note_says_how_ctranslate2_ranks_beams():
+    from t2t_repro.decoding.ctranslate2_search import length_penalty_note
+    from t2t_repro.decoding.line_decoder import decode_hparams
+
+    note = length_penalty_note(decode_hparams("beam_size=4,alpha=0.6"))
+    assert "len ** 0.6, T2T by ((5 + len) / 6) ** 0.6" in note and "\n" not in note
+    assert length_penalty_note(decode_hparams("beam_size=4,alpha=0")) == ""
+    assert length_penalty_note(decode_hparams("beam_size=1,alpha=0.6")) == ""
 
 
 def test_ctranslate2_is_imported_only_where_it_is_used():

@@ -59,18 +59,33 @@ def test_flags_parse_as_t2ts_and_unusable_values_are_refused(tmp_path, capsys):
         f"--output_dir={tmp_path / 'train'}",
     ]
     for flags, expected in [
-        (["--eval_early_stopping_steps=10", "--schedule=train"], "--schedule=train_and_evaluate"),
+        (
+            ["--eval_early_stopping_steps=10", "--schedule=train", "--local_eval_frequency=0"],
+            "--schedule=train_and_evaluate or train_eval_and_decode or continuous_train_and_eval "
+            "or train with --local_eval_frequency > 0",
+        ),
+        (
+            ["--eval_early_stopping_steps=10", "--schedule=continuous_eval"],
+            "give the flag to the --schedule=train job",
+        ),
         (["--eval_early_stopping_steps=0"], "must be at least 1"),
         (["--warm_start_from=x", "--schedule=evaluate"], "--schedule=evaluate trains nothing"),
     ]:
         assert trainer.main(base + flags) == 1
         assert expected in capsys.readouterr().err
     assert not (tmp_path / "train").exists()
-    # The schedules that evaluate in the training loop take it, T2T's default one too.
+    # The schedules that evaluate in the training loop take it, T2T's default one too, and
+    # --schedule=train (another job's eval events).
     from t2t_repro.training.config import TrainerConfig
     from t2t_repro.training.run_setup import check_config
 
-    for schedule in ("train_and_evaluate", "train_eval_and_decode", "continuous_train_and_eval"):
+    schedules = (
+        "train_and_evaluate",
+        "train_eval_and_decode",
+        "continuous_train_and_eval",
+        "train",
+    )
+    for schedule in schedules:
         check_config(
             TrainerConfig(
                 "translate_toy",
@@ -129,3 +144,51 @@ def test_a_plateau_stops_the_run_which_saves_says_why_and_resumes_counting(tmp_p
     )
     assert result["early_stopped"] and result["step"] == 20  # not 30: steps 5-15 count
     assert "dev accuracy has not increased by 1e+09 or more in the 10 steps since step 10" in log
+
+
+@pytest.mark.slow
+def test_train_schedule_stops_on_the_eval_events_of_a_continuous_eval_job(tmp_path, capsys):
+    """--schedule=train reads, every --local_eval_frequency steps, the eval events that a
+    separate --schedule=continuous_eval job writes to output_dir/eval (written here with the
+    trainer's own event writer, as that job writes them; T2T's EarlyStoppingHook): it stops
+    once they show no improvement, and trains on while they improve."""
+    from t2t_repro import registry
+    from t2t_repro.training.config import TrainerConfig
+    from t2t_repro.training.summaries import Summaries
+    from t2t_repro.training.trainer import Trainer
+
+    registry.problem("translate_toy").generate_data(
+        str(tmp_path / "data"), str(tmp_path / "tmp"), progress=False
+    )
+
+    def run(name, losses):
+        out = tmp_path / name
+        evals = Summaries(str(out))  # the continuous_eval job's writer
+        for step, loss in losses.items():
+            evals.scalars("eval", {"loss": loss, "accuracy": 0.1}, step)
+        cfg = TrainerConfig(
+            problem="translate_toy",
+            hparams_set="transformer_quickstart",
+            data_dir=str(tmp_path / "data"),
+            output_dir=str(out),
+            hparams=TINY,
+            schedule="train",
+            train_steps=10,
+            local_eval_frequency=5,
+            steps_per_loop=5,
+            attention_images=False,
+            eval_early_stopping_steps=5,
+            eval_early_stopping_metric="metrics-translate_toy/targets/loss",
+        )
+        return Trainer(cfg).run(), capsys.readouterr().out, out
+
+    result, log, out = run("plateau", {5: 5.0, 10: 4.95})
+    assert result["early_stopped"] and result["checkpoint"] == str(out / "ckpt-5")
+    [line] = [x for x in log.splitlines() if x.startswith("stopped early")]
+    assert line.startswith(
+        "stopped early at step 5: dev loss has not decreased by 0.1 or more in the 5 steps "
+        "since step 5 (loss 5.0000 there; best 4.9500 at step 10;"
+    )
+    result, log, out = run("improving", {5: 5.0, 10: 4.5})
+    assert "early_stopped" not in result and result["checkpoint"] == str(out / "ckpt-10")
+    assert "stopped early" not in log

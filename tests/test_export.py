@@ -280,7 +280,9 @@ def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_p
 
 
 @pytest.mark.slow
-def test_nbest_signature_and_query_server_give_the_decoders_hypotheses(exported, toy_decoders):
+def test_nbest_signature_and_query_server_give_the_decoders_hypotheses(
+    exported, toy_decoders, trained_dir
+):
     """The export's nbest signature is t2t-decoder's return_beams, padded with placeholders;
     t2t-query-server over gRPC and REST, against a stand-in for tensorflow_model_server
     serving the export, prints t2t-decoder's lines (best, and --return_beams); clear errors."""
@@ -298,6 +300,7 @@ def test_nbest_signature_and_query_server_give_the_decoders_hypotheses(exported,
         return code, out.getvalue().splitlines(), err.getvalue()
 
     setup, beams_decoder = toy_decoders
+    exported_data_dir = trained_dir / "data"
     best = [hyps[0] for hyps in setup.decoder.decode_lines(LINES)]
     all_beams = beams_decoder.decode_lines(LINES)
     assert any(len(hyps) > 1 for hyps in all_beams) and all_beams[1] == [best[1]]
@@ -341,11 +344,25 @@ def test_nbest_signature_and_query_server_give_the_decoders_hypotheses(exported,
             f"--server={server.grpc_address}", "--return_beams", f"--inputs_once={LINES[0]}"
         )
         assert (code, once) == (0, ["\t".join(h.text for h in all_beams[0])])
-        # Errors are one line: an unknown model, a T2T flag this client refuses.
+        # T2T's query.py needs --problem and --data_dir: a T2T command line runs.
+        data = f"--data_dir={exported_data_dir}"
+        code, once, err = query(
+            f"--server={server.grpc_address}",
+            "--problem=translate_toy",
+            data,
+            f"--inputs_once={LINES[0]}",
+        )
+        assert (code, once) == (0, [best[0].text]), err
+        # Errors are one line: an unknown model, T2T's client flags that do not fit.
         for flags, message in (
             ([f"--server={server.rest_address}", "--servable_name=nope"], "HTTP 404"),
             ([f"--server={server.grpc_address}", "--servable_name=nope"], "NOT_FOUND"),
-            ([f"--server={server.grpc_address}", "--problem=translate_toy"], "--problem: not"),
+            ([f"--server={server.grpc_address}", "--problem=translate_toy"], "go together"),
+            ([f"--server={server.grpc_address}", "--problem=translate_nope", data], "nope"),
+            (
+                [f"--server={server.grpc_address}", "--problem=translate_toy", "--data_dir=/no"],
+                "Vocabulary file /no/",
+            ),
         ):
             code, lines, err = query(*flags, "--inputs_once=ta mib")
             assert code == 1 and not lines and err.count("\n") == 1, err

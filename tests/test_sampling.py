@@ -186,3 +186,74 @@ def test_inverse_cdf_across_blocks_never_draws_a_zero_weight():
     assert weights[ids].min() > 0
     statistic, dof = chi_square(np.bincount(ids, minlength=300), weights / weights.sum())
     assert statistic < chi_square_critical(dof, 1e-3), (statistic, dof)
+
+
+class _IdsEncoder:
+    """Text of space-separated ids <-> ids (LineDecoder's encoders, without a vocabulary)."""
+
+    @staticmethod
+    def encode(line: str) -> list[int]:
+        return [int(t) for t in line.split()]
+
+    @staticmethod
+    def decode(ids) -> str:
+        return " ".join(map(str, ids))
+
+
+def test_repeated_lines_are_sampled_independently(model):
+    """T2T samples every line on its own: a repeated source draws other samples than its
+    first occurrence, in one batch (the SavedModel's request) and across batches (a file);
+    the first occurrence draws what it drew alone, and the same seed draws the same again."""
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+    from t2t_repro.decoding.postprocess import strip_after_eos
+    from t2t_repro.decoding.sampling import batch_occurrences, row_keys
+
+    repeated = SOURCES[[0, 1, 0, 2, 0]]
+    np.testing.assert_array_equal(batch_occurrences(tf.constant(repeated)), [0, 0, 1, 0, 2])
+    keys = row_keys(tf.constant(SOURCES))
+    np.testing.assert_array_equal(row_keys(tf.constant(SOURCES), tf.zeros([3], tf.int32)), keys)
+
+    run = sampler(model, num_samples=4)
+    ids = run(repeated)[0].numpy()
+    first, second, third = ids[0], ids[2], ids[4]
+    assert (first != second).any() and (first != third).any() and (second != third).any()
+    np.testing.assert_array_equal(first, run(SOURCES)[0].numpy()[0])  # as alone
+    np.testing.assert_array_equal(ids[[1, 3]], run(SOURCES)[0].numpy()[[1, 2]])
+
+    sampling = type(model.hparams)(**model.hparams.values()).parse("sampling_method=random")
+    lines = [" ".join(str(t) for t in row if t > 1) for row in repeated]  # EOS, PAD left out
+
+    dhp = decode_hparams("beam_size=1,extra_length=4,num_samples=4,batch_size=5")
+    decoder = LineDecoder(
+        _WithHParams(model, sampling),
+        _IdsEncoder,
+        _IdsEncoder,
+        dhp,
+        log=lambda m: None,
+        random_seed=11,
+    )
+
+    def decode(batch_size):
+        dhp.set_hparam("batch_size", batch_size)
+        return [[h.ids for h in hyps] for hyps in decoder.decode_lines(lines)]
+
+    expected = [[tuple(strip_after_eos(row)) for row in sample] for sample in ids]
+    assert decode(5) == expected  # the file in one batch: the request's samples
+    # One line a batch: the file's count tells the repeats apart. (The shorter lines' decode
+    # length is then their own, not the batch's: only the longest are compared.)
+    by_line = decode(1)
+    assert [by_line[i] for i in (0, 2, 4)] == [expected[i] for i in (0, 2, 4)]
+    assert decode(1) == by_line  # reproducible
+    # A --decode_shards worker counts the repeats in the shares before its own.
+    share = [[h.ids for h in hyps] for hyps in decoder.decode_lines(lines[2:], lines[:2])]
+    assert share == by_line[2:]
+
+
+class _WithHParams:
+    """``model`` with other hparams (here its sampling ones), for LineDecoder."""
+
+    def __init__(self, model, hparams) -> None:
+        self.hparams, self._model = hparams, model
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)

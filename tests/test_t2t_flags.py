@@ -186,20 +186,27 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
         listed and "translate_toy" not in listed and all(n.startswith("translate_") for n in listed)
     )
     assert not list(tmp_path.iterdir())  # --only_list generates nothing
+    # T2T raises for --num_shards with a registered problem (t2t_datagen.py); one line here.
+    assert (
+        datagen.main(["--problem=translate_toy", f"--data_dir={tmp_path}", "--num_shards=4"]) == 1
+    )
+    err = capsys.readouterr().err
+    assert "--num_shards should not be set for registered Problem." in err, err
+    assert len(err.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
     hyp, ref = tmp_path / "hyp", tmp_path / "ref"
     hyp.write_text("the cat sat on the mat .\nA dog\n")
     ref.write_text("The cat sat on the mat .\na dog\n")
-    for variant, names in (
-        ("both", ["t2t-bleu cased", "t2t-bleu uncased"]),
-        ("cased", ["t2t-bleu cased"]),
-        ("uncased", ["t2t-bleu uncased"]),
+    for variant, tags in (
+        ("both", ["BLEU_uncased", "BLEU_cased"]),
+        ("cased", ["BLEU_cased"]),
+        ("uncased", ["BLEU_uncased"]),
     ):
         assert (
             bleu.main([f"--translation={hyp}", f"--reference={ref}", f"--bleu_variant={variant}"])
             == 0
         )
         lines = capsys.readouterr().out.strip().splitlines()
-        assert [line.split("  ")[0].strip() for line in lines] == names
+        assert [line.split(" = ")[0] for line in lines] == tags
     assert bleu.main([f"--translation={hyp}", f"--reference={ref}", "--translations_dir=d"]) == 1
     assert "give --translation or --translations_dir, not both" in capsys.readouterr().err
     assert bleu.main([f"--translation={hyp}", f"--reference={ref}", "--source=src"]) == 0

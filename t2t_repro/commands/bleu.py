@@ -1,8 +1,14 @@
-"""t2t-bleu: BLEU of a detokenised translation file against a reference file, every variant
-labelled.
+"""t2t-bleu: BLEU of a detokenised translation file against a reference file.
 
     t2t-bleu --translation=decodes.de --reference=newstest2014.de
+    t2t-bleu --translation=... --reference=... --bleu_variant=all
     t2t-bleu --translation=... --reference=... --bleu_variant="sacreBLEU 13a cased" --json
+
+With T2T's --bleu_variant (both, the default, cased or uncased) stdout has T2T's lines
+``BLEU_uncased =  27.31`` / ``BLEU_cased =  26.80`` (``tensor2tensor/bin/t2t_bleu.py``,
+``main``: ``"%6.2f"``), and the other variants' labelled table goes to stderr. With
+--bleu_variant=all or one variant's name, stdout has that table; --json prints the variants
+asked for (all by default) as JSON.
     t2t-bleu --translations_dir=TRANSL --reference=newstest2013.de --event_dir=TRAIN/bleu
 
 Variants: sacreBLEU 13a/intl cased/uncased (with signatures), t2t-bleu cased/uncased (T2T's
@@ -28,6 +34,8 @@ T2T_VARIANTS = {
     "cased": ("t2t-bleu cased",),
     "uncased": ("t2t-bleu uncased",),
 }
+# The tag T2T prints for each (``main``: "BLEU_uncased = %6.2f", then "BLEU_cased = %6.2f").
+T2T_TAGS = {"t2t-bleu uncased": "BLEU_uncased", "t2t-bleu cased": "BLEU_cased"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,8 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reference", default="", help="references, one sentence per line")
     parser.add_argument(
         "--bleu_variant",
-        default="all",
-        help="'all', one variant's name, or T2T's both/cased/uncased (its own BLEU)",
+        default=None,
+        help="T2T's both/cased/uncased (its own BLEU, T2T's lines; default: both, with --json "
+        "all), 'all', or one variant's name",
     )
     parser.add_argument(
         "--target_lang",
@@ -95,6 +104,15 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     results = all_scores(refs, hyps, args.target_lang)
+    if args.bleu_variant is None:
+        args.bleu_variant = "all" if args.json else "both"
+    if args.bleu_variant in T2T_VARIANTS and not args.json:
+        wanted = T2T_VARIANTS[args.bleu_variant]
+        print_table([r for r in results if r.name not in wanted], sys.stderr)
+        for name in wanted:  # T2T's order: uncased, then cased
+            score = next(r.score for r in results if r.name == name)
+            print(f"{T2T_TAGS[name]} = {score:6.2f}")
+        return 0
     if args.bleu_variant != "all":
         wanted = T2T_VARIANTS.get(args.bleu_variant, (args.bleu_variant,))
         results = [r for r in results if r.name in wanted]
@@ -107,10 +125,15 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))
     else:
-        width = max(len(r.name) for r in results)
-        for r in results:
-            print(f"{r.name:<{width}}  {r.score:6.2f}  {r.definition}")
+        print_table(results, sys.stdout)
     return 0
+
+
+def print_table(results: list, stream) -> None:
+    """One labelled line per variant: name, score, definition."""
+    width = max((len(r.name) for r in results), default=0)
+    for r in results:
+        print(f"{r.name:<{width}}  {r.score:6.2f}  {r.definition}", file=stream)
 
 
 def run_every_step(args: argparse.Namespace) -> int:
@@ -127,7 +150,7 @@ def run_every_step(args: argparse.Namespace) -> int:
         cli.expand(args.translations_dir),
         cli.expand(args.reference),
         cli.expand(args.event_dir),
-        bleu_variant="both" if args.bleu_variant == "all" else args.bleu_variant,
+        bleu_variant=args.bleu_variant if args.bleu_variant not in (None, "all") else "both",
         tag_suffix=args.tag_suffix,
         min_steps=args.min_steps,
         wait_minutes=args.wait_minutes,

@@ -156,6 +156,11 @@ def check_flags(args: argparse.Namespace) -> None:
     if args.score_file:
         if not args.decode_to_file:
             raise cli.UsageError("--score_file needs --decode_to_file (where the scores go).")
+        if args.engine != "tensorflow":
+            raise cli.UsageError(
+                "--score_file scores with the trained checkpoint (--engine=tensorflow, "
+                "--output_dir or --checkpoint_path); drop --engine=ctranslate2."
+            )
         if args.decode_from_file or args.decode_interactive:
             raise cli.UsageError(
                 "--score_file scores pairs; it does not decode: drop --decode_from_file and "
@@ -198,6 +203,8 @@ def load_setup(args: argparse.Namespace):
         cli.expand(args.data_dir),
         cli.expand(args.ct2_model_dir),
         args.decode_hparams,
+        hparams_overrides=args.hparams,
+        random_seed=args.random_seed,
     )
 
 
@@ -285,7 +292,10 @@ def decode_from_file(args: argparse.Namespace, setup, share: tuple | None) -> st
         lines, what = share
         print(f"worker {args.worker_id} of {args.decode_shards}: {what}", file=sys.stderr)
         expect_file_destination(out, "--decode_to_file")
-        runner.decode_lines_to_file(setup, lines, out)
+        earlier = ()
+        if setup.decoder.samples:  # repeats in the shares before this one count
+            earlier = shards.earlier_lines(cli.expand(source), args.decode_shards, args.worker_id)
+        runner.decode_lines_to_file(setup, lines, out, earlier)
     else:
         out = cli.expand(
             args.decode_to_file

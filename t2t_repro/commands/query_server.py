@@ -6,6 +6,12 @@
         --inputs_once="A man rides a bike ." --return_beams --write_beam_scores
 
 One output line per input line, as t2t-decoder writes them (docs/serving.md).
+
+T2T's ``serving/query.py`` requires ``--problem`` and ``--data_dir`` (with ``--t2t_usr_dir``
+for a problem of your own) to tokenise on the client. The export tokenises in its graph, so
+here they are optional; given, they are checked as T2T uses them (the problem is registered
+and its vocabulary loads from --data_dir), so a T2T command line runs and a wrong one stops
+with one line.
 """
 
 from __future__ import annotations
@@ -19,9 +25,6 @@ from t2t_repro.errors import UsageError
 
 # T2T's flags this tool refuses, and why (each one line).
 REFUSED_T2T_FLAGS = {
-    "problem": "not needed: the exported model tokenises in its graph",
-    "data_dir": "not needed: the vocabulary is an asset of the exported model",
-    "t2t_usr_dir": "not needed: the client imports no registrations",
     "cloud_mlengine_model_name": "Cloud ML Engine is not supported; serve with TF Serving",
     "cloud_mlengine_model_version": "Cloud ML Engine is not supported; serve with TF Serving",
 }
@@ -58,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=32,
         help="lines per request when stdin is not a terminal (a terminal: each line at once)",
     )
+    t2t = parser.add_argument_group(
+        "T2T's client flags (optional here: the export tokenises in its graph; given, checked)"
+    )
+    t2t.add_argument("--problem", default="", help="the export's registered problem")
+    t2t.add_argument("--data_dir", default="", help="the problem's vocabulary files")
+    t2t.add_argument("--t2t_usr_dir", default="", help="a module/package of your registrations")
     for name in REFUSED_T2T_FLAGS:
         parser.add_argument(f"--{name}", default=None, help=argparse.SUPPRESS)
     return parser
@@ -68,6 +77,11 @@ def check_flags(args: argparse.Namespace) -> None:
         if getattr(args, name) is not None:
             raise UsageError(f"--{name}: {why}; drop it.")
     cli.require(args, "server", "servable_name")
+    if bool(args.problem) != bool(args.data_dir):
+        raise UsageError(
+            "--problem and --data_dir go together (T2T's query.py needs both); give both "
+            "or neither (the export tokenises in its graph)."
+        )
     if args.batch_size < 1 or args.timeout_secs <= 0:
         raise UsageError("--batch_size must be at least 1 and --timeout_secs above 0.")
 
@@ -79,6 +93,8 @@ def run(args: argparse.Namespace, stdin=None, stdout=None) -> int:
     from t2t_repro.decoding.line_decoder import format_hypotheses
     from t2t_repro.serving import query
 
+    if args.problem:
+        check_problem(args.problem, cli.expand(args.data_dir))
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
     signature = query.NBEST_SIGNATURE if args.return_beams else query.DEFAULT_SIGNATURE
@@ -97,6 +113,17 @@ def run(args: argparse.Namespace, stdin=None, stdout=None) -> int:
         for hyps in query.query(batch, request_fn, args.return_beams):
             print(format_hypotheses(hyps, args.write_beam_scores), file=stdout, flush=True)
     return 0
+
+
+def check_problem(name: str, data_dir: str) -> None:
+    """What T2T's ``query.py`` does with --problem and --data_dir before querying
+    (``registry.problem(FLAGS.problem).feature_encoders(data_dir)``): a one-line error for an
+    unknown problem or a vocabulary that does not load."""
+    from t2t_repro import registry
+    from t2t_repro.commands.builtins import register_builtins
+
+    register_builtins()
+    registry.problem(name).get_encoders(data_dir)
 
 
 def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:

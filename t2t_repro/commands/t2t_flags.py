@@ -202,8 +202,11 @@ DATAGEN = [
     T2TFlag(
         "num_shards",
         0,
-        "T2T ignores it for registered problems; the shard counts are the problem's "
-        "(dataset_splits)",
+        # T2T's generate_data_for_registered_problem raises ValueError("--num_shards should
+        # not be set for registered Problem."); it reads the flag only for the legacy
+        # generators of its _SUPPORTED_PROBLEM_GENERATORS, none of which exists here.
+        "T2T refuses it too for a registered problem ('--num_shards should not be set for "
+        "registered Problem.'): the shard counts are the problem's (dataset_splits)",
     ),
     *_refused(
         "env_problem_max_env_steps env_problem_batch_size",

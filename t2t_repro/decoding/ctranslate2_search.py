@@ -47,6 +47,48 @@ def read_metadata(model_dir: str) -> dict:
         return json.load(f)
 
 
+def check_engine_flags(hparams_overrides: str, random_seed: int | None, dhp: HParams) -> None:
+    """What t2t-decoder's flags ask that this engine cannot do as the TensorFlow engine does
+    it: one line each, before the model is read (no flag is accepted and then ignored)."""
+    for name, default in (("use_xla", False), ("precision", "")):
+        if dhp.get(name) != default:
+            raise CTranslate2Error(
+                f"--decode_hparams: {name}={dhp.get(name)!r} is for the TensorFlow engine; "
+                "CTranslate2 computes in the type chosen at export (--ct2_quantization)."
+            )
+    # CTranslate2 samples with its own generator: its draws could not be t2t-decoder's for a
+    # --random_seed (decoding/sampling.py), so sampling stays with the TensorFlow engine.
+    if hparams_overrides:
+        raise CTranslate2Error(
+            f"--hparams={hparams_overrides}: --engine=ctranslate2 runs the model as exported, "
+            "which model hparams cannot change, and does not sample (sampling_method=random: "
+            "--engine=tensorflow); drop --hparams."
+        )
+    if dhp.num_samples > 1:
+        raise CTranslate2Error(
+            f"--decode_hparams: num_samples={dhp.num_samples} draws samples, which "
+            "--engine=ctranslate2 does not do (beam and greedy search only): decode with "
+            "--engine=tensorflow, or get the n best with return_beams=True."
+        )
+    if random_seed is not None:
+        raise CTranslate2Error(
+            f"--random_seed={random_seed} seeds sampling, which --engine=ctranslate2 does not "
+            "do (beam and greedy search only): drop it."
+        )
+
+
+def length_penalty_note(dhp: HParams) -> str:
+    """The one line a run prints when its beams are ranked by CTranslate2's length penalty,
+    not T2T's ("" when the two rank alike: greedy search, or alpha 0)."""
+    if dhp.beam_size == 1 or dhp.alpha == 0:
+        return ""
+    return (
+        f"note: alpha={dhp.alpha:g} is CTranslate2's length_penalty: it divides a beam's "
+        f"log-probability by len ** {dhp.alpha:g}, T2T by ((5 + len) / 6) ** {dhp.alpha:g}, "
+        "so beams may rank otherwise than with --engine=tensorflow (docs/ctranslate2.md)."
+    )
+
+
 def _translator(model_dir: str, intra_threads: int):
     try:
         import ctranslate2
@@ -101,7 +143,8 @@ class CTranslate2Searcher:
             target_vocab_size=self.metadata["target_vocab_size"],
         )
 
-    def __call__(self, inputs) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(self, inputs, occurrences=None) -> tuple[np.ndarray, np.ndarray]:
+        """``occurrences``: ``Searcher``'s; unused, as this engine does not sample."""
         inputs = np.asarray(inputs)
         sources = [[str(int(t)) for t in row if t != 0] for row in inputs]
         results = self.translator.translate_batch(

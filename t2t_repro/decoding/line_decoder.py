@@ -87,6 +87,17 @@ def validate_decode_hparams(hp: HParams) -> None:
         )
 
 
+def occurrences(rows: Sequence[Sequence[int]]) -> list[int]:
+    """For each id row, how many earlier rows are the same (sampling's ``occurrences``)."""
+    seen: dict[tuple[int, ...], int] = {}
+    counts = []
+    for row in rows:
+        key = tuple(row)
+        counts.append(seen.get(key, 0))
+        seen[key] = counts[-1] + 1
+    return counts
+
+
 @dataclass(frozen=True)
 class Hypothesis:
     text: str
@@ -172,21 +183,34 @@ class LineDecoder:
                 self.outputs_per_input = searcher.config.num_samples
         self.searcher = searcher
 
-    def encode(self, line: str, index: int) -> list[int]:
+    def encode(self, line: str, index: int | None) -> list[int]:
+        """The line's ids with EOS, truncated to the model's maximum input (with a warning
+        naming line ``index``; None: silently)."""
         ids = self.input_encoder.encode(line) + [EOS_ID]
         if len(ids) > self.max_input_length:
-            self.log(
-                f"warning: line {index + 1} has {len(ids)} subword tokens (with EOS); "
-                f"truncated to the model's maximum input of {self.max_input_length}."
-            )
+            if index is not None:
+                self.log(
+                    f"warning: line {index + 1} has {len(ids)} subword tokens (with EOS); "
+                    f"truncated to the model's maximum input of {self.max_input_length}."
+                )
             ids = ids[: self.max_input_length - 1] + [EOS_ID]
         return ids
 
+    @property
+    def samples(self) -> bool:
+        """Whether the search draws samples (else its outputs do not depend on repeats)."""
+        return bool(getattr(getattr(self.searcher, "config", None), "samples", False))
+
     def decode_ids(
-        self, batch: list[list[int]], lines: list[str] | None = None
+        self,
+        batch: list[list[int]],
+        lines: list[str] | None = None,
+        occurrences: list[int] | None = None,
     ) -> list[list[Hypothesis]]:
         """Hypotheses for id rows (EOS included); ``lines``, when known, are their source
-        lines (a search constraint may read its inputs from them)."""
+        lines (a search constraint may read its inputs from them); ``occurrences``, how many
+        earlier lines of the file have the same ids (sampling draws anew for each repeat;
+        None: counted within ``batch``)."""
         length = max(len(ids) for ids in batch)
         padded = np.zeros([len(batch), length], np.int32)
         for row, ids in enumerate(batch):
@@ -194,7 +218,7 @@ class LineDecoder:
         extra = (
             () if self.constraint is None else self.constraint.batch_inputs(batch, lines, length)
         )
-        ids, scores = self.searcher(padded, *extra)
+        ids, scores = self.searcher(padded, *extra, occurrences=occurrences)
         ids, scores = np.asarray(ids), np.asarray(scores)
         beams = ids.shape[1] if self.dhp.return_beams or self.outputs_per_input else 1
         results = []
@@ -212,13 +236,23 @@ class LineDecoder:
             results.append(hyps)
         return results
 
-    def decode_lines(self, lines: Sequence[str | bytes]) -> list[list[Hypothesis]]:
+    def decode_lines(
+        self, lines: Sequence[str | bytes], earlier: Sequence[str | bytes] = ()
+    ) -> list[list[Hypothesis]]:
         """Hypotheses for every line, in input order (best first within a line).
 
-        Lines (text or raw bytes) are normalised first, as in every decoding path."""
+        Lines (text or raw bytes) are normalised first, as in every decoding path.
+        ``earlier``: the lines of the file before these (another worker's share), whose
+        repeats sampling counts as if one process decoded the whole file."""
         lines = [normalize_source_line(line) for line in lines]
         results: list[list[Hypothesis]] = [[Hypothesis("", 0.0)] for _ in lines]
         todo = [(i, self.encode(line, i)) for i, line in enumerate(lines) if line]
+        # T2T samples every line on its own: a repeated line is told apart by its count.
+        before = []
+        if self.samples:
+            before = [self.encode(x, None) for x in map(normalize_source_line, earlier) if x]
+        counts = occurrences(before + [ids for _, ids in todo])[len(before) :]
+        occurrence = dict(zip([i for i, _ in todo], counts, strict=True))
         # T2T sorts by whitespace-token count, longest first; subword length is equivalent
         # for batching purposes and pads less.
         todo.sort(key=lambda item: -len(item[1]))
@@ -227,9 +261,10 @@ class LineDecoder:
         for b in range(0, len(todo), batch_size):
             chunk = todo[b : b + batch_size]
             chunk_lines = [lines[i] for i, _ in chunk]
-            for (index, _), hyps in zip(
-                chunk, self.decode_ids([ids for _, ids in chunk], chunk_lines), strict=True
-            ):
+            hyps_of_chunk = self.decode_ids(
+                [ids for _, ids in chunk], chunk_lines, [occurrence[i] for i, _ in chunk]
+            )
+            for (index, _), hyps in zip(chunk, hyps_of_chunk, strict=True):
                 results[index] = hyps
             done += len(chunk)
             if not timed_from:  # The first batch traced the search: time from its end.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from t2t_repro import fileio, registry
@@ -98,24 +99,25 @@ def load_ctranslate2_decoder(
     model_dir: str,
     decode_overrides: str = "",
     intra_threads: int = 0,
+    hparams_overrides: str = "",
+    random_seed: int | None = None,
 ) -> DecoderSetup:
     """A decoder whose search runs in CTranslate2 on ``model_dir`` (written by ``t2t-exporter
     --export_format=ctranslate2``); the problem's vocabulary encodes and decodes the text, as
-    for the TensorFlow engine. Refuses what the exported model cannot do, before decoding."""
+    for the TensorFlow engine. Refuses what the exported model or the engine cannot do
+    (``hparams_overrides``, ``random_seed``: t2t-decoder's --hparams, --random_seed), before
+    decoding; says in one line when its length penalty ranks beams otherwise than T2T's."""
     from t2t_repro.decoding.ctranslate2_search import (
         CTranslate2Error,
         CTranslate2Searcher,
+        check_engine_flags,
+        length_penalty_note,
         read_metadata,
     )
 
     problem = registry.problem(problem_name)
     dhp = decode_hparams(decode_overrides, getattr(problem, "decode_defaults", None))
-    for name, default in (("use_xla", False), ("precision", "")):
-        if dhp.get(name) != default:
-            raise CTranslate2Error(
-                f"--decode_hparams: {name}={dhp.get(name)!r} is for the TensorFlow engine; "
-                "CTranslate2 computes in the type chosen at export (--ct2_quantization)."
-            )
+    check_engine_flags(hparams_overrides, random_seed, dhp)
     metadata = read_metadata(model_dir)
     names = ("input_vocab_size", "target_vocab_size")
     for name, size in zip(names, problem.vocab_sizes(data_dir), strict=True):
@@ -140,6 +142,8 @@ def load_ctranslate2_decoder(
         intra_threads=intra_threads,
     )
     decoder = LineDecoder(searcher, encoders["inputs"], encoders["targets"], dhp, searcher=searcher)
+    if length_penalty_note(dhp):
+        decoder.log(length_penalty_note(dhp))
     longest = decoder.max_input_length + dhp.extra_length
     if longest > metadata["max_positions"]:
         raise CTranslate2Error(
@@ -209,10 +213,13 @@ def write_lines_atomically(path: str, lines: list[str], delimiter: str = "\n") -
             f.write(line.replace("\n", " ").replace(delimiter, " ") + delimiter)
 
 
-def decode_lines_to_file(setup: DecoderSetup, lines: list[str], output_path: str) -> list[str]:
+def decode_lines_to_file(
+    setup: DecoderSetup, lines: list[str], output_path: str, earlier: Sequence = ()
+) -> list[str]:
     """Decodes ``lines`` and writes exactly one output record per input record (several
-    outputs of one input, ``return_beams`` or ``num_samples``, tab-separated in it)."""
-    results = setup.decoder.decode_lines(lines)
+    outputs of one input, ``return_beams`` or ``num_samples``, tab-separated in it).
+    ``earlier``: the file's lines before these (``LineDecoder.decode_lines``)."""
+    results = setup.decoder.decode_lines(lines, earlier)
     outputs = [format_hypotheses(h, setup.dhp.write_beam_scores) for h in results]
     write_lines_atomically(output_path, outputs, setup.dhp.delimiter)
     return outputs

@@ -5,12 +5,15 @@
 T2T draws ``tf.multinomial(logits / sampling_temp)`` after keeping the ``sampling_keep_top_k``
 largest logits, with a stateful generator: its samples differ from run to run. Here the
 distribution is the same but the draw is reproducible. Each output row gets one uniform
-number per step from a counter-based hash of (``--random_seed``, the row's input ids, its
-sample index, the step), and the token is the one whose interval of the cumulative
-distribution holds it (inverse-CDF sampling: one number per row, not one per vocabulary entry).
-A row's samples therefore depend on nothing else in its batch: the same seed gives the same
-samples for the same input whatever the batch size, the file's order or the length bucket,
-and the exporter samples as ``t2t-decoder`` does.
+number per step from a counter-based hash of (``--random_seed``, the row's input ids, how
+many times the same ids came before it in the file or request, its sample index, the step),
+and the token is the one whose interval of the cumulative distribution holds it (inverse-CDF
+sampling: one number per row, not one per vocabulary entry). Every line is sampled on its
+own, as T2T samples each: a repeated source line draws other samples than its first
+occurrence. A row's samples depend on nothing else in its batch: the same seed gives the same
+samples for the same input and occurrence whatever the batch size, the length bucket or where
+the other lines are, and the exporter samples a request as ``t2t-decoder`` samples a file of
+the same lines.
 
 ``sampling_temp=0`` is T2T's argmax and runs the plain greedy search (same ids).
 """
@@ -38,15 +41,30 @@ def fmix32(h: tf.Tensor) -> tf.Tensor:
     return xor(h, shift(h, _u32(16)))
 
 
-def row_keys(inputs: tf.Tensor) -> tf.Tensor:
-    """inputs [B, L] int32 -> [B] uint32, a hash of each row's ids and their positions.
+def row_keys(inputs: tf.Tensor, occurrences: tf.Tensor | None = None) -> tf.Tensor:
+    """inputs [B, L] int32 -> [B] uint32, a hash of each row's ids and their positions, and of
+    its ``occurrences`` [B] (earlier rows of the same ids in the file or request; None: 0).
 
-    PAD (0) entries are left out, so padding (batch or length bucket) does not change it."""
+    PAD (0) entries are left out, so padding (batch or length bucket) does not change it. A
+    first occurrence (0) keeps the key of its ids alone (``fmix32(0) == 0``), so a line that
+    is not repeated draws what it drew before repeats were told apart."""
     ids = tf.cast(inputs, tf.uint32)
     positions = tf.cast(tf.range(tf.shape(inputs)[1]), tf.uint32)[None]
     terms = fmix32(tf.bitwise.bitwise_xor(fmix32(ids + _u32(_GOLDEN)), positions * _u32(_M2)))
     terms = tf.where(inputs != 0, terms, tf.zeros_like(terms))
-    return fmix32(tf.reduce_sum(terms, axis=1))
+    keys = fmix32(tf.reduce_sum(terms, axis=1))
+    if occurrences is None:
+        return keys
+    repeat = fmix32(tf.cast(occurrences, tf.uint32) * _u32(_GOLDEN))
+    return tf.bitwise.bitwise_xor(keys, repeat)
+
+
+def batch_occurrences(inputs: tf.Tensor) -> tf.Tensor:
+    """inputs [B, L] -> [B] int32: how many earlier rows of the batch have the same ids (the
+    occurrence number of a repeated source in one request, e.g. the SavedModel's)."""
+    same = tf.reduce_all(inputs[:, None, :] == inputs[None, :, :], axis=-1)  # [B, B]
+    earlier = tf.range(tf.shape(inputs)[0])[:, None] > tf.range(tf.shape(inputs)[0])[None, :]
+    return tf.reduce_sum(tf.cast(same & earlier, tf.int32), axis=1)
 
 
 def row_streams(seed: int, keys: tf.Tensor, sample_index: tf.Tensor) -> tf.Tensor:

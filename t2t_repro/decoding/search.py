@@ -22,7 +22,7 @@ from t2t_repro.decoding.beam_search import beam_search
 from t2t_repro.decoding.constant_cache import hoist_constants
 from t2t_repro.decoding.constraints import SearchConstraint, constrained_step
 from t2t_repro.decoding.greedy import greedy_search
-from t2t_repro.decoding.sampling import make_sampler, row_keys
+from t2t_repro.decoding.sampling import batch_occurrences, make_sampler, row_keys
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 LENGTH_BUCKETS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256)
@@ -71,6 +71,7 @@ def search(
     constraint: SearchConstraint | None = None,
     buffer_length: int | None = None,
     constraint_inputs: tuple = (),
+    occurrences: tf.Tensor | None = None,
 ):
     """(ids [B, beams, buffer_length + 1], scores [B, beams]) for ``inputs`` [B, L].
 
@@ -80,6 +81,8 @@ def search(
     sizes the cache and the output; the search still runs ``decode_length`` steps and the
     columns after them stay 0. ``constraint`` (``decoding/constraints.py``), if given,
     restricts the search; ``constraint_inputs`` are its extra inputs for the batch.
+    ``occurrences`` [B]: when sampling, how many earlier lines of the file have each row's
+    ids, so repeated lines draw their own samples (None: counted within the batch).
     """
     max_steps = decode_length
     decode_length = decode_length if buffer_length is None else buffer_length
@@ -111,7 +114,7 @@ def search(
         if config.samples:
             choose_fn = make_sampler(
                 config.random_seed,
-                repeat_rows(row_keys(inputs), samples),
+                repeat_rows(row_keys(inputs, _occurrences(inputs, occurrences)), samples),
                 tf.tile(tf.range(samples), [batch_size]),
                 config.sampling_temp,
                 config.sampling_keep_top_k,
@@ -147,6 +150,10 @@ def search(
     )
 
 
+def _occurrences(inputs: tf.Tensor, given) -> tf.Tensor:
+    return batch_occurrences(inputs) if given is None else tf.convert_to_tensor(given)
+
+
 def repeat_rows(x: tf.Tensor, times: int) -> tf.Tensor:
     """[B, ...] -> [B * times, ...], each row ``times`` times in a row."""
     return x if times == 1 else tf.repeat(x, times, axis=0)
@@ -176,7 +183,7 @@ class Searcher:
         if bucket not in self._functions:
             buffer_length = bucket + self.config.extra_length
 
-            def fn(inputs, decode_length, *extra):
+            def fn(inputs, decode_length, occurrences, *extra):
                 return search(
                     self.model,
                     self.config,
@@ -185,6 +192,7 @@ class Searcher:
                     self.constraint,
                     buffer_length,
                     constraint_inputs=extra,
+                    occurrences=occurrences,
                 )
 
             # The searches are explicit tf.while_loops: autograph (a costly rewrite of every
@@ -194,7 +202,8 @@ class Searcher:
             )
         return self._functions[bucket]
 
-    def __call__(self, inputs, *constraint_inputs) -> tuple[tf.Tensor, tf.Tensor]:
+    def __call__(self, inputs, *constraint_inputs, occurrences=None) -> tuple[tf.Tensor, tf.Tensor]:
+        """``occurrences`` [B]: see ``search`` (only sampling reads them)."""
         inputs = np.asarray(inputs, np.int32)
         length = inputs.shape[1]
         bucket = bucket_length(length, self.config.length_buckets)
@@ -206,7 +215,14 @@ class Searcher:
             return tf.constant(np.pad(x, [[0, 0], [0, bucket - length]] + [[0, 0]] * (x.ndim - 2)))
 
         decode_length = length + self.config.extra_length  # T2T's, from the unpadded length
+        if occurrences is not None and self.config.samples:
+            occurrences = tf.constant(np.asarray(occurrences, np.int32))
+        else:  # a Python None: one trace for every batch
+            occurrences = None
         ids, scores = self._search_fn(bucket)(
-            padded(inputs), tf.constant(decode_length), *map(padded, constraint_inputs)
+            padded(inputs),
+            tf.constant(decode_length),
+            occurrences,
+            *map(padded, constraint_inputs),
         )
         return ids[:, :, : decode_length + 1], scores

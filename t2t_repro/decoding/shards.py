@@ -26,6 +26,16 @@ def share_bounds(count: int, shards: int, worker_id: int) -> tuple[int, int]:
     return count * worker_id // shards, count * (worker_id + 1) // shards
 
 
+def earlier_lines(input_path: str, shards: int, worker_id: int) -> list[bytes]:
+    """The lines of the workers before this one in a file they share (sampling counts a
+    line's repeats over the whole file: ``LineDecoder.decode_lines``); none for T2T's
+    pre-split files, each of which is counted on its own."""
+    if not fileio.isfile(input_path):
+        return []
+    lines = list(iter_raw_lines(input_path))
+    return lines[: share_bounds(len(lines), shards, worker_id)[0]]
+
+
 def worker_lines(input_path: str, shards: int, worker_id: int) -> tuple[list[bytes], str]:
     """The raw lines this worker decodes and where they come from (for its log line)."""
     if fileio.isfile(input_path):

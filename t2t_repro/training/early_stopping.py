@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 
 from t2t_repro import fileio
 from t2t_repro.errors import UserError
@@ -114,6 +115,16 @@ class EarlyStopping:
             f"{self.values[start]:.4f} there; best {self.values[best]:.4f} at step "
             f"{self.steps[best]}; --eval_early_stopping_steps={self.num_steps})"
         )
+
+    def poll(self, output_dir: str) -> bool:
+        """T2T's ``EarlyStoppingHook`` (``tensor2tensor/utils/metrics_hook.py``): reads the
+        metric's values from the eval event files another job (``continuous_eval``) writes
+        to ``output_dir/eval``, as they are now, and returns whether they have plateaued."""
+        self.read_history(output_dir, up_to_step=sys.maxsize)
+        self.since = has_plateaued(
+            self.steps, self.values, self.num_steps, self.delta, self.minimize
+        )
+        return self.since is not None
 
     def read_history(self, output_dir: str, up_to_step: int) -> None:
         """The metric's values in the run's eval event files up to ``up_to_step`` (a resumed

@@ -14,11 +14,13 @@ from t2t_repro.hparams_lib.build import check_hparams
 from t2t_repro.paths import expect_directory
 from t2t_repro.training.config import (
     MIXED_PRECISION,
+    READ_ONLY_SCHEDULES,
     REFUSED_SCHEDULES,
     SCHEDULES,
     TrainerConfig,
 )
 from t2t_repro.training.precision_hint import print_bf16_hint
+from t2t_repro.training.schedules import READS_EVAL_EVENTS
 
 # The schedules whose evaluations happen during training, in one loop (where early stopping
 # decides): every --local_eval_frequency steps, or after a checkpoint (continuous_*).
@@ -97,15 +99,22 @@ def _check_warm_start_and_early_stopping(cfg: TrainerConfig) -> None:
             f"--eval_early_stopping_metric_delta={cfg.eval_early_stopping_metric_delta} must "
             "be at least 0."
         )
+    if cfg.schedule in READ_ONLY_SCHEDULES:
+        raise TrainingError(
+            f"--eval_early_stopping_steps stops a training job; --schedule={cfg.schedule} "
+            "trains nothing: give the flag to the --schedule=train job, which reads this "
+            "job's eval events (drop it here)."
+        )
     checkpoints = cfg.local_eval_frequency or cfg.save_checkpoints_secs
-    if cfg.schedule not in EARLY_STOPPING_SCHEDULES or not (
+    if not (
         cfg.local_eval_frequency or (cfg.schedule == "continuous_train_and_eval" and checkpoints)
     ):
+        schedules = EARLY_STOPPING_SCHEDULES + READS_EVAL_EVENTS
         raise TrainingError(
-            "--eval_early_stopping_steps decides at evaluations during training: use "
-            f"--schedule={' or '.join(EARLY_STOPPING_SCHEDULES)} with "
-            f"--local_eval_frequency > 0 (now --schedule={cfg.schedule}, "
-            f"--local_eval_frequency={cfg.local_eval_frequency})."
+            "--eval_early_stopping_steps decides at evaluations during training, or every "
+            "--local_eval_frequency steps from the eval events of a continuous_eval job: use "
+            f"--schedule={' or '.join(schedules)} with --local_eval_frequency > 0 (now "
+            f"--schedule={cfg.schedule}, --local_eval_frequency={cfg.local_eval_frequency})."
         )
 
 

@@ -14,6 +14,22 @@ EVERY_N_STEPS = ("train_and_evaluate", "train_eval_and_decode")
 EVALUATING = (*EVERY_N_STEPS, "continuous_train_and_eval")
 
 
+# Train without evaluating, and with --eval_early_stopping_steps read the eval events another
+# job (--schedule=continuous_eval) writes to output_dir/eval: T2T installs its
+# EarlyStoppingHook on every schedule but its two local ones (tensor2tensor/utils/
+# trainer_lib.py, create_experiment: use_early_stopping), checking every_n_steps =
+# min_eval_frequency (--local_eval_frequency) steps.
+READS_EVAL_EVENTS = ("train",)
+
+
+def early_stopping_poll_every(cfg: TrainerConfig) -> int:
+    """The step interval at which the run reads another job's eval events to decide early
+    stopping (0: it does not)."""
+    if cfg.eval_early_stopping_steps is None or cfg.schedule not in READS_EVAL_EVENTS:
+        return 0
+    return cfg.local_eval_frequency
+
+
 def eval_every(cfg: TrainerConfig) -> int:
     """The step interval of evaluations (0: none on a step count)."""
     return cfg.local_eval_frequency if cfg.schedule in EVERY_N_STEPS else 0

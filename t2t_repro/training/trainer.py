@@ -363,6 +363,7 @@ class Trainer:
         what to do (``Agreement``), so all of them save, evaluate and stop at the same step."""
         cfg = self.cfg
         eval_every = schedules.eval_every(cfg)
+        poll_every = schedules.early_stopping_poll_every(cfg)  # another job's eval events
         save_every = 0 if cfg.save_checkpoints_secs else cfg.local_eval_frequency
         agree = Agreement(self.strategy, self.cluster.workers)
         started = last_save = time.time()
@@ -371,7 +372,7 @@ class Trainer:
             console.deadline = started + cfg.max_train_seconds
         window, results, stopping, traced, early = Counter(), {}, False, False, False
         while self.step < cfg.train_steps and not stopping and not early:
-            n = self._steps_to_next_event(eval_every, save_every)
+            n = self._steps_to_next_event(eval_every or poll_every, save_every)
             stats = self._run_loop(loop, iterator, n)
             window.update(stats)
             if traced:  # The first call traced the loop: its time says nothing about speed.
@@ -407,6 +408,8 @@ class Trainer:
                 results, last_eval = self._evaluate_and_decode(), time.time()
                 if self.early_stopping is not None:  # agreed: a dev decode metric is the chief's
                     early = agree(stop=self.early_stopping.update(step, results))["stop"]
+            elif poll_every and step % poll_every == 0:
+                early = agree(stop=self.early_stopping.poll(cfg.output_dir))["stop"]
         path = self.ckpt.latest if self.ckpt.latest == self._expected_path() else self.save()
         if stopping:
             print(

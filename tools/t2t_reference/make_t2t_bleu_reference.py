@@ -1,0 +1,73 @@
+"""What tensor2tensor 1.15.7's ``t2t-bleu --translation --reference`` prints (reference data).
+
+Runs T2T's own ``bin/t2t_bleu.py:main`` (through absl, as its console script does) on a few
+fixed translation/reference lines, once per ``--bleu_variant`` (T2T's default ``both``, then
+``cased`` and ``uncased``), in a new process each (absl parses its flags once per process),
+and writes the lines and each run's stdout to ``<out>/t2t_1.15.7_bleu.json``.
+
+It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (README.md
+here). Usage::
+
+    /work/venv-t2t/bin/python tools/t2t_reference/make_t2t_bleu_reference.py \
+        --shim=../shared/t2t_shim --out=tests/data/t2t_reference
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from importlib.metadata import version
+
+TRANSLATION = ["the cat sat on the mat .", "A dog runs in the park", "Zwei Hunde spielen !"]
+REFERENCE = ["The cat sat on the mat .", "a dog runs in a park", "Zwei Hunde spielen im Schnee !"]
+VARIANTS = [None, "cased", "uncased"]  # None: T2T's default (both)
+
+RUN = """
+import sys
+sys.path.insert(0, {shim!r})
+import t2t_compat
+t2t_compat.install()
+from absl import app
+from tensor2tensor.bin import t2t_bleu
+sys.argv = ["t2t-bleu"] + {argv!r}
+app.run(t2t_bleu.main)
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shim", required=True, help="the t2t_compat shim's directory")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        hyp, ref = os.path.join(tmp, "hyp"), os.path.join(tmp, "ref")
+        for path, lines in ((hyp, TRANSLATION), (ref, REFERENCE)):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("\n".join(lines) + "\n")
+        for variant in VARIANTS:
+            argv = [f"--translation={hyp}", f"--reference={ref}"]
+            argv += [f"--bleu_variant={variant}"] if variant else []
+            code = RUN.format(shim=os.path.abspath(args.shim), argv=argv)
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            )
+            runs.append({"bleu_variant": variant, "stdout": out.stdout})
+    record = {
+        "translation": TRANSLATION,
+        "reference": REFERENCE,
+        "runs": runs,
+        "versions": {name: version(name) for name in ("tensor2tensor", "tensorflow")},
+    }
+    path = os.path.join(args.out, "t2t_1.15.7_bleu.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
