@@ -77,6 +77,18 @@ def transformer_test() -> HParams:
     return _t2t_set("transformer_test")
 
 
+def transformer_relative() -> HParams:
+    return _t2t_set("transformer_relative")
+
+
+def transformer_relative_tiny() -> HParams:
+    return _t2t_set("transformer_relative_tiny")
+
+
+def transformer_relative_big() -> HParams:
+    return _t2t_set("transformer_relative_big")
+
+
 class Transformer:
     """Stands for T2T's model class so that a usr_dir naming it imports; this project's
     ``transformer`` model is chosen with --model=transformer, not by subclassing."""

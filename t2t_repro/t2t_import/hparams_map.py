@@ -63,8 +63,6 @@ IGNORED = frozenset(
 
 # T2T hparams this project does not implement: importable only at the value that disables them.
 NEUTRAL = {
-    "self_attention_type": "dot_product",
-    "max_relative_position": 0,
     "attention_variables_3d": False,
     "causal_decoder_self_attention": True,
     "unidirectional_encoder": False,
@@ -86,13 +84,18 @@ NEUTRAL = {
     "layer_prepostprocess_dropout_broadcast_dims": "",
 }
 
+# T2T values JSON cannot give in this project's types: T2T's ``hparams.pos = None``
+# (``transformer_relative``) is "none" here.
+T2T_VALUES = {("pos", None): "none"}
+
 # Hparams this project has, but with fewer choices than T2T.
 SUPPORTED_VALUES = {
     "norm_type": ("layer",),
-    "pos": ("timing",),
+    "pos": ("timing", "none", None),  # None: T2T's no positional signal ("none" here)
     "ffn_layer": ("dense_relu_dense", "conv_hidden_relu"),  # T2T's legacy name, same layer.
     "optimizer": ("adam", "Adam", "lazy_adam", "true_adam"),
     "sampling_method": ("argmax", "random"),
+    "self_attention_type": ("dot_product", "dot_product_relative"),
 }
 
 
@@ -128,9 +131,19 @@ def _unsupported(t2t_values: dict[str, Any], ours: HParams, ignore: set[str]) ->
         if name in NEUTRAL and value != NEUTRAL[name]:
             problems.append(f"{name}={value!r} (only {NEUTRAL[name]!r} is implemented)")
         elif name in SUPPORTED_VALUES and value not in SUPPORTED_VALUES[name]:
-            problems.append(f"{name}={value!r} (supported: {', '.join(SUPPORTED_VALUES[name])})")
+            problems.append(
+                f"{name}={value!r} (supported: {', '.join(map(str, SUPPORTED_VALUES[name]))})"
+            )
         elif name not in NEUTRAL and name not in ours:
             problems.append(f"{name}={value!r} (unknown to this importer)")
+    relative = t2t_values.get("self_attention_type") == "dot_product_relative"
+    if relative and "self_attention_type" not in ignore:
+        if not t2t_values.get("max_relative_position", 0) > 0:
+            problems.append(
+                "self_attention_type='dot_product_relative' with max_relative_position="
+                f"{t2t_values.get('max_relative_position', 0)!r} (T2T refuses it too: the "
+                "distance must be > 0)"
+            )
     for name in ("layer_preprocess_sequence", "layer_postprocess_sequence"):
         value = t2t_values.get(name, "none")
         if name not in ignore and value != "none" and set(value) - set("nda"):
@@ -182,6 +195,7 @@ def map_hparams(
             continue
         if name == "ffn_layer":
             value = "dense_relu_dense"
+        value = T2T_VALUES.get((name, value), value)
         try:
             hp.set_hparam(name, value)
         except HParamsError as e:
