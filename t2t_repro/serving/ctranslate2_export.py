@@ -15,6 +15,12 @@ exactly (``tensor2tensor/models/transformer.py``, ``transformer_encoder`` /
   position table: the model's own signal (``timing``, ``timing_paper`` or learned ``emb``);
   the learned target-space row is added to every encoder position, so it is folded into the
   encoder's table;
+- relative self-attention (T2T's ``dot_product_relative``, ``pos=none``) is CTranslate2's
+  ``relative_position`` attention, OpenNMT-py's Shaw et al. attention computed as T2T does
+  (scaled queries dotted with the clipped distance's key row, weights summed over its value
+  row, the query at the last key in a decoding step): T2T's two tables per layer are its
+  ``relative_position_keys``/``_values``; with no position table the target-space row is
+  folded into the encoder's embedding rows;
 - PAD (id 0) embeds to a zero vector (``modalities.py``, ``symbol_bottom``), and the shifted-in
   first decoder position is zero too (``common_layers.shift_right``): the decoder starts from
   the token of id 0 whose input row is zero, while the output projection keeps its real row.
