@@ -141,6 +141,29 @@ def test_plain_sets_have_no_relative_tables():
     tables = [v for v in model.variables if "relative_positions" in v.path]
     assert len(tables) == 2 * 2 * 2  # keys and values, encoder and decoder self-attention, 2 layers
     assert {tuple(v.shape) for v in tables} == {(5, 8)}
+    # T2T's --hparams on any set.
+    model = build_model(
+        "transformer_tiny",
+        "hidden_size=16,filter_size=24,num_heads=2,num_hidden_layers=1,"
+        "self_attention_type=dot_product_relative,max_relative_position=5",
+    )
+    tables = [v for v in model.variables if "relative_positions" in v.path]
+    assert len(tables) == 4 and {tuple(v.shape) for v in tables} == {(11, 8)}
+
+
+def test_t2t_reads_the_distance_only_for_relative_attention():
+    """A T2T run with dot_product attention and a max_relative_position imports as it is
+    (T2T never read it); relative attention with distance 0 is refused in one line."""
+    from t2t_repro.t2t_import.errors import T2TImportError
+
+    values = json.loads((REFERENCE / "t2t_1.15.7_relative_hparams.json").read_text())
+    values = dict(values["transformer_relative_tiny"], self_attention_type="dot_product")
+    sizes = {"input_vocab_size": 9, "target_vocab_size": 9, "target_space_id": 0}
+    hp = map_hparams(values, "transformer_relative_tiny", sizes).hparams
+    assert (hp.self_attention_type, hp.max_relative_position) == ("dot_product", 20)
+    values.update(self_attention_type="dot_product_relative", max_relative_position=0)
+    with pytest.raises(T2TImportError, match="max_relative_position=0"):
+        map_hparams(values, "transformer_relative_tiny", sizes)
 
 
 @pytest.mark.slow
