@@ -10,7 +10,9 @@ few English sentences encoded with ``vocab.translate_ende_wmt8k.8192.subwords``:
 * greedy, beam-4 (top 1) and beam-4 (all beams, ``return_beams``) decodes and scores;
 * ``beam_search_table.npz``: T2T's ``utils/beam_search.py`` run on a random second-order
   log-prob table with ``stop_early`` True and False (what ``top_beams == 1`` and
-  ``return_beams`` give), on a table where the two differ.
+  ``return_beams`` give), on a table where the two differ;
+* a tiny relative-attention train dir made by T2T and its outputs (``relative_reference.py``;
+  ``--only=relative`` makes only these, without the test checkpoint).
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (see README.md
 here). Usage::
