@@ -1,3 +1,10 @@
 """Registered hparams sets. Importing this package registers every set."""
 
-from hparams import basic, parsing, small_data, table3, transformer  # noqa: F401
+from hparams import (  # noqa: F401
+    basic,
+    parsing,
+    small_data,
+    table3,
+    transformer,
+    transformer_relative,
+)

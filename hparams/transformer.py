@@ -49,12 +49,16 @@ def transformer_base_v1() -> HParams:
     hp.add_hparam("attention_dropout", 0.0)
     hp.add_hparam("relu_dropout", 0.0)
     # "timing": T2T's concatenated sin|cos signal; "timing_paper": the paper's interleaved
-    # formula; "emb": learned positions (Table 3 row E).
+    # formula; "emb": learned positions (Table 3 row E); "none": none (T2T's pos=None).
     hp.add_hparam("pos", "timing")
     hp.add_hparam("max_position_embeddings", 1024)  # Only for pos="emb".
     hp.add_hparam("use_target_space_embedding", True)
     hp.add_hparam("target_space_vocab_size", 32)
     hp.add_hparam("use_pad_remover", True)
+    # T2T's self-attention kind: "dot_product", or "dot_product_relative" (Shaw et al. 2018)
+    # with relative positions clipped at max_relative_position (hparams/transformer_relative.py).
+    hp.add_hparam("self_attention_type", "dot_product")
+    hp.add_hparam("max_relative_position", 0)
     # Not T2T: for targets that fill the input's words one slot each (a parser's POS tags,
     # which the problem names: target_slot_ids), the decoder also gets the positional signal
     # of "slots emitted so far", i.e. of the input word its next slot is for.

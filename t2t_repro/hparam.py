@@ -79,6 +79,8 @@ class HParams:
         """Set an existing hparam, checking (and where lossless, converting) the type."""
         if name not in self._values and t2t_hparams.is_t2t_only(name):
             return self._set_t2t_only(name, value)
+        if value is None:  # T2T's None where this project has a named value
+            value = t2t_hparams.T2T_VALUES.get((name, None), value)
         current = self._get_existing(name)
         kind = type(current)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):

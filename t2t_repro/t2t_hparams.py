@@ -141,7 +141,6 @@ NEUTRAL: dict[str, Any] = {
     "hard_attention_k": 0,
     "input_modalities": "default",
     "layer_prepostprocess_dropout_broadcast_dims": "",
-    "max_relative_position": 0,
     "num_area_layers": 0,
     "pack_dataset": False,
     "position_features": "",
@@ -149,7 +148,6 @@ NEUTRAL: dict[str, Any] = {
     "proximity_bias": False,
     "relu_dropout_broadcast_dims": "",
     "scheduled_sampling_prob": 0.0,
-    "self_attention_type": "dot_product",
     "split_to_length": 0,
     "symbol_dropout": 0.0,
     "symbol_modality_skip_top": False,
@@ -158,6 +156,11 @@ NEUTRAL: dict[str, Any] = {
     "vocab_divisor": 1,
     "weight_noise": 0.0,
 }
+
+
+# T2T values this project's types cannot hold, as the value that means the same here: T2T's
+# ``hparams.pos = None`` (models/transformer.py: transformer_relative) is "none".
+T2T_VALUES: dict[tuple[str, Any], Any] = {("pos", None): "none"}
 
 
 def check_t2t_only(name: str, value: Any) -> str | None:

@@ -87,8 +87,8 @@ def test_broken_checkpoint_is_one_line_error(capsys, tmp_path, drop, replace, ex
 @pytest.mark.parametrize(
     "name, value",
     [
-        ("self_attention_type", "dot_product_relative"),
-        ("max_relative_position", 20),
+        ("self_attention_type", "dot_product_relative_v2"),
+        ("self_attention_type", "dot_product_relative"),  # with max_relative_position=0
         ("norm_type", "batch"),
         ("a_knob_from_the_future", 3),
     ],

@@ -145,7 +145,7 @@ def load_ctranslate2_decoder(
     if length_penalty_note(dhp):
         decoder.log(length_penalty_note(dhp))
     longest = decoder.max_input_length + dhp.extra_length
-    if longest > metadata["max_positions"]:
+    if metadata["max_positions"] and longest > metadata["max_positions"]:  # 0: no table
         raise CTranslate2Error(
             f"inputs of up to {decoder.max_input_length} tokens plus extra_length="
             f"{dhp.extra_length} need {longest} positions; the export has "

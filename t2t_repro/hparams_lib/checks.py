@@ -91,10 +91,33 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
             "e.g. 0.25 replaces a word seen twice by its class 11% of the time)."
         )
     check_sampling(hp, source)
+    check_relative_attention(hp, source)
     if "learning_rate_schedule" in hp:
         from t2t_repro.learning_rate import check_schedule
 
         check_schedule(hp.values())
+
+
+def check_relative_attention(hp: HParams, source: str = "hparams") -> None:
+    """T2T's ``dot_product_relative`` needs a clipping distance (T2T raises on 0,
+    ``layers/common_attention.py, dot_product_attention_relative``) and, since both of its
+    tables have the key depth, equal key and value channels."""
+    if hp.get("self_attention_type", "dot_product") != "dot_product_relative":
+        return
+    if not hp.get("max_relative_position", 0) > 0:
+        raise HParamsError(
+            f"{source}: self_attention_type='dot_product_relative' needs "
+            f"max_relative_position > 0 (got {hp.get('max_relative_position', 0)!r}; T2T's "
+            "transformer_relative uses 20)."
+        )
+    keys = hp.get("attention_key_channels", 0) or hp.hidden_size
+    values = hp.get("attention_value_channels", 0) or hp.hidden_size
+    if keys != values:
+        raise HParamsError(
+            f"{source}: relative self-attention needs attention_key_channels == "
+            f"attention_value_channels (got {keys} and {values}); T2T gives both of its "
+            "position tables the key depth."
+        )
 
 
 SAMPLING_METHODS = ("argmax", "random")  # T2T's (layers/common_hparams.py, basic_params1)

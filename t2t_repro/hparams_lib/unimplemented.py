@@ -14,6 +14,10 @@ from t2t_repro.hparam import HParams, HParamsError
 # name: (the values implemented here, why the others are refused / what to use instead)
 IMPLEMENTED = {
     "norm_type": (("layer",), "only T2T's layer norm is implemented"),
+    "self_attention_type": (
+        ("dot_product", "dot_product_relative"),
+        "T2T's other attention kinds (relative_v2, local, area...) are not implemented",
+    ),
     "ffn_layer": (
         ("dense_relu_dense", "conv_hidden_relu"),  # T2T's old name of the same layer
         "only T2T's dense_relu_dense feed-forward layer is implemented",

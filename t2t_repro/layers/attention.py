@@ -15,6 +15,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.layers.dropout import Dropout
+from t2t_repro.layers.relative_positions import RelativePositions
 
 NEG_INF = -1e9
 
@@ -80,6 +81,9 @@ class MultiHeadAttention(keras.layers.Layer):
     attends to the whole buffer, slots after the index masked: the decoder's self-attention
     step. Without it the cache is used as it is: the encoder's keys/values from
     ``compute_key_value``. With a cache, ``call`` returns ``(output, cache)``.
+
+    ``max_relative_position`` > 0 makes it T2T's ``dot_product_relative`` self-attention
+    (``layers/relative_positions.py``); 0 is T2T's ``dot_product``.
     """
 
     def __init__(
@@ -89,6 +93,7 @@ class MultiHeadAttention(keras.layers.Layer):
         value_channels: int,
         output_channels: int,
         dropout: float = 0.0,
+        max_relative_position: int = 0,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -110,6 +115,19 @@ class MultiHeadAttention(keras.layers.Layer):
         self.v = dense(value_channels, "v")
         self.output_transform = dense(output_channels, "output_transform")
         self.weights_dropout = Dropout(dropout)
+        self.max_relative_position = max_relative_position
+        self.relative = None
+        if max_relative_position:
+            if key_channels != value_channels:
+                raise ValueError(
+                    "relative self-attention needs equal key and value channels "
+                    f"({key_channels} vs {value_channels}): T2T gives both tables the key depth."
+                )
+            self.relative = RelativePositions(
+                max_relative_position,
+                key_channels // num_heads,
+                name="dot_product_attention_relative",
+            )
 
     def build(self, query_shape, memory_shape=None) -> None:
         memory_shape = memory_shape or query_shape
@@ -117,6 +135,8 @@ class MultiHeadAttention(keras.layers.Layer):
         self.k.build(memory_shape)
         self.v.build(memory_shape)
         self.output_transform.build(tuple(query_shape[:-1]) + (self.value_channels,))
+        if self.relative is not None:
+            self.relative.build()
         self.built = True
 
     def compute_key_value(self, memory: tf.Tensor, rows=None) -> tuple[tf.Tensor, tf.Tensor]:
@@ -171,12 +191,18 @@ class MultiHeadAttention(keras.layers.Layer):
             unwritten = attention_bias_after(cache_update_index, buffer_length(k))
             bias = unwritten if bias is None else bias + unwritten
         logits = tf.matmul(q, k, transpose_b=True)
+        if self.relative is not None:
+            positions = self.relative.positions(tf.shape(q)[2], tf.shape(k)[2], cache_update_index)
+            logits += self.relative.key_logits(q, positions)
         logits = tf.cast(logits, tf.float32)
         if bias is not None:  # Keras casts float inputs to the compute dtype (mixed precision).
             logits += tf.cast(bias, tf.float32)
         weights = tf.nn.softmax(logits)
         dropped = self.weights_dropout(tf.cast(weights, v.dtype), training=training)
-        combined = combine_heads(tf.matmul(dropped, v))
+        attended = tf.matmul(dropped, v)
+        if self.relative is not None:
+            attended += self.relative.weighted_values(dropped, positions)
+        combined = combine_heads(attended)
         output = self.output_transform(combined if rows is None else rows.remove(combined))
         if cache is not None:
             return output, (k, v)
@@ -190,5 +216,6 @@ class MultiHeadAttention(keras.layers.Layer):
             value_channels=self.value_channels,
             output_channels=self.output_channels,
             dropout=self.dropout,
+            max_relative_position=self.max_relative_position,
         )
         return config

@@ -4,7 +4,8 @@ T2T's ``get_timing_signal_1d`` concatenates [sin | cos] and spaces timescales by
 ``10000^(-i/(n-1))`` with n = d/2; the paper interleaves sin/cos with ``10000^(-2i/d)``.
 The two differ slightly (``tensor2tensor/layers/common_attention.py``,
 ``get_timing_signal_1d``), so both are here: "timing" (T2T, default, needed to
-match T2T numbers and checkpoints) and "timing_paper". "emb" is Table 3 row E.
+match T2T numbers and checkpoints) and "timing_paper". "emb" is Table 3 row E. "none" adds
+nothing: T2T's ``pos = None`` (``transformer_relative``, whose attention knows positions).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 import keras
 import tensorflow as tf
 
-MODES = ("timing", "timing_paper", "emb")
+MODES = ("timing", "timing_paper", "emb", "none")
 
 
 def timing_signal(
@@ -67,6 +68,8 @@ class PositionalSignal(keras.layers.Layer):
         """[length, d] signal for positions start .. start+length-1."""
         if self.mode == "emb":
             return tf.gather(self.position_embeddings, tf.range(length) + start)
+        if self.mode == "none":
+            return tf.zeros([length, self.hidden_size])
         positions = tf.cast(tf.range(length) + start, tf.float32)
         if self.mode == "timing":
             return timing_signal(positions, self.hidden_size)
@@ -76,11 +79,15 @@ class PositionalSignal(keras.layers.Layer):
         """[N, d] signal for float ``positions`` [N] (any order)."""
         if self.mode == "emb":
             return tf.gather(self.position_embeddings, tf.cast(positions, tf.int32))
+        if self.mode == "none":
+            return tf.zeros([tf.shape(positions)[0], self.hidden_size])
         if self.mode == "timing":
             return timing_signal(positions, self.hidden_size)
         return paper_signal(positions, self.hidden_size)
 
     def call(self, x: tf.Tensor, start=0) -> tf.Tensor:
+        if self.mode == "none":
+            return x
         return x + tf.cast(self.signal(start, tf.shape(x)[1])[None], x.dtype)
 
     def get_config(self) -> dict:

@@ -38,6 +38,8 @@ class StackConfig:
     postprocess: str
     epsilon: float = 1e-6
     use_pad_remover: bool = False  # T2T's PadRemover around the FFN (decoder: training only).
+    # > 0: self-attention is T2T's dot_product_relative with this clipping distance.
+    max_relative_position: int = 0
 
     @classmethod
     def of(cls, config: StackConfig | dict) -> StackConfig:
@@ -46,12 +48,15 @@ class StackConfig:
 
 
 def _attention(cfg: StackConfig, name: str) -> AttentionResidual:
+    """T2T's self-attention takes ``self_attention_type``; encoder-decoder attention is
+    always ``dot_product`` (``models/transformer.py``, ``transformer_decoder_layer``)."""
     attention = MultiHeadAttention(
         cfg.num_heads,
         cfg.key_channels,
         cfg.value_channels,
         cfg.hidden_size,
         cfg.attention_dropout,
+        max_relative_position=cfg.max_relative_position if name == "self_attention" else 0,
         name="multihead_attention",
     )
     return AttentionResidual(

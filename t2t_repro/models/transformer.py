@@ -69,7 +69,26 @@ def stack_config(hp: HParams, num_layers: int) -> StackConfig:
         postprocess=hp.layer_postprocess_sequence,
         epsilon=hp.norm_epsilon,
         use_pad_remover=hp.get("use_pad_remover", False),
+        max_relative_position=relative_distance(hp),
     )
+
+
+def relative_distance(hp: HParams) -> int:
+    """T2T's ``max_relative_position`` when ``self_attention_type`` is ``dot_product_relative``
+    (T2T reads it only then), else 0: plain dot-product self-attention."""
+    kind = hp.get("self_attention_type", "dot_product")
+    if kind == "dot_product":
+        return 0
+    if kind != "dot_product_relative":
+        raise ValueError(
+            f"self_attention_type={kind!r} is not implemented; use 'dot_product' or "
+            "'dot_product_relative'."
+        )
+    if not hp.get("max_relative_position", 0) > 0:
+        raise ValueError(
+            "self_attention_type='dot_product_relative' needs max_relative_position > 0."
+        )
+    return hp.max_relative_position
 
 
 def shift_right(x: tf.Tensor) -> tf.Tensor:

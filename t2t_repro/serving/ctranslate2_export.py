@@ -15,6 +15,12 @@ exactly (``tensor2tensor/models/transformer.py``, ``transformer_encoder`` /
   position table: the model's own signal (``timing``, ``timing_paper`` or learned ``emb``);
   the learned target-space row is added to every encoder position, so it is folded into the
   encoder's table;
+- relative self-attention (T2T's ``dot_product_relative``, ``pos=none``) is CTranslate2's
+  ``relative_position`` attention, OpenNMT-py's Shaw et al. attention computed as T2T does
+  (scaled queries dotted with the clipped distance's key row, weights summed over its value
+  row, the query at the last key in a decoding step): T2T's two tables per layer are its
+  ``relative_position_keys``/``_values``; with no position table the target-space row is
+  folded into the encoder's embedding rows;
 - PAD (id 0) embeds to a zero vector (``modalities.py``, ``symbol_bottom``), and the shifted-in
   first decoder position is zero too (``common_layers.shift_right``): the decoder starts from
   the token of id 0 whose input row is zero, while the output projection keeps its real row.
@@ -73,7 +79,7 @@ def check_exportable(hp: HParams) -> None:
         ("norm_type", ("layer",)),
         ("ffn_layer", ("dense_relu_dense", "conv_hidden_relu")),
         ("multiply_embedding_mode", ("sqrt_depth", "none", "")),
-        ("pos", ("timing", "timing_paper", "emb")),
+        ("pos", ("timing", "timing_paper", "emb", "none")),
     ):
         if hp.get(name, allowed[0]) not in allowed:
             refuse(name, f"CTranslate2 has only {', '.join(map(repr, allowed))}")
@@ -83,8 +89,14 @@ def check_exportable(hp: HParams) -> None:
     for name in ("slot_signal", "slot_source_feed"):
         if hp.get(name, False):
             refuse(name, "an extra decoder input CTranslate2 has no place for")
-    if hp.get("max_relative_position", 0):
-        refuse("max_relative_position", "relative attention is not exported")
+    if relative_positions(hp) and hp.pos != "none":
+        refuse("pos", "with relative self-attention CTranslate2 has no position table")
+
+
+def relative_positions(hp: HParams) -> bool:
+    """Whether self-attention is T2T's ``dot_product_relative`` (CTranslate2's
+    ``relative_position``: OpenNMT-py's Shaw et al. attention, computed as T2T computes it)."""
+    return hp.get("self_attention_type", "dot_product") == "dot_product_relative"
 
 
 def _dense(layer) -> np.ndarray:
@@ -112,6 +124,9 @@ def _set_attention(spec, residual, self_attention: bool) -> None:
         spec.linear[0].weight = q
         spec.linear[1].weight = np.concatenate([k, v])
     spec.linear[-1].weight = _dense(attention.output_transform)
+    if attention.relative is not None:
+        spec.relative_position_keys = attention.relative.keys_table.numpy()
+        spec.relative_position_values = attention.relative.values_table.numpy()
     _set_residual_norm(spec.layer_norm, residual)
 
 
@@ -138,11 +153,12 @@ def build_spec(model, max_positions: int = DEFAULT_MAX_POSITIONS):
     check_exportable(hp)
     pre_norm = hp.layer_preprocess_sequence not in ("", "none")
     specs = ctranslate2.specs
+    relative = relative_positions(hp)
     encoder = specs.TransformerEncoderSpec(
-        len(model.encoder.layers_), hp.num_heads, pre_norm=pre_norm
+        len(model.encoder.layers_), hp.num_heads, pre_norm=pre_norm, relative_position=relative
     )
     decoder = specs.TransformerDecoderSpec(
-        len(model.decoder.layers_), hp.num_heads, pre_norm=pre_norm
+        len(model.decoder.layers_), hp.num_heads, pre_norm=pre_norm, relative_position=relative
     )
     scale = hp.multiply_embedding_mode == "sqrt_depth"
     encoder.scale_embeddings = decoder.scale_embeddings = scale
@@ -151,13 +167,21 @@ def build_spec(model, max_positions: int = DEFAULT_MAX_POSITIONS):
     decoder.projection.weight = model.softmax.embeddings.numpy()
     if hp.pos == "emb":
         max_positions = min(max_positions, hp.max_position_embeddings)
-    signal = model.positional.signal(0, max_positions).numpy()
-    encoder_signal = signal
+    space_row = None
     if model.use_target_space:
-        row = model.target_space_embedding.numpy()[model.target_space_id]
-        encoder_signal = signal + row[None]
-    encoder.position_encodings.encodings = np.ascontiguousarray(encoder_signal)
-    decoder.position_encodings.encodings = np.ascontiguousarray(signal)
+        space_row = model.target_space_embedding.numpy()[model.target_space_id]
+    if relative:  # No position table: the target-space row goes into every input row.
+        max_positions = 0
+        if space_row is not None:
+            rows = encoder.embeddings[0].weight
+            encoder.embeddings[0].weight = rows + space_row[None] / (
+                hp.hidden_size**0.5 if scale else 1.0
+            )
+    else:
+        signal = model.positional.signal(0, max_positions).numpy()
+        encoder_signal = signal if space_row is None else signal + space_row[None]
+        encoder.position_encodings.encodings = np.ascontiguousarray(encoder_signal)
+        decoder.position_encodings.encodings = np.ascontiguousarray(signal)
     for layer_spec, layer in zip(encoder.layer, model.encoder.layers_, strict=True):
         _set_attention(layer_spec.self_attention, layer.self_attention, True)
         _set_ffn(layer_spec.ffn, layer.ffn)

@@ -25,6 +25,11 @@ from hparams.transformer import (
     transformer_test,
     transformer_tiny,
 )
+from hparams.transformer_relative import (
+    transformer_relative,
+    transformer_relative_big,
+    transformer_relative_tiny,
+)
 from t2t_repro.t2t_compat import refusals
 
 __all__ = [
@@ -39,6 +44,9 @@ __all__ = [
     "transformer_big_single_gpu",
     "transformer_parsing_base",
     "transformer_parsing_big",
+    "transformer_relative",
+    "transformer_relative_big",
+    "transformer_relative_tiny",
     "transformer_small",
     "transformer_test",
     "transformer_tiny",

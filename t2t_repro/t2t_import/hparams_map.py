@@ -22,16 +22,17 @@ from typing import Any
 from t2t_repro import registry
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import add_problem_hparams
-from t2t_repro.t2t_hparams import IGNORED, NEUTRAL
+from t2t_repro.t2t_hparams import IGNORED, NEUTRAL, T2T_VALUES
 from t2t_repro.t2t_import.errors import T2TImportError
 
 # Hparams this project has, but with fewer choices than T2T.
 SUPPORTED_VALUES = {
     "norm_type": ("layer",),
-    "pos": ("timing",),
+    "pos": ("timing", "none", None),  # None: T2T's no positional signal ("none" here)
     "ffn_layer": ("dense_relu_dense", "conv_hidden_relu"),  # T2T's legacy name, same layer.
     "optimizer": ("adam", "Adam", "lazy_adam", "true_adam"),
     "sampling_method": ("argmax", "random"),
+    "self_attention_type": ("dot_product", "dot_product_relative"),
 }
 
 
@@ -67,9 +68,19 @@ def _unsupported(t2t_values: dict[str, Any], ours: HParams, ignore: set[str]) ->
         if name in NEUTRAL and value != NEUTRAL[name]:
             problems.append(f"{name}={value!r} (only {NEUTRAL[name]!r} is implemented)")
         elif name in SUPPORTED_VALUES and value not in SUPPORTED_VALUES[name]:
-            problems.append(f"{name}={value!r} (supported: {', '.join(SUPPORTED_VALUES[name])})")
+            problems.append(
+                f"{name}={value!r} (supported: {', '.join(map(str, SUPPORTED_VALUES[name]))})"
+            )
         elif name not in NEUTRAL and name not in ours:
             problems.append(f"{name}={value!r} (unknown to this importer)")
+    relative = t2t_values.get("self_attention_type") == "dot_product_relative"
+    if relative and "self_attention_type" not in ignore:
+        if not t2t_values.get("max_relative_position", 0) > 0:
+            problems.append(
+                "self_attention_type='dot_product_relative' with max_relative_position="
+                f"{t2t_values.get('max_relative_position', 0)!r} (T2T refuses it too: the "
+                "distance must be > 0)"
+            )
     for name in ("layer_preprocess_sequence", "layer_postprocess_sequence"):
         value = t2t_values.get(name, "none")
         if name not in ignore and value != "none" and set(value) - set("nda"):
@@ -121,6 +132,7 @@ def map_hparams(
             continue
         if name == "ffn_layer":
             value = "dense_relu_dense"
+        value = T2T_VALUES.get((name, value), value)
         try:
             hp.set_hparam(name, value)
         except HParamsError as e:

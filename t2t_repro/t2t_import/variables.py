@@ -7,6 +7,8 @@ layer_norm``, ``layers/modalities.py, get_weights``), checked against variables 
 
 * ``<model>/body/{encoder,decoder}/layer_i/{self_attention,encdec_attention}/
   multihead_attention/{q,k,v,output_transform}/kernel``, ``.../ffn/conv1|conv2/{kernel,bias}``;
+  relative self-attention's tables ``.../multihead_attention/dot_product_attention_relative/
+  relative_positions_{keys,values}/embeddings`` (``dot_product_attention_relative``);
 * layer norms: a sublayer's preprocess under ``<sublayer>/layer_prepostprocess/layer_norm``,
   its postprocess (the paper's post-norm) under ``<sublayer>/layer_postprocess/layer_norm``,
   each stack's final one under ``<stack>/layer_prepostprocess/layer_norm``;
@@ -68,6 +70,11 @@ def _stack(scope: str, stack, attentions: tuple[str, ...]) -> Iterator[Entry]:
                     f"{scope}/layer_{i}/{name}/multihead_attention/{projection}/kernel",
                     dense.kernel,
                 )
+            relative = residual.sublayer.relative
+            if relative is not None:
+                tables = f"{scope}/layer_{i}/{name}/multihead_attention/{relative.name}"
+                yield Entry(f"{tables}/relative_positions_keys/embeddings", relative.keys_table)
+                yield Entry(f"{tables}/relative_positions_values/embeddings", relative.values_table)
             yield from _residual(f"{scope}/layer_{i}/{name}", residual)
         for conv in ("conv1", "conv2"):
             dense = getattr(layer.ffn.sublayer, conv)

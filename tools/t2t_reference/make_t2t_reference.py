@@ -10,7 +10,9 @@ few English sentences encoded with ``vocab.translate_ende_wmt8k.8192.subwords``:
 * greedy, beam-4 (top 1) and beam-4 (all beams, ``return_beams``) decodes and scores;
 * ``beam_search_table.npz``: T2T's ``utils/beam_search.py`` run on a random second-order
   log-prob table with ``stop_early`` True and False (what ``top_beams == 1`` and
-  ``return_beams`` give), on a table where the two differ.
+  ``return_beams`` give), on a table where the two differ;
+* a tiny relative-attention train dir made by T2T and its outputs (``relative_reference.py``;
+  ``--only=relative`` makes only these, without the test checkpoint).
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (see README.md
 here). Usage::
@@ -25,6 +27,7 @@ import argparse
 import importlib.util
 import json
 import os
+import sys
 
 SOURCES = [
     "The cat sat on the mat.",
@@ -44,10 +47,31 @@ ALPHA = 0.6
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shim", required=True, help="the t2t_shim folder (t2t_compat.py)")
-    parser.add_argument("--t2t_dir", required=True, help="T2T train dir (model.ckpt-N)")
-    parser.add_argument("--vocab", required=True, help="the subword vocabulary file")
+    parser.add_argument("--t2t_dir", help="T2T train dir (model.ckpt-N); not for --only=relative")
+    parser.add_argument("--vocab", help="the subword vocabulary file; not for --only=relative")
     parser.add_argument("--out", required=True, help="output folder for the .npz/.json")
-    return parser.parse_args()
+    parser.add_argument(
+        "--only",
+        choices=("all", "relative"),
+        default="all",
+        help="relative: only the relative-attention train dir and its outputs "
+        "(relative_reference.py)",
+    )
+    args = parser.parse_args()
+    if args.only == "all" and not (args.t2t_dir and args.vocab):
+        parser.error("--t2t_dir and --vocab are needed (all but --only=relative)")
+    return args
+
+
+def relative_reference(out_dir):
+    """The companion module's train dir and T2T outputs (relative self-attention)."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tensor2tensor.layers import modalities
+    from tensor2tensor.utils import hparam
+
+    from tools.t2t_reference.relative_reference import VOCAB, write
+
+    return write(out_dir, symbol_problem_hparams(hparam, modalities, VOCAB, VOCAB))
 
 
 def padded(rows):
@@ -242,6 +266,9 @@ def main():
     import tensorflow as tf
 
     tf.compat.v1.disable_v2_behavior()
+    if args.only == "relative":
+        print("relative train dir:", relative_reference(args.out))
+        return
     import tensor2tensor
     from tensor2tensor.data_generators import text_encoder
     from tensor2tensor.layers import modalities
@@ -352,6 +379,7 @@ def main():
     print("post-norm train dir:", postnorm_checkpoint(args.out))
     seed, early, late = stop_early_reference(args.out)
     print(f"stop_early table: seed {seed}, ids {early} (stop early) vs {late} (not)")
+    print("relative train dir:", relative_reference(args.out))
 
 
 if __name__ == "__main__":
