@@ -62,6 +62,9 @@ def basic_params1() -> HParams:
         multiply_embedding_mode="sqrt_depth",
         shared_embedding_and_softmax_weights=False,
         shared_embedding=False,
+        # Relative self-attention distance (T2T's basic_params1 holds it; 0: off; the
+        # transformer's self_attention_type="dot_product_relative" uses it).
+        max_relative_position=0,
         # Greedy decoding (beam_size=1): "random" samples (t2t_repro/decoding/sampling.py).
         sampling_method="argmax",
         sampling_temp=1.0,  # 0: argmax; T2T's default 1.0 samples from the model's softmax

@@ -56,9 +56,9 @@ def transformer_base_v1() -> HParams:
     hp.add_hparam("target_space_vocab_size", 32)
     hp.add_hparam("use_pad_remover", True)
     # T2T's self-attention kind: "dot_product", or "dot_product_relative" (Shaw et al. 2018)
-    # with relative positions clipped at max_relative_position (hparams/transformer_relative.py).
+    # with relative positions clipped at basic_params1's max_relative_position
+    # (hparams/transformer_relative.py).
     hp.add_hparam("self_attention_type", "dot_product")
-    hp.add_hparam("max_relative_position", 0)
     # Not T2T: for targets that fill the input's words one slot each (a parser's POS tags,
     # which the problem names: target_slot_ids), the decoder also gets the positional signal
     # of "slots emitted so far", i.e. of the input word its next slot is for.
