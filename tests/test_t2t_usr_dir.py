@@ -43,19 +43,23 @@ def read_examples(path):
     return out
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    """t2t-datagen of both problems of the usr_dir (run twice: the second keeps the shards)."""
-    root = tmp_path_factory.mktemp("usr_dir")
-    shutil.copytree(REFERENCE / "tmp", root / "tmp")
-    (root / "data").mkdir()
-    argv = [
+def datagen_argv(root):
+    return [
         f"--problem={SUBWORDS},{CHARS},{TRANSLATE}",
         f"--data_dir={root / 'data'}",
         f"--tmp_dir={root / 'tmp'}",
         f"--t2t_usr_dir={USR_DIR}",
         "--noprogress",
     ]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """t2t-datagen of both problems of the usr_dir (run twice: the second keeps the shards)."""
+    root = tmp_path_factory.mktemp("usr_dir")
+    shutil.copytree(REFERENCE / "tmp", root / "tmp")
+    (root / "data").mkdir()
+    argv = datagen_argv(root)
     assert datagen.main(argv) == 0
     snapshot = {p.name: p.read_bytes() for p in (root / "data").iterdir()}
     assert datagen.main(argv) == 0
@@ -74,6 +78,28 @@ def test_datagen_writes_byte_for_byte_what_t2t_1_15_7_writes(generated):
         assert first_run[name] == (REFERENCE / "data" / name).read_bytes(), name
     # The rerun kept every file as it was.
     assert {p.name: p.read_bytes() for p in (root / "data").iterdir()} == first_run
+
+
+@pytest.mark.slow
+def test_a_rerun_writes_only_the_lost_shards_and_they_are_t2ts(generated, capsys):
+    """Lost shards are written again, the others kept; the kept shards' shuffles are replayed,
+    so a lost shard after them (a dev shard after train shards, a train shard of a split
+    dealt from one stream) gets T2T's bytes."""
+    root, first_run = generated
+    lost = [
+        f"{CHARS}-train-00001-of-00002",  # one split's own stream (is_generate_per_split)
+        f"{SUBWORDS}-dev-00000-of-00001",  # one stream over train and dev
+    ]
+    mtimes = {p.name: p.stat().st_mtime_ns for p in (root / "data").iterdir()}
+    for name in lost:
+        (root / "data" / name).unlink()
+    capsys.readouterr()
+    assert datagen.main(datagen_argv(root)) == 0
+    assert capsys.readouterr().out.count("shards:         1 written, 3 kept") == 2
+    assert {p.name: p.read_bytes() for p in (root / "data").iterdir()} == first_run
+    for path in (root / "data").iterdir():
+        if path.name not in lost and not path.name.endswith(".datagen.json"):
+            assert path.stat().st_mtime_ns == mtimes[path.name], path.name
 
 
 @pytest.mark.slow
