@@ -103,6 +103,29 @@ def test_a_rerun_writes_only_the_lost_shards_and_they_are_t2ts(generated, capsys
 
 
 @pytest.mark.slow
+def test_the_encoding_pool_writes_t2ts_bytes(generated, tmp_path, monkeypatch):
+    """T2T's generate_encoded_samples of a subword problem runs in datagen's encoding pool
+    (forked workers, here on chunks of 3 pairs) and still writes T2T's shards."""
+    from t2t_repro.data import datagen_lib
+
+    root, _ = generated
+    encode, pools = datagen_lib.encode_examples, []
+
+    def small_chunks(items, vocab_path, num_workers=None, **_):
+        pools.append(num_workers)
+        return encode(items, vocab_path, num_workers, chunk_size=3, min_pool_items=0)
+
+    monkeypatch.setattr(datagen_lib, "encode_examples", small_chunks)
+    argv = [f"--problem={TRANSLATE}", f"--data_dir={tmp_path}", f"--tmp_dir={root / 'tmp'}"]
+    assert datagen.main([*argv, f"--t2t_usr_dir={USR_DIR}", "--noprogress", "--num_workers=2"]) == 0
+    assert pools == [2, 2]  # train, then dev
+    written = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".json"))
+    assert written == sorted(p.name for p in (REFERENCE / "data").glob(f"*{TRANSLATE}*"))
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (REFERENCE / "data" / name).read_bytes(), name
+
+
+@pytest.mark.slow
 def test_splits_are_t2ts_and_decode_split_reads_them(generated):
     """One corpus dealt over train and dev shards (is_generate_per_split=False), and a file a
     split: source_lines gives each split's texts, as datagen split them."""

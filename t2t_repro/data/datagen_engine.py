@@ -132,7 +132,7 @@ class PairCounts:
 
 
 def write_text_pairs(
-    pairs: Iterable[tuple[str, str]],
+    pairs: Iterable[tuple],
     paths: Sequence[str],
     todo: Sequence[int],
     vocab_path: str,
@@ -142,16 +142,17 @@ def write_text_pairs(
     expected: int | None = None,
     bar: datagen_lib.Progress | None = None,
 ) -> None:
-    """``generate_files`` of text pairs into ``paths``' shards ``todo``: each pair encoded with
-    the subword vocab at ``vocab_path`` and EOS on both sides, by the encoding pool
-    (``datagen_lib.encode_examples``); pairs of other shards are read but not encoded."""
+    """``generate_files`` of ``(source, target[, other features])`` texts into ``paths``' shards
+    ``todo``: each pair encoded with the subword vocab at ``vocab_path`` and EOS on both sides,
+    by the encoding pool (``datagen_lib.encode_examples``); pairs of other shards are read but
+    not encoded."""
     wanted_shards = set(todo)
 
-    def wanted() -> Iterator[tuple[int, str, str]]:
-        for index, (src, tgt) in enumerate(pairs):
+    def wanted() -> Iterator[tuple]:
+        for index, pair in enumerate(pairs):
             counts.read = index + 1
             if t2t_shards.shard_of(index, len(paths)) in wanted_shards:
-                yield index, src, tgt
+                yield index, *pair
 
     def encoded() -> Iterator[tuple[int, bytes]]:
         for index, serialized, n_in, n_tgt in datagen_lib.encode_examples(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -171,18 +172,19 @@ def _init_worker(vocab_path: str) -> None:
     _WORKER_ENCODER = load_vocab(vocab_path)
 
 
-def _encode_chunk(chunk: Sequence[tuple[int, str, str]]) -> list[tuple[int, bytes, int, int]]:
-    """(index, source, target) -> (index, serialized Example, input tokens, target tokens)."""
+def _encode_chunk(chunk: Sequence[tuple]) -> list[tuple[int, bytes, int, int]]:
+    """(index, source, target[, other features]) -> (index, serialized Example, input tokens,
+    target tokens); other features (a T2T sample's) are written as they are."""
     eos = EOS_ID
     enc = _WORKER_ENCODER
     sources = enc.encode_batch([c[1] for c in chunk])
     targets = enc.encode_batch([c[2] for c in chunk])
     out = []
-    for (index, _, _), src, tgt in zip(chunk, sources, targets, strict=True):
+    for item, src, tgt in zip(chunk, sources, targets, strict=True):
         src, tgt = list(src) + [eos], list(tgt) + [eos]
-        out.append(
-            (index, records.serialize_example({"inputs": src, "targets": tgt}), len(src), len(tgt))
-        )
+        features = {**item[3], "inputs": src, "targets": tgt} if len(item) > 3 else None
+        serialized = records.serialize_example(features or {"inputs": src, "targets": tgt})
+        out.append((item[0], serialized, len(src), len(tgt)))
     return out
 
 
@@ -206,24 +208,29 @@ def default_num_workers() -> int:
 
 
 def encode_examples(
-    items: Iterable[tuple[int, str, str]],
+    items: Iterable[tuple],
     vocab_path: str,
     num_workers: int | None = None,
     chunk_size: int = 2000,
     min_pool_items: int | None = None,
     expected_items: int | None = None,
 ) -> Iterator[tuple[int, bytes, int, int]]:
-    """Encode and serialize ``(index, source, target)`` items, in order, in ``num_workers``
-    processes.
+    """Encode and serialize ``(index, source, target[, other features])`` items, in order, in
+    ``num_workers`` processes.
 
-    Small jobs (``expected_items`` below ``min_pool_items``) and ``num_workers == 1`` run in this
-    process. Look-ahead is bounded (4 chunks per worker), so memory does not grow with the corpus.
+    Small jobs (``expected_items``, or the items themselves, fewer than ``min_pool_items``) and
+    ``num_workers == 1`` run in this process. Look-ahead is bounded (4 chunks per worker), so
+    memory does not grow with the corpus.
     Workers are forked: they only run the pure-python encoder and protobuf, never TensorFlow ops.
     """
     workers = num_workers or default_num_workers()
     if min_pool_items is None:
         min_pool_items = 4 * chunk_size
-    if workers <= 1 or (expected_items is not None and expected_items < min_pool_items):
+    items = iter(items)
+    head = [] if workers <= 1 else list(itertools.islice(items, min_pool_items))
+    items = itertools.chain(head, items)
+    small = len(head) < min_pool_items or (expected_items or min_pool_items) < min_pool_items
+    if workers <= 1 or small:
         _init_worker(vocab_path)
         for chunk in chunks(items, chunk_size):
             yield from _encode_chunk(chunk)

@@ -68,7 +68,31 @@ def _serializer(summary: DatagenSummary):
     return serialize
 
 
-def _write_unshuffled(problem, run, split_paths, data_dir, tmp_dir, max_cases, summary, progress):
+def _pool_encodes(problem) -> bool:
+    """Whether the samples' texts can go to the encoding pool: T2T's own
+    ``generate_encoded_samples`` over a subword vocab file (``text_problems.py``)."""
+    cls = type(problem)
+    return (
+        getattr(cls.generate_encoded_samples, "pool_encodes", False)
+        and getattr(cls.get_or_create_vocab, "pool_encodes", False)
+        and problem.vocab_type == "subwords"
+    )
+
+
+def _texts(problem, data_dir: str, tmp_dir: str, split: str, max_cases: int | None):
+    """T2T's ``generate_encoded_samples`` up to the encoding: the samples, the vocab (built
+    now, as T2T builds it), then each sample's prefixed texts and other features."""
+    samples = problem.generate_samples(data_dir, tmp_dir, split)
+    problem.get_or_create_vocab(data_dir, tmp_dir)
+    for _, sample in t2t_shards.numbered_cases(samples, max_cases):
+        other = {k: v for k, v in sample.items() if k not in ("inputs", "targets")}
+        inputs, targets = sample["inputs"], sample["targets"]
+        yield problem.inputs_prefix + inputs, problem.targets_prefix + targets, other
+
+
+def _write_unshuffled(
+    problem, run, split_paths, data_dir, tmp_dir, num_workers, max_cases, summary, progress
+):
     """T2T's ``generate_files`` calls, for the streams with shards to write; returns whether
     a split was left out (all its shards kept)."""
     if problem.is_generate_per_split:
@@ -83,6 +107,16 @@ def _write_unshuffled(problem, run, split_paths, data_dir, tmp_dir, max_cases, s
             skipped = True
             continue
         bar = datagen_lib.Progress(f"{problem.name} {split_file_name(split)}", enabled=progress)
+        if _pool_encodes(problem):
+            counts = datagen_engine.PairCounts()
+            texts = _texts(problem, data_dir, tmp_dir, split, max_cases)
+            vocab_path = os.path.join(data_dir, problem.vocab_filename)
+            datagen_engine.write_text_pairs(
+                texts, paths, todo, vocab_path, counts, num_workers, bar=bar
+            )
+            summary.input_tokens += counts.input_tokens
+            summary.target_tokens += counts.target_tokens
+            continue
         samples = problem.generate_encoded_samples(data_dir, tmp_dir, split)
         t2t_shards.write_cases(
             _progress(samples, bar), paths, _serializer(summary), max_cases, todo=todo
@@ -94,6 +128,7 @@ def generate_t2t_data(
     problem,
     data_dir: str,
     tmp_dir: str,
+    num_workers: int | None = None,
     max_cases: int | None = None,
     random_seed: int = DEFAULT_SEED,
     progress: bool = True,
@@ -117,10 +152,11 @@ def generate_t2t_data(
         fresh = random.getstate()
         if progress:
             print(f"{problem.name}: writing {len(run.todo)} shards", file=sys.stderr, flush=True)
-        args = (problem, run, split_paths, data_dir, tmp_dir, max_cases, summary, progress)
+        args = (problem, run, split_paths, data_dir, tmp_dir, num_workers, max_cases)
+        args += (summary, progress)
         if _write_unshuffled(*args) and random.getstate() != fresh:
             return generate_t2t_data(  # a split left out would change the later draws
-                problem, data_dir, tmp_dir, max_cases, random_seed, progress, trusted=False
+                problem, data_dir, tmp_dir, num_workers, max_cases, random_seed, progress, False
             )
         manifest = dict(
             vocab_file=problem.vocab_filename,

@@ -72,28 +72,12 @@ def combined_data_filenames(problem: str, output_dir: str, num_training_shards: 
 
 
 def to_example(dictionary: dict) -> tf.train.Example:
-    """A ``tf.train.Example`` of int, float or text lists (T2T's ``to_example``)."""
-    features = {}
+    """T2T's ``to_example`` (``records.to_example``), which refuses an empty feature."""
+    dictionary = {k: list(v) if isinstance(v, map) else v for k, v in dictionary.items()}
     for key, values in dictionary.items():
-        if isinstance(values, map):
-            values = list(values)
-        if not values:
+        if not len(values):
             raise DataError(f"empty generated field {key!r}: every feature needs a value.")
-        first = values[0]
-        if isinstance(first, (int, np.integer)):
-            feature = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-        elif isinstance(first, float):
-            feature = tf.train.Feature(float_list=tf.train.FloatList(value=values))
-        elif isinstance(first, (str, bytes)):
-            values = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
-            feature = tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
-        else:
-            raise DataError(
-                f"feature {key!r}: value {first!r} of type {type(first).__name__} is not an "
-                "int, float or string list."
-            )
-        features[key] = feature
-    return tf.train.Example(features=tf.train.Features(feature=features))
+    return records.to_example(dictionary)
 
 
 def serialize(case: dict) -> bytes:
