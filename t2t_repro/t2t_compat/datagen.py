@@ -135,7 +135,8 @@ def generate_t2t_data(
     trusted: bool = True,
 ) -> DatagenSummary:
     """Vocab and shards of ``problem`` in ``data_dir`` as T2T 1.15 writes them. ``max_cases``
-    caps each ``generate_files`` call (T2T's argument of that name)."""
+    caps each ``generate_files`` call (T2T's argument of that name); ``trusted=False`` writes
+    every shard again, whatever is on disk."""
     start = time.monotonic()
     summary = DatagenSummary(problem.name, data_dir)
     fileio.makedirs(data_dir)
