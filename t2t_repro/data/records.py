@@ -43,12 +43,15 @@ def existing_shards(data_dir: str, problem_name: str, split: str) -> list[str]:
     )
 
 
-def to_example(features: Mapping[str, Iterable]) -> tf.train.Example:
+def to_example(features: Mapping[str, Iterable], allow_empty: bool = True) -> tf.train.Example:
     """A ``tf.train.Example`` of int, float or text lists, typed by each list's first value
-    (T2T's ``generator_utils.to_example``); an empty list is an empty int64 list."""
+    (T2T's ``generator_utils.to_example``); an empty list is an empty int64 list, or refused
+    (``allow_empty=False``: T2T's, which reads the first value)."""
     feature = {}
     for name, values in features.items():
         values = list(values)
+        if not values and not allow_empty:
+            raise DataError(f"empty generated field {name!r}: every feature needs a value.")
         first = values[0] if values else 0
         if isinstance(first, (int, np.integer)):
             feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
@@ -65,10 +68,10 @@ def to_example(features: Mapping[str, Iterable]) -> tf.train.Example:
     return tf.train.Example(features=tf.train.Features(feature=feature))
 
 
-def serialize_example(features: Mapping[str, Iterable]) -> bytes:
+def serialize_example(features: Mapping[str, Iterable], allow_empty: bool = True) -> bytes:
     """``to_example``'s bytes. Deterministic: map fields would otherwise be ordered by the hash
     seed, and shards must be byte-identical from run to run (docs/datagen.md)."""
-    return to_example(features).SerializeToString(deterministic=True)
+    return to_example(features, allow_empty).SerializeToString(deterministic=True)
 
 
 def write_records_atomically(path: str, serialized: Iterable[bytes]) -> int:

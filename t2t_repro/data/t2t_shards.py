@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
+import numpy as np
 import tensorflow as tf
 
 from t2t_repro import fileio
@@ -35,6 +37,14 @@ class Shuffler(Protocol):
     """``random.Random(seed)``, or the ``random`` module itself (T2T's global generator)."""
 
     def shuffle(self, x: list) -> None: ...
+
+
+def seed_like_t2t_datagen(seed: int) -> None:
+    """What ``t2t-datagen`` does before each problem (``bin/t2t_datagen.py``,
+    ``set_random_seed``): Python's and numpy's global seeds. A T2T problem's shuffle draws from
+    the former."""
+    random.seed(seed)
+    np.random.seed(seed)
 
 
 def final_path(path: str) -> str:

@@ -28,8 +28,7 @@ from collections.abc import Iterable, Iterator
 
 from problems.base import DEFAULT_SEED, DatagenSummary
 from t2t_repro import fileio
-from t2t_repro.data import datagen_engine, datagen_lib, t2t_shards
-from t2t_repro.t2t_compat import generator_utils
+from t2t_repro.data import datagen_engine, datagen_lib, records, t2t_shards
 from t2t_repro.t2t_compat.problem import split_file_name
 
 
@@ -63,7 +62,7 @@ def _serializer(summary: DatagenSummary):
     def serialize(case: dict) -> bytes:
         summary.input_tokens += len(case.get("inputs", ()))
         summary.target_tokens += len(case.get("targets", ()))
-        return generator_utils.serialize(case)
+        return records.serialize_example(case, allow_empty=False)  # T2T's to_example
 
     return serialize
 
@@ -149,7 +148,7 @@ def generate_t2t_data(
     summary.shards_kept = run.plan(trusted)
     if run.todo:
         vocab_existed = fileio.isfile(vocab_path)
-        generator_utils.seed_like_t2t_datagen(random_seed)
+        t2t_shards.seed_like_t2t_datagen(random_seed)
         fresh = random.getstate()
         if progress:
             print(f"{problem.name}: writing {len(run.todo)} shards", file=sys.stderr, flush=True)

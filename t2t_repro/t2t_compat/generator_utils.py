@@ -19,7 +19,6 @@ import random
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 
-import numpy as np
 import tensorflow as tf
 
 from t2t_repro import fileio
@@ -32,11 +31,7 @@ from t2t_repro.t2t_compat import refusals
 UNSHUFFLED_SUFFIX = t2t_shards.UNSHUFFLED_SUFFIX
 
 
-def seed_like_t2t_datagen(seed: int) -> None:
-    """What ``t2t-datagen`` does before each problem: Python's and numpy's global seeds (the
-    shuffle below draws from the former)."""
-    random.seed(seed)
-    np.random.seed(seed)
+seed_like_t2t_datagen = t2t_shards.seed_like_t2t_datagen
 
 
 def sharded_name(base_name: str, shard: int, total_shards: int) -> str:
@@ -73,16 +68,12 @@ def combined_data_filenames(problem: str, output_dir: str, num_training_shards: 
 
 def to_example(dictionary: dict) -> tf.train.Example:
     """T2T's ``to_example`` (``records.to_example``), which refuses an empty feature."""
-    dictionary = {k: list(v) if isinstance(v, map) else v for k, v in dictionary.items()}
-    for key, values in dictionary.items():
-        if not len(values):
-            raise DataError(f"empty generated field {key!r}: every feature needs a value.")
-    return records.to_example(dictionary)
+    return records.to_example(dictionary, allow_empty=False)
 
 
 def serialize(case: dict) -> bytes:
     """A case's ``to_example`` bytes, its features in key order (as this project writes)."""
-    return to_example(case).SerializeToString(deterministic=True)
+    return records.serialize_example(case, allow_empty=False)
 
 
 def outputs_exist(filenames: Iterable[str]) -> str | None:
