@@ -79,14 +79,19 @@ def _pool_encodes(problem) -> bool:
 
 
 def _texts(problem, data_dir: str, tmp_dir: str, split: str, max_cases: int | None):
-    """T2T's ``generate_encoded_samples`` up to the encoding: the samples, the vocab (built
-    now, as T2T builds it), then each sample's prefixed texts and other features."""
+    """T2T's ``generate_encoded_samples`` up to the encoding: the samples and the vocab (built
+    now, as T2T builds it, before the pool reads its file), then a stream of each sample's
+    prefixed texts and other features."""
     samples = problem.generate_samples(data_dir, tmp_dir, split)
     problem.get_or_create_vocab(data_dir, tmp_dir)
-    for _, sample in t2t_shards.numbered_cases(samples, max_cases):
-        other = {k: v for k, v in sample.items() if k not in ("inputs", "targets")}
-        inputs, targets = sample["inputs"], sample["targets"]
-        yield problem.inputs_prefix + inputs, problem.targets_prefix + targets, other
+    inputs_prefix, targets_prefix = problem.inputs_prefix, problem.targets_prefix
+
+    def texts() -> Iterator[tuple[str, str, dict]]:
+        for _, sample in t2t_shards.numbered_cases(samples, max_cases):
+            other = {k: v for k, v in sample.items() if k not in ("inputs", "targets")}
+            yield inputs_prefix + sample["inputs"], targets_prefix + sample["targets"], other
+
+    return texts()
 
 
 def _write_unshuffled(
