@@ -8,29 +8,30 @@ eval metrics (T2T's ``Problem`` contract, ``tensor2tensor/data_generators/proble
 1. vocab ``data_dir/vocab.<name>.<size>.subwords``: loaded if present, else built from a
    sample of the training text (T2T's ~1 MB per file) and stored atomically;
 2. every pair encoded with EOS appended to both sides, on all cores;
-3. sharded TFRecords ``<name>-<split>-NNNNN-of-MMMMM`` written round-robin, each shard shuffled
-   (seed 429459) and renamed into place.
+3. T2T's shards ``<name>-<split>-NNNNN-of-MMMMM``: pairs dealt round-robin, then every shard
+   shuffled in order from one ``random.Random(--random_seed)`` (``data/datagen_engine.py``,
+   ``data/t2t_shards.py``: T2T's ``generate_files`` and ``shuffle_dataset``).
 
-Datagen is idempotent: finished shards are kept, interrupted ones (``*.tmp``) are rewritten. A
-small manifest ``<name>.datagen.json`` records the vocab hash, ``max_cases`` and seed that the
-shards were made with, and a vocab built by a ``--max_cases`` trial is marked by a
-``<vocab>.max_cases`` file, so trial shards or vocabs and shards of an older vocab are never
-mistaken for finished ones. Empty pairs are dropped and undecodable bytes replaced; both are
-counted in the ``DatagenSummary``.
+Datagen is idempotent: finished shards are kept and only missing ones are written (the same
+bytes as one uninterrupted run). The manifest ``<name>.datagen.json`` records the vocab hash,
+``max_cases`` and seed that the shards were made with, and a vocab built by a ``--max_cases``
+trial is marked by a ``<vocab>.max_cases`` file, so trial shards or vocabs and shards of an
+older vocab are never mistaken for finished ones. Empty pairs are dropped and undecodable bytes
+replaced; both are counted in the ``DatagenSummary``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
+import random
 import sys
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from t2t_repro import fileio, registry
-from t2t_repro.data import datagen_lib, records
+from t2t_repro.data import datagen_engine, datagen_lib, records
 from t2t_repro.data.pair_sources import PairSource, check_all
 from t2t_repro.data.text_files import DataError, ReadStats
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
@@ -217,16 +218,6 @@ class Problem:
     def filepattern(self, data_dir: str, split: str) -> str:
         return records.filepattern(data_dir, self.name, split)
 
-    def _stale_shards(self, data_dir: str, split: str) -> list[str]:
-        """Shards of this split on disk with a different shard count (left by another version)."""
-        keep = set(records.shard_paths(data_dir, self.name, split, self.num_shards[split]))
-        pat = re.compile(re.escape(self.name) + "-" + split + r"-\d{5}-of-\d{5}$")
-        return [
-            p
-            for p in records.existing_shards(data_dir, self.name, split)
-            if p not in keep and pat.match(os.path.basename(p))
-        ]
-
     def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
         raise NotImplementedError
 
@@ -280,9 +271,6 @@ class Text2TextProblem(Problem):
             yield from source.vocab_lines(self.vocab_byte_budget)
 
     # -- datagen ------------------------------------------------------------------------------
-    def _manifest_path(self, data_dir: str) -> str:
-        return os.path.join(data_dir, f"{self.name}.datagen.json")
-
     def generate_data(
         self,
         data_dir: str,
@@ -293,37 +281,22 @@ class Text2TextProblem(Problem):
         random_seed: int = DEFAULT_SEED,
         progress: bool = True,
     ) -> DatagenSummary:
+        """Vocab, then T2T's shards of every split (``data/datagen_engine.py``): missing
+        shards written, finished ones kept."""
         start = time.monotonic()
         fileio.makedirs(data_dir)
         summary = DatagenSummary(self.name, data_dir)
-        vocab_path = self.vocab_path(data_dir)
-        summary.vocab_file = vocab_path
-        manifest = datagen_lib.load_json(self._manifest_path(data_dir))
-
+        vocab_path = summary.vocab_file = self.vocab_path(data_dir)
         need_vocab = not datagen_lib.vocab_is_current(vocab_path, max_cases)
-        trust_shards = not need_vocab and (
-            manifest is None
-            or (
-                manifest.get("vocab_sha256") == datagen_lib.file_sha256(vocab_path)
-                and manifest.get("max_cases") == max_cases
-                and manifest.get("seed") == random_seed
-            )
+        run = datagen_engine.ShardRun.of_splits(
+            data_dir, self.name, {s: self.num_shards[s] for s in self.splits}
         )
-
-        needed: dict[str, list[int]] = {}
-        for split in self.splits:
-            for path in datagen_lib.temp_files(data_dir, self.name, split):
-                fileio.remove(path)  # leftovers of an interrupted run
-            paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
-            todo = [i for i, p in enumerate(paths) if not (trust_shards and fileio.isfile(p))]
-            summary.shards_kept += len(paths) - len(todo)
-            if todo:
-                needed[split] = todo
-            elif manifest and split in manifest.get("pairs", {}):
-                summary.pairs[split] = manifest["pairs"][split]
+        trusted = not need_vocab and run.manifest_matches(vocab_path, max_cases, random_seed)
+        summary.shards_kept = run.plan(trusted)
+        todo = {split: run.todo_of(split) for split in run.splits if run.todo_of(split)}
 
         # Resolve and check every source we will read before any expensive step.
-        split_sources = {split: self.split_sources(tmp_dir, split) for split in needed}
+        split_sources = {split: self.split_sources(tmp_dir, split) for split in todo}
         expected = {split: check_all(src) for split, src in split_sources.items()}
         if need_vocab:
             if records.TRAIN not in split_sources:
@@ -347,88 +320,37 @@ class Text2TextProblem(Problem):
             ),
         )
         summary.vocab_size = encoder.vocab_size
-
-        if needed:
-            if summary.vocab_built or manifest is None or not trust_shards:
-                manifest = {"pairs": {}}
-            manifest.update(
-                vocab_file=self.vocab_filename,
-                vocab_sha256=datagen_lib.file_sha256(vocab_path),
-                max_cases=max_cases,
-                seed=random_seed,
-                num_shards=dict(self.num_shards),
-            )
-            datagen_lib.store_json(self._manifest_path(data_dir), manifest)
-        stats = ReadStats()
-        for split, todo in needed.items():
-            n_pairs = self._generate_split(
-                data_dir,
-                split,
-                split_sources[split],
-                todo,
+        if not todo:
+            summary.pairs = run.kept_pairs()
+            summary.seconds = time.monotonic() - start
+            return summary
+        stats, counts = ReadStats(), datagen_engine.PairCounts()
+        for split, shards in todo.items():
+            n = expected[split]
+            n = n if n is None or max_cases is None else min(n, max_cases)
+            datagen_engine.write_text_pairs(
+                self.iter_pairs(split_sources[split], stats, max_cases),
+                run.split_paths(split),
+                shards,
                 vocab_path,
-                stats,
-                summary,
+                counts,
                 num_workers,
-                max_cases,
-                random_seed,
-                progress,
-                expected[split],
+                self.chunk_size,
+                n,
+                datagen_lib.Progress(f"{self.name} {split}", n, enabled=progress),
             )
-            summary.pairs[split] = manifest["pairs"][split] = n_pairs
-            datagen_lib.store_json(self._manifest_path(data_dir), manifest)
+        manifest = dict(
+            vocab_file=self.vocab_filename,
+            vocab_sha256=datagen_lib.file_sha256(vocab_path),
+            max_cases=max_cases,
+            seed=random_seed,
+        )
+        summary.pairs = run.finish(random.Random(random_seed), manifest)
+        summary.shards_written = len(run.todo)
+        summary.input_tokens, summary.target_tokens = counts.input_tokens, counts.target_tokens
         summary.dropped_empty, summary.replaced_bytes = stats.dropped_empty, stats.replaced_bytes
-        summary.pairs = {s: summary.pairs[s] for s in self.splits if s in summary.pairs}
         summary.seconds = time.monotonic() - start
         return summary
-
-    def _generate_split(
-        self,
-        data_dir,
-        split,
-        sources,
-        todo,
-        vocab_path,
-        stats,
-        summary,
-        num_workers,
-        max_cases,
-        seed,
-        progress,
-        expected,
-    ) -> int:
-        for path in self._stale_shards(data_dir, split):
-            fileio.remove(path)
-        paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
-        wanted_shards = set(todo)
-        if expected is not None and max_cases is not None:
-            expected = min(expected, max_cases)
-        bar = datagen_lib.Progress(f"{self.name} {split}", expected, enabled=progress)
-        counter = {"read": 0}
-
-        def wanted() -> Iterator[tuple[int, str, str]]:
-            for index, (src, tgt) in enumerate(self.iter_pairs(sources, stats, max_cases)):
-                counter["read"] = index + 1
-                if index % len(paths) in wanted_shards:  # only what the shards to write hold
-                    yield index, src, tgt
-
-        def encoded() -> Iterator[tuple[int, bytes]]:
-            for index, serialized, n_in, n_tgt in datagen_lib.encode_examples(
-                wanted(),
-                vocab_path,
-                num_workers,
-                chunk_size=self.chunk_size,
-                expected_items=expected,
-            ):
-                summary.input_tokens += n_in
-                summary.target_tokens += n_tgt
-                bar.update(counter["read"])
-                yield index, serialized
-            bar.update(counter["read"])
-
-        datagen_lib.write_shards(paths, todo, encoded(), seed, bar)
-        summary.shards_written += len(todo)
-        return counter["read"]
 
 
 def register_with_rev(cls):

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -42,7 +43,7 @@ from collections.abc import Callable, Iterable, Iterator
 from problems.base import DatagenSummary, Problem
 from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import atomic_open
-from t2t_repro.data import datagen_lib, records
+from t2t_repro.data import datagen_engine, datagen_lib, records, t2t_shards
 from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.parsing import wsj_splits
 from t2t_repro.parsing.linearize import PTB_POS_TAGS, PUNCTUATION_TAGS, linearize, target_inventory
@@ -65,7 +66,7 @@ def _write_lines(path: str, lines: Iterable[str]) -> None:
 class WsjParsingProblem(Problem):
     """Linearised WSJ trees: a source vocab (subwords or words) and a target token vocab
     (module docstring). Vocabularies and shards go through the same ``datagen_lib`` paths as
-    every problem's (``keep_or_build_vocab``, ``write_shards``); the tree constraint's run
+    every problem's (``keep_or_build_vocab``, ``datagen_engine``); the tree constraint's run
     limits are stored beside them (``<name>.constraint.json``)."""
 
     layout = "auto"  # or wsj_splits.LDC / wsj_splits.PTB_SAMPLE
@@ -293,6 +294,10 @@ class WsjParsingProblem(Problem):
             f"{os.path.join(data_dir, self.vocab_filename)}; targets "
             f"{tgt_enc.vocab_size:,}: {self.target_vocab_filename}"
         )
+        run = datagen_engine.ShardRun.of_splits(
+            data_dir, self.name, {s: self.num_shards[s] for s in self.splits}
+        )
+        run.plan(trusted=False)
         for split in self.splits:
             pairs: Iterable[tuple[str, str]] = (
                 train if split == records.TRAIN else map(linearize, trees[split])
@@ -300,9 +305,11 @@ class WsjParsingProblem(Problem):
             if split == records.TRAIN:
                 extra = self.extra_train_pairs(tmp_dir, stats)
                 cap = None if max_cases is None else max(0, max_cases - len(train))
-                pairs = _chain(train, extra if cap is None else itertools.islice(extra, cap))
-            summary.pairs[split] = self._write_split(
-                data_dir, split, pairs, src_enc, tgt_enc, random_seed, progress, summary
+                pairs = itertools.chain(
+                    train, extra if cap is None else itertools.islice(extra, cap)
+                )
+            self._write_split(
+                run.split_paths(split), split, pairs, src_enc, tgt_enc, progress, summary
             )
             if split != records.TRAIN:
                 write_tree_lines(self.gold_file(data_dir, split, "trees"), trees[split])
@@ -310,6 +317,9 @@ class WsjParsingProblem(Problem):
                     self.gold_file(data_dir, split, "words"),
                     (" ".join(t.words()) for t in trees[split]),
                 )
+        manifest = dict(vocab_file=self.vocab_filename, max_cases=max_cases, seed=random_seed)
+        summary.pairs = run.finish(random.Random(random_seed), manifest)
+        summary.shards_written = len(run.todo)
         if stats.malformed:
             print(f"{self.name}: warning: {stats.summary()}", file=sys.stderr)
         summary.dropped_empty, summary.replaced_bytes = stats.dropped_empty, stats.replaced_bytes
@@ -318,28 +328,22 @@ class WsjParsingProblem(Problem):
 
     def _write_split(
         self,
-        data_dir: str,
+        paths: list[str],
         split: str,
         pairs: Iterable[tuple[str, str]],
         src_enc: SubwordTextEncoder,
         tgt_enc: TokenTextEncoder,
-        seed: int,
         progress: bool,
         summary: DatagenSummary,
-    ) -> int:
-        """Encode ``pairs`` (EOS appended) round-robin into the split's shards, shuffled
-        (``datagen_lib.write_shards``, as every problem); returns the count."""
-        for path in datagen_lib.temp_files(data_dir, self.name, split) + self._stale_shards(
-            data_dir, split
-        ):
-            fileio.remove(path)
-        paths = records.shard_paths(data_dir, self.name, split, self.num_shards[split])
+    ) -> None:
+        """Encode ``pairs`` (EOS appended) round-robin into the split's unshuffled files
+        (``t2t_shards.write_round_robin``, as every problem); the run shuffles them."""
         bar = datagen_lib.Progress(f"{self.name} {split}", None, enabled=progress)
         count = 0
 
         def encoded() -> Iterator[tuple[int, bytes]]:
             nonlocal count
-            for chunk in _chunks(pairs, CHUNK):
+            for chunk in datagen_lib.chunks(pairs, CHUNK):
                 sources = src_enc.encode_batch([p[0] for p in chunk])
                 targets = tgt_enc.encode_batch([p[1] for p in chunk])
                 for src, tgt in zip(sources, targets, strict=True):
@@ -350,25 +354,8 @@ class WsjParsingProblem(Problem):
                     count += 1
                 bar.update(count)
 
-        datagen_lib.write_shards(paths, range(len(paths)), encoded(), seed, bar)
-        summary.shards_written += len(paths)
-        return count
-
-
-def _chain(first: Iterable, second: Iterable) -> Iterator:
-    yield from first
-    yield from second
-
-
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
-    chunk: list = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+        t2t_shards.write_round_robin(encoded(), paths)
+        bar.close()
 
 
 @registry.register_problem

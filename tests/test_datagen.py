@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import io
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -73,13 +74,32 @@ def test_toy_shards_are_t2t_named_and_decode_back(tmp_path):
         assert decoded == sorted(zip(src, tgt, strict=True))
         if split == "train":
             tokens = sum(len(ex["inputs"]) for ex in examples)
-    # round-robin then shuffled: shard 0 holds pairs 0, 3, 6, ... but not in that order
-    shard0 = records.read_examples(records.shard_paths(str(tmp_path), "small_toy", "train", 3)[0])
-    src, _ = problem.source_lines("", "train")
-    in_order = [encoder.encode(s) + [EOS_ID] for s in src[0::3]]
-    assert sorted(map(tuple, (e["inputs"] for e in shard0))) == sorted(map(tuple, in_order))
-    assert [e["inputs"] for e in shard0] != in_order
+    # T2T's generate_files + shuffle_dataset: each split's pairs dealt round-robin, then every
+    # shard (train, dev, test in order) shuffled from one random.Random(429459) sequence.
+    rng = random.Random(429459)
+    for split, n in problem.num_shards.items():
+        src, _ = problem.source_lines("", split)
+        for i, path in enumerate(records.shard_paths(str(tmp_path), "small_toy", split, n)):
+            dealt = src[i::n]
+            order = list(range(len(dealt)))
+            rng.shuffle(order)
+            written = [encoder.decode(e["inputs"][:-1]) for e in records.read_examples(path)]
+            assert written == [dealt[k] for k in order] and written != dealt
     assert summary.input_tokens >= tokens
+
+
+def test_a_kept_shards_shuffle_is_replayed_by_one_of_the_same_length():
+    """Why a rerun may keep finished shards: random.shuffle's draws depend only on the list's
+    length and the generator's state, so shuffling a stand-in list leaves the generator where
+    shuffling the shard's records would."""
+    records_ = [f"record {i}".encode() for i in range(1000)]
+    real, stand_in = random.Random(429459), random.Random(429459)
+    real.shuffle(records_)
+    stand_in.shuffle([0] * len(records_))
+    assert real.getstate() == stand_in.getstate()
+    shorter = random.Random(429459)
+    shorter.shuffle([0] * (len(records_) - 1))
+    assert shorter.getstate() != real.getstate()
 
 
 def test_rerun_keeps_finished_shards_and_rewrites_missing_ones(tmp_path):
@@ -92,20 +112,23 @@ def test_rerun_keeps_finished_shards_and_rewrites_missing_ones(tmp_path):
     assert again.pairs == {"train": 300, "dev": 40, "test": 40}
 
     shards = records.shard_paths(data_dir, "small_toy", "train", 3)
-    original = Path(shards[1]).read_bytes()
-    os.remove(shards[1])  # a lost shard
-    Path(shards[1] + ".tmp").write_bytes(
-        b"half-written"
-    )  # and the temp file of its interrupted write
-    Path(shards[2] + ".unshuffled.tmp").write_bytes(b"junk")  # an interrupted round-robin pass
+    dev = records.shard_paths(data_dir, "small_toy", "dev", 1)[0]
+    original = {p: Path(p).read_bytes() for p in (shards[1], dev)}
+    for path in original:
+        os.remove(path)  # lost shards: the dev shard's shuffle follows the train shards' draws
+    Path(shards[1] + ".0123abcd.tmp").write_bytes(b"half-written")  # an interrupted write
+    unshuffled = Path(data_dir) / "small_toy-unshuffled-train-00002-of-00003"
+    unshuffled.write_bytes(b"junk")  # an interrupted round-robin pass
     third = SmallToy().generate_data(data_dir, "", num_workers=1, progress=False)
-    assert third.shards_written == 1 and third.shards_kept == 4
-    assert Path(shards[1]).read_bytes() == original  # deterministic order and shuffle
+    assert third.shards_written == 2 and third.shards_kept == 3
+    assert third.pairs == {"train": 300, "dev": 40, "test": 40}
+    for path, data in original.items():
+        assert Path(path).read_bytes() == data  # the bytes of one uninterrupted run
     after = _mtimes(data_dir)
-    assert {p: t for p, t in after.items() if p != shards[1]} == {
-        p: t for p, t in before.items() if p != shards[1]
+    assert {p: t for p, t in after.items() if p not in original} == {
+        p: t for p, t in before.items() if p not in original
     }
-    assert not glob.glob(os.path.join(data_dir, "*.tmp"))
+    assert not glob.glob(os.path.join(data_dir, "*.tmp")) and not unshuffled.exists()
 
 
 def test_max_cases_trial_shards_are_not_taken_for_finished_ones(tmp_path):

@@ -43,19 +43,23 @@ def read_examples(path):
     return out
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    """t2t-datagen of both problems of the usr_dir (run twice: the second keeps the shards)."""
-    root = tmp_path_factory.mktemp("usr_dir")
-    shutil.copytree(REFERENCE / "tmp", root / "tmp")
-    (root / "data").mkdir()
-    argv = [
+def datagen_argv(root):
+    return [
         f"--problem={SUBWORDS},{CHARS},{TRANSLATE}",
         f"--data_dir={root / 'data'}",
         f"--tmp_dir={root / 'tmp'}",
         f"--t2t_usr_dir={USR_DIR}",
         "--noprogress",
     ]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """t2t-datagen of both problems of the usr_dir (run twice: the second keeps the shards)."""
+    root = tmp_path_factory.mktemp("usr_dir")
+    shutil.copytree(REFERENCE / "tmp", root / "tmp")
+    (root / "data").mkdir()
+    argv = datagen_argv(root)
     assert datagen.main(argv) == 0
     snapshot = {p.name: p.read_bytes() for p in (root / "data").iterdir()}
     assert datagen.main(argv) == 0
@@ -66,12 +70,59 @@ def generated(tmp_path_factory):
 def test_datagen_writes_byte_for_byte_what_t2t_1_15_7_writes(generated):
     root, first_run = generated
     expected = sorted(p.name for p in (REFERENCE / "data").iterdir())
-    assert sorted(first_run) == expected
+    manifests = {f"{name}.datagen.json" for name in (SUBWORDS, CHARS, TRANSLATE)}
+    assert set(first_run) - set(expected) == manifests  # the project's own: what made the shards
+    assert sorted(set(first_run) - manifests) == expected
     assert json.loads((REFERENCE / "t2t_1.15.7_datagen.json").read_text())["files"] == expected
     for name in expected:  # vocab file, then every shard: same ids, same order, same bytes
         assert first_run[name] == (REFERENCE / "data" / name).read_bytes(), name
     # The rerun kept every file as it was.
     assert {p.name: p.read_bytes() for p in (root / "data").iterdir()} == first_run
+
+
+@pytest.mark.slow
+def test_a_rerun_writes_only_the_lost_shards_and_they_are_t2ts(generated, capsys):
+    """Lost shards are written again, the others kept; the kept shards' shuffles are replayed,
+    so a lost shard after them (a dev shard after train shards, a train shard of a split
+    dealt from one stream) gets T2T's bytes."""
+    root, first_run = generated
+    lost = [
+        f"{CHARS}-train-00001-of-00002",  # one split's own stream (is_generate_per_split)
+        f"{SUBWORDS}-dev-00000-of-00001",  # one stream over train and dev
+    ]
+    mtimes = {p.name: p.stat().st_mtime_ns for p in (root / "data").iterdir()}
+    for name in lost:
+        (root / "data" / name).unlink()
+    capsys.readouterr()
+    assert datagen.main(datagen_argv(root)) == 0
+    assert capsys.readouterr().out.count("shards:         1 written, 3 kept") == 2
+    assert {p.name: p.read_bytes() for p in (root / "data").iterdir()} == first_run
+    for path in (root / "data").iterdir():
+        if path.name not in lost and not path.name.endswith(".datagen.json"):
+            assert path.stat().st_mtime_ns == mtimes[path.name], path.name
+
+
+@pytest.mark.slow
+def test_the_encoding_pool_writes_t2ts_bytes(generated, tmp_path, monkeypatch):
+    """T2T's generate_encoded_samples of a subword problem runs in datagen's encoding pool
+    (forked workers, here on chunks of 3 pairs) and still writes T2T's shards."""
+    from t2t_repro.data import datagen_lib
+
+    root, _ = generated
+    encode, pools = datagen_lib.encode_examples, []
+
+    def small_chunks(items, vocab_path, num_workers=None, **_):
+        pools.append(num_workers)
+        return encode(items, vocab_path, num_workers, chunk_size=3, min_pool_items=0)
+
+    monkeypatch.setattr(datagen_lib, "encode_examples", small_chunks)
+    argv = [f"--problem={TRANSLATE}", f"--data_dir={tmp_path}", f"--tmp_dir={root / 'tmp'}"]
+    assert datagen.main([*argv, f"--t2t_usr_dir={USR_DIR}", "--noprogress", "--num_workers=2"]) == 0
+    assert pools == [2, 2]  # train, then dev
+    written = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".json"))
+    assert written == sorted(p.name for p in (REFERENCE / "data").glob(f"*{TRANSLATE}*"))
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (REFERENCE / "data" / name).read_bytes(), name
 
 
 @pytest.mark.slow

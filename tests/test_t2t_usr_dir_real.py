@@ -18,6 +18,7 @@ USR_NAMES = {
     "ranged_usr_dir",
     "ranged_bad_usr_dir",
     "own_encoders_usr_dir",
+    "random_usr_dir",
 }
 
 
@@ -77,6 +78,51 @@ def test_the_registered_name_wins_over_a_class_attribute_name(tmp_path):
         "translit_xx_to_yy-train-00000-of-00002",
         "translit_xx_to_yy-train-00001-of-00002",
     ]
+
+
+RANDOM_USR_DIR = """
+import random
+
+from tensor2tensor.data_generators import problem, text_problems
+from tensor2tensor.utils import registry
+
+
+@registry.register_problem
+class RandomWords(text_problems.Text2TextProblem):
+    @property
+    def vocab_type(self):
+        return text_problems.VocabType.CHARACTER
+
+    @property
+    def is_generate_per_split(self):
+        return True
+
+    @property
+    def dataset_splits(self):
+        return [
+            {"split": problem.DatasetSplit.TRAIN, "shards": 2},
+            {"split": problem.DatasetSplit.EVAL, "shards": 1},
+        ]
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        for _ in range(8):  # drawn from the global random t2t-datagen seeds
+            word = "".join(random.choice("abcdef") for _ in range(4))
+            yield {"inputs": word, "targets": word.upper()}
+"""
+
+
+def test_a_rerun_of_a_problem_drawing_from_the_global_random_gets_the_full_runs_bytes(tmp_path):
+    """A split whose shards are all kept is not generated again, unless the problem's
+    generators draw from the global random (T2T's shuffle draws from it too): leaving the
+    train split out would change the dev samples and every shuffle, so all is written again."""
+    usr = write_usr_dir(tmp_path, "random_usr_dir", RANDOM_USR_DIR)
+    data = tmp_path / "data"
+    argv = ["--problem=random_words", f"--data_dir={data}", f"--t2t_usr_dir={usr}", "--noprogress"]
+    assert datagen.main(argv) == 0
+    full_run = {p.name: p.read_bytes() for p in data.iterdir()}
+    (data / "random_words-dev-00000-of-00001").unlink()
+    assert datagen.main(argv) == 0
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == full_run
 
 
 BOILERPLATE_USR_DIR = """

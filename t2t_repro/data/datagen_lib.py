@@ -1,22 +1,20 @@
-"""Datagen machinery shared by every text problem: vocab files, parallel encoding, sharded writing.
+"""Datagen pieces shared by every problem: vocab files, the manifest's JSON, progress lines and
+parallel encoding (the run itself: ``datagen_engine``; T2T's shards: ``t2t_shards``).
 
 * The vocabulary is loaded when its file exists, else built with
   ``SubwordTextEncoder.build_from_generator`` and stored atomically (temp file + rename).
 * Pairs are encoded (EOS appended to both sides) and serialized by a pool of worker processes
   over chunks of lines, with bounded look-ahead so memory stays flat on WMT-sized corpora.
-* Examples go round-robin into ``num_shards`` unshuffled temp files; each shard is then
-  shuffled in memory (T2T's ``shuffle_dataset``) and renamed into place via ``records``.
 """
 
 from __future__ import annotations
 
 import collections
 import hashlib
+import itertools
 import json
 import multiprocessing
 import os
-import random
-import struct
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -27,7 +25,6 @@ from t2t_repro.data import records
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 DEFAULT_SEED = 429459  # t2t-datagen's --random_seed
-UNSHUFFLED_SUFFIX = ".unshuffled.tmp"
 
 
 def _text_encoder():
@@ -175,22 +172,24 @@ def _init_worker(vocab_path: str) -> None:
     _WORKER_ENCODER = load_vocab(vocab_path)
 
 
-def _encode_chunk(chunk: Sequence[tuple[int, str, str]]) -> list[tuple[int, bytes, int, int]]:
-    """(index, source, target) -> (index, serialized Example, input tokens, target tokens)."""
+def _encode_chunk(chunk: Sequence[tuple]) -> list[tuple[int, bytes, int, int]]:
+    """(index, source, target[, other features]) -> (index, serialized Example, input tokens,
+    target tokens); other features (a T2T sample's) are written as they are."""
     eos = EOS_ID
     enc = _WORKER_ENCODER
     sources = enc.encode_batch([c[1] for c in chunk])
     targets = enc.encode_batch([c[2] for c in chunk])
     out = []
-    for (index, _, _), src, tgt in zip(chunk, sources, targets, strict=True):
+    for item, src, tgt in zip(chunk, sources, targets, strict=True):
         src, tgt = list(src) + [eos], list(tgt) + [eos]
-        out.append(
-            (index, records.serialize_example({"inputs": src, "targets": tgt}), len(src), len(tgt))
-        )
+        features = {**item[3], "inputs": src, "targets": tgt} if len(item) > 3 else None
+        serialized = records.serialize_example(features or {"inputs": src, "targets": tgt})
+        out.append((item[0], serialized, len(src), len(tgt)))
     return out
 
 
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
+def chunks(items: Iterable, size: int) -> Iterator[list]:
+    """``items`` in lists of ``size`` (the last one shorter)."""
     chunk = []
     for item in items:
         chunk.append(item)
@@ -209,128 +208,40 @@ def default_num_workers() -> int:
 
 
 def encode_examples(
-    items: Iterable[tuple[int, str, str]],
+    items: Iterable[tuple],
     vocab_path: str,
     num_workers: int | None = None,
     chunk_size: int = 2000,
     min_pool_items: int | None = None,
     expected_items: int | None = None,
 ) -> Iterator[tuple[int, bytes, int, int]]:
-    """Encode and serialize ``(index, source, target)`` items, in order, in ``num_workers``
-    processes.
+    """Encode and serialize ``(index, source, target[, other features])`` items, in order, in
+    ``num_workers`` processes.
 
-    Small jobs (``expected_items`` below ``min_pool_items``) and ``num_workers == 1`` run in this
-    process. Look-ahead is bounded (4 chunks per worker), so memory does not grow with the corpus.
+    Small jobs (``expected_items``, or the items themselves, fewer than ``min_pool_items``) and
+    ``num_workers == 1`` run in this process. Look-ahead is bounded (4 chunks per worker), so
+    memory does not grow with the corpus.
     Workers are forked: they only run the pure-python encoder and protobuf, never TensorFlow ops.
     """
     workers = num_workers or default_num_workers()
     if min_pool_items is None:
         min_pool_items = 4 * chunk_size
-    if workers <= 1 or (expected_items is not None and expected_items < min_pool_items):
+    items = iter(items)
+    head = [] if workers <= 1 else list(itertools.islice(items, min_pool_items))
+    items = itertools.chain(head, items)
+    small = len(head) < min_pool_items or (expected_items or min_pool_items) < min_pool_items
+    if workers <= 1 or small:
         _init_worker(vocab_path)
-        for chunk in _chunks(items, chunk_size):
+        for chunk in chunks(items, chunk_size):
             yield from _encode_chunk(chunk)
         return
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ctx.Pool(workers, initializer=_init_worker, initargs=(vocab_path,)) as pool:
         pending: collections.deque = collections.deque()
-        for chunk in _chunks(items, chunk_size):
+        for chunk in chunks(items, chunk_size):
             pending.append(pool.apply_async(_encode_chunk, (chunk,)))
             while len(pending) >= 4 * workers:
                 yield from pending.popleft().get()
         while pending:
             yield from pending.popleft().get()
-
-
-# ----------------------------------------------------------------------------- shards
-
-
-def temp_files(data_dir: str, problem_name: str, split: str) -> list[str]:
-    """Leftovers of interrupted writes for a split (``*.tmp``)."""
-    return sorted(fileio.glob(records.filepattern(data_dir, problem_name, split) + ".tmp"))
-
-
-def _read_framed(path: str) -> list[bytes]:
-    """Records of a private temp file: each is a 4-byte little-endian length, then the bytes."""
-    out = []
-    with fileio.open(path, "rb") as f:
-        data = f.read()
-    pos, end = 0, len(data)
-    while pos < end:
-        (size,) = struct.unpack_from("<I", data, pos)
-        out.append(data[pos + 4 : pos + 4 + size])
-        pos += 4 + size
-    return out
-
-
-def write_shards(
-    paths: Sequence[str],
-    todo: Iterable[int],
-    items: Iterable[tuple[int, bytes]],
-    seed: int,
-    bar: Progress | None = None,
-) -> None:
-    """Writes ``(index, serialized example)`` items round-robin into the shards ``todo`` of
-    ``paths`` (``ShardWriter``; items of other shards are skipped), shuffles them and renames
-    them into place; an error leaves no partial shard. Every problem's one shard writer."""
-    writer = ShardWriter(paths, todo)
-    try:
-        for index, serialized in items:
-            if writer.wants(index):
-                writer.write(index, serialized)
-        writer.finish(seed)
-    except BaseException:
-        writer.abort()
-        raise
-    if bar is not None:
-        bar.close()
-
-
-class ShardWriter:
-    """Round-robin writing of one split into the shards that are ``needed``, then per-shard
-    shuffling.
-
-    Unshuffled examples go to ``<shard>.unshuffled.tmp`` (a private length-prefixed file, quicker to
-    read back than a TFRecord); ``finish`` shuffles each in memory and writes the real TFRecord
-    shard through ``records.write_records_atomically``.
-    """
-
-    def __init__(self, final_paths: Sequence[str], needed: Iterable[int]):
-        self.final_paths = list(final_paths)
-        self.needed = sorted(set(needed))
-        self.counts = {i: 0 for i in self.needed}
-        self._files = {
-            i: fileio.open(self.final_paths[i] + UNSHUFFLED_SUFFIX, "wb", buffering=1 << 20)
-            for i in self.needed
-        }
-
-    def shard_of(self, index: int) -> int:
-        return index % len(self.final_paths)
-
-    def wants(self, index: int) -> bool:
-        return self.shard_of(index) in self._files
-
-    def write(self, index: int, serialized: bytes) -> None:
-        shard = self.shard_of(index)
-        f = self._files[shard]
-        f.write(struct.pack("<I", len(serialized)))
-        f.write(serialized)
-        self.counts[shard] += 1
-
-    def finish(self, seed: int = DEFAULT_SEED) -> None:
-        """Close, shuffle each shard in memory with a seed fixed per shard, and rename into
-        place."""
-        self.abort()
-        for i in self.needed:
-            path = self.final_paths[i]
-            unshuffled = path + UNSHUFFLED_SUFFIX
-            serialized = _read_framed(unshuffled)
-            random.Random(f"{seed}:{os.path.basename(path)}").shuffle(serialized)
-            records.write_records_atomically(path, serialized)
-            fileio.remove(unshuffled)
-
-    def abort(self) -> None:
-        for f in self._files.values():
-            f.close()
-        self._files = {}

@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
 import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_path
+from t2t_repro.errors import DataError
 
 TRAIN, DEV, TEST = "train", "dev", "test"
 SPLITS = (TRAIN, DEV, TEST)
@@ -41,15 +43,35 @@ def existing_shards(data_dir: str, problem_name: str, split: str) -> list[str]:
     )
 
 
-def serialize_example(features: Mapping[str, Sequence[int]]) -> bytes:
-    feature = {
-        name: tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))
-        for name, values in features.items()
-    }
-    example = tf.train.Example(features=tf.train.Features(feature=feature))
-    # Deterministic: map fields would otherwise be ordered by the hash seed, and shards
-    # must be byte-identical from run to run (docs/datagen.md).
-    return example.SerializeToString(deterministic=True)
+def to_example(features: Mapping[str, Iterable], allow_empty: bool = True) -> tf.train.Example:
+    """A ``tf.train.Example`` of int, float or text lists, typed by each list's first value
+    (T2T's ``generator_utils.to_example``); an empty list is an empty int64 list, or refused
+    (``allow_empty=False``: T2T's, which reads the first value)."""
+    feature = {}
+    for name, values in features.items():
+        values = list(values)
+        if not values and not allow_empty:
+            raise DataError(f"empty generated field {name!r}: every feature needs a value.")
+        first = values[0] if values else 0
+        if isinstance(first, (int, np.integer)):
+            feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+        elif isinstance(first, float):
+            feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=values))
+        elif isinstance(first, (str, bytes)):
+            values = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
+            feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
+        else:
+            raise DataError(
+                f"feature {name!r}: value {first!r} of type {type(first).__name__} is not an "
+                "int, float or string list."
+            )
+    return tf.train.Example(features=tf.train.Features(feature=feature))
+
+
+def serialize_example(features: Mapping[str, Iterable], allow_empty: bool = True) -> bytes:
+    """``to_example``'s bytes. Deterministic: map fields would otherwise be ordered by the hash
+    seed, and shards must be byte-identical from run to run (docs/datagen.md)."""
+    return to_example(features, allow_empty).SerializeToString(deterministic=True)
 
 
 def write_records_atomically(path: str, serialized: Iterable[bytes]) -> int:

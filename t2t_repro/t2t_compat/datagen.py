@@ -1,30 +1,34 @@
-"""Datagen of a T2T ``Text2TextProblem``, step for step as T2T 1.15 does it, so the vocab file
-and the shards are the ones T2T writes from the same code and data.
+"""Datagen of a T2T ``Text2TextProblem``: T2T 1.15's ``Text2TextProblem.generate_data``
+(``data_generators/text_problems.py``) mapped onto the project's datagen engine
+(``data/datagen_engine.py``), so the vocab file and the shards are the ones T2T writes from the
+same code and data.
 
 ``bin/t2t_datagen.py`` seeds Python's and numpy's ``random`` (``--random_seed``, 429459) before
-each problem; ``Text2TextProblem.generate_data`` (``data_generators/text_problems.py``) then
-writes every split's ``-unshuffled-`` shards with ``generator_utils.generate_files`` (one call
-per split when ``is_generate_per_split``, else one stream dealt over all splits' shards: that
-is how T2T splits a single corpus) and shuffles them in order (``shuffle_dataset``). The
-vocabulary is built when the first split's encoded samples are asked for, from a pass of its
-own over the training samples (``get_or_generate_vocab_inner``).
+each problem; T2T then writes every split's ``-unshuffled-`` shards with ``generate_files``
+(one stream per split when ``is_generate_per_split``, else one stream dealt over all splits'
+shards: that is how T2T splits a single corpus) and shuffles them in order with the global
+``random`` (``shuffle_dataset``). The vocabulary is built when the first split's encoded
+samples are asked for, from a pass of its own over the training samples
+(``get_or_generate_vocab_inner``).
 
-Kept from T2T: a problem whose final shards all exist is skipped, and an existing vocab file is
-used as it is. Not kept: T2T skips as soon as *one* final shard exists, which after an
-interruption leaves a half-written data set; here, unless every shard is there, the problem's
-shards are removed and written again (the shuffle must redo every file to be T2T's).
+As every problem here, a rerun keeps finished shards and writes only missing ones, replaying
+the kept shards' shuffle draws (the manifest ``<problem>.datagen.json`` says what they were
+made with). A split whose shards are all kept is not generated again; if the problem's
+generators draw from the global ``random`` (so that leaving a split out would change the
+later shuffles), the rerun notices it and writes every shard again.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import sys
 import time
 from collections.abc import Iterable, Iterator
 
 from problems.base import DEFAULT_SEED, DatagenSummary
 from t2t_repro import fileio
-from t2t_repro.t2t_compat import generator_utils
+from t2t_repro.data import datagen_engine, datagen_lib, records, t2t_shards
 from t2t_repro.t2t_compat.problem import split_file_name
 
 
@@ -45,65 +49,131 @@ def _split_paths(problem, data_dir: str) -> list[tuple[str, list[str]]]:
     ]
 
 
-def _final(path: str) -> str:
-    return path.replace(generator_utils.UNSHUFFLED_SUFFIX, "")
-
-
-def _counted(samples: Iterable[dict], summary: DatagenSummary) -> Iterator[dict]:
-    for sample in samples:
-        if sample is not None:
-            summary.input_tokens += len(sample.get("inputs", ()))
-            summary.target_tokens += len(sample.get("targets", ()))
+def _progress(samples: Iterable[dict], bar: datagen_lib.Progress) -> Iterator[dict]:
+    for done, sample in enumerate(samples, 1):
+        bar.update(done)
         yield sample
+    bar.close()
+
+
+def _serializer(summary: DatagenSummary):
+    """``to_example`` bytes of a case, its tokens counted as written."""
+
+    def serialize(case: dict) -> bytes:
+        summary.input_tokens += len(case.get("inputs", ()))
+        summary.target_tokens += len(case.get("targets", ()))
+        return records.serialize_example(case, allow_empty=False)  # T2T's to_example
+
+    return serialize
+
+
+def _pool_encodes(problem) -> bool:
+    """Whether the samples' texts can go to the encoding pool: T2T's own
+    ``generate_encoded_samples`` over a subword vocab file (``text_problems.py``)."""
+    cls = type(problem)
+    return (
+        getattr(cls.generate_encoded_samples, "pool_encodes", False)
+        and getattr(cls.get_or_create_vocab, "pool_encodes", False)
+        and problem.vocab_type == "subwords"
+    )
+
+
+def _texts(problem, data_dir: str, tmp_dir: str, split: str, max_cases: int | None):
+    """T2T's ``generate_encoded_samples`` up to the encoding: the samples and the vocab (built
+    now, as T2T builds it, before the pool reads its file), then a stream of each sample's
+    prefixed texts and other features."""
+    samples = problem.generate_samples(data_dir, tmp_dir, split)
+    problem.get_or_create_vocab(data_dir, tmp_dir)
+    inputs_prefix, targets_prefix = problem.inputs_prefix, problem.targets_prefix
+
+    def texts() -> Iterator[tuple[str, str, dict]]:
+        for _, sample in t2t_shards.numbered_cases(samples, max_cases):
+            other = {k: v for k, v in sample.items() if k not in ("inputs", "targets")}
+            yield inputs_prefix + sample["inputs"], targets_prefix + sample["targets"], other
+
+    return texts()
+
+
+def _write_unshuffled(
+    problem, run, split_paths, data_dir, tmp_dir, num_workers, max_cases, summary, progress
+):
+    """T2T's ``generate_files`` calls, for the streams with shards to write; returns whether
+    a split was left out (all its shards kept)."""
+    if problem.is_generate_per_split:
+        streams = [
+            (split, paths, run.todo_of(split_file_name(split))) for split, paths in split_paths
+        ]
+    else:
+        streams = [("train", run.paths, sorted(run.todo))]
+    skipped = False
+    for split, paths, todo in streams:
+        if not todo:
+            skipped = True
+            continue
+        bar = datagen_lib.Progress(f"{problem.name} {split_file_name(split)}", enabled=progress)
+        if _pool_encodes(problem):
+            counts = datagen_engine.PairCounts()
+            texts = _texts(problem, data_dir, tmp_dir, split, max_cases)
+            vocab_path = os.path.join(data_dir, problem.vocab_filename)
+            datagen_engine.write_text_pairs(
+                texts, paths, todo, vocab_path, counts, num_workers, bar=bar
+            )
+            summary.input_tokens += counts.input_tokens
+            summary.target_tokens += counts.target_tokens
+            continue
+        samples = problem.generate_encoded_samples(data_dir, tmp_dir, split)
+        t2t_shards.write_cases(
+            _progress(samples, bar), paths, _serializer(summary), max_cases, todo=todo
+        )
+    return skipped
 
 
 def generate_t2t_data(
     problem,
     data_dir: str,
     tmp_dir: str,
+    num_workers: int | None = None,
     max_cases: int | None = None,
     random_seed: int = DEFAULT_SEED,
     progress: bool = True,
+    trusted: bool = True,
 ) -> DatagenSummary:
     """Vocab and shards of ``problem`` in ``data_dir`` as T2T 1.15 writes them. ``max_cases``
-    caps each ``generate_files`` call (T2T's argument of that name)."""
+    caps each ``generate_files`` call (T2T's argument of that name); ``trusted=False`` writes
+    every shard again, whatever is on disk."""
     start = time.monotonic()
     summary = DatagenSummary(problem.name, data_dir)
     fileio.makedirs(data_dir)
     split_paths = _split_paths(problem, data_dir)
     vocab_path = os.path.join(data_dir, problem.vocab_filename)
-    all_paths = [p for _, paths in split_paths for p in paths]
-    finals = [_final(p) for p in all_paths]
-    if all(fileio.isfile(p) for p in finals):
-        summary.shards_kept = len(finals)
-    else:
-        for path in sorted(set(finals + all_paths)):  # a half-written run: start afresh
-            if fileio.exists(path):
-                fileio.remove(path)
+    run = datagen_engine.ShardRun(
+        data_dir, problem.name, [(split_file_name(s), paths) for s, paths in split_paths]
+    )
+    trusted = trusted and run.manifest_matches(vocab_path, max_cases, random_seed)
+    summary.shards_kept = run.plan(trusted)
+    if run.todo:
         vocab_existed = fileio.isfile(vocab_path)
-        generator_utils.seed_like_t2t_datagen(random_seed)
+        t2t_shards.seed_like_t2t_datagen(random_seed)
+        fresh = random.getstate()
         if progress:
-            print(f"{problem.name}: writing {len(finals)} shards", file=sys.stderr, flush=True)
-        counts: list[int] = []
-        if problem.is_generate_per_split:
-            for split, paths in split_paths:
-                samples = problem.generate_encoded_samples(data_dir, tmp_dir, split)
-                counts += generator_utils.generate_files(
-                    _counted(samples, summary), paths, max_cases
-                )
-        else:
-            samples = problem.generate_encoded_samples(data_dir, tmp_dir, "train")
-            counts = generator_utils.generate_files(
-                _counted(samples, summary), all_paths, max_cases
+            print(f"{problem.name}: writing {len(run.todo)} shards", file=sys.stderr, flush=True)
+        args = (problem, run, split_paths, data_dir, tmp_dir, num_workers, max_cases)
+        args += (summary, progress)
+        if _write_unshuffled(*args) and random.getstate() != fresh:
+            return generate_t2t_data(  # a split left out would change the later draws
+                problem, data_dir, tmp_dir, num_workers, max_cases, random_seed, progress, False
             )
-        generator_utils.shuffle_dataset(all_paths)
-        summary.shards_written = len(finals)
+        manifest = dict(
+            vocab_file=problem.vocab_filename,
+            vocab_sha256=datagen_lib.file_sha256(vocab_path) if fileio.isfile(vocab_path) else None,
+            max_cases=max_cases,
+            seed=random_seed,
+        )
+        summary.pairs = run.finish(random, manifest, shuffle=not problem.already_shuffled)
+        summary.shards_written = len(run.todo)
         summary.vocab_built = not vocab_existed and fileio.isfile(vocab_path)
-        position = 0
-        for split, paths in split_paths:
-            name = split_file_name(split)
-            summary.pairs[name] = sum(counts[position : position + len(paths)])
-            position += len(paths)
+    else:
+        summary.pairs = run.kept_pairs()
     encoders = problem.get_encoders(data_dir)
     summary.vocab_size = encoders["targets"].vocab_size
     if problem.vocab_type == "character":

@@ -5,38 +5,33 @@ names and shuffles shards and builds a vocabulary (``generator_utils.py``: ``gen
 Same files as T2T from the same examples: shard names ``<name>[-unshuffled]-<split>-NNNNN-of-
 MMMMM``, examples dealt round-robin, then each unshuffled file shuffled in memory with Python's
 global ``random`` (seeded by ``t2t-datagen``'s ``--random_seed`` before each problem:
-``bin/t2t_datagen.py, set_random_seed``) and written under its final name. Every file is
-written to a temp name and renamed. Nothing is downloaded: ``maybe_download`` finds the file in
+``bin/t2t_datagen.py, set_random_seed``) and written under its final name: the project's one
+algorithm (``data/t2t_shards.py``), which these names call. Every file is written to a temp
+name and renamed. Nothing is downloaded: ``maybe_download`` finds the file in
 --tmp_dir or says where to put it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import os
 import random
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 
-import numpy as np
 import tensorflow as tf
 
 from t2t_repro import fileio
-from t2t_repro.atomic_write import atomic_open, atomic_path
-from t2t_repro.data import records
+from t2t_repro.atomic_write import atomic_open
+from t2t_repro.data import records, t2t_shards
 from t2t_repro.data.text_files import sample_lines_for_vocab
 from t2t_repro.errors import DataError
 from t2t_repro.t2t_compat import refusals
 
-UNSHUFFLED_SUFFIX = "-unshuffled"
+UNSHUFFLED_SUFFIX = t2t_shards.UNSHUFFLED_SUFFIX
 
 
-def seed_like_t2t_datagen(seed: int) -> None:
-    """What ``t2t-datagen`` does before each problem: Python's and numpy's global seeds (the
-    shuffle below draws from the former)."""
-    random.seed(seed)
-    np.random.seed(seed)
+seed_like_t2t_datagen = t2t_shards.seed_like_t2t_datagen
 
 
 def sharded_name(base_name: str, shard: int, total_shards: int) -> str:
@@ -72,33 +67,18 @@ def combined_data_filenames(problem: str, output_dir: str, num_training_shards: 
 
 
 def to_example(dictionary: dict) -> tf.train.Example:
-    """A ``tf.train.Example`` of int, float or text lists (T2T's ``to_example``)."""
-    features = {}
-    for key, values in dictionary.items():
-        if isinstance(values, map):
-            values = list(values)
-        if not values:
-            raise DataError(f"empty generated field {key!r}: every feature needs a value.")
-        first = values[0]
-        if isinstance(first, (int, np.integer)):
-            feature = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-        elif isinstance(first, float):
-            feature = tf.train.Feature(float_list=tf.train.FloatList(value=values))
-        elif isinstance(first, (str, bytes)):
-            values = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
-            feature = tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
-        else:
-            raise DataError(
-                f"feature {key!r}: value {first!r} of type {type(first).__name__} is not an "
-                "int, float or string list."
-            )
-        features[key] = feature
-    return tf.train.Example(features=tf.train.Features(feature=features))
+    """T2T's ``to_example`` (``records.to_example``), which refuses an empty feature."""
+    return records.to_example(dictionary, allow_empty=False)
+
+
+def serialize(case: dict) -> bytes:
+    """A case's ``to_example`` bytes, its features in key order (as this project writes)."""
+    return records.serialize_example(case, allow_empty=False)
 
 
 def outputs_exist(filenames: Iterable[str]) -> str | None:
     for name in filenames:
-        final = name.replace(UNSHUFFLED_SUFFIX, "")
+        final = t2t_shards.final_path(name)
         if fileio.exists(final):
             return final
     return None
@@ -110,40 +90,15 @@ def generate_files(
     max_cases: int | None = None,
     cycle_every_n: int = 1,
 ) -> list[int]:
-    """Examples round-robin into ``output_filenames`` (T2T's ``generate_files``); skipped when
-    any final file exists. Returns the records written per file (T2T returns nothing)."""
+    """T2T's ``generate_files`` (the engine's ``t2t_shards.write_cases``); skipped when any
+    final file exists. Returns the records written per file (T2T returns nothing)."""
     if outputs_exist(output_filenames):
         return []
-    counts = [0] * len(output_filenames)
-    with contextlib.ExitStack() as stack:  # an error removes every temp file, renames none
-        writers = [stack.enter_context(_record_writer(p)) for p in output_filenames]
-        counter, shard = 0, 0
-        for case in generator:
-            if case is None:
-                continue
-            counter += 1
-            if max_cases and counter > max_cases:
-                break
-            writers[shard].write(to_example(case).SerializeToString(deterministic=True))
-            counts[shard] += 1
-            if counter % cycle_every_n == 0:
-                shard = (shard + 1) % len(output_filenames)
-    return counts
-
-
-@contextlib.contextmanager
-def _record_writer(path: str) -> Iterator[tf.io.TFRecordWriter]:
-    """A TFRecord writer on a temp name, renamed to ``path`` when the block completes."""
-    with atomic_path(path) as tmp:
-        writer = tf.io.TFRecordWriter(tmp)
-        try:
-            yield writer
-        finally:
-            writer.close()
+    return t2t_shards.write_cases(generator, output_filenames, serialize, max_cases, cycle_every_n)
 
 
 def read_records(filename: str) -> list[bytes]:
-    return list(tf.data.TFRecordDataset(filename).as_numpy_iterator())
+    return t2t_shards.read_records(filename)
 
 
 def write_records(serialized: Iterable[bytes], out_filename: str) -> None:
@@ -153,17 +108,11 @@ def write_records(serialized: Iterable[bytes], out_filename: str) -> None:
 def shuffle_dataset(
     filenames: list[str], extra_fn: Callable[[list[bytes]], list[bytes]] | None = None
 ) -> None:
-    """Shuffle each unshuffled file into its final name with the global ``random``, in order
-    (T2T's ``shuffle_dataset``/``_shuffle_single``); skipped when any final file exists."""
+    """T2T's ``shuffle_dataset``: each file shuffled in order with the global ``random`` (the
+    engine's ``t2t_shards.shuffle_in_order``); skipped when any final file exists."""
     if outputs_exist(filenames):
         return
-    for filename in filenames:
-        serialized = read_records(filename)
-        random.shuffle(serialized)
-        if extra_fn is not None:
-            serialized = extra_fn(serialized)
-        write_records(serialized, filename.replace(UNSHUFFLED_SUFFIX, ""))
-        fileio.remove(filename)
+    t2t_shards.shuffle_in_order(filenames, random, extra_fn=extra_fn)
 
 
 def generate_dataset_and_shuffle(

@@ -183,6 +183,9 @@ class Text2TextProblem(Problem):
             targets_prefix=self.targets_prefix,
         )
 
+    # T2T's own encoding of the samples' texts: datagen may run it in its encoding pool instead.
+    get_or_create_vocab.pool_encodes = generate_encoded_samples.pool_encodes = True
+
     # -- the project's hooks -----------------------------------------------------------------
     def check_runnable(self) -> None:
         """One line naming the class when this problem cannot run here."""
@@ -206,11 +209,13 @@ class Text2TextProblem(Problem):
 
     def generate_data(self, data_dir, tmp_dir, task_id=-1, **tool_flags):
         """T2T's datagen of this problem (``t2t_compat/datagen.py``); the tools pass
-        ``max_cases``, ``random_seed`` and ``progress``. T2T's ``task_id`` is not used."""
+        ``num_workers`` (where T2T has ``task_id``, which T2T's ``Text2TextProblem`` does not
+        use), ``max_cases``, ``random_seed`` and ``progress``."""
         from t2t_repro.t2t_compat.datagen import generate_t2t_data
 
         self.check_runnable()
-        return generate_t2t_data(self, data_dir, tmp_dir, **tool_flags)
+        workers = task_id if task_id and task_id > 0 else None  # the tools' num_workers
+        return generate_t2t_data(self, data_dir, tmp_dir, workers, **tool_flags)
 
     generate_data.t2t_tool_entry = True
 
