@@ -1,8 +1,7 @@
 """``tensor2tensor.data_generators.text_encoder`` for a T2T usr_dir: T2T's reserved tokens and
 encoders (``text_encoder.py``). The subword and byte encoders are this project's T2T-exact
-ones (``t2t_repro/text_encoding/``); ``TokenTextEncoder`` is T2T's own file format here (one
-token a line, the line number is the id, no reserved ids added), which differs from the
-project's word vocabularies (``text_encoding/token_encoder.py``: ``<UNK>`` at id 2).
+ones (``t2t_repro/text_encoding/``); ``TokenTextEncoder`` is the project's token encoder
+(``text_encoding/token_encoder.py``) with T2T's signature and defaults.
 """
 
 from __future__ import annotations
@@ -10,10 +9,8 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable, Sequence
 
-from t2t_repro import fileio
-from t2t_repro.atomic_write import write_text_atomically
-from t2t_repro.errors import DataError
 from t2t_repro.t2t_compat import refusals
+from t2t_repro.text_encoding import token_encoder
 from t2t_repro.text_encoding.byte_encoder import ByteTextEncoder
 from t2t_repro.text_encoding.reserved_tokens import (
     EOS,
@@ -123,10 +120,11 @@ class TextEncoder(abc.ABC):  # noqa: B024 (an ABC for register(): the project's 
         raise NotImplementedError()
 
 
-class TokenTextEncoder:
-    """T2T's ``TokenTextEncoder``: whitespace tokens <-> line numbers of a vocab file."""
-
-    graph_kind = "T2T token"  # no in-graph encoder for the exporter
+class TokenTextEncoder(token_encoder.TokenTextEncoder):
+    """T2T's ``TokenTextEncoder`` with T2T's signature and defaults: a file is read as T2T
+    reads it (each line a token, nothing added), a list gets ``<pad>``/``<EOS>`` first, an
+    unknown token is an error unless ``replace_oov`` is given. The one implementation is
+    ``text_encoding/token_encoder.py``."""
 
     def __init__(
         self,
@@ -136,56 +134,17 @@ class TokenTextEncoder:
         replace_oov: str | None = None,
         num_reserved_ids: int = NUM_RESERVED_TOKENS,
     ) -> None:
-        self._reverse = reverse
-        self._replace_oov = replace_oov
+        super().__init__(
+            vocab_filename or None,
+            vocab_list or (),
+            reverse=reverse,
+            replace_oov=replace_oov,
+            reserved=RESERVED_TOKENS,
+            strict=False,
+        )
         self._num_reserved_ids = num_reserved_ids
-        if vocab_filename:
-            if not fileio.isfile(vocab_filename):
-                raise DataError(
-                    f"token vocabulary {vocab_filename} not found: VocabType.TOKEN needs your "
-                    "own vocabulary file there (one token a line; <pad> and <EOS> first)."
-                )
-            with fileio.open(vocab_filename, encoding="utf-8") as f:
-                tokens = [line.strip() for line in f.readlines()]
-        else:
-            tokens = list(RESERVED_TOKENS)
-            tokens += [t for t in vocab_list or [] if t not in RESERVED_TOKENS]
-        self._id_to_token = dict(enumerate(tokens))
-        self._token_to_id = {t: i for i, t in self._id_to_token.items()}
-        self._source = vocab_filename or "vocab_list"
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self._id_to_token)
-
-    def encode(self, s: str) -> list[int]:
-        tokens = s.strip().split()
-        if self._replace_oov is not None:
-            tokens = [t if t in self._token_to_id else self._replace_oov for t in tokens]
-        missing = [t for t in tokens if t not in self._token_to_id]
-        if missing:
-            raise DataError(
-                f"token {missing[0]!r} is not in {self._source}: add it, or give the problem "
-                "an oov_token that the vocabulary holds."
-            )
-        ids = [self._token_to_id[t] for t in tokens]
-        return ids[::-1] if self._reverse else ids
-
-    def encode_batch(self, texts: Iterable[str]) -> list[list[int]]:
-        return [self.encode(t) for t in texts]
-
-    def decode_list(self, ids: Iterable[int]) -> list[str]:
-        ids = list(ids)
-        seq = reversed(ids) if self._reverse else ids
-        return [self._id_to_token.get(int(i), f"ID_{int(i)}") for i in seq]
-
-    def decode(self, ids: Iterable[int], strip_extraneous: bool = False) -> str:
-        """The tokens joined by spaces (T2T's ignores ``strip_extraneous`` here too)."""
-        return " ".join(self.decode_list(ids))
-
-    def store_to_file(self, filename: str) -> None:
-        text = "".join(self._id_to_token[i] + "\n" for i in range(len(self._id_to_token)))
-        write_text_atomically(filename, text)
+        # No in-graph encoder for the exporter: T2T's token files may hold what it cannot.
+        self.graph_kind = "T2T token"
 
 
 for _encoder in (ByteTextEncoder, SubwordTextEncoder, TokenTextEncoder):
