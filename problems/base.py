@@ -144,10 +144,12 @@ class Problem:
         ``slot_signal``); "" when the targets have no such slots."""
         return ""
 
-    def problem_hparams(self, data_dir: str) -> dict:
+    def problem_hparams(self, data_dir: str, model_hparams=None) -> dict:
         """What the model learns of the problem (``hparams_lib.build.PROBLEM_HPARAMS``): vocabulary
         sizes, target space id and, when the targets have them, their word slots. Model
-        features such as ``slot_signal`` are asked for by hparams and read these."""
+        features such as ``slot_signal`` are asked for by hparams and read these.
+        ``model_hparams``: the run's model hparams (T2T's ``Problem.hparams(defaults,
+        model_hparams)`` reads them; ``hparams_lib.build.model_hparams_for_problem``)."""
         input_size, target_size = self.vocab_sizes(data_dir)
         return dict(
             input_vocab_size=input_size,

@@ -30,7 +30,7 @@ from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
 from t2t_repro.hparams_lib import checks as hparams_checks
-from t2t_repro.hparams_lib.build import create_hparams
+from t2t_repro.hparams_lib.build import create_run_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training import evaluation, schedules, warm_start
 from t2t_repro.training.agreement import Agreement
@@ -81,9 +81,7 @@ class Trainer:
         if cfg.generate_data:
             print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
         saved = saved_hparams(cfg.output_dir)
-        hp = create_hparams(
-            cfg.hparams_set, cfg.hparams, **self.problem.problem_hparams(cfg.data_dir)
-        )
+        hp = create_run_hparams(self.problem, cfg.data_dir, cfg.hparams_set, cfg.hparams)
         if "train_steps" not in hp:
             hp.add_hparam("train_steps", cfg.train_steps)
         hp.set_hparam("train_steps", cfg.train_steps)
@@ -185,7 +183,12 @@ class Trainer:
 
     def evaluate(self) -> dict:
         try:
-            results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
+            results = evaluation.evaluate(
+                self.eval_fn,
+                self._eval_dataset(),
+                self.cfg.eval_steps,
+                self.hparams.get("loss_multiplier", 1.0),
+            )
         except tf.errors.DataLossError:
             raise corrupt_data_error(
                 self.problem, self.cfg.data_dir, self.eval_split, self.ckpt.latest

@@ -16,6 +16,12 @@ and their order are fixed (the seeded shuffle). So that the test can compare byt
 runs again in a new process (``--attempts``) until that order is the sorted one, which is what
 this project writes (``SerializeToString(deterministic=True)``).
 
+Another usr_dir: ``--problems`` names its problems, ``--given_corpus`` reads ``<out>/tmp`` as
+it is (its inputs, committed beside the reference) instead of writing the toy corpus, and
+``--hparams_set`` also records each problem's hparams as T2T's ``t2t-trainer`` makes them
+(``utils/hparams_lib.py:create_hparams`` with ``data_dir`` and ``problem_name``: the problem's
+``get_hparams`` of the set's model hparams).
+
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (README.md
 here). Usage::
 
@@ -120,6 +126,22 @@ def encoder_reference(text_encoder, work: str) -> dict:
     }
 
 
+def problem_hparams_reference(hparams_lib, hparams_set: str, name: str, data_dir: str) -> dict:
+    """The problem hparams T2T's t2t-trainer gives the model (``create_hparams(hparams_set,
+    data_dir=..., problem_name=...)``), the fields T2T's ``_default_hparams`` has."""
+    hparams = hparams_lib.create_hparams(hparams_set, "", data_dir=data_dir, problem_name=name)
+    p = hparams.problem_hparams
+    fields = ("loss_multiplier", "batch_size_multiplier", "stop_at_eos", "modality")
+    found = {f: getattr(p, f) for f in fields}
+    found.update(
+        vocab_size=dict(p.vocab_size),
+        input_space_id=int(p.input_space_id),
+        target_space_id=int(p.target_space_id),
+        vocabulary_sizes={k: v.vocab_size for k, v in p.vocabulary.items()},
+    )
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shim", required=True, help="the t2t_shim folder (t2t_compat.py)")
@@ -128,6 +150,11 @@ def main() -> None:
     parser.add_argument(
         "--attempts", type=int, default=10, help="runs (processes) to try for sorted records"
     )
+    parser.add_argument("--problems", default=",".join(PROBLEMS), help="comma-separated")
+    parser.add_argument(
+        "--given_corpus", action="store_true", help="read <out>/tmp as it is (no toy corpus)"
+    )
+    parser.add_argument("--hparams_set", default="", help="also record the problems' hparams")
     args = parser.parse_args()
 
     sys.path.insert(0, os.path.abspath(args.shim))
@@ -137,17 +164,19 @@ def main() -> None:
     import numpy as np
     import tensorflow as tf
     from tensor2tensor.data_generators import text_encoder
-    from tensor2tensor.utils import registry, usr_dir
+    from tensor2tensor.utils import hparams_lib, registry, usr_dir
 
+    problems = args.problems.split(",")
     tmp_dir = os.path.join(args.out, "tmp")
     data_out = os.path.join(args.out, "data")
-    write_corpus(tmp_dir)
+    if not args.given_corpus:
+        write_corpus(tmp_dir)
     usr_dir.import_usr_dir(args.usr_dir)
     work = tempfile.mkdtemp()
     data_dir, scratch = os.path.join(work, "data"), os.path.join(work, "tmp")
     shutil.copytree(tmp_dir, scratch)
     os.makedirs(data_dir)
-    for name in PROBLEMS:  # bin/t2t_datagen.py, main
+    for name in problems:  # bin/t2t_datagen.py, main
         tf.compat.v1.set_random_seed(SEED)
         random.seed(SEED)
         np.random.seed(SEED)
@@ -160,7 +189,7 @@ def main() -> None:
         if "-" in f
     }
     summary = {
-        "problems": PROBLEMS,
+        "problems": problems,
         "random_seed": SEED,
         "files": sorted(os.listdir(data_out)),
         "examples_per_shard": {f: n for f, (_, n) in shards.items()},
@@ -173,6 +202,12 @@ def main() -> None:
             "python": sys.version.split()[0],
         },
     }
+    if args.hparams_set:
+        summary["hparams_set"] = args.hparams_set
+        summary["problem_hparams"] = {
+            name: problem_hparams_reference(hparams_lib, args.hparams_set, name, data_out)
+            for name in problems
+        }
     with open(os.path.join(args.out, "t2t_1.15.7_datagen.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")
