@@ -6,6 +6,7 @@ The reference files under tests/data/t2t_reference were produced by the real ten
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -48,3 +49,20 @@ def rewrite_t2t_checkpoint(src: Path, dst: Path, drop=(), replace=None) -> Path:
         tensors=[tf.constant(tensors[n]) for n in names],
     )
     return dst
+
+
+def registrations_kept(module_prefixes: set):
+    """For a fixture (``yield from``): the registry, and ``sys.modules`` for the usr_dirs named
+    by ``module_prefixes``, as they were before, once the fixture's tests end (a usr_dir's names
+    are registered for those tests only)."""
+    from t2t_repro import registry
+
+    saved = {kind: dict(names) for kind, names in registry._REGISTRIES.items()}
+    modules = set(sys.modules)
+    yield
+    for kind, names in saved.items():
+        registry._REGISTRIES[kind].clear()
+        registry._REGISTRIES[kind].update(names)
+    for name in set(sys.modules) - modules:
+        if name.split(".")[0] in module_prefixes:
+            del sys.modules[name]

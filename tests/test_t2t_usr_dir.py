@@ -15,6 +15,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen, decoder, trainer
+from tests.t2t_fixtures import registrations_kept
 from tests.tools import SMALL_BATCH_SHUFFLE
 
 HERE = Path(__file__).resolve().parent
@@ -27,20 +28,9 @@ SUBWORDS, CHARS, TRANSLATE = "tiny_en_de_subwords", "tiny_upcase_chars", "tiny_t
 def restore_registry():
     """The usr_dirs' names are registered for this module only: later tests see the registry
     (and sys.modules) as they were."""
-    saved = {kind: dict(names) for kind, names in registry._REGISTRIES.items()}
-    modules = set(sys.modules)
-    yield
-    for kind, names in saved.items():
-        registry._REGISTRIES[kind].clear()
-        registry._REGISTRIES[kind].update(names)
-    for name in set(sys.modules) - modules:
-        if name.split(".")[0] in {
-            "t2t_usr_dir",
-            "refused_usr_dir",
-            "other_usr_dir",
-            "token_usr_dir",
-        }:
-            del sys.modules[name]
+    yield from registrations_kept(
+        {"t2t_usr_dir", "refused_usr_dir", "other_usr_dir", "token_usr_dir"}
+    )
 
 
 def read_examples(path):

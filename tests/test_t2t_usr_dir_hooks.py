@@ -17,6 +17,7 @@ from t2t_repro import registry
 from t2t_repro.commands import datagen, trainer
 from t2t_repro.hparams_lib.build import create_run_hparams, model_hparams_for_problem
 from t2t_repro.t2t_compat.problem import T2TProblemError
+from tests.t2t_fixtures import registrations_kept
 from tests.tools import SMALL_BATCH_SHUFFLE
 
 HERE = Path(__file__).resolve().parent
@@ -31,15 +32,7 @@ INLINE = "hook_case_usr_dir"
 @pytest.fixture(scope="module", autouse=True)
 def restore_registry():
     """The usr_dirs' names are registered for this module only."""
-    saved = {kind: dict(names) for kind, names in registry._REGISTRIES.items()}
-    modules = set(sys.modules)
-    yield
-    for kind, names in saved.items():
-        registry._REGISTRIES[kind].clear()
-        registry._REGISTRIES[kind].update(names)
-    for name in set(sys.modules) - modules:
-        if name.split(".")[0] in {"t2t_usr_dir_hooks", INLINE}:
-            del sys.modules[name]
+    yield from registrations_kept({"t2t_usr_dir_hooks", INLINE})
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +175,7 @@ from tensor2tensor.utils import registry
 
 
 @registry.register_problem
-class HookCase(text_problems.Text2TextProblem):
+class {cls}(text_problems.Text2TextProblem):
     @property
     def vocab_type(self):
         return text_problems.VocabType.CHARACTER
@@ -192,8 +185,7 @@ class HookCase(text_problems.Text2TextProblem):
         return False
 
     def generate_samples(self, data_dir, tmp_dir, dataset_split):
-        for word in ("abc", "bcd"):
-            yield {{"inputs": word, "targets": word.upper()}}
+        yield {{"inputs": "abc", "targets": "ABC"}}
 {body}
 """
 
@@ -244,7 +236,7 @@ def _forget_inline_usr_dir():
 def _load_case(tmp_path, body):
     _forget_inline_usr_dir()
     path = tmp_path / f"{INLINE}.py"
-    path.write_text(CASE.format(body=body), encoding="utf-8")
+    path.write_text(CASE.format(cls="HookCase", body=body), encoding="utf-8")
     from t2t_repro.usr_dir import import_usr_dir
 
     import_usr_dir(str(path))
@@ -283,28 +275,12 @@ def test_the_trainer_refuses_an_unhonoured_hook_before_writing_anything(tmp_path
     assert not (tmp_path / "train").exists()
 
 
-RAISES = """
-from tensor2tensor.data_generators import text_problems
-from tensor2tensor.utils import registry
-
-
-@registry.register_problem
-class RaisesCase(text_problems.Text2TextProblem):
-    @property
-    def vocab_type(self):
-        return text_problems.VocabType.CHARACTER
-
-    @property
-    def is_generate_per_split(self):
-        return False
-
-    def generate_samples(self, data_dir, tmp_dir, dataset_split):
-        yield {"inputs": "abc", "targets": "ABC"}
-        raise ValueError("line 2 of my corpus has no tab")
-
-    def hparams(self, defaults, model_hparams):
-        defaults.target_space_id = model_hparams.no_such_hparam
-"""
+RAISES = CASE.format(
+    cls="RaisesCase",
+    body='        raise ValueError("line 2 of my corpus has no tab")\n\n'
+    "    def hparams(self, defaults, model_hparams):\n"
+    "        defaults.target_space_id = model_hparams.no_such_hparam\n",
+)
 
 
 def test_an_error_in_usr_dir_code_is_one_line_naming_file_line_and_problem(tmp_path, capsys):

@@ -9,6 +9,7 @@ import pytest
 from t2t_repro import registry
 from t2t_repro.commands import datagen
 from t2t_repro.data.text_files import DataError
+from tests.t2t_fixtures import registrations_kept
 
 USR_NAMES = {
     "name_usr_dir",
@@ -23,15 +24,7 @@ USR_NAMES = {
 @pytest.fixture(autouse=True)
 def restore_registry():
     """Each test's registrations and usr_dir modules are its own."""
-    saved = {kind: dict(names) for kind, names in registry._REGISTRIES.items()}
-    modules = set(sys.modules)
-    yield
-    for kind, names in saved.items():
-        registry._REGISTRIES[kind].clear()
-        registry._REGISTRIES[kind].update(names)
-    for name in set(sys.modules) - modules:
-        if name.split(".")[0] in USR_NAMES:
-            del sys.modules[name]
+    yield from registrations_kept(USR_NAMES)
 
 
 def write_usr_dir(tmp_path, name, source):
