@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from t2t_repro import registry
-from t2t_repro.commands import datagen, trainer
+from t2t_repro.commands import datagen, decoder, trainer
 from t2t_repro.hparams_lib.build import create_run_hparams, model_hparams_for_problem
 from t2t_repro.t2t_compat.problem import T2TProblemError
 from tests.t2t_fixtures import registrations_kept
@@ -306,6 +306,11 @@ def test_an_error_in_usr_dir_code_is_one_line_naming_file_line_and_problem(tmp_p
     assert "\n" not in err and "Traceback" not in err
     assert f"raised AttributeError: HParams has no hparam 'no_such_hparam' at {path}:" in err
     assert f"{path}:{hook_line} (in hparams) while running problem raises_case" in err
+    src = tmp_path / "src.txt"
+    src.write_text("abc\n", encoding="utf-8")
+    assert decoder.main([*argv, f"--decode_from_file={src}"]) == 1
+    decoder_err = capsys.readouterr().err.strip()
+    assert decoder_err == err.replace("t2t-trainer: ", "t2t-decoder: ", 1)
 
 
 def test_a_usr_dir_that_does_not_import_is_one_line_naming_file_and_line(tmp_path, capsys):
