@@ -192,15 +192,19 @@ class {cls}(text_problems.Text2TextProblem):
 REFUSED = {
     "preprocess_example": (
         "    def preprocess_example(self, example, mode, hparams):\n        return example\n",
-        "overrides preprocess_example(), which this project's input pipeline does not call",
+        "overrides preprocess_example, which this project does not call",
     ),
     "max_length": (
         "    def max_length(self, model_hparams):\n        return 64\n",
-        "overrides max_length()",
+        "overrides max_length,",
     ),
     "example_reading_spec": (
         "    def example_reading_spec(self):\n        return {}, None\n",
-        "overrides example_reading_spec()",
+        "overrides example_reading_spec,",
+    ),
+    "decode_hooks": (
+        "    @property\n    def decode_hooks(self):\n        return [print]\n",
+        "overrides decode_hooks, which this project does not call; remove it (score decodes",
     ),
     "batch_size_means_tokens": (
         "    @property\n    def batch_size_means_tokens(self):\n        return False\n",

@@ -171,22 +171,40 @@ def _number(problem: Any, name: str, value: Any, kind: type, error: type) -> Any
     return kind(value)
 
 
+# T2T Problem hooks of its input pipeline, decoding and metrics that nothing here calls, and
+# what to do instead (``data_generators/problem.py``).
+_UNCALLED_HOOKS = (
+    ("preprocess_example", "preprocess the samples in generate_samples instead"),
+    ("preprocess", "preprocess the samples in generate_samples instead"),
+    ("example_reading_spec", "write int64 inputs/targets features, as Text2TextProblem"),
+    ("max_length", "use the max_length hparam (--hparams=max_length=N)"),
+    ("dataset", "the tools read the shards themselves"),
+    ("input_fn", "the tools read the shards themselves"),
+    ("serving_input_fn", "t2t-exporter builds the serving input"),
+    ("eval_metric_fns", "eval_metrics() names the metrics, see docs/porting.md"),
+    ("all_metrics_fns", "eval_metrics() names the metrics, see docs/porting.md"),
+    ("decode_hooks", "score decodes with t2t-bleu"),
+)
+
+
+def _defined_by_usr_dir(cls: type, name: str) -> bool:
+    """Whether the class that gives ``cls`` its ``name`` is the usr_dir's, not t2t_compat's."""
+    for owner in cls.__mro__:
+        if name in owner.__dict__:
+            return not owner.__module__.startswith("t2t_repro.")
+    return False
+
+
 def refuse_unhonoured_hooks(problem: Any, error: type) -> None:
-    """One line for the first hook ``problem`` overrides that this project cannot honour:
-    ``preprocess_example``, ``example_reading_spec``, ``max_length`` (the input pipeline is the
-    project's: T2T's truncation and length filter by ``max_length`` hparams), a
-    ``batch_size_means_tokens`` of False, or ``eval_metrics`` naming what is not computed.
-    A hook is overridden when the usr_dir, not ``t2t_compat``, defines it."""
+    """One line for the first hook ``problem`` overrides that this project cannot honour (the
+    input pipeline, decoding and metrics are the project's: ``_UNCALLED_HOOKS``), a
+    ``batch_size_means_tokens`` of False, or ``eval_metrics`` naming what is not computed."""
     cls = type(problem)
-    for hook, instead in (
-        ("preprocess_example", "preprocess the samples in generate_samples instead"),
-        ("example_reading_spec", "write int64 inputs/targets features, as Text2TextProblem"),
-        ("max_length", "use the max_length hparam (--hparams=max_length=N)"),
-    ):
-        if not getattr(getattr(cls, hook), "__module__", "").startswith("t2t_repro."):
+    for hook, instead in _UNCALLED_HOOKS:
+        if _defined_by_usr_dir(cls, hook):
             raise error(
-                f"{where(problem)}: overrides {hook}(), which this project's input pipeline "
-                f"does not call; remove it ({instead})."
+                f"{where(problem)}: overrides {hook}, which this project does not call; remove "
+                f"it ({instead})."
             )
     if not problem.batch_size_means_tokens:
         raise error(
