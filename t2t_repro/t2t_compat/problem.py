@@ -164,9 +164,12 @@ class Problem(base.Problem):
         return example
 
     def example_reading_spec(self) -> tuple[dict, None]:
-        """T2T's default: int64 ``inputs`` and ``targets`` (here the feature names the input
-        pipeline reads); an override is refused (problem_hparams)."""
-        return {"inputs": "VarLenFeature(int64)", "targets": "VarLenFeature(int64)"}, None
+        """T2T's default: int64 ``inputs`` and ``targets``, what the input pipeline reads; an
+        override is refused (problem_hparams)."""
+        import tensorflow as tf
+
+        feature = tf.io.VarLenFeature(tf.int64)
+        return {"inputs": feature, "targets": feature}, None
 
     def max_length(self, model_hparams: Any) -> int:
         """T2T's default (``split_to_length`` or ``max_length`` or ``batch_size``), what the
