@@ -20,7 +20,9 @@ Another usr_dir: ``--problems`` names its problems, ``--given_corpus`` reads ``<
 it is (its inputs, committed beside the reference) instead of writing the toy corpus, and
 ``--hparams_set`` also records each problem's hparams as T2T's ``t2t-trainer`` makes them
 (``utils/hparams_lib.py:create_hparams`` with ``data_dir`` and ``problem_name``: the problem's
-``get_hparams`` of the set's model hparams).
+``get_hparams`` of the set's model hparams), and ``--vocab_quirks`` the vocab file T2T's
+``SubwordTextEncoder.store_to_file`` writes of subtokens with newlines in them and the
+subtokens its reader takes back from it.
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (README.md
 here). Usage::
@@ -126,6 +128,22 @@ def encoder_reference(text_encoder, work: str) -> dict:
     }
 
 
+QUIRK_SUBTOKENS = ["<pad>_", "<EOS>_", "a\nb", "\n", "c_", " \n", "'"]
+
+
+def vocab_file_reference(text_encoder, work: str) -> dict:
+    """T2T's SubwordTextEncoder.store_to_file of subtokens with newlines in them (the file's
+    text) and what its _load_from_file_object reads back from that file."""
+    encoder = text_encoder.SubwordTextEncoder()
+    encoder._init_subtokens_from_list(list(QUIRK_SUBTOKENS))
+    path = os.path.join(work, "quirks.subwords")
+    encoder.store_to_file(path)
+    with open(path, encoding="utf-8", newline="") as f:
+        text = f.read()
+    read_back = text_encoder.SubwordTextEncoder(path)._all_subtoken_strings
+    return {"subtokens": QUIRK_SUBTOKENS, "file": text, "read_back": list(read_back)}
+
+
 def problem_hparams_reference(hparams_lib, hparams_set: str, name: str, data_dir: str) -> dict:
     """The problem hparams T2T's t2t-trainer gives the model (``create_hparams(hparams_set,
     data_dir=..., problem_name=...)``), the fields T2T's ``_default_hparams`` has."""
@@ -155,6 +173,9 @@ def main() -> None:
         "--given_corpus", action="store_true", help="read <out>/tmp as it is (no toy corpus)"
     )
     parser.add_argument("--hparams_set", default="", help="also record the problems' hparams")
+    parser.add_argument(
+        "--vocab_quirks", action="store_true", help="also record T2T's vocab file of newlines"
+    )
     args = parser.parse_args()
 
     sys.path.insert(0, os.path.abspath(args.shim))
@@ -208,6 +229,8 @@ def main() -> None:
             name: problem_hparams_reference(hparams_lib, args.hparams_set, name, data_out)
             for name in problems
         }
+    if args.vocab_quirks:
+        summary["vocab_file_quirks"] = vocab_file_reference(text_encoder, work)
     with open(os.path.join(args.out, "t2t_1.15.7_datagen.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")
