@@ -158,6 +158,11 @@ class Problem:
             target_slot_ids=self.target_slot_ids(data_dir),
         )
 
+    def max_length(self, hparams) -> int | None:
+        """The longest example the trainer reads (T2T's ``Problem.max_length``); None: the
+        input pipeline's default, the ``max_length`` hparam, else ``batch_size``."""
+        return None
+
     def source_class_ids(self, data_dir: str) -> list[int] | None:
         """For a word-level source, each source id's shape-class id (``word_dropout_alpha``
         replaces words by it); None when the source has no classes."""

@@ -194,10 +194,6 @@ REFUSED = {
         "    def preprocess_example(self, example, mode, hparams):\n        return example\n",
         "overrides preprocess_example, which this project does not call",
     ),
-    "max_length": (
-        "    def max_length(self, model_hparams):\n        return 64\n",
-        "overrides max_length,",
-    ),
     "example_reading_spec": (
         "    def example_reading_spec(self):\n        return {}, None\n",
         "overrides example_reading_spec,",
@@ -259,6 +255,33 @@ def test_a_hook_this_project_cannot_honour_is_refused_in_one_line(tmp_path, hook
     line = str(refused.value)
     assert message in line and "\n" not in line
     assert line.startswith(f"HookCase (hook_case) in {path}: ")
+
+
+@pytest.mark.slow
+def test_an_overridden_max_length_is_what_the_training_input_keeps(generated, tmp_path):
+    """T2T's input_fn filters and buckets by problem.max_length(hparams); the trainer passes
+    it to make_dataset."""
+    import tensorflow as tf
+
+    from t2t_repro.data.input_pipeline import TRAIN, make_dataset
+
+    hook = "    def max_length(self, model_hparams):\n"
+    _load_case(tmp_path, hook + "        return model_hparams.batch_size // 16\n")
+    problem = registry.problem("hook_case")
+    hp = create_run_hparams(problem, str(tmp_path), HPARAMS_SET)  # not refused
+    assert problem.max_length(hp) == hp.batch_size // 16 == 16
+    pattern = registry.problem(CHARS).filepattern(str(generated), "train")
+
+    def lengths(max_length):
+        found = []
+        for batch in make_dataset(pattern, TRAIN, hp, seed=1, repeat=False, max_length=max_length):
+            rows = [tf.reduce_sum(tf.cast(batch[k] > 0, tf.int32), 1) for k in batch]
+            found += tf.reduce_max(tf.stack(rows), 0).numpy().tolist()
+        return found
+
+    kept, every = lengths(problem.max_length(hp)), lengths(None)  # None: batch_size, 256
+    assert len(every) == 30 and max(every) > 16
+    assert sorted(kept) == sorted(n for n in every if n <= 16) and kept
 
 
 def test_the_trainer_refuses_an_unhonoured_hook_before_writing_anything(tmp_path, capsys):

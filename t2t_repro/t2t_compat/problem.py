@@ -172,8 +172,8 @@ class Problem(base.Problem):
         return {"inputs": feature, "targets": feature}, None
 
     def max_length(self, model_hparams: Any) -> int:
-        """T2T's default (``split_to_length`` or ``max_length`` or ``batch_size``), what the
-        input pipeline uses; an override is refused (problem_hparams)."""
+        """T2T's default (``split_to_length`` or ``max_length`` or ``batch_size``: the input
+        pipeline's default); the trainer filters and buckets by it, an override's too."""
         return (
             model_hparams.get("split_to_length")
             or model_hparams.get("max_length")

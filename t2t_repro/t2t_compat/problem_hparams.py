@@ -177,7 +177,6 @@ _UNCALLED_HOOKS = (
     ("preprocess_example", "preprocess the samples in generate_samples instead"),
     ("preprocess", "preprocess the samples in generate_samples instead"),
     ("example_reading_spec", "write int64 inputs/targets features, as Text2TextProblem"),
-    ("max_length", "use the max_length hparam (--hparams=max_length=N)"),
     ("dataset", "the tools read the shards themselves"),
     ("input_fn", "the tools read the shards themselves"),
     ("serving_input_fn", "t2t-exporter builds the serving input"),

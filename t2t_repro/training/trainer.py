@@ -140,6 +140,7 @@ class Trainer:
                 length_multiplier=self.problem.batch_size_multiplier,
                 seed=self.data_seed,
                 augment=self.augment,
+                max_length=self.problem.max_length(self.hparams),
             )
             return ds.skip(skip) if skip else ds
 
@@ -157,6 +158,7 @@ class Trainer:
                 self.hparams,
                 input_context=ctx,
                 length_multiplier=self.problem.batch_size_multiplier,
+                max_length=self.problem.max_length(self.hparams),
             )
         )
 
