@@ -63,9 +63,12 @@ def _innermost_usr_dir_frame(exc: BaseException) -> tuple[str, int, str] | None:
     return None
 
 
-def usr_dir_error_line(exc: BaseException, problem: str = "") -> str | None:
+def usr_dir_error_line(
+    exc: BaseException, problem: str = "", traceback_hint: bool = True
+) -> str | None:
     """One line for an exception raised in a usr_dir's code: what it raised, where (file,
-    line, function), for which problem, and what to do; None when no usr_dir code raised it."""
+    line, function), for which problem, and what to do (``traceback_hint``: and that
+    ``--verbose`` prints the traceback); None when no usr_dir code raised it."""
     found = _innermost_usr_dir_frame(exc)
     if found is None:
         return None
@@ -76,6 +79,6 @@ def usr_dir_error_line(exc: BaseException, problem: str = "") -> str | None:
     for_problem = f" while running problem {problem}" if problem else ""
     return (
         f"your --t2t_usr_dir code raised {what} at {filename}:{lineno} (in {function})"
-        f"{for_problem}; fix it there. "
-        "Run with --verbose for the traceback."
+        f"{for_problem}; fix it there."
+        + (" Run with --verbose for the traceback." if traceback_hint else "")
     )

@@ -349,4 +349,6 @@ def test_a_usr_dir_that_does_not_import_is_one_line_naming_file_and_line(tmp_pat
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "Traceback" not in err
     assert err.startswith(f"t2t-datagen: error: --t2t_usr_dir {path}: your --t2t_usr_dir code")
-    assert f"raised SyntaxError: invalid syntax at {path}:3 (in <module>)" in err
+    assert err.endswith(
+        f"raised SyntaxError: invalid syntax at {path}:3 (in <module>); fix it there."
+    )

@@ -168,5 +168,5 @@ def _import_usr_dir(usr_dir: str) -> None:
     except FileNotFoundError:
         raise
     except Exception as e:
-        line = usr_dir_error_line(e)
+        line = usr_dir_error_line(e, traceback_hint=False)
         raise UsageError(f"--t2t_usr_dir {usr_dir}: {line or f'{type(e).__name__}: {e}'}") from e
