@@ -196,8 +196,10 @@ def _defined_by_usr_dir(cls: type, name: str) -> bool:
 
 def refuse_unhonoured_hooks(problem: Any, error: type) -> None:
     """One line for the first hook ``problem`` overrides that this project cannot honour (the
-    input pipeline, decoding and metrics are the project's: ``_UNCALLED_HOOKS``), a
-    ``batch_size_means_tokens`` of False, or ``eval_metrics`` naming what is not computed."""
+    input pipeline, decoding and metrics are the project's: ``_UNCALLED_HOOKS``), or
+    ``eval_metrics`` naming what is not computed. ``batch_size_means_tokens`` is not among
+    them: T2T's ``data_reader.input_fn`` batches variable-length text by tokens whatever it
+    says ("Shapes are not fully defined. Assuming batch_size means tokens."), as here."""
     cls = type(problem)
     for hook, instead in _UNCALLED_HOOKS:
         if _defined_by_usr_dir(cls, hook):
@@ -205,11 +207,6 @@ def refuse_unhonoured_hooks(problem: Any, error: type) -> None:
                 f"{where(problem)}: overrides {hook}, which this project does not call; remove "
                 f"it ({instead})."
             )
-    if not problem.batch_size_means_tokens:
-        raise error(
-            f"{where(problem)}: batch_size_means_tokens is False; batches here are always "
-            "batch_size tokens (T2T's text problems): remove the override."
-        )
     known = COMPUTED_METRICS + T2T_DEFAULT_METRICS
     unknown = [m for m in problem.eval_metrics() if m not in known]
     if unknown:
