@@ -108,7 +108,11 @@ def ask(problem: Any, model_hparams: HParams | None, data_dir: str, error: type)
             f"{where(problem)}: hparams(defaults, model_hparams) returned a value; as in T2T it "
             "must change `defaults` in place and return None."
         )
-    changed = sorted(k for k, v in model_hparams.values().items() if before.get(k, v) != v)
+    after = model_hparams.values()
+    missing = object()
+    changed = sorted(
+        k for k in set(before) | set(after) if before.get(k, missing) != after.get(k, missing)
+    )
     if changed:
         raise error(
             f"{where(problem)}: hparams() changed the model hparams {', '.join(changed)}; set "
