@@ -216,8 +216,9 @@ REFUSED = {
         "returned a value",
     ),
     "model_hparams": (
-        "    def hparams(self, defaults, model_hparams):\n        model_hparams.hidden_size = 8\n",
-        "changed the model hparams hidden_size",
+        "    def hparams(self, defaults, model_hparams):\n        model_hparams.hidden_size = 8\n"
+        "        model_hparams.add_hparam('my_new_one', 1)\n",
+        "changed the model hparams hidden_size, my_new_one",
     ),
 }
 
@@ -245,7 +246,7 @@ def test_a_hook_this_project_cannot_honour_is_refused_in_one_line(tmp_path, hook
     path = _load_case(tmp_path, body)
     problem = registry.problem("hook_case")
     problem.get_encoders(str(tmp_path))  # datagen needs none of these hooks: not refused
-    model_hparams = model_hparams_for_problem(HPARAMS_SET, data_dir=str(tmp_path))
+    model_hparams = model_hparams_for_problem("transformer_tiny", data_dir=str(tmp_path))
     with pytest.raises(T2TProblemError) as refused:
         problem.problem_hparams(str(tmp_path), model_hparams)
     line = str(refused.value)
