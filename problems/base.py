@@ -145,10 +145,12 @@ class Problem:
         ``slot_signal``); "" when the targets have no such slots."""
         return ""
 
-    def problem_hparams(self, data_dir: str) -> dict:
+    def problem_hparams(self, data_dir: str, model_hparams=None) -> dict:
         """What the model learns of the problem (``hparams_lib.build.PROBLEM_HPARAMS``): vocabulary
         sizes, target space id and, when the targets have them, their word slots. Model
-        features such as ``slot_signal`` are asked for by hparams and read these."""
+        features such as ``slot_signal`` are asked for by hparams and read these.
+        ``model_hparams``: the run's model hparams (T2T's ``Problem.hparams(defaults,
+        model_hparams)`` reads them; ``hparams_lib.build.model_hparams_for_problem``)."""
         input_size, target_size = self.vocab_sizes(data_dir)
         return dict(
             input_vocab_size=input_size,
@@ -156,6 +158,11 @@ class Problem:
             target_space_id=self.target_space_id,
             target_slot_ids=self.target_slot_ids(data_dir),
         )
+
+    def max_length(self, hparams) -> int | None:
+        """The longest example the trainer reads (T2T's ``Problem.max_length``); None: the
+        input pipeline's default, the ``max_length`` hparam, else ``batch_size``."""
+        return None
 
     def source_class_ids(self, data_dir: str) -> list[int] | None:
         """For a word-level source, each source id's shape-class id (``word_dropout_alpha``

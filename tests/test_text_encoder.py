@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import glob
 import gzip
+import json
 from pathlib import Path
 
 import pytest
@@ -336,17 +337,13 @@ def test_store_errors(tmp_path):
     (tmp_path / "afile").write_text("x")
     with pytest.raises(OSError, match="afile"):
         enc.store_to_file(str(tmp_path / "afile" / "v.subwords"))
-    with_newline = SubwordTextEncoder()
-    with_newline.build_from_token_counts({"a\nb": 3}, 1)
-    with pytest.raises(ValueError, match="newline"):
-        with_newline.store_to_file(str(tmp_path / "nl.subwords"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
 @pytest.mark.parametrize(
     "content,line,what",
     [
-        (b"'<pad>'\n'<EOS>'\n'abc\n'd_'\n", 3, "unbalanced quotes"),
+        (b"'<pad>'\n'<EOS>'\n'abc\n'd_\n", 3, "unbalanced quotes"),  # never closed
         (b"'<pad>'\n'<EOS>'\nabc'\n", 3, "unbalanced quotes"),
         (b"'<pad>'\n'<EOS>'\n\n'd_'\n", 3, "empty line"),
         (b"'<pad>'\n'<EOS>'\n'a_'\n'\xff\xfe_'\n", 4, "UTF-8"),
@@ -421,3 +418,19 @@ def test_token_text_encoder_round_trip_unknown_and_bad_file(tmp_path):
     (tmp_path / "bad").write_text("<pad>\n<EOS>\nA B\n")
     with pytest.raises(VocabFileError, match="not a token vocabulary"):
         TokenTextEncoder(str(tmp_path / "bad"))
+
+
+def test_a_subtoken_with_a_newline_is_stored_and_read_back_as_t2t_does(tmp_path):
+    """T2T 1.15.7's store_to_file and _load_from_file_object on subtokens with newlines
+    (recorded by tools/t2t_reference/make_t2t_usr_dir_reference.py --vocab_quirks): one
+    subtoken a line, so '\\n' and ' \\n' each read back as two empty subtokens, 'a\\nb' as two
+    quoted halves. tests/test_t2t_usr_dir_hooks.py has T2T's own datagen of such a vocab."""
+    reference = REPO / "tests" / "data" / "t2t_usr_dir_hooks_reference" / "t2t_1.15.7_datagen.json"
+    t2t = json.loads(reference.read_text(encoding="utf-8"))["vocab_file_quirks"]
+    enc = SubwordTextEncoder()
+    enc._init_subtokens(t2t["subtokens"])
+    path = tmp_path / "nl.subwords"
+    enc.store_to_file(str(path))
+    assert path.read_bytes() == t2t["file"].encode("utf-8")
+    assert list(SubwordTextEncoder(str(path)).all_subtoken_strings) == t2t["read_back"]
+    assert t2t["read_back"].count("") == 4 and len(t2t["read_back"]) == 10

@@ -22,7 +22,7 @@ from t2t_repro import fileio, registry
 from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib import checks as hparams_checks
-from t2t_repro.hparams_lib.build import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams, create_run_hparams
 
 MODEL_KEY = "model"
 HPARAMS_FILE = "hparams.json"
@@ -205,12 +205,7 @@ def load_trained_model(
             target_vocab_size=1,
             saved_json=saved_json,
         )  # Cheap check: no data file read yet.
-        hp = create_hparams(
-            set_name,
-            hparams_overrides,
-            saved_json=saved_json,
-            **problem.problem_hparams(data_dir),
-        )
+        hp = create_run_hparams(problem, data_dir, set_name, hparams_overrides, saved_json)
     hparams_checks.validate(hp, os.path.join(output_dir, HPARAMS_FILE) if saved else "hparams")
     try:
         model = model_class(hp)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Callable
 
 from t2t_repro import console, fileio
@@ -136,19 +137,36 @@ def run(
         print(f"{prog}: interrupted.", file=sys.stderr)
         return 130
     except Exception as e:
-        if not isinstance(e, USER_ERRORS):
+        if isinstance(e, USER_ERRORS):
+            print(f"{prog}: error: {e}", file=sys.stderr)
+            return 1
+        line = _usr_dir_error_line(e, args)
+        if line is None:
             raise
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        if args.verbose:
+            traceback.print_exc()
+        print(f"{prog}: error: {line}", file=sys.stderr)
         return 1
+
+
+def _usr_dir_error_line(error: Exception, args: argparse.Namespace) -> str | None:
+    """One line for an error the --t2t_usr_dir's own code raised (its file, line, function
+    and the problem); None for any other (a bug here: its traceback is kept)."""
+    if not getattr(args, "t2t_usr_dir", ""):
+        return None
+    from t2t_repro.usr_dir import usr_dir_error_line
+
+    return usr_dir_error_line(error, getattr(args, "problem", "") or "")
 
 
 def _import_usr_dir(usr_dir: str) -> None:
     """A user's module failing to import is the user's to fix: one line, not a traceback."""
-    from t2t_repro.usr_dir import import_usr_dir
+    from t2t_repro.usr_dir import import_usr_dir, usr_dir_error_line
 
     try:
         import_usr_dir(usr_dir)
     except FileNotFoundError:
         raise
     except Exception as e:
-        raise UsageError(f"--t2t_usr_dir {usr_dir}: {type(e).__name__}: {e}") from e
+        line = usr_dir_error_line(e, traceback_hint=False)
+        raise UsageError(f"--t2t_usr_dir {usr_dir}: {line or f'{type(e).__name__}: {e}'}") from e

@@ -127,11 +127,14 @@ def make_dataset(
     seed: int | None = None,
     repeat: bool | None = None,
     augment: Callable[[tf.data.Dataset], tf.data.Dataset] | None = None,
+    max_length: int | None = None,
 ) -> tf.data.Dataset:
     """Batches ``{"inputs": int32 [B, Li], "targets": int32 [B, Lt]}``, each padded with 0.
 
     ``augment`` (training only) transforms the repeated stream of examples before batching
-    (word dropout, ``data/word_dropout.py``)."""
+    (word dropout, ``data/word_dropout.py``). ``max_length``: the longest example kept and
+    bucketed (a problem's ``max_length``, T2T's ``Problem.max_length``); by default the
+    ``max_length`` hparam, else ``batch_size``."""
     is_train = mode == TRAIN
     repeat = is_train if repeat is None else repeat
     files = list_shards(filepattern)
@@ -152,7 +155,7 @@ def make_dataset(
     if is_train and augment is not None:
         ds = augment(ds)
 
-    max_length = hparams.max_length or hparams.batch_size
+    max_length = max_length or hparams.max_length or hparams.batch_size
     if is_train or hparams.get("eval_drop_long_sequences", False):
         min_length = hparams.get("min_length", 0)
         ds = ds.filter(

@@ -2,9 +2,11 @@
 
 Order follows T2T (``tensor2tensor/utils/hparams_lib.py``, ``create_hparams``): set -> saved
 ``hparams.json`` (when resuming) -> ``--hparams`` overrides. The problem contributes its
-hparams (``Problem.problem_hparams``: vocabulary sizes, target space id and, for targets that
-fill the input's words, ``target_slot_ids``), which the model reads; this is the one place
-problems and models meet.
+hparams (``Problem.problem_hparams``: vocabulary sizes, target space id, the loss multiplier
+and, for targets that fill the input's words, ``target_slot_ids``), which the model reads; this
+is the one place problems and models meet. As in T2T, the problem is asked with the model
+hparams of the run (``create_run_hparams``): a T2T problem's ``hparams(defaults,
+model_hparams)`` may read them.
 """
 
 from __future__ import annotations
@@ -14,8 +16,16 @@ from t2t_repro.hparam import HParams
 
 # What a problem may contribute. ``target_slot_ids`` (``"first:end"``): the target ids that
 # each fill one input word (the model's ``slot_signal`` reads it); only problems with such
-# targets give it.
-PROBLEM_HPARAMS = ("input_vocab_size", "target_vocab_size", "target_space_id", "target_slot_ids")
+# targets give it. ``loss_multiplier``: T2T's problem hparam of that name, the factor of the
+# training loss (``utils/t2t_model.py``, ``T2TModel._loss_single``); only problems whose
+# factor is not 1 give it.
+PROBLEM_HPARAMS = (
+    "input_vocab_size",
+    "target_vocab_size",
+    "target_space_id",
+    "target_slot_ids",
+    "loss_multiplier",
+)
 
 
 def add_problem_hparams(
@@ -68,6 +78,40 @@ def create_hparams(
     if saved_json is not None:
         hp.override_from_json(saved_json)
     return hp.parse(overrides)
+
+
+def model_hparams_for_problem(
+    hparams_set: str, overrides: str = "", *, saved_json: str | None = None, data_dir: str = ""
+) -> HParams:
+    """The model hparams a problem is asked with: the set, a saved hparams.json and the
+    overrides, and ``data_dir``, none of the problem's own, as T2T's ``create_hparams``
+    (``utils/hparams_lib.py``) has them when it calls ``add_problem_hparams``. A copy: what
+    the problem does to it changes nothing of the run."""
+    hp = create_hparams(
+        hparams_set, overrides, input_vocab_size=1, target_vocab_size=1, saved_json=saved_json
+    )
+    for name in PROBLEM_HPARAMS:
+        if name in hp:
+            hp.del_hparam(name)
+    if data_dir and "data_dir" not in hp:
+        hp.add_hparam("data_dir", data_dir)
+    return hp
+
+
+def create_run_hparams(
+    problem, data_dir: str, hparams_set: str, overrides: str = "", saved_json: str | None = None
+) -> HParams:
+    """``create_hparams`` with ``problem``'s hparams (``problem.problem_hparams(data_dir,
+    model_hparams)``), the problem asked with ``model_hparams_for_problem``."""
+    model_hparams = model_hparams_for_problem(
+        hparams_set, overrides, saved_json=saved_json, data_dir=data_dir
+    )
+    return create_hparams(
+        hparams_set,
+        overrides,
+        saved_json=saved_json,
+        **problem.problem_hparams(data_dir, model_hparams),
+    )
 
 
 def check_hparams(hparams_set: str, overrides: str = "") -> None:

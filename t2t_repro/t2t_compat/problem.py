@@ -15,14 +15,13 @@ from __future__ import annotations
 import functools
 import os
 import time
-from types import SimpleNamespace
 from typing import Any
 
 from problems import base
 from t2t_repro import fileio
 from t2t_repro.data import records
 from t2t_repro.errors import UserError
-from t2t_repro.t2t_compat import generator_utils, refusals
+from t2t_repro.t2t_compat import generator_utils, problem_hparams, refusals
 
 
 class DatasetSplit:
@@ -151,28 +150,51 @@ class Problem(base.Problem):
         return self._encoders
 
     def hparams(self, defaults: Any, model_hparams: Any) -> None:
-        """T2T's hook over the problem hparams; a usr_dir's override may set
-        ``target_space_id`` (read by ``problem_hparams``)."""
+        """T2T's hook over the problem hparams (``Problem.hparams``: nothing);
+        ``t2t_compat/problem_hparams.py`` says what each field it sets does here."""
+
+    def get_hparams(self, model_hparams: Any = None) -> Any:
+        """T2T's problem hparams of this problem (``Problem.get_hparams``)."""
+        data_dir = model_hparams.get("data_dir") if model_hparams is not None else None
+        self._encoders = self.get_feature_encoders(data_dir)
+        return problem_hparams.ask(self, model_hparams, data_dir or "", T2TProblemError)
+
+    def preprocess_example(self, example: dict, mode: str, hparams: Any) -> dict:
+        """T2T's default, the example as read; an override is refused (problem_hparams)."""
+        return example
+
+    def example_reading_spec(self) -> tuple[dict, None]:
+        """T2T's default: int64 ``inputs`` and ``targets``, what the input pipeline reads; an
+        override is refused (problem_hparams)."""
+        import tensorflow as tf
+
+        feature = tf.io.VarLenFeature(tf.int64)
+        return {"inputs": feature, "targets": feature}, None
+
+    def max_length(self, model_hparams: Any) -> int:
+        """T2T's default (``split_to_length`` or ``max_length`` or ``batch_size``: the input
+        pipeline's default); the trainer filters and buckets by it, an override's too."""
+        return (
+            model_hparams.get("split_to_length")
+            or model_hparams.get("max_length")
+            or model_hparams.get("batch_size")
+        )
 
     # -- the project's hooks ----------------------------------------------------------------
     def scores_bleu(self) -> bool:
         return APPROX_BLEU in self.eval_metrics()
 
-    def problem_hparams(self, data_dir: str) -> dict:
-        found = super().problem_hparams(data_dir)
-        defaults = SimpleNamespace(
-            loss_multiplier=1.0,
-            batch_size_multiplier=1,
-            stop_at_eos=False,
-            modality={},
-            vocab_size={},
-            input_space_id=SpaceID.GENERIC,
-            target_space_id=SpaceID.GENERIC,
-        )
-        self._encoders = self.get_encoders(data_dir)
-        self.hparams(defaults, None)
-        found["target_space_id"] = int(defaults.target_space_id)
-        return found
+    def problem_hparams(self, data_dir: str, model_hparams: Any = None) -> dict:
+        """T2T's ``get_hparams(model_hparams)`` as the run's problem hparams: the problem's
+        ``hparams(defaults, model_hparams)`` is called with the run's model hparams and every
+        field it sets is honoured, or refused in one line, as is an overridden hook this
+        project cannot honour (``t2t_compat/problem_hparams.py``)."""
+        encoders = self.get_encoders(data_dir)  # checks the problem; T2T's self._encoders
+        if self._encoders is None:
+            self._encoders = encoders
+        problem_hparams.refuse_unhonoured_hooks(self, T2TProblemError)
+        found = problem_hparams.ask(self, model_hparams, data_dir, T2TProblemError)
+        return problem_hparams.to_run_hparams(self, found, encoders, T2TProblemError)
 
 
 def _tool_entry(t2t_generate_data):

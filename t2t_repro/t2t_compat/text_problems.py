@@ -17,6 +17,7 @@ from t2t_repro import fileio
 from t2t_repro.data.text_files import DataError, decode_utf8, open_binary
 from t2t_repro.t2t_compat import generator_utils, refusals, text_encoder
 from t2t_repro.t2t_compat import registry as t2t_registry
+from t2t_repro.t2t_compat.modalities import ModalityType
 from t2t_repro.t2t_compat.problem import (
     APPROX_BLEU,
     DatasetSplit,
@@ -112,6 +113,19 @@ class Text2TextProblem(Problem):
 
     def eval_metrics(self) -> list[str]:
         return super().eval_metrics() + [APPROX_BLEU, "rouge_2_fscore", "rouge_L_fscore"]
+
+    def hparams(self, defaults, model_hparams) -> None:
+        """T2T's (``text_problems.py``, ``Text2TextProblem.hparams``): symbol modalities, the
+        encoders' sizes, and a loss multiplier of 2 for a CHARACTER vocabulary."""
+        p = defaults
+        p.stop_at_eos = int(True)
+        p.modality = {"targets": ModalityType.SYMBOL}
+        p.vocab_size = {"targets": self._encoders["targets"].vocab_size}
+        if self.has_inputs:
+            p.modality["inputs"] = ModalityType.SYMBOL
+            p.vocab_size["inputs"] = self._encoders["inputs"].vocab_size
+        if self.vocab_type == VocabType.CHARACTER:
+            p.loss_multiplier = 2.0
 
     # -- vocabulary ----------------------------------------------------------------------------
     @property
@@ -225,6 +239,7 @@ class Text2TextProblem(Problem):
         default ones refuse a missing file in one line (``get_or_create_vocab``)."""
         self.check_runnable()
         encoders = self.feature_encoders(data_dir)
+        self._encoders = encoders  # what T2T's hparams() reads (get_feature_encoders)
         return {"inputs": encoders["inputs"], "targets": encoders["targets"]}
 
     def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:

@@ -18,10 +18,13 @@ trie and a per-batch token cache. The ids are those of T2T's algorithm (tests co
 ``tests/reference_subword.py``). The vocabulary builder lives in
 :mod:`t2t_repro.text_encoding.subword_builder`.
 
-Deliberate differences from T2T, all on inputs T2T mishandles: a vocabulary file with an
-empty line or unbalanced quotes is an error (T2T would silently shift ids); ``store_to_file``
-refuses a subtoken containing a newline (T2T would write a file it cannot read back);
-``build_from_token_counts`` needs integer counts and ``num_iterations >= 1``.
+Vocabulary files are written and read as T2T writes and reads them, quirks included: a
+subtoken with a newline in it (``'\\n'``, from texts that keep their line ends) is written
+over two lines and read back as T2T reads it, one subtoken a line, so the ids of every
+record are T2T's. Deliberate differences from T2T, all on inputs T2T mishandles: a file T2T
+could not have written (an empty line between subtokens, a quote never closed as in a
+truncated file) is an error (T2T would silently shift ids); ``build_from_token_counts`` needs
+integer counts and ``num_iterations >= 1``.
 """
 
 from __future__ import annotations
@@ -46,6 +49,25 @@ class VocabFileError(DataError, ValueError):
 
 def _to_text(s) -> str:
     return s.decode("utf-8") if isinstance(s, (bytes, bytearray)) else s
+
+
+_EXPECTED = "(expected one quoted subtoken per line, e.g. 'the_')"
+
+
+def _check_line(path: str, lineno: int, line: str, s: str, open_at: int) -> int:
+    """Refuses a line T2T's ``store_to_file`` cannot have written there; returns the line where
+    a subtoken with a newline, still open after this line, began (0: none is open). Inside one,
+    any line may come, and one ending in a quote closes it (``'a`` then ``b'`` is ``a\\nb``)."""
+    if open_at:
+        return 0 if s.endswith("'") else open_at
+    if not s:
+        raise VocabFileError(f"{path}, line {lineno}: empty line {_EXPECTED}")
+    if s[0] == "'" and not (len(s) >= 2 and s[-1] == "'"):
+        return lineno  # a subtoken with a newline starts here (or the file is truncated)
+    balanced = s[0] not in "'\"" or (len(s) >= 2 and s[-1] == s[0])
+    if not balanced or (s[0] not in "'\"" and s[-1] in "'\""):
+        raise VocabFileError(f"{path}, line {lineno}: unbalanced quotes in {line!r} {_EXPECTED}")
+    return 0
 
 
 class SubwordTextEncoder:
@@ -96,8 +118,14 @@ class SubwordTextEncoder:
 
     # -- files -----------------------------------------------------------------------
     def load_from_file(self, path: str) -> None:
-        """Read a T2T ``.subwords`` file (one subtoken per line, single- or double-quoted
-        or bare, as T2T accepts)."""
+        """Read a T2T ``.subwords`` file as T2T reads it
+        (``data_generators/text_encoder.py``, ``SubwordTextEncoder._load_from_file_object``):
+        each line, right-stripped, is one subtoken, its quotes removed when it starts and ends
+        with the same quote. A subtoken T2T wrote with a newline in it (``store_to_file``
+        writes ``"'" + s + "'\\n"``) spans lines and reads back, as in T2T, as one subtoken a
+        line (``'\\n'`` as two empty ones). A file T2T could not have written (a quote opened
+        and never closed, as in a truncated file; an empty line between subtokens) is refused
+        in one line naming the line."""
         path = os.fspath(path)
         try:
             with fileio.open(path, "rb") as f:
@@ -110,46 +138,32 @@ class SubwordTextEncoder:
         if raw_lines and raw_lines[-1] == b"":
             raw_lines.pop()  # the newline that ends the last line
         strings: list[str] = []
+        open_at = 0  # the line where a subtoken spanning lines began (0: none is open)
         for lineno, raw in enumerate(raw_lines, start=1):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
                 raise VocabFileError(f"{path}, line {lineno}: not valid UTF-8 ({e})") from None
             s = line.rstrip()
-            if not s:
-                raise VocabFileError(
-                    f"{path}, line {lineno}: empty line (expected one quoted "
-                    "subtoken per line, e.g. 'the_')"
-                )
-            if s[0] in "'\"":
-                if len(s) < 2 or s[-1] != s[0]:
-                    raise VocabFileError(
-                        f"{path}, line {lineno}: unbalanced quotes in {line!r} "
-                        "(expected one quoted subtoken per line, e.g. 'the_')"
-                    )
+            open_at = _check_line(path, lineno, line, s, open_at)
+            if s[:1] in ("'", '"') and s[-1:] == s[:1]:
                 s = s[1:-1]
-            elif s[-1] in "'\"":
-                raise VocabFileError(
-                    f"{path}, line {lineno}: unbalanced quotes in {line!r} "
-                    "(expected one quoted subtoken per line, e.g. 'the_')"
-                )
             strings.append(s)
+        if open_at:
+            raise VocabFileError(
+                f"{path}, line {open_at}: unbalanced quotes: the quote opened there is never "
+                "closed (a truncated file? expected one quoted subtoken per line, e.g. 'the_')"
+            )
         if not strings:
             raise VocabFileError(f"{path}: empty subword vocabulary file")
         self._init_subtokens(strings)
         self.filename = path
 
     def store_to_file(self, path: str, add_single_quotes: bool = True) -> None:
-        """Write the vocabulary (T2T format) atomically: a temp file beside ``path``,
-        then a rename."""
+        """Write the vocabulary as T2T writes it (``"'" + subtoken + "'\\n"`` a subtoken, a
+        newline inside one included: ``load_from_file`` reads it back as T2T does),
+        atomically: a temp file beside ``path``, then a rename."""
         path = os.fspath(path)
-        for i, s in enumerate(self._all_subtoken_strings):
-            if "\n" in s:
-                raise ValueError(
-                    f"cannot store subtoken {i} ({s!r}) to {path}: a newline cannot be "
-                    "represented in the one-subtoken-per-line .subwords format (T2T would "
-                    "write a corrupt file); build the vocabulary from text without newlines"
-                )
         if add_single_quotes:
             text = "".join(f"'{s}'\n" for s in self._all_subtoken_strings)
         else:

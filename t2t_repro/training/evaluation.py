@@ -49,8 +49,11 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model):
     return eval_step
 
 
-def evaluate(eval_step, dataset, max_steps: int = 0) -> dict:
-    """Metrics over ``dataset`` (a distributed dataset), at most ``max_steps`` batches."""
+def evaluate(eval_step, dataset, max_steps: int = 0, loss_multiplier: float = 1.0) -> dict:
+    """Metrics over ``dataset`` (a distributed dataset), at most ``max_steps`` batches.
+    ``loss_multiplier`` (a problem's, T2T's problem hparam) scales the reported ``loss`` as T2T's
+    eval loss is scaled (``utils/t2t_model.py``, ``_loss_single``); ``neg_log_perplexity`` and
+    ``perplexity`` are T2T's metrics of the logits, never scaled."""
     # Traced once, for the dataset's spec (batch and length unknown): the first bucket's batch
     # would otherwise trace for its own shape and the second retrace without it.
     eval_step.get_concrete_function(dataset.element_spec)
@@ -63,7 +66,7 @@ def evaluate(eval_step, dataset, max_steps: int = 0) -> dict:
     tokens = max(totals["tokens"], 1.0)
     loss = totals["xent"] / tokens
     return {
-        "loss": loss,
+        "loss": loss * loss_multiplier if loss_multiplier != 1.0 else loss,
         "neg_log_perplexity": -loss,
         "perplexity": math.exp(min(loss, 50.0)),
         "accuracy": totals["correct"] / tokens,

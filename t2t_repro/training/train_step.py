@@ -93,6 +93,11 @@ def batch_loss_sums(model: keras.Model, batch: dict, label_smoothing: float):
 def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: int):
     """The per-replica function: takes the micro-batches of one update."""
     label_smoothing = hparams.label_smoothing
+    # A problem's loss multiplier scales the summed loss, as T2T scales its numerator
+    # (``utils/t2t_model.py``, ``T2TModel._loss_single``: ``loss_num *= loss_multiplier``), so
+    # the gradients and the logged loss; 1.0 (every problem but T2T's CHARACTER ones) leaves
+    # the graph as it was.
+    loss_multiplier = float(hparams.get("loss_multiplier", 1.0))
     loss_scale = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
     _apply_without_all_reduce(optimizer)
 
@@ -103,6 +108,8 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
         for batch in micro_batches:
             with tf.GradientTape() as tape:
                 batch_loss, batch_tokens = batch_loss_sums(model, batch, label_smoothing)
+                if loss_multiplier != 1.0:
+                    batch_loss = batch_loss * loss_multiplier
                 # float16: scale the per-token loss (a token sum times the loss scale would
                 # overflow the activations' gradients), then turn the float32 variable
                 # gradients back into the sum's so accumulation and normalisation still hold.

@@ -30,7 +30,7 @@ from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
 from t2t_repro.hparams_lib import checks as hparams_checks
-from t2t_repro.hparams_lib.build import create_hparams
+from t2t_repro.hparams_lib.build import create_hparams, model_hparams_for_problem
 from t2t_repro.hparams_lib.renamed import former_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.training import evaluation, schedules, warm_start
@@ -90,7 +90,12 @@ class Trainer:
         if cfg.generate_data:
             print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
         saved = saved_hparams(cfg.output_dir)
-        problem_hparams = self.problem.problem_hparams(cfg.data_dir)
+        # T2T's create_hparams: the problem's hparams(defaults, model_hparams) sees the run's
+        # model hparams (set, saved json, overrides), none of its own.
+        model_hparams = model_hparams_for_problem(
+            cfg.hparams_set, cfg.hparams, data_dir=cfg.data_dir
+        )
+        problem_hparams = self.problem.problem_hparams(cfg.data_dir, model_hparams)
         hp = _with_train_steps(
             create_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams), cfg.train_steps
         )
@@ -152,6 +157,7 @@ class Trainer:
                 length_multiplier=self.problem.batch_size_multiplier,
                 seed=self.data_seed,
                 augment=self.augment,
+                max_length=self.problem.max_length(self.hparams),
             )
             return ds.skip(skip) if skip else ds
 
@@ -169,6 +175,7 @@ class Trainer:
                 self.hparams,
                 input_context=ctx,
                 length_multiplier=self.problem.batch_size_multiplier,
+                max_length=self.problem.max_length(self.hparams),
             )
         )
 
@@ -195,7 +202,12 @@ class Trainer:
 
     def evaluate(self) -> dict:
         try:
-            results = evaluation.evaluate(self.eval_fn, self._eval_dataset(), self.cfg.eval_steps)
+            results = evaluation.evaluate(
+                self.eval_fn,
+                self._eval_dataset(),
+                self.cfg.eval_steps,
+                self.hparams.get("loss_multiplier", 1.0),
+            )
         except tf.errors.DataLossError:
             raise corrupt_data_error(
                 self.problem, self.cfg.data_dir, self.eval_split, self.ckpt.latest

@@ -17,6 +17,14 @@ and their order are fixed (the seeded shuffle). So that the test can compare byt
 runs again in a new process (``--attempts``) until that order is the sorted one, which is what
 this project writes (``SerializeToString(deterministic=True)``).
 
+Another usr_dir: ``--problems`` names its problems, ``--given_corpus`` reads ``<out>/tmp`` as
+it is (its inputs, committed beside the reference) instead of writing the toy corpus, and
+``--hparams_set`` also records each problem's hparams as T2T's ``t2t-trainer`` makes them
+(``utils/hparams_lib.py:create_hparams`` with ``data_dir`` and ``problem_name``: the problem's
+``get_hparams`` of the set's model hparams), and ``--vocab_quirks`` the vocab file T2T's
+``SubwordTextEncoder.store_to_file`` writes of subtokens with newlines in them and the
+subtokens its reader takes back from it.
+
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (README.md
 here). Usage::
 
@@ -174,6 +182,38 @@ def encoder_reference(text_encoder, work: str) -> dict:
     }
 
 
+QUIRK_SUBTOKENS = ["<pad>_", "<EOS>_", "a\nb", "\n", "c_", " \n", "'"]
+
+
+def vocab_file_reference(text_encoder, work: str) -> dict:
+    """T2T's SubwordTextEncoder.store_to_file of subtokens with newlines in them (the file's
+    text) and what its _load_from_file_object reads back from that file."""
+    encoder = text_encoder.SubwordTextEncoder()
+    encoder._init_subtokens_from_list(list(QUIRK_SUBTOKENS))
+    path = os.path.join(work, "quirks.subwords")
+    encoder.store_to_file(path)
+    with open(path, encoding="utf-8", newline="") as f:
+        text = f.read()
+    read_back = text_encoder.SubwordTextEncoder(path)._all_subtoken_strings
+    return {"subtokens": QUIRK_SUBTOKENS, "file": text, "read_back": list(read_back)}
+
+
+def problem_hparams_reference(hparams_lib, hparams_set: str, name: str, data_dir: str) -> dict:
+    """The problem hparams T2T's t2t-trainer gives the model (``create_hparams(hparams_set,
+    data_dir=..., problem_name=...)``), the fields T2T's ``_default_hparams`` has."""
+    hparams = hparams_lib.create_hparams(hparams_set, "", data_dir=data_dir, problem_name=name)
+    p = hparams.problem_hparams
+    fields = ("loss_multiplier", "batch_size_multiplier", "stop_at_eos", "modality")
+    found = {f: getattr(p, f) for f in fields}
+    found.update(
+        vocab_size=dict(p.vocab_size),
+        input_space_id=int(p.input_space_id),
+        target_space_id=int(p.target_space_id),
+        vocabulary_sizes={k: v.vocab_size for k, v in p.vocabulary.items()},
+    )
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shim", required=True, help="the t2t_shim folder (t2t_compat.py)")
@@ -181,6 +221,16 @@ def main() -> None:
     parser.add_argument("--out", required=True, help="output folder (tmp/, data/, JSON)")
     parser.add_argument(
         "--attempts", type=int, default=10, help="runs (processes) to try for sorted records"
+    )
+    parser.add_argument(
+        "--problems", default="", help="comma-separated (default: the usr_dir's in USR_DIRS)"
+    )
+    parser.add_argument(
+        "--given_corpus", action="store_true", help="read <out>/tmp as it is (no toy corpus)"
+    )
+    parser.add_argument("--hparams_set", default="", help="also record the problems' hparams")
+    parser.add_argument(
+        "--vocab_quirks", action="store_true", help="also record T2T's vocab file of newlines"
     )
     args = parser.parse_args()
 
@@ -191,12 +241,19 @@ def main() -> None:
     import numpy as np
     import tensorflow as tf
     from tensor2tensor.data_generators import text_encoder
-    from tensor2tensor.utils import registry, usr_dir
+    from tensor2tensor.utils import hparams_lib, registry, usr_dir
 
-    write, problems, with_encoders = USR_DIRS[os.path.basename(os.path.normpath(args.usr_dir))]
+    write, problems, with_encoders = USR_DIRS.get(
+        os.path.basename(os.path.normpath(args.usr_dir)), (None, [], False)
+    )
+    if args.problems:
+        problems = args.problems.split(",")
     tmp_dir = os.path.join(args.out, "tmp")
     data_out = os.path.join(args.out, "data")
-    write(tmp_dir)
+    if not args.given_corpus:
+        if write is None:
+            raise SystemExit(f"{args.usr_dir}: no corpus of its own here; pass --given_corpus")
+        write(tmp_dir)
     usr_dir.import_usr_dir(args.usr_dir)
     work = tempfile.mkdtemp()
     data_dir, scratch = os.path.join(work, "data"), os.path.join(work, "tmp")
@@ -235,6 +292,14 @@ def main() -> None:
             for d, _, files in os.walk(scratch)
             for f in files
         )
+    if args.hparams_set:
+        summary["hparams_set"] = args.hparams_set
+        summary["problem_hparams"] = {
+            name: problem_hparams_reference(hparams_lib, args.hparams_set, name, data_out)
+            for name in problems
+        }
+    if args.vocab_quirks:
+        summary["vocab_file_quirks"] = vocab_file_reference(text_encoder, work)
     with open(os.path.join(args.out, "t2t_1.15.7_datagen.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")

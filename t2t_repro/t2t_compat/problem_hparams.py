@@ -1,0 +1,220 @@
+"""A T2T problem's hooks mapped onto this project's run: ``hparams(defaults, model_hparams)``
+and every field it sets, honoured; the hooks this project cannot honour, refused in one line
+when a tool loads the problem to train or decode (never dropped).
+
+T2T asks ``Problem.get_hparams(model_hparams)`` (``data_generators/problem.py``): the defaults
+of ``_default_hparams`` go to ``hparams(defaults, model_hparams)``, which changes them in
+place; ``model_hparams`` are the run's (``utils/hparams_lib.py``, ``create_hparams``: the set,
+a saved hparams.json, ``data_dir``, the overrides). Here the fields T2T's ``transformer``
+reads become this project's problem hparams (``hparams_lib.build.PROBLEM_HPARAMS``):
+
+- ``vocab_size`` -> ``input_vocab_size`` / ``target_vocab_size`` (the embedding rows);
+- ``loss_multiplier`` -> ``loss_multiplier`` (the training loss's factor, only when not 1);
+- ``target_space_id`` -> ``target_space_id``;
+- ``batch_size_multiplier`` -> the problem's ``batch_size_multiplier`` (bucket lengths);
+- ``modality``: T2T's ``SYMBOL`` inputs and targets are what this project's model is; any
+  other modality is refused;
+- ``input_space_id``, ``stop_at_eos`` and fields of the problem's own: accepted, and as in
+  T2T's ``transformer`` nothing reads them (decodes end at EOS here, as T2T's output does).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from t2t_repro.hparam import HParams
+from t2t_repro.t2t_compat.modalities import ModalityType
+
+# T2T's metric names (utils/metrics.py, Metrics) the trainer reports: the loss, accuracy,
+# per-sequence accuracy and neg_log_perplexity always; approx_bleu_score turns on the dev
+# decodes scored by BLEU. The other names of T2T's default list (Problem and
+# Text2TextProblem.eval_metrics) are accepted without being computed.
+COMPUTED_METRICS = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity", "approx_bleu_score")
+T2T_DEFAULT_METRICS = ("accuracy_top5", "rouge_2_fscore", "rouge_L_fscore")
+
+
+class ProblemHParams:
+    """T2T's problem hparams object (an ``HParams`` whose values may be dicts): the fields of
+    ``_default_hparams`` as attributes, and ``add_hparam``/``set_hparam``/``get``/``values``."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+    def add_hparam(self, name: str, value: Any) -> None:
+        if name in self.__dict__:
+            raise ValueError(f"Hyperparameter name is reserved: {name}")
+        setattr(self, name, value)
+
+    def set_hparam(self, name: str, value: Any) -> None:
+        setattr(self, name, value)
+
+    def del_hparam(self, name: str) -> None:
+        self.__dict__.pop(name, None)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.__dict__.get(name, default)
+
+    def values(self) -> dict:
+        return dict(self.__dict__)
+
+
+def default_hparams() -> ProblemHParams:
+    """T2T's ``problem.py:_default_hparams``."""
+    return ProblemHParams(
+        loss_multiplier=1.0,
+        batch_size_multiplier=1,
+        stop_at_eos=False,
+        modality={},
+        vocab_size={},
+        input_space_id=0,
+        target_space_id=0,
+    )
+
+
+def default_model_hparams(data_dir: str = "") -> HParams:
+    """T2T's ``problem.py:default_model_hparams``, for a problem asked without a run's."""
+    return HParams(
+        max_input_seq_length=0,
+        max_target_seq_length=0,
+        prepend_mode="none",
+        split_to_length=0,
+        data_dir=data_dir,
+    )
+
+
+def where(problem: Any) -> str:
+    """``Class (registered_name) in file``: the start of every line about a usr_dir problem."""
+    cls = type(problem)
+    try:
+        source = inspect.getsourcefile(cls) or cls.__module__
+    except TypeError:
+        source = cls.__module__
+    return f"{cls.__name__} ({problem.name}) in {source}"
+
+
+def ask(problem: Any, model_hparams: HParams | None, data_dir: str, error: type) -> ProblemHParams:
+    """T2T's ``get_hparams``: the defaults after ``problem.hparams(defaults, model_hparams)``.
+    The hook gets a copy of the run's model hparams; changing them is refused (set them in the
+    hparams set instead), as is returning something (T2T raises too)."""
+    model_hparams = (
+        model_hparams.copy() if model_hparams is not None else default_model_hparams(data_dir)
+    )
+    before = model_hparams.values()
+    defaults = default_hparams()
+    returned = problem.hparams(defaults, model_hparams)
+    if returned is not None:
+        raise error(
+            f"{where(problem)}: hparams(defaults, model_hparams) returned a value; as in T2T it "
+            "must change `defaults` in place and return None."
+        )
+    after = model_hparams.values()
+    missing = object()
+    changed = sorted(
+        k for k in set(before) | set(after) if before.get(k, missing) != after.get(k, missing)
+    )
+    if changed:
+        raise error(
+            f"{where(problem)}: hparams() changed the model hparams {', '.join(changed)}; set "
+            "them in your hparams set (or --hparams) instead."
+        )
+    return defaults
+
+
+def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type) -> dict:
+    """The project's problem hparams of T2T's ``p``; a field this project cannot honour is
+    refused in one line."""
+    modality = dict(p.modality or {})
+    vocab_size = dict(p.vocab_size or {})
+    for feature, kind in modality.items():
+        if feature not in ("inputs", "targets") or kind != ModalityType.SYMBOL:
+            raise error(
+                f"{where(problem)}: hparams() sets modality[{feature!r}] = {kind!r}; this "
+                "project's transformer has symbol inputs and targets only "
+                "(ModalityType.SYMBOL): remove it or use Text2TextProblem's."
+            )
+    extra = sorted(set(vocab_size) - {"inputs", "targets"})
+    if extra:
+        raise error(
+            f"{where(problem)}: hparams() sets vocab_size for {', '.join(extra)}; this project's "
+            "transformer reads only 'inputs' and 'targets'."
+        )
+    sizes = {}
+    for feature in ("inputs", "targets"):
+        size = vocab_size.get(feature) or encoders[feature].vocab_size
+        if not isinstance(size, int) or isinstance(size, bool) or size < 2:
+            raise error(
+                f"{where(problem)}: hparams() sets vocab_size[{feature!r}] = {size!r}; it must "
+                "be an integer >= 2 (the vocabulary's size)."
+            )
+        sizes[feature] = size
+    multiplier = _number(problem, "loss_multiplier", p.loss_multiplier, float, error)
+    # The trainer's length_multiplier, as T2T's input_fn reads it (problem.py, input_fn).
+    problem.batch_size_multiplier = _number(
+        problem, "batch_size_multiplier", p.batch_size_multiplier, int, error
+    )
+    return dict(
+        input_vocab_size=sizes["inputs"],
+        target_vocab_size=sizes["targets"],
+        target_space_id=_number(problem, "target_space_id", p.target_space_id, int, error),
+        target_slot_ids="",
+        loss_multiplier=multiplier if multiplier != 1.0 else None,
+    )
+
+
+def _number(problem: Any, name: str, value: Any, kind: type, error: type) -> Any:
+    """``value`` as ``kind``: a positive number (an integer for ``kind`` int), or a
+    non-negative integer for a space id."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok and kind is int:
+        ok = float(value).is_integer()
+    lowest = 0 if name.endswith("space_id") else 1e-300
+    if not ok or value < lowest:
+        what = "a non-negative integer" if lowest == 0 else f"a positive {kind.__name__}"
+        raise error(f"{where(problem)}: hparams() sets {name} = {value!r}; it must be {what}.")
+    return kind(value)
+
+
+# T2T Problem hooks of its input pipeline, decoding and metrics that nothing here calls, and
+# what to do instead (``data_generators/problem.py``).
+_UNCALLED_HOOKS = (
+    ("preprocess_example", "preprocess the samples in generate_samples instead"),
+    ("preprocess", "preprocess the samples in generate_samples instead"),
+    ("example_reading_spec", "write int64 inputs/targets features, as Text2TextProblem"),
+    ("dataset", "the tools read the shards themselves"),
+    ("input_fn", "the tools read the shards themselves"),
+    ("serving_input_fn", "t2t-exporter builds the serving input"),
+    ("eval_metric_fns", "eval_metrics() names the metrics, see docs/porting.md"),
+    ("all_metrics_fns", "eval_metrics() names the metrics, see docs/porting.md"),
+    ("decode_hooks", "score decodes with t2t-bleu"),
+)
+
+
+def _defined_by_usr_dir(cls: type, name: str) -> bool:
+    """Whether the class that gives ``cls`` its ``name`` is the usr_dir's, not t2t_compat's."""
+    for owner in cls.__mro__:
+        if name in owner.__dict__:
+            return not owner.__module__.startswith("t2t_repro.")
+    return False
+
+
+def refuse_unhonoured_hooks(problem: Any, error: type) -> None:
+    """One line for the first hook ``problem`` overrides that this project cannot honour (the
+    input pipeline, decoding and metrics are the project's: ``_UNCALLED_HOOKS``), or
+    ``eval_metrics`` naming what is not computed. ``batch_size_means_tokens`` is not among
+    them: T2T's ``data_reader.input_fn`` batches variable-length text by tokens whatever it
+    says ("Shapes are not fully defined. Assuming batch_size means tokens."), as here."""
+    cls = type(problem)
+    for hook, instead in _UNCALLED_HOOKS:
+        if _defined_by_usr_dir(cls, hook):
+            raise error(
+                f"{where(problem)}: overrides {hook}, which this project does not call; remove "
+                f"it ({instead})."
+            )
+    known = COMPUTED_METRICS + T2T_DEFAULT_METRICS
+    unknown = [m for m in problem.eval_metrics() if m not in known]
+    if unknown:
+        raise error(
+            f"{where(problem)}: eval_metrics() names {', '.join(unknown)}, which this project "
+            f"does not compute; it reports {', '.join(COMPUTED_METRICS)} (remove the others)."
+        )
