@@ -58,7 +58,9 @@ def test_datagen_writes_byte_for_byte_what_t2t_1_15_7_writes(generated):
     file a split): every id T2T's."""
     expected = sorted(p.name for p in (REFERENCE / "data").iterdir())
     assert expected == T2T["files"]
-    assert sorted(p.name for p in generated.iterdir()) == expected
+    # beside T2T's files only the project's manifest of each problem (data/datagen_engine.py)
+    ours = sorted(p.name for p in generated.iterdir() if not p.name.endswith(".datagen.json"))
+    assert ours == expected
     for name in expected:
         assert (generated / name).read_bytes() == (REFERENCE / "data" / name).read_bytes(), name
     vocab = (generated / f"vocab.{NEWLINES}.128.subwords").read_bytes()

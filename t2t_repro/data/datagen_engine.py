@@ -135,7 +135,7 @@ def write_text_pairs(
     pairs: Iterable[tuple],
     paths: Sequence[str],
     todo: Sequence[int],
-    vocab_path: str,
+    vocab_path,
     counts: PairCounts,
     num_workers: int | None = None,
     chunk_size: int = 2000,
@@ -143,7 +143,8 @@ def write_text_pairs(
     bar: datagen_lib.Progress | None = None,
 ) -> None:
     """``generate_files`` of ``(source, target[, other features])`` texts into ``paths``' shards
-    ``todo``: each pair encoded with the subword vocab at ``vocab_path`` and EOS on both sides,
+    ``todo``: each pair encoded with the subword vocab at ``vocab_path`` (or that encoder) and
+    EOS on both sides,
     by the encoding pool (``datagen_lib.encode_examples``); pairs of other shards are read but
     not encoded."""
     wanted_shards = set(todo)

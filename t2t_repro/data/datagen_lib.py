@@ -167,9 +167,12 @@ class Progress:
 _WORKER_ENCODER = None
 
 
-def _init_worker(vocab_path: str) -> None:
+def _init_worker(vocab) -> None:
+    """``vocab``: the subword vocab file, or the encoder itself (a T2T datagen encodes with the
+    vocabulary as built, which can differ from its file read back: text_encoder.py's newline
+    quirk); forked workers inherit it."""
     global _WORKER_ENCODER
-    _WORKER_ENCODER = load_vocab(vocab_path)
+    _WORKER_ENCODER = load_vocab(vocab) if isinstance(vocab, str) else vocab
 
 
 def _encode_chunk(chunk: Sequence[tuple]) -> list[tuple[int, bytes, int, int]]:
@@ -209,7 +212,7 @@ def default_num_workers() -> int:
 
 def encode_examples(
     items: Iterable[tuple],
-    vocab_path: str,
+    vocab_path,
     num_workers: int | None = None,
     chunk_size: int = 2000,
     min_pool_items: int | None = None,

@@ -80,10 +80,10 @@ def _pool_encodes(problem) -> bool:
 
 def _texts(problem, data_dir: str, tmp_dir: str, split: str, max_cases: int | None):
     """T2T's ``generate_encoded_samples`` up to the encoding: the samples and the vocab (built
-    now, as T2T builds it, before the pool reads its file), then a stream of each sample's
-    prefixed texts and other features."""
+    now, as T2T builds it), then a stream of each sample's prefixed texts and other features,
+    and the encoder (as built: its file read back can differ, text_encoder.py)."""
     samples = problem.generate_samples(data_dir, tmp_dir, split)
-    problem.get_or_create_vocab(data_dir, tmp_dir)
+    encoder = problem.get_or_create_vocab(data_dir, tmp_dir)
     inputs_prefix, targets_prefix = problem.inputs_prefix, problem.targets_prefix
 
     def texts() -> Iterator[tuple[str, str, dict]]:
@@ -91,7 +91,7 @@ def _texts(problem, data_dir: str, tmp_dir: str, split: str, max_cases: int | No
             other = {k: v for k, v in sample.items() if k not in ("inputs", "targets")}
             yield inputs_prefix + sample["inputs"], targets_prefix + sample["targets"], other
 
-    return texts()
+    return texts(), encoder
 
 
 def _write_unshuffled(
@@ -113,10 +113,9 @@ def _write_unshuffled(
         bar = datagen_lib.Progress(f"{problem.name} {split_file_name(split)}", enabled=progress)
         if _pool_encodes(problem):
             counts = datagen_engine.PairCounts()
-            texts = _texts(problem, data_dir, tmp_dir, split, max_cases)
-            vocab_path = os.path.join(data_dir, problem.vocab_filename)
+            texts, encoder = _texts(problem, data_dir, tmp_dir, split, max_cases)
             datagen_engine.write_text_pairs(
-                texts, paths, todo, vocab_path, counts, num_workers, bar=bar
+                texts, paths, todo, encoder, counts, num_workers, bar=bar
             )
             summary.input_tokens += counts.input_tokens
             summary.target_tokens += counts.target_tokens

@@ -146,6 +146,10 @@ class TokenTextEncoder(token_encoder.TokenTextEncoder):
         # No in-graph encoder for the exporter: T2T's token files may hold what it cannot.
         self.graph_kind = "T2T token"
 
+    def decode(self, ids: Iterable[int], strip_extraneous: bool = False) -> str:
+        """T2T's ignores ``strip_extraneous``: PAD and EOS decode as their tokens."""
+        return super().decode(ids)
+
 
 for _encoder in (ByteTextEncoder, SubwordTextEncoder, TokenTextEncoder):
     TextEncoder.register(_encoder)
