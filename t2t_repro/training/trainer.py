@@ -170,7 +170,7 @@ class Trainer:
         self.ckpt.batches_consumed.assign(self.step * self.accumulate)
         self.ckpt.micro_batches.assign(self.strategy.num_replicas_in_sync * self.accumulate)
         if self.positions is not None:
-            with self.watchdog.stage("checkpoint save (input positions)", waits_for_peers=True):
+            with self.watchdog.stage("gathering the input positions to save", waits_for_peers=True):
                 self.positions.gather()
         with self.watchdog.stage(f"checkpoint save of step {self.step}"):
             return self.ckpt.save(self.step)
