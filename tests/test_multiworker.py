@@ -252,15 +252,16 @@ def test_generate_data_on_a_cluster_is_refused_before_tensorflow_starts(monkeypa
 def test_chief_work_waits_stuck_restores_end_and_warm_starts_are_agreed(data_dir, tmp_path):  # noqa: F811
     """#48, three launches of two workers with a 4 s --collective_timeout_secs:
 
-    1. the chief's dev decodes made 6 s longer (T2T_DRILL_STAGE, progressing as a decode
-       does): the other worker waits for them outside the collective timeout; both exit 0;
+    1. the chief's dev decodes and its save of ckpt-2 made 5 s longer each (T2T_DRILL_STAGE,
+       progressing as a decode does): the other worker waits for them outside the collective
+       timeout; both exit 0;
     2. worker 1's restore hangs (its checkpoint's data file is a FIFO nobody writes): it is
        ended with one line naming the stage, the chief follows with one line, nothing written;
     3. workers warm-started from different checkpoints are refused before step 1 in one line,
        nothing written, exit 1 on both."""
     out = tmp_path / "train"
     fast = ("--collective_timeout_secs=4", "--random_seed=1", "--eval_steps=1")
-    slow_decodes = {"T2T_DRILL_STAGE": "dev decodes=6"}
+    slow_chief = {"T2T_DRILL_STAGE": "dev decodes=5,checkpoint save of step 2=5"}
     results = cluster_run.run(
         "worker",
         data_dir,
@@ -269,8 +270,9 @@ def test_chief_work_waits_stuck_restores_end_and_warm_starts_are_agreed(data_dir
         "--schedule=train_and_evaluate",
         "--train_steps=2",
         "--local_eval_frequency=1",
-        "--eval_decode_examples=4",
-        per_worker_env=[slow_decodes, {}],
+        "--eval_decode_examples=2",
+        "--no-attention_images",
+        per_worker_env=[slow_chief, {}],
         timeout=300,
     )
     for code, _, stderr in results:
@@ -278,6 +280,7 @@ def test_chief_work_waits_stuck_restores_end_and_warm_starts_are_agreed(data_dir
     evals = [re.findall(r"^eval at step \d+: .*$", stdout, re.M) for _, stdout, _ in results]
     assert len(evals[0]) == 2 and all(", BLEU " in line for line in evals[0]), results[0][1]
     assert len(evals[1]) == 2 and not any("BLEU" in line for line in evals[1]), results[1][1]
+    assert f"the chief saved {out / 'ckpt-2'}" in results[1][1], results[1][1]
 
     stuck = tmp_path / "stuck"  # what worker 1 sees of output_dir: ckpt-2 with a FIFO for data
     stuck.mkdir()

@@ -1,5 +1,5 @@
-"""Work only the chief does (dev decodes, attention images, split decodes), while the other
-workers wait for it outside the collective timeout.
+"""Work only the chief does (its checkpoint write, dev decodes, attention images, split
+decodes), while the other workers wait for it outside the collective timeout.
 
 Why: the other workers would otherwise wait in their next collective, and a chief's dev
 decode of a large model on a CPU (minutes) would end a healthy cluster through

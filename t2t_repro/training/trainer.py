@@ -71,6 +71,18 @@ class Trainer:
             cfg.log_device_placement,
         )
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices, cfg.collective_timeout_secs)
+        # Every stage of a cluster run is watched (watchdog.py; nothing on one host), and the
+        # chief's own work does not count against the collective timeout (chief_work.py).
+        self.ckpt = self.optimizer = None
+        self.watchdog = Watchdog(
+            self.cluster.workers > 1,
+            cfg.collective_timeout_secs,
+            lambda: resume_text(self.ckpt and self.ckpt.latest),
+            progress=lambda: 0 if self.optimizer is None else self.step,
+        )
+        self.chief_work = ChiefWork(
+            self.strategy, self.cluster, self.watchdog, cfg.collective_timeout_secs
+        )
         if not cfg.generate_data and not fileio.isdir(cfg.data_dir):
             raise TrainingError(
                 f"--data_dir {cfg.data_dir} does not exist: run t2t-datagen "
@@ -82,23 +94,24 @@ class Trainer:
         self.problem = registry.problem(cfg.problem)
         if cfg.generate_data:
             print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
-        saved = saved_hparams(cfg.output_dir)
-        hp = create_hparams(
-            cfg.hparams_set, cfg.hparams, **self.problem.problem_hparams(cfg.data_dir)
-        )
-        if "train_steps" not in hp:
-            hp.add_hparam("train_steps", cfg.train_steps)
-        hp.set_hparam("train_steps", cfg.train_steps)
-        hparams_checks.validate(hp, training=True)
-        if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
-            hp = saved
-        else:
-            check_saved(cfg.output_dir, hp, cfg.hparams_set)
-        self.hparams = hp
-        self.early_stopping = make_early_stopping(cfg, self.problem, hp)  # None: not asked for
-        self.augment = self.problem.train_augmentation(
-            cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)
-        )
+        with self.watchdog.stage("start-up: reading the saved hparams and the vocabulary"):
+            saved = saved_hparams(cfg.output_dir)
+            hp = create_hparams(
+                cfg.hparams_set, cfg.hparams, **self.problem.problem_hparams(cfg.data_dir)
+            )
+            if "train_steps" not in hp:
+                hp.add_hparam("train_steps", cfg.train_steps)
+            hp.set_hparam("train_steps", cfg.train_steps)
+            hparams_checks.validate(hp, training=True)
+            if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
+                hp = saved
+            else:
+                check_saved(cfg.output_dir, hp, cfg.hparams_set)
+            self.hparams = hp
+            self.early_stopping = make_early_stopping(cfg, self.problem, hp)  # None: not asked for
+            self.augment = self.problem.train_augmentation(
+                cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)
+            )
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
         self.resharded = False  # resumed on another number of workers (--reshard_on_resume)
         announce(self.strategy, cfg.mixed_precision, cfg.xla)
@@ -121,17 +134,6 @@ class Trainer:
         )
         self.positions = None  # every worker's input position, on several workers
         self.summaries = None  # made once the run passed its checks (it writes event files)
-        # Every stage of a cluster run is watched (watchdog.py; nothing on one host), and the
-        # chief's own work does not count against the collective timeout (chief_work.py).
-        self.watchdog = Watchdog(
-            self.cluster.workers > 1,
-            cfg.collective_timeout_secs,
-            lambda: resume_text(self.ckpt.latest),
-            progress=lambda: int(self.optimizer.iterations.numpy()),
-        )
-        self.chief_work = ChiefWork(
-            self.strategy, self.cluster, self.watchdog, cfg.collective_timeout_secs
-        )
         self.evals = EvalRound(self)
         self.warm_started = None  # {"source": the checkpoint, "weights": their digest}
 
@@ -172,8 +174,13 @@ class Trainer:
         if self.positions is not None:
             with self.watchdog.stage("gathering the input positions to save", waits_for_peers=True):
                 self.positions.gather()
-        with self.watchdog.stage(f"checkpoint save of step {self.step}"):
-            return self.ckpt.save(self.step)
+        stage, step = f"checkpoint save of step {self.step}", self.step
+        if self.cluster.is_chief:  # the others wait for its write outside collectives
+            return self.chief_work(stage, lambda: self.ckpt.save(step))
+        with self.watchdog.stage(stage):  # its private copy (TensorFlow's rule), then the wait
+            path = self.ckpt.save(step)
+        self.chief_work(stage, lambda: None)
+        return path
 
     def _saved(self, path: str) -> str:
         """What this worker tells of a save: other workers took part in it, but wrote
@@ -199,12 +206,16 @@ class Trainer:
         self.chief_work.prepare()
         if self.resharded:
             self.data_seed = resharded_seed(self.data_seed, self.step)
-        chief = self.cluster.is_chief
-        if chief and self.cfg.schedule not in READ_ONLY_SCHEDULES:
+        self.chief_work("start-up: writing the run record", self._write_record)
+        with self.watchdog.stage("start-up: opening the event files"):
+            self.summaries = Summaries(self.cfg.output_dir, write=self.cluster.is_chief)
+
+    def _write_record(self) -> None:
+        """The chief's: hparams.json and flags.txt, stale temp dirs removed."""
+        if self.cfg.schedule not in READ_ONLY_SCHEDULES:
             write_record(self.cfg.output_dir, self.hparams, self.flags)
             for path in checkpoint_files.remove_orphan_temp_dirs(self.cfg.output_dir):
                 print(f"removed {path} (left by a save that was interrupted)", flush=True)
-        self.summaries = Summaries(self.cfg.output_dir, write=chief)
 
     def start(self) -> str | None:
         """Resumes from output_dir's newest checkpoint (returned) or warm-starts a new run,
@@ -296,7 +307,8 @@ class Trainer:
             self.accumulate,
             cfg.xla,
         )
-        iterator = self._train_iterator()
+        with self.watchdog.stage("start-up: opening the training data"):
+            iterator = self._train_iterator()
         console = ConsoleLog(cfg.train_steps)
         replicas = self.strategy.num_replicas_in_sync
         print(

@@ -49,7 +49,8 @@ POLL_SECS = 2.0
 BUSY_CPU = 0.05  # of one core, over a poll: tracing and XLA compiles use a whole one
 BUSY_IO_BYTES = 64 * 1024  # over a poll: a live read or write, however slow the storage
 # A drill and test aid (docs/distributed.md): "<stage>=hang" makes that stage hang idle, as
-# a hung read does; "<stage>=<seconds>" makes it that much longer, with progress.
+# a hung read does; "<stage>=<seconds>" makes it that much longer, with progress; several
+# stages separated by commas. A stage is named by the start of its name.
 DRILL_ENV = "T2T_DRILL_STAGE"
 # Prints the last line it was sent ("M <idle since> <line>", "{idle}" filled in) when the
 # C timer's report starts ("Timeout ("), then exits; at the end of its input, nothing.
@@ -212,8 +213,9 @@ class Watchdog:
 def _drill(name: str, beat: Callable[[], None]) -> None:
     """``T2T_DRILL_STAGE`` (module doc): a stage made to hang or to last longer, for drills
     and tests of the cluster's ends. Unset, nothing."""
-    wanted, _, how = os.environ.get(DRILL_ENV, "").partition("=")
-    if not wanted or not name.startswith(wanted):
+    drills = [item.partition("=") for item in os.environ.get(DRILL_ENV, "").split(",")]
+    how = next((how for wanted, _, how in drills if wanted and name.startswith(wanted)), None)
+    if how is None:
         return
     if how == "hang":
         threading.Event().wait()
