@@ -3,7 +3,9 @@
 Both TF_CONFIG formats, with and without bfloat16 (whose start-up speed probe once made
 MultiWorkerMirroredStrategy fail: "Collective ops must be configured at program startup"),
 SIGTERM to the non-chief worker (exit 143), and #36's failures: workers that restored
-different checkpoints or got different flags refused at start, SIGKILL of the chief.
+different checkpoints or got different flags refused at start, SIGKILL of the chief; #48's:
+different warm starts refused, a hung restore ended, the chief's long save and dev decodes
+waited for outside the collective timeout.
 Longer drills (kill and resume bit-identically, a restart after SIGTERM, time-based saves, a
 corrupt shard, a stuck read) are in ``tools/drill_multiworker.py``.
 """
