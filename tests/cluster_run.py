@@ -54,27 +54,29 @@ def trainer_args(data_dir, output_dir, *extra) -> list[str]:
 
 
 def start(
-    fmt: str, data_dir, output_dir, *extra, tmp_dir=None, per_worker=None
+    fmt: str, data_dir, output_dir, *extra, tmp_dir=None, per_worker=None, per_worker_env=None
 ) -> list[subprocess.Popen]:
     """The cluster's processes, started; stdout and stderr are pipes (text).
 
     ``tmp_dir``: their TMPDIR (where a non-chief's private save goes), to check it is left
-    empty. ``per_worker``: further flags for each process (a later flag wins)."""
+    empty. ``per_worker``: further flags for each process (a later flag wins);
+    ``per_worker_env``: further environment variables for each process."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
     if tmp_dir is not None:
         env["TMPDIR"] = str(tmp_dir)
     configs = tf_configs(fmt)
     per_worker = per_worker or [[] for _ in configs]
+    per_worker_env = per_worker_env or [{} for _ in configs]
     return [
         subprocess.Popen(
             trainer_args(data_dir, output_dir, *extra, *own),
             cwd=ROOT,
-            env=dict(env, TF_CONFIG=config),
+            env=dict(env, **own_env, TF_CONFIG=config),
             text=True,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        for config, own in zip(configs, per_worker, strict=True)
+        for config, own, own_env in zip(configs, per_worker, per_worker_env, strict=True)
     ]
 
 
@@ -93,6 +95,6 @@ def finish(procs: list[subprocess.Popen], timeout: float = 600) -> list[tuple[in
     return results
 
 
-def run(fmt: str, data_dir, output_dir, *extra, tmp_dir=None, per_worker=None, timeout=600.0):
-    procs = start(fmt, data_dir, output_dir, *extra, tmp_dir=tmp_dir, per_worker=per_worker)
-    return finish(procs, timeout)
+def run(fmt: str, data_dir, output_dir, *extra, timeout=600.0, **kwargs):
+    """``start`` (kwargs: its options), then ``finish``."""
+    return finish(start(fmt, data_dir, output_dir, *extra, **kwargs), timeout)

@@ -1,9 +1,10 @@
-"""A cluster's start-up handshake, exit codes, peer-failure lines and watchdog (#36), in
+"""A cluster's start-up handshake, exit codes, peer-failure lines and watchdog (#36, #48), in
 process: the messages and decisions, without starting a cluster (tests/test_multiworker.py
 runs real two-worker clusters)."""
 
 import re
 import threading
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -20,6 +21,7 @@ def facts(**changes):
     base = {
         "restored": "ckpt-20",
         "step": 20,
+        "warm_start": None,
         "problem": "translate_toy",
         "model": "transformer",
         "flags": {name: 1 for name in startup_handshake.LOOP_FLAGS},
@@ -53,6 +55,17 @@ def test_the_first_difference_is_named_with_each_workers_value_and_the_fix():
         "80 on worker 1. Start every worker with the same command (only TF_CONFIG differs), "
         "then restart the whole cluster (nothing was written)."
     )
+    warm = {"source": "/a/ckpt-20", "weights": "0123456789ab"}
+    assert differ(facts(warm_start=warm), facts(warm_start=dict(warm, source="/b/ckpt-20"))) is None
+    other = differ(facts(warm_start=warm), facts(warm_start=dict(warm, weights="ba9876543210")))
+    assert other.startswith(
+        "the workers warm-started from different weights: /a/ckpt-20 (weights 0123456789ab) on "
+        "worker 0 (the chief), /a/ckpt-20 (weights ba9876543210) on worker 1. Give every worker "
+        "the same --warm_start_from"
+    ), other
+    stale = differ(facts(warm_start=warm), facts(warm_start=dict(warm, source="/a/ckpt-10")))
+    assert "/a/ckpt-10 (weights 0123456789ab) on worker 1" in stale, stale
+    assert "no warm start on worker 1" in differ(facts(warm_start=warm), facts())
     hp = differ(facts(), facts(learning_rate=0.1))
     assert hp.startswith(
         "the workers' hparams differ, first at learning_rate: 0.2 on worker 0 (the chief), 0.1 "
@@ -125,17 +138,75 @@ def test_exit_flags_are_checked():
             exit_codes.check_exit_flags(cfg)
 
 
-def test_the_watchdog_ends_a_stalled_loop_call_and_not_a_moving_one(monkeypatch):
+class FakeProcess:
+    """What the watchdog reads of the process: CPU seconds and bytes moved, set by the test."""
+
+    def __init__(self):
+        self.cpu, self.moved = 0.0, 0
+
+    def __call__(self):
+        return self.cpu, self.moved
+
+
+def fired_line(monkeypatch, capsys, watchdog, stage, waits, while_armed, wait_secs):
+    """Runs ``while_armed(deadline)`` inside ``stage``; the watchdog's line, or None."""
     fired = threading.Event()
     monkeypatch.setattr("t2t_repro.training.watchdog.os._exit", lambda code: fired.set())
+    with watchdog.stage(stage, waits_for_peers=waits):
+        while_armed(fired, wait_secs)
+    err = capsys.readouterr().err
+    return err if fired.is_set() else None
+
+
+def test_the_watchdog_ends_an_idle_stage_not_a_busy_or_progressing_one(monkeypatch, capsys):
+    """Idle (no CPU, no I/O, no progress) for the stage's limit ends the process with one line
+    naming the stage; a stage that burns CPU (tracing, an XLA compile), moves bytes (a slow
+    save) or counts progress (a decode, a step) is never ended, however long."""
+    process = FakeProcess()
+
+    def watchdog(timeout=0.05):
+        return Watchdog(
+            True, timeout, lambda: "it resumes from ckpt-4", poll_secs=0.01, activity=process
+        )
+
+    def keep(change):
+        def run(fired, secs):
+            end = time.time() + secs
+            while time.time() < end and not fired.is_set():
+                change()
+                time.sleep(0.005)
+
+        return run
+
+    def idle(fired, secs):
+        fired.wait(secs)
+
+    def cpu():
+        process.cpu += 0.01
+
+    def io():
+        process.moved += 1 << 20
+
+    dog = watchdog()
+    for busy in (cpu, io, dog.beat):
+        assert fired_line(monkeypatch, capsys, dog, "training loop", True, keep(busy), 0.5) is None
+    line = fired_line(monkeypatch, capsys, watchdog(), "checkpoint save of step 4", False, idle, 30)
+    assert line.startswith(
+        "t2t-trainer: error: stuck in the checkpoint save of step 4: this worker did nothing for "
+    ), line
+    assert line.endswith(
+        "Restart the whole cluster (every process, same command); it resumes from ckpt-4.\n"
+    )
+    assert len(line.splitlines()) == 1
     steps = iter(range(10**9))
-    moving = Watchdog(True, lambda: next(steps), 0.05, lambda: "", poll_secs=0.01)
-    with moving:
-        assert not fired.wait(0.3)  # the counter moves at every poll
-    stalled = Watchdog(True, lambda: 3, 0.05, lambda: "it resumes from ckpt-4", poll_secs=0.01)
-    with stalled:
-        assert fired.wait(30)
-    assert not Watchdog(False, lambda: 3, 0.05, lambda: "").enabled  # one host: never armed
+    moving = Watchdog(
+        True, 0.05, lambda: "", progress=lambda: next(steps), poll_secs=0.01, activity=process
+    )
+    assert fired_line(monkeypatch, capsys, moving, "training loop", True, idle, 0.5) is None
+    # Waiting for peers: twice the timeout, so the collective's own timeout ends it first.
+    assert watchdog(30).limit(True) == 60 and watchdog(30).limit(False) == 30
+    assert not Watchdog(False, 0.05, lambda: "").enabled  # one host: never armed
+    assert not Watchdog(True, 0, lambda: "").enabled  # --collective_timeout_secs=0: none
 
 
 def test_worker_gpu_on_a_cluster_keeps_the_first_gpus(monkeypatch):

@@ -3,7 +3,9 @@
 Both TF_CONFIG formats, with and without bfloat16 (whose start-up speed probe once made
 MultiWorkerMirroredStrategy fail: "Collective ops must be configured at program startup"),
 SIGTERM to the non-chief worker (exit 143), and #36's failures: workers that restored
-different checkpoints or got different flags refused at start, SIGKILL of the chief.
+different checkpoints or got different flags refused at start, SIGKILL of the chief; #48's:
+different warm starts refused, a hung restore ended, the chief's long save and dev decodes
+waited for outside the collective timeout.
 Longer drills (kill and resume bit-identically, a restart after SIGTERM, time-based saves, a
 corrupt shard, a stuck read) are in ``tools/drill_multiworker.py``.
 """
@@ -12,6 +14,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 
 import pytest
@@ -245,3 +248,84 @@ def test_generate_data_on_a_cluster_is_refused_before_tensorflow_starts(monkeypa
     with pytest.raises(TrainingError, match="run t2t-datagen once"):
         Trainer(cfg)
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.slow
+def test_chief_work_waits_stuck_restores_end_and_warm_starts_are_agreed(data_dir, tmp_path):  # noqa: F811
+    """#48, three launches of two workers with a 4 s --collective_timeout_secs:
+
+    1. the chief's dev decodes and its save of ckpt-2 made 5 s longer each (T2T_DRILL_STAGE,
+       progressing as a decode does): the other worker waits for them outside the collective
+       timeout; both exit 0;
+    2. worker 1's restore hangs (its checkpoint's data file is a FIFO nobody writes): it is
+       ended with one line naming the stage, the chief follows with one line, nothing written;
+    3. workers warm-started from different checkpoints are refused before step 1 in one line,
+       nothing written, exit 1 on both."""
+    out = tmp_path / "train"
+    fast = ("--collective_timeout_secs=4", "--random_seed=1", "--eval_steps=1")
+    slow_chief = {"T2T_DRILL_STAGE": "dev decodes=5,checkpoint save of step 2=5"}
+    results = cluster_run.run(
+        "worker",
+        data_dir,
+        out,
+        *fast,
+        "--schedule=train_and_evaluate",
+        "--train_steps=2",
+        "--local_eval_frequency=1",
+        "--eval_decode_examples=2",
+        "--no-attention_images",
+        per_worker_env=[slow_chief, {}],
+        timeout=300,
+    )
+    for code, _, stderr in results:
+        assert code == 0, stderr[-3000:]
+    evals = [re.findall(r"^eval at step \d+: .*$", stdout, re.M) for _, stdout, _ in results]
+    assert len(evals[0]) == 2 and all(", BLEU " in line for line in evals[0]), results[0][1]
+    assert len(evals[1]) == 2 and not any("BLEU" in line for line in evals[1]), results[1][1]
+    assert f"the chief saved {out / 'ckpt-2'}" in results[1][1], results[1][1]
+
+    stuck = tmp_path / "stuck"  # what worker 1 sees of output_dir: ckpt-2 with a FIFO for data
+    stuck.mkdir()
+    for name in ("checkpoint", "ckpt-2.index"):
+        shutil.copy(out / name, stuck / name)
+    os.mkfifo(stuck / "ckpt-2.data-00000-of-00001")
+    before = snapshot(out, stuck)
+    hung = cluster_run.run(
+        "worker",
+        data_dir,
+        out,
+        *fast,
+        "--schedule=train",
+        "--train_steps=4",
+        per_worker=[[], [f"--output_dir={stuck}"]],
+        timeout=300,
+    )
+    (chief, _, chief_err), (worker, _, worker_err) = hung
+    assert worker == 1 and len(worker_err.splitlines()) == 1, worker_err
+    assert worker_err.startswith(
+        f"t2t-trainer: error: stuck in the start-up: restoring the newest checkpoint of {stuck}: "
+        "this worker did nothing for "
+    ), worker_err
+    assert chief == 1 and len(chief_err.splitlines()) == 1, chief_err
+    assert chief_err.startswith("t2t-trainer: error: this is worker 0; "), chief_err
+    assert snapshot(out, stuck) == before
+
+    fresh = tmp_path / "fresh"
+    refused = cluster_run.run(
+        "worker",
+        data_dir,
+        fresh,
+        *fast,
+        "--schedule=train",
+        "--train_steps=4",
+        per_worker=[[f"--warm_start_from={out}"], [f"--warm_start_from={out / 'ckpt-1'}"]],
+        timeout=300,
+    )
+    for code, stdout, stderr in refused:
+        assert code == 1 and len(stderr.splitlines()) == 1, stderr
+        assert (
+            f"the workers warm-started from different weights: {out / 'ckpt-2'} (weights " in stderr
+        ), stderr
+        assert f", {out / 'ckpt-1'} (weights " in stderr and " on worker 1. " in stderr, stderr
+        assert not re.search(r"^step \d", stdout, re.M), stdout
+    assert not fresh.exists()

@@ -17,6 +17,12 @@
 5. corrupt_shard: worker 1's training shards are corrupt (its own copy of data_dir).
 6. stuck_read: worker 1's training shards are FIFOs that nobody writes (a hung file-system
    read), with --collective_timeout_secs=30: both must exit non-zero, neither may hang.
+7. stuck_save: worker 1's checkpoint save hangs (T2T_DRILL_STAGE="checkpoint save=hang"),
+   --collective_timeout_secs=30: it is ended with one line naming the stage, worker 0 follows.
+8. long_chief_decode: the chief's dev decodes take 90 s longer (T2T_DRILL_STAGE="dev
+   decodes=90", progressing), --collective_timeout_secs=30: both workers finish with 0.
+
+Drills run with --drills=a,b update only their own entries of an existing --out file.
 """
 
 import argparse
@@ -206,6 +212,15 @@ def one_bad_worker(data_dir: str, work: str, name: str, replace, *extra) -> dict
     return {"flags": list(extra), "workers": ends(procs, time.time())}
 
 
+def drill_stage(data_dir: str, work: str, name: str, worker: int, stage: str, *extra) -> dict:
+    """``T2T_DRILL_STAGE=stage`` on ``worker`` only (watchdog.py): how each worker ends."""
+    args = [*COMMON, "--collective_timeout_secs=30", *extra]
+    env = [{}, {}]
+    env[worker] = {"T2T_DRILL_STAGE": stage}
+    procs = cluster_run.start("worker", data_dir, f"{work}/{name}", *args, per_worker_env=env)
+    return {"drill_stage": stage, "on_worker": worker, "workers": ends(procs, time.time(), 600)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="")
@@ -213,7 +228,8 @@ def main() -> None:
     parser.add_argument("--work", default="", help="parent of the scratch directory")
     parser.add_argument(
         "--drills",
-        default="kill_resume,sigterm,timed_saves,sigkill_chief,corrupt_shard,stuck_read",
+        default="kill_resume,sigterm,timed_saves,sigkill_chief,corrupt_shard,stuck_read,"
+        "stuck_save,long_chief_decode",
     )
     args = parser.parse_args()
     from t2t_repro import registry
@@ -232,11 +248,33 @@ def main() -> None:
         drills["stuck_read"] = lambda: one_bad_worker(
             data_dir, work, "stuck", _fifo, "--collective_timeout_secs=30"
         )
+        drills["stuck_save"] = lambda: drill_stage(
+            data_dir,
+            work,
+            "stuck_save",
+            1,
+            "checkpoint save=hang",
+            "--train_steps=40",
+            "--local_eval_frequency=10",
+        )
+        drills["long_chief_decode"] = lambda: drill_stage(
+            data_dir,
+            work,
+            "long_chief_decode",
+            0,
+            "dev decodes=90",
+            "--schedule=train_and_evaluate",
+            "--train_steps=10",
+            "--local_eval_frequency=10",
+        )
         for name in args.drills.split(","):
             start = time.time()
             report[name] = drills[name]()
             report[name]["wall_seconds"] = round(time.time() - start, 1)
             print(name, json.dumps(report[name]), flush=True)
+    if args.out and os.path.exists(args.out):  # the drills not run keep their entries
+        with open(args.out) as f:
+            report = {**json.load(f), **report}
     text = json.dumps(report, indent=1)
     print(text)
     if args.out:

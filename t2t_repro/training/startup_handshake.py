@@ -2,11 +2,13 @@
 
 Why: MultiWorkerMirroredStrategy syncs variables only when they are made, and every worker
 reads its flags, hparams, data and checkpoint on its own. Workers that restored different
-checkpoints (a stale NFS or gcsfuse listing), or were started with another ``--train_steps``,
+checkpoints (a stale NFS or gcsfuse listing), warm-started from other weights, or were
+started with another ``--train_steps``,
 another ``--hparams`` or another set of shards, would average the gradients of different
 models, or wait in a collective that the others never reach. So, after the restore and before
 anything is written, all workers gather (one collective, ``input_feed.BytesGather``) what each one
-restored, its loop-shaping flags, its hparams and its data; on any difference every worker
+restored or warm-started from (with a digest of the weights), its loop-shaping flags, its
+hparams and its data; on any difference every worker
 stops with the same one-line error naming the field, each worker's value and the fix.
 
 The workers also agree on a data seed here: the chief's ``--random_seed``, or a number the
@@ -24,11 +26,9 @@ from typing import Any
 
 from t2t_repro.data.input_pipeline import list_shards
 from t2t_repro.data.text_files import DataError
-from t2t_repro.training.exit_codes import resume_text
 from t2t_repro.training.input_feed import BytesGather
 from t2t_repro.training.run_setup import TrainingError
 from t2t_repro.training.tf_config import Cluster
-from t2t_repro.training.watchdog import Watchdog
 
 # The TrainerConfig fields that shape the loop every worker runs in step (loop lengths, saves,
 # evaluations, the stop) or the update itself; all must be equal on every worker.
@@ -53,8 +53,11 @@ class ClusterMismatchError(TrainingError):
     """The workers of a cluster disagree on something they must share."""
 
 
-def local_facts(cfg, hparams, restored: str | None, step: int, problem) -> dict[str, Any]:
-    """What this worker brings to the handshake (JSON-able)."""
+def local_facts(
+    cfg, hparams, restored: str | None, step: int, problem, warm_started: dict | None = None
+) -> dict[str, Any]:
+    """What this worker brings to the handshake (JSON-able). ``warm_started``:
+    ``warm_start.loaded``'s checkpoint and weights digest (None: no warm start)."""
     shards = {}
     for split in ("train", "dev"):
         try:
@@ -66,6 +69,7 @@ def local_facts(cfg, hparams, restored: str | None, step: int, problem) -> dict[
     return {
         "restored": os.path.basename(restored) if restored else "no checkpoint",
         "step": step,
+        "warm_start": warm_started,
         "problem": cfg.problem,
         "model": cfg.model,
         "flags": {name: getattr(cfg, name) for name in LOOP_FLAGS},
@@ -100,21 +104,19 @@ def worker_seed(seed: int | None, index: int) -> int | None:
     return seed if seed is None or index == 0 else (seed * 1_000_003 + index) % 2**31
 
 
-def handshake(trainer) -> tuple[int | None, Watchdog]:
-    """The trainer's facts agreed by every worker (``agree``). Returns the agreed data seed
-    and the watchdog of its loop calls (``watchdog.py``; it watches nothing on one host)."""
+def handshake(trainer) -> int | None:
+    """The trainer's facts agreed by every worker (``agree``); returns the agreed data seed.
+    Both parts are watched stages (``trainer.watchdog``)."""
     cfg, seed = trainer.cfg, trainer.cfg.random_seed
     if trainer.cluster.workers > 1:
         restored, step = trainer.ckpt.restored, trainer.step
-        facts = local_facts(cfg, trainer.hparams, restored, step, trainer.problem)
-        seed = agree(trainer.strategy, trainer.cluster, facts)
-    watchdog = Watchdog(
-        trainer.cluster.workers > 1,
-        lambda: int(trainer.optimizer.iterations.numpy()),
-        2 * cfg.collective_timeout_secs,
-        lambda: resume_text(trainer.ckpt.latest),
-    )
-    return seed, watchdog
+        with trainer.watchdog.stage("start-up: listing the train and dev shards"):
+            facts = local_facts(
+                cfg, trainer.hparams, restored, step, trainer.problem, trainer.warm_started
+            )
+        with trainer.watchdog.stage("start-up handshake", waits_for_peers=True):
+            seed = agree(trainer.strategy, trainer.cluster, facts)
+    return seed
 
 
 def agree(strategy, cluster: Cluster, facts: dict[str, Any]) -> int | None:
@@ -147,6 +149,21 @@ def first_difference(everyone: list[dict]) -> str | None:
             "lookupcache=positive or noac; gcsfuse: no stat or type cache); fix that, then "
             + RESTART
             + "."
+        )
+    if differs(
+        lambda f: (
+            f["warm_start"]
+            and (os.path.basename(f["warm_start"]["source"]), f["warm_start"]["weights"])
+        )
+    ):
+        values = [
+            f"{w['source']} (weights {w['weights']})" if w else "no warm start"
+            for w in (f["warm_start"] for f in everyone)
+        ]
+        return (
+            f"the workers warm-started from different weights: {_by_worker(values)}. Give "
+            "every worker the same --warm_start_from, on storage they all see alike (a fresh "
+            "listing of its directory, or name the exact ckpt-N), then " + RESTART + "."
         )
     for name in ("problem", "model"):
         if differs(lambda f, name=name: f[name]):

@@ -28,19 +28,20 @@ import tensorflow as tf
 from t2t_repro import fileio, registry
 from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.training import TrainingCheckpoint
-from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
+from t2t_repro.data.input_pipeline import TRAIN, make_dataset
 from t2t_repro.hparams_lib import checks as hparams_checks
 from t2t_repro.hparams_lib.build import create_hparams, model_hparams_for_problem
 from t2t_repro.hparams_lib.renamed import former_hparams
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.training import evaluation, schedules, warm_start
+from t2t_repro.training import schedules, warm_start
 from t2t_repro.training.agreement import Agreement
-from t2t_repro.training.attention_summary import AttentionSummary
+from t2t_repro.training.chief_work import ChiefWork
 from t2t_repro.training.config import READ_ONLY_SCHEDULES, TrainerConfig
-from t2t_repro.training.dev_decodes import make_dev_decodes
 from t2t_repro.training.devices import announce
 from t2t_repro.training.distribution import cluster, make_strategy
 from t2t_repro.training.early_stopping import make_early_stopping
+from t2t_repro.training.eval_round import EvalRound
+from t2t_repro.training.exit_codes import resume_text
 from t2t_repro.training.input_feed import WorkerPositions, positioned_feed
 from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
 from t2t_repro.training.resume_layout import resharded_seed, resume_layout
@@ -55,6 +56,7 @@ from t2t_repro.training.run_setup import (
 from t2t_repro.training.startup_handshake import handshake, refuse_on_a_cluster, worker_seed
 from t2t_repro.training.summaries import ConsoleLog, Summaries, window_scalars
 from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+from t2t_repro.training.watchdog import Watchdog
 
 
 def _with_train_steps(hp, train_steps: int):
@@ -78,6 +80,18 @@ class Trainer:
             cfg.log_device_placement,
         )
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices, cfg.collective_timeout_secs)
+        # Every stage of a cluster run is watched (watchdog.py; nothing on one host), and the
+        # chief's own work does not count against the collective timeout (chief_work.py).
+        self.ckpt = self.optimizer = None
+        self.watchdog = Watchdog(
+            self.cluster.workers > 1,
+            cfg.collective_timeout_secs,
+            lambda: resume_text(self.ckpt and self.ckpt.latest),
+            progress=lambda: 0 if self.optimizer is None else self.step,
+        )
+        self.chief_work = ChiefWork(
+            self.strategy, self.cluster, self.watchdog, cfg.collective_timeout_secs
+        )
         if not cfg.generate_data and not fileio.isdir(cfg.data_dir):
             raise TrainingError(
                 f"--data_dir {cfg.data_dir} does not exist: run t2t-datagen "
@@ -89,29 +103,30 @@ class Trainer:
         self.problem = registry.problem(cfg.problem)
         if cfg.generate_data:
             print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
-        saved = saved_hparams(cfg.output_dir)
-        # T2T's create_hparams: the problem's hparams(defaults, model_hparams) sees the run's
-        # model hparams (set, saved json, overrides), none of its own.
-        model_hparams = model_hparams_for_problem(
-            cfg.hparams_set, cfg.hparams, data_dir=cfg.data_dir
-        )
-        problem_hparams = self.problem.problem_hparams(cfg.data_dir, model_hparams)
-        hp = _with_train_steps(
-            create_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams), cfg.train_steps
-        )
-        hparams_checks.validate(hp, training=True)
-        if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
-            hp = saved
-        elif saved is not None:  # a run saved before its set's values changed resumes
-            former = former_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams)
-            if former is not None:
-                former = _with_train_steps(former, cfg.train_steps)
-            hp = check_saved(cfg.output_dir, hp, cfg.hparams_set, former)
-        self.hparams = hp
-        self.early_stopping = make_early_stopping(cfg, self.problem, hp)  # None: not asked for
-        self.augment = self.problem.train_augmentation(
-            cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)
-        )
+        with self.watchdog.stage("start-up: reading the saved hparams and the vocabulary"):
+            saved = saved_hparams(cfg.output_dir)
+            # T2T's create_hparams: the problem's hparams(defaults, model_hparams) sees the run's
+            # model hparams (set, saved json, overrides), none of its own.
+            model_hparams = model_hparams_for_problem(
+                cfg.hparams_set, cfg.hparams, data_dir=cfg.data_dir
+            )
+            problem_hparams = self.problem.problem_hparams(cfg.data_dir, model_hparams)
+            hp = _with_train_steps(
+                create_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams), cfg.train_steps
+            )
+            hparams_checks.validate(hp, training=True)
+            if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
+                hp = saved
+            elif saved is not None:  # a run saved before its set's values changed resumes
+                former = former_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams)
+                if former is not None:
+                    former = _with_train_steps(former, cfg.train_steps)
+                hp = check_saved(cfg.output_dir, hp, cfg.hparams_set, former)
+            self.hparams = hp
+            self.early_stopping = make_early_stopping(cfg, self.problem, hp)  # None: not asked for
+            self.augment = self.problem.train_augmentation(
+                cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)
+            )
         self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
         self.resharded = False  # resumed on another number of workers (--reshard_on_resume)
         announce(self.strategy, cfg.mixed_precision, cfg.xla)
@@ -134,11 +149,8 @@ class Trainer:
         )
         self.positions = None  # every worker's input position, on several workers
         self.summaries = None  # made once the run passed its checks (it writes event files)
-        self.eval_fn = evaluation.make_eval_fn(self.strategy, self.model)
-        self._attention = None  # the first dev example's heat maps, made at the first eval
-        self._dev_decodes = False  # made at the first evaluation (None: the problem has none)
-        self._split_decodes = None  # the decode schedules' dev-split decoder
-        self.eval_split = "test" if cfg.eval_use_test_set else "dev"
+        self.evals = EvalRound(self)
+        self.warm_started = None  # {"source": the checkpoint, "weights": their digest}
 
     # -- data ------------------------------------------------------------------------------
     def _train_iterator(self):
@@ -166,19 +178,6 @@ class Trainer:
         )
         return feed
 
-    def _eval_dataset(self):
-        pattern = self.problem.filepattern(self.cfg.data_dir, self.eval_split)
-        return self.strategy.distribute_datasets_from_function(
-            lambda ctx: make_dataset(
-                pattern,
-                EVAL,
-                self.hparams,
-                input_context=ctx,
-                length_multiplier=self.problem.batch_size_multiplier,
-                max_length=self.problem.max_length(self.hparams),
-            )
-        )
-
     # -- pieces ----------------------------------------------------------------------------
     @property
     def step(self) -> int:
@@ -189,8 +188,15 @@ class Trainer:
         self.ckpt.batches_consumed.assign(self.step * self.accumulate)
         self.ckpt.micro_batches.assign(self.strategy.num_replicas_in_sync * self.accumulate)
         if self.positions is not None:
-            self.positions.gather()
-        return self.ckpt.save(self.step)
+            with self.watchdog.stage("gathering the input positions to save", waits_for_peers=True):
+                self.positions.gather()
+        stage, step = f"checkpoint save of step {self.step}", self.step
+        if self.cluster.is_chief:  # the others wait for its write outside collectives
+            return self.chief_work(stage, lambda: self.ckpt.save(step))
+        with self.watchdog.stage(stage):  # its private copy (TensorFlow's rule), then the wait
+            path = self.ckpt.save(step)
+        self.chief_work(stage, lambda: None)
+        return path
 
     def _saved(self, path: str) -> str:
         """What this worker tells of a save: other workers took part in it, but wrote
@@ -201,50 +207,7 @@ class Trainer:
         return os.path.join(self.cfg.output_dir, f"ckpt-{self.step}")
 
     def evaluate(self) -> dict:
-        try:
-            results = evaluation.evaluate(
-                self.eval_fn,
-                self._eval_dataset(),
-                self.cfg.eval_steps,
-                self.hparams.get("loss_multiplier", 1.0),
-            )
-        except tf.errors.DataLossError:
-            raise corrupt_data_error(
-                self.problem, self.cfg.data_dir, self.eval_split, self.ckpt.latest
-            ) from None
-        dev_text = self._dev_scores(results) if self.cluster.is_chief else ""
-        self.summaries.scalars(
-            "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, self.step
-        )
-        if self.cfg.attention_images and self.cluster.is_chief:
-            if self._attention is None:
-                self._attention = AttentionSummary(self.problem, self.cfg.data_dir, self.hparams)
-            self.summaries.images("eval", self._attention.images(self.model), self.step)
-        print(
-            f"eval at step {self.step}: loss {results['loss']:.4f}, perplexity "
-            f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
-            f"per-sequence {results['accuracy_per_sequence']:.4f}{dev_text}",
-            flush=True,
-        )
-        return dict(results, step=self.step)
-
-    def _dev_scores(self, results: dict) -> str:
-        """The problem's dev metric of real decodes (``dev_decodes``) into ``results``; its
-        log text ("" when the problem has no dev metric or ``eval_decode_examples`` is 0)."""
-        if self._dev_decodes is False:
-            self._dev_decodes = make_dev_decodes(
-                self.model,
-                self.problem,
-                self.cfg.data_dir,
-                self.hparams,
-                self.cfg.eval_decode_examples,
-                random_seed=self.cfg.random_seed or 0,
-            )
-        if self._dev_decodes is None:
-            return ""
-        scores = self._dev_decodes()
-        results.update(scores)
-        return self._dev_decodes.metric.log_text(scores)
+        return self.evals.evaluate()
 
     def _learning_rate(self) -> float:
         lr = self.optimizer.learning_rate
@@ -255,31 +218,47 @@ class Trainer:
         """After the last check (the workers agree, ``startup_handshake``): the run record,
         stale temp dirs, event files. Only the chief writes into output_dir; other workers'
         event writers write nothing."""
-        self.data_seed, self.watchdog = handshake(self)
+        self.data_seed = handshake(self)
+        self.chief_work.prepare()
         if self.resharded:
             self.data_seed = resharded_seed(self.data_seed, self.step)
-        chief = self.cluster.is_chief
-        if chief and self.cfg.schedule not in READ_ONLY_SCHEDULES:
+        self.chief_work("start-up: writing the run record", self._write_record)
+        with self.watchdog.stage("start-up: opening the event files"):
+            self.summaries = Summaries(self.cfg.output_dir, write=self.cluster.is_chief)
+
+    def _write_record(self) -> None:
+        """The chief's: hparams.json and flags.txt, stale temp dirs removed."""
+        if self.cfg.schedule not in READ_ONLY_SCHEDULES:
             write_record(self.cfg.output_dir, self.hparams, self.flags)
             for path in checkpoint_files.remove_orphan_temp_dirs(self.cfg.output_dir):
                 print(f"removed {path} (left by a save that was interrupted)", flush=True)
-        self.summaries = Summaries(self.cfg.output_dir, write=chief)
 
     def start(self) -> str | None:
         """Resumes from output_dir's newest checkpoint (returned) or warm-starts a new run,
         then starts writing: every check that can refuse the run comes before."""
-        restored = self.ckpt.restore_latest()
-        if restored and self.cfg.schedule not in READ_ONLY_SCHEDULES:
-            self._lay_out_updates(restored)
+        with self.watchdog.stage(
+            f"start-up: restoring the newest checkpoint of {self.cfg.output_dir}"
+        ):
+            restored = self.ckpt.restore_latest()
+            if restored and self.cfg.schedule not in READ_ONLY_SCHEDULES:
+                self._lay_out_updates(restored)
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
             if self.early_stopping is not None:
                 self.early_stopping.read_history(self.cfg.output_dir, self.step)
         if self.cfg.warm_start_from:  # flags.txt records the exact checkpoint
             cfg = self.cfg
-            source = warm_start.start_from(
-                cfg.warm_start_from, restored, self.model, self.hparams, self.problem, cfg.data_dir
-            )
+            with self.watchdog.stage(f"start-up: warm start from {cfg.warm_start_from}"):
+                source = warm_start.start_from(
+                    cfg.warm_start_from,
+                    restored,
+                    self.model,
+                    self.hparams,
+                    self.problem,
+                    cfg.data_dir,
+                )
+                if not restored:  # the workers compare it (startup_handshake.py)
+                    self.warm_started = warm_start.loaded(source, self.model)
             self.flags = dict(self.flags, warm_start_from=source)
         self._start_writing()
         return restored
@@ -315,7 +294,7 @@ class Trainer:
         if self.cfg.schedule == "decode":
             if not restored:
                 raise TrainingError(f"No checkpoint in {self.cfg.output_dir} to decode.")
-            return {"decodes": self._decode_split()}
+            return {"decodes": self.evals.decode_split()}
         return self.train()
 
     def continuous_eval(self) -> dict:
@@ -344,7 +323,8 @@ class Trainer:
             self.accumulate,
             cfg.xla,
         )
-        iterator = self._train_iterator()
+        with self.watchdog.stage("start-up: opening the training data"):
+            iterator = self._train_iterator()
         console = ConsoleLog(cfg.train_steps)
         replicas = self.strategy.num_replicas_in_sync
         print(
@@ -417,7 +397,7 @@ class Trainer:
             if schedules.eval_due(cfg, step, bool(saves), decided["throttle_passed"]):
                 if not saves:
                     self.save()
-                results, last_eval = self._evaluate_and_decode(), time.time()
+                results, last_eval = self.evals.round(), time.time()
                 if self.early_stopping is not None:  # agreed: a dev decode metric is the chief's
                     early = agree(stop=self.early_stopping.update(step, results))["stop"]
             elif poll_every and step % poll_every == 0:
@@ -436,24 +416,8 @@ class Trainer:
             return dict(results, checkpoint=path, early_stopped=True)
         print(f"training finished at step {self.step}; {self._saved(path)}", flush=True)
         if cfg.schedule in schedules.EVALUATING and not results.get("step") == self.step:
-            results = self._evaluate_and_decode()
+            results = self.evals.round()
         return dict(results, checkpoint=path)
-
-    def _evaluate_and_decode(self) -> dict:
-        results = self.evaluate()
-        if self.cfg.schedule == "train_eval_and_decode":
-            results["decodes"] = self._decode_split()
-        return results
-
-    def _decode_split(self) -> str:
-        """The dev split's decodes (``schedules.SplitDecodes``); the chief writes them."""
-        if not self.cluster.is_chief:
-            return ""
-        if self._split_decodes is None:
-            self._split_decodes = schedules.SplitDecodes(self.model, self.problem, self.cfg)
-        text = self._split_decodes(self.step)
-        print(text, flush=True)
-        return self._split_decodes.paths.decodes
 
     def _steps_to_next_event(self, eval_every: int, save_every: int) -> int:
         """Updates in the next loop call: up to the next log line, save, eval or the end."""
@@ -466,7 +430,7 @@ class Trainer:
         self.metrics.reset()
         start = time.time()
         try:
-            with self.watchdog:  # ends this process if it or its cluster is stuck
+            with self.watchdog.stage("training loop", waits_for_peers=True):
                 loop(iterator, tf.constant(n))
         except tf.errors.DataLossError:
             raise corrupt_data_error(

@@ -15,6 +15,7 @@ random-number states are not taken from the source (T2T restores trainable varia
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 from t2t_repro import fileio, registry
@@ -95,6 +96,17 @@ def warm_start(model, prefix: str) -> str:
         variable.assign(value)
     print(f"warm start from {prefix}: its model weights, step 0, a new optimizer", flush=True)
     return prefix
+
+
+def loaded(prefix: str, model) -> dict[str, str]:
+    """What a worker warm-started from, for the start-up handshake: the checkpoint and a
+    digest of the weights it loaded (a stale listing of the source directory, or another
+    source, gives other weights: the workers would train different models)."""
+    digest = hashlib.sha256()
+    for variable in sorted(model.variables, key=lambda v: v.path):
+        if "seed_generator" not in variable.path:  # the model's own dropout states
+            digest.update(variable.path.encode() + variable.numpy().tobytes())
+    return {"source": prefix, "weights": digest.hexdigest()[:12]}
 
 
 def ignored(source: str, restored: str) -> str:

@@ -1,0 +1,117 @@
+"""What a training run does at an evaluation: the teacher-forced eval of every worker, then the
+chief's own work -- the problem's dev metric of real decodes (``dev_decodes.py``), attention
+heat maps, and for the decode schedules the dev split's decodes (``schedules.SplitDecodes``).
+
+On a cluster the chief's work runs in ``ChiefWork`` (the other workers wait for it outside
+the collective timeout), and each part is a watched stage (``watchdog.py``).
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from t2t_repro.data.input_pipeline import EVAL, make_dataset
+from t2t_repro.training import evaluation, schedules
+from t2t_repro.training.attention_summary import AttentionSummary
+from t2t_repro.training.dev_decodes import make_dev_decodes
+from t2t_repro.training.run_errors import corrupt_data_error
+
+
+class EvalRound:
+    """``round()``: the eval results at the trainer's step; ``decode_split()``: the dev
+    split's decodes (the chief writes them). ``trainer``: the ``Trainer`` it serves."""
+
+    def __init__(self, trainer) -> None:
+        self.trainer = trainer
+        self.eval_fn = evaluation.make_eval_fn(trainer.strategy, trainer.model)
+        self.split = "test" if trainer.cfg.eval_use_test_set else "dev"
+        self._attention = None  # the first dev example's heat maps, made at the first eval
+        self._dev_decodes = False  # made at the first evaluation (None: the problem has none)
+        self._split_decodes = None  # the decode schedules' dev-split decoder
+
+    def _dataset(self):
+        t = self.trainer
+        pattern = t.problem.filepattern(t.cfg.data_dir, self.split)
+        return t.strategy.distribute_datasets_from_function(
+            lambda ctx: make_dataset(
+                pattern,
+                EVAL,
+                t.hparams,
+                input_context=ctx,
+                length_multiplier=t.problem.batch_size_multiplier,
+                max_length=t.problem.max_length(t.hparams),
+            )
+        )
+
+    def evaluate(self) -> dict:
+        t = self.trainer
+        try:
+            with t.watchdog.stage("evaluation", waits_for_peers=True):
+                results = evaluation.evaluate(
+                    self.eval_fn,
+                    self._dataset(),
+                    t.cfg.eval_steps,
+                    t.hparams.get("loss_multiplier", 1.0),
+                )
+        except tf.errors.DataLossError:
+            raise corrupt_data_error(t.problem, t.cfg.data_dir, self.split, t.ckpt.latest) from None
+        dev_text = t.chief_work("dev decodes", lambda: self._chief_part(results)) or ""
+        t.summaries.scalars(
+            "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, t.step
+        )
+        print(
+            f"eval at step {t.step}: loss {results['loss']:.4f}, perplexity "
+            f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
+            f"per-sequence {results['accuracy_per_sequence']:.4f}{dev_text}",
+            flush=True,
+        )
+        return dict(results, step=t.step)
+
+    def round(self) -> dict:
+        """The evaluation, and the dev split's decodes under train_eval_and_decode."""
+        results = self.evaluate()
+        if self.trainer.cfg.schedule == "train_eval_and_decode":
+            results["decodes"] = self.decode_split()
+        return results
+
+    def _chief_part(self, results: dict) -> str:
+        """The dev metric into ``results`` and the heat maps into TensorBoard (the chief's);
+        the metric's log text."""
+        t = self.trainer
+        dev_text = self._dev_scores(results)
+        if t.cfg.attention_images:
+            if self._attention is None:
+                self._attention = AttentionSummary(t.problem, t.cfg.data_dir, t.hparams)
+            t.summaries.images("eval", self._attention.images(t.model), t.step)
+        return dev_text
+
+    def _dev_scores(self, results: dict) -> str:
+        """The problem's dev metric of real decodes (``dev_decodes``) into ``results``; its
+        log text ("" when the problem has no dev metric or ``eval_decode_examples`` is 0)."""
+        t = self.trainer
+        if self._dev_decodes is False:
+            self._dev_decodes = make_dev_decodes(
+                t.model,
+                t.problem,
+                t.cfg.data_dir,
+                t.hparams,
+                t.cfg.eval_decode_examples,
+                random_seed=t.cfg.random_seed or 0,
+            )
+        if self._dev_decodes is None:
+            return ""
+        scores = self._dev_decodes()
+        results.update(scores)
+        return self._dev_decodes.metric.log_text(scores)
+
+    def decode_split(self) -> str:
+        """The dev split's decodes (``schedules.SplitDecodes``); the chief writes them and
+        returns their path ("" on the other workers)."""
+        return self.trainer.chief_work("split decodes", self._decode_split) or ""
+
+    def _decode_split(self) -> str:
+        t = self.trainer
+        if self._split_decodes is None:
+            self._split_decodes = schedules.SplitDecodes(t.model, t.problem, t.cfg)
+        print(self._split_decodes(t.step), flush=True)
+        return self._split_decodes.paths.decodes
