@@ -68,10 +68,17 @@ def make_dev_decodes(
     random_seed: int = 0,
 ) -> DevDecodes | None:
     """The dev decodes of ``problem``'s dev metric, or None when it has none (or
-    ``num_examples`` is 0)."""
+    ``num_examples`` is 0, or the dev split is empty: one line says so)."""
     if num_examples <= 0:
         return None
     metric = problem.dev_metric(data_dir, hparams, num_examples)
     if metric is None:
+        return None
+    if not len(metric):  # every dev shard empty (few pairs dealt over many shards, as T2T)
+        print(
+            f"no dev decodes: {problem.filepattern(data_dir, 'dev')} holds no examples; "
+            "generate the dev split with fewer shards or more data",
+            flush=True,
+        )
         return None
     return DevDecodes(model, problem, metric, data_dir, decode_overrides, random_seed)

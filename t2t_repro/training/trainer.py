@@ -200,6 +200,9 @@ class Trainer:
             raise corrupt_data_error(
                 self.problem, self.cfg.data_dir, self.eval_split, self.ckpt.latest
             ) from None
+        if not results["eval_tokens"]:  # an empty split: nothing to report (evaluation.py)
+            pattern = self.problem.filepattern(self.cfg.data_dir, self.eval_split)
+            return evaluation.skipped(self.step, pattern)
         dev_text = self._dev_scores(results) if self.cluster.is_chief else ""
         self.summaries.scalars(
             "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, self.step

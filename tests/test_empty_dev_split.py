@@ -1,0 +1,65 @@
+"""An empty dev split (#46 F1): a usr_dir that deals few pairs over many shards leaves every dev
+shard empty, as T2T's ``generate_files`` does. Training goes on; each evaluation is skipped with
+one line saying why and what to do (T2T's Estimator reports metrics over nothing), and no
+traceback comes from the dev decodes' BLEU of no sentences."""
+
+import glob
+
+from t2t_repro import registry
+from t2t_repro.metrics.dev_metric import DevBleu
+from t2t_repro.training.dev_decodes import make_dev_decodes
+from tests.tools import TINY_TRAINING, run_tool
+
+
+def test_training_with_empty_dev_shards_skips_each_evaluation_in_one_line(tmp_path):
+    data = tmp_path / "data"
+    registry.problem("translate_toy").generate_data(
+        str(data), str(tmp_path / "tmp"), progress=False
+    )
+    dev_shards = glob.glob(str(data / "translate_toy-dev-*"))
+    assert dev_shards
+    for shard in dev_shards:
+        open(shard, "wb").close()  # what T2T's datagen leaves when a dev shard gets no pair
+    run = run_tool(
+        "t2t-trainer",
+        "--problem=translate_toy",
+        "--hparams_set=transformer_quickstart",
+        f"--data_dir={data}",
+        f"--output_dir={tmp_path / 'run'}",
+        f"--hparams={TINY_TRAINING}",
+        "--train_steps=2",
+        "--local_eval_frequency=1",
+        "--steps_per_loop=1",
+        "--eval_decode_examples=4",
+        "--schedule=continuous_train_and_eval",
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    skipped = [line for line in run.stdout.splitlines() if "skipped" in line]
+    pattern = str(data / "translate_toy-dev-*")
+    assert skipped == [
+        f"eval at step {step}: skipped, {pattern} holds no examples (datagen dealt its pairs "
+        "over more shards than there are dev pairs): generate the dev split with fewer shards "
+        "or more data, or train with --schedule=train"
+        for step in (1, 2)
+    ], run.stdout
+    assert "training finished at step 2" in run.stdout
+
+
+class _EmptyDev:
+    """A problem whose dev split holds no examples (``--eval_use_test_set`` evaluates the
+    test split, but the dev decodes read dev)."""
+
+    def dev_metric(self, data_dir, hparams, num_examples):
+        return DevBleu([], [])
+
+    def filepattern(self, data_dir, split):
+        return f"{data_dir}/p-{split}-*"
+
+
+def test_no_dev_decodes_of_an_empty_dev_split(capsys):
+    assert make_dev_decodes(None, _EmptyDev(), "/d", None, num_examples=4) is None
+    assert capsys.readouterr().out == (
+        "no dev decodes: /d/p-dev-* holds no examples; generate the dev split with fewer "
+        "shards or more data\n"
+    )
