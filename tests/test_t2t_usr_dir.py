@@ -164,7 +164,8 @@ def test_t2t_transformer_base_is_the_command_lines():
         assert getattr(transformer, name)() == registry.hparams(name), name
     assert transformer.transformer_base() == registry.hparams("transformer_base_v3")
     assert transformer.transformer_base_v1() != transformer.transformer_base()  # the paper's
-    assert t2t_registry.hparams("transformer_base")() == registry.hparams("transformer_base_v3")
+    # T2T's registry.hparams(name) is the HParams (T2T utils/registry.py), not the function.
+    assert t2t_registry.hparams("transformer_base") == registry.hparams("transformer_base_v3")
     from t2t_repro.usr_dir import import_usr_dir
 
     import_usr_dir(str(USR_DIR))

@@ -48,7 +48,7 @@ BOILERPLATE = {
         "(t2t-datagen --registry_help lists them)"
     ),
     "tensor2tensor.utils.trainer_lib": (
-        "train with t2t-trainer, and build hparams with registry.hparams(name)() from "
+        "train with t2t-trainer, and build hparams with registry.hparams(name) from "
         "tensor2tensor.utils.registry"
     ),
     "tensor2tensor.layers.common_layers": _NO_LAYERS,
