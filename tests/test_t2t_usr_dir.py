@@ -251,6 +251,13 @@ def test_what_cannot_run_is_refused_in_one_line(tmp_path, capsys):
 
     with pytest.raises(Exception, match=r"nothing is downloaded here.*--tmp_dir"):
         generator_utils.maybe_download(str(tmp_path), "corpus.tgz", "https://x.org/corpus.tgz")
+    # T2T's maybe_download_from_drive: the file already in tmp_dir is returned, else refused.
+    drive = "https://drive.google.com/uc?export=download&id=x"
+    with pytest.raises(Exception, match=r"nothing is downloaded here.*--tmp_dir"):
+        generator_utils.maybe_download_from_drive(str(tmp_path), "data.zip", drive)
+    (tmp_path / "data.zip").write_bytes(b"PK")
+    found = generator_utils.maybe_download_from_drive(str(tmp_path), "data.zip", drive)
+    assert found == str(tmp_path / "data.zip")
 
 
 def test_a_real_tensor2tensor_is_not_shadowed(tmp_path):

@@ -111,7 +111,7 @@ _TABLE: dict[str, dict[str, str]] = {
         ),
     },
     "tensor2tensor.data_generators.generator_utils": {
-        _NOT_DOWNLOADED: "maybe_download_from_drive download_report_hook",
+        _NOT_DOWNLOADED: "download_report_hook",
         _PACKED: (
             "SequencePacker SequencePairPacker SequenceDatasetPacker pack_examples pack_dataset"
         ),
