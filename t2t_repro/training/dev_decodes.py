@@ -9,7 +9,7 @@ decoder is kept for the whole run, so each input length is traced once.
 
 from __future__ import annotations
 
-from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, occurrences
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
@@ -50,11 +50,16 @@ class DevDecodes:
             return [hyps[0].text for hyps in self.decoder.decode_lines(self.metric.lines)]
         limit = self.decoder.max_input_length
         rows = [r[: limit - 1] + [EOS_ID] if len(r) > limit else r for r in self.metric.input_ids]
+        # Repeats are counted over the whole dev set, as the decoder counts a file's lines
+        # (sampling draws anew for each repeat, as T2T samples each example on its own).
+        counts = occurrences(rows)
         batch = max(1, self.decoder.dhp.batch_size)
         return [
             hyps[0].text
             for start in range(0, len(rows), batch)
-            for hyps in self.decoder.decode_ids(rows[start : start + batch])
+            for hyps in self.decoder.decode_ids(
+                rows[start : start + batch], occurrences=counts[start : start + batch]
+            )
         ]
 
 
