@@ -231,11 +231,16 @@ def test_what_cannot_run_is_refused_in_one_line(tmp_path, capsys):
     usr.mkdir()
     (usr / "__init__.py").write_text(REFUSED_USR_DIR)
     flags = [f"--data_dir={tmp_path}", f"--tmp_dir={tmp_path}", f"--t2t_usr_dir={usr}"]
-    for name, cls, base in (
-        ("my_language_model", "MyLanguageModel", "Text2SelfProblem"),
-        ("my_sentiment", "MySentiment", "Text2ClassProblem"),
+    from t2t_repro.commands import trainer
+
+    # A language model's datagen is T2T's (test_t2t_usr_dir_patterns); training it is refused.
+    train = ["--hparams_set=transformer_tiny", f"--output_dir={tmp_path / 'run'}"]
+    for tool, name, cls, base in (
+        (trainer, "my_language_model", "MyLanguageModel", "Text2SelfProblem"),
+        (datagen, "my_sentiment", "MySentiment", "Text2ClassProblem"),
     ):
-        assert datagen.main([f"--problem={name}", *flags]) == 1
+        extra = train if tool is trainer else []
+        assert tool.main([f"--problem={name}", *flags, *extra]) == 1
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and cls in err and base in err, err
     with pytest.raises(Exception, match=r"MyLstm.*only this project's own 'transformer'"):

@@ -38,7 +38,7 @@ def restore_registry():
         registry._REGISTRIES[kind].clear()
         registry._REGISTRIES[kind].update(names)
     for name in set(sys.modules) - modules:
-        if name.split(".")[0] in SUMMARY["problems"]:
+        if name.split(".")[0] in {*SUMMARY["problems"], "two_problems_usr"}:
             del sys.modules[name]
 
 
@@ -48,6 +48,7 @@ def restore_registry():
         "chars_name_usr",
         pytest.param("sparse_shards_usr", marks=pytest.mark.slow),  # builds a subword vocabulary
         "two_token_vocabs_usr",
+        "lm_self_usr",
     ],
 )
 def test_datagen_writes_what_t2t_1_15_7_writes(usr_dir, tmp_path, monkeypatch):
@@ -75,6 +76,64 @@ def test_datagen_writes_what_t2t_1_15_7_writes(usr_dir, tmp_path, monkeypatch):
 
     problem = registry.problem(problem_name)
     assert problem.name == problem_name  # the registered name, over a class attribute `name`
-    encoders = problem.get_encoders(str(data))
-    sizes = {k: encoders[k].vocab_size for k in ("inputs", "targets")}
-    assert sizes == SUMMARY["vocab_sizes"][problem_name]
+    sizes = {k: e.vocab_size for k, e in problem.feature_encoders(str(data)).items()}
+    assert sizes == SUMMARY["vocab_sizes"][problem_name]  # a language model's: targets only
+
+
+def test_a_language_model_is_refused_by_the_trainer_in_one_line(tmp_path, capsys):
+    """T2T's datagen of a Text2SelfProblem is written as T2T writes it (above); training or
+    decoding it is refused in one line before anything is written (docs/porting.md)."""
+    from t2t_repro.commands import decoder, trainer
+
+    data = REFERENCE / "data" / "lm_self_usr"
+    flags = [
+        "--problem=char_lines_lm",
+        f"--data_dir={data}",
+        f"--t2t_usr_dir={USR_DIRS / 'lm_self_usr'}",
+        "--hparams_set=transformer_tiny",
+    ]
+    out = tmp_path / "run"
+    for tool, extra in (
+        (trainer, ["--train_steps=1", f"--output_dir={out}"]),
+        (decoder, [f"--output_dir={out}", f"--decode_from_file={data / 'none.txt'}"]),
+    ):
+        assert tool.main([*flags, *extra]) == 1, tool
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "Traceback" not in err, (tool, err)
+        assert "CharLinesLm (char_lines_lm): Text2SelfProblem is a language model" in err, err
+        assert not out.exists(), tool
+
+
+def test_datagen_refuses_a_problem_it_cannot_write_before_writing_any(tmp_path, capsys):
+    """A Text2ClassProblem's records hold class labels, which datagen here does not write: it
+    is refused before the other problems' files are written, not halfway."""
+    usr = tmp_path / "two_problems_usr.py"
+    usr.write_text(
+        "from tensor2tensor.data_generators import text_problems\n"
+        "from tensor2tensor.utils import registry\n\n\n"
+        "@registry.register_problem\n"
+        "class PlainPairs(text_problems.Text2TextProblem):\n"
+        "    def generate_samples(self, data_dir, tmp_dir, dataset_split):\n"
+        "        yield {'inputs': 'a b', 'targets': 'c d'}\n\n\n"
+        "@registry.register_problem\n"
+        "class Sentiment(text_problems.Text2ClassProblem):\n"
+        "    def generate_samples(self, data_dir, tmp_dir, dataset_split):\n"
+        "        yield {'inputs': 'a b', 'label': 1}\n"
+    )
+    data = tmp_path / "data"
+    data.mkdir()
+    argv = [
+        "--problem=plain_pairs,sentiment",
+        f"--data_dir={data}",
+        f"--tmp_dir={tmp_path}",
+        f"--t2t_usr_dir={usr}",
+        "--noprogress",
+    ]
+    assert datagen.main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.endswith(
+        "Sentiment (sentiment): Text2ClassProblem (text classification) needs a class-label "
+        "output, which this project's Transformer does not have; make the label a target word "
+        "of a Text2TextProblem."
+    ), err
+    assert list(data.iterdir()) == []

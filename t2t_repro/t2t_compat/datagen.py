@@ -104,8 +104,8 @@ def generate_t2t_data(
             name = split_file_name(split)
             summary.pairs[name] = sum(counts[position : position + len(paths)])
             position += len(paths)
-    encoders = problem.get_encoders(data_dir)
-    summary.vocab_size = encoders["targets"].vocab_size
+    # feature_encoders, not get_encoders: a language model has no inputs (Text2SelfProblem)
+    summary.vocab_size = problem.feature_encoders(data_dir)["targets"].vocab_size
     if problem.vocab_type == "character":
         summary.vocab_file = "ByteTextEncoder, no file"
     elif fileio.isfile(vocab_path):

@@ -36,8 +36,11 @@ class VocabType:
 class Text2TextProblem(Problem):
     """T2T's base class of text-to-text problems (``text_problems.py``, ``Text2TextProblem``)."""
 
-    # What T2T cannot give this project's model; the refusing subclasses below set it.
+    # What T2T cannot give this project's model (trainer, decoder); the refusing subclasses
+    # below set it. ``datagen_as_t2t``: whether datagen still writes T2T's files (a language
+    # model's are text data like any other; a class label or real-valued target is not).
     unsupported: str | None = None
+    datagen_as_t2t = True
 
     # -- the subclass interface, T2T's defaults ----------------------------------------------
     @property
@@ -184,20 +187,30 @@ class Text2TextProblem(Problem):
         )
 
     # -- the project's hooks -----------------------------------------------------------------
+    def check_datagen(self) -> None:
+        """One line naming the class when datagen cannot write T2T's files of this problem;
+        ``t2t-datagen`` asks every problem before writing any."""
+        name = f"{type(self).__name__} ({self.name})"
+        if self.unsupported and not self.datagen_as_t2t:
+            raise T2TProblemError(f"{name}: {self.unsupported}")
+        if self.packed_length:
+            raise T2TProblemError(
+                f"{name}: packed_length (T2T's packed TPU datasets) is not supported; remove "
+                "it (batches here are bucketed by length, which wastes little padding)."
+            )
+
     def check_runnable(self) -> None:
-        """One line naming the class when this problem cannot run here."""
+        """One line naming the class when the trainer or decoder cannot run this problem
+        (its encoders are the first thing they ask for: ``get_encoders``)."""
+        self.check_datagen()
         name = f"{type(self).__name__} ({self.name})"
         if self.unsupported:
             raise T2TProblemError(f"{name}: {self.unsupported}")
         if not self.has_inputs:
             raise T2TProblemError(
                 f"{name}: has_inputs=False is a language model, which this project's "
-                "encoder-decoder Transformer does not train; give the problem inputs."
-            )
-        if self.packed_length:
-            raise T2TProblemError(
-                f"{name}: packed_length (T2T's packed TPU datasets) is not supported; remove "
-                "it (batches here are bucketed by length, which wastes little padding)."
+                "encoder-decoder Transformer does not train (t2t-datagen writes its files as "
+                "T2T does); give the problem inputs to train it here."
             )
 
     @property
@@ -209,7 +222,7 @@ class Text2TextProblem(Problem):
         ``max_cases``, ``random_seed`` and ``progress``. T2T's ``task_id`` is not used."""
         from t2t_repro.t2t_compat.datagen import generate_t2t_data
 
-        self.check_runnable()
+        self.check_datagen()
         return generate_t2t_data(self, data_dir, tmp_dir, **tool_flags)
 
     generate_data.t2t_tool_entry = True
@@ -244,9 +257,13 @@ class Text2TextProblem(Problem):
 
 
 class Text2SelfProblem(Text2TextProblem):
+    """T2T's language-model problems (targets only): t2t-datagen writes T2T's files; the
+    trainer and decoder refuse it in one line."""
+
     unsupported = (
         "Text2SelfProblem is a language model (targets only); this project's encoder-decoder "
-        "Transformer does not train one. Make it a Text2TextProblem with inputs."
+        "Transformer does not train or decode one (t2t-datagen writes its files as T2T does). "
+        "Make it a Text2TextProblem with inputs to train it here."
     )
 
     @property
@@ -255,6 +272,7 @@ class Text2SelfProblem(Text2TextProblem):
 
 
 class Text2ClassProblem(Text2TextProblem):
+    datagen_as_t2t = False  # T2T's records hold the class label as the target
     unsupported = (
         "Text2ClassProblem (text classification) needs a class-label output, which this "
         "project's Transformer does not have; make the label a target word of a "
@@ -263,10 +281,12 @@ class Text2ClassProblem(Text2TextProblem):
 
 
 class Text2RealProblem(Text2TextProblem):
+    datagen_as_t2t = False  # T2T's records hold real values as the target
     unsupported = "Text2RealProblem (regression) is not supported by this project's Transformer."
 
 
 class QuestionAndContext2TextProblem(Text2TextProblem):
+    datagen_as_t2t = False  # T2T's records hold a third feature, the context
     unsupported = (
         "QuestionAndContext2TextProblem needs a 'context' input, which this project's "
         "Transformer does not read; join the context to the inputs in a Text2TextProblem."
