@@ -38,7 +38,7 @@ def restore_registry():
         registry._REGISTRIES[kind].clear()
         registry._REGISTRIES[kind].update(names)
     for name in set(sys.modules) - modules:
-        if name.split(".")[0] in {*SUMMARY["problems"], "two_problems_usr"}:
+        if name.split(".")[0] in {*SUMMARY["problems"], "two_problems_usr", "labels_usr"}:
             del sys.modules[name]
 
 
@@ -137,3 +137,63 @@ def test_datagen_refuses_a_problem_it_cannot_write_before_writing_any(tmp_path, 
         "of a Text2TextProblem."
     ), err
     assert list(data.iterdir()) == []
+
+
+LABELS_USR_DIR = """
+from tensor2tensor.data_generators import text_encoder, text_problems
+from tensor2tensor.utils import registry
+
+
+@registry.register_problem
+class TaggedLines(text_problems.Text2TextProblem):
+    # label lists as targets, as multi-label usr_dirs write them; T2T's datagen never asks
+    # for feature_encoders, whose ClassLabelEncoder only the trainer would use
+
+    @property
+    def vocab_type(self):
+        return text_problems.VocabType.CHARACTER
+
+    @property
+    def is_generate_per_split(self):
+        return False
+
+    @property
+    def dataset_splits(self):
+        return [{"split": "train", "shards": 2}, {"split": "eval", "shards": 1}]
+
+    def generate_encoded_samples(self, data_dir, tmp_dir, dataset_split):
+        encoder = self.get_or_create_vocab(data_dir, tmp_dir)
+        for text, labels in (("ab", [0, 2]), ("ba", [1]), ("aa", [0])):
+            yield {"inputs": encoder.encode(text) + [text_encoder.EOS_ID], "targets": labels}
+
+    def feature_encoders(self, data_dir):
+        labels = text_encoder.ClassLabelEncoder(["x", "y", "z"])
+        return {"inputs": text_encoder.ByteTextEncoder(), "targets": labels}
+
+
+@registry.register_problem
+class TaggedLinesPlain(TaggedLines):
+    def feature_encoders(self, data_dir):
+        return text_problems.Text2TextProblem.feature_encoders(self, data_dir)
+"""
+
+
+def test_datagen_writes_a_problem_whose_encoders_only_the_trainer_refuses(tmp_path, capsys):
+    """T2T's datagen of a problem with its own encoded samples never calls feature_encoders:
+    datagen writes its files and goes on to the next problem; the trainer refuses it."""
+    from t2t_repro.commands import trainer
+
+    usr = tmp_path / "labels_usr.py"
+    usr.write_text(LABELS_USR_DIR)
+    data = tmp_path / "data"
+    data.mkdir()
+    flags = [f"--data_dir={data}", f"--tmp_dir={tmp_path}", f"--t2t_usr_dir={usr}"]
+    assert datagen.main(["--problem=tagged_lines,tagged_lines_plain", *flags, "--noprogress"]) == 0
+    out = capsys.readouterr().out
+    assert "feature_encoders are refused here: tensor2tensor.data_generators.text_encoder." in out
+    for name in ("tagged_lines", "tagged_lines_plain"):
+        assert len(list(data.glob(f"{name}-*"))) == 3, name  # 2 train + 1 dev shards
+    train = ["--problem=tagged_lines", "--hparams_set=transformer_tiny"]
+    assert trainer.main([*train, *flags, f"--output_dir={tmp_path / 'run'}"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "ClassLabelEncoder is not provided" in err, err
