@@ -40,8 +40,8 @@ def test_training_with_empty_dev_shards_skips_each_evaluation_in_one_line(tmp_pa
     evals = [line for line in run.stdout.splitlines() if line.startswith("eval at step")]
     assert evals == [
         f"eval at step 1: skipped, {data}/translit_ab_to_xy-dev-* holds no examples (datagen "
-        "dealt its pairs over more shards than there are dev pairs): generate the dev split "
-        "with fewer shards or more data, or train with --schedule=train"
+        "dealt fewer pairs than the split has shards): generate the split with fewer shards "
+        "or more data, or train with --schedule=train"
     ], run.stdout
     assert "training finished at step 1" in run.stdout
 

@@ -79,9 +79,9 @@ def skipped(step: int, pattern: str) -> dict:
     0); here one line says so and nothing is recorded (no summaries, no early-stopping
     value, no dev decodes)."""
     print(
-        f"eval at step {step}: skipped, {pattern} holds no examples (datagen dealt its "
-        "pairs over more shards than there are dev pairs): generate the dev split with "
-        "fewer shards or more data, or train with --schedule=train",
+        f"eval at step {step}: skipped, {pattern} holds no examples (datagen dealt fewer "
+        "pairs than the split has shards): generate the split with fewer shards or more "
+        "data, or train with --schedule=train",
         flush=True,
     )
     return {"step": step, "eval_skipped": True}
