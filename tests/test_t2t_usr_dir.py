@@ -233,14 +233,13 @@ def test_what_cannot_run_is_refused_in_one_line(tmp_path, capsys):
     flags = [f"--data_dir={tmp_path}", f"--tmp_dir={tmp_path}", f"--t2t_usr_dir={usr}"]
     from t2t_repro.commands import trainer
 
-    # A language model's datagen is T2T's (test_t2t_usr_dir_patterns); training it is refused.
+    # Their datagen is T2T's (test_t2t_usr_dir_patterns); training them is refused.
     train = ["--hparams_set=transformer_tiny", f"--output_dir={tmp_path / 'run'}"]
-    for tool, name, cls, base in (
-        (trainer, "my_language_model", "MyLanguageModel", "Text2SelfProblem"),
-        (datagen, "my_sentiment", "MySentiment", "Text2ClassProblem"),
+    for name, cls, base in (
+        ("my_language_model", "MyLanguageModel", "Text2SelfProblem"),
+        ("my_sentiment", "MySentiment", "Text2ClassProblem"),
     ):
-        extra = train if tool is trainer else []
-        assert tool.main([f"--problem={name}", *flags, *extra]) == 1
+        assert trainer.main([f"--problem={name}", *flags, *train]) == 1
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and cls in err and base in err, err
     with pytest.raises(Exception, match=r"MyLstm.*only this project's own 'transformer'"):

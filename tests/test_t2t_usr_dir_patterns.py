@@ -14,6 +14,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen
+from t2t_repro.t2t_compat import refusals
 
 HERE = Path(__file__).resolve().parent
 USR_DIRS = HERE / "data" / "t2t_usr_dir_patterns"
@@ -49,6 +50,7 @@ def restore_registry():
         pytest.param("sparse_shards_usr", marks=pytest.mark.slow),  # builds a subword vocabulary
         "two_token_vocabs_usr",
         "lm_self_usr",
+        "class_label_usr",
     ],
 )
 def test_datagen_writes_what_t2t_1_15_7_writes(usr_dir, tmp_path, monkeypatch):
@@ -76,7 +78,13 @@ def test_datagen_writes_what_t2t_1_15_7_writes(usr_dir, tmp_path, monkeypatch):
 
     problem = registry.problem(problem_name)
     assert problem.name == problem_name  # the registered name, over a class attribute `name`
-    sizes = {k: e.vocab_size for k, e in problem.feature_encoders(str(data)).items()}
+    if usr_dir == "class_label_usr":  # T2T's targets encoder, a ClassLabelEncoder: refused here
+        with pytest.raises(refusals.T2TApiError, match="ClassLabelEncoder is not provided"):
+            problem.feature_encoders(str(data))
+        inputs = problem.get_or_create_vocab(str(data), None, force_get=True)
+        sizes = {"inputs": inputs.vocab_size, "targets": problem.num_classes}
+    else:
+        sizes = {k: e.vocab_size for k, e in problem.feature_encoders(str(data)).items()}
     assert sizes == SUMMARY["vocab_sizes"][problem_name]  # a language model's: targets only
 
 
@@ -105,7 +113,7 @@ def test_a_language_model_is_refused_by_the_trainer_in_one_line(tmp_path, capsys
 
 
 def test_datagen_refuses_a_problem_it_cannot_write_before_writing_any(tmp_path, capsys):
-    """A Text2ClassProblem's records hold class labels, which datagen here does not write: it
+    """A Text2RealProblem's records hold real values, which datagen here does not write: it
     is refused before the other problems' files are written, not halfway."""
     usr = tmp_path / "two_problems_usr.py"
     usr.write_text(
@@ -116,14 +124,14 @@ def test_datagen_refuses_a_problem_it_cannot_write_before_writing_any(tmp_path, 
         "    def generate_samples(self, data_dir, tmp_dir, dataset_split):\n"
         "        yield {'inputs': 'a b', 'targets': 'c d'}\n\n\n"
         "@registry.register_problem\n"
-        "class Sentiment(text_problems.Text2ClassProblem):\n"
+        "class Rating(text_problems.Text2RealProblem):\n"
         "    def generate_samples(self, data_dir, tmp_dir, dataset_split):\n"
-        "        yield {'inputs': 'a b', 'label': 1}\n"
+        "        yield {'inputs': 'a b', 'targets': [0.5]}\n"
     )
     data = tmp_path / "data"
     data.mkdir()
     argv = [
-        "--problem=plain_pairs,sentiment",
+        "--problem=plain_pairs,rating",
         f"--data_dir={data}",
         f"--tmp_dir={tmp_path}",
         f"--t2t_usr_dir={usr}",
@@ -132,9 +140,8 @@ def test_datagen_refuses_a_problem_it_cannot_write_before_writing_any(tmp_path, 
     assert datagen.main(argv) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.endswith(
-        "Sentiment (sentiment): Text2ClassProblem (text classification) needs a class-label "
-        "output, which this project's Transformer does not have; make the label a target word "
-        "of a Text2TextProblem."
+        "Rating (rating): Text2RealProblem (regression) is not supported by this project's "
+        "Transformer."
     ), err
     assert list(data.iterdir()) == []
 

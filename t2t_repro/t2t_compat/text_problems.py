@@ -129,11 +129,13 @@ class Text2TextProblem(Problem):
     def generate_text_for_vocab(self, data_dir: str, tmp_dir: str) -> Iterator[str]:
         samples = self.generate_samples(data_dir, tmp_dir, DatasetSplit.TRAIN)
         for i, sample in enumerate(samples):
-            if self.has_inputs:
-                yield sample["inputs"]
-            yield sample["targets"]
+            yield from (sample[field] for field in self._vocab_fields())
             if self.max_samples_for_vocab and (i + 1) >= self.max_samples_for_vocab:
                 break
+
+    def _vocab_fields(self) -> tuple[str, ...]:
+        """The sample fields whose text the vocabulary is built from."""
+        return ("inputs", "targets") if self.has_inputs else ("targets",)
 
     def get_or_create_vocab(self, data_dir: str, tmp_dir: str | None, force_get: bool = False):
         kind = self.vocab_type
@@ -272,12 +274,41 @@ class Text2SelfProblem(Text2TextProblem):
 
 
 class Text2ClassProblem(Text2TextProblem):
-    datagen_as_t2t = False  # T2T's records hold the class label as the target
+    """T2T's text classification (``text_problems.py``, ``Text2ClassProblem``): t2t-datagen
+    writes T2T's records (the encoded inputs and EOS, the label as a one-id target); the
+    trainer and decoder refuse it in one line, and so does ``feature_encoders``, whose
+    ``ClassLabelEncoder`` is not provided here."""
+
     unsupported = (
         "Text2ClassProblem (text classification) needs a class-label output, which this "
-        "project's Transformer does not have; make the label a target word of a "
-        "Text2TextProblem."
+        "project's Transformer does not have (t2t-datagen writes its files as T2T does); "
+        "make the label a target word of a Text2TextProblem."
     )
+
+    @property
+    def num_classes(self) -> int:
+        raise NotImplementedError()
+
+    def class_labels(self, data_dir: str) -> list[str]:
+        del data_dir
+        return [f"ID_{i}" for i in range(self.num_classes)]
+
+    def _vocab_fields(self) -> tuple[str, ...]:
+        return ("inputs",)  # T2T's generate_text_for_vocab: labels are not text
+
+    def generate_encoded_samples(
+        self, data_dir: str, tmp_dir: str, dataset_split: str
+    ) -> Iterator[dict]:
+        generator = self.generate_samples(data_dir, tmp_dir, dataset_split)
+        encoder = self.get_or_create_vocab(data_dir, tmp_dir)  # built now, as T2T does
+        for sample in generator:
+            inputs = encoder.encode(sample["inputs"]) + [text_encoder.EOS_ID]
+            yield {"inputs": inputs, "targets": [sample["label"]]}
+
+    def feature_encoders(self, data_dir: str) -> dict:
+        encoder = self.get_or_create_vocab(data_dir, None, force_get=True)
+        labels = text_encoder.ClassLabelEncoder(self.class_labels(data_dir))  # refused here
+        return {"inputs": encoder, "targets": labels}
 
 
 class Text2RealProblem(Text2TextProblem):

@@ -36,6 +36,7 @@ PROBLEMS = {
     "sparse_shards_usr": "next_verse_line",
     "two_token_vocabs_usr": "words_en_to_de",
     "lm_self_usr": "char_lines_lm",
+    "class_label_usr": "line_sentiment",
 }
 CWD_RELATIVE = {"sparse_shards_usr"}  # reads verses/lines.txt from the working directory
 
@@ -89,6 +90,10 @@ def write_corpora(tmp: str) -> None:
     # lm_self_usr: 13 sentences (a blank line skipped) for a language model's 3 + 1 shards.
     lines = [word_pair(rng)[rng.randint(0, 1)] for _ in range(13)]
     write_lines(os.path.join(tmp, "lm_self_usr", "lines.txt"), lines[:6] + [""] + lines[6:])
+    # class_label_usr: "label<TAB>sentence" lines, a file a split.
+    for tag, n in (("train", 10), ("dev", 3)):
+        rows = [f"{rng.randint(0, 1)}\t{word_pair(rng)[0]}" for _ in range(n)]
+        write_lines(os.path.join(tmp, "class_label_usr", f"{tag}.tsv"), rows)
 
 
 def main() -> None:
