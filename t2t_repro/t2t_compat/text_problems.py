@@ -37,8 +37,8 @@ class Text2TextProblem(Problem):
     """T2T's base class of text-to-text problems (``text_problems.py``, ``Text2TextProblem``)."""
 
     # What T2T cannot give this project's model (trainer, decoder); the refusing subclasses
-    # below set it. ``datagen_as_t2t``: whether datagen still writes T2T's files (a language
-    # model's are text data like any other; a class label or real-valued target is not).
+    # below set it. ``datagen_as_t2t``: whether datagen still writes T2T's files (it does for
+    # a language model and a classifier; not for real-valued targets or a context feature).
     unsupported: str | None = None
     datagen_as_t2t = True
 
