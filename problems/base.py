@@ -130,6 +130,10 @@ class Problem:
     ) -> DatagenSummary:
         raise NotImplementedError
 
+    def check_datagen(self) -> None:
+        """Raises one line when ``generate_data`` cannot run; ``t2t-datagen`` asks every
+        problem before it writes any problem's files."""
+
     def get_encoders(self, data_dir: str) -> dict:
         path = self.vocab_path(data_dir)
         if not fileio.isfile(path):

@@ -101,9 +101,20 @@ def problem(name: str) -> Any:
     return _lookup(PROBLEMS, name)()
 
 
+class HParamsNoneError(UserError, TypeError):
+    """A registered hparams function returned None (a usr_dir's function that forgot its
+    ``return``); T2T's ``_hparams_value_transformer`` (``utils/registry.py``) raises TypeError
+    with this message."""
+
+
 def hparams(name: str) -> Any:
     """A fresh ``HParams`` built by the registered set ``name``."""
-    return _lookup(HPARAMS, name)()
+    out = _lookup(HPARAMS, name)()
+    if out is None:
+        raise HParamsNoneError(
+            f"HParams {name} is None. Make sure the registered function returns the HParams object."
+        )
+    return out
 
 
 def model(name: str) -> Any:

@@ -3,6 +3,7 @@
 import pytest
 
 from t2t_repro import registry
+from t2t_repro.errors import UserError
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import create_hparams
 
@@ -15,6 +16,31 @@ def test_unknown_hparams_set_lists_nearest():
     with pytest.raises(registry.RegistryError) as e:
         registry.hparams("transformer_bigg")
     assert "transformer_big" in str(e.value) and "--registry_help" in str(e.value)
+
+
+def test_an_hparams_function_returning_none_raises_t2ts_type_error_in_one_line():
+    from t2t_repro.t2t_compat import registry as t2t_registry
+    from tests.usr_dir_registry import restored_registry
+
+    restore = restored_registry(set())
+    next(restore)
+    try:
+
+        @t2t_registry.register_hparams
+        def forgot_its_return():
+            registry.hparams("transformer_tiny").set_hparam("hidden_size", 64)
+
+        assert t2t_registry.hparams("transformer_tiny") == registry.hparams("transformer_tiny")
+        for lookup in (registry.hparams, t2t_registry.hparams):
+            with pytest.raises(TypeError) as e:
+                lookup("forgot_its_return")
+            assert isinstance(e.value, UserError)  # one line, no traceback
+            assert str(e.value) == (
+                "HParams forgot_its_return is None. Make sure the registered function returns "
+                "the HParams object."
+            )
+    finally:
+        next(restore, None)
 
 
 def test_unknown_problem_is_clear():

@@ -257,3 +257,29 @@ class _WithHParams:
 
     def __getattr__(self, name):
         return getattr(self._model, name)
+
+
+def test_dev_decodes_count_repeats_over_the_whole_dev_set(model):
+    """The trainer's dev decodes of id rows (training/dev_decodes.py) sample a repeated dev
+    example as t2t-decoder samples a repeated line: counted over the whole set, not one batch."""
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+    from t2t_repro.metrics.dev_metric import DevMetric
+    from t2t_repro.training.dev_decodes import DevDecodes
+
+    repeated = SOURCES[[0, 1, 0, 2, 0]]
+    sampling = type(model.hparams)(**model.hparams.values()).parse("sampling_method=random")
+    decoder = LineDecoder(
+        _WithHParams(model, sampling),
+        _IdsEncoder,
+        _IdsEncoder,
+        decode_hparams("beam_size=1,extra_length=4,batch_size=1"),
+        log=lambda m: None,
+        random_seed=11,
+    )
+    dev = DevDecodes.__new__(DevDecodes)  # its decoder and metric, without a problem
+    dev.decoder = decoder
+    dev.metric = DevMetric(input_ids=[[int(t) for t in row if t] for row in repeated])
+    texts = dev.hypotheses()
+    lines = [" ".join(str(t) for t in row if t > 1) for row in repeated]
+    assert texts == [hyps[0].text for hyps in decoder.decode_lines(lines)]
+    assert len({texts[0], texts[2], texts[4]}) == 3, texts  # each repeat its own sample

@@ -1,9 +1,10 @@
 """T2T 1.15's public surface of the modules usr_dirs import (#46): every public function,
 class and constant of T2T 1.15.7's ``utils.{registry, hparam, metrics, t2t_model}``,
 ``data_generators.{problem, text_problems, translate, text_encoder, generator_utils,
-tokenizer}``, ``models.transformer`` and ``layers.{common_hparams, modalities}`` (every module
-the edge aliases) exists in the T2T edge; each works, or raises one line naming what to use
-instead when it is called (a constant: when it is read). The names were read from T2T
+tokenizer}``, ``models.transformer``, ``layers.{common_hparams, modalities}`` and
+``utils.{mlperf_log, mlperf_tags}`` (every module the edge aliases) exists in the T2T edge;
+each works, or raises one line naming what to use instead when it is called (a constant: when
+it is read; a constant T2T binds to a literal has T2T's value). The names were read from T2T
 1.15.7's own source (``tools/t2t_reference/list_t2t_public_names.py``), so T2T need not be
 installed here."""
 
@@ -62,6 +63,8 @@ def test_the_recorded_names_are_t2t_1_15_7s():
         "tensor2tensor.layers.modalities",
         "tensor2tensor.utils.metrics",
         "tensor2tensor.utils.t2t_model",
+        "tensor2tensor.utils.mlperf_log",
+        "tensor2tensor.utils.mlperf_tags",
     }
     registry_names = MODULES["tensor2tensor.utils.registry"]
     assert {"register_problem", "register_ranged_hparams", "list_problems"} <= set(
@@ -87,6 +90,8 @@ def test_every_public_name_exists_and_works_or_refuses_in_one_line(edge, module)
             with pytest.raises(refusals.T2TApiError) as e:
                 getattr(edge[module], name)
             _one_line(e.value, f"{module}.{name}")
+        elif name in kinds["values"]:  # bound to a literal in T2T: the same value here
+            assert getattr(edge[module], name) == kinds["values"][name], (module, name)
         else:
             assert getattr(edge[module], name) is not None, (module, name)
 
@@ -186,3 +191,25 @@ def test_boilerplate_modules_import_and_refuse_in_one_line_when_used():
             getattr(module, attr)
         _one_line(e.value, f"{module.__name__}.{attr}")
         assert instead in str(e.value)
+
+
+def test_mlperf_logging_is_t2ts_no_op_unless_mlperf_mode(edge):
+    """T2T's Text2TextProblem.generate_encoded_samples (copied into usr_dirs) calls
+    transformer_print without hparams: a no-op in T2T (utils/mlperf_log.py), here too."""
+    from tensor2tensor.utils import mlperf_log
+
+    from t2t_repro.hparam import HParams
+
+    tags = MODULES["tensor2tensor.utils.mlperf_tags"]
+    for name in tags["constants"]:  # T2T's star import of mlperf_tags
+        assert getattr(mlperf_log, name) == getattr(edge["tensor2tensor.utils.mlperf_tags"], name)
+    assert len(tags["values"]) == 68 and mlperf_log.OPT_HP_ADAM_BETA1 == "opt_hp_Adam_beta1"
+    assert mlperf_log.PREPROC_TOKENIZE_TRAINING in mlperf_log.TRANSFORMER_TAG_SET
+    assert mlperf_log.transformer_print(key=mlperf_log.PREPROC_TOKENIZE_TRAINING) is None
+    off = HParams(mlperf_mode=False)
+    assert mlperf_log.transformer_print(key=mlperf_log.RUN_START, value=1, hparams=off) is None
+    assert not mlperf_log.get_mode(HParams(hidden_size=8))
+    with pytest.raises(refusals.T2TApiError) as e:
+        mlperf_log.transformer_print(key=mlperf_log.RUN_START, hparams=HParams(mlperf_mode=True))
+    assert "\n" not in str(e.value) and "mlperf_mode" in str(e.value), e.value
+    assert mlperf_log.get_caller(1).startswith(f"{__file__}:")

@@ -215,7 +215,8 @@ def test_t2t_transformer_base_is_the_command_lines():
         assert getattr(transformer, name)() == registry.hparams(name), name
     assert transformer.transformer_base() == registry.hparams("transformer_base_v3")
     assert transformer.transformer_base_v1() != transformer.transformer_base()  # the paper's
-    assert t2t_registry.hparams("transformer_base")() == registry.hparams("transformer_base_v3")
+    # T2T's registry.hparams(name) is the HParams (T2T utils/registry.py), not the function.
+    assert t2t_registry.hparams("transformer_base") == registry.hparams("transformer_base_v3")
     from t2t_repro.usr_dir import import_usr_dir
 
     import_usr_dir(str(USR_DIR))
@@ -281,11 +282,15 @@ def test_what_cannot_run_is_refused_in_one_line(tmp_path, capsys):
     usr.mkdir()
     (usr / "__init__.py").write_text(REFUSED_USR_DIR)
     flags = [f"--data_dir={tmp_path}", f"--tmp_dir={tmp_path}", f"--t2t_usr_dir={usr}"]
+    from t2t_repro.commands import trainer
+
+    # Their datagen is T2T's (test_t2t_usr_dir_patterns); training them is refused.
+    train = ["--hparams_set=transformer_tiny", f"--output_dir={tmp_path / 'run'}"]
     for name, cls, base in (
         ("my_language_model", "MyLanguageModel", "Text2SelfProblem"),
         ("my_sentiment", "MySentiment", "Text2ClassProblem"),
     ):
-        assert datagen.main([f"--problem={name}", *flags]) == 1
+        assert trainer.main([f"--problem={name}", *flags, *train]) == 1
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and cls in err and base in err, err
     with pytest.raises(Exception, match=r"MyLstm.*only this project's own 'transformer'"):
@@ -301,6 +306,13 @@ def test_what_cannot_run_is_refused_in_one_line(tmp_path, capsys):
 
     with pytest.raises(Exception, match=r"nothing is downloaded here.*--tmp_dir"):
         generator_utils.maybe_download(str(tmp_path), "corpus.tgz", "https://x.org/corpus.tgz")
+    # T2T's maybe_download_from_drive: the file already in tmp_dir is returned, else refused.
+    drive = "https://drive.google.com/uc?export=download&id=x"
+    with pytest.raises(Exception, match=r"nothing is downloaded here.*--tmp_dir"):
+        generator_utils.maybe_download_from_drive(str(tmp_path), "data.zip", drive)
+    (tmp_path / "data.zip").write_bytes(b"PK")
+    found = generator_utils.maybe_download_from_drive(str(tmp_path), "data.zip", drive)
+    assert found == str(tmp_path / "data.zip")
 
 
 def test_a_real_tensor2tensor_is_not_shadowed(tmp_path):

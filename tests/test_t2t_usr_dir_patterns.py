@@ -14,6 +14,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen
+from t2t_repro.t2t_compat import refusals
 
 HERE = Path(__file__).resolve().parent
 USR_DIRS = HERE / "data" / "t2t_usr_dir_patterns"
@@ -38,7 +39,7 @@ def restore_registry():
         registry._REGISTRIES[kind].clear()
         registry._REGISTRIES[kind].update(names)
     for name in set(sys.modules) - modules:
-        if name.split(".")[0] in SUMMARY["problems"]:
+        if name.split(".")[0] in {*SUMMARY["problems"], "two_problems_usr", "labels_usr"}:
             del sys.modules[name]
 
 
@@ -48,6 +49,8 @@ def restore_registry():
         "chars_name_usr",
         pytest.param("sparse_shards_usr", marks=pytest.mark.slow),  # builds a subword vocabulary
         "two_token_vocabs_usr",
+        "lm_self_usr",
+        "class_label_usr",
     ],
 )
 def test_datagen_writes_what_t2t_1_15_7_writes(usr_dir, tmp_path, monkeypatch):
@@ -75,6 +78,129 @@ def test_datagen_writes_what_t2t_1_15_7_writes(usr_dir, tmp_path, monkeypatch):
 
     problem = registry.problem(problem_name)
     assert problem.name == problem_name  # the registered name, over a class attribute `name`
-    encoders = problem.get_encoders(str(data))
-    sizes = {k: encoders[k].vocab_size for k in ("inputs", "targets")}
-    assert sizes == SUMMARY["vocab_sizes"][problem_name]
+    if usr_dir == "class_label_usr":  # T2T's targets encoder, a ClassLabelEncoder: refused here
+        with pytest.raises(refusals.T2TApiError, match="ClassLabelEncoder is not provided"):
+            problem.feature_encoders(str(data))
+        inputs = problem.get_or_create_vocab(str(data), None, force_get=True)
+        sizes = {"inputs": inputs.vocab_size, "targets": problem.num_classes}
+    else:
+        sizes = {k: e.vocab_size for k, e in problem.feature_encoders(str(data)).items()}
+    assert sizes == SUMMARY["vocab_sizes"][problem_name]  # a language model's: targets only
+
+
+def test_a_language_model_is_refused_by_the_trainer_in_one_line(tmp_path, capsys):
+    """T2T's datagen of a Text2SelfProblem is written as T2T writes it (above); training or
+    decoding it is refused in one line before anything is written (docs/porting.md)."""
+    from t2t_repro.commands import decoder, trainer
+
+    data = REFERENCE / "data" / "lm_self_usr"
+    flags = [
+        "--problem=char_lines_lm",
+        f"--data_dir={data}",
+        f"--t2t_usr_dir={USR_DIRS / 'lm_self_usr'}",
+        "--hparams_set=transformer_tiny",
+    ]
+    out = tmp_path / "run"
+    for tool, extra in (
+        (trainer, ["--train_steps=1", f"--output_dir={out}"]),
+        (decoder, [f"--output_dir={out}", f"--decode_from_file={data / 'none.txt'}"]),
+    ):
+        assert tool.main([*flags, *extra]) == 1, tool
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "Traceback" not in err, (tool, err)
+        assert "CharLinesLm (char_lines_lm): Text2SelfProblem is a language model" in err, err
+        assert not out.exists(), tool
+
+
+def test_datagen_refuses_a_problem_it_cannot_write_before_writing_any(tmp_path, capsys):
+    """A Text2RealProblem's records hold real values, which datagen here does not write: it
+    is refused before the other problems' files are written, not halfway."""
+    usr = tmp_path / "two_problems_usr.py"
+    usr.write_text(
+        "from tensor2tensor.data_generators import text_problems\n"
+        "from tensor2tensor.utils import registry\n\n\n"
+        "@registry.register_problem\n"
+        "class PlainPairs(text_problems.Text2TextProblem):\n"
+        "    def generate_samples(self, data_dir, tmp_dir, dataset_split):\n"
+        "        yield {'inputs': 'a b', 'targets': 'c d'}\n\n\n"
+        "@registry.register_problem\n"
+        "class Rating(text_problems.Text2RealProblem):\n"
+        "    def generate_samples(self, data_dir, tmp_dir, dataset_split):\n"
+        "        yield {'inputs': 'a b', 'targets': [0.5]}\n"
+    )
+    data = tmp_path / "data"
+    data.mkdir()
+    argv = [
+        "--problem=plain_pairs,rating",
+        f"--data_dir={data}",
+        f"--tmp_dir={tmp_path}",
+        f"--t2t_usr_dir={usr}",
+        "--noprogress",
+    ]
+    assert datagen.main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.endswith(
+        "Rating (rating): Text2RealProblem (regression) is not supported by this project's "
+        "Transformer."
+    ), err
+    assert list(data.iterdir()) == []
+
+
+LABELS_USR_DIR = """
+from tensor2tensor.data_generators import text_encoder, text_problems
+from tensor2tensor.utils import registry
+
+
+@registry.register_problem
+class TaggedLines(text_problems.Text2TextProblem):
+    # label lists as targets, as multi-label usr_dirs write them; T2T's datagen never asks
+    # for feature_encoders, whose ClassLabelEncoder only the trainer would use
+
+    @property
+    def vocab_type(self):
+        return text_problems.VocabType.CHARACTER
+
+    @property
+    def is_generate_per_split(self):
+        return False
+
+    @property
+    def dataset_splits(self):
+        return [{"split": "train", "shards": 2}, {"split": "eval", "shards": 1}]
+
+    def generate_encoded_samples(self, data_dir, tmp_dir, dataset_split):
+        encoder = self.get_or_create_vocab(data_dir, tmp_dir)
+        for text, labels in (("ab", [0, 2]), ("ba", [1]), ("aa", [0])):
+            yield {"inputs": encoder.encode(text) + [text_encoder.EOS_ID], "targets": labels}
+
+    def feature_encoders(self, data_dir):
+        labels = text_encoder.ClassLabelEncoder(["x", "y", "z"])
+        return {"inputs": text_encoder.ByteTextEncoder(), "targets": labels}
+
+
+@registry.register_problem
+class TaggedLinesPlain(TaggedLines):
+    def feature_encoders(self, data_dir):
+        return text_problems.Text2TextProblem.feature_encoders(self, data_dir)
+"""
+
+
+def test_datagen_writes_a_problem_whose_encoders_only_the_trainer_refuses(tmp_path, capsys):
+    """T2T's datagen of a problem with its own encoded samples never calls feature_encoders:
+    datagen writes its files and goes on to the next problem; the trainer refuses it."""
+    from t2t_repro.commands import trainer
+
+    usr = tmp_path / "labels_usr.py"
+    usr.write_text(LABELS_USR_DIR)
+    data = tmp_path / "data"
+    data.mkdir()
+    flags = [f"--data_dir={data}", f"--tmp_dir={tmp_path}", f"--t2t_usr_dir={usr}"]
+    assert datagen.main(["--problem=tagged_lines,tagged_lines_plain", *flags, "--noprogress"]) == 0
+    out = capsys.readouterr().out
+    assert "feature_encoders are refused here: tensor2tensor.data_generators.text_encoder." in out
+    for name in ("tagged_lines", "tagged_lines_plain"):
+        assert len(list(data.glob(f"{name}-*"))) == 3, name  # 2 train + 1 dev shards
+    train = ["--problem=tagged_lines", "--hparams_set=transformer_tiny"]
+    assert trainer.main([*train, *flags, f"--output_dir={tmp_path / 'run'}"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "ClassLabelEncoder is not provided" in err, err

@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(names))
         return 0
     problems = [registry.problem(name) for name in names]
+    for problem in problems:  # before any problem's files are written
+        problem.check_datagen()
     data_dir, tmp_dir = cli.expand(args.data_dir), cli.expand(args.tmp_dir)
     paths.expect_directory(data_dir, "--data_dir")
     for problem in problems:

@@ -35,6 +35,8 @@ ALIASES = {
     "tensor2tensor.layers.common_hparams": "t2t_repro.t2t_compat.common_hparams",
     "tensor2tensor.layers.modalities": "t2t_repro.t2t_compat.modalities",
     "tensor2tensor.models.transformer": "t2t_repro.t2t_compat.transformer",
+    "tensor2tensor.utils.mlperf_log": "t2t_repro.t2t_compat.mlperf_log",
+    "tensor2tensor.utils.mlperf_tags": "t2t_repro.t2t_compat.mlperf_tags",
 }
 _NO_LAYERS = (
     "T2T's layers are not provided: only this project's own transformer runs "
@@ -48,7 +50,7 @@ BOILERPLATE = {
         "(t2t-datagen --registry_help lists them)"
     ),
     "tensor2tensor.utils.trainer_lib": (
-        "train with t2t-trainer, and build hparams with registry.hparams(name)() from "
+        "train with t2t-trainer, and build hparams with registry.hparams(name) from "
         "tensor2tensor.utils.registry"
     ),
     "tensor2tensor.layers.common_layers": _NO_LAYERS,

@@ -30,6 +30,7 @@ from problems.base import DEFAULT_SEED, DatagenSummary
 from t2t_repro import fileio
 from t2t_repro.data import datagen_engine, datagen_lib, records, t2t_shards
 from t2t_repro.t2t_compat.problem import split_file_name
+from t2t_repro.t2t_compat.refusals import T2TApiError
 
 
 def _split_paths(problem, data_dir: str) -> list[tuple[str, list[str]]]:
@@ -173,13 +174,19 @@ def generate_t2t_data(
         summary.vocab_built = not vocab_existed and fileio.isfile(vocab_path)
     else:
         summary.pairs = run.kept_pairs()
-    encoders = problem.get_encoders(data_dir)
-    summary.vocab_size = encoders["targets"].vocab_size
-    if problem.vocab_type == "character":
-        summary.vocab_file = "ByteTextEncoder, no file"
-    elif fileio.isfile(vocab_path):
-        summary.vocab_file = vocab_path
-    else:  # the problem's own feature_encoders, which read what they read
-        summary.vocab_file = f"{type(problem).__name__}.feature_encoders"
+    try:  # feature_encoders, not get_encoders: a language model has no inputs (Text2SelfProblem)
+        summary.vocab_size = problem.feature_encoders(data_dir)["targets"].vocab_size
+    except T2TApiError as e:  # T2T's datagen never asks for them; t2t-trainer refuses them
+        summary.vocab_file = f"not read, the problem's feature_encoders are refused here: {e}"
+    else:
+        summary.vocab_file = _vocab_file(problem, vocab_path)
     summary.seconds = time.monotonic() - start
     return summary
+
+
+def _vocab_file(problem, vocab_path: str) -> str:
+    if problem.vocab_type == "character":
+        return "ByteTextEncoder, no file"
+    if fileio.isfile(vocab_path):
+        return vocab_path
+    return f"{type(problem).__name__}.feature_encoders"  # the problem's own, which read theirs

@@ -141,6 +141,13 @@ def maybe_download(directory: str, filename: str, uri: str) -> str:
     )
 
 
+def maybe_download_from_drive(directory: str, filename: str, url: str) -> str:
+    """T2T's ``generator_utils.py:maybe_download_from_drive`` returns ``directory/filename``
+    when it is there without downloading; so does this, and it refuses as ``maybe_download``
+    when the file is absent (nothing is downloaded here)."""
+    return maybe_download(directory, filename, url)
+
+
 def gunzip_file(gz_path: str, new_path: str) -> None:
     if fileio.exists(new_path):
         return

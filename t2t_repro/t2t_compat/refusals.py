@@ -111,7 +111,7 @@ _TABLE: dict[str, dict[str, str]] = {
         ),
     },
     "tensor2tensor.data_generators.generator_utils": {
-        _NOT_DOWNLOADED: "maybe_download_from_drive download_report_hook",
+        _NOT_DOWNLOADED: "download_report_hook",
         _PACKED: (
             "SequencePacker SequencePairPacker SequenceDatasetPacker pack_examples pack_dataset"
         ),
@@ -227,6 +227,9 @@ REFUSED_CONSTANTS: dict[str, dict[str, str]] = {
     "tensor2tensor.data_generators.generator_utils": {"INDEX_DTYPE": _PACKED},
     "tensor2tensor.utils.metrics": {"METRICS_FNS": "name metrics with Metrics in eval_metrics"},
     "tensor2tensor.utils.t2t_model": {"TPU_METRIC_BLACKLIST": _TRAIN},
+    "tensor2tensor.utils.mlperf_log": {
+        "LOG_FILE": "MLPerf compliance logging is not supported here (no log file is written)"
+    },
 }
 
 

@@ -141,9 +141,12 @@ def problem(problem_name: str, **kwargs: Any) -> Any:
 
 
 def hparams(name: str) -> Any:
-    """The registered hparams *function* (T2T's ``registry.hparams`` returns the function);
-    the project's sets have T2T 1.15's names and values (``hparams/transformer.py``)."""
-    return _registry._lookup(_registry.HPARAMS, name)
+    """The ``HParams`` the registered set ``name`` builds: T2T's ``registry.hparams`` is
+    ``Registries.hparams.__getitem__``, whose ``_hparams_value_transformer`` calls the function
+    and raises TypeError when it returns None (``utils/registry.py``; here
+    ``registry.HParamsNoneError``, a TypeError). The project's sets have T2T 1.15's names and
+    values (``hparams/transformer.py``)."""
+    return _registry.hparams(name)
 
 
 def base_problem(problem_name: str) -> type:

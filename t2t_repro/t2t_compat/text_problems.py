@@ -37,8 +37,11 @@ class VocabType:
 class Text2TextProblem(Problem):
     """T2T's base class of text-to-text problems (``text_problems.py``, ``Text2TextProblem``)."""
 
-    # What T2T cannot give this project's model; the refusing subclasses below set it.
+    # What T2T cannot give this project's model (trainer, decoder); the refusing subclasses
+    # below set it. ``datagen_as_t2t``: whether datagen still writes T2T's files (it does for
+    # a language model and a classifier; not for real-valued targets or a context feature).
     unsupported: str | None = None
+    datagen_as_t2t = True
 
     # -- the subclass interface, T2T's defaults ----------------------------------------------
     @property
@@ -140,11 +143,13 @@ class Text2TextProblem(Problem):
     def generate_text_for_vocab(self, data_dir: str, tmp_dir: str) -> Iterator[str]:
         samples = self.generate_samples(data_dir, tmp_dir, DatasetSplit.TRAIN)
         for i, sample in enumerate(samples):
-            if self.has_inputs:
-                yield sample["inputs"]
-            yield sample["targets"]
+            yield from (sample[field] for field in self._vocab_fields())
             if self.max_samples_for_vocab and (i + 1) >= self.max_samples_for_vocab:
                 break
+
+    def _vocab_fields(self) -> tuple[str, ...]:
+        """The sample fields whose text the vocabulary is built from."""
+        return ("inputs", "targets") if self.has_inputs else ("targets",)
 
     def get_or_create_vocab(self, data_dir: str, tmp_dir: str | None, force_get: bool = False):
         kind = self.vocab_type
@@ -201,20 +206,30 @@ class Text2TextProblem(Problem):
     get_or_create_vocab.pool_encodes = generate_encoded_samples.pool_encodes = True
 
     # -- the project's hooks -----------------------------------------------------------------
+    def check_datagen(self) -> None:
+        """One line naming the class when datagen cannot write T2T's files of this problem;
+        ``t2t-datagen`` asks every problem before writing any."""
+        name = f"{type(self).__name__} ({self.name})"
+        if self.unsupported and not self.datagen_as_t2t:
+            raise T2TProblemError(f"{name}: {self.unsupported}")
+        if self.packed_length:
+            raise T2TProblemError(
+                f"{name}: packed_length (T2T's packed TPU datasets) is not supported; remove "
+                "it (batches here are bucketed by length, which wastes little padding)."
+            )
+
     def check_runnable(self) -> None:
-        """One line naming the class when this problem cannot run here."""
+        """One line naming the class when the trainer or decoder cannot run this problem
+        (its encoders are the first thing they ask for: ``get_encoders``)."""
+        self.check_datagen()
         name = f"{type(self).__name__} ({self.name})"
         if self.unsupported:
             raise T2TProblemError(f"{name}: {self.unsupported}")
         if not self.has_inputs:
             raise T2TProblemError(
                 f"{name}: has_inputs=False is a language model, which this project's "
-                "encoder-decoder Transformer does not train; give the problem inputs."
-            )
-        if self.packed_length:
-            raise T2TProblemError(
-                f"{name}: packed_length (T2T's packed TPU datasets) is not supported; remove "
-                "it (batches here are bucketed by length, which wastes little padding)."
+                "encoder-decoder Transformer does not train (t2t-datagen writes its files as "
+                "T2T does); give the problem inputs to train it here."
             )
 
     @property
@@ -227,7 +242,7 @@ class Text2TextProblem(Problem):
         use), ``max_cases``, ``random_seed`` and ``progress``."""
         from t2t_repro.t2t_compat.datagen import generate_t2t_data
 
-        self.check_runnable()
+        self.check_datagen()
         workers = task_id if task_id and task_id > 0 else None  # the tools' num_workers
         return generate_t2t_data(self, data_dir, tmp_dir, workers, **tool_flags)
 
@@ -264,9 +279,13 @@ class Text2TextProblem(Problem):
 
 
 class Text2SelfProblem(Text2TextProblem):
+    """T2T's language-model problems (targets only): t2t-datagen writes T2T's files; the
+    trainer and decoder refuse it in one line."""
+
     unsupported = (
         "Text2SelfProblem is a language model (targets only); this project's encoder-decoder "
-        "Transformer does not train one. Make it a Text2TextProblem with inputs."
+        "Transformer does not train or decode one (t2t-datagen writes its files as T2T does). "
+        "Make it a Text2TextProblem with inputs to train it here."
     )
 
     @property
@@ -275,18 +294,50 @@ class Text2SelfProblem(Text2TextProblem):
 
 
 class Text2ClassProblem(Text2TextProblem):
+    """T2T's text classification (``text_problems.py``, ``Text2ClassProblem``): t2t-datagen
+    writes T2T's records (the encoded inputs and EOS, the label as a one-id target); the
+    trainer and decoder refuse it in one line, and so does ``feature_encoders``, whose
+    ``ClassLabelEncoder`` is not provided here."""
+
     unsupported = (
         "Text2ClassProblem (text classification) needs a class-label output, which this "
-        "project's Transformer does not have; make the label a target word of a "
-        "Text2TextProblem."
+        "project's Transformer does not have (t2t-datagen writes its files as T2T does); "
+        "make the label a target word of a Text2TextProblem."
     )
+
+    @property
+    def num_classes(self) -> int:
+        raise NotImplementedError()
+
+    def class_labels(self, data_dir: str) -> list[str]:
+        del data_dir
+        return [f"ID_{i}" for i in range(self.num_classes)]
+
+    def _vocab_fields(self) -> tuple[str, ...]:
+        return ("inputs",)  # T2T's generate_text_for_vocab: labels are not text
+
+    def generate_encoded_samples(
+        self, data_dir: str, tmp_dir: str, dataset_split: str
+    ) -> Iterator[dict]:
+        generator = self.generate_samples(data_dir, tmp_dir, dataset_split)
+        encoder = self.get_or_create_vocab(data_dir, tmp_dir)  # built now, as T2T does
+        for sample in generator:
+            inputs = encoder.encode(sample["inputs"]) + [text_encoder.EOS_ID]
+            yield {"inputs": inputs, "targets": [sample["label"]]}
+
+    def feature_encoders(self, data_dir: str) -> dict:
+        encoder = self.get_or_create_vocab(data_dir, None, force_get=True)
+        labels = text_encoder.ClassLabelEncoder(self.class_labels(data_dir))  # refused here
+        return {"inputs": encoder, "targets": labels}
 
 
 class Text2RealProblem(Text2TextProblem):
+    datagen_as_t2t = False  # T2T's records hold real values as the target
     unsupported = "Text2RealProblem (regression) is not supported by this project's Transformer."
 
 
 class QuestionAndContext2TextProblem(Text2TextProblem):
+    datagen_as_t2t = False  # T2T's records hold a third feature, the context
     unsupported = (
         "QuestionAndContext2TextProblem needs a 'context' input, which this project's "
         "Transformer does not read; join the context to the inputs in a Text2TextProblem."

@@ -9,7 +9,7 @@ decoder is kept for the whole run, so each input length is traced once.
 
 from __future__ import annotations
 
-from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, occurrences
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
@@ -50,11 +50,16 @@ class DevDecodes:
             return [hyps[0].text for hyps in self.decoder.decode_lines(self.metric.lines)]
         limit = self.decoder.max_input_length
         rows = [r[: limit - 1] + [EOS_ID] if len(r) > limit else r for r in self.metric.input_ids]
+        # Repeats are counted over the whole dev set, as the decoder counts a file's lines
+        # (sampling draws anew for each repeat, as T2T samples each example on its own).
+        counts = occurrences(rows)
         batch = max(1, self.decoder.dhp.batch_size)
         return [
             hyps[0].text
             for start in range(0, len(rows), batch)
-            for hyps in self.decoder.decode_ids(rows[start : start + batch])
+            for hyps in self.decoder.decode_ids(
+                rows[start : start + batch], occurrences=counts[start : start + batch]
+            )
         ]
 
 
@@ -68,10 +73,17 @@ def make_dev_decodes(
     random_seed: int = 0,
 ) -> DevDecodes | None:
     """The dev decodes of ``problem``'s dev metric, or None when it has none (or
-    ``num_examples`` is 0)."""
+    ``num_examples`` is 0, or the dev split is empty: one line says so)."""
     if num_examples <= 0:
         return None
     metric = problem.dev_metric(data_dir, hparams, num_examples)
     if metric is None:
+        return None
+    if not len(metric):  # every dev shard empty (few pairs dealt over many shards, as T2T)
+        print(
+            f"no dev decodes: {problem.filepattern(data_dir, 'dev')} holds no examples; "
+            "generate the dev split with fewer shards or more data",
+            flush=True,
+        )
         return None
     return DevDecodes(model, problem, metric, data_dir, decode_overrides, random_seed)

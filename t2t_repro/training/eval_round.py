@@ -55,6 +55,8 @@ class EvalRound:
                 )
         except tf.errors.DataLossError:
             raise corrupt_data_error(t.problem, t.cfg.data_dir, self.split, t.ckpt.latest) from None
+        if not results["eval_tokens"]:  # an empty split: nothing to report (evaluation.py)
+            return evaluation.skipped(t.step, t.problem.filepattern(t.cfg.data_dir, self.split))
         dev_text = t.chief_work("dev decodes", lambda: self._chief_part(results)) or ""
         t.summaries.scalars(
             "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, t.step

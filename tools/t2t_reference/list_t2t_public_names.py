@@ -6,10 +6,12 @@ statements, and ``collections.namedtuple`` types such as ``registry.ProblemSpec`
 ``functions`` (``def`` statements, and callables bound by assignment: T2T's registry binds
 ``register_problem = register_base_problem``, ``list_models = lambda: ...``,
 ``hparams = Registries.hparams.__getitem__``) and ``constants`` (other assignments, by T2T's
-convention in capitals: ``EOS_ID``, ``UNSHUFFLED_SUFFIX``). Names imported from other modules
-are not the module's own and are not listed. ``tests/test_t2t_surface.py`` checks that every
-listed name exists in this project's T2T edge (``t2t_repro/t2t_compat/``), and that calling
-one the edge does not provide raises one line.
+convention in capitals: ``EOS_ID``, ``UNSHUFFLED_SUFFIX``), and ``values``: the value of each
+constant bound to a literal (a string, a number, None). Names imported from other modules
+are not the module's own and are not listed (``mlperf_log``'s tags are ``mlperf_tags``').
+``tests/test_t2t_surface.py`` checks that every listed name exists in this project's T2T edge
+(``t2t_repro/t2t_compat/``) with T2T's value when it is a literal, and that calling one the
+edge does not provide raises one line.
 
 Usage (README.md here)::
 
@@ -37,6 +39,8 @@ MODULES = [
     "layers.modalities",
     "utils.metrics",
     "utils.t2t_model",
+    "utils.mlperf_log",
+    "utils.mlperf_tags",
 ]
 
 
@@ -49,8 +53,9 @@ def _kind(name: str, value: ast.expr) -> str:
     return "functions"  # a lambda, or another callable's name or attribute
 
 
-def public_names(source: str) -> dict[str, list[str]]:
+def public_names(source: str) -> dict:
     found: dict[str, set[str]] = {"classes": set(), "functions": set(), "constants": set()}
+    values: dict = {}
     for node in ast.parse(source).body:
         if isinstance(node, ast.ClassDef):
             found["classes"].add(node.name)
@@ -60,9 +65,12 @@ def public_names(source: str) -> dict[str, list[str]]:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     found[_kind(target.id, node.value)].add(target.id)
-    return {
+                    if isinstance(node.value, ast.Constant) and not target.id.startswith("_"):
+                        values[target.id] = node.value.value
+    names = {
         kind: sorted(n for n in names if not n.startswith("_")) for kind, names in found.items()
     }
+    return {**names, "values": {n: values[n] for n in names["constants"] if n in values}}
 
 
 def _installed_version(package: str) -> str:
@@ -94,7 +102,9 @@ def main() -> None:
         json.dump(result, f, indent=1, sort_keys=True)
         f.write("\n")
     os.replace(tmp, args.out)
-    print("wrote", args.out, {m: sum(map(len, k.values())) for m, k in modules.items()})
+    kinds = ("classes", "functions", "constants")
+    counts = {m: sum(len(k[kind]) for kind in kinds) for m, k in modules.items()}
+    print("wrote", args.out, counts)
 
 
 if __name__ == "__main__":

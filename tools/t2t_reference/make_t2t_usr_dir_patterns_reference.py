@@ -35,6 +35,8 @@ PROBLEMS = {
     "chars_name_usr": "translit_ab_to_xy",
     "sparse_shards_usr": "next_verse_line",
     "two_token_vocabs_usr": "words_en_to_de",
+    "lm_self_usr": "char_lines_lm",
+    "class_label_usr": "line_sentiment",
 }
 CWD_RELATIVE = {"sparse_shards_usr"}  # reads verses/lines.txt from the working directory
 
@@ -85,6 +87,13 @@ def write_corpora(tmp: str) -> None:
         pairs = [word_pair(rng) for _ in range(n)]
         write_lines(os.path.join(usr, f"words.{tag}.en"), [p[0] for p in pairs])
         write_lines(os.path.join(usr, f"words.{tag}.de"), [p[1] for p in pairs])
+    # lm_self_usr: 13 sentences (a blank line skipped) for a language model's 3 + 1 shards.
+    lines = [word_pair(rng)[rng.randint(0, 1)] for _ in range(13)]
+    write_lines(os.path.join(tmp, "lm_self_usr", "lines.txt"), lines[:6] + [""] + lines[6:])
+    # class_label_usr: "label<TAB>sentence" lines, a file a split.
+    for tag, n in (("train", 10), ("dev", 3)):
+        rows = [f"{rng.randint(0, 1)}\t{word_pair(rng)[0]}" for _ in range(n)]
+        write_lines(os.path.join(tmp, "class_label_usr", f"{tag}.tsv"), rows)
 
 
 def main() -> None:
@@ -125,7 +134,7 @@ def main() -> None:
         problem.generate_data(data_dir, scratch, None)
         os.chdir(home)
         encoders = problem.feature_encoders(data_dir)
-        vocab_sizes[problem_name] = {k: encoders[k].vocab_size for k in ("inputs", "targets")}
+        vocab_sizes[problem_name] = {k: e.vocab_size for k, e in encoders.items()}  # LM: targets
         shutil.rmtree(os.path.join(data_out, name), ignore_errors=True)
         shutil.copytree(data_dir, os.path.join(data_out, name))
         for f in sorted(os.listdir(data_dir)):
