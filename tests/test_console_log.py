@@ -62,7 +62,8 @@ def test_decoder_eta_starts_after_the_first_batch():
     messages = []
     decoder.log = messages.append
     slow_first = iter([0.3, 0.0, 0.0])
-    decoder.decode_ids = lambda batch, words=None: (
+    decoder.searcher = None  # greedy, no sampling: repeats are not counted
+    decoder.decode_ids = lambda batch, lines=None, occurrences=None: (
         time.sleep(next(slow_first)),
         [[]] * len(batch),
     )[1]
