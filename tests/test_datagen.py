@@ -216,6 +216,9 @@ def test_text_file_helpers(tmp_path):
         "last-without-newline",
     ]
     assert text_files.count_lines(str(gz)) == 4 and stats.replaced_bytes == 0
+    # As T2T's tf.gfile reads them (text_problems.py, txt_line_iterator): the mark stays.
+    t2t_lines = list(text_files.read_lines(str(gz), keep_byte_order_mark=True))
+    assert t2t_lines == ["\ufeffeins", "zwei", "drei", "last-without-newline"]
     sgm = _write(
         tmp_path / "t.sgm",
         b'<refset>\n<doc id="1">\n<seg id="1"> Guten Tag </seg>\n<seg id="2">x</seg>\n</doc>\n',

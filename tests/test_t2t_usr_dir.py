@@ -315,6 +315,32 @@ def test_what_cannot_run_is_refused_in_one_line(tmp_path, capsys):
     assert found == str(tmp_path / "data.zip")
 
 
+def test_a_tarball_in_tmp_dir_is_extracted_as_t2t_extracts_it(tmp_path):
+    """T2T's generate_lines_for_vocab (and compile_data) extract the archive a source's url
+    names into tmp_dir when a named file is missing; one line when it cannot."""
+    import io
+    import tarfile
+
+    from t2t_repro.errors import DataError
+    from t2t_repro.t2t_compat import generator_utils
+
+    text = b"eins zwei\ndrei\n"
+    with tarfile.open(tmp_path / "corpus.tgz", "w:gz") as tar:
+        info = tarfile.TarInfo("corpus/a.txt")
+        info.size = len(text)
+        tar.addfile(info, io.BytesIO(text))
+    sources = [["https://x.org/corpus.tgz", ["corpus/a.txt"]]]
+    lines = list(generator_utils.generate_lines_for_vocab(str(tmp_path), sources))
+    assert lines == ["eins zwei", "drei"]
+    assert (tmp_path / "corpus" / "a.txt").read_bytes() == text
+    missing = [["https://x.org/corpus.tgz", ["corpus/b.txt"]]]
+    with pytest.raises(DataError, match=r"b.txt is missing and the archive for .* does not hold"):
+        list(generator_utils.generate_lines_for_vocab(str(tmp_path), missing))
+    (tmp_path / "bad.tgz").write_bytes(b"not a tar file")
+    with pytest.raises(DataError, match=r"bad.tgz: not a readable tar archive"):
+        list(generator_utils.generate_lines_for_vocab(str(tmp_path), [["u/bad.tgz", ["c.txt"]]]))
+
+
 def test_a_real_tensor2tensor_is_not_shadowed(tmp_path):
     fake = tmp_path / "tensor2tensor"
     fake.mkdir()

@@ -21,8 +21,13 @@ TRAIN, DEV, TEST = "train", "dev", "test"
 SPLITS = (TRAIN, DEV, TEST)
 
 
+def sharded_name(base_name: str, index: int, num_shards: int) -> str:
+    """T2T's name of one of ``num_shards`` files (``generator_utils.py, sharded_name``)."""
+    return f"{base_name}-{index:05d}-of-{num_shards:05d}"
+
+
 def shard_name(problem_name: str, split: str, index: int, num_shards: int) -> str:
-    return f"{problem_name}-{split}-{index:05d}-of-{num_shards:05d}"
+    return sharded_name(f"{problem_name}-{split}", index, num_shards)
 
 
 def shard_paths(data_dir: str, problem_name: str, split: str, num_shards: int) -> list[str]:

@@ -71,10 +71,13 @@ def open_binary(path: str) -> BinaryIO:
     return gzip.open(fileio.open(path, "rb") if fileio.is_url(path) else path, "rb")
 
 
-def iter_raw_lines(path: str, sgm: bool = False) -> Iterator[bytes]:
-    """Raw byte lines of a file, without the line end; for SGM only the ``<seg>`` contents."""
+def iter_raw_lines(
+    path: str, sgm: bool = False, keep_byte_order_mark: bool = False
+) -> Iterator[bytes]:
+    """Raw byte lines of a file, without the line end; for SGM only the ``<seg>`` contents.
+    A UTF-8 byte-order mark opening the file is dropped, unless ``keep_byte_order_mark``."""
     with open_binary(path) as f:
-        first = True
+        first = not keep_byte_order_mark
         for line in f:
             if first:
                 if line.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark
@@ -89,9 +92,16 @@ def iter_raw_lines(path: str, sgm: bool = False) -> Iterator[bytes]:
                 yield line.rstrip(b"\r\n")
 
 
-def read_lines(path: str, stats: ReadStats | None = None, sgm: bool = False) -> Iterator[str]:
-    """Decoded, stripped lines of a plain/.gz (or SGM) text file."""
-    for raw in iter_raw_lines(path, sgm=sgm):
+def read_lines(
+    path: str,
+    stats: ReadStats | None = None,
+    sgm: bool = False,
+    keep_byte_order_mark: bool = False,
+) -> Iterator[str]:
+    """Decoded, stripped lines of a plain/.gz (or SGM) text file. ``keep_byte_order_mark``
+    reads them as T2T's ``tf.gfile`` does (``text_problems.py, txt_line_iterator``): a
+    byte-order mark opening the file stays on the first line (it is not whitespace)."""
+    for raw in iter_raw_lines(path, sgm=sgm, keep_byte_order_mark=keep_byte_order_mark):
         yield decode_utf8(raw, stats).strip()
 
 
@@ -178,3 +188,15 @@ def extract_member(archive: str, member: str, dest_root: str) -> str:
     except (tarfile.TarError, OSError, EOFError) as e:
         raise DataError(f"Could not extract {member!r} from {archive}: {e}") from e
     return dest
+
+
+def extract_all(archive: str, dest_root: str) -> None:
+    """Extract every member of a tar(.gz) archive into ``dest_root`` with its own path, as
+    T2T's ``compile_data`` and ``generate_lines_for_vocab`` extract a corpus tarball into
+    tmp_dir (only regular files and directories inside ``dest_root``: tarfile's ``data``
+    filter)."""
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            tar.extractall(dest_root, filter="data")
+    except tarfile.TarError as e:
+        raise DataError(f"{archive}: not a readable tar archive ({e}).") from None

@@ -108,9 +108,9 @@ def _register_t2t_problems() -> None:
     """T2T's own registered problems (``Text2textTmpdir``...), registered again when a test
     restored the registry since their module was imported (registering is idempotent)."""
     from t2t_repro import registry
-    from t2t_repro.t2t_compat import text_problems
+    from t2t_repro.t2t_compat import tmpdir_problems
 
-    for cls in text_problems.T2T_REGISTERED_PROBLEMS:
+    for cls in tmpdir_problems.T2T_REGISTERED_PROBLEMS:
         registry.register_problem(cls.problem_name)(cls)
 
 

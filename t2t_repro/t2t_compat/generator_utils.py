@@ -8,7 +8,8 @@ global ``random`` (seeded by ``t2t-datagen``'s ``--random_seed`` before each pro
 ``bin/t2t_datagen.py, set_random_seed``) and written under its final name: the project's one
 algorithm (``data/t2t_shards.py``), which these names call. Every file is written to a temp
 name and renamed. Nothing is downloaded: ``maybe_download`` finds the file in
---tmp_dir or says where to put it.
+--tmp_dir or says where to put it, and an archive a url names is extracted there
+(``extract_archive``, which ``translate.py, compile_data`` shares, as T2T's extracts).
 """
 
 from __future__ import annotations
@@ -24,38 +25,28 @@ import tensorflow as tf
 from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data import records, t2t_shards
-from t2t_repro.data.text_files import sample_lines_for_vocab
+from t2t_repro.data.text_files import extract_all, read_lines, sample_lines_for_vocab
 from t2t_repro.errors import DataError
 from t2t_repro.t2t_compat import refusals
 
 UNSHUFFLED_SUFFIX = t2t_shards.UNSHUFFLED_SUFFIX
-
-
-seed_like_t2t_datagen = t2t_shards.seed_like_t2t_datagen
-
-
-def sharded_name(base_name: str, shard: int, total_shards: int) -> str:
-    return f"{base_name}-{shard:05d}-of-{total_shards:05d}"
+sharded_name = records.sharded_name
 
 
 def shard_filepath(fname: str, num_shards: int) -> list[str]:
     return [sharded_name(fname, shard, num_shards) for shard in range(num_shards)]
 
 
-def _data_filenames(output_name: str, output_dir: str, num_shards: int) -> list[str]:
-    return [os.path.join(output_dir, f) for f in shard_filepath(output_name, num_shards)]
-
-
 def train_data_filenames(problem: str, output_dir: str, num_shards: int) -> list[str]:
-    return _data_filenames(problem + "-train", output_dir, num_shards)
+    return records.shard_paths(output_dir, problem, records.TRAIN, num_shards)
 
 
 def dev_data_filenames(problem: str, output_dir: str, num_shards: int) -> list[str]:
-    return _data_filenames(problem + "-dev", output_dir, num_shards)
+    return records.shard_paths(output_dir, problem, records.DEV, num_shards)
 
 
 def test_data_filenames(problem: str, output_dir: str, num_shards: int) -> list[str]:
-    return _data_filenames(problem + "-test", output_dir, num_shards)
+    return records.shard_paths(output_dir, problem, records.TEST, num_shards)
 
 
 def combined_data_filenames(problem: str, output_dir: str, num_training_shards: int) -> list[str]:
@@ -155,16 +146,34 @@ def gunzip_file(gz_path: str, new_path: str) -> None:
         shutil.copyfileobj(src, out)
 
 
+def extract_archive(tmp_dir: str, url: str) -> None:
+    """The tar archive ``url`` names, found in ``tmp_dir`` (``maybe_download``), extracted
+    there, as T2T's ``generate_lines_for_vocab`` and ``translate.py, compile_data`` do; a
+    ``.zip`` is extracted by ``compile_data`` beforehand, so here it lacks the files."""
+    archive = maybe_download(tmp_dir, os.path.basename(url), url)
+    if archive.endswith(".zip"):
+        raise DataError(f"{archive} does not hold the files the problem names for {url}.")
+    extract_all(archive, tmp_dir)
+
+
+def _local_file(tmp_dir: str, url: str, name: str) -> str:
+    """``tmp_dir/name``, extracted from the archive ``url`` names when it is not there yet."""
+    path = os.path.join(tmp_dir, name)
+    if not fileio.exists(path):
+        extract_archive(tmp_dir, url)
+        if not fileio.exists(path):
+            raise DataError(f"{path} is missing and the archive for {url} does not hold it.")
+    return path
+
+
 def generate_lines_for_vocab(
     tmp_dir: str, sources: list, file_byte_budget: float = 1e6
 ) -> Iterator[str]:
     """T2T's sample of each file's lines for the vocabulary (``generate_lines_for_vocab``):
     ``sources`` are ``[url, [file, ...]]`` entries, the files in ``tmp_dir``."""
-    from t2t_repro.t2t_compat.translate import local_file  # the one place archives are opened
-
     for url, files in sources:
         for lang_file in files:
-            path = local_file(tmp_dir, url, lang_file)
+            path = _local_file(tmp_dir, url, lang_file)
             if lang_file.endswith(".gz"):  # read from its gunzipped copy beside it, as T2T
                 gunzip_file(path, path[:-3])
                 path = path[:-3]
@@ -216,11 +225,12 @@ def get_or_generate_vocab(
 def get_or_generate_tabbed_vocab(
     data_dir: str, tmp_dir: str, source_filename: str, index: int, vocab_filename: str, vocab_size
 ):
-    """The vocabulary of column ``index`` (0 or 1) of a tab-separated file in ``tmp_dir``."""
-    from t2t_repro.t2t_compat.text_problems import txt_line_iterator
+    """The vocabulary of column ``index`` (0 or 1) of a tab-separated file in ``tmp_dir``
+    (its lines read as T2T's ``tf.gfile`` reads them: ``text_files.read_lines``)."""
+    path = os.path.join(tmp_dir, source_filename)
 
     def generate() -> Iterator[str]:
-        for line in txt_line_iterator(os.path.join(tmp_dir, source_filename)):
+        for line in read_lines(path, keep_byte_order_mark=True):
             if line and "\t" in line:
                 yield line.split("\t", 1)[index].strip()
 
@@ -229,14 +239,12 @@ def get_or_generate_tabbed_vocab(
 
 def get_or_generate_txt_vocab(data_dir: str, vocab_filename: str, vocab_size, filepatterns):
     """The vocabulary of every line of the files ``filepatterns`` match (T2T's glob order)."""
-    from t2t_repro.t2t_compat.text_problems import txt_line_iterator
-
     patterns = [filepatterns] if isinstance(filepatterns, str) else filepatterns
 
     def generate() -> Iterator[str]:
         for pattern in patterns:
             for filename in tf.io.gfile.glob(pattern):
-                yield from txt_line_iterator(filename)
+                yield from read_lines(filename, keep_byte_order_mark=True)
 
     return get_or_generate_vocab_inner(data_dir, vocab_filename, vocab_size, generate())
 

@@ -7,7 +7,8 @@ Two names meet here. T2T calls the eval split ``"eval"`` (``DatasetSplit.EVAL``)
 shards ``-dev-``; this project's tools say ``"dev"``: ``split_file_name`` maps either to the
 shard name. T2T's ``generate_data(data_dir, tmp_dir, task_id)`` and the tools'
 ``generate_data(data_dir, tmp_dir, num_workers, max_cases=, random_seed=, progress=)`` are one
-method: a user's own ``generate_data`` is wrapped at registration (``adapt_registered_problem``).
+method: a user's own ``generate_data`` is wrapped at registration (``on_t2t_registration``, which
+``t2t_compat/registry.py`` calls, knowing nothing of this class).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from typing import Any
 
 from problems import base
 from t2t_repro import fileio
-from t2t_repro.data import records
+from t2t_repro.data import records, t2t_shards
 from t2t_repro.errors import UserError
-from t2t_repro.t2t_compat import generator_utils, problem_hparams, refusals
+from t2t_repro.t2t_compat import problem_hparams, refusals
 
 
 class DatasetSplit:
@@ -117,11 +118,10 @@ class Problem(base.Problem):
         return self.name
 
     def _data_filepaths(self, split, data_dir, num_shards, shuffled) -> list[str]:
-        base_name = self.dataset_filename()
-        if not shuffled:
-            base_name += generator_utils.UNSHUFFLED_SUFFIX
-        name = f"{base_name}-{split_file_name(split)}"
-        return [os.path.join(data_dir, n) for n in generator_utils.shard_filepath(name, num_shards)]
+        """T2T's shard names (``generator_utils.py``: ``train_data_filenames``...), which are
+        the project's (``data/records.py``, ``data/t2t_shards.py``)."""
+        paths = records.shard_paths if shuffled else t2t_shards.unshuffled_paths
+        return paths(data_dir, self.dataset_filename(), split_file_name(split), num_shards)
 
     def training_filepaths(self, data_dir: str, num_shards: int, shuffled: bool) -> list[str]:
         return self._data_filepaths(DatasetSplit.TRAIN, data_dir, num_shards, shuffled)
@@ -196,6 +196,14 @@ class Problem(base.Problem):
         found = problem_hparams.ask(self, model_hparams, data_dir, T2TProblemError)
         return problem_hparams.to_run_hparams(self, found, encoders, T2TProblemError)
 
+    @classmethod
+    def on_t2t_registration(cls) -> None:
+        """What T2T's registry registration means for the tools (``t2t_compat/registry.py``
+        calls it): a ``generate_data`` the usr_dir wrote itself gets the tools' entry."""
+        entry = cls.generate_data
+        if not getattr(entry, "t2t_tool_entry", False):
+            cls.generate_data = _tool_entry(entry)
+
 
 def _tool_entry(t2t_generate_data):
     """A user's T2T ``generate_data(data_dir, tmp_dir, task_id)`` as the tools call it: seeded
@@ -219,7 +227,7 @@ def _tool_entry(t2t_generate_data):
             )
         start = time.monotonic()
         fileio.makedirs(data_dir)  # as bin/t2t_datagen.py does
-        generator_utils.seed_like_t2t_datagen(random_seed)
+        t2t_shards.seed_like_t2t_datagen(random_seed)
         t2t_generate_data(self, data_dir, tmp_dir)
         summary = base.DatagenSummary(self.name, data_dir)
         summary.seconds = time.monotonic() - start
@@ -227,23 +235,6 @@ def _tool_entry(t2t_generate_data):
 
     generate_data.t2t_tool_entry = True
     return generate_data
-
-
-def adapt_registered_problem(name: str, cls: type) -> type:
-    """What T2T's registry does on registration (``cls.name``), plus the tools' entry to a
-    ``generate_data`` the usr_dir wrote itself.
-
-    T2T sets ``cls.name`` to the registered name even over the class's own ``name = '...'``
-    (so its files are ``<registered name>-train-*``): here the registered name is
-    ``problem_name``, and ``problems/base.py``'s ``name`` property, restored over such an
-    attribute, reads it."""
-    cls.problem_name = name
-    if issubclass(cls, base.Problem):
-        cls.name = base.Problem.__dict__["name"]
-    entry = getattr(cls, "generate_data", None)
-    if issubclass(cls, Problem) and not getattr(entry, "t2t_tool_entry", False):
-        cls.generate_data = _tool_entry(entry)
-    return cls
 
 
 # T2T's names this project does not provide: one line when called (refusals.py).

@@ -49,9 +49,20 @@ def _decorator(register, name_or_obj, on_set=None):
 
 
 def _on_problem_set(key: str, cls: type) -> type:
-    from t2t_repro.t2t_compat.problem import adapt_registered_problem
+    """T2T's ``_on_problem_set`` sets ``cls.name`` to the registered name, even over the
+    class's own ``name = '...'`` (so its files are ``<registered name>-train-*``): here the
+    registered name is ``problem_name``, which ``problems/base.py``'s ``name`` property,
+    restored over such an attribute, reads. A class that adapts itself to the tools on
+    registration (T2T's ``Problem``, ``on_t2t_registration``) then does."""
+    from problems import base  # not at import: the problems package registers every problem
 
-    return adapt_registered_problem(key, cls)
+    cls.problem_name = key
+    if issubclass(cls, base.Problem):
+        cls.name = base.Problem.__dict__["name"]
+    on_registration = getattr(cls, "on_t2t_registration", None)
+    if on_registration is not None:
+        on_registration()
+    return cls
 
 
 def register_problem(name: Any = None) -> Any:

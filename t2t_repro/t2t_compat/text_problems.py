@@ -1,281 +1,51 @@
-"""``tensor2tensor.data_generators.text_problems`` for a T2T usr_dir: ``Text2TextProblem`` with
-T2T 1.15's interface and defaults (``text_problems.py``), its iterators, and the problem kinds
-that cannot run with this project's encoder-decoder Transformer, refused in one line.
+"""``tensor2tensor.data_generators.text_problems`` for a T2T usr_dir: T2T 1.15's names of that
+module (``text_problems.py``), each from the module that holds it here:
 
-A subclass gives ``generate_samples`` and ``is_generate_per_split`` (and optionally
-``dataset_splits``, ``vocab_type``, ``approx_vocab_size``...); datagen is T2T's own algorithm
-(``t2t_compat/datagen.py``); the trainer and decoder reach it through the project's hooks
-(``get_encoders``, ``problem_hparams``, ``filepattern``, ``source_lines``).
+- ``Text2TextProblem`` and ``VocabType``: ``text2text_problem.py``;
+- the text iterators (``txt_line_iterator``, ``text2text_txt_iterator``...):
+  ``text_iterators.py``;
+- T2T's registered ``Text2textTmpdir``, ``Text2textTmpdirTokens`` and ``Text2TextRemotedir``:
+  ``tmpdir_problems.py``;
+- the problem kinds this project's encoder-decoder Transformer cannot train, below: datagen
+  writes T2T's files of a language model and a classifier; the trainer and decoder refuse them
+  in one line.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
-from t2t_repro import fileio
-from t2t_repro.data.text_files import DataError, decode_utf8, open_binary
-from t2t_repro.t2t_compat import generator_utils, refusals, text_encoder
-from t2t_repro.t2t_compat import registry as t2t_registry
-from t2t_repro.t2t_compat.modalities import ModalityType
-from t2t_repro.t2t_compat.problem import (
-    APPROX_BLEU,
-    DatasetSplit,
-    Problem,
-    T2TProblemError,
-    split_file_name,
-    t2t_split,
+from t2t_repro.t2t_compat import refusals, text_encoder
+from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem, VocabType
+from t2t_repro.t2t_compat.text_iterators import (
+    text2text_distill_iterator,
+    text2text_generate_encoded,
+    text2text_txt_iterator,
+    text2text_txt_tab_iterator,
+    txt_line_iterator,
+)
+from t2t_repro.t2t_compat.tmpdir_problems import (
+    Text2TextRemotedir,
+    Text2textTmpdir,
+    Text2textTmpdirTokens,
 )
 
-
-class VocabType:
-    CHARACTER = "character"
-    SUBWORD = "subwords"
-    TOKEN = "tokens"
-
-
-class Text2TextProblem(Problem):
-    """T2T's base class of text-to-text problems (``text_problems.py``, ``Text2TextProblem``)."""
-
-    # What T2T cannot give this project's model (trainer, decoder); the refusing subclasses
-    # below set it. ``datagen_as_t2t``: whether datagen still writes T2T's files (it does for
-    # a language model and a classifier; not for real-valued targets or a context feature).
-    unsupported: str | None = None
-    datagen_as_t2t = True
-
-    # -- the subclass interface, T2T's defaults ----------------------------------------------
-    @property
-    def dataset_splits(self) -> list[dict]:
-        return [
-            {"split": DatasetSplit.TRAIN, "shards": 100},
-            {"split": DatasetSplit.EVAL, "shards": 1},
-        ]
-
-    @property
-    def is_generate_per_split(self) -> bool:
-        raise NotImplementedError()
-
-    def generate_samples(self, data_dir: str, tmp_dir: str, dataset_split: str) -> Iterator[dict]:
-        raise NotImplementedError()
-
-    @property
-    def vocab_type(self) -> str:
-        return VocabType.SUBWORD
-
-    @property
-    def approx_vocab_size(self) -> int:
-        return 2**15
-
-    @property
-    def additional_reserved_tokens(self) -> list[str]:
-        return []
-
-    @property
-    def oov_token(self) -> str | None:
-        return None
-
-    @property
-    def max_samples_for_vocab(self) -> int | None:
-        return None
-
-    @property
-    def packed_length(self) -> int | None:
-        return None
-
-    @property
-    def packed_spacing(self) -> int:
-        return 0
-
-    @property
-    def has_inputs(self) -> bool:
-        return True
-
-    @property
-    def max_subtoken_length(self) -> int | None:
-        return 200
-
-    @property
-    def batch_size_means_tokens(self) -> bool:
-        return True
-
-    @property
-    def already_shuffled(self) -> bool:
-        return False
-
-    @property
-    def inputs_prefix(self) -> str:
-        return ""
-
-    @property
-    def targets_prefix(self) -> str:
-        return ""
-
-    @property
-    def use_vocab_from_other_problem(self):
-        return None
-
-    def eval_metrics(self) -> list[str]:
-        return super().eval_metrics() + [APPROX_BLEU, "rouge_2_fscore", "rouge_L_fscore"]
-
-    def hparams(self, defaults, model_hparams) -> None:
-        """T2T's (``text_problems.py``, ``Text2TextProblem.hparams``): symbol modalities, the
-        encoders' sizes, and a loss multiplier of 2 for a CHARACTER vocabulary."""
-        p = defaults
-        p.stop_at_eos = int(True)
-        p.modality = {"targets": ModalityType.SYMBOL}
-        p.vocab_size = {"targets": self._encoders["targets"].vocab_size}
-        if self.has_inputs:
-            p.modality["inputs"] = ModalityType.SYMBOL
-            p.vocab_size["inputs"] = self._encoders["inputs"].vocab_size
-        if self.vocab_type == VocabType.CHARACTER:
-            p.loss_multiplier = 2.0
-
-    # -- vocabulary ----------------------------------------------------------------------------
-    @property
-    def vocab_filename(self) -> str:
-        other = self.use_vocab_from_other_problem
-        if other:
-            return other.vocab_filename
-        if self.vocab_type == VocabType.SUBWORD:
-            return f"vocab.{self.dataset_filename()}.{self.approx_vocab_size}.{VocabType.SUBWORD}"
-        return f"vocab.{self.dataset_filename()}.{VocabType.TOKEN}"
-
-    def generate_text_for_vocab(self, data_dir: str, tmp_dir: str) -> Iterator[str]:
-        samples = self.generate_samples(data_dir, tmp_dir, DatasetSplit.TRAIN)
-        for i, sample in enumerate(samples):
-            yield from (sample[field] for field in self._vocab_fields())
-            if self.max_samples_for_vocab and (i + 1) >= self.max_samples_for_vocab:
-                break
-
-    def _vocab_fields(self) -> tuple[str, ...]:
-        """The sample fields whose text the vocabulary is built from."""
-        return ("inputs", "targets") if self.has_inputs else ("targets",)
-
-    def get_or_create_vocab(self, data_dir: str, tmp_dir: str | None, force_get: bool = False):
-        kind = self.vocab_type
-        if kind == VocabType.CHARACTER:
-            return text_encoder.ByteTextEncoder()
-        if kind == VocabType.SUBWORD:
-            if force_get:
-                path = os.path.join(data_dir, self.vocab_filename)
-                if not fileio.isfile(path):
-                    raise DataError(
-                        f"Vocabulary file {path} not found. Run: t2t-datagen --problem="
-                        f"{self.name} --data_dir={data_dir} --tmp_dir=<raw data dir> "
-                        "--t2t_usr_dir=<your dir>"
-                    )
-                return text_encoder.SubwordTextEncoder(path)
-            other = self.use_vocab_from_other_problem
-            if other:
-                return other.get_or_create_vocab(data_dir, tmp_dir, force_get)
-            return generator_utils.get_or_generate_vocab_inner(
-                data_dir,
-                self.vocab_filename,
-                self.approx_vocab_size,
-                self.generate_text_for_vocab(data_dir, tmp_dir),
-                max_subtoken_length=self.max_subtoken_length,
-                reserved_tokens=text_encoder.RESERVED_TOKENS + self.additional_reserved_tokens,
-            )
-        if kind == VocabType.TOKEN:
-            return text_encoder.TokenTextEncoder(
-                os.path.join(data_dir, self.vocab_filename), replace_oov=self.oov_token
-            )
-        raise T2TProblemError(f"{type(self).__name__}: unknown vocab_type {kind!r}.")
-
-    def feature_encoders(self, data_dir: str) -> dict:
-        encoder = self.get_or_create_vocab(data_dir, None, force_get=True)
-        encoders = {"targets": encoder}
-        if self.has_inputs:
-            encoders["inputs"] = encoder
-        return encoders
-
-    def generate_encoded_samples(
-        self, data_dir: str, tmp_dir: str, dataset_split: str
-    ) -> Iterator[dict]:
-        generator = self.generate_samples(data_dir, tmp_dir, dataset_split)
-        encoder = self.get_or_create_vocab(data_dir, tmp_dir)  # built now, as T2T does
-        return text2text_generate_encoded(
-            generator,
-            encoder,
-            has_inputs=self.has_inputs,
-            inputs_prefix=self.inputs_prefix,
-            targets_prefix=self.targets_prefix,
-        )
-
-    # T2T's own encoding of the samples' texts: datagen may run it in its encoding pool instead.
-    get_or_create_vocab.pool_encodes = generate_encoded_samples.pool_encodes = True
-
-    # -- the project's hooks -----------------------------------------------------------------
-    def check_datagen(self) -> None:
-        """One line naming the class when datagen cannot write T2T's files of this problem;
-        ``t2t-datagen`` asks every problem before writing any."""
-        name = f"{type(self).__name__} ({self.name})"
-        if self.unsupported and not self.datagen_as_t2t:
-            raise T2TProblemError(f"{name}: {self.unsupported}")
-        if self.packed_length:
-            raise T2TProblemError(
-                f"{name}: packed_length (T2T's packed TPU datasets) is not supported; remove "
-                "it (batches here are bucketed by length, which wastes little padding)."
-            )
-
-    def check_runnable(self) -> None:
-        """One line naming the class when the trainer or decoder cannot run this problem
-        (its encoders are the first thing they ask for: ``get_encoders``)."""
-        self.check_datagen()
-        name = f"{type(self).__name__} ({self.name})"
-        if self.unsupported:
-            raise T2TProblemError(f"{name}: {self.unsupported}")
-        if not self.has_inputs:
-            raise T2TProblemError(
-                f"{name}: has_inputs=False is a language model, which this project's "
-                "encoder-decoder Transformer does not train (t2t-datagen writes its files as "
-                "T2T does); give the problem inputs to train it here."
-            )
-
-    @property
-    def num_shards(self) -> dict:
-        return {split_file_name(s["split"]): s["shards"] for s in self.dataset_splits}
-
-    def generate_data(self, data_dir, tmp_dir, task_id=-1, **tool_flags):
-        """T2T's datagen of this problem (``t2t_compat/datagen.py``); the tools pass
-        ``num_workers`` (where T2T has ``task_id``, which T2T's ``Text2TextProblem`` does not
-        use), ``max_cases``, ``random_seed`` and ``progress``."""
-        from t2t_repro.t2t_compat.datagen import generate_t2t_data
-
-        self.check_datagen()
-        workers = task_id if task_id and task_id > 0 else None  # the tools' num_workers
-        return generate_t2t_data(self, data_dir, tmp_dir, workers, **tool_flags)
-
-    generate_data.t2t_tool_entry = True
-
-    def get_encoders(self, data_dir: str) -> dict:
-        """The problem's ``feature_encoders``, as T2T asks for them: a problem that supplies
-        its own encoders needs no vocab file of T2T's name (T2T never looks for one); the
-        default ones refuse a missing file in one line (``get_or_create_vocab``)."""
-        self.check_runnable()
-        encoders = self.feature_encoders(data_dir)
-        self._encoders = encoders  # what T2T's hparams() reads (get_feature_encoders)
-        return {"inputs": encoders["inputs"], "targets": encoders["targets"]}
-
-    def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
-        """The raw (input, target) texts of a split, split as datagen splits them."""
-        self.check_runnable()
-        wanted = split_file_name(split)
-        if self.is_generate_per_split:
-            samples = self.generate_samples(None, tmp_dir, t2t_split(wanted))
-            keep = None
-        else:  # one stream dealt round-robin over every split's shards (generate_files)
-            samples = self.generate_samples(None, tmp_dir, DatasetSplit.TRAIN)
-            owners = [
-                split_file_name(s["split"]) for s in self.dataset_splits for _ in range(s["shards"])
-            ]
-            keep = [owner == wanted for owner in owners]
-        sources, targets = [], []
-        for i, sample in enumerate(samples):
-            if keep is None or keep[i % len(keep)]:
-                sources.append(self.inputs_prefix + sample["inputs"])
-                targets.append(self.targets_prefix + sample["targets"])
-        return sources, targets
+__all__ = [
+    "QuestionAndContext2TextProblem",
+    "Text2ClassProblem",
+    "Text2RealProblem",
+    "Text2SelfProblem",
+    "Text2TextProblem",
+    "Text2TextRemotedir",
+    "Text2textTmpdir",
+    "Text2textTmpdirTokens",
+    "VocabType",
+    "text2text_distill_iterator",
+    "text2text_generate_encoded",
+    "text2text_txt_iterator",
+    "text2text_txt_tab_iterator",
+    "txt_line_iterator",
+]
 
 
 class Text2SelfProblem(Text2TextProblem):
@@ -342,127 +112,6 @@ class QuestionAndContext2TextProblem(Text2TextProblem):
         "QuestionAndContext2TextProblem needs a 'context' input, which this project's "
         "Transformer does not read; join the context to the inputs in a Text2TextProblem."
     )
-
-
-@t2t_registry.register_problem
-class Text2textTmpdir(Text2TextProblem):
-    """T2T's problem without a subclass (``text_problems.py``, ``Text2textTmpdir``): one
-    record a line in ``inputs.train.txt``/``targets.train.txt`` and ``inputs.eval.txt``/
-    ``targets.eval.txt`` in --tmp_dir."""
-
-    TRAIN_FILES = ("inputs.train.txt", "targets.train.txt")
-    EVAL_FILES = ("inputs.eval.txt", "targets.eval.txt")
-
-    def is_generate_per_split(self) -> bool:
-        # A method, not a property, in T2T too: T2T only tests its truth, which a bound
-        # method always has, so every subclass generates per split.
-        return True
-
-    def generate_samples(self, data_dir, tmp_dir, dataset_split):
-        files = self.TRAIN_FILES if dataset_split == DatasetSplit.TRAIN else self.EVAL_FILES
-        inputs, targets = (os.path.join(self._tmp_dir_override or tmp_dir, f) for f in files)
-        return text2text_txt_iterator(inputs, targets)
-
-    @property
-    def _tmp_dir_override(self) -> str | None:
-        return None
-
-
-class Text2TextRemotedir(Text2textTmpdir):
-    """``Text2textTmpdir`` reading ``SRC_REMOTE_DIR`` (a ``gs://`` folder, say) instead."""
-
-    SRC_REMOTE_DIR: str | None = None
-
-    @property
-    def _tmp_dir_override(self) -> str | None:
-        if not self.SRC_REMOTE_DIR:
-            raise T2TProblemError(f"{type(self).__name__}: set SRC_REMOTE_DIR to the folder.")
-        return self.SRC_REMOTE_DIR
-
-
-@t2t_registry.register_problem
-class Text2textTmpdirTokens(Text2textTmpdir):
-    """``Text2textTmpdir`` with a word vocabulary: ``vocab.txt`` in --tmp_dir, one token a
-    line; T2T adds ``<pad>``, ``<EOS>`` and ``<UNK>`` (the ``oov_token``) and stores it in
-    --data_dir as ``vocab.<name>.tokens`` when the training samples are first asked for."""
-
-    @property
-    def vocab_type(self) -> str:
-        return VocabType.TOKEN
-
-    @property
-    def oov_token(self) -> str:
-        return "<UNK>"
-
-    def _generate_vocab(self, tmp_dir: str):
-        tokens = [line.strip() for line in txt_line_iterator(os.path.join(tmp_dir, "vocab.txt"))]
-        return text_encoder.TokenTextEncoder(None, vocab_list=[self.oov_token, *tokens])
-
-    def generate_samples(self, data_dir, tmp_dir, dataset_split):
-        # No data_dir: the decoder reading a split's texts (source_lines), not datagen.
-        vocab_path = data_dir and os.path.join(data_dir, self.vocab_filename)
-        if vocab_path and not fileio.exists(vocab_path):
-            self._generate_vocab(tmp_dir).store_to_file(vocab_path)
-        return super().generate_samples(data_dir, tmp_dir, dataset_split)
-
-
-# What T2T registers itself (aliases.install registers them again after a registry reset).
-T2T_REGISTERED_PROBLEMS = (Text2textTmpdir, Text2textTmpdirTokens)
-
-
-# -- iterators ---------------------------------------------------------------------------------
-def txt_line_iterator(txt_path: str) -> Iterator[str]:
-    """Stripped lines of a text file, split at ``\\n`` only (as T2T's ``tf.gfile`` reads them;
-    a byte-order mark is kept, undecodable bytes become U+FFFD)."""
-    with open_binary(txt_path) as f:  # a .gz file is read decompressed
-        for raw in f:
-            yield decode_utf8(raw).strip()
-
-
-def text2text_txt_iterator(source_txt_path: str, target_txt_path: str) -> Iterator[dict]:
-    for inputs, targets in zip(
-        txt_line_iterator(source_txt_path), txt_line_iterator(target_txt_path), strict=False
-    ):
-        yield {"inputs": inputs, "targets": targets}
-
-
-def text2text_distill_iterator(
-    source_txt_path: str, target_txt_path: str, distill_txt_path: str
-) -> Iterator[dict]:
-    for inputs, targets, dist_targets in zip(
-        txt_line_iterator(source_txt_path),
-        txt_line_iterator(target_txt_path),
-        txt_line_iterator(distill_txt_path),
-        strict=False,
-    ):
-        yield {"inputs": inputs, "targets": targets, "dist_targets": dist_targets}
-
-
-def text2text_txt_tab_iterator(txt_path: str) -> Iterator[dict]:
-    """Tab-separated ``input<TAB>target`` lines (lines without a tab skipped)."""
-    for line in txt_line_iterator(txt_path):
-        if line and "\t" in line:
-            inputs, targets = line.split("\t", 1)[:2]
-            yield {"inputs": inputs.strip(), "targets": targets.strip()}
-
-
-def text2text_generate_encoded(
-    sample_generator,
-    vocab,
-    targets_vocab=None,
-    has_inputs: bool = True,
-    inputs_prefix: str = "",
-    targets_prefix: str = "",
-) -> Iterator[dict]:
-    """Samples with their texts encoded and EOS appended (T2T's function of that name)."""
-    targets_vocab = targets_vocab or vocab
-    for sample in sample_generator:
-        if has_inputs:
-            sample["inputs"] = vocab.encode(inputs_prefix + sample["inputs"])
-            sample["inputs"].append(text_encoder.EOS_ID)
-        sample["targets"] = targets_vocab.encode(targets_prefix + sample["targets"])
-        sample["targets"].append(text_encoder.EOS_ID)
-        yield sample
 
 
 # T2T's names this project does not provide: one line when called (refusals.py).

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import tensorflow as tf
 
 from t2t_repro import fileio
-from t2t_repro.data.text_files import DataError
+from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.t2t_compat import refusals
 from t2t_repro.text_encoding.tokenizer import decode, encode
 
@@ -22,12 +22,10 @@ __all__ = ["corpus_token_counts", "decode", "encode", "vocab_token_counts"]
 def _read_filepattern(
     filepattern: str, max_lines: int | None = None, split_on_newlines: bool = True
 ) -> Iterator[str]:
-    from t2t_repro.t2t_compat.text_problems import txt_line_iterator
-
     lines_read = 0
     for filename in sorted(tf.io.gfile.glob(filepattern)):
         if split_on_newlines:
-            for line in txt_line_iterator(filename):
+            for line in read_lines(filename, keep_byte_order_mark=True):  # tf.gfile's lines
                 yield line
                 lines_read += 1
                 if max_lines and lines_read >= max_lines:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tarfile
 import zipfile
 
 import tensorflow as tf
@@ -29,11 +28,8 @@ from t2t_repro.data.text_files import decode_utf8, open_binary
 from t2t_repro.errors import DataError
 from t2t_repro.t2t_compat import generator_utils, refusals
 from t2t_repro.t2t_compat.problem import DatasetSplit, T2TProblemError
-from t2t_repro.t2t_compat.text_problems import (
-    Text2TextProblem,
-    text2text_txt_iterator,
-    txt_line_iterator,
-)
+from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem
+from t2t_repro.t2t_compat.text_iterators import text2text_txt_iterator, txt_line_iterator
 
 
 class TranslateProblem(Text2TextProblem):
@@ -77,18 +73,6 @@ class TranslateProblem(Text2TextProblem):
         return []
 
 
-def _extract(tmp_dir: str, url: str) -> None:
-    """Extract the archive ``url`` names (found in ``tmp_dir``) into ``tmp_dir``."""
-    archive = generator_utils.maybe_download(tmp_dir, os.path.basename(url), url)
-    if archive.endswith(".zip"):  # extracted already (_extract_zip)
-        raise DataError(f"{archive} does not hold the files the problem names for {url}.")
-    try:
-        with tarfile.open(archive, "r:*") as tar:
-            tar.extractall(tmp_dir, filter="data")
-    except tarfile.TarError as e:
-        raise DataError(f"{archive}: not a readable tar archive ({e}).") from None
-
-
 def _extract_zip(tmp_dir: str, url: str) -> None:
     """T2T's compile_data: the ``.zip`` ``url`` names, in ``tmp_dir``, extracted there (each
     time the files are compiled). Without the archive, the files must be there already."""
@@ -113,16 +97,6 @@ def _gunzipped(path: str) -> str:
     return new_path
 
 
-def local_file(tmp_dir: str, url: str, name: str) -> str:
-    """``tmp_dir/name``, extracted from the archive ``url`` names when it is not there yet."""
-    path = os.path.join(tmp_dir, name)
-    if not fileio.exists(path):
-        _extract(tmp_dir, url)
-        if not fileio.exists(path):
-            raise DataError(f"{path} is missing and the archive for {url} does not hold it.")
-    return path
-
-
 def _sgm_text(line: str, is_sgm: bool) -> str | None:
     """T2T's ``_preprocess_sgm``: the text of a ``<seg>`` line, "" or None for the rest."""
     if not is_sgm:
@@ -141,7 +115,7 @@ def _tsv_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
     # are read in the order T2T reads them on this file system.
     names = tf.io.gfile.glob(os.path.join(tmp_dir, pattern))
     if not names:
-        _extract(tmp_dir, url)
+        generator_utils.extract_archive(tmp_dir, url)
         names = tf.io.gfile.glob(os.path.join(tmp_dir, pattern))
     pairs = []
     for name in names:
@@ -160,7 +134,7 @@ def _file_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
     lang1, lang2 = spec
     path1, path2 = (os.path.join(tmp_dir, n) for n in (lang1, lang2))
     if not (fileio.exists(path1) and fileio.exists(path2)):
-        _extract(tmp_dir, url)
+        generator_utils.extract_archive(tmp_dir, url)
     path1, path2 = _gunzipped(path1), _gunzipped(path2)
     is_sgm = lang1.endswith("sgm") and lang2.endswith("sgm")
     pairs = []

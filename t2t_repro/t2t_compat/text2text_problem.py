@@ -1,0 +1,277 @@
+"""T2T 1.15's ``Text2TextProblem`` (``data_generators/text_problems.py``), with T2T's interface
+and defaults, on this project's ``Problem`` (``t2t_compat/problem.py``); ``text_problems``
+names it for a usr_dir, beside the problem kinds built on it.
+
+A subclass gives ``generate_samples`` and ``is_generate_per_split`` (and optionally
+``dataset_splits``, ``vocab_type``, ``approx_vocab_size``...); datagen is T2T's own algorithm
+on the project's engine (``t2t_compat/datagen.py``); the trainer and decoder reach it through
+the project's hooks (``get_encoders``, ``problem_hparams``, ``filepattern``, ``source_lines``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from t2t_repro import fileio
+from t2t_repro.data.text_files import DataError
+from t2t_repro.t2t_compat import generator_utils, text_encoder
+from t2t_repro.t2t_compat.datagen import generate_t2t_data
+from t2t_repro.t2t_compat.modalities import ModalityType
+from t2t_repro.t2t_compat.problem import (
+    APPROX_BLEU,
+    DatasetSplit,
+    Problem,
+    T2TProblemError,
+    split_file_name,
+    t2t_split,
+)
+from t2t_repro.t2t_compat.text_iterators import text2text_generate_encoded
+
+
+class VocabType:
+    CHARACTER = "character"
+    SUBWORD = "subwords"
+    TOKEN = "tokens"
+
+
+class Text2TextProblem(Problem):
+    """T2T's base class of text-to-text problems (``text_problems.py``, ``Text2TextProblem``)."""
+
+    # What T2T cannot give this project's model (trainer, decoder); the refusing subclasses
+    # below set it. ``datagen_as_t2t``: whether datagen still writes T2T's files (it does for
+    # a language model and a classifier; not for real-valued targets or a context feature).
+    unsupported: str | None = None
+    datagen_as_t2t = True
+
+    # -- the subclass interface, T2T's defaults ----------------------------------------------
+    @property
+    def dataset_splits(self) -> list[dict]:
+        return [
+            {"split": DatasetSplit.TRAIN, "shards": 100},
+            {"split": DatasetSplit.EVAL, "shards": 1},
+        ]
+
+    @property
+    def is_generate_per_split(self) -> bool:
+        raise NotImplementedError()
+
+    def generate_samples(self, data_dir: str, tmp_dir: str, dataset_split: str) -> Iterator[dict]:
+        raise NotImplementedError()
+
+    @property
+    def vocab_type(self) -> str:
+        return VocabType.SUBWORD
+
+    @property
+    def approx_vocab_size(self) -> int:
+        return 2**15
+
+    @property
+    def additional_reserved_tokens(self) -> list[str]:
+        return []
+
+    @property
+    def oov_token(self) -> str | None:
+        return None
+
+    @property
+    def max_samples_for_vocab(self) -> int | None:
+        return None
+
+    @property
+    def packed_length(self) -> int | None:
+        return None
+
+    @property
+    def packed_spacing(self) -> int:
+        return 0
+
+    @property
+    def has_inputs(self) -> bool:
+        return True
+
+    @property
+    def max_subtoken_length(self) -> int | None:
+        return 200
+
+    @property
+    def batch_size_means_tokens(self) -> bool:
+        return True
+
+    @property
+    def already_shuffled(self) -> bool:
+        return False
+
+    @property
+    def inputs_prefix(self) -> str:
+        return ""
+
+    @property
+    def targets_prefix(self) -> str:
+        return ""
+
+    @property
+    def use_vocab_from_other_problem(self):
+        return None
+
+    def eval_metrics(self) -> list[str]:
+        return super().eval_metrics() + [APPROX_BLEU, "rouge_2_fscore", "rouge_L_fscore"]
+
+    def hparams(self, defaults, model_hparams) -> None:
+        """T2T's (``text_problems.py``, ``Text2TextProblem.hparams``): symbol modalities, the
+        encoders' sizes, and a loss multiplier of 2 for a CHARACTER vocabulary."""
+        p = defaults
+        p.stop_at_eos = int(True)
+        p.modality = {"targets": ModalityType.SYMBOL}
+        p.vocab_size = {"targets": self._encoders["targets"].vocab_size}
+        if self.has_inputs:
+            p.modality["inputs"] = ModalityType.SYMBOL
+            p.vocab_size["inputs"] = self._encoders["inputs"].vocab_size
+        if self.vocab_type == VocabType.CHARACTER:
+            p.loss_multiplier = 2.0
+
+    # -- vocabulary ----------------------------------------------------------------------------
+    @property
+    def vocab_filename(self) -> str:
+        other = self.use_vocab_from_other_problem
+        if other:
+            return other.vocab_filename
+        if self.vocab_type == VocabType.SUBWORD:
+            return f"vocab.{self.dataset_filename()}.{self.approx_vocab_size}.{VocabType.SUBWORD}"
+        return f"vocab.{self.dataset_filename()}.{VocabType.TOKEN}"
+
+    def generate_text_for_vocab(self, data_dir: str, tmp_dir: str) -> Iterator[str]:
+        samples = self.generate_samples(data_dir, tmp_dir, DatasetSplit.TRAIN)
+        for i, sample in enumerate(samples):
+            yield from (sample[field] for field in self._vocab_fields())
+            if self.max_samples_for_vocab and (i + 1) >= self.max_samples_for_vocab:
+                break
+
+    def _vocab_fields(self) -> tuple[str, ...]:
+        """The sample fields whose text the vocabulary is built from."""
+        return ("inputs", "targets") if self.has_inputs else ("targets",)
+
+    def get_or_create_vocab(self, data_dir: str, tmp_dir: str | None, force_get: bool = False):
+        kind = self.vocab_type
+        if kind == VocabType.CHARACTER:
+            return text_encoder.ByteTextEncoder()
+        if kind == VocabType.SUBWORD:
+            if force_get:
+                path = os.path.join(data_dir, self.vocab_filename)
+                if not fileio.isfile(path):
+                    raise DataError(
+                        f"Vocabulary file {path} not found. Run: t2t-datagen --problem="
+                        f"{self.name} --data_dir={data_dir} --tmp_dir=<raw data dir> "
+                        "--t2t_usr_dir=<your dir>"
+                    )
+                return text_encoder.SubwordTextEncoder(path)
+            other = self.use_vocab_from_other_problem
+            if other:
+                return other.get_or_create_vocab(data_dir, tmp_dir, force_get)
+            return generator_utils.get_or_generate_vocab_inner(
+                data_dir,
+                self.vocab_filename,
+                self.approx_vocab_size,
+                self.generate_text_for_vocab(data_dir, tmp_dir),
+                max_subtoken_length=self.max_subtoken_length,
+                reserved_tokens=text_encoder.RESERVED_TOKENS + self.additional_reserved_tokens,
+            )
+        if kind == VocabType.TOKEN:
+            return text_encoder.TokenTextEncoder(
+                os.path.join(data_dir, self.vocab_filename), replace_oov=self.oov_token
+            )
+        raise T2TProblemError(f"{type(self).__name__}: unknown vocab_type {kind!r}.")
+
+    def feature_encoders(self, data_dir: str) -> dict:
+        encoder = self.get_or_create_vocab(data_dir, None, force_get=True)
+        encoders = {"targets": encoder}
+        if self.has_inputs:
+            encoders["inputs"] = encoder
+        return encoders
+
+    def generate_encoded_samples(
+        self, data_dir: str, tmp_dir: str, dataset_split: str
+    ) -> Iterator[dict]:
+        generator = self.generate_samples(data_dir, tmp_dir, dataset_split)
+        encoder = self.get_or_create_vocab(data_dir, tmp_dir)  # built now, as T2T does
+        return text2text_generate_encoded(
+            generator,
+            encoder,
+            has_inputs=self.has_inputs,
+            inputs_prefix=self.inputs_prefix,
+            targets_prefix=self.targets_prefix,
+        )
+
+    # T2T's own encoding of the samples' texts: datagen may run it in its encoding pool instead.
+    get_or_create_vocab.pool_encodes = generate_encoded_samples.pool_encodes = True
+
+    # -- the project's hooks -----------------------------------------------------------------
+    def check_datagen(self) -> None:
+        """One line naming the class when datagen cannot write T2T's files of this problem;
+        ``t2t-datagen`` asks every problem before writing any."""
+        name = f"{type(self).__name__} ({self.name})"
+        if self.unsupported and not self.datagen_as_t2t:
+            raise T2TProblemError(f"{name}: {self.unsupported}")
+        if self.packed_length:
+            raise T2TProblemError(
+                f"{name}: packed_length (T2T's packed TPU datasets) is not supported; remove "
+                "it (batches here are bucketed by length, which wastes little padding)."
+            )
+
+    def check_runnable(self) -> None:
+        """One line naming the class when the trainer or decoder cannot run this problem
+        (its encoders are the first thing they ask for: ``get_encoders``)."""
+        self.check_datagen()
+        name = f"{type(self).__name__} ({self.name})"
+        if self.unsupported:
+            raise T2TProblemError(f"{name}: {self.unsupported}")
+        if not self.has_inputs:
+            raise T2TProblemError(
+                f"{name}: has_inputs=False is a language model, which this project's "
+                "encoder-decoder Transformer does not train (t2t-datagen writes its files as "
+                "T2T does); give the problem inputs to train it here."
+            )
+
+    @property
+    def num_shards(self) -> dict:
+        return {split_file_name(s["split"]): s["shards"] for s in self.dataset_splits}
+
+    def generate_data(self, data_dir, tmp_dir, task_id=-1, **tool_flags):
+        """T2T's datagen of this problem (``t2t_compat/datagen.py``); the tools pass
+        ``num_workers`` (where T2T has ``task_id``, which T2T's ``Text2TextProblem`` does not
+        use), ``max_cases``, ``random_seed`` and ``progress``."""
+        self.check_datagen()
+        workers = task_id if task_id and task_id > 0 else None  # the tools' num_workers
+        return generate_t2t_data(self, data_dir, tmp_dir, workers, **tool_flags)
+
+    generate_data.t2t_tool_entry = True
+
+    def get_encoders(self, data_dir: str) -> dict:
+        """The problem's ``feature_encoders``, as T2T asks for them: a problem that supplies
+        its own encoders needs no vocab file of T2T's name (T2T never looks for one); the
+        default ones refuse a missing file in one line (``get_or_create_vocab``)."""
+        self.check_runnable()
+        encoders = self.feature_encoders(data_dir)
+        self._encoders = encoders  # what T2T's hparams() reads (get_feature_encoders)
+        return {"inputs": encoders["inputs"], "targets": encoders["targets"]}
+
+    def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
+        """The raw (input, target) texts of a split, split as datagen splits them."""
+        self.check_runnable()
+        wanted = split_file_name(split)
+        if self.is_generate_per_split:
+            samples = self.generate_samples(None, tmp_dir, t2t_split(wanted))
+            keep = None
+        else:  # one stream dealt round-robin over every split's shards (generate_files)
+            samples = self.generate_samples(None, tmp_dir, DatasetSplit.TRAIN)
+            owners = [
+                split_file_name(s["split"]) for s in self.dataset_splits for _ in range(s["shards"])
+            ]
+            keep = [owner == wanted for owner in owners]
+        sources, targets = [], []
+        for i, sample in enumerate(samples):
+            if keep is None or keep[i % len(keep)]:
+                sources.append(self.inputs_prefix + sample["inputs"])
+                targets.append(self.targets_prefix + sample["targets"])
+        return sources, targets
