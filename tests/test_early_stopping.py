@@ -216,9 +216,9 @@ def test_train_and_evaluate_stops_by_validation_monitor_says_why_and_resumes_afr
 ):
     """T2T's default schedule stops by ValidationMonitor's rule. With learning rate 0 every
     evaluation gives the same figures, so none is strictly better than the job's first: the
-    run stops at the first evaluation 10 steps after it (step 15, evaluations at 5, 10, 15);
-    resumed, the monitor starts afresh (its best lives in memory): evaluations at 20, 25, 30,
-    stop at 30, where the hook's rule with the earlier evaluations would have stopped at 20."""
+    run stops at the first evaluation 5 steps after it (step 10, evaluations at 5, 10);
+    resumed, the monitor starts afresh (its best lives in memory): evaluations at 15, 20, stop
+    at 20, where the hook's rule with the earlier evaluations would have stopped at 15."""
     from t2t_repro import registry
     from t2t_repro.training.config import TrainerConfig
     from t2t_repro.training.trainer import Trainer
@@ -241,27 +241,27 @@ def test_train_and_evaluate_stops_by_validation_monitor_says_why_and_resumes_afr
             eval_steps=2,
             attention_images=False,
             eval_decode_examples=0,
-            eval_early_stopping_steps=10,
+            eval_early_stopping_steps=5,
             **flags,
         )
         return Trainer(cfg).run(), capsys.readouterr().out
 
     result, log = run()
-    assert result["early_stopped"] and result["step"] == 15
-    assert result["checkpoint"] == str(out / "ckpt-15") and (out / "ckpt-15.index").exists()
+    assert result["early_stopped"] and result["step"] == 10
+    assert result["checkpoint"] == str(out / "ckpt-10") and (out / "ckpt-10.index").exists()
     [line] = [x for x in log.splitlines() if x.startswith("stopped early")]
     assert line.startswith(
-        "stopped early at step 15: dev loss has not decreased in the 10 steps since its best "
+        "stopped early at step 10: dev loss has not decreased in the 5 steps since its best "
         "evaluation of this job, at step 5 (loss "
     )
-    assert line.endswith(f"saved {out / 'ckpt-15'}")
+    assert line.endswith(f"saved {out / 'ckpt-10'}")
     result, log = run(
         eval_early_stopping_metric="accuracy", eval_early_stopping_metric_minimize=False
     )
-    assert result["early_stopped"] and result["step"] == 30  # not 20: steps 5-15 do not count
+    assert result["early_stopped"] and result["step"] == 20  # not 15: steps 5-10 do not count
     assert (
-        "dev accuracy has not increased in the 10 steps since its best evaluation of this "
-        "job, at step 20" in log
+        "dev accuracy has not increased in the 5 steps since its best evaluation of this "
+        "job, at step 15" in log
     )
 
 
