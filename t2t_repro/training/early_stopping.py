@@ -145,8 +145,6 @@ class EarlyStopping:
         """Why the run stopped: the metric, the value it did not improve on, the best."""
         if self.since is None:
             return f"another worker's {self.metric} has plateaued"
-        sign = 1.0 if self.minimize else -1.0  # the best value; its first step on a tie
-        best = min(range(len(self.values)), key=lambda i: (sign * self.values[i], self.steps[i]))
         start = self.steps.index(self.since)
         way = "decreased" if self.minimize else "increased"
         if self.monitor:
@@ -156,6 +154,8 @@ class EarlyStopping:
                 f"{self.values[start]:.4f}; --eval_early_stopping_steps={self.num_steps}, "
                 "T2T's ValidationMonitor rule: no delta)"
             )
+        sign = 1.0 if self.minimize else -1.0  # the best value; its first step on a tie
+        best = min(range(len(self.values)), key=lambda i: (sign * self.values[i], self.steps[i]))
         return (
             f"dev {self.metric} has not {way} by {self.delta:g} or more in the "
             f"{self.steps[-1] - self.since} steps since step {self.since} ({self.metric} "
