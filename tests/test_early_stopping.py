@@ -1,9 +1,18 @@
-"""Early stopping with T2T's four --eval_early_stopping_* flags (#34)."""
+"""Early stopping with T2T's four --eval_early_stopping_* flags (#34), by T2T 1.15's rule per
+--schedule (#47): ValidationMonitor's early_stopping_rounds on train_and_evaluate,
+EarlyStoppingHook's has_metric_plateaued elsewhere. Expected values are worked out by hand
+from T2T's code (tensor2tensor/utils/metrics_hook.py, has_metric_plateaued;
+tf.contrib.learn's monitors.py, ValidationMonitor.every_n_step_end)."""
 
 import pytest
 
 from t2t_repro.errors import UserError
-from t2t_repro.training.early_stopping import check_metric, has_plateaued
+from t2t_repro.training.early_stopping import (
+    EarlyStopping,
+    check_metric,
+    has_plateaued,
+    rounds_since_best,
+)
 from tests.tools import TINY_TRAINING
 
 TINY = TINY_TRAINING
@@ -24,6 +33,109 @@ TINY = TINY_TRAINING
 def test_plateau_is_t2ts_rule(values, num_steps, delta, minimize, expected):
     assert has_plateaued([100, 200, 300], values, num_steps, delta, minimize) == expected
     assert has_plateaued([100], values[:1], 1, delta, minimize) is None
+
+
+@pytest.mark.parametrize(
+    "values, rounds, minimize, expected",
+    [
+        # ValidationMonitor: best = a strictly better value (< / >), no delta; stop once the
+        # newest step - the best's step >= early_stopping_rounds.
+        ([5.0, 4.95, 4.93], 200, True, None),  # each improves (the plateau rule stops here)
+        ([5.0, 5.0, 5.0], 200, True, 100),  # a tie is no improvement: best stays at 100
+        ([5.0, 5.0, 5.0], 250, True, None),  # 300 - 100 < 250
+        ([5.0, 4.0, 4.5], 100, True, 200),
+        ([5.0, 4.0, 4.5], 150, True, None),
+        ([0.1, 0.3, 0.2], 100, False, 200),  # maximised
+        ([0.1, 0.3, 0.2], 100, True, 100),  # minimised: 0.1 at step 100 stays the best
+    ],
+)
+def test_validation_monitor_rule(values, rounds, minimize, expected):
+    assert rounds_since_best([100, 200, 300], values, rounds, minimize) == expected
+    assert rounds_since_best([100], values[:1], 1, minimize) is None  # 100 - 100 < 1
+
+
+def test_each_schedule_gets_t2ts_rule_and_history():
+    """train_and_evaluate: ValidationMonitor (the job's own evaluations, in memory); the other
+    schedules: the hook's rule, with the evaluations before a resume read from eval/."""
+    from types import SimpleNamespace
+
+    from t2t_repro.training.early_stopping import make_early_stopping
+
+    def stopper(schedule):
+        cfg = SimpleNamespace(
+            schedule=schedule,
+            eval_early_stopping_steps=200,
+            eval_early_stopping_metric="loss",
+            eval_early_stopping_metric_delta=0.1,
+            eval_early_stopping_metric_minimize=True,
+            eval_decode_examples=0,
+        )
+        return make_early_stopping(cfg, None, None)
+
+    monitor = stopper("train_and_evaluate")
+    assert monitor.monitor
+    for step, loss in [(100, 5.0), (200, 4.95)]:
+        assert not monitor.update(step, {"loss": loss})
+    assert not monitor.update(300, {"loss": 4.93})  # the hook's rule would stop here
+    assert monitor.update(500, {"loss": 4.93})  # a tie: 500 - 300 >= 200
+    assert "in the 200 steps since its best evaluation of this job, at step 300" in (
+        monitor.reason()
+    )
+    for schedule in ("train", "train_eval_and_decode", "continuous_train_and_eval"):
+        hook = stopper(schedule)
+        assert not hook.monitor
+        for step, loss in [(100, 5.0), (200, 4.95)]:
+            assert not hook.update(step, {"loss": loss})
+        assert hook.update(300, {"loss": 4.93}) and hook.since == 100
+
+
+def test_resume_history_per_rule(tmp_path):
+    """A resumed hook-rule run counts the evaluations in eval/ up to its step; a resumed
+    ValidationMonitor run starts afresh (T2T's monitor keeps its best in memory)."""
+    from t2t_repro.training.summaries import Summaries
+
+    evals = Summaries(str(tmp_path))
+    for step, loss in [(100, 5.0), (200, 4.9375), (300, 4.0)]:  # float32-exact
+        evals.scalars("eval", {"loss": loss}, step)
+    hook = EarlyStopping("loss", 200, 0.1, True)
+    hook.read_history(str(tmp_path), 200)
+    assert (hook.steps, hook.values) == ([100, 200], [5.0, 4.9375])
+    assert hook.update(300, {"loss": 4.93}) and hook.since == 100
+    monitor = EarlyStopping("loss", 200, 0.1, True, monitor=True)
+    monitor.read_history(str(tmp_path), 200)
+    assert monitor.steps == [] and not monitor.update(300, {"loss": 4.93})
+
+
+def test_train_schedule_reads_t2ts_eval_dirs_then_its_own(tmp_path):
+    """--schedule=train polls <output_dir>/eval_continuous (T2T's EarlyStoppingHook's
+    events_dir), then eval_eval (where T2T 1.15's continuous_eval writes: Estimator's eval_dir
+    for name "eval"), then eval (this project's continuous_eval): the first holding the metric,
+    under T2T's tag or this project's name. The T2T events are simple_value events as T2T's
+    writes them (ScalarEventFile); this project's its Summaries writer."""
+    from t2t_repro.metrics.bleu_per_step import ScalarEventFile
+    from t2t_repro.training.summaries import Summaries
+
+    out = str(tmp_path)
+    poll = EarlyStopping("accuracy", 200, 0.1, False)
+    assert not poll.poll(out) and poll.steps == []  # no events yet: T2T's hook trains on
+    own = Summaries(out)  # improving by 0.1 or more: no plateau
+    for step, acc in [(100, 0.1), (200, 0.2), (300, 0.3)]:
+        own.scalars("eval", {"accuracy": acc, "loss": 1.0}, step)
+    assert not poll.poll(out) and poll.steps == [100, 200, 300]
+    t2t_eval = ScalarEventFile(str(tmp_path / "eval_eval"))  # plateaued
+    for step, acc in [(100, 0.1), (200, 0.15), (300, 0.19)]:
+        t2t_eval.write(step, 0.0, {"metrics-translate_toy/targets/accuracy": acc})
+    t2t_eval.close()
+    assert poll.poll(out) and poll.since == 100 and poll.values == pytest.approx([0.1, 0.15, 0.19])
+    t2t_hook_dir = ScalarEventFile(str(tmp_path / "eval_continuous"))  # loss only: not it
+    t2t_hook_dir.write(100, 0.0, {"loss": 3.0})
+    t2t_hook_dir.close()
+    assert poll.poll(out) and poll.since == 100  # still eval_eval's accuracy
+    t2t_hook_dir = ScalarEventFile(str(tmp_path / "eval_continuous"))
+    for step, acc in [(100, 0.1), (200, 0.5), (300, 0.9)]:
+        t2t_hook_dir.write(step, 0.0, {"metrics-translate_toy/targets/accuracy": acc})
+    t2t_hook_dir.close()
+    assert not poll.poll(out) and poll.values == pytest.approx([0.1, 0.5, 0.9])
 
 
 def test_metric_names():
@@ -99,9 +211,14 @@ def test_flags_parse_as_t2ts_and_unusable_values_are_refused(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_plateau_stops_the_run_which_saves_says_why_and_resumes_counting(tmp_path, capsys):
-    """A delta no evaluation can reach: the run stops at the first evaluation 10 steps after
-    another; resumed with a maximised metric, it counts the evaluations before the resume."""
+def test_train_and_evaluate_stops_by_validation_monitor_says_why_and_resumes_afresh(
+    tmp_path, capsys
+):
+    """T2T's default schedule stops by ValidationMonitor's rule. With learning rate 0 every
+    evaluation gives the same figures, so none is strictly better than the job's first: the
+    run stops at the first evaluation 5 steps after it (step 10, evaluations at 5, 10);
+    resumed, the monitor starts afresh (its best lives in memory): evaluations at 15, 20, stop
+    at 20, where the hook's rule with the earlier evaluations would have stopped at 15."""
     from t2t_repro import registry
     from t2t_repro.training.config import TrainerConfig
     from t2t_repro.training.trainer import Trainer
@@ -117,33 +234,35 @@ def test_a_plateau_stops_the_run_which_saves_says_why_and_resumes_counting(tmp_p
             hparams_set="transformer_quickstart",
             data_dir=str(tmp_path / "data"),
             output_dir=str(out),
-            hparams=TINY,
+            hparams=f"{TINY},learning_rate=0.0,learning_rate_constant=0.0",
             train_steps=100,
             local_eval_frequency=5,
             steps_per_loop=5,
             eval_steps=2,
             attention_images=False,
             eval_decode_examples=0,
-            eval_early_stopping_steps=10,
-            eval_early_stopping_metric_delta=1e9,
+            eval_early_stopping_steps=5,
             **flags,
         )
         return Trainer(cfg).run(), capsys.readouterr().out
 
     result, log = run()
-    assert result["early_stopped"] and result["step"] == 15
-    assert result["checkpoint"] == str(out / "ckpt-15") and (out / "ckpt-15.index").exists()
+    assert result["early_stopped"] and result["step"] == 10
+    assert result["checkpoint"] == str(out / "ckpt-10") and (out / "ckpt-10.index").exists()
     [line] = [x for x in log.splitlines() if x.startswith("stopped early")]
     assert line.startswith(
-        "stopped early at step 15: dev loss has not decreased by 1e+09 or more in the 10 steps "
-        "since step 5 (loss "
+        "stopped early at step 10: dev loss has not decreased in the 5 steps since its best "
+        "evaluation of this job, at step 5 (loss "
     )
-    assert "; best " in line and line.endswith(f"saved {out / 'ckpt-15'}")
+    assert line.endswith(f"saved {out / 'ckpt-10'}")
     result, log = run(
         eval_early_stopping_metric="accuracy", eval_early_stopping_metric_minimize=False
     )
-    assert result["early_stopped"] and result["step"] == 20  # not 30: steps 5-15 count
-    assert "dev accuracy has not increased by 1e+09 or more in the 10 steps since step 10" in log
+    assert result["early_stopped"] and result["step"] == 20  # not 15: steps 5-10 do not count
+    assert (
+        "dev accuracy has not increased in the 5 steps since its best evaluation of this "
+        "job, at step 15" in log
+    )
 
 
 @pytest.mark.slow

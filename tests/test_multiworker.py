@@ -37,7 +37,9 @@ def assert_one_writer(out, tmp, checkpoints):
 @pytest.mark.slow
 def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: F811
     """Also: early stopping on the chief's dev BLEU (which the other worker does not compute)
-    stops both workers at the same step (#34)."""
+    stops both workers at the same step (#34). T2T's rule on this schedule is ValidationMonitor's
+    (#47): with learning rate 0 no evaluation's BLEU is strictly above the first one's (step
+    2), so the evaluation at step 4 (4 - 2 >= 2) stops the run."""
     out, tmp = tmp_path / "train", tmp_path / "tmp"
     tmp.mkdir()
     results = cluster_run.run(
@@ -48,16 +50,19 @@ def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: 
         "--local_eval_frequency=2",
         "--eval_steps=2",
         "--random_seed=1",
+        f"--hparams={cluster_run.TINY},learning_rate=0.0,learning_rate_constant=0.0",
         "--eval_early_stopping_steps=2",
         "--eval_early_stopping_metric=bleu",
-        "--eval_early_stopping_metric_delta=1e9",  # no evaluation can improve by that much
         "--noeval_early_stopping_metric_minimize",
         tmp_dir=tmp,
     )
     for code, _, stderr in results:
         assert code == 0, stderr[-3000:]
     # Each says what it did: only the chief wrote the checkpoint.
-    chief_says = "stopped early at step 4: dev bleu has not increased by 1e+09 or more in the 2 "
+    chief_says = (
+        "stopped early at step 4: dev bleu has not increased in the 2 steps since its best "
+        "evaluation of this job, at step 2"
+    )
     assert chief_says in results[0][1] and f"; saved {out / 'ckpt-4'}" in results[0][1]
     worker_says = "stopped early at step 4: another worker's bleu has plateaued; the chief saved "
     assert worker_says in results[1][1], results[1][1]
