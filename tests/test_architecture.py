@@ -2,17 +2,22 @@
 
 Its tier table is read as data: every package and top-level module under t2t_repro/ (and the
 top-level problems/ and hparams/) is in exactly one tier, every part it names exists, no part
-imports one of a higher tier, and no parts import each other in a circle. The imports are read
-from the source by tools/import_graph.py (nothing is imported or run).
+imports one of a higher tier, and no parts import each other in a circle. Nor do two modules,
+in any part (#49), and no module is over MAX_LINES lines. The imports are read from the source
+by tools/import_graph.py (nothing is imported or run).
 """
 
 import re
 
 import pytest
 
-from tools.import_graph import REPO, import_graph, parts
+from tools.import_graph import REPO, circles, import_graph, module_graph, modules, parts
 
 ROW = re.compile(r"^\| (\d+) \| ([^|]+) \|")
+MAX_LINES = 450  # docs/architecture.md: small modules, one concern each
+# t2t_compat/ is being reworked in parallel (#49: its circle, text_problems.py's length); the
+# one line marked below in each test exempts it until then: delete it to check every module.
+IN_REWORK = "t2t_repro.t2t_compat"
 
 
 def _documented_tiers() -> dict[str, int]:
@@ -70,3 +75,20 @@ def test_no_import_circle_between_parts():
 
     for name in sorted(graph):
         visit(name, [])
+
+
+def test_no_import_circle_between_modules():
+    groups = circles(module_graph())
+    groups = [g for g in groups if not all(m.startswith(IN_REWORK) for m in g)]  # delete: #49
+    assert not groups, "; ".join("import circle: " + ", ".join(group) for group in groups)
+
+
+def test_no_module_is_longer_than_max_lines():
+    found = modules()
+    found = {name: path for name, path in found.items() if not name.startswith(IN_REWORK)}  # #49
+    long = {
+        name: n
+        for name, path in sorted(found.items())
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines (split them by concern): {long}"

@@ -3,7 +3,7 @@
 import pytest
 
 from t2t_repro.errors import UserError
-from t2t_repro.training.early_stopping import check_metric, has_plateaued
+from t2t_repro.training.loop.early_stopping import check_metric, has_plateaued
 from tests.tools import TINY_TRAINING
 
 TINY = TINY_TRAINING
@@ -154,7 +154,7 @@ def test_train_schedule_stops_on_the_eval_events_of_a_continuous_eval_job(tmp_pa
     once they show no improvement, and trains on while they improve."""
     from t2t_repro import registry
     from t2t_repro.training.config import TrainerConfig
-    from t2t_repro.training.summaries import Summaries
+    from t2t_repro.training.loop.summaries import Summaries
     from t2t_repro.training.trainer import Trainer
 
     registry.problem("translate_toy").generate_data(
