@@ -30,7 +30,7 @@ from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.training import schedules, warm_start
+from t2t_repro.training import warm_start
 from t2t_repro.training.cluster.agreement import Agreement
 from t2t_repro.training.cluster.chief_work import ChiefWork
 from t2t_repro.training.cluster.devices import announce
@@ -40,6 +40,7 @@ from t2t_repro.training.cluster.resume_layout import resharded_seed, resume_layo
 from t2t_repro.training.cluster.startup_handshake import handshake, refuse_on_a_cluster, worker_seed
 from t2t_repro.training.cluster.watchdog import Watchdog
 from t2t_repro.training.config import READ_ONLY_SCHEDULES, TrainerConfig
+from t2t_repro.training.loop import schedules
 from t2t_repro.training.loop.early_stopping import make_early_stopping
 from t2t_repro.training.loop.eval_round import EvalRound
 from t2t_repro.training.loop.input_feed import WorkerPositions, positioned_feed

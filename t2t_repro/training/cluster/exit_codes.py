@@ -11,6 +11,9 @@ must exit non-zero with a line a person can act on, not a gRPC traceback.
   SIGTERM/SIGINT arrived, every worker saved the same checkpoint; rerun to resume.
 - 1: an error the message names (bad flags or data, workers that disagree at start, a peer
   that failed or stopped answering: ``peer_failure``).
+
+The command runs the trainer and maps its outcome to these (``commands/trainer.py``,
+``train``), so this module imports nothing of the trainer.
 """
 
 from __future__ import annotations
