@@ -21,6 +21,7 @@ from t2t_repro.training.config import (
     FLAG_ALIASES,
     MIXED_PRECISION,
     SCHEDULES,
+    TrainerConfig,
     config_defaults,
     config_from_flags,
 )
@@ -239,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
     return train(cfg, vars(args))
 
 
-def train(cfg, flags: dict) -> int:
+def train(cfg: TrainerConfig, flags: dict) -> int:
     """Runs the trainer; its exit code (``exit_codes.py``'s doc). A peer's failure becomes
     one line. TensorFlow is imported here, not at the top, so that ``--help`` stays instant."""
     from t2t_repro.training.cluster.distribution import cluster
