@@ -37,8 +37,8 @@ from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.models.flops import training_flops
+from t2t_repro.training.loop.train_step import TrainMetrics, batch_loss_sums, make_train_loop
 from t2t_repro.training.precision_hint import bf16_instructions, cpu_flags
-from t2t_repro.training.train_step import TrainMetrics, batch_loss_sums, make_train_loop
 
 NO_BF16 = (
     "warning: this CPU has no bf16 matmul instructions (no amx_bf16 or avx512_bf16 in "

@@ -39,7 +39,7 @@ import tensorflow as tf
 from bench.report import CONFIGS, build_training, cpu_model, emit, matmul_peak, peer_batch
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.models.flops import training_flops
-from t2t_repro.training.train_step import batch_loss_sums
+from t2t_repro.training.loop.train_step import batch_loss_sums
 
 MATMUL_TYPES = {
     "MatMul",

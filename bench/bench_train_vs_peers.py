@@ -44,7 +44,7 @@ def worker(config: str, precision: str, xla: bool, steps: int, warmup: int) -> d
 
     from bench.report import build_training, peer_batch
     from t2t_repro.commands.builtins import register_builtins
-    from t2t_repro.training.train_step import batch_loss_sums
+    from t2t_repro.training.loop.train_step import batch_loss_sums
 
     register_builtins()
     if precision == "bfloat16":

@@ -44,7 +44,7 @@ from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset  # noqa: E402
 from t2t_repro.learning_rate import make_optimizer  # noqa: E402
 from t2t_repro.training.config import TrainerConfig  # noqa: E402
-from t2t_repro.training.train_step import batch_loss_sums  # noqa: E402
+from t2t_repro.training.loop.train_step import batch_loss_sums  # noqa: E402
 from t2t_repro.training.trainer import Trainer  # noqa: E402
 
 SMALL = "hidden_size=256,filter_size=1024,num_heads=4,num_hidden_layers=2,batch_size=1024"

@@ -36,7 +36,7 @@ def main() -> int:
 
     from t2t_repro.checkpoints.loading import load_trained_model, restore_model
     from t2t_repro.commands.builtins import register_builtins
-    from t2t_repro.training.dev_decodes import make_dev_decodes
+    from t2t_repro.training.loop.dev_decodes import make_dev_decodes
 
     register_builtins()
 

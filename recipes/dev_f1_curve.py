@@ -7,8 +7,8 @@
 For a run whose trainer did not log ``eval/parse_f1`` (or to decode otherwise than it did):
 each ``ckpt-<step>`` in --output_dir is restored into one model and the dev sentences are
 decoded (tree-constrained, greedy unless --decode_hparams says otherwise) and scored with
-EVALB's rules by the trainer's own dev-F1 code (``training.dev_decodes``). Only dev data is used.
-Writes JSON (``--out``) and prints a table.
+EVALB's rules by the trainer's own dev-F1 code (``training.loop.dev_decodes``). Only dev data is
+used. Writes JSON (``--out``) and prints a table.
 """
 
 import argparse
@@ -32,7 +32,7 @@ def dev_f1_curve(
     (those with a step in ``steps``, if given)."""
     from t2t_repro.checkpoints.loading import load_trained_model, restore_model
     from t2t_repro.commands.builtins import register_builtins
-    from t2t_repro.training.dev_decodes import make_dev_decodes
+    from t2t_repro.training.loop.dev_decodes import make_dev_decodes
 
     register_builtins()
 

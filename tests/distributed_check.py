@@ -15,8 +15,8 @@ from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.training.distribution import split_cpu
-from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+from t2t_repro.training.cluster.distribution import split_cpu
+from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
 from tests.tools import TINY_MODEL
 
 # No dropout; Adam epsilon 1 makes the first step ~ lr * gradient (linear), so weight
@@ -104,7 +104,7 @@ def feed_check(strategy) -> dict:
     from t2t_repro.data import records
     from t2t_repro.data.input_pipeline import TRAIN, make_dataset
     from t2t_repro.hparam import HParams
-    from t2t_repro.training.input_feed import ReplicaFeed
+    from t2t_repro.training.loop.input_feed import ReplicaFeed
 
     hp = HParams(
         batch_size=40,

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro.training.distribution import cluster, make_strategy
+from t2t_repro.training.cluster.distribution import cluster, make_strategy
 from tests.distributed_check import dataset, full, halves, run
 
 

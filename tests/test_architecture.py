@@ -2,17 +2,19 @@
 
 Its tier table is read as data: every package and top-level module under t2t_repro/ (and the
 top-level problems/ and hparams/) is in exactly one tier, every part it names exists, no part
-imports one of a higher tier, and no parts import each other in a circle. The imports are read
-from the source by tools/import_graph.py (nothing is imported or run).
+imports one of a higher tier, and no parts import each other in a circle. Nor do two modules,
+in any part (#49), and no module is over MAX_LINES lines. The imports are read from the source
+by tools/import_graph.py (nothing is imported or run).
 """
 
 import re
 
 import pytest
 
-from tools.import_graph import REPO, circles, import_graph, module_graph, parts
+from tools.import_graph import REPO, circles, import_graph, module_graph, modules, parts
 
 ROW = re.compile(r"^\| (\d+) \| ([^|]+) \|")
+MAX_LINES = 450  # docs/architecture.md: small modules, one concern each
 
 
 def _documented_tiers() -> dict[str, int]:
@@ -83,3 +85,18 @@ def test_no_import_circle_inside_t2t_compat():
     }
     assert len(inside) > 10 and any(inside.values())  # the edge's modules and their imports
     assert circles(inside) == [], circles(inside)
+
+
+def test_no_import_circle_between_modules():
+    groups = circles(module_graph())
+    assert not groups, "; ".join("import circle: " + ", ".join(group) for group in groups)
+
+
+def test_no_module_is_longer_than_max_lines():
+    found = modules()
+    long = {
+        name: n
+        for name, path in sorted(found.items())
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines (split them by concern): {long}"

@@ -1,4 +1,4 @@
-"""T2T's cluster flags (t2t_repro/training/cluster_flags.py): accepted when they agree with
+"""T2T's cluster flags (t2t_repro/training/cluster/cluster_flags.py): accepted when they agree with
 what the run does, else one line naming the TF_CONFIG to set, before TensorFlow starts."""
 
 import json
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from t2t_repro.errors import UsageError
-from t2t_repro.training.cluster_flags import T2T_DEFAULTS, check_cluster_flags
+from t2t_repro.training.cluster.cluster_flags import T2T_DEFAULTS, check_cluster_flags
 from tests.tools import ROOT
 
 TWO_WORKERS = {"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 1}}

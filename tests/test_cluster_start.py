@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 import tensorflow as tf
 
-from t2t_repro.training import exit_codes, startup_handshake
+from t2t_repro.training.cluster import exit_codes, startup_handshake
+from t2t_repro.training.cluster.startup_handshake import first_difference, worker_seed
+from t2t_repro.training.cluster.tf_config import Cluster
+from t2t_repro.training.cluster.watchdog import Watchdog
 from t2t_repro.training.run_setup import TrainingError
-from t2t_repro.training.startup_handshake import first_difference, worker_seed
-from t2t_repro.training.tf_config import Cluster
-from t2t_repro.training.watchdog import Watchdog
 
 
 def facts(**changes):
@@ -151,7 +151,7 @@ class FakeProcess:
 def fired_line(monkeypatch, capsys, watchdog, stage, waits, while_armed, wait_secs):
     """Runs ``while_armed(deadline)`` inside ``stage``; the watchdog's line, or None."""
     fired = threading.Event()
-    monkeypatch.setattr("t2t_repro.training.watchdog.os._exit", lambda code: fired.set())
+    monkeypatch.setattr("t2t_repro.training.cluster.watchdog.os._exit", lambda code: fired.set())
     with watchdog.stage(stage, waits_for_peers=waits):
         while_armed(fired, wait_secs)
     err = capsys.readouterr().err
@@ -211,7 +211,7 @@ def test_the_watchdog_ends_an_idle_stage_not_a_busy_or_progressing_one(monkeypat
 
 def test_worker_gpu_on_a_cluster_keeps_the_first_gpus(monkeypatch):
     from t2t_repro.errors import UserError
-    from t2t_repro.training import distribution
+    from t2t_repro.training.cluster import distribution
 
     shown = []
     monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind: ["g0", "g1", "g2"])

@@ -3,7 +3,7 @@
 import io
 import time
 
-from t2t_repro.training.summaries import ConsoleLog, format_duration
+from t2t_repro.training.loop.summaries import ConsoleLog, format_duration
 
 
 def test_eta_from_steps_and_capped_by_deadline():
@@ -33,7 +33,7 @@ def test_no_eta_before_a_timing_without_tracing():
 def test_line_goes_to_the_stdout_of_print_time_not_of_import_time(monkeypatch):
     import importlib.util
 
-    from t2t_repro.training import summaries
+    from t2t_repro.training.loop import summaries
 
     at_import, at_print = io.StringIO(), io.StringIO()
     monkeypatch.setattr("sys.stdout", at_import)

@@ -48,7 +48,7 @@ def eval_token_sum(root, pairs: list[str]) -> tuple[float, list[int]]:
     from t2t_repro import registry
     from t2t_repro.checkpoints.loading import load_trained_model
     from t2t_repro.text_encoding.reserved_tokens import EOS_ID
-    from t2t_repro.training.evaluation import evaluate, make_eval_fn
+    from t2t_repro.training.loop.evaluation import evaluate, make_eval_fn
 
     model = load_trained_model(
         str(root / "train"), problem_name="translate_toy", data_dir=str(root / "data")
@@ -122,7 +122,7 @@ def test_samples_from_the_decoder_dev_decodes_and_export_agree(toy, tmp_path, ca
     same seed gives the same samples in t2t-decoder, the dev decodes and the SavedModel."""
     from t2t_repro.decoding import runner
     from t2t_repro.serving.exporter import export_saved_model
-    from t2t_repro.training.dev_decodes import DevDecodes
+    from t2t_repro.training.loop.dev_decodes import DevDecodes
 
     sources = ["the dog sees a cat .", "many cats run .", "a cat ."]
     src = tmp_path / "src.txt"

@@ -1,10 +1,10 @@
-"""Saying where a run trains (t2t_repro/training/devices.py), on a fake machine: a fake root
+"""Saying where a run trains (t2t_repro/training/cluster/devices.py), on a fake machine: a fake root
 directory for /proc and /dev, and an injected environment."""
 
 import pytest
 import tensorflow as tf
 
-from t2t_repro.training import devices
+from t2t_repro.training.cluster import devices
 from t2t_repro.training.run_setup import TrainingError
 
 

@@ -4,8 +4,8 @@ import pytest
 import tensorflow as tf
 
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.training import train_step
-from t2t_repro.training.train_step import TrainMetrics, make_train_loop
+from t2t_repro.training.loop import train_step
+from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
 from tests.model_utils import build_model
 from tests.tools import TINY_MODEL
 
@@ -33,7 +33,7 @@ def test_loss_above_the_threshold_is_flagged_with_its_value(monkeypatch):
 
 
 def test_the_message_names_the_loss_and_a_way_on():
-    from t2t_repro.training.run_errors import diverged_error
+    from t2t_repro.training.loop.run_errors import diverged_error
 
     message = str(diverged_error({"first_nonfinite": 140, "bad_loss": 3.9e9}, "/run/ckpt-100"))
     assert "diverged (3.9e+09 > 1000 per token) at step 140" in message

@@ -7,7 +7,7 @@ tf.contrib.learn's monitors.py, ValidationMonitor.every_n_step_end)."""
 import pytest
 
 from t2t_repro.errors import UserError
-from t2t_repro.training.early_stopping import (
+from t2t_repro.training.loop.early_stopping import (
     EarlyStopping,
     check_metric,
     has_plateaued,
@@ -59,7 +59,7 @@ def test_each_schedule_gets_t2ts_rule_and_history():
     schedules: the hook's rule, with the evaluations before a resume read from eval/."""
     from types import SimpleNamespace
 
-    from t2t_repro.training.early_stopping import make_early_stopping
+    from t2t_repro.training.loop.early_stopping import make_early_stopping
 
     def stopper(schedule):
         cfg = SimpleNamespace(
@@ -92,7 +92,7 @@ def test_each_schedule_gets_t2ts_rule_and_history():
 def test_resume_history_per_rule(tmp_path):
     """A resumed hook-rule run counts the evaluations in eval/ up to its step; a resumed
     ValidationMonitor run starts afresh (T2T's monitor keeps its best in memory)."""
-    from t2t_repro.training.summaries import Summaries
+    from t2t_repro.training.loop.summaries import Summaries
 
     evals = Summaries(str(tmp_path))
     for step, loss in [(100, 5.0), (200, 4.9375), (300, 4.0)]:  # float32-exact
@@ -113,7 +113,7 @@ def test_train_schedule_reads_t2ts_eval_dirs_then_its_own(tmp_path):
     under T2T's tag or this project's name. The T2T events are simple_value events as T2T's
     writes them (ScalarEventFile); this project's its Summaries writer."""
     from t2t_repro.metrics.bleu_per_step import ScalarEventFile
-    from t2t_repro.training.summaries import Summaries
+    from t2t_repro.training.loop.summaries import Summaries
 
     out = str(tmp_path)
     poll = EarlyStopping("accuracy", 200, 0.1, False)
@@ -273,7 +273,7 @@ def test_train_schedule_stops_on_the_eval_events_of_a_continuous_eval_job(tmp_pa
     once they show no improvement, and trains on while they improve."""
     from t2t_repro import registry
     from t2t_repro.training.config import TrainerConfig
-    from t2t_repro.training.summaries import Summaries
+    from t2t_repro.training.loop.summaries import Summaries
     from t2t_repro.training.trainer import Trainer
 
     registry.problem("translate_toy").generate_data(

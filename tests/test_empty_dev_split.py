@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from t2t_repro.metrics.dev_metric import DevBleu
-from t2t_repro.training.dev_decodes import make_dev_decodes
+from t2t_repro.training.loop.dev_decodes import make_dev_decodes
 from tests.tools import TINY_MODEL, run_tool
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -1,5 +1,5 @@
 """The training loss computed at non-PAD targets only (``losses.padded_cross_entropy_of_hidden``,
-``training.train_step.batch_loss_sums``) equals the full-grid loss to float32 rounding.
+``training.loop.train_step.batch_loss_sums``) equals the full-grid loss to float32 rounding.
 
 The vocabulary projection and the loss are computed on the gathered rows of real targets;
 the per-token losses go back on the [B, L] grid before the sum. Each row's logits do not
@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_repro.losses import padded_cross_entropy, padded_cross_entropy_of_hidden
-from t2t_repro.training.train_step import batch_loss_sums
+from t2t_repro.training.loop.train_step import batch_loss_sums
 from tests.float_bounds import (
     chain_relative_bound,
     gamma,

@@ -184,8 +184,8 @@ def cluster_of(monkeypatch, config):
     """The strategy's reading (TF's resolver) of ``config``, checked against the TF-free
     reading that checks the cluster flags before TensorFlow starts: one Cluster, or one error."""
     from t2t_repro.errors import UserError
-    from t2t_repro.training import tf_config
-    from t2t_repro.training.distribution import cluster
+    from t2t_repro.training.cluster import tf_config
+    from t2t_repro.training.cluster.distribution import cluster
 
     monkeypatch.setenv("TF_CONFIG", json.dumps(config))
     readings = []

@@ -172,7 +172,7 @@ def test_every_flag_is_read(tool):
     parser.add_argument("--verbose")  # cli.run adds it
     command = (ROOT / "t2t_repro/commands" / f"{tool}.py").read_text()
     shared = (ROOT / "t2t_repro/commands/cli.py").read_text()
-    cluster = (ROOT / "t2t_repro/training/cluster_flags.py").read_text()
+    cluster = (ROOT / "t2t_repro/training/cluster/cluster_flags.py").read_text()
     training = sources("t2t_repro/training", "t2t_repro/checkpoints", "t2t_repro/decoding")
     fields = {f.name for f in dataclasses.fields(TrainerConfig)}
     table = {f.dest for f in getattr(parser, "t2t_flags", ())}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from t2t_repro.checkpoints.errors import CheckpointError
-from t2t_repro.training.resume_layout import resharded_seed, resume_layout
+from t2t_repro.training.cluster.resume_layout import resharded_seed, resume_layout
 from tests import cluster_run
 from tests.test_trainer import (
     checkpoint_values,

@@ -260,11 +260,11 @@ class _WithHParams:
 
 
 def test_dev_decodes_count_repeats_over_the_whole_dev_set(model):
-    """The trainer's dev decodes of id rows (training/dev_decodes.py) sample a repeated dev
+    """The trainer's dev decodes of id rows (training/loop/dev_decodes.py) sample a repeated dev
     example as t2t-decoder samples a repeated line: counted over the whole set, not one batch."""
     from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
     from t2t_repro.metrics.dev_metric import DevMetric
-    from t2t_repro.training.dev_decodes import DevDecodes
+    from t2t_repro.training.loop.dev_decodes import DevDecodes
 
     repeated = SOURCES[[0, 1, 0, 2, 0]]
     sampling = type(model.hparams)(**model.hparams.values()).parse("sampling_method=random")

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from t2t_repro.text_encoding.subword_kernel import CompiledVocabulary, intern_substrings
+from t2t_repro.text_encoding.compiled_vocabulary import CompiledVocabulary, intern_substrings
 from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 from tests import reference_subword as ref
 

@@ -214,7 +214,7 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
 
 def test_eval_due_follows_t2t_schedules():
     from t2t_repro.training.config import TrainerConfig
-    from t2t_repro.training.schedules import eval_due
+    from t2t_repro.training.loop.schedules import eval_due
 
     def cfg(schedule, **kw):
         return TrainerConfig("p", "h", "d", "o", schedule=schedule, local_eval_frequency=10, **kw)

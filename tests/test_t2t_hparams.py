@@ -122,8 +122,8 @@ def test_hparams_overrides_take_t2ts_names():
 
 def test_worker_gpu_is_t2ts():
     from t2t_repro.commands.trainer import build_parser
+    from t2t_repro.training.cluster.devices import unused_gpus_note
     from t2t_repro.training.config import TrainerConfig
-    from t2t_repro.training.devices import unused_gpus_note
 
     assert TrainerConfig("p", "s", "d", "o").worker_gpu == 1
     assert build_parser().get_default("worker_gpu") == 1

@@ -127,7 +127,7 @@ def test_the_loss_multiplier_scales_the_training_loss_as_t2t(generated):
 
     from t2t_repro.data.input_pipeline import TRAIN, make_dataset
     from t2t_repro.learning_rate import make_optimizer
-    from t2t_repro.training.train_step import make_replica_update
+    from t2t_repro.training.loop.train_step import make_replica_update
 
     problem = registry.problem(CHARS)
     scaled = create_run_hparams(problem, str(generated), HPARAMS_SET, SMALL_BATCH_SHUFFLE)
@@ -155,7 +155,7 @@ def test_the_eval_loss_is_scaled_as_t2ts_and_its_perplexity_is_not():
     logits (utils/metrics.py), not scaled."""
     import tensorflow as tf
 
-    from t2t_repro.training import evaluation
+    from t2t_repro.training.loop import evaluation
 
     @tf.function
     def eval_step(batch):

@@ -219,7 +219,7 @@ def test_a_cluster_checkpoint_is_refused_on_one_host_before_writing(data_dir, tm
     """A two-worker chief's checkpoint (built here directly: it holds both workers' input
     positions) cannot place one host's input; one line says what to do, nothing is written."""
     from t2t_repro.checkpoints.errors import CheckpointError
-    from t2t_repro.training.input_feed import WorkerPositions
+    from t2t_repro.training.loop.input_feed import WorkerPositions
     from t2t_repro.training.trainer import Trainer, TrainerConfig
 
     out = tmp_path / "train"

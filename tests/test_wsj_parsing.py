@@ -229,7 +229,7 @@ def test_dev_f1_of_an_untrained_model_scores_every_sentence(tmp_path):
     tree over the right words, so strict EVALB has no error sentence."""
     import keras
 
-    from t2t_repro.training.dev_decodes import make_dev_decodes
+    from t2t_repro.training.loop.dev_decodes import make_dev_decodes
     from tests.model_utils import build_model
 
     tmp_dir, data_dir = make_ldc(tmp_path / "raw"), str(tmp_path / "data")

@@ -31,7 +31,7 @@ def _preload() -> None:
 
     import t2t_repro.commands as commands
     from t2t_repro.commands.builtins import register_builtins
-    from t2t_repro.text_encoding.subword_kernel import CompiledVocabulary
+    from t2t_repro.text_encoding.compiled_vocabulary import CompiledVocabulary
 
     for module in pkgutil.iter_modules(commands.__path__):
         importlib.import_module(f"t2t_repro.commands.{module.name}")

@@ -16,7 +16,7 @@ On several workers only the chief writes into ``output_dir`` (TF's rule: every w
 take part in a save, non-chiefs into a directory of their own). A non-chief's save goes to
 a private temporary directory that is deleted at once; every worker restores from the
 chief's checkpoints (``output_dir`` must be storage they all read, as in TF). The workers'
-input positions travel in the chief's checkpoint (:class:`~t2t_repro.training.input_feed.
+input positions travel in the chief's checkpoint (:class:`~t2t_repro.training.loop.input_feed.
 WorkerPositions`).
 """
 
@@ -56,7 +56,7 @@ class TrainingCheckpoint:
             0, dtype=tf.int64, trainable=False, name="batches_consumed"
         )
         # The global batch, as micro-batches per update (replicas x accumulation steps): a
-        # resume keeps it on any number of replicas (training/resume_layout.py).
+        # resume keeps it on any number of replicas (training/cluster/resume_layout.py).
         self.micro_batches = tf.Variable(
             0, dtype=tf.int64, trainable=False, name="micro_batches_per_update"
         )

@@ -16,11 +16,12 @@ import sys
 
 from t2t_repro.commands import cli, t2t_flags
 from t2t_repro.errors import UsageError
-from t2t_repro.training import cluster_flags
+from t2t_repro.training.cluster import cluster_flags
 from t2t_repro.training.config import (
     FLAG_ALIASES,
     MIXED_PRECISION,
     SCHEDULES,
+    TrainerConfig,
     config_defaults,
     config_from_flags,
 )
@@ -227,9 +228,7 @@ def check_flags(
 
 
 def run(args: argparse.Namespace) -> int:
-    """Trains; the exit code says how it ended (``training/exit_codes.py``)."""
-    from t2t_repro.training import exit_codes
-
+    """Trains; the exit code says how it ended (``training/cluster/exit_codes.py``)."""
     cli.require(args, "problem", "hparams_set", "data_dir", "output_dir")
     cfg = config_from_flags(vars(args))
     cfg = dataclasses.replace(
@@ -238,7 +237,29 @@ def run(args: argparse.Namespace) -> int:
         output_dir=cli.expand(cfg.output_dir),
         tmp_dir=cli.expand(cfg.tmp_dir),
     )
-    return exit_codes.train(cfg, vars(args))
+    return train(cfg, vars(args))
+
+
+def train(cfg: TrainerConfig, flags: dict) -> int:
+    """Runs the trainer; its exit code (``exit_codes.py``'s doc). A peer's failure becomes
+    one line. TensorFlow is imported here, not at the top, so that ``--help`` stays instant."""
+    from t2t_repro.training.cluster.distribution import cluster
+    from t2t_repro.training.cluster.exit_codes import PEER_ERRORS, check_exit_flags, peer_failure
+    from t2t_repro.training.trainer import Trainer
+
+    check_exit_flags(cfg)
+    trainer = None
+    try:
+        trainer = Trainer(cfg, flags=flags)
+        result = trainer.run()
+    except PEER_ERRORS as e:
+        here = cluster()
+        if here.workers == 1:
+            raise
+        latest = trainer.ckpt.latest if trainer is not None else None
+        raise peer_failure(e, here, cfg.collective_timeout_secs, latest) from None
+    signalled = result.get("interrupted") and trainer.signalled  # not the time limit
+    return cfg.signal_exit_code if signalled else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -93,7 +93,7 @@ def read_records(
 
     Several pipelines (workers): when the files divide evenly among them, each reads its own
     files; otherwise every pipeline reads all files in the same order (shuffled with the
-    same ``seed``, which the workers agree on at start: ``training/startup_handshake.py``)
+    same ``seed``, which the workers agree on at start: ``training/cluster/startup_handshake.py``)
     and keeps every n-th record. Either way each record is read by one pipeline per epoch,
     and no pipeline gets more files than another (T2T dealt whole files:
     ``tensor2tensor/utils/data_reader.py``, ``input_fn``; 10 files on 4 workers were 3/3/2/2).

@@ -4,7 +4,7 @@ T2T's ``Problem`` owns its task's behaviour (``tensor2tensor/data_generators/pro
 ``eval_metrics``); here a problem hands the trainer a ``DevMetric`` (``Problem.dev_metric``):
 the dev examples to decode (source id rows or source lines), the decode hparams for them, and
 a scorer of the decoded texts. The trainer decodes generically with the live model
-(``training/dev_decodes.py``) and never learns which task it is: it logs
+(``training/loop/dev_decodes.py``) and never learns which task it is: it logs
 ``log_text(scores)`` and writes ``scores`` to TensorBoard.
 """
 

@@ -13,15 +13,15 @@ T2T's ``SubwordTextEncoder.build_from_token_counts`` runs ``num_iterations`` rou
 
 Here every distinct substring (up to the longest length any vocabulary entry can have) of
 every escaped token is interned once per token-count table (compiled,
-:func:`t2t_repro.text_encoding.subword_kernel.intern_substrings`); each ``(token, start)`` position
-owns a contiguous run of substring ids ordered by length. An iteration is then array work:
-the greedy segmentation of all tokens is a segmented max over "in vocabulary" flags plus a
-frontier walk, the counting is one ``bincount`` over the runs of the segment starts, and
-the longest-to-shortest acceptance is a sweep over lengths that pushes the subtracted
-amounts from each substring to its one-character-shorter prefix (subtracting a count from
-all proper prefixes is the same as passing it down the prefix chain). The first iteration
-(alphabet-only vocabulary, every position a segment start) does not depend on
-``min_count`` and is computed once for all the builds of a bisection.
+:func:`t2t_repro.text_encoding.compiled_vocabulary.intern_substrings`); each
+``(token, start)`` position owns a contiguous run of substring ids ordered by length. An
+iteration is then array work: the greedy segmentation of all tokens is a segmented max over
+"in vocabulary" flags plus a frontier walk, the counting is one ``bincount`` over the runs
+of the segment starts, and the longest-to-shortest acceptance is a sweep over lengths that
+pushes the subtracted amounts from each substring to its one-character-shorter prefix
+(subtracting a count from all proper prefixes is the same as passing it down the prefix
+chain). The first iteration (alphabet-only vocabulary, every position a segment start) does
+not depend on ``min_count`` and is computed once for all the builds of a bisection.
 
 The result is identical to T2T's, including the order of equal-count entries (ties are
 broken by the string, descending, as Python's tuple sort does). Counts must be integers.
@@ -35,9 +35,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from t2t_repro.text_encoding.compiled_vocabulary import intern_substrings
 from t2t_repro.text_encoding.escaping import ESCAPE_CHARS, escape_token
 from t2t_repro.text_encoding.reserved_tokens import RESERVED_TOKENS
-from t2t_repro.text_encoding.subword_kernel import intern_substrings
 
 # float64 bincount is exact while every partial sum stays below 2**53.
 _EXACT_FLOAT_LIMIT = 2**52

@@ -14,7 +14,7 @@ Python lists of ids.
 * Each call keeps a token cache (one 64-byte row per distinct token, keyed exactly by its
   length and first 9 code points, the rest compared with its first occurrence), so a
   repeated token costs one probe. The same table interns substrings for the vocabulary
-  builder (:func:`intern_substrings`).
+  builder (:func:`intern_slices`).
 * Character classes are one ``uint8`` per code point: ``ALNUM`` (Unicode category L* or N*,
   the tokenizer's set, as in :mod:`t2t_repro.text_encoding.tokenizer`) and ``IN_ALPHABET`` (the
   vocabulary's alphabet, for escaping).
@@ -22,54 +22,21 @@ Python lists of ids.
 Hot loops index arrays with ``_U(i)`` (uint64): numba then skips its negative-index
 wrap-around test, which costs about 40% of the scan. All compiled code is in this one module
 on purpose: numba's on-disk cache of a function is invalidated by changes to its own file
-only, not to functions it calls from other files.
+only, not to functions it calls from other files. What Python code calls (texts in, lists of
+ids out: ``CompiledVocabulary``, ``intern_substrings``) is in ``compiled_vocabulary.py``.
 """
 
 from __future__ import annotations
 
-import gc
-import re
-from collections.abc import Sequence
-from itertools import pairwise
-
 import numba
 import numpy as np
-
-from t2t_repro.text_encoding.tokenizer import ALNUM_CLASS
 
 ALNUM = np.uint8(1)
 IN_ALPHABET = np.uint8(2)
 _U = np.uint64
-_NUM_CODE_POINTS = 0x110000
+NUM_CODE_POINTS = 0x110000
 _BACKSLASH, _UNDERSCORE, _LOWER_U, _SEMICOLON, _NEWLINE, _SPACE, _ZERO = 92, 95, 117, 59, 10, 32, 48
 _EMPTY_KEY = -1
-
-_alnum_flags: np.ndarray | None = None
-
-
-def alnum_flags() -> np.ndarray:
-    """``ALNUM`` for every code point the tokenizer counts as alphanumeric (T2T's L*/N* set,
-    :data:`t2t_repro.text_encoding.tokenizer.ALNUM_CLASS`); computed once per process (0.1 s)."""
-    global _alnum_flags
-    if _alnum_flags is None:
-        every = "".join(map(chr, range(_NUM_CODE_POINTS)))
-        flags = np.zeros(_NUM_CODE_POINTS, np.uint8)
-        for m in re.finditer(ALNUM_CLASS + "+", every):
-            flags[m.start() : m.end()] = ALNUM
-        _alnum_flags = flags
-    return _alnum_flags
-
-
-def starts_of(strings: Sequence[str]) -> np.ndarray:
-    """Where each of ``strings`` starts in ``"".join(strings)``, and the total length last."""
-    starts = np.zeros(len(strings) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, strings), np.int64, len(strings)), out=starts[1:])
-    return starts
-
-
-def code_points(text: str) -> np.ndarray:
-    """The code points of ``text`` as int32 (a lone surrogate is one unit, as in ``str``)."""
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.int32)
 
 
 @numba.njit(cache=True)
@@ -94,7 +61,7 @@ def _edge_slot(edges, key):
 
 
 @numba.njit(cache=True)
-def _build_trie(chars, starts):
+def build_trie(chars, starts):
     """Trie of the subtokens ``chars[starts[i]:starts[i + 1]]``: subtoken ``i`` gets id ``i``,
     a later duplicate overwrites an earlier one (T2T's dict), empty subtokens are skipped.
     Returns the edge table, sized to about 1.5 rows per edge so that it stays in cache, and
@@ -108,7 +75,7 @@ def _build_trie(chars, starts):
             continue
         node = 0
         for k in range(starts[i], starts[i + 1]):
-            key = np.int64(node) * _NUM_CODE_POINTS + chars[k]
+            key = np.int64(node) * NUM_CODE_POINTS + chars[k]
             s = _edge_slot(edges, key)
             if edges[s, 0] == _EMPTY_KEY:
                 edges[s, 0] = key
@@ -174,7 +141,7 @@ def _segment_token(cps, start, end, flags, edges, terminal, buf, out, n_out):
         best_end = -1
         j = pos
         while j < m:
-            s = _edge_slot(edges, np.int64(node) * _NUM_CODE_POINTS + buf[_U(j)])
+            s = _edge_slot(edges, np.int64(node) * NUM_CODE_POINTS + buf[_U(j)])
             if edges[_U(s), 0] == _EMPTY_KEY:
                 break
             node = edges[_U(s), 1]
@@ -297,7 +264,7 @@ def _grown_cache(cache, cps):
 
 # -- a batch -------------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _encode_texts(cps, text_starts, flags, edges, terminal, tokenize):
+def encode_texts(cps, text_starts, flags, edges, terminal, tokenize):
     """Ids of every text ``cps[text_starts[i]:text_starts[i + 1]]``, flat, with the start of
     each text's ids. With ``tokenize`` a text is split into T2T's tokens (runs of alphanumeric
     / other characters; a one-space run is dropped unless it is the first or the last run),
@@ -386,7 +353,7 @@ def _encode_texts(cps, text_starts, flags, edges, terminal, tokenize):
 
 
 @numba.njit(cache=True)
-def _intern_slices(cps, starts, lengths):
+def intern_slices(cps, starts, lengths):
     """Ids of the slices ``cps[starts[i]:starts[i] + lengths[i]]``, equal slices equal ids,
     numbered in order of first appearance; and each id's first slice (start, length)."""
     ids = np.empty(starts.shape[0], np.int64)
@@ -417,50 +384,3 @@ def _intern_slices(cps, starts, lengths):
             first_start[table[r, _FIRST_ID]] = table[r, _SLICE_START]
             first_len[table[r, _FIRST_ID]] = table[r, _SLICE_LEN]
     return ids, first_start, first_len
-
-
-def intern_substrings(
-    text: str, starts: np.ndarray, lengths: np.ndarray
-) -> tuple[np.ndarray, list[str]]:
-    """Ids of the substrings ``text[s:s + n]`` for ``s, n`` in ``zip(starts, lengths)``
-    (equal substrings, equal ids; numbered in order of first appearance) and the distinct
-    substrings in id order: a dict over all substrings without making each one a ``str``."""
-    starts = np.ascontiguousarray(starts, np.int64)
-    lengths = np.ascontiguousarray(lengths, np.int64)
-    ids, first_start, first_len = _intern_slices(code_points(text), starts, lengths)
-    strings = list(
-        map(text.__getitem__, map(slice, first_start.tolist(), (first_start + first_len).tolist()))
-    )
-    return ids, strings
-
-
-class CompiledVocabulary:
-    """A vocabulary's trie and character flags, ready for :meth:`encode`."""
-
-    def __init__(self, subtoken_strings: Sequence[str], alphabet) -> None:
-        chars = code_points("".join(subtoken_strings))
-        self.edges, self.terminal = _build_trie(chars, starts_of(subtoken_strings))
-        flags = alnum_flags().copy()
-        flags[code_points("".join(alphabet))] |= IN_ALPHABET
-        self.flags = flags
-        self.encode([""])  # compile (or load from numba's cache) now, not on the first batch
-
-    def encode(self, texts: Sequence[str], tokenize: bool = True) -> tuple[list[list[int]], int]:
-        """``(ids of each text, index of the first text that cannot be encoded or -1)``; on a
-        failure the lists stop before that text. ``texts`` must be ``str`` (else TypeError)."""
-        gc_was_enabled = gc.isenabled()
-        # Nothing cyclic is made here: keep the collector from running (over this call's
-        # 10^5 small lists, or over earlier garbage) until the call returns.
-        gc.disable()
-        try:
-            cps = code_points("".join(texts))
-            ids, id_starts, failed = _encode_texts(
-                cps, starts_of(texts), self.flags, self.edges, self.terminal, tokenize
-            )
-            n = len(texts) if failed < 0 else failed
-            flat = ids.tolist()
-            bounds = id_starts[: n + 1].tolist()
-            return [flat[a:b] for a, b in pairwise(bounds)], failed
-        finally:
-            if gc_was_enabled:
-                gc.enable()

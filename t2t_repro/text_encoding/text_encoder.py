@@ -36,10 +36,10 @@ from t2t_repro import fileio
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.errors import DataError
 from t2t_repro.text_encoding import tokenizer
+from t2t_repro.text_encoding.compiled_vocabulary import CompiledVocabulary
 from t2t_repro.text_encoding.escaping import ESCAPE_CHARS, escape_token, unescape_token
 from t2t_repro.text_encoding.reserved_tokens import NUM_RESERVED_TOKENS
 from t2t_repro.text_encoding.subword_builder import SubwordBuilder
-from t2t_repro.text_encoding.subword_kernel import CompiledVocabulary
 
 
 class VocabFileError(DataError, ValueError):

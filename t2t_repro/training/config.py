@@ -78,7 +78,7 @@ class TrainerConfig:
     max_train_seconds: float = 0  # Stop (and save) after this much training time; 0: no limit.
     # Several workers: a collective waiting longer than this for a worker ends the run (0: never).
     collective_timeout_secs: float = 600
-    # Resume a checkpoint saved by another number of workers (training/resume_layout.py).
+    # Resume a checkpoint saved by another number of workers (training/cluster/resume_layout.py).
     reshard_on_resume: bool = False
     # The exit code after a stop signal (SIGTERM, SIGINT) and its save: 143, as TF's own
     # preemption handler on GCE; a restart policy reruns the job, which resumes.
@@ -89,7 +89,7 @@ class TrainerConfig:
     # A new run's starting model weights: a checkpoint prefix or a directory of one (T2T's
     # --warm_start_from; ignored when output_dir has checkpoints: the run resumes).
     warm_start_from: str = ""
-    # T2T's early stopping (training/early_stopping.py): stop once the dev metric has not
+    # T2T's early stopping (training/loop/early_stopping.py): stop once the dev metric has not
     # improved by delta for this many steps (None: off).
     eval_early_stopping_steps: int | None = None
     eval_early_stopping_metric: str = "loss"

@@ -19,8 +19,8 @@ from t2t_repro.training.config import (
     SCHEDULES,
     TrainerConfig,
 )
+from t2t_repro.training.loop.schedules import READS_EVAL_EVENTS
 from t2t_repro.training.precision_hint import print_bf16_hint
-from t2t_repro.training.schedules import READS_EVAL_EVENTS
 
 # The schedules whose evaluations happen during training, in one loop (where early stopping
 # decides): every --local_eval_frequency steps, or after a checkpoint (continuous_*).

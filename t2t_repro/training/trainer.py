@@ -10,7 +10,7 @@ Every check (flags, hparams, the saved run's hparams, the resume checkpoint) run
 anything is written to ``output_dir``: a run that fails them leaves the directory as it was.
 On resume, the model, the optimizer (and its step), the RNG states and the input iterator's
 state are restored from the newest complete checkpoint, so the next batch is the one an
-uninterrupted run would have read, in constant time (:mod:`t2t_repro.training.input_feed`).
+uninterrupted run would have read, in constant time (:mod:`t2t_repro.training.loop.input_feed`).
 A new run may instead start from another run's model weights (``warm_start.py``); early
 stopping (``early_stopping.py``) decides at the evaluations, agreed by all workers.
 """
@@ -29,23 +29,26 @@ from t2t_repro import fileio, registry
 from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset
-from t2t_repro.hparams_lib import checks as hparams_checks
-from t2t_repro.hparams_lib.build import create_hparams, model_hparams_for_problem
-from t2t_repro.hparams_lib.renamed import former_hparams
 from t2t_repro.learning_rate import make_optimizer
-from t2t_repro.training import schedules, warm_start
-from t2t_repro.training.agreement import Agreement
-from t2t_repro.training.chief_work import ChiefWork
+from t2t_repro.training import warm_start
+from t2t_repro.training.cluster.agreement import Agreement
+from t2t_repro.training.cluster.chief_work import ChiefWork
+from t2t_repro.training.cluster.devices import announce
+from t2t_repro.training.cluster.distribution import cluster, make_strategy
+from t2t_repro.training.cluster.exit_codes import resume_text
+from t2t_repro.training.cluster.resume_layout import resharded_seed, resume_layout
+from t2t_repro.training.cluster.startup_handshake import handshake, refuse_on_a_cluster, worker_seed
+from t2t_repro.training.cluster.watchdog import Watchdog
 from t2t_repro.training.config import READ_ONLY_SCHEDULES, TrainerConfig
-from t2t_repro.training.devices import announce
-from t2t_repro.training.distribution import cluster, make_strategy
-from t2t_repro.training.early_stopping import make_early_stopping
-from t2t_repro.training.eval_round import EvalRound
-from t2t_repro.training.exit_codes import resume_text
-from t2t_repro.training.input_feed import WorkerPositions, positioned_feed
-from t2t_repro.training.output_dir import check_saved, saved_hparams, write_record
-from t2t_repro.training.resume_layout import resharded_seed, resume_layout
-from t2t_repro.training.run_errors import corrupt_data_error, diverged_error
+from t2t_repro.training.loop import schedules
+from t2t_repro.training.loop.early_stopping import make_early_stopping
+from t2t_repro.training.loop.eval_round import EvalRound
+from t2t_repro.training.loop.input_feed import WorkerPositions, positioned_feed
+from t2t_repro.training.loop.run_errors import corrupt_data_error, diverged_error
+from t2t_repro.training.loop.summaries import ConsoleLog, Summaries, window_scalars
+from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
+from t2t_repro.training.output_dir import write_record
+from t2t_repro.training.run_hparams import run_hparams
 from t2t_repro.training.run_setup import (
     StopFlag,
     TrainingError,
@@ -53,18 +56,6 @@ from t2t_repro.training.run_setup import (
     setup_precision_and_seed,
     setup_runtime,
 )
-from t2t_repro.training.startup_handshake import handshake, refuse_on_a_cluster, worker_seed
-from t2t_repro.training.summaries import ConsoleLog, Summaries, window_scalars
-from t2t_repro.training.train_step import TrainMetrics, make_train_loop
-from t2t_repro.training.watchdog import Watchdog
-
-
-def _with_train_steps(hp, train_steps: int):
-    """The run's hparams record its --train_steps (T2T's hparams.json has it too)."""
-    if "train_steps" not in hp:
-        hp.add_hparam("train_steps", train_steps)
-    hp.set_hparam("train_steps", train_steps)
-    return hp
 
 
 class Trainer:
@@ -104,25 +95,7 @@ class Trainer:
         if cfg.generate_data:
             print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
         with self.watchdog.stage("start-up: reading the saved hparams and the vocabulary"):
-            saved = saved_hparams(cfg.output_dir)
-            # T2T's create_hparams: the problem's hparams(defaults, model_hparams) sees the run's
-            # model hparams (set, saved json, overrides), none of its own.
-            model_hparams = model_hparams_for_problem(
-                cfg.hparams_set, cfg.hparams, data_dir=cfg.data_dir
-            )
-            problem_hparams = self.problem.problem_hparams(cfg.data_dir, model_hparams)
-            hp = _with_train_steps(
-                create_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams), cfg.train_steps
-            )
-            hparams_checks.validate(hp, training=True)
-            if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
-                hp = saved
-            elif saved is not None:  # a run saved before its set's values changed resumes
-                former = former_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams)
-                if former is not None:
-                    former = _with_train_steps(former, cfg.train_steps)
-                hp = check_saved(cfg.output_dir, hp, cfg.hparams_set, former)
-            self.hparams = hp
+            self.hparams = hp = run_hparams(cfg, self.problem)
             self.early_stopping = make_early_stopping(cfg, self.problem, hp)  # None: not asked for
             self.augment = self.problem.train_augmentation(
                 cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_repro.data.input_pipeline import EVAL, make_dataset
-from t2t_repro.training import evaluation, schedules
-from t2t_repro.training.attention_summary import AttentionSummary
-from t2t_repro.training.dev_decodes import make_dev_decodes
-from t2t_repro.training.run_errors import corrupt_data_error
+from t2t_repro.training.loop import evaluation, schedules
+from t2t_repro.training.loop.attention_summary import AttentionSummary
+from t2t_repro.training.loop.dev_decodes import make_dev_decodes
+from t2t_repro.training.loop.run_errors import corrupt_data_error
 
 
 class EvalRound:

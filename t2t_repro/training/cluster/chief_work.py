@@ -21,9 +21,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from t2t_repro.training.agreement import Agreement
-from t2t_repro.training.tf_config import Cluster
-from t2t_repro.training.watchdog import Watchdog
+from t2t_repro.training.cluster.agreement import Agreement
+from t2t_repro.training.cluster.tf_config import Cluster
+from t2t_repro.training.cluster.watchdog import Watchdog
 
 POLL_SECS = 1.0
 

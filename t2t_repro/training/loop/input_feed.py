@@ -11,10 +11,10 @@ several workers each host's pipeline reads its own shard and feeds the host's re
 
 from __future__ import annotations
 
-import numpy as np
 import tensorflow as tf
 
 from t2t_repro.checkpoints.errors import CheckpointError
+from t2t_repro.training.cluster.bytes_gather import BytesGather
 
 
 class ReplicaFeed:
@@ -38,41 +38,6 @@ class ReplicaFeed:
         return self.strategy.experimental_distribute_values_from_function(
             lambda ctx: batches[ctx.replica_id_in_sync_group % self.replicas]
         )
-
-
-class BytesGather:
-    """One byte string from every worker, in worker order, by one collective: each worker's
-    bytes go as int32 words in one uneven ``all_gather`` (local replica 0 of each worker sends
-    them, the others nothing), their lengths in a second one. Also used by the start-up
-    handshake (``startup_handshake``).
-
-    ``gather(data)``: every worker's ``data``, in worker order (all workers call it)."""
-
-    def __init__(self, strategy: tf.distribute.Strategy, workers: int) -> None:
-        self.strategy = strategy
-        self.local_replicas = strategy.num_replicas_in_sync // workers
-
-    def __call__(self, data: bytes) -> list[bytes]:
-        padded = np.frombuffer(data + b"\0" * (-len(data) % 4), dtype=np.int32)
-        words, sizes = (
-            self.strategy.experimental_local_results(t)[0].numpy()
-            for t in self._all_gather(tf.constant(padded), tf.constant([len(data)]))
-        )
-        joined, found, offset = words.tobytes(), [], 0
-        for size in sizes[:: self.local_replicas]:  # local replica 0 of each worker sent it
-            found.append(joined[offset : offset + size])
-            offset += size + (-size % 4)
-        return found
-
-    @tf.function
-    def _all_gather(self, words, size):
-        def replica(words, size):
-            ctx = tf.distribute.get_replica_context()
-            first = tf.cast(ctx.replica_id_in_sync_group % self.local_replicas == 0, tf.int32)
-            sent = words[: tf.size(words) * first]
-            return ctx.all_gather(sent, axis=0), ctx.all_gather(size * first, axis=0)
-
-        return self.strategy.run(replica, args=(words, size))
 
 
 class WorkerPositions:

@@ -6,7 +6,7 @@ checkpoints (a stale NFS or gcsfuse listing), warm-started from other weights, o
 started with another ``--train_steps``,
 another ``--hparams`` or another set of shards, would average the gradients of different
 models, or wait in a collective that the others never reach. So, after the restore and before
-anything is written, all workers gather (one collective, ``input_feed.BytesGather``) what each one
+anything is written, all workers gather (one collective, ``bytes_gather.BytesGather``) what each one
 restored or warm-started from (with a digest of the weights), its loop-shaping flags, its
 hparams and its data; on any difference every worker
 stops with the same one-line error naming the field, each worker's value and the fix.
@@ -26,9 +26,9 @@ from typing import Any
 
 from t2t_repro.data.input_pipeline import list_shards
 from t2t_repro.data.text_files import DataError
-from t2t_repro.training.input_feed import BytesGather
+from t2t_repro.training.cluster.bytes_gather import BytesGather
+from t2t_repro.training.cluster.tf_config import Cluster
 from t2t_repro.training.run_setup import TrainingError
-from t2t_repro.training.tf_config import Cluster
 
 # The TrainerConfig fields that shape the loop every worker runs in step (loop lengths, saves,
 # evaluations, the stop) or the update itself; all must be equal on every worker.

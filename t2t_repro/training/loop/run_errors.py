@@ -6,8 +6,8 @@ from __future__ import annotations
 from t2t_repro.data.input_pipeline import list_shards
 from t2t_repro.data.records import find_corrupt_record
 from t2t_repro.data.text_files import DataError
+from t2t_repro.training.loop.train_step import DIVERGED_LOSS
 from t2t_repro.training.run_setup import TrainingError
-from t2t_repro.training.train_step import DIVERGED_LOSS
 
 
 def diverged_error(stats: dict, latest: str | None) -> TrainingError:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_repro.errors import UserError
-from t2t_repro.training import tf_config
-from t2t_repro.training.tf_config import Cluster
+from t2t_repro.training.cluster import tf_config
+from t2t_repro.training.cluster.tf_config import Cluster
 
 _multi_worker: list = []  # the one MultiWorkerMirroredStrategy of this process, once made
 

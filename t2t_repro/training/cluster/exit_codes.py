@@ -11,6 +11,9 @@ must exit non-zero with a line a person can act on, not a gRPC traceback.
   SIGTERM/SIGINT arrived, every worker saved the same checkpoint; rerun to resume.
 - 1: an error the message names (bad flags or data, workers that disagree at start, a peer
   that failed or stopped answering: ``peer_failure``).
+
+The command runs the trainer and maps its outcome to these (``commands/trainer.py``,
+``train``), so this module imports nothing of the trainer.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import re
 
 import tensorflow as tf
 
+from t2t_repro.training.cluster.tf_config import Cluster
 from t2t_repro.training.run_setup import TrainingError
-from t2t_repro.training.tf_config import Cluster
 
 DEFAULT_SIGNAL_EXIT_CODE = 143
 # What a collective raises when a peer died (UnavailableError, CancelledError, AbortedError:
@@ -44,26 +47,6 @@ def check_exit_flags(cfg) -> None:
         raise TrainingError(f"--signal_exit_code={cfg.signal_exit_code}: use 1 to 255.")
     if cfg.collective_timeout_secs < 0:
         raise TrainingError(f"--collective_timeout_secs={cfg.collective_timeout_secs} < 0.")
-
-
-def train(cfg, flags: dict) -> int:
-    """Runs the trainer; its exit code (module doc). A peer's failure becomes one line."""
-    from t2t_repro.training.distribution import cluster
-    from t2t_repro.training.trainer import Trainer
-
-    check_exit_flags(cfg)
-    trainer = None
-    try:
-        trainer = Trainer(cfg, flags=flags)
-        result = trainer.run()
-    except PEER_ERRORS as e:
-        here = cluster()
-        if here.workers == 1:
-            raise
-        latest = trainer.ckpt.latest if trainer is not None else None
-        raise peer_failure(e, here, cfg.collective_timeout_secs, latest) from None
-    signalled = result.get("interrupted") and trainer.signalled  # not the time limit
-    return cfg.signal_exit_code if signalled else 0
 
 
 def peer_failure(

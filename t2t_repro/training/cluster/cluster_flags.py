@@ -19,7 +19,7 @@ from typing import Any
 
 from t2t_repro.bool_flags import add_bool
 from t2t_repro.errors import UsageError
-from t2t_repro.training import tf_config
+from t2t_repro.training.cluster import tf_config
 
 DOCS = "docs/distributed.md"
 # T2T's defaults: the values that ask for nothing beyond one synchronous host.

@@ -15,7 +15,8 @@ EVALUATING = (*EVERY_N_STEPS, "continuous_train_and_eval")
 
 
 # Train without evaluating, and with --eval_early_stopping_steps read the eval events another
-# job (--schedule=continuous_eval) writes to output_dir/eval: T2T installs its
+# job writes (output_dir/eval_continuous, eval_eval or eval: loop/early_stopping.py): T2T
+# installs its
 # EarlyStoppingHook on every schedule but its two local ones (tensor2tensor/utils/
 # trainer_lib.py, create_experiment: use_early_stopping), checking every_n_steps =
 # min_eval_frequency (--local_eval_frequency) steps.
