@@ -7,7 +7,6 @@ The reference is T2T 1.15.7's own ``HParams.values()``
 (tools/t2t_reference/make_t2t_hparams_reference.py)."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.t2t_hparams import IGNORED, NEUTRAL, T2T_VALUES
 from tests.tools import TINY_TRAINING
+from tests.usr_dir_registry import restored_registry
 
 REFERENCE = json.loads(
     (Path(__file__).parent / "data" / "t2t_reference" / "t2t_1.15.7_hparams.json").read_text()
@@ -146,15 +146,7 @@ def data_dir(tmp_path_factory):
 
 @pytest.fixture
 def restore_registry():
-    saved = {kind: dict(names) for kind, names in registry._REGISTRIES.items()}
-    modules = set(sys.modules)
-    yield
-    for kind, names in saved.items():
-        registry._REGISTRIES[kind].clear()
-        registry._REGISTRIES[kind].update(names)
-    for name in set(sys.modules) - modules:
-        if name.split(".")[0] == "every_name_usr_dir":
-            del sys.modules[name]
+    yield from restored_registry({"every_name_usr_dir"})
 
 
 def tiny_flags(data_dir, output_dir, *extra):

@@ -7,7 +7,6 @@ vocabulary sizes T2T's feature_encoders gave."""
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from t2t_repro import registry
 from t2t_repro.commands import datagen
 from t2t_repro.t2t_compat import refusals
+from tests.usr_dir_registry import restored_registry
 
 HERE = Path(__file__).resolve().parent
 USR_DIRS = HERE / "data" / "t2t_usr_dir_patterns"
@@ -32,15 +32,7 @@ def test_every_reference_usr_dir_is_tested():
 @pytest.fixture(autouse=True)
 def restore_registry():
     """Each test's registrations and usr_dir modules are its own."""
-    saved = {kind: dict(names) for kind, names in registry._REGISTRIES.items()}
-    modules = set(sys.modules)
-    yield
-    for kind, names in saved.items():
-        registry._REGISTRIES[kind].clear()
-        registry._REGISTRIES[kind].update(names)
-    for name in set(sys.modules) - modules:
-        if name.split(".")[0] in {*SUMMARY["problems"], "two_problems_usr", "labels_usr"}:
-            del sys.modules[name]
+    yield from restored_registry({*SUMMARY["problems"], "two_problems_usr", "labels_usr"})
 
 
 @pytest.mark.parametrize(
