@@ -7,4 +7,5 @@ from hparams import (  # noqa: F401
     table3,
     transformer,
     transformer_relative,
+    transformer_variants,
 )

@@ -33,6 +33,11 @@ _REGISTRIES: dict[str, dict[str, Any]] = {
 }
 
 
+# Names another registry (T2T 1.15's) has that this project does not provide: kind -> name ->
+# why, in one line (filled by ``note_not_provided``; a lookup says why instead of "Unknown").
+_NOT_PROVIDED: dict[str, dict[str, str]] = {kind: {} for kind in _REGISTRIES}
+
+
 class RegistryError(UserError, LookupError):
     """An unknown or duplicate registered name."""
 
@@ -79,10 +84,20 @@ def register_ranged_hparams(name_or_fn: Any = None) -> Any:
     return _register(RANGED_HPARAMS, name_or_fn)
 
 
+def note_not_provided(kind: str, why_by_name: dict[str, str]) -> None:
+    """Records names that T2T 1.15 registers and this project does not, with why: looking one
+    up fails with that reason, not as an unknown name (a registered name always wins)."""
+    _NOT_PROVIDED[kind].update(why_by_name)
+
+
 def _lookup(kind: str, name: str) -> Any:
     registry = _REGISTRIES[kind]
     if name in registry:
         return registry[name]
+    if name in _NOT_PROVIDED[kind]:
+        raise RegistryError(
+            f"{kind} {name!r} is T2T 1.15's, not provided here: {_NOT_PROVIDED[kind][name]}."
+        )
     if not registry:
         raise RegistryError(
             f"Unknown {kind} {name!r}: no {kind} is registered. Call "

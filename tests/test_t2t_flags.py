@@ -129,6 +129,12 @@ def test_trainer_aliases_and_their_conflicts():
         trainer_args("--gpu_automatic_mixed_precision", "--mixed_precision=bfloat16")
     with pytest.raises(UsageError, match="t2t-decoder --decode_from_file"):
         trainer_args("--decode_from_file=x.txt")
+    # T2T 1.15's Cloud ML Engine alias: --job-dir overrides --output_dir (bin/t2t_trainer.py)
+    assert trainer_args("--output_dir=a", "--job-dir=gs://b/c").output_dir == "gs://b/c"
+    assert trainer_args("--output_dir=a").output_dir == "a"
+    args = decoder.build_parser().parse_args(["--output_dir=a", "--job-dir=b"])
+    t2t_flags.check_t2t_flags(decoder.build_parser(), args)  # accepted, as T2T's decoder does
+    assert args.output_dir == "a"
 
 
 def test_refused_schedules_name_what_to_run(tmp_path, capsys):

@@ -162,3 +162,18 @@ def test_cli_prints_the_commands_that_use_the_import(tmp_path):
         "flags.txt",
         "hparams.json",
     ]
+
+
+def test_printed_commands_carry_the_imports_usr_dir():
+    """The decode and resume lines run as printed: a usr_dir's problem needs --t2t_usr_dir."""
+    from t2t_repro.hparam import HParams
+    from t2t_repro.t2t_import.hparams_map import ImportedHParams
+    from t2t_repro.t2t_import.report import describe
+    from t2t_repro.t2t_import.writer import ImportResult
+
+    imported = ImportedHParams(HParams(hidden_size=8), "transformer_base", "", ())
+    result = ImportResult("out/ckpt-1", 1, imported, "my_problem", True)
+    lines = describe(result, "out", "data", False, usr_dir="~/my_usr_dir").splitlines()
+    for line in lines[2:]:
+        assert line.split()[1].startswith("t2t-") and "--t2t_usr_dir=~/my_usr_dir" in line
+    assert "--t2t_usr_dir" not in describe(result, "out", "data", False)

@@ -16,3 +16,7 @@ def register_builtins() -> None:
     import hparams  # noqa: F401
     import problems  # noqa: F401
     import t2t_repro.models  # noqa: F401
+    from t2t_repro import registry
+    from t2t_repro.t2t_compat.refusals import t2t_sets_not_provided
+
+    registry.note_not_provided(registry.HPARAMS, t2t_sets_not_provided())

@@ -90,7 +90,14 @@ COMMON = [
     ),
     T2TFlag("cloud_mlengine", False, CLOUD),
     T2TFlag("cloud_mlengine_master_type", None, CLOUD, kind=str),
-    T2TFlag("job-dir", None, f"{CLOUD}; use --output_dir", kind=str),
+    T2TFlag(
+        "job-dir",
+        None,
+        accepted="T2T 1.15's Cloud ML Engine name of the train dir: t2t-trainer takes it as "
+        "--output_dir, which it overrides (bin/t2t_trainer.py, main); t2t-decoder ignores it, "
+        "as T2T's does",
+        kind=str,
+    ),
     T2TFlag(
         "hparams_range",
         None,

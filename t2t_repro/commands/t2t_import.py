@@ -85,7 +85,13 @@ def run(args: argparse.Namespace) -> int:
         log=lambda msg: print(msg, file=sys.stderr),
     )
     print(
-        describe(result, cli.expand(args.output_dir), cli.expand(args.data_dir), bool(args.vocab))
+        describe(
+            result,
+            cli.expand(args.output_dir),
+            cli.expand(args.data_dir),
+            bool(args.vocab),
+            usr_dir=args.t2t_usr_dir,
+        )
     )
     return 0
 

@@ -216,6 +216,8 @@ def check_flags(
     """Before TensorFlow starts: T2T's flags refused here, and T2T's aliases resolved
     (``hp_args``: T2T's ``--hp_NAME VALUE`` pairs, applied after --hparams as T2T does)."""
     t2t_flags.check_t2t_flags(parser, args)
+    if args.job_dir:  # T2T's bin/t2t_trainer.py main: --job-dir overrides --output_dir
+        args.output_dir = args.job_dir
     args.hparams = ",".join(filter(None, (args.hparams, hp_args)))
     cluster_flags.check_cluster_flags(vars(args))
     if args.gpu_automatic_mixed_precision:

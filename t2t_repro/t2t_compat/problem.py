@@ -144,6 +144,12 @@ class Problem(base.Problem):
             "TranslateProblem) to run here; other problem kinds are not supported."
         )
 
+    def get_encoders(self, data_dir: str) -> dict:
+        """The project's hook, answered by the problem's own ``feature_encoders``: T2T reads no
+        vocabulary file for a plain ``Problem``, so neither do the trainer and decoder here."""
+        encoders = self.get_feature_encoders(data_dir)
+        return {"inputs": encoders["inputs"], "targets": encoders["targets"]}
+
     def get_feature_encoders(self, data_dir: str | None = None) -> dict:
         if self._encoders is None:
             self._encoders = self.feature_encoders(data_dir)

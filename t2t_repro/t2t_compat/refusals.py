@@ -45,10 +45,36 @@ _RANGES = (
     "setting (a ranged-hparams function registers, but is never called)"
 )
 _TF_RECORDS = "read shards with tf.data.TFRecordDataset (generator_utils.read_records)"
-_OWN_SET = (
-    "T2T 1.15's hparams set of that name is not defined here: start from "
-    "transformer.transformer_base() (T2T 1.15's) and set the fields in your own "
-    "@registry.register_hparams set (t2t-trainer --registry_help lists the sets)"
+# T2T 1.15's sets of models/transformer.py that are not registered here, by what they need.
+_START_FROM = (
+    "start from transformer.transformer_base() (T2T 1.15's) and set the fields in your own "
+    "@registry.register_hparams set, or use --hparams_set=transformer_base with --hparams "
+    "(t2t-trainer --registry_help lists the sets)"
+)
+_SET_TPU = (
+    "it needs T2T's TPU settings (dropout masks broadcast over dimensions: "
+    "attention_dropout_broadcast_dims, layer_prepostprocess_dropout_broadcast_dims; most also "
+    "the Adafactor optimizer), not implemented here; " + _START_FROM
+)
+_SET_OPTIMIZER = (
+    "it needs an optimizer other than Adam (multistep_adam, Adafactor or "
+    "adam_w), not implemented here; " + _START_FROM
+)
+_SET_FFN = (
+    "it needs a feed-forward layer not implemented here (local_moe, "
+    "conv_relu_conv or parameter_attention: only dense_relu_dense is); " + _START_FROM
+)
+_SET_PREPEND = (
+    "it needs prepend_mode (inputs prepended to the targets), not implemented here; " + _START_FROM
+)
+_SET_OTHER_TASK = (
+    "it is made for a model or problem kind not provided here (speech or "
+    "time-series modalities, supervised attention, MultiProblem pre-training and "
+    "fine-tuning, a unidirectional encoder); " + _START_FROM
+)
+_SET_FP16 = (
+    "it runs activations in float16 (activation_dtype), which this project does "
+    "not implement (its reduced precision is bfloat16); " + _START_FROM
 )
 
 # T2T module -> {what to use instead: "names T2T defines there"}.
@@ -131,40 +157,41 @@ _TABLE: dict[str, dict[str, str]] = {
             "update_hparams_for_tpu"
         ),
         _RANGES: "transformer_base_range transformer_tiny_tpu_range transformer_tpu_range",
-        _OWN_SET: (
+        _SET_TPU: (
+            "transformer_big_enfr_tpu transformer_big_tpu transformer_cifar10_memory_v0 "
+            "transformer_clean_big_tpu transformer_imagenet64_memory_v0 transformer_lm_tpu_0 "
+            "transformer_lm_tpu_1 transformer_mlperf_tpu transformer_packed_tpu "
+            "transformer_small_tpu transformer_tall_pretrain_lm_tpu "
+            "transformer_tall_pretrain_lm_tpu_adafactor "
+            "transformer_tall_pretrain_lm_tpu_adafactor_large transformer_timeseries_tpu "
+            "transformer_tiny_tpu transformer_tpu transformer_tpu_1b "
+            "transformer_tpu_bf16_activation transformer_wikitext103_l16k_memory_v0 "
+            "transformer_wikitext103_l4k_memory_v0 transformer_wikitext103_l4k_v0"
+        ),
+        _SET_OPTIMIZER: (
             "transformer_ada_lmpackedbase transformer_ada_lmpackedbase_dialog "
             "transformer_ada_lmpackedbase_relative transformer_base_multistep8 "
+            "transformer_tall_pretrain_lm"
+        ),
+        _SET_FFN: (
             "transformer_base_vq1_16_nb1_packed_dan_b01_scales "
             "transformer_base_vq1_16_nb1_packed_nda_b01_scales "
             "transformer_base_vq1_16_nb1_packed_nda_b01_scales_dialog "
-            "transformer_base_vq_ada_32ex_packed transformer_big_dr1 transformer_big_dr2 "
-            "transformer_big_enfr_tpu transformer_big_tpu transformer_cifar10_memory_v0 "
-            "transformer_clean transformer_clean_big transformer_clean_big_tpu "
-            "transformer_common_voice transformer_common_voice_tpu transformer_dr0 "
-            "transformer_dr2 transformer_fairseq_fp16_activation_big transformer_ff1024 "
-            "transformer_ff4096 transformer_h1 transformer_h16 transformer_h32 transformer_h4 "
-            "transformer_hs1024 transformer_hs256 transformer_imagenet64_memory_v0 "
-            "transformer_k128 transformer_k256 transformer_l10 transformer_l2 transformer_l4 "
-            "transformer_l8 transformer_librispeech transformer_librispeech_tpu "
+            "transformer_base_vq_ada_32ex_packed transformer_common_voice "
+            "transformer_common_voice_tpu transformer_librispeech transformer_librispeech_tpu "
             "transformer_librispeech_tpu_v1 transformer_librispeech_tpu_v2 "
-            "transformer_librispeech_v1 transformer_librispeech_v2 "
-            "transformer_librispeech_with_area_attention transformer_lm_tpu_0 "
-            "transformer_lm_tpu_1 transformer_ls0 transformer_ls2 transformer_mlperf_tpu "
-            "transformer_packed_tpu transformer_parameter_attention_a "
-            "transformer_parameter_attention_b transformer_parsing_ice transformer_prepend "
-            "transformer_prepend_v1 transformer_prepend_v2 "
-            "transformer_small_tpu "
-            "transformer_supervised_attention transformer_tall transformer_tall_big "
-            "transformer_tall_finetune_textclass transformer_tall_finetune_tied "
-            "transformer_tall_finetune_uniencdec transformer_tall_pretrain_lm "
-            "transformer_tall_pretrain_lm_tpu transformer_tall_pretrain_lm_tpu_adafactor "
-            "transformer_tall_pretrain_lm_tpu_adafactor_large transformer_tall_train_tied "
-            "transformer_tall_train_uniencdec transformer_timeseries "
-            "transformer_timeseries_tpu transformer_tiny_tpu transformer_topk_16_packed "
-            "transformer_tpu transformer_tpu_1b transformer_tpu_bf16_activation "
-            "transformer_tpu_with_conv transformer_wikitext103_l16k_memory_v0 "
-            "transformer_wikitext103_l4k_memory_v0 transformer_wikitext103_l4k_v0"
+            "transformer_librispeech_v2 transformer_librispeech_with_area_attention "
+            "transformer_parameter_attention_a transformer_parameter_attention_b "
+            "transformer_topk_16_packed transformer_tpu_with_conv"
         ),
+        _SET_PREPEND: ("transformer_prepend transformer_prepend_v1 transformer_prepend_v2"),
+        _SET_OTHER_TASK: (
+            "transformer_librispeech_v1 transformer_supervised_attention "
+            "transformer_tall_finetune_textclass transformer_tall_finetune_tied "
+            "transformer_tall_finetune_uniencdec transformer_tall_train_tied "
+            "transformer_tall_train_uniencdec transformer_timeseries"
+        ),
+        _SET_FP16: ("transformer_fairseq_fp16_activation_big"),
     },
     "tensor2tensor.layers.modalities": {
         "T2T's modality functions are not provided: this project's transformer has its own "
@@ -221,6 +248,16 @@ REFUSED: dict[str, dict[str, str]] = {
     module: {name: instead for instead, names in groups.items() for name in names.split()}
     for module, groups in _TABLE.items()
 }
+_UNPROVIDED_SETS = (_SET_TPU, _SET_OPTIMIZER, _SET_FFN, _SET_PREPEND, _SET_OTHER_TASK, _SET_FP16)
+
+
+def t2t_sets_not_provided() -> dict[str, str]:
+    """T2T 1.15's hparams sets (``models/transformer.py``) not registered here -> why: what
+    ``--hparams_set`` says of them (``registry.note_not_provided``)."""
+    names = REFUSED["tensor2tensor.models.transformer"]
+    return {name: why for name, why in names.items() if why in _UNPROVIDED_SETS}
+
+
 # Constants T2T defines that the edge does not: refused when read.
 REFUSED_CONSTANTS: dict[str, dict[str, str]] = {
     "tensor2tensor.utils.hparam": {"PARAM_RE": "parse hparams strings with HParams.parse"},

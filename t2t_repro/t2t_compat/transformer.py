@@ -30,6 +30,7 @@ from hparams.transformer_relative import (
     transformer_relative_big,
     transformer_relative_tiny,
 )
+from hparams import transformer_variants
 from t2t_repro.t2t_compat import refusals
 
 __all__ = [
@@ -51,6 +52,10 @@ __all__ = [
     "transformer_test",
     "transformer_tiny",
 ]
+
+# T2T's one-knob and size variants (transformer_l2, transformer_big_dr1, ...).
+globals().update({name: getattr(transformer_variants, name) for name in transformer_variants.NAMES})
+__all__ += transformer_variants.NAMES
 
 
 class Transformer:

@@ -7,7 +7,12 @@ Calls T2T 1.15.7's registered hparams functions (``models/transformer.py`` and
   registers, and T2T's relative-attention sets);
 * ``added_names``: the hparams that T2T's other ``models/transformer.py`` sets add beyond
   ``transformer_base``, each with the first set (in registration order) that has it and its
-  value there.
+  value there;
+
+and, in ``t2t_1.15.7_transformer_sets.json``, every set that ``models/transformer.py``
+registers (what ``--hparams_set`` names T2T has), one line a set: the values in which it
+differs from ``transformer_base`` (``sets["transformer_base"]`` above), names it lacks under
+``"-"``.
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (see README.md
 here). Usage::
@@ -84,7 +89,7 @@ def main():
 
     sets = {name: values(name) for name in SETS}
     base = set(sets["transformer_base"])
-    added = {}
+    added, every_set = {}, {}
     for name in registry.list_hparams():
         if getattr(getattr(transformer, name, None), "__module__", "") != transformer.__name__:
             continue  # registered by another module (T2T names a set after its function)
@@ -93,6 +98,7 @@ def main():
         except Exception as e:  # a set needing a module the shim stubs
             print(f"skipped {name}: {type(e).__name__}: {e}")
             continue
+        every_set[name] = hp
         for key, value in hp.items():
             if key not in base and key not in added:
                 added[key] = {"set": name, "value": value}
@@ -107,6 +113,22 @@ def main():
         f.write("\n")
     os.replace(path + ".tmp", path)
     print(f"wrote {path}: {len(sets)} sets, {len(added)} added names")
+    path = os.path.join(args.out, "t2t_1.15.7_transformer_sets.json")
+    base_values = sets["transformer_base"]
+
+    def diff(hp):
+        out = {k: v for k, v in hp.items() if k not in base_values or base_values[k] != v}
+        missing = sorted(set(base_values) - set(hp))
+        return {**out, "-": missing} if missing else out
+
+    lines = [
+        f"{json.dumps(n)}: {json.dumps(diff(v), sort_keys=True)}"
+        for n, v in sorted(every_set.items())
+    ]
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write("{\n" + ",\n".join(lines) + "\n}\n")
+    os.replace(path + ".tmp", path)
+    print(f"wrote {path}: {len(every_set)} sets")
 
 
 if __name__ == "__main__":
