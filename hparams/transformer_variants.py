@@ -20,7 +20,6 @@ from hparams.transformer import (
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 
-
 NAMES: list[str] = []  # every set this module registers (t2t_compat/transformer.py exports them)
 
 

@@ -11,6 +11,7 @@ a model registered from it is refused when used (``t2t_compat/registry.py``).
 
 from __future__ import annotations
 
+from hparams import transformer_variants
 from hparams.parsing import transformer_parsing_base, transformer_parsing_big
 from hparams.transformer import (
     transformer_base,
@@ -30,7 +31,6 @@ from hparams.transformer_relative import (
     transformer_relative_big,
     transformer_relative_tiny,
 )
-from hparams import transformer_variants
 from t2t_repro.t2t_compat import refusals
 
 __all__ = [
