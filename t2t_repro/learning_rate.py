@@ -56,6 +56,13 @@ def _decay_steps(hp: dict, factor: str) -> int:
     return steps
 
 
+def _pi_over(steps: int) -> tf.Tensor:
+    """pi / steps in float32, as T2T's graph has it: TensorFlow's graph optimizer folds T2T's
+    ``np.pi * step / steps`` into ``step * (pi / steps)``, which rounds differently where the
+    cosine's 1 + cos cancels (tests/test_learning_rate_t2t.py)."""
+    return tf.constant(math.pi, tf.float32) / tf.constant(steps, tf.float32)
+
+
 def _train_steps(hp: dict, factor: str) -> int:
     if hp["train_steps"] is None:
         raise HParamsError(f"learning-rate factor {factor!r} reads train_steps, which is not set.")
@@ -74,7 +81,7 @@ def _factor(name: str, step: tf.Tensor, hp: dict) -> tf.Tensor:
         return tf.minimum(1.0, tf.maximum(0.0, ret))
     if name == "cosdecay":  # 1 up to the end of warm-up, then a periodic cosine of the step
         in_warmup = tf.cast(step <= warmup, tf.float32)
-        ret = 0.5 * (1 + tf.cos(math.pi * step / _decay_steps(hp, name)))
+        ret = 0.5 * (1 + tf.cos(step * _pi_over(_decay_steps(hp, name))))
         return in_warmup * 1 + (1 - in_warmup) * ret
     if name == "single_cycle_cos_decay":
         if _train_steps(hp, name) <= warmup:
@@ -83,10 +90,10 @@ def _factor(name: str, step: tf.Tensor, hp: dict) -> tf.Tensor:
                 f"{hp['train_steps']} and {warmup}), as in T2T."
             )
         after = tf.maximum(step, warmup) - warmup
-        return tf.cos(after * math.pi / (hp["train_steps"] - warmup)) / 2.0 + 0.5
+        return tf.cos(after * _pi_over(hp["train_steps"] - warmup)) / 2.0 + 0.5
     if name == "multi_cycle_cos_decay":
         after = tf.maximum(step, warmup) - warmup
-        return tf.cos(after * math.pi / _decay_steps(hp, name)) / 2.0 + 0.5
+        return tf.cos(after * _pi_over(_decay_steps(hp, name))) / 2.0 + 0.5
     if name == "rsqrt_decay":
         return tf.math.rsqrt(tf.maximum(step, float(warmup)))
     if name == "rsqrt_normalized_decay":

@@ -77,7 +77,8 @@ def learning_rate_decay(step: tf.Tensor, hp: dict, warmup_steps: int) -> tf.Tens
         cycle_steps = hp["learning_rate_cosine_cycle_steps"]
         position = tf.math.floormod(step, tf.constant(2 * cycle_steps, tf.float32))
         position = cycle_steps - tf.abs(cycle_steps - position)
-        return 0.5 * (1 + tf.cos(math.pi * position / cycle_steps))
+        pi_over = tf.constant(math.pi, tf.float32) / tf.constant(cycle_steps, tf.float32)
+        return 0.5 * (1 + tf.cos(position * pi_over))  # folded as T2T's graph folds it
     if scheme == "sqrt":
         return 500.0 / tf.sqrt(tf.maximum(step - warmup, 1.0))
     raise unknown_scheme(scheme)
