@@ -7,7 +7,7 @@ hparams_map.py``), the learning-rate schedule (``learning_rate.py``: ``read_by``
 Meanings:
 
 * ``honoured``: T2T's meaning, read by the modules named (paths under ``t2t_repro/``; the
-  first decides it). The sets store it and ``hparams.json`` records it (``hparams/basic.py``
+  first decides it; none for a name whose only implemented value is all the model does). The sets store it and ``hparams.json`` records it (``hparams/basic.py``
   adds every honoured name the set does not write, at T2T's value). ``values``, when given,
   are the only ones implemented: any other is refused in one line.
 * ``no effect``: nothing here reads it (bookkeeping, other models' and other optimizers'
@@ -77,7 +77,6 @@ TABLE: dict[str, Entry] = {
     "attention_value_channels": honoured(0, _MODEL, added_by=_T),
     "ffn_layer": honoured(
         "dense_relu_dense",
-        _MODEL,
         values=("dense_relu_dense", "conv_hidden_relu"),  # T2T's old name of the same layer
         why="only T2T's dense_relu_dense feed-forward layer is implemented",
         added_by=_T,
@@ -90,9 +89,7 @@ TABLE: dict[str, Entry] = {
     "max_relative_position": honoured(0, _MODEL),
     "multiply_embedding_mode": honoured("sqrt_depth", _MODEL),
     "norm_epsilon": honoured(1e-06, _MODEL),
-    "norm_type": honoured(
-        "layer", _MODEL, values=("layer",), why="only T2T's layer norm is implemented"
-    ),
+    "norm_type": honoured("layer", values=("layer",), why="only T2T's layer norm is implemented"),
     "num_decoder_layers": honoured(0, _MODEL, added_by=_T),
     "num_encoder_layers": honoured(0, _MODEL, added_by=_T),
     "num_heads": honoured(8, _MODEL, added_by=_T),
@@ -123,7 +120,7 @@ TABLE: dict[str, Entry] = {
     "use_fixed_batch_size": honoured(False, _INPUT),
     # -- honoured: training, the optimizer and the learning rate --------------------------------
     "label_smoothing": honoured(0.1, "training/loop/train_step"),
-    "train_steps": honoured(ABSENT, "training/run_hparams", _LR),  # T2T's trainer adds it
+    "train_steps": honoured(ABSENT, _LR),  # set from --train_steps (training/run_hparams.py)
     "clip_grad_norm": honoured(0.0, _OPT),
     "optimizer": honoured(
         "adam",
