@@ -7,9 +7,10 @@ hparams_map.py``), the learning-rate schedule (``learning_rate.py``: ``read_by``
 Meanings:
 
 * ``honoured``: T2T's meaning, read by the modules named (paths under ``t2t_repro/``; the
-  first decides it; none for a name whose only implemented value is all the model does). The sets store it and ``hparams.json`` records it (``hparams/basic.py``
-  adds every honoured name the set does not write, at T2T's value). ``values``, when given,
-  are the only ones implemented: any other is refused in one line.
+  first decides it; none for a name whose only implemented value is all the model does). The
+  sets store it and ``hparams.json`` records it (``hparams/basic.py`` adds every honoured name
+  the set does not write, at T2T's value). ``values``, when given, are the only ones
+  implemented: any other is refused in one line.
 * ``no effect``: nothing here reads it (bookkeeping, other models' and other optimizers'
   knobs, TPU and precision switches): any value is accepted and kept beside the hparams, never
   in ``hparams.json`` (``dropout``, which T2T's transformer never reads either, is stored as
