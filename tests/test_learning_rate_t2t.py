@@ -69,7 +69,8 @@ def test_the_reference_covers_every_factor_scheme_and_warmup():
     from t2t_repro.learning_rate_legacy import DECAY_SCHEMES
 
     assert factors == set(FACTORS)
-    schemes = {hp["learning_rate_decay_scheme"] for hp in hps if "legacy" in factors}
+    legacy = [hp for hp in hps if "legacy" in hp["learning_rate_schedule"]]
+    schemes = {hp["learning_rate_decay_scheme"] for hp in legacy}
     assert schemes >= set(DECAY_SCHEMES) - {""}
     assert {s.get("warmup") for s in META["settings"].values()} >= {"exp", "linear"}
     assert STEPS[0] == 0 and STEPS[-1] == 120000 and len(STEPS) > 250
