@@ -2,15 +2,26 @@
 (``tensor2tensor/layers/common_hparams.py``, ``basic_params1``).
 
 Only hparams that this project reads are defined; each carries T2T's name and default so a
-T2T ``--hparams`` string means the same thing here.
+T2T ``--hparams`` string means the same thing here. Those written below have basic_params1's
+values; every other name the table of T2T's hparams says the sets store
+(``t2t_repro/t2t_hparams.py``, ``stored_defaults``) is added at T2T's value.
 """
 
+from t2t_repro import t2t_hparams
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 
 
 @register_hparams("basic_1")
 def basic_params1() -> HParams:
+    hp = _written_here()
+    for name, value in t2t_hparams.stored_defaults().items():
+        if name not in hp:
+            hp.add_hparam(name, value)
+    return hp
+
+
+def _written_here() -> HParams:
     return HParams(
         # Batching: batch_size is a token budget per replica for text problems
         # (tensor2tensor/utils/data_reader.py, batching_scheme).

@@ -1,16 +1,18 @@
 """A typed hyperparameter container with T2T's ``--hparams="name=value,..."`` overrides.
 
-Each hparam's type is fixed by its default value (int, float, bool or str). Overrides are
-parsed against that type, so ``num_heads=eight`` or ``no_such_name=1`` fail at start-up with
-a message naming the hparam, the allowed type and the nearest known names, instead of
-surfacing hours later. ``to_json``/``from_json`` give the ``hparams.json`` written to
+Each hparam's type is fixed by its default value (int, float, bool, str, or a list of
+numbers, written ``[1000,2000]`` as in T2T). Overrides are parsed against that type, so
+``num_heads=eight`` or ``no_such_name=1`` fail at start-up with a message naming the hparam,
+the allowed type and the nearest known names, instead of surfacing hours later.
+``to_json``/``from_json`` give the ``hparams.json`` written to
 ``output_dir`` and reloaded on resume.
 
-T2T 1.15's hparams that the project does not store (``t2t_hparams.py``: other models' knobs,
-features not implemented here) are accepted under their names as T2T's ``HParams`` accepted
-them, so a usr_dir's hparams function or a ``--hparams`` string written for T2T runs: each is
-kept beside the hparams (read back as set, never in ``to_json``), and a value that asks for an
-unimplemented feature is refused in one line.
+T2T 1.15's hparams that the project does not store (the table of T2T's names,
+``t2t_hparams.py``: other models' knobs, features not implemented here) are accepted under
+their names as T2T's ``HParams`` accepted them, so a usr_dir's hparams function or a
+``--hparams`` string written for T2T runs: each is kept beside the hparams (read back as set,
+never in ``to_json``), and a value that asks for an unimplemented feature is refused in
+one line.
 """
 
 from __future__ import annotations
@@ -24,15 +26,44 @@ from typing import Any
 from t2t_repro import t2t_hparams
 from t2t_repro.errors import UserError
 
-_TYPES = (bool, int, float, str)
+_TYPES = (bool, int, float, str, list)  # lists: of numbers, as T2T's
 
 
 class HParamsError(UserError, ValueError):
     """A bad hparam name, value or override string."""
 
 
+def _parse_list(name: str, text: str) -> list:
+    """T2T's list form ``[1000, 2000]`` (numbers: ints when every item is one)."""
+    if not (text.startswith("[") and text.endswith("]")):
+        raise HParamsError(f"hparam {name!r} takes a list such as [1000,2000]; got {text!r}.")
+    items = [item.strip() for item in text[1:-1].split(",") if item.strip()]
+    try:
+        return [int(i) for i in items]
+    except ValueError:
+        pass
+    try:
+        return [float(i) for i in items]
+    except ValueError:
+        raise HParamsError(f"hparam {name!r} takes a list of numbers; got {text!r}.") from None
+
+
+def _split_overrides(text: str) -> list[str]:
+    """``a=1,b=[1,2]`` -> ``["a=1", "b=[1,2]"]``: commas inside brackets belong to a list."""
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
 def _parse_value(name: str, text: str, kind: type) -> Any:
     text = text.strip()
+    if kind is list:
+        return _parse_list(name, text)
     if kind is bool:
         lowered = text.lower()
         if lowered in ("true", "1", "yes"):
@@ -69,9 +100,14 @@ class HParams:
             return self._set_t2t_only(name, value)  # T2T's basic_params1 lacks some of them
         if name in self._values:
             raise HParamsError(f"hparam {name!r} already exists; use set_hparam to change it.")
-        if not isinstance(value, _TYPES):
+        if isinstance(value, tuple):
+            value = list(value)
+        if not isinstance(value, _TYPES) or (
+            isinstance(value, list) and not all(isinstance(v, int | float) for v in value)
+        ):
             raise HParamsError(
-                f"hparam {name!r} must be one of bool/int/float/str; got {type(value).__name__}."
+                f"hparam {name!r} must be one of bool/int/float/str or a list of numbers; got "
+                f"{value!r} ({type(value).__name__})."
             )
         self._values[name] = value
 
@@ -83,6 +119,8 @@ class HParams:
             value = t2t_hparams.T2T_VALUES.get((name, None), value)
         current = self._get_existing(name)
         kind = type(current)
+        if isinstance(value, tuple):
+            value = list(value)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if kind is int and isinstance(value, float) and value.is_integer():
@@ -130,7 +168,7 @@ class HParams:
             if name in aside:
                 return aside[name]
             # a copy: T2T's {} of modality functions is the table's, not this object's
-            return copy.copy(t2t_hparams.IGNORED.get(name, t2t_hparams.NEUTRAL.get(name)))
+            return copy.copy(t2t_hparams.default(name))
         raise AttributeError(f"HParams has no hparam {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -160,7 +198,7 @@ class HParams:
     # -- overrides and serialisation -------------------------------------------------------
     def parse(self, overrides: str) -> HParams:
         """Apply ``"name=value,name2=value2"``; returns self. Empty string is a no-op."""
-        for item in filter(None, (s.strip() for s in (overrides or "").split(","))):
+        for item in _split_overrides(overrides or ""):
             if "=" not in item:
                 raise HParamsError(
                     f"Malformed hparams override {item!r}: expected name=value "

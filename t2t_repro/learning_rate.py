@@ -1,113 +1,175 @@
-"""Learning-rate schedules as T2T evaluates them
+"""Learning-rate schedules as T2T 1.15.7 evaluates them
 (``tensor2tensor/utils/learning_rate.py``, ``learning_rate_schedule``).
 
-``legacy`` with decay scheme ``noam`` is the paper's formula evaluated at step s+1 (with
-T2T's Adam correction factor 0.002 x 5000 x learning_rate); any other schedule string is a
-product of named factors (``constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size``). The
-step s is the number of updates already applied (Keras ``optimizer.iterations``), so the
-first update of a v3 schedule has lr 0 exactly as in T2T.
+A schedule string is a product of T2T's named factors (``constant*linear_warmup*rsqrt_decay*
+rsqrt_hidden_size``); ``legacy`` is T2T's older schedule (``learning_rate_legacy.py``: the
+paper's ``noam`` formula with T2T's Adam correction, or a warm-up and a decay scheme). Each
+factor reads the hparams T2T's reads, computed in float32 with T2T's operations, so the values
+are T2T's to float32 rounding (tests/test_learning_rate_t2t.py, against T2T itself).
+
+The step is T2T's global step: the number of updates already applied (Keras
+``optimizer.iterations``), so the first update of a v3 schedule has lr 0 exactly as in T2T.
+T2T divides it by ``optimizer_multistep_accumulate_steps`` whenever that is set
+(``_global_step``); with gradient accumulation T2T's global step counts micro-batches
+(``t2t_global_step``).
 """
 
 from __future__ import annotations
 
+import math
+
 import keras
 import tensorflow as tf
 
+from t2t_repro import t2t_hparams
 from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.learning_rate_legacy import legacy_schedule
 
 FACTORS = (
     "constant",
     "linear_warmup",
-    "rsqrt_decay",
-    "rsqrt_normalized_decay",
-    "rsqrt_hidden_size",
-    "legacy",
     "linear_decay",
     "cosdecay",
+    "single_cycle_cos_decay",
+    "multi_cycle_cos_decay",
+    "rsqrt_decay",
+    "rsqrt_normalized_decay",
+    "exp_decay",
+    "rsqrt_hidden_size",
+    "legacy",
 )
-SCHEDULE_HPARAMS = (
-    "learning_rate",
-    "learning_rate_schedule",
-    "learning_rate_constant",
-    "learning_rate_decay_scheme",
-    "learning_rate_warmup_steps",
-    "hidden_size",
-    "optimizer",
-    "train_steps",
+# What the schedule reads: the names the hparams table gives to this module or its legacy part.
+SCHEDULE_HPARAMS = tuple(
+    dict.fromkeys(
+        t2t_hparams.read_by("learning_rate") + t2t_hparams.read_by("learning_rate_legacy")
+    )
 )
 
 
-def _legacy(step: tf.Tensor, hp: dict) -> tf.Tensor:
-    if hp["learning_rate_decay_scheme"] != "noam":
+def _decay_steps(hp: dict, factor: str) -> int:
+    steps = hp["learning_rate_decay_steps"]
+    if not steps:
         raise HParamsError(
-            f"learning_rate_decay_scheme={hp['learning_rate_decay_scheme']!r} is not supported "
-            "with the legacy schedule; use 'noam' or a factor string such as "
-            "'constant*linear_warmup*rsqrt_decay'."
+            f"learning-rate factor {factor!r} divides by learning_rate_decay_steps, which is "
+            f"{steps!r}; set it > 0 (T2T's default is 5000)."
         )
-    warmup = float(hp["learning_rate_warmup_steps"])
-    s = step + 1.0
-    noam = 5000.0 * hp["hidden_size"] ** -0.5 * tf.minimum(s * warmup**-1.5, s**-0.5)
-    adam_correction = 0.002 if "adam" in hp["optimizer"].lower() else 1.0
-    return noam * hp["learning_rate"] * adam_correction
+    return steps
+
+
+def _pi_over(steps: int) -> tf.Tensor:
+    """pi / steps in float32, as T2T's graph has it: TensorFlow's graph optimizer folds T2T's
+    ``np.pi * step / steps`` into ``step * (pi / steps)``, which rounds differently where the
+    cosine's 1 + cos cancels (tests/test_learning_rate_t2t.py)."""
+    return tf.constant(math.pi, tf.float32) / tf.constant(steps, tf.float32)
+
+
+def _train_steps(hp: dict, factor: str) -> int:
+    if hp["train_steps"] is None:
+        raise HParamsError(f"learning-rate factor {factor!r} reads train_steps, which is not set.")
+    return hp["train_steps"]
 
 
 def _factor(name: str, step: tf.Tensor, hp: dict) -> tf.Tensor:
-    warmup = float(hp["learning_rate_warmup_steps"])
+    """T2T's ``learning_rate_factor``."""
+    warmup = hp["learning_rate_warmup_steps"]
     if name == "constant":
         return tf.constant(hp["learning_rate_constant"], tf.float32)
     if name == "linear_warmup":
-        return tf.minimum(1.0, step / warmup)
+        return tf.minimum(1.0, step / float(warmup))
+    if name == "linear_decay":
+        ret = (_train_steps(hp, name) - step) / _decay_steps(hp, name)
+        return tf.minimum(1.0, tf.maximum(0.0, ret))
+    if name == "cosdecay":  # 1 up to the end of warm-up, then a periodic cosine of the step
+        in_warmup = tf.cast(step <= warmup, tf.float32)
+        ret = 0.5 * (1 + tf.cos(step * _pi_over(_decay_steps(hp, name))))
+        return in_warmup * 1 + (1 - in_warmup) * ret
+    if name == "single_cycle_cos_decay":
+        if _train_steps(hp, name) <= warmup:
+            raise HParamsError(
+                f"single_cycle_cos_decay needs train_steps > learning_rate_warmup_steps (got "
+                f"{hp['train_steps']} and {warmup}), as in T2T."
+            )
+        after = tf.maximum(step, warmup) - warmup
+        return tf.cos(after * _pi_over(hp["train_steps"] - warmup)) / 2.0 + 0.5
+    if name == "multi_cycle_cos_decay":
+        after = tf.maximum(step, warmup) - warmup
+        return tf.cos(after * _pi_over(_decay_steps(hp, name))) / 2.0 + 0.5
     if name == "rsqrt_decay":
-        return tf.math.rsqrt(tf.maximum(step, warmup))
+        return tf.math.rsqrt(tf.maximum(step, float(warmup)))
     if name == "rsqrt_normalized_decay":
-        return tf.math.rsqrt(tf.maximum(step, warmup)) * warmup**0.5
+        return tf.math.rsqrt(tf.maximum(step, float(warmup))) * float(warmup) ** 0.5
+    if name == "exp_decay":
+        p = tf.maximum((step - warmup) / _decay_steps(hp, name), 0.0)
+        if hp["learning_rate_decay_staircase"]:
+            p = tf.floor(p)
+        return tf.pow(tf.constant(hp["learning_rate_decay_rate"], tf.float32), p)
     if name == "rsqrt_hidden_size":
         return tf.constant(hp["hidden_size"] ** -0.5, tf.float32)
     if name == "legacy":
-        return _legacy(step, hp)
-    train_steps = float(max(hp.get("train_steps", 0), 1))
-    if name == "linear_decay":
-        return tf.clip_by_value((train_steps - step) / max(train_steps - warmup, 1.0), 0.0, 1.0)
-    if name == "cosdecay":
-        progress = tf.clip_by_value((step - warmup) / max(train_steps - warmup, 1.0), 0.0, 1.0)
-        return 0.5 * (1.0 + tf.cos(3.141592653589793 * progress))
+        return legacy_schedule(step, hp)
     raise HParamsError(
         f"Unknown learning-rate factor {name!r} in learning_rate_schedule; "
         f"known factors: {', '.join(FACTORS)}."
     )
 
 
+def schedule_values(hparams: dict) -> dict:
+    """The schedule's hparams from ``hparams``; a name it lacks has T2T's default (the table)."""
+    return {
+        name: hparams[name] if name in hparams else t2t_hparams.default(name)
+        for name in SCHEDULE_HPARAMS
+    }
+
+
 def learning_rate_at(step, hparams: dict) -> tf.Tensor:
-    """The learning rate for 0-based update ``step`` under ``hparams`` (a dict of values)."""
+    """The learning rate at T2T global step ``step`` under ``hparams`` (a dict of values)."""
+    hp = schedule_values(hparams)
     step = tf.cast(step, tf.float32)
-    schedule = hparams["learning_rate_schedule"]
-    if schedule == "legacy":
-        return _legacy(step, hparams)
+    multiplier = hp["optimizer_multistep_accumulate_steps"]
+    if multiplier:  # T2T's _global_step: whatever the optimizer
+        step = step / tf.cast(multiplier, tf.float32)
+    if hp["learning_rate_schedule"] == "legacy":
+        return legacy_schedule(step, hp)
     result = tf.constant(1.0, tf.float32)
-    for name in schedule.split("*"):
-        result *= _factor(name.strip(), step, hparams)
+    for name in filter(None, (n.strip() for n in hp["learning_rate_schedule"].split("*"))):
+        result *= _factor(name, step, hp)
     return result
 
 
-OPTIMIZERS = ("adam", "lazy_adam", "true_adam")
+def t2t_global_step(update, accumulate_steps: int):
+    """T2T's global step when it applies 0-based update ``update``. With gradient accumulation
+    over n > 1 micro-batches T2T's global step counts micro-batches and its
+    ``MultistepAdamOptimizer`` applies on the n-th (``utils/multistep_optimizer.py``: its
+    ``iter`` starts at 1 and applies at 0), so update u is applied at global step u*n + n-1."""
+    if accumulate_steps > 1:
+        return update * accumulate_steps + (accumulate_steps - 1)
+    return update
 
 
 def check_schedule(hparams: dict) -> None:
-    """Raises HParamsError for an unknown optimizer or schedule factor (before any work)."""
-    if str(hparams.get("optimizer", "adam")).lower() not in OPTIMIZERS:
-        raise HParamsError(f"optimizer={hparams['optimizer']!r} is not supported; use 'adam'.")
-    learning_rate_at(0, {k: hparams[k] for k in SCHEDULE_HPARAMS if k in hparams})
+    """Raises HParamsError (one line) for an optimizer, schedule factor or decay scheme not
+    implemented here, or hparams the schedule cannot run with (before any work)."""
+    refusal = t2t_hparams.refusal("optimizer", hparams.get("optimizer", "adam"))
+    if refusal:
+        raise HParamsError(refusal)
+    values = dict(hparams)
+    # train_steps comes with the run (--train_steps); checking names and other values
+    # needs none of it
+    values.setdefault("train_steps", values.get("learning_rate_warmup_steps", 0) + 1)
+    learning_rate_at(0, values)
 
 
 class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
-    """A serializable Keras schedule wrapping ``learning_rate_at``."""
+    """A serializable Keras schedule: T2T's learning rate at the global step T2T has when it
+    applies update ``iterations`` (``t2t_global_step``)."""
 
     def __init__(self, hparams: dict) -> None:
-        self.hparams = {k: hparams[k] for k in SCHEDULE_HPARAMS if k in hparams}
+        self.hparams = schedule_values(hparams)
         learning_rate_at(0, self.hparams)  # Fail now on an unknown factor, not mid-training.
 
     def __call__(self, step):
-        return learning_rate_at(step, self.hparams)
+        accumulate = self.hparams["optimizer_multistep_accumulate_steps"]
+        return learning_rate_at(t2t_global_step(step, accumulate), self.hparams)
 
     def get_config(self) -> dict:
         return {"hparams": self.hparams}
@@ -115,8 +177,9 @@ class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
 def make_optimizer(hp: HParams) -> keras.optimizers.Optimizer:
     """Adam with the hparams' betas/epsilon and the T2T schedule (TF1 epsilon-hat form)."""
-    if hp.optimizer.lower() not in OPTIMIZERS:
-        raise HParamsError(f"optimizer={hp.optimizer!r} is not supported; use 'adam'.")
+    refusal = t2t_hparams.refusal("optimizer", hp.optimizer)
+    if refusal:
+        raise HParamsError(refusal)
     values = hp.values()
     return keras.optimizers.Adam(
         learning_rate=T2TSchedule(values),

@@ -1,179 +1,364 @@
-"""T2T 1.15's hparams that this project does not store, in one table: which are accepted and
-which are refused, wherever T2T's names reach the project (a usr_dir's hparams function,
-``--hparams``, an imported T2T ``hparams.json``: ``t2t_import/hparams_map.py``).
+"""The one table of T2T 1.15's hparams: each name once, with T2T's value, what it means here
+and the module that reads it. Every path a T2T name takes into the project reads its rule
+here: ``HParams`` (a usr_dir's hparams function, ``--hparams``, a saved ``hparams.json``),
+the checks before a run (``hparams_lib/checks.py``), ``t2t-import`` (``t2t_import/
+hparams_map.py``), the learning-rate schedule (``learning_rate.py``: ``read_by``).
 
-T2T 1.15's ``transformer_base`` has 153 hparams (``tensor2tensor/layers/common_hparams.py,
-basic_params1`` and ``tensor2tensor/models/transformer.py, transformer_base_v1``); the project's
-sets store the ones its model, input pipeline and optimizer read, under T2T's names and with
-T2T's values. Every other one is here:
+Meanings:
 
-* ``IGNORED``: nothing here depends on it (bookkeeping, other models' and optimizers' knobs,
-  TPU and precision switches): any value is accepted and kept beside the hparams, never in
-  ``hparams.json``. (``dropout``, which T2T's transformer never reads either, is stored by
-  the sets, as T2T's ``basic_params1`` has it, and takes any value too);
-* ``NEUTRAL``: a feature of T2T's transformer that this project does not implement: accepted
-  at the value that leaves it off (T2T's default), refused in one line otherwise.
+* ``honoured``: T2T's meaning, read by the modules named (paths under ``t2t_repro/``; the
+  first decides it; none for a name whose only implemented value is all the model does). The
+  sets store it and ``hparams.json`` records it (``hparams/basic.py`` adds every honoured name
+  the set does not write, at T2T's value). ``values``, when given, are the only ones
+  implemented: any other is refused in one line.
+* ``no effect``: nothing here reads it (bookkeeping, other models' and other optimizers'
+  knobs, TPU and precision switches): any value is accepted and kept beside the hparams, never
+  in ``hparams.json`` (``dropout``, which T2T's transformer never reads either, is stored as
+  T2T's ``basic_params1`` has it).
+* ``refused``: a feature this project does not implement: accepted at T2T's value (and any
+  other of ``values`` that means the same here), refused in one line otherwise.
+
+Making a name honoured is one edit of its line, e.g. ``"optimizer_momentum_nesterov":
+honoured(False, "optimizers/momentum")``; ``tests/test_hparams_table.py`` then checks that
+module reads it, and fails when any module reads a name whose line says ``no effect``.
 
 Values are T2T 1.15.7's ``transformer_base`` ones (for the names only other sets of
 ``models/transformer.py`` add, the first such set's), recorded from T2T itself
-(``tests/data/t2t_reference/t2t_1.15.7_hparams.json``, ``tests/test_t2t_hparams.py``).
+(``tests/data/t2t_reference/t2t_1.15.7_hparams.json``, ``tests/test_t2t_hparams.py``);
+``ABSENT``: no T2T set has the name (T2T's trainer or a user's set adds it).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-# T2T hparams nothing here depends on: name -> T2T's value.
-IGNORED: dict[str, Any] = {
-    "activation_dtype": "float32",
-    "add_relative_to_values": False,
-    "area_key_mode": "none",
-    "area_value_mode": "none",
-    "bottom": {},
-    "compress_steps": 0,
-    "conv_first_kernel": 3,
-    "daisy_chain_variables": True,
-    "eval_run_autoregressive": False,
-    "force_full_predict": False,
-    "gpu_automatic_mixed_precision": False,
-    "gumbel_noise_weight": 0.0,
-    "heads_share_relative_embedding": False,
-    "kernel_height": 3,
-    "kernel_width": 1,
-    "learning_rate_cosine_cycle_steps": 250000,
-    "learning_rate_decay_rate": 1.0,
-    "learning_rate_decay_staircase": False,
-    "learning_rate_decay_steps": 5000,
-    "learning_rate_minimum": None,
-    "loss": {},
-    "max_area_height": 1,
-    "max_area_width": 1,
-    "memory_height": 1,
-    "mixed_precision_optimizer_init_loss_scale": 32768,
-    "mixed_precision_optimizer_loss_scaler": "exponential",
-    "mlperf_mode": False,
-    "moe_hidden_sizes": "2048",
-    "moe_k": 2,
-    "moe_loss_coef": 0.001,
-    "moe_num_experts": 16,
-    "moe_overhead_eval": 2.0,
-    "moe_overhead_train": 1.0,
-    "multiproblem_fixed_train_length": -1,
-    "multiproblem_label_weight": 0.5,
-    "multiproblem_max_input_length": -1,
-    "multiproblem_max_target_length": -1,
-    "multiproblem_mixing_schedule": "constant",
-    "multiproblem_per_task_threshold": "",
-    "multiproblem_reweight_label_loss": False,
-    "multiproblem_schedule_max_examples": 10000000.0,
-    "multiproblem_schedule_threshold": 0.5,
-    "multiproblem_target_eval_only": False,
-    "multiproblem_vocab_size": -1,
-    "name": {},
-    "nbr_decoder_problems": 1,
-    "no_data_parallelism": False,
-    "optimizer_adafactor_beta1": 0.0,
-    "optimizer_adafactor_beta2": 0.999,
-    "optimizer_adafactor_clipping_threshold": 1.0,
-    "optimizer_adafactor_decay_type": "pow",
-    "optimizer_adafactor_factored": True,
-    "optimizer_adafactor_memory_exponent": 0.8,
-    "optimizer_adafactor_multiply_by_parameter_scale": True,
-    "optimizer_momentum_momentum": 0.9,
-    "optimizer_momentum_nesterov": False,
-    "optimizer_zero_grads": False,
-    "overload_eval_metric_name": "",
-    "pad_batch": False,
-    "parameter_attention_key_channels": 0,
-    "parameter_attention_value_channels": 0,
-    "pretrained_model_dir": "",
-    "scheduled_sampling_gold_mixin_prob": 0.5,
-    "scheduled_sampling_method": "parallel",
-    "scheduled_sampling_num_passes": 1,
-    "scheduled_sampling_warmup_schedule": "exp",
-    "scheduled_sampling_warmup_steps": 50000,
-    "split_targets_chunk_length": 0,
-    "split_targets_max_chunks": 100,
-    "split_targets_strided_training": False,
-    "summarize_grads": False,
-    "summarize_vars": False,
-    "symbol_modality_num_shards": 16,
-    "top": {},
-    "tpu_enable_host_call": False,
-    "use_custom_ops": True,
-    "video_num_input_frames": 1,
-    "video_num_target_frames": 1,
-    "warm_start_from_second": "",
-    "weight_dtype": "float32",
-    "weights_fn": {},
-    # Added by other sets of T2T's models/transformer.py (vector-quantised gating, memory,
-    # supervised attention): read only by those models' code.
-    "beta": 0.25,
-    "bottleneck_kind": "dvq",
-    "decay": 0.999,
-    "ema": False,
-    "epsilon": 1e-05,
-    "expected_attention_loss_multiplier": 1.0,
-    "expected_attention_loss_type": "kl_divergence",
-    "gating_type": "vq",
-    "memory_type": "transformer_xl",
-    "noise_dev": 0.5,
-    "num_blocks": 1,
-    "num_memory_items": 384,
-    "num_residuals": 1,
-    "num_samples": 10,
-    "random_top_k": 1,
-    "recurrent_memory_batch_size": 64,
-    "residual_centroids": 0,
-    "soft_em": False,
-    "unconditional": True,
-    "use_scales": 1,
-    "z_size": 4,
-}
+HONOURED, NO_EFFECT, REFUSED = "honoured", "no effect", "refused"
+ABSENT = object()  # no T2T 1.15 transformer set has it
 
-# T2T transformer features not implemented here: name -> the value that leaves them off.
-NEUTRAL: dict[str, Any] = {
-    "attention_dropout_broadcast_dims": "",
-    "attention_variables_3d": False,
-    "causal_decoder_self_attention": True,
-    "factored_logits": False,
-    "grad_noise_scale": 0.0,
-    "hard_attention_k": 0,
-    "input_modalities": "default",
-    "layer_prepostprocess_dropout_broadcast_dims": "",
-    "num_area_layers": 0,
-    "pack_dataset": False,
-    "position_features": "",
-    "prepend_mode": "none",
-    "proximity_bias": False,
-    "relu_dropout_broadcast_dims": "",
-    "scheduled_sampling_prob": 0.0,
-    "split_to_length": 0,
-    "symbol_dropout": 0.0,
-    "symbol_modality_skip_top": False,
-    "target_modality": "default",
-    "unidirectional_encoder": False,
-    "vocab_divisor": 1,
-    "weight_noise": 0.0,
-}
 
+@dataclass(frozen=True)
+class Entry:
+    default: Any  # T2T 1.15.7's value
+    meaning: str  # HONOURED, NO_EFFECT or REFUSED
+    readers: tuple[str, ...] = ()  # modules under t2t_repro/ that read it (honoured)
+    values: tuple | None = None  # the values implemented; None: any
+    why: str = ""  # why other values are refused (and what to use)
+    training: bool = False  # refused only for training (decoding is unchanged by it)
+    stored: bool = False  # in the sets and hparams.json
+    added_by: str = ""  # the set that adds it, when T2T's basic_params1 lacks it
+
+
+def honoured(
+    default: Any, *readers: str, values: tuple | None = None, why: str = "", added_by: str = ""
+) -> Entry:
+    return Entry(default, HONOURED, readers, values, why, stored=True, added_by=added_by)
+
+
+def no_effect(default: Any, stored: bool = False) -> Entry:
+    return Entry(default, NO_EFFECT, stored=stored)
+
+
+def refused(default: Any, values: tuple = (), why: str = "", training=False, stored=False):
+    return Entry(default, REFUSED, (), values or (default,), why, training, stored)
+
+
+_MODEL = "models/transformer"
+_INPUT = "data/input_pipeline"
+_LR = "learning_rate"
+_LEGACY = "learning_rate_legacy"
+_OPT = "learning_rate"  # make_optimizer, until the optimizers package has it
+_DECODE = "decoding/line_decoder"
+_T = "transformer_base_v1"  # T2T's set that adds the transformer's own names
+
+TABLE: dict[str, Entry] = {
+    # -- honoured: the model ------------------------------------------------------------------
+    "attention_dropout": honoured(0.1, _MODEL, added_by=_T),
+    "attention_key_channels": honoured(0, _MODEL, added_by=_T),
+    "attention_value_channels": honoured(0, _MODEL, added_by=_T),
+    "ffn_layer": honoured(
+        "dense_relu_dense",
+        values=("dense_relu_dense", "conv_hidden_relu"),  # T2T's old name of the same layer
+        why="only T2T's dense_relu_dense feed-forward layer is implemented",
+        added_by=_T,
+    ),
+    "filter_size": honoured(2048, _MODEL, added_by=_T),
+    "hidden_size": honoured(512, _MODEL, _LR, _LEGACY),
+    "layer_postprocess_sequence": honoured("da", _MODEL),
+    "layer_prepostprocess_dropout": honoured(0.1, _MODEL),
+    "layer_preprocess_sequence": honoured("n", _MODEL),
+    "max_relative_position": honoured(0, _MODEL),
+    "multiply_embedding_mode": honoured("sqrt_depth", _MODEL),
+    "norm_epsilon": honoured(1e-06, _MODEL),
+    "norm_type": honoured("layer", values=("layer",), why="only T2T's layer norm is implemented"),
+    "num_decoder_layers": honoured(0, _MODEL, added_by=_T),
+    "num_encoder_layers": honoured(0, _MODEL, added_by=_T),
+    "num_heads": honoured(8, _MODEL, added_by=_T),
+    "num_hidden_layers": honoured(6, _MODEL),
+    "pos": honoured("timing", _MODEL, added_by=_T),
+    "relu_dropout": honoured(0.1, _MODEL, added_by=_T),
+    "self_attention_type": honoured(
+        "dot_product",
+        _MODEL,
+        values=("dot_product", "dot_product_relative"),
+        why="T2T's other attention kinds (relative_v2, local, area...) are not implemented",
+        added_by=_T,
+    ),
+    "shared_embedding": honoured(False, _MODEL),
+    "shared_embedding_and_softmax_weights": honoured(True, _MODEL),
+    "use_pad_remover": honoured(True, _MODEL, added_by=_T),
+    "use_target_space_embedding": honoured(True, _MODEL, added_by=_T),
+    # -- honoured: the input pipeline -----------------------------------------------------------
+    "batch_shuffle_size": honoured(512, _INPUT),
+    "batch_size": honoured(4096, _INPUT),
+    "eval_drop_long_sequences": honoured(False, _INPUT),
+    "length_bucket_step": honoured(1.1, _INPUT),
+    "max_input_seq_length": honoured(0, _INPUT),
+    "max_length": honoured(256, _INPUT),
+    "max_target_seq_length": honoured(0, _INPUT),
+    "min_length": honoured(0, _INPUT),
+    "min_length_bucket": honoured(8, _INPUT),
+    "use_fixed_batch_size": honoured(False, _INPUT),
+    # -- honoured: training, the optimizer and the learning rate --------------------------------
+    "label_smoothing": honoured(0.1, "training/loop/train_step"),
+    "train_steps": honoured(ABSENT, _LR),  # set from --train_steps (training/run_hparams.py)
+    "clip_grad_norm": honoured(0.0, _OPT),
+    "optimizer": honoured(
+        "adam",
+        _OPT,
+        _LEGACY,
+        values=("adam", "Adam", "lazy_adam", "true_adam"),
+        why="only Adam is implemented",
+    ),
+    "optimizer_adam_beta1": honoured(0.9, _OPT),
+    "optimizer_adam_beta2": honoured(0.997, _OPT),
+    "optimizer_adam_epsilon": honoured(1e-09, _OPT),
+    "optimizer_multistep_accumulate_steps": honoured(0, "training/trainer", _LR),
+    "learning_rate": honoured(0.2, _LEGACY),
+    "learning_rate_constant": honoured(2.0, _LR),
+    "learning_rate_schedule": honoured("constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size", _LR),
+    "learning_rate_warmup_steps": honoured(8000, _LR, _LEGACY),
+    "learning_rate_decay_scheme": honoured("noam", _LEGACY),
+    "learning_rate_decay_steps": honoured(5000, _LR, _LEGACY),
+    "learning_rate_decay_rate": honoured(1.0, _LR, _LEGACY),
+    "learning_rate_decay_staircase": honoured(False, _LR, _LEGACY),
+    "learning_rate_cosine_cycle_steps": honoured(250000, _LEGACY),
+    # lists, read by the "piecewise" decay scheme (T2T's distillation sets add them)
+    "learning_rate_boundaries": honoured(ABSENT, _LEGACY),
+    "learning_rate_multiples": honoured(ABSENT, _LEGACY),
+    # -- honoured: decoding ---------------------------------------------------------------------
+    "sampling_keep_top_k": honoured(-1, _DECODE),
+    "sampling_method": honoured(
+        "argmax",
+        _DECODE,
+        values=("argmax", "random"),
+        why="random: draw each token from the softmax, with sampling_temp and sampling_keep_top_k",
+    ),
+    "sampling_temp": honoured(1.0, _DECODE),
+    # -- refused unless at T2T's value: features not implemented here ---------------------------
+    "attention_dropout_broadcast_dims": refused(""),
+    "attention_variables_3d": refused(False),
+    "causal_decoder_self_attention": refused(True),
+    "factored_logits": refused(False),
+    "grad_noise_scale": refused(0.0),
+    "hard_attention_k": refused(0),
+    "input_modalities": refused("default"),
+    "layer_prepostprocess_dropout_broadcast_dims": refused(""),
+    "num_area_layers": refused(0),
+    "pack_dataset": refused(False),
+    "position_features": refused(""),
+    "prepend_mode": refused("none"),
+    "proximity_bias": refused(False),
+    "relu_dropout_broadcast_dims": refused(""),
+    "scheduled_sampling_prob": refused(0.0),
+    "split_to_length": refused(0),
+    "symbol_dropout": refused(0.0),
+    "symbol_modality_skip_top": refused(False),
+    "target_modality": refused("default"),
+    "unidirectional_encoder": refused(False),
+    "vocab_divisor": refused(1),
+    "weight_noise": refused(0.0),
+    # stored by the sets; only training depends on them
+    "initializer": refused(
+        "uniform_unit_scaling",
+        values=("uniform_unit_scaling", "xavier"),
+        why="the layers are initialised as T2T's uniform_unit_scaling with gain 1.0 (Glorot "
+        "uniform); other initializers are not implemented",
+        training=True,
+        stored=True,
+    ),
+    "initializer_gain": refused(
+        1.0,
+        why="the layers are initialised as T2T's uniform_unit_scaling with gain 1.0",
+        training=True,
+        stored=True,
+    ),
+    "weight_decay": refused(
+        0.0, why="T2T's L2 weight penalty is not implemented", training=True, stored=True
+    ),
+    # -- no effect here -------------------------------------------------------------------------
+    "dropout": no_effect(0.2, stored=True),  # T2T's transformer reads the *_dropout ones
+    "activation_dtype": no_effect("float32"),
+    "add_relative_to_values": no_effect(False),
+    "area_key_mode": no_effect("none"),
+    "area_value_mode": no_effect("none"),
+    "bottom": no_effect({}),
+    "compress_steps": no_effect(0),
+    "conv_first_kernel": no_effect(3),
+    "daisy_chain_variables": no_effect(True),
+    "eval_run_autoregressive": no_effect(False),
+    "force_full_predict": no_effect(False),
+    "gpu_automatic_mixed_precision": no_effect(False),
+    "gumbel_noise_weight": no_effect(0.0),
+    "heads_share_relative_embedding": no_effect(False),
+    "kernel_height": no_effect(3),
+    "kernel_width": no_effect(1),
+    "learning_rate_minimum": no_effect(None),  # T2T 1.15.7 reads it nowhere either
+    "loss": no_effect({}),
+    "max_area_height": no_effect(1),
+    "max_area_width": no_effect(1),
+    "memory_height": no_effect(1),
+    "mixed_precision_optimizer_init_loss_scale": no_effect(32768),
+    "mixed_precision_optimizer_loss_scaler": no_effect("exponential"),
+    "mlperf_mode": no_effect(False),
+    "moe_hidden_sizes": no_effect("2048"),
+    "moe_k": no_effect(2),
+    "moe_loss_coef": no_effect(0.001),
+    "moe_num_experts": no_effect(16),
+    "moe_overhead_eval": no_effect(2.0),
+    "moe_overhead_train": no_effect(1.0),
+    "multiproblem_fixed_train_length": no_effect(-1),
+    "multiproblem_label_weight": no_effect(0.5),
+    "multiproblem_max_input_length": no_effect(-1),
+    "multiproblem_max_target_length": no_effect(-1),
+    "multiproblem_mixing_schedule": no_effect("constant"),
+    "multiproblem_per_task_threshold": no_effect(""),
+    "multiproblem_reweight_label_loss": no_effect(False),
+    "multiproblem_schedule_max_examples": no_effect(10000000.0),
+    "multiproblem_schedule_threshold": no_effect(0.5),
+    "multiproblem_target_eval_only": no_effect(False),
+    "multiproblem_vocab_size": no_effect(-1),
+    "name": no_effect({}),
+    "nbr_decoder_problems": no_effect(1),
+    "no_data_parallelism": no_effect(False),
+    "optimizer_adafactor_beta1": no_effect(0.0),
+    "optimizer_adafactor_beta2": no_effect(0.999),
+    "optimizer_adafactor_clipping_threshold": no_effect(1.0),
+    "optimizer_adafactor_decay_type": no_effect("pow"),
+    "optimizer_adafactor_factored": no_effect(True),
+    "optimizer_adafactor_memory_exponent": no_effect(0.8),
+    "optimizer_adafactor_multiply_by_parameter_scale": no_effect(True),
+    "optimizer_momentum_momentum": no_effect(0.9),
+    "optimizer_momentum_nesterov": no_effect(False),
+    "optimizer_zero_grads": no_effect(False),
+    "overload_eval_metric_name": no_effect(""),
+    "pad_batch": no_effect(False),
+    "parameter_attention_key_channels": no_effect(0),
+    "parameter_attention_value_channels": no_effect(0),
+    "pretrained_model_dir": no_effect(""),
+    "scheduled_sampling_gold_mixin_prob": no_effect(0.5),
+    "scheduled_sampling_method": no_effect("parallel"),
+    "scheduled_sampling_num_passes": no_effect(1),
+    "scheduled_sampling_warmup_schedule": no_effect("exp"),
+    "scheduled_sampling_warmup_steps": no_effect(50000),
+    "split_targets_chunk_length": no_effect(0),
+    "split_targets_max_chunks": no_effect(100),
+    "split_targets_strided_training": no_effect(False),
+    "summarize_grads": no_effect(False),
+    "summarize_vars": no_effect(False),
+    "symbol_modality_num_shards": no_effect(16),
+    "top": no_effect({}),
+    "tpu_enable_host_call": no_effect(False),
+    "use_custom_ops": no_effect(True),
+    "video_num_input_frames": no_effect(1),
+    "video_num_target_frames": no_effect(1),
+    "warm_start_from_second": no_effect(""),
+    "weight_dtype": no_effect("float32"),
+    "weights_fn": no_effect({}),
+    # added by other sets of T2T's models/transformer.py (vector-quantised gating, memory,
+    # supervised attention): read only by those models' code
+    "beta": no_effect(0.25),
+    "bottleneck_kind": no_effect("dvq"),
+    "decay": no_effect(0.999),
+    "ema": no_effect(False),
+    "epsilon": no_effect(1e-05),
+    "expected_attention_loss_multiplier": no_effect(1.0),
+    "expected_attention_loss_type": no_effect("kl_divergence"),
+    "gating_type": no_effect("vq"),
+    "memory_type": no_effect("transformer_xl"),
+    "noise_dev": no_effect(0.5),
+    "num_blocks": no_effect(1),
+    "num_memory_items": no_effect(384),
+    "num_residuals": no_effect(1),
+    "num_samples": no_effect(10),
+    "random_top_k": no_effect(1),
+    "recurrent_memory_batch_size": no_effect(64),
+    "residual_centroids": no_effect(0),
+    "soft_em": no_effect(False),
+    "unconditional": no_effect(True),
+    "use_scales": no_effect(1),
+    "z_size": no_effect(4),
+}
 
 # T2T values this project's types cannot hold, as the value that means the same here: T2T's
 # ``hparams.pos = None`` (models/transformer.py: transformer_relative) is "none".
 T2T_VALUES: dict[tuple[str, Any], Any] = {("pos", None): "none"}
 
 
-def check_t2t_only(name: str, value: Any) -> str | None:
-    """Why ``name=value`` is refused (one line), or None when it is accepted; ``name`` is one
-    of ``IGNORED`` or ``NEUTRAL``."""
-    if name in NEUTRAL and value != NEUTRAL[name]:
+def default(name: str) -> Any:
+    """T2T's value of ``name`` (None when no T2T set has it)."""
+    value = TABLE[name].default
+    return None if value is ABSENT else value
+
+
+def read_by(module: str) -> tuple[str, ...]:
+    """The honoured names ``module`` (a path under t2t_repro/, no .py) reads."""
+    return tuple(n for n, e in TABLE.items() if e.meaning == HONOURED and module in e.readers)
+
+
+def stored_defaults(added_by: str = "") -> dict[str, Any]:
+    """{name: T2T's value} of every name the sets store that T2T's set ``added_by`` adds
+    ("": T2T's basic_params1; ``hparams/basic.py`` adds those it does not write)."""
+    return {
+        n: e.default
+        for n, e in TABLE.items()
+        if e.stored and e.default is not ABSENT and e.added_by == added_by
+    }
+
+
+def refusal(name: str, value: Any, training: bool = True) -> str | None:
+    """Why ``name=value`` is refused (one line), or None: accepted, or not in the table, or a
+    training-only refusal when not ``training``."""
+    entry = TABLE.get(name)
+    if entry is None or entry.values is None or value in entry.values:
+        return None
+    if entry.training and not training:
+        return None
+    allowed = " or ".join(repr(v) for v in entry.values)
+    if entry.meaning == REFUSED and not entry.stored:
         return (
             f"hparam {name}={value!r} asks for a T2T feature this project does not implement "
-            f"(only {name}={NEUTRAL[name]!r}, T2T's default, is): leave it at that value."
+            f"(only {name}={entry.default!r}, T2T's default, is): leave it at that value."
         )
-    return None
+    return f"{name}={value!r} is not supported ({entry.why}); use {allowed}."
+
+
+def check_t2t_only(name: str, value: Any) -> str | None:
+    """Why ``name=value`` is refused (one line), or None when it is accepted; ``name`` is one
+    the sets do not store (``is_t2t_only``)."""
+    return refusal(name, value)
 
 
 def is_t2t_only(name: str) -> bool:
-    """A T2T 1.15 hparam the project's sets do not store (``IGNORED`` or ``NEUTRAL``)."""
-    return name in IGNORED or name in NEUTRAL
+    """A T2T 1.15 name the project's sets do not store: kept beside the hparams."""
+    entry = TABLE.get(name)
+    return entry is not None and not entry.stored
+
+
+def no_effect_names() -> frozenset[str]:
+    return frozenset(n for n, e in TABLE.items() if e.meaning == NO_EFFECT)
+
+
+# The former names of the two groups of unstored names (tests and t2t-import read them).
+IGNORED = {n: e.default for n, e in TABLE.items() if e.meaning == NO_EFFECT and not e.stored}
+NEUTRAL = {n: e.default for n, e in TABLE.items() if e.meaning == REFUSED and not e.stored}

@@ -11,16 +11,6 @@ import pytest
 
 from tests.tools import ROOT
 
-# Names read only indirectly, each with where and how.
-HPARAMS_READ_INDIRECTLY = {
-    # t2t_repro/learning_rate.py copies SCHEDULE_HPARAMS (these names) into a dict and
-    # reads them as hparams[name] by the schedule's factor names.
-    "learning_rate_constant": "learning_rate.py, SCHEDULE_HPARAMS",
-    "learning_rate_warmup_steps": "learning_rate.py, SCHEDULE_HPARAMS",
-    "learning_rate_decay_scheme": "learning_rate.py, SCHEDULE_HPARAMS",
-    "learning_rate_schedule": "learning_rate.py, SCHEDULE_HPARAMS",
-}
-
 
 def sources(*parts: str, exclude: tuple[str, ...] = ()) -> dict[str, str]:
     found = {}
@@ -84,8 +74,8 @@ def all_hparam_names(registry) -> dict[str, str]:
 
 
 def test_every_hparam_is_read_or_refused(registered):
-    from t2t_repro.hparams_lib.unimplemented import IMPLEMENTED, TRAINING
-    from t2t_repro.t2t_hparams import IGNORED
+    from t2t_repro.hparams_lib.unimplemented import CHECKED
+    from t2t_repro.t2t_hparams import no_effect_names
 
     # The code that uses hparams; not the sets' definitions, nor the T2T-import name tables.
     texts = sources(
@@ -93,28 +83,22 @@ def test_every_hparam_is_read_or_refused(registered):
         "problems",
         exclude=(
             "t2t_repro/t2t_import/hparams_map.py",
-            "t2t_repro/hparams_lib/unimplemented.py",
+            "t2t_repro/hparams_lib/unimplemented.py",  # reads the table's names
             "t2t_repro/t2t_hparams.py",
         ),
     )
-    refused = set(IMPLEMENTED) | set(TRAINING)
-    # T2T's transformer does not read them either: T2T's basic_params1 gives every model
-    # ``dropout``, its transformer's dropouts are the *_dropout ones (any value accepted, #47)
-    ignored_as_in_t2t = set(IGNORED) | {"dropout"}
+    refused = set(CHECKED)  # read by the refusal, through the table's values
+    # the table's "no effect" names (``dropout`` among them: T2T's basic_params1 gives every
+    # model one, its transformer's dropouts are the *_dropout ones; any value accepted, #47)
+    ignored_as_in_t2t = no_effect_names()
     names = all_hparam_names(registered)
     assert len(names) > 50 and "hidden_size" in names and "beam_size" in names
     unread = {
         name: origin
         for name, origin in names.items()
-        if name not in refused
-        and name not in ignored_as_in_t2t
-        and name not in HPARAMS_READ_INDIRECTLY
-        and not hparam_read(name, texts)
+        if name not in refused and name not in ignored_as_in_t2t and not hparam_read(name, texts)
     }
-    assert not unread, f"hparams nothing reads (implement, or refuse in unimplemented.py): {unread}"
-    for name in HPARAMS_READ_INDIRECTLY:  # the allow-list stays true
-        assert f'"{name}"' in texts["t2t_repro/learning_rate.py"], name
-    assert not refused & set(HPARAMS_READ_INDIRECTLY)
+    assert not unread, f"hparams nothing reads (implement, or refuse in t2t_hparams.py): {unread}"
 
 
 def test_every_registered_set_is_implemented(registered):
@@ -133,7 +117,7 @@ def test_refused_hparams_name_what_to_use(registered):
 
     hp = registered.hparams("transformer_tiny")
     for override, expected in (
-        ("sampling_method=random_per_example", "must be one of"),
+        ("sampling_method=random_per_example", "not supported .random: draw each token"),
         ("weight_decay=0.0001", "L2 weight penalty"),
         ("norm_type=batch", "layer norm"),
         ("initializer=orthogonal", "uniform_unit_scaling"),

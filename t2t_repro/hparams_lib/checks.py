@@ -8,6 +8,7 @@ missing or wrong-typed values, against the types of the ``transformer_base`` set
 
 from __future__ import annotations
 
+from t2t_repro import t2t_hparams
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.unimplemented import check_implemented
 
@@ -120,7 +121,7 @@ def check_relative_attention(hp: HParams, source: str = "hparams") -> None:
         )
 
 
-SAMPLING_METHODS = ("argmax", "random")  # T2T's (layers/common_hparams.py, basic_params1)
+SAMPLING_METHODS = t2t_hparams.TABLE["sampling_method"].values
 
 
 def check_sampling(hp: HParams, source: str = "hparams") -> None:

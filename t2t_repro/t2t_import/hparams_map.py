@@ -5,12 +5,12 @@ by ``--hparams_set`` and overwrites every hparam that the saved JSON holds; a ke
 lacks (an older T2T) keeps the set's value. The import does the same with this project's
 set of that name (the project's sets carry T2T 1.15's names and values).
 
-Every T2T hparam is accounted for, by the table every T2T name goes through
-(``t2t_repro/t2t_hparams.py``, also for usr_dirs and ``--hparams``): ours take the JSON value;
-``IGNORED`` ones do not change the model or its training here (bookkeeping, other models'
-knobs, precision flags); ``NEUTRAL`` ones change the model unless at T2T's default, so any
-other value is an error naming it, as is an hparam this module has never heard of
-(``--ignore_hparams`` overrides both, for a user who accepts a model that differs from T2T's).
+Every T2T hparam is accounted for by the table of T2T's hparams (``t2t_repro/t2t_hparams.py``,
+also for usr_dirs and ``--hparams``): ours take the JSON value; ``no effect`` ones do not change
+the model or its training here (bookkeeping, other models' knobs, precision flags); a value the
+table refuses (a feature not implemented, a value of an hparam not implemented here) is an
+error naming it, as is an hparam this module has never heard of (``--ignore_hparams``
+overrides both, for a user who accepts a model that differs from T2T's).
 """
 
 from __future__ import annotations
@@ -19,21 +19,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from t2t_repro import registry
+from t2t_repro import registry, t2t_hparams
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import add_problem_hparams
-from t2t_repro.t2t_hparams import IGNORED, NEUTRAL, T2T_VALUES
+from t2t_repro.t2t_hparams import T2T_VALUES
 from t2t_repro.t2t_import.errors import T2TImportError
 
-# Hparams this project has, but with fewer choices than T2T.
-SUPPORTED_VALUES = {
-    "norm_type": ("layer",),
-    "pos": ("timing", "none", None),  # None: T2T's no positional signal ("none" here)
-    "ffn_layer": ("dense_relu_dense", "conv_hidden_relu"),  # T2T's legacy name, same layer.
-    "optimizer": ("adam", "Adam", "lazy_adam", "true_adam"),
-    "sampling_method": ("argmax", "random"),
-    "self_attention_type": ("dot_product", "dot_product_relative"),
-}
+# What the import maps, beyond the table's rules: T2T's learned positions ("emb") have
+# variables the import does not map. None: T2T's no positional signal ("none" here).
+IMPORTABLE = {"pos": ("timing", "none", None)}
 
 
 @dataclass(frozen=True)
@@ -41,7 +35,7 @@ class ImportedHParams:
     hparams: HParams
     hparams_set: str  # This project's set the hparams are expressed against.
     overrides: str  # --hparams for t2t-trainer: set + these == hparams.
-    ignored: tuple[str, ...]  # T2T hparams dropped (IGNORED or --ignore_hparams).
+    ignored: tuple[str, ...]  # T2T hparams dropped (of no effect, or --ignore_hparams).
 
 
 def our_set_name(t2t_set: str, requested: str = "") -> str:
@@ -63,15 +57,16 @@ def our_set_name(t2t_set: str, requested: str = "") -> str:
 def _unsupported(t2t_values: dict[str, Any], ours: HParams, ignore: set[str]) -> list[str]:
     problems = []
     for name, value in sorted(t2t_values.items()):
-        if name in ignore or name in IGNORED:
+        if name in ignore:
             continue
-        if name in NEUTRAL and value != NEUTRAL[name]:
-            problems.append(f"{name}={value!r} (only {NEUTRAL[name]!r} is implemented)")
-        elif name in SUPPORTED_VALUES and value not in SUPPORTED_VALUES[name]:
+        refusal = t2t_hparams.refusal(name, value, training=False)  # the trainer checks those
+        if refusal:
+            problems.append(refusal.rstrip("."))
+        elif name in IMPORTABLE and value not in IMPORTABLE[name]:
             problems.append(
-                f"{name}={value!r} (supported: {', '.join(map(str, SUPPORTED_VALUES[name]))})"
+                f"{name}={value!r} (supported: {', '.join(map(str, IMPORTABLE[name]))})"
             )
-        elif name not in NEUTRAL and name not in ours:
+        elif name not in t2t_hparams.TABLE and name not in ours:
             problems.append(f"{name}={value!r} (unknown to this importer)")
     relative = t2t_values.get("self_attention_type") == "dot_product_relative"
     if relative and "self_attention_type" not in ignore:
