@@ -42,7 +42,10 @@ def basic_params1() -> HParams:
         layer_prepostprocess_dropout=0.1,
         norm_type="layer",
         norm_epsilon=1e-6,
+        # T2T's L2 penalty and gradient noise (tensor2tensor/utils/optimize.py,
+        # weight_decay_and_noise; t2t_repro/optimizers/regularization.py).
         weight_decay=1e-6,
+        grad_noise_scale=0.0,
         clip_grad_norm=2.0,
         # Initialisation.
         initializer="orthogonal",
@@ -53,6 +56,16 @@ def basic_params1() -> HParams:
         optimizer_adam_beta1=0.85,
         optimizer_adam_beta2=0.997,
         optimizer_multistep_accumulate_steps=0,  # Gradient accumulation; 0 or 1: off.
+        # T2T's other optimizers' hparams (t2t_repro/optimizers/).
+        optimizer_momentum_momentum=0.9,
+        optimizer_momentum_nesterov=False,
+        optimizer_adafactor_beta1=0.0,
+        optimizer_adafactor_beta2=0.999,
+        optimizer_adafactor_factored=True,
+        optimizer_adafactor_decay_type="pow",
+        optimizer_adafactor_memory_exponent=0.8,
+        optimizer_adafactor_clipping_threshold=1.0,
+        optimizer_adafactor_multiply_by_parameter_scale=True,
         learning_rate=0.1,
         learning_rate_schedule="legacy",
         learning_rate_constant=1.0,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparam import HParamsError
 
 FACTORS = (
     "constant",
@@ -89,13 +89,11 @@ def learning_rate_at(step, hparams: dict) -> tf.Tensor:
     return result
 
 
-OPTIMIZERS = ("adam", "lazy_adam", "true_adam")
-
-
 def check_schedule(hparams: dict) -> None:
     """Raises HParamsError for an unknown optimizer or schedule factor (before any work)."""
-    if str(hparams.get("optimizer", "adam")).lower() not in OPTIMIZERS:
-        raise HParamsError(f"optimizer={hparams['optimizer']!r} is not supported; use 'adam'.")
+    from t2t_repro.optimizers.names import check_optimizer_name  # (it imports this module)
+
+    check_optimizer_name(hparams.get("optimizer", "adam"))
     learning_rate_at(0, {k: hparams[k] for k in SCHEDULE_HPARAMS if k in hparams})
 
 
@@ -111,17 +109,3 @@ class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     def get_config(self) -> dict:
         return {"hparams": self.hparams}
-
-
-def make_optimizer(hp: HParams) -> keras.optimizers.Optimizer:
-    """Adam with the hparams' betas/epsilon and the T2T schedule (TF1 epsilon-hat form)."""
-    if hp.optimizer.lower() not in OPTIMIZERS:
-        raise HParamsError(f"optimizer={hp.optimizer!r} is not supported; use 'adam'.")
-    values = hp.values()
-    return keras.optimizers.Adam(
-        learning_rate=T2TSchedule(values),
-        beta_1=hp.optimizer_adam_beta1,
-        beta_2=hp.optimizer_adam_beta2,
-        epsilon=hp.optimizer_adam_epsilon,
-        global_clipnorm=hp.clip_grad_norm or None,
-    )

@@ -24,8 +24,6 @@ IMPLEMENTED = {
     ),
 }
 TRAINING = {
-    # tensor2tensor/utils/optimize.py, ``weight_decay_and_noise``: an L2 penalty in the loss.
-    "weight_decay": ((0.0,), "T2T's L2 weight penalty is not implemented"),
     # tensor2tensor/utils/optimize.py, ``get_variable_initializer``: the layers here are
     # initialised as its uniform_unit_scaling with gain 1 (= xavier, Glorot uniform).
     "initializer": (

@@ -22,7 +22,7 @@ import tensorflow as tf
 from t2t_repro import fileio, registry
 from t2t_repro.checkpoints.loading import checkpoint_reader
 from t2t_repro.checkpoints.training import TrainingCheckpoint
-from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.optimizers import make_optimizer
 from t2t_repro.t2t_import.errors import T2TImportError
 from t2t_repro.t2t_import.hparams_map import ImportedHParams, map_hparams
 from t2t_repro.t2t_import.source import T2TTrainDir, read_t2t_dir
