@@ -6,5 +6,6 @@ from hparams import (  # noqa: F401
     small_data,
     table3,
     transformer,
+    transformer_optimizers,
     transformer_relative,
 )

@@ -133,7 +133,7 @@ _TABLE: dict[str, dict[str, str]] = {
         _RANGES: "transformer_base_range transformer_tiny_tpu_range transformer_tpu_range",
         _OWN_SET: (
             "transformer_ada_lmpackedbase transformer_ada_lmpackedbase_dialog "
-            "transformer_ada_lmpackedbase_relative transformer_base_multistep8 "
+            "transformer_ada_lmpackedbase_relative "
             "transformer_base_vq1_16_nb1_packed_dan_b01_scales "
             "transformer_base_vq1_16_nb1_packed_nda_b01_scales "
             "transformer_base_vq1_16_nb1_packed_nda_b01_scales_dialog "
@@ -154,9 +154,9 @@ _TABLE: dict[str, dict[str, str]] = {
             "transformer_parameter_attention_b transformer_parsing_ice transformer_prepend "
             "transformer_prepend_v1 transformer_prepend_v2 "
             "transformer_small_tpu "
-            "transformer_supervised_attention transformer_tall transformer_tall_big "
+            "transformer_supervised_attention transformer_tall_big "
             "transformer_tall_finetune_textclass transformer_tall_finetune_tied "
-            "transformer_tall_finetune_uniencdec transformer_tall_pretrain_lm "
+            "transformer_tall_finetune_uniencdec "
             "transformer_tall_pretrain_lm_tpu transformer_tall_pretrain_lm_tpu_adafactor "
             "transformer_tall_pretrain_lm_tpu_adafactor_large transformer_tall_train_tied "
             "transformer_tall_train_uniencdec transformer_timeseries "

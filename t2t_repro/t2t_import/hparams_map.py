@@ -22,6 +22,7 @@ from typing import Any
 from t2t_repro import registry
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import add_problem_hparams
+from t2t_repro.optimizers.names import check_optimizer_name
 from t2t_repro.t2t_hparams import IGNORED, NEUTRAL, T2T_VALUES
 from t2t_repro.t2t_import.errors import T2TImportError
 
@@ -30,10 +31,18 @@ SUPPORTED_VALUES = {
     "norm_type": ("layer",),
     "pos": ("timing", "none", None),  # None: T2T's no positional signal ("none" here)
     "ffn_layer": ("dense_relu_dense", "conv_hidden_relu"),  # T2T's legacy name, same layer.
-    "optimizer": ("adam", "Adam", "lazy_adam", "true_adam"),
     "sampling_method": ("argmax", "random"),
     "self_attention_type": ("dot_product", "dot_product_relative"),
 }
+
+
+def _refused_optimizer(name) -> str:
+    """Why T2T's optimizer ``name`` cannot run here ('' when it can)."""
+    try:
+        check_optimizer_name(name)
+    except HParamsError as e:
+        return str(e)
+    return ""
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,9 @@ def _unsupported(t2t_values: dict[str, Any], ours: HParams, ignore: set[str]) ->
     for name, value in sorted(t2t_values.items()):
         if name in ignore or name in IGNORED:
             continue
-        if name in NEUTRAL and value != NEUTRAL[name]:
+        if name == "optimizer" and _refused_optimizer(value):
+            problems.append(f"optimizer={value!r} ({_refused_optimizer(value)})")
+        elif name in NEUTRAL and value != NEUTRAL[name]:
             problems.append(f"{name}={value!r} (only {NEUTRAL[name]!r} is implemented)")
         elif name in SUPPORTED_VALUES and value not in SUPPORTED_VALUES[name]:
             problems.append(

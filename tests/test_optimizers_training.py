@@ -1,0 +1,98 @@
+"""T2T's other optimizers in ``t2t-trainer`` on the toy problem: train, resume, decode.
+
+``transformer_base_multistep8`` (MultistepAdam over the project's gradient accumulation) and a
+usr_dir set with ``optimizer = "Adafactor"`` and a cosine-decay schedule (its values are the
+schedule's own test's; here only that it runs), each with the tiny model. The update rules
+themselves are checked against T2T in ``test_t2t_optimizers.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from t2t_repro import registry
+from tests.tools import TINY_TRAINING
+from tests.usr_dir_registry import restored_registry
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("toy")
+    registry.problem("translate_toy").generate_data(
+        str(root / "data"), str(root / "tmp"), progress=False
+    )
+    return root / "data"
+
+
+@pytest.fixture
+def restore_registry():
+    yield from restored_registry({"adafactor_usr_dir"})
+
+
+def _train_resume_decode(data_dir, out, tmp_path, *flags):
+    from t2t_repro.commands import decoder, trainer
+
+    common = [
+        "--problem=translate_toy",
+        f"--data_dir={data_dir}",
+        f"--output_dir={out}",
+        "--schedule=train",
+        "--random_seed=1",
+        "--eval_decode_examples=0",
+        "--no-attention_images",
+        *flags,
+    ]
+    assert trainer.main([*common, "--train_steps=2"]) == 0
+    assert (out / "ckpt-2.index").exists()
+    assert trainer.main([*common, "--train_steps=3"]) == 0  # resumes from ckpt-2
+    assert (out / "ckpt-3.index").exists()
+    src = tmp_path / "src"
+    src.write_text("a b c\n", encoding="utf-8")
+    decode = [
+        "--problem=translate_toy",
+        f"--data_dir={data_dir}",
+        f"--output_dir={out}",
+        "--decode_hparams=beam_size=2,extra_length=4",
+        f"--decode_from_file={src}",
+        f"--decode_to_file={tmp_path / 'decoded'}",
+    ]
+    assert decoder.main(decode) == 0
+    assert len((tmp_path / "decoded").read_text().split("\n")) == 2
+
+
+@pytest.mark.slow
+def test_transformer_base_multistep8_trains_resumes_and_decodes(data_dir, tmp_path):
+    hp = registry.hparams("transformer_base_multistep8")
+    assert (hp.optimizer, hp.optimizer_multistep_accumulate_steps) == ("multistep_adam", 8)
+    _train_resume_decode(
+        data_dir,
+        tmp_path / "train",
+        tmp_path,
+        "--hparams_set=transformer_base_multistep8",
+        f"--hparams={TINY_TRAINING},optimizer_multistep_accumulate_steps=2",
+    )
+
+
+@pytest.mark.slow
+def test_usr_dir_adafactor_set_trains_resumes_and_decodes(data_dir, tmp_path, restore_registry):
+    usr_dir = tmp_path / "adafactor_usr_dir"
+    usr_dir.mkdir()
+    (usr_dir / "__init__.py").write_text(
+        "from tensor2tensor.models import transformer\n"
+        "from tensor2tensor.utils import registry\n\n\n"
+        "@registry.register_hparams\n"
+        "def transformer_adafactor_cos():\n"
+        "    hparams = transformer.transformer_base()\n"
+        '    hparams.optimizer = "Adafactor"\n'
+        '    hparams.learning_rate_schedule = "constant*linear_warmup*cosdecay"\n'
+        "    return hparams\n",
+        encoding="utf-8",
+    )
+    _train_resume_decode(
+        data_dir,
+        tmp_path / "train",
+        tmp_path,
+        f"--t2t_usr_dir={usr_dir}",
+        "--hparams_set=transformer_adafactor_cos",
+        f"--hparams={TINY_TRAINING}",
+    )
