@@ -8,10 +8,14 @@ themselves are checked against T2T in ``test_t2t_optimizers.py``.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+
 import pytest
 
 from t2t_repro import registry
-from tests.tools import TINY_TRAINING
+from tests.tools import PYTHON, ROOT, TINY_TRAINING
 from tests.usr_dir_registry import restored_registry
 
 
@@ -96,3 +100,23 @@ def test_usr_dir_adafactor_set_trains_resumes_and_decodes(data_dir, tmp_path, re
         "--hparams_set=transformer_adafactor_cos",
         f"--hparams={TINY_TRAINING}",
     )
+
+
+@pytest.mark.slow
+def test_adafactor_and_multistep_adam_under_mirrored_strategy():
+    """2 mirrored logical CPUs (also loss-scaled) give the one-device update, with T2T's
+    weight decay and clipping: Adafactor's factored slots, and multistep_adam's micro-steps
+    each reduced across the replicas on its own."""
+    out = subprocess.run(
+        [*PYTHON, "-m", "tests.optimizer_distributed_check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    ratios = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(ratios) == {"Adafactor", "multistep_adam"}
+    for name, (mirrored, loss_scaled) in ratios.items():  # as test_trainer's mirrored check
+        assert mirrored < 1e-3 and loss_scaled < 1e-3, (name, mirrored, loss_scaled)
