@@ -75,6 +75,9 @@ def basic_params1() -> HParams:
         multiply_embedding_mode="sqrt_depth",
         shared_embedding_and_softmax_weights=False,
         shared_embedding=False,
+        # T2T keeps each embedding in this many row blocks; only Adafactor's update depends
+        # on it (t2t_repro/optimizers/adafactor.py).
+        symbol_modality_num_shards=1,
         # Relative self-attention distance (T2T's basic_params1 holds it; 0: off; the
         # transformer's self_attention_type="dot_product_relative" uses it).
         max_relative_position=0,

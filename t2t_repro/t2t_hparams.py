@@ -88,7 +88,6 @@ IGNORED: dict[str, Any] = {
     "split_targets_strided_training": False,
     "summarize_grads": False,
     "summarize_vars": False,
-    "symbol_modality_num_shards": 16,
     "top": {},
     "tpu_enable_host_call": False,
     "use_custom_ops": True,

@@ -112,6 +112,44 @@ def test_optimizer_matches_t2t(case, reference):
             assert np.array_equal(ref[f"{case}/0/{name}"], ref[f"init/{name}"])
 
 
+SHARDED_CASES = json.loads(META.read_text())["sharded_cases"]
+
+
+@pytest.mark.parametrize("case", sorted(SHARDED_CASES))
+def test_adafactor_updates_t2ts_embedding_row_blocks_each_on_its_own(case, reference):
+    """T2T's embedding is ``symbol_modality_num_shards`` variables; ours one matrix that
+    Adafactor updates block by block (the same bound as above, the blocks' elements N)."""
+    meta, ref = reference
+    sharded = meta["sharded_variable"]
+    name = sharded["name"]
+    hp = _hparams(meta["sharded_cases"][case])
+    hp.symbol_modality_num_shards = sharded["shards"]
+    optimizer = make_optimizer(hp, StepTable(ref["learning_rates"]))
+    variable = keras.Variable(ref[f"init/{name}"], name="weights")
+    variable.t2t_row_sharded = True  # as layers/embedding.py marks it
+    optimizer.build([variable])
+    previous = ref[f"init/{name}"].astype(np.float64)
+    magnitude = np.zeros_like(previous)
+    for step in range(meta["steps"]):
+        grads = [tf.constant(ref[f"grad/{step}/{name}"])]
+        grads = regularized_gradients(grads, [variable], hp, optimizer.iterations)
+        optimizer.apply_gradients(zip(grads, [variable], strict=True))
+        theirs = ref[f"{case}/{step}/{name}"].astype(np.float64)
+        magnitude += np.abs(previous) + np.abs(theirs)
+        bound = gamma(OPS + previous.size) * magnitude
+        assert np.all(np.abs(variable.numpy() - theirs) <= bound), (case, step)
+        previous = theirs
+    # One matrix of T2T's (1 shard) takes another update: the blocks are what makes it T2T's.
+    hp.symbol_modality_num_shards = 1
+    whole = make_optimizer(hp, StepTable(ref["learning_rates"]))
+    unsharded = keras.Variable(ref[f"init/{name}"], name="weights")
+    unsharded.t2t_row_sharded = True
+    whole.apply_gradients([(tf.constant(ref[f"grad/0/{name}"]), unsharded)])
+    first = ref[f"{case}/0/{name}"].astype(np.float64)
+    first_bound = gamma(OPS + first.size) * (np.abs(ref[f"init/{name}"]) + np.abs(first))
+    assert np.any(np.abs(unsharded.numpy() - first) > first_bound)
+
+
 def test_t2t_optimizer_names():
     # tensor2tensor/utils/registry.py, optimizer: SGD/RMSProp, else camel to snake case.
     assert [

@@ -46,6 +46,7 @@ def make_optimizer(hp: HParams, learning_rate=None) -> keras.optimizers.Optimize
             clipping_threshold=hp.optimizer_adafactor_clipping_threshold,
             factored=hp.optimizer_adafactor_factored,
             multiply_by_parameter_scale=hp.optimizer_adafactor_multiply_by_parameter_scale,
+            num_shards=hp.symbol_modality_num_shards,
             **common,
         )
     if key == "momentum":

@@ -71,6 +71,19 @@ CASES = {
 }
 
 
+# T2T's symbol-modality embedding in row blocks (layers/modalities.py, _get_weights: 10 rows
+# in 3 shards are 4, 3, 3), which Adafactor updates as variables of their own; recorded
+# joined, as this project holds the matrix.
+SHARDED = ("body/emb/weights", (10, 4), 3)
+SHARDED_CASES = {
+    "adafactor_sharded": ("adafactor", {}),
+    "adafactor_sharded_unfactored": (
+        "adafactor",
+        {"optimizer_adafactor_factored": False, "optimizer_adafactor_beta1": 0.9},
+    ),
+}
+
+
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shim", required=True, help="the t2t_shim folder (t2t_compat.py)")
@@ -132,6 +145,18 @@ def contrib_optimizer(tf, name, lr, hp):
     }[name](lr)
 
 
+def sharded_inputs():
+    name, shape, shards = SHARDED
+    rng = np.random.RandomState(1538)
+    init = rng.normal(0, 0.5, shape).astype(np.float32)
+    grads = [rng.normal(0, 0.3, shape).astype(np.float32) for _ in range(STEPS)]
+    rows = [shape[0] // shards + (1 if i < shape[0] % shards else 0) for i in range(shards)]
+    cuts = np.cumsum(rows)[:-1]
+    blocks = {f"{name}_{i}": b for i, b in enumerate(np.split(init, cuts))}
+    grad_blocks = [{f"{name}_{i}": b for i, b in enumerate(np.split(g, cuts))} for g in grads]
+    return init, grads, blocks, grad_blocks
+
+
 def run_case(modules, optimizer_name, overrides, init, grads):
     common_hparams, optimize, registry = modules
     import tensorflow as tf
@@ -142,13 +167,14 @@ def run_case(modules, optimizer_name, overrides, init, grads):
         hp.set_hparam(key, value)
     accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
     micro_steps = STEPS * accumulate
+    shapes = {n: v.shape for n, v in init.items()}
     graph = tf.Graph()
     with graph.as_default():
         global_step = tf.compat.v1.train.get_or_create_global_step()
         variables = [
-            tf.compat.v1.get_variable(n, initializer=init[n], use_resource=True) for n in SHAPES
+            tf.compat.v1.get_variable(n, initializer=init[n], use_resource=True) for n in shapes
         ]
-        grad_in = [tf.compat.v1.placeholder(tf.float32, s) for s in SHAPES.values()]
+        grad_in = [tf.compat.v1.placeholder(tf.float32, s) for s in shapes.values()]
         lr = tf.compat.v1.placeholder(tf.float32, [])
         loss = tf.add_n([tf.reduce_sum(v * g) for v, g in zip(variables, grad_in, strict=True)])
         loss = optimize.weight_decay_and_noise(loss, hp, lr, variables)
@@ -166,10 +192,10 @@ def run_case(modules, optimizer_name, overrides, init, grads):
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             for step in range(micro_steps):
-                feed = {g: grads[step][n] for g, n in zip(grad_in, SHAPES, strict=True)}
+                feed = {g: grads[step][n] for g, n in zip(grad_in, shapes, strict=True)}
                 feed[lr] = LEARNING_RATES[step]
                 sess.run(train, feed)
-                weights.append(dict(zip(SHAPES, sess.run(variables), strict=True)))
+                weights.append(dict(zip(shapes, sess.run(variables), strict=True)))
     return weights
 
 
@@ -187,9 +213,18 @@ def main():
     for case, (name, overrides) in CASES.items():
         for step, w in enumerate(run_case(modules, name, overrides, init, grads)):
             arrays.update({f"{case}/{step}/{n}": v for n, v in w.items()})
+    name, shape, shards = SHARDED
+    joined_init, joined_grads, blocks, grad_blocks = sharded_inputs()
+    arrays[f"init/{name}"] = joined_init
+    arrays.update({f"grad/{step}/{name}": g for step, g in enumerate(joined_grads)})
+    for case, (optimizer, overrides) in SHARDED_CASES.items():
+        for step, w in enumerate(run_case(modules, optimizer, overrides, blocks, grad_blocks)):
+            arrays[f"{case}/{step}/{name}"] = np.concatenate([w[b] for b in blocks])
     meta = {
         "cases": {c: {"optimizer": n, "hparams": o} for c, (n, o) in CASES.items()},
         "variables": {n: list(s) for n, s in SHAPES.items()},
+        "sharded_cases": {c: {"optimizer": n, "hparams": o} for c, (n, o) in SHARDED_CASES.items()},
+        "sharded_variable": {"name": name, "shape": list(shape), "shards": shards},
         "steps": STEPS,
         "versions": {"tensor2tensor": "1.15.7", "tensorflow": tf.__version__},
     }
