@@ -42,9 +42,10 @@ def basic_params1() -> HParams:
         layer_prepostprocess_dropout=0.1,
         norm_type="layer",
         norm_epsilon=1e-6,
-        # T2T's L2 penalty and gradient noise (tensor2tensor/utils/optimize.py,
+        # T2T's L2 penalty, weight noise and gradient noise (tensor2tensor/utils/optimize.py,
         # weight_decay_and_noise; t2t_repro/optimizers/regularization.py).
         weight_decay=1e-6,
+        weight_noise=0.0,
         grad_noise_scale=0.0,
         clip_grad_norm=2.0,
         # Initialisation.

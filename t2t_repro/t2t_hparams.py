@@ -143,7 +143,6 @@ NEUTRAL: dict[str, Any] = {
     "target_modality": "default",
     "unidirectional_encoder": False,
     "vocab_divisor": 1,
-    "weight_noise": 0.0,
 }
 
 

@@ -1,6 +1,7 @@
 """Run as a subprocess (logical CPUs must be configured before TF starts): T2T's Adafactor
-and multistep_adam (t2t_repro/optimizers/) update the same weights on 1 device and on 2
-mirrored devices (also loss-scaled). Prints JSON: per optimizer, the max weight difference
+and multistep_adam (t2t_repro/optimizers/), with T2T's weight decay, weight and gradient noise
+and clipping, update the same weights on 1 device and on 2 mirrored devices (also
+loss-scaled). Prints JSON: per optimizer, the max weight difference
 from the 1-device update over the update itself. Reuses ``distributed_check``'s model,
 batches and ``run``."""
 
@@ -24,7 +25,9 @@ def main():
     )
     ratios = {}
     for name, accumulate in (("Adafactor", 1), ("multistep_adam", 2)):
-        extra = f",optimizer={name},weight_decay=0.01,clip_grad_norm=0.05"
+        extra = f",optimizer={name},weight_decay=0.01,clip_grad_norm=0.05,weight_noise=1.0"
+        if accumulate == 1:  # (2 micro-steps draw 2 gradient noises: not the 1-step update)
+            extra += ",grad_noise_scale=0.001"
         _, one = run(
             single, single_batches, 1, overrides=f"{extra},optimizer_multistep_accumulate_steps=1"
         )

@@ -173,3 +173,22 @@ def test_t2t_optimizer_names():
     hp.optimizer = "multistep_adam"
     with pytest.raises(HParamsError, match="accumulate_steps >= 1"):
         check_optimizer(hp)
+
+
+def test_weight_noise_is_t2ts_scale_on_all_but_the_symbol_modality():
+    """T2T's ``weight_noise``: truncated_normal * rate * lr * 0.001 on every /body/ variable;
+    the same draw for the same step (every replica adds the same)."""
+    from t2t_repro.optimizers.regularization import add_weight_noise
+
+    body = keras.Variable(np.zeros([100, 100], np.float32), name="kernel")
+    embedding = keras.Variable(np.zeros([100, 100], np.float32), name="weights")
+    embedding.t2t_row_sharded = True
+    add_weight_noise([body, embedding], 2.0, 0.5, step=7)
+    noise = body.numpy()
+    assert not embedding.numpy().any()
+    scale = 2.0 * 0.5 * 0.001  # truncated at 2 sigma: std 0.8796 sigma
+    assert np.abs(noise).max() <= 2 * scale * (1 + 1e-6)
+    assert abs(noise.std() / (0.8796 * scale) - 1) < 0.05  # 10,000 draws: ~0.7% std error
+    again = keras.Variable(np.zeros([100, 100], np.float32), name="kernel")
+    add_weight_noise([again], 2.0, 0.5, step=7)
+    assert np.array_equal(again.numpy(), noise)

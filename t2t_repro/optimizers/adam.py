@@ -5,12 +5,11 @@ Keras' ``Adam`` is TF1's ``AdamOptimizer`` (the epsilon-hat form: ``var -= lr_t 
 
 * ``true_adam`` (``tf.train.AdamOptimizer``) is it;
 * ``adam`` is T2T's ``tf.contrib.opt.LazyAdamOptimizer``, whose dense update is Adam's. It
-  differs only on a sparse gradient (``IndexedSlices``: an embedding reached only through a
-  gather, i.e. ``shared_embedding_and_softmax_weights=False``): LazyAdam moves only the rows
-  in the batch, and leaves the other rows' moments and weights alone. The train step here
-  all-reduces dense gradients, so every row takes Adam's update (rows absent from the batch
-  keep decaying their moments and moving by them). With T2T's shared embedding and softmax
-  (every ``transformer_base*`` set) the gradient is dense in T2T too, and the two agree;
+  differs only on a sparse gradient (``IndexedSlices``), which T2T's transformer never gives
+  it: T2T turns every embedding gradient into a dense tensor before it reaches the optimizer
+  (``layers/modalities.py, get_weights`` and ``layers/common_layers.py, embedding``: both
+  pass the table through ``common_layers.convert_gradient_to_tensor``), so it is Adam there
+  as here;
 * ``multistep_adam`` (``utils/multistep_optimizer.py``, ``MultistepAdamOptimizer``) applies
   Adam to the mean of ``n`` micro-batch gradients every ``n`` steps: here the train step
   accumulates ``optimizer_multistep_accumulate_steps`` micro-batches and the optimizer steps

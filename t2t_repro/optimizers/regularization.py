@@ -13,6 +13,13 @@
   the op's own random state; here it is drawn from (update, variable index), so every
   replica adds the same noise and a resumed run the same as an uninterrupted one.
 
+* ``weight_noise`` (``weight_decay_and_noise``, ``weight_noise``): before each step T2T adds
+  ``truncated_normal(shape) * weight_noise * learning_rate * 0.001`` to every variable under
+  ``/body/`` (all but the symbol-modality embeddings, which their layer marks
+  ``t2t_row_sharded`` here), for good. T2T's graph does not order the noise before the
+  forward pass's reads; here it is added before the update's forward pass, drawn from
+  (update, variable index) so every replica and worker adds the same.
+
 Clipping (``clip_grad_norm``: ``tf.clip_by_global_norm``) is the optimizer's
 ``global_clipnorm`` (``keras.ops`` computes the same scale).
 """
@@ -22,6 +29,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 BIAS_NAMES = ("bias", "beta")
+NOISE_SEED = 1 << 20  # weight-noise seeds (step, this + index), apart from the gradients'.
 
 
 def is_t2t_bias(variable) -> bool:
@@ -58,3 +66,14 @@ def micro_step_gradients(grads, variables, hparams, step, scale=1.0):
     if clip:
         grads, _ = tf.clip_by_global_norm(grads, clip * scale)
     return grads
+
+
+def add_weight_noise(variables, rate: float, learning_rate, step) -> None:
+    """T2T's ``weight_noise`` on ``variables`` (in a cross-replica context)."""
+    scale = rate * tf.cast(learning_rate, tf.float32) * 0.001
+    for index, variable in enumerate(variables):
+        if getattr(variable, "t2t_row_sharded", False):
+            continue  # T2T's symbol modality is not under /body/
+        seed = tf.stack([tf.cast(step, tf.int64), tf.constant(index + NOISE_SEED, tf.int64)])
+        draw = tf.random.stateless_truncated_normal(variable.shape, seed, dtype=variable.dtype)
+        variable.assign_add(draw * tf.cast(scale, variable.dtype))

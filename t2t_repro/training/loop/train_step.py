@@ -19,7 +19,11 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.losses import padded_cross_entropy_of_hidden
-from t2t_repro.optimizers.regularization import micro_step_gradients, regularized_gradients
+from t2t_repro.optimizers.regularization import (
+    add_weight_noise,
+    micro_step_gradients,
+    regularized_gradients,
+)
 
 SUM = tf.distribute.ReduceOp.SUM
 # A mean per-token loss above this stops training like NaN: ~100x the loss of a uniform guess
@@ -205,10 +209,19 @@ def make_train_loop(
     update = tf.autograph.experimental.do_not_convert(replica_update)
     accumulate_steps = max(1, accumulate_steps)
     loss_scale = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+    weight_noise = float(hparams.get("weight_noise", 0.0) or 0.0)
 
     @tf.function
     def loop(iterator, n):
         for _ in tf.range(n):
+            if weight_noise:  # T2T's weight noise, before the step (regularization.py)
+                with strategy.scope():  # the same draw into every replica's copy
+                    add_weight_noise(
+                        model.trainable_variables,
+                        weight_noise,
+                        optimizer.learning_rate,
+                        optimizer.iterations,
+                    )
             micro_batches = tuple(next(iterator) for _ in range(accumulate_steps))
             stats = strategy.run(update, args=micro_batches)
             stats = {k: strategy.experimental_local_results(v)[0] for k, v in stats.items()}
