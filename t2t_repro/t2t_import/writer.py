@@ -81,6 +81,14 @@ T2T_SLOT = re.compile(r"/(Adam|Adafactor|Momentum|Adagrad|RMSProp|Ftrl)(_\d+)?$"
 T2T_NON_SLOT = re.compile(r"^(training/)?iter$")
 
 
+def _optimizer_only(name: str, key: str, with_optimizer: bool) -> bool:
+    """A T2T optimizer variable that is not imported: every slot when the optimizer starts
+    fresh; MultistepAdam's gradient accumulator (``<variable>/Adam_2``) and counter always."""
+    if key == "multistep_adam" and (name.endswith("/Adam_2") or T2T_NON_SLOT.search(name)):
+        return True
+    return not with_optimizer and bool(T2T_SLOT.search(name) or T2T_NON_SLOT.search(name))
+
+
 def _restore_values(
     values: CheckpointValues, model, optimizer, step: int, weights_only: bool, scope: str
 ) -> bool:
@@ -192,8 +200,9 @@ def import_t2t_dir(
     )
     step = int(reader.get_tensor("global_step")) if values.has("global_step") else 0
     key = registry_key(imported.hparams.optimizer)
+    pending = 0
     if key == "multistep_adam":  # T2T's global_step counts micro-steps; ours, updates
-        step //= max(1, imported.hparams.optimizer_multistep_accumulate_steps)
+        step, pending = divmod(step, max(1, imported.hparams.optimizer_multistep_accumulate_steps))
     model = registry.model(model_name)(imported.hparams)
     model.build()
     try:
@@ -202,16 +211,13 @@ def import_t2t_dir(
         raise T2TImportError(f"hparams.json: {e}") from e
     optimizer.build(model.trainable_variables)
     optimizer.iterations.assign(step)
-    # Only T2T's (Lazy)Adam slots are mapped; any other optimizer starts fresh here.
-    adam_slots = key in ("adam", "true_adam")
+    # Only T2T's Adam slots (LazyAdam's, AdamOptimizer's, MultistepAdam's moments) are
+    # mapped; any other optimizer starts fresh here.
+    adam_slots = key in ("adam", "true_adam", "multistep_adam")
     with_optimizer = _restore_values(
         values, model, optimizer, step, weights_only or not adam_slots, model_name
     )
-    leftover = [
-        n
-        for n in values.unused()
-        if with_optimizer or not (T2T_SLOT.search(n) or (not adam_slots and T2T_NON_SLOT.search(n)))
-    ]
+    leftover = [n for n in values.unused() if not _optimizer_only(n, key, with_optimizer)]
     if leftover:
         raise T2TImportError(
             f"T2T variable {leftover[0]} maps to nothing in this model"
@@ -240,4 +246,9 @@ def import_t2t_dir(
         )
     elif not with_optimizer:
         log("note: no Adam slots imported; resumed training starts Adam's moments at zero.")
+    if pending and with_optimizer:
+        log(
+            f"note: T2T had accumulated {pending} micro-step(s) of the next multistep_adam "
+            "update; they are not carried over (resumed training starts that update afresh)."
+        )
     return ImportResult(checkpoint, step, imported, problem, with_optimizer)
