@@ -1,4 +1,5 @@
-"""T2T's other optimizers in ``t2t-trainer`` on the toy problem: train, resume, decode.
+"""T2T's other optimizers in ``t2t-trainer`` on the toy problem: train, resume, decode,
+average, warm-start.
 
 ``transformer_base_multistep8`` (MultistepAdam over the project's gradient accumulation) and a
 usr_dir set with ``optimizer = "Adafactor"`` and a cosine-decay schedule (its values are the
@@ -62,6 +63,18 @@ def _train_resume_decode(data_dir, out, tmp_path, *flags):
     ]
     assert decoder.main(decode) == 0
     assert len((tmp_path / "decoded").read_text().split("\n")) == 2
+    # t2t-avg-all reads the run's checkpoints (model weights only, whatever the optimizer's
+    # slots), and a new run warm-starts from it with a fresh optimizer.
+    from t2t_repro.checkpoints.averaging import average_checkpoints
+
+    average_checkpoints(str(out), str(tmp_path / "avg"), n=2, log=lambda _: None)
+    assert (tmp_path / "avg" / "ckpt-3.index").exists()
+    warm = [
+        f if not f.startswith("--output_dir=") else f"--output_dir={tmp_path / 'warm'}"
+        for f in common
+    ]
+    assert trainer.main([*warm, "--train_steps=1", f"--warm_start_from={out}"]) == 0
+    assert (tmp_path / "warm" / "ckpt-1.index").exists()
 
 
 @pytest.mark.slow
@@ -120,3 +133,23 @@ def test_adafactor_and_multistep_adam_under_mirrored_strategy():
     assert set(ratios) == {"Adafactor", "multistep_adam"}
     for name, (mirrored, loss_scaled) in ratios.items():  # as test_trainer's mirrored check
         assert mirrored < 1e-3 and loss_scaled < 1e-3, (name, mirrored, loss_scaled)
+
+
+def test_an_optimizer_t2t_has_but_not_this_project_is_refused_before_any_file(
+    data_dir, tmp_path, capsys
+):
+    from t2t_repro.commands import trainer
+
+    out = tmp_path / "train"
+    flags = [
+        "--problem=translate_toy",
+        f"--data_dir={data_dir}",
+        f"--output_dir={out}",
+        "--hparams_set=transformer_base",
+        f"--hparams={TINY_TRAINING},optimizer=YellowFin",
+        "--train_steps=1",
+    ]
+    assert trainer.main(flags) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "YellowFin" in err[-1] and "utils/yellowfin.py" in err[-1], err
+    assert not out.exists()
