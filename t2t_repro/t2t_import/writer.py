@@ -77,7 +77,7 @@ def _problem_values(
 
 # T2T's optimizer slot variables (``<variable>/<optimizer name>[_k]``) and MultistepAdam's
 # non-slot step counter (``utils/multistep_optimizer.py``, ``iter``).
-T2T_SLOT = re.compile(r"/(Adam|Adafactor|Momentum|Adagrad|RMSProp|Ftrl)(_\d+)?$")
+T2T_SLOT = re.compile(r"/(Adam|AdamW|Adafactor|Momentum|Adagrad|RMSProp|Ftrl)(_\d+)?$")
 T2T_NON_SLOT = re.compile(r"^(training/)?iter$")
 
 
