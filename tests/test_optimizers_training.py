@@ -29,6 +29,16 @@ def data_dir(tmp_path_factory):
     return root / "data"
 
 
+@pytest.fixture(autouse=True)
+def float32_policy_after():
+    """The bfloat16 warm start sets Keras' global policy in this process: put it back."""
+    import keras
+
+    previous = keras.mixed_precision.global_policy()
+    yield
+    keras.mixed_precision.set_global_policy(previous)
+
+
 @pytest.fixture
 def restore_registry():
     yield from restored_registry({"adafactor_usr_dir"})
@@ -64,7 +74,7 @@ def _train_resume_decode(data_dir, out, tmp_path, *flags):
     assert decoder.main(decode) == 0
     assert len((tmp_path / "decoded").read_text().split("\n")) == 2
     # t2t-avg-all reads the run's checkpoints (model weights only, whatever the optimizer's
-    # slots), and a new run warm-starts from it with a fresh optimizer.
+    # slots), and a new run warm-starts from the run with a fresh optimizer
     from t2t_repro.checkpoints.averaging import average_checkpoints
 
     average_checkpoints(str(out), str(tmp_path / "avg"), n=2, log=lambda _: None)
@@ -73,7 +83,9 @@ def _train_resume_decode(data_dir, out, tmp_path, *flags):
         f if not f.startswith("--output_dir=") else f"--output_dir={tmp_path / 'warm'}"
         for f in common
     ]
-    assert trainer.main([*warm, "--train_steps=1", f"--warm_start_from={out}"]) == 0
+    # (and under bfloat16 mixed precision: the optimizer sees float32 weights and gradients)
+    run = [*warm, "--train_steps=1", f"--warm_start_from={out}", "--mixed_precision=bfloat16"]
+    assert trainer.main(run) == 0
     assert (tmp_path / "warm" / "ckpt-1.index").exists()
 
 
