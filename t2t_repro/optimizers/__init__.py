@@ -12,8 +12,8 @@ import keras
 
 from t2t_repro.hparam import HParams
 from t2t_repro.learning_rate import T2TSchedule
-from t2t_repro.optimizers.adafactor import T2TAdafactor
-from t2t_repro.optimizers.adam import make_adam
+from t2t_repro.optimizers.adafactor import T2TAdafactor, check_decay_type
+from t2t_repro.optimizers.adam import check_adam, make_adam
 from t2t_repro.optimizers.names import check_optimizer_name
 from t2t_repro.optimizers.tf1_rules import TF1Adagrad, TF1Ftrl, TF1Momentum, TF1RMSProp
 
@@ -24,7 +24,10 @@ def check_optimizer(hp: HParams) -> str:
     """The registry key of ``hp.optimizer``; HParamsError (one line) before any work when it
     cannot run here."""
     key = check_optimizer_name(hp.optimizer)
-    make_optimizer(hp)  # the optimizer's own checks (e.g. Adafactor's decay type)
+    if key in ADAM_FAMILY:
+        check_adam(key, hp)
+    if key == "adafactor":
+        check_decay_type(hp.optimizer_adafactor_decay_type)
     return key
 
 

@@ -36,6 +36,14 @@ def _rms(x):
     return tf.sqrt(tf.reduce_mean(tf.square(x)))  # adafactor.py, reduce_rms
 
 
+def check_decay_type(decay_type: str) -> None:
+    """adafactor_optimizer_from_hparams: ValueError("unknown optimizer_adafactor_decay_type")."""
+    if decay_type not in DECAY_TYPES:
+        raise HParamsError(
+            f"optimizer_adafactor_decay_type={decay_type!r} is unknown to T2T; use 'adam' or 'pow'."
+        )
+
+
 def t2t_row_shards(rows: int, num_shards: int) -> list[int]:
     """T2T's block sizes of a ``rows``-row embedding (``modalities.py``, ``_get_weights``)."""
     return [rows // num_shards + (1 if i < rows % num_shards else 0) for i in range(num_shards)]
@@ -58,12 +66,7 @@ class T2TAdafactor(keras.optimizers.Optimizer):
         name: str = "adafactor",
         **kwargs,
     ) -> None:
-        if decay_type not in DECAY_TYPES:
-            # adafactor_optimizer_from_hparams: ValueError("unknown ...decay_type")
-            raise HParamsError(
-                f"optimizer_adafactor_decay_type={decay_type!r} is unknown to T2T; use "
-                "'adam' or 'pow'."
-            )
+        check_decay_type(decay_type)
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)
         self.decay_type = decay_type
         self.beta2 = beta2

@@ -45,14 +45,19 @@ class T2TAdamW(keras.optimizers.Adam):
         return {**super().get_config(), "decoupled_weight_decay": self.decoupled_weight_decay}
 
 
-def make_adam(key: str, hp: HParams, learning_rate, **kwargs) -> keras.optimizers.Optimizer:
-    """The optimizer of registry key ``key`` (one of the family) from T2T's hparams."""
+def check_adam(key: str, hp: HParams) -> None:
+    """HParamsError (one line) for values T2T's Adam family cannot run with."""
     if key == "multistep_adam" and hp.optimizer_multistep_accumulate_steps < 1:
         # T2T's MultistepAdamOptimizer with n=0 never applies an update (tf.mod by 0).
         raise HParamsError(
             "optimizer=multistep_adam needs optimizer_multistep_accumulate_steps >= 1 "
             f"(got {hp.optimizer_multistep_accumulate_steps})."
         )
+
+
+def make_adam(key: str, hp: HParams, learning_rate, **kwargs) -> keras.optimizers.Optimizer:
+    """The optimizer of registry key ``key`` (one of the family) from T2T's hparams."""
+    check_adam(key, hp)
     args = dict(
         learning_rate=learning_rate,
         beta_1=hp.optimizer_adam_beta1,
