@@ -35,8 +35,8 @@ from bench.report import cpu_model, emit, matmul_peak, peer_batch
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.hparams_lib.build import create_hparams
-from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.models.flops import training_flops
+from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training.loop.train_step import TrainMetrics, batch_loss_sums, make_train_loop
 from t2t_repro.training.precision_hint import bf16_instructions, cpu_flags
 

@@ -42,7 +42,7 @@ from bench.report import cpu_model, emit  # noqa: E402
 from t2t_repro import registry  # noqa: E402
 from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset  # noqa: E402
-from t2t_repro.learning_rate import make_optimizer  # noqa: E402
+from t2t_repro.optimizers import make_optimizer  # noqa: E402
 from t2t_repro.training.config import TrainerConfig  # noqa: E402
 from t2t_repro.training.loop.train_step import batch_loss_sums  # noqa: E402
 from t2t_repro.training.trainer import Trainer  # noqa: E402

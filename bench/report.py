@@ -207,7 +207,7 @@ def build_training(config: str):
     (bench_train_vs_peers.py, bench_train_step_profile.py), variables created."""
     from t2t_repro import registry
     from t2t_repro.hparams_lib.build import create_hparams
-    from t2t_repro.learning_rate import make_optimizer
+    from t2t_repro.optimizers import make_optimizer
 
     hparams_set, overrides, vocab = CONFIGS[config]
     hp = create_hparams(hparams_set, overrides, input_vocab_size=vocab)

@@ -6,6 +6,7 @@ from hparams import (  # noqa: F401
     small_data,
     table3,
     transformer,
+    transformer_optimizers,
     transformer_relative,
     transformer_variants,
 )

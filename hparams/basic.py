@@ -53,7 +53,11 @@ def _written_here() -> HParams:
         layer_prepostprocess_dropout=0.1,
         norm_type="layer",
         norm_epsilon=1e-6,
+        # T2T's L2 penalty, weight noise and gradient noise (tensor2tensor/utils/optimize.py,
+        # weight_decay_and_noise; t2t_repro/optimizers/regularization.py).
         weight_decay=1e-6,
+        weight_noise=0.0,
+        grad_noise_scale=0.0,
         clip_grad_norm=2.0,
         # Initialisation.
         initializer="orthogonal",
@@ -64,6 +68,16 @@ def _written_here() -> HParams:
         optimizer_adam_beta1=0.85,
         optimizer_adam_beta2=0.997,
         optimizer_multistep_accumulate_steps=0,  # Gradient accumulation; 0 or 1: off.
+        # T2T's other optimizers' hparams (t2t_repro/optimizers/).
+        optimizer_momentum_momentum=0.9,
+        optimizer_momentum_nesterov=False,
+        optimizer_adafactor_beta1=0.0,
+        optimizer_adafactor_beta2=0.999,
+        optimizer_adafactor_factored=True,
+        optimizer_adafactor_decay_type="pow",
+        optimizer_adafactor_memory_exponent=0.8,
+        optimizer_adafactor_clipping_threshold=1.0,
+        optimizer_adafactor_multiply_by_parameter_scale=True,
         learning_rate=0.1,
         learning_rate_schedule="legacy",
         learning_rate_constant=1.0,
@@ -73,6 +87,9 @@ def _written_here() -> HParams:
         multiply_embedding_mode="sqrt_depth",
         shared_embedding_and_softmax_weights=False,
         shared_embedding=False,
+        # T2T keeps each embedding in this many row blocks; only Adafactor's update depends
+        # on it (t2t_repro/optimizers/adafactor.py).
+        symbol_modality_num_shards=1,
         # Relative self-attention distance (T2T's basic_params1 holds it; 0: off; the
         # transformer's self_attention_type="dot_product_relative" uses it).
         max_relative_position=0,

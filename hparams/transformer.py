@@ -39,6 +39,7 @@ def transformer_base_v1() -> HParams:
     hp.weight_decay = 0.0
     hp.label_smoothing = 0.1
     hp.shared_embedding_and_softmax_weights = True
+    hp.symbol_modality_num_shards = 16
     hp.add_hparam("filter_size", 2048)
     hp.add_hparam("num_encoder_layers", 0)  # 0: num_hidden_layers.
     hp.add_hparam("num_decoder_layers", 0)

@@ -3,7 +3,7 @@ values (``tensor2tensor/models/transformer.py``: ``transformer_l2`` ... ``transf
 
 These are the sets of T2T's ``models/transformer.py`` that only set values this project stores:
 layer count, heads, key channels, filter and hidden size, dropout, label smoothing, and the
-``transformer_clean`` / ``transformer_tall`` families. (``multiproblem_*``, which the tall sets
+``transformer_clean`` family and ``transformer_tall_big``. (``multiproblem_*``, which the tall sets
 set, mean something only to T2T's ``MultiProblem``; T2T's transformer on a single problem ignores
 them, as this project does: ``t2t_repro/t2t_hparams.py``.) The T2T sets that need a feature or
 optimizer not implemented here are named, with the reason, when asked for
@@ -17,6 +17,7 @@ from hparams.transformer import (
     transformer_base_single_gpu,
     transformer_base_v2,
 )
+from hparams.transformer_optimizers import transformer_tall
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 
@@ -90,24 +91,6 @@ def transformer_clean_big() -> HParams:
     hp = transformer_clean()
     hp.hidden_size = 1024
     hp.filter_size = 4096
-    return hp
-
-
-@_register
-def transformer_tall() -> HParams:
-    """T2T 1.15's ``transformer_tall``: 12 layers of width 768, filter 3072, 12 heads."""
-    hp = transformer_base()
-    hp.batch_size = 2048
-    hp.hidden_size = 768
-    hp.filter_size = 3072
-    hp.num_hidden_layers = 12
-    hp.num_heads = 12
-    hp.label_smoothing = 0.0
-    hp.max_length = 1024
-    hp.eval_drop_long_sequences = True
-    hp.multiproblem_mixing_schedule = "pretrain"
-    hp.multiproblem_vocab_size = 65536
-    hp.clip_grad_norm = 1.0
     return hp
 
 

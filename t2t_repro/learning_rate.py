@@ -22,7 +22,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro import t2t_hparams
-from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparam import HParamsError
 from t2t_repro.learning_rate_legacy import legacy_schedule
 
 FACTORS = (
@@ -149,9 +149,9 @@ def t2t_global_step(update, accumulate_steps: int):
 def check_schedule(hparams: dict) -> None:
     """Raises HParamsError (one line) for an optimizer, schedule factor or decay scheme not
     implemented here, or hparams the schedule cannot run with (before any work)."""
-    refusal = t2t_hparams.refusal("optimizer", hparams.get("optimizer", "adam"))
-    if refusal:
-        raise HParamsError(refusal)
+    from t2t_repro.optimizers.names import check_optimizer_name  # (it imports this module)
+
+    check_optimizer_name(hparams.get("optimizer", "adam"))
     values = dict(hparams)
     # train_steps comes with the run (--train_steps); checking names and other values
     # needs none of it
@@ -173,18 +173,3 @@ class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     def get_config(self) -> dict:
         return {"hparams": self.hparams}
-
-
-def make_optimizer(hp: HParams) -> keras.optimizers.Optimizer:
-    """Adam with the hparams' betas/epsilon and the T2T schedule (TF1 epsilon-hat form)."""
-    refusal = t2t_hparams.refusal("optimizer", hp.optimizer)
-    if refusal:
-        raise HParamsError(refusal)
-    values = hp.values()
-    return keras.optimizers.Adam(
-        learning_rate=T2TSchedule(values),
-        beta_1=hp.optimizer_adam_beta1,
-        beta_2=hp.optimizer_adam_beta2,
-        epsilon=hp.optimizer_adam_epsilon,
-        global_clipnorm=hp.clip_grad_norm or None,
-    )

@@ -67,7 +67,8 @@ _MODEL = "models/transformer"
 _INPUT = "data/input_pipeline"
 _LR = "learning_rate"
 _LEGACY = "learning_rate_legacy"
-_OPT = "learning_rate"  # make_optimizer, until the optimizers package has it
+_OPT = "optimizers/__init__"  # make_optimizer
+_ADAM = "optimizers/adam"
 _DECODE = "decoding/line_decoder"
 _T = "transformer_base_v1"  # T2T's set that adds the transformer's own names
 
@@ -123,16 +124,19 @@ TABLE: dict[str, Entry] = {
     "label_smoothing": honoured(0.1, "training/loop/train_step"),
     "train_steps": honoured(ABSENT, _LR),  # set from --train_steps (training/run_hparams.py)
     "clip_grad_norm": honoured(0.0, _OPT),
+    "grad_noise_scale": honoured(0.0, "optimizers/regularization"),
+    "weight_noise": honoured(0.0, "training/loop/train_step"),
+    "weight_decay": honoured(0.0, _ADAM, "optimizers/regularization"),
+    "symbol_modality_num_shards": honoured(16, _OPT),
     "optimizer": honoured(
         "adam",
         _OPT,
         _LEGACY,
-        values=("adam", "Adam", "lazy_adam", "true_adam"),
-        why="only Adam is implemented",
+        # T2T 1.15's optimizer names are checked by t2t_repro/optimizers/names.py
     ),
-    "optimizer_adam_beta1": honoured(0.9, _OPT),
-    "optimizer_adam_beta2": honoured(0.997, _OPT),
-    "optimizer_adam_epsilon": honoured(1e-09, _OPT),
+    "optimizer_adam_beta1": honoured(0.9, _ADAM),
+    "optimizer_adam_beta2": honoured(0.997, _ADAM),
+    "optimizer_adam_epsilon": honoured(1e-09, _ADAM),
     "optimizer_multistep_accumulate_steps": honoured(0, "training/trainer", _LR),
     "learning_rate": honoured(0.2, _LEGACY),
     "learning_rate_constant": honoured(2.0, _LR),
@@ -160,7 +164,6 @@ TABLE: dict[str, Entry] = {
     "attention_variables_3d": refused(False),
     "causal_decoder_self_attention": refused(True),
     "factored_logits": refused(False),
-    "grad_noise_scale": refused(0.0),
     "hard_attention_k": refused(0),
     "input_modalities": refused("default"),
     "layer_prepostprocess_dropout_broadcast_dims": refused(""),
@@ -177,7 +180,6 @@ TABLE: dict[str, Entry] = {
     "target_modality": refused("default"),
     "unidirectional_encoder": refused(False),
     "vocab_divisor": refused(1),
-    "weight_noise": refused(0.0),
     # stored by the sets; only training depends on them
     "initializer": refused(
         "uniform_unit_scaling",
@@ -192,9 +194,6 @@ TABLE: dict[str, Entry] = {
         why="the layers are initialised as T2T's uniform_unit_scaling with gain 1.0",
         training=True,
         stored=True,
-    ),
-    "weight_decay": refused(
-        0.0, why="T2T's L2 weight penalty is not implemented", training=True, stored=True
     ),
     # -- no effect here -------------------------------------------------------------------------
     "dropout": no_effect(0.2, stored=True),  # T2T's transformer reads the *_dropout ones
@@ -241,15 +240,15 @@ TABLE: dict[str, Entry] = {
     "name": no_effect({}),
     "nbr_decoder_problems": no_effect(1),
     "no_data_parallelism": no_effect(False),
-    "optimizer_adafactor_beta1": no_effect(0.0),
-    "optimizer_adafactor_beta2": no_effect(0.999),
-    "optimizer_adafactor_clipping_threshold": no_effect(1.0),
-    "optimizer_adafactor_decay_type": no_effect("pow"),
-    "optimizer_adafactor_factored": no_effect(True),
-    "optimizer_adafactor_memory_exponent": no_effect(0.8),
-    "optimizer_adafactor_multiply_by_parameter_scale": no_effect(True),
-    "optimizer_momentum_momentum": no_effect(0.9),
-    "optimizer_momentum_nesterov": no_effect(False),
+    "optimizer_adafactor_beta1": honoured(0.0, _OPT),
+    "optimizer_adafactor_beta2": honoured(0.999, _OPT),
+    "optimizer_adafactor_clipping_threshold": honoured(1.0, _OPT),
+    "optimizer_adafactor_decay_type": honoured("pow", _OPT),
+    "optimizer_adafactor_factored": honoured(True, _OPT),
+    "optimizer_adafactor_memory_exponent": honoured(0.8, _OPT),
+    "optimizer_adafactor_multiply_by_parameter_scale": honoured(True, _OPT),
+    "optimizer_momentum_momentum": honoured(0.9, _OPT),
+    "optimizer_momentum_nesterov": honoured(False, _OPT),
     "optimizer_zero_grads": no_effect(False),
     "overload_eval_metric_name": no_effect(""),
     "pad_batch": no_effect(False),
@@ -266,7 +265,6 @@ TABLE: dict[str, Entry] = {
     "split_targets_strided_training": no_effect(False),
     "summarize_grads": no_effect(False),
     "summarize_vars": no_effect(False),
-    "symbol_modality_num_shards": no_effect(16),
     "top": no_effect({}),
     "tpu_enable_host_call": no_effect(False),
     "use_custom_ops": no_effect(True),

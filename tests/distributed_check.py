@@ -14,7 +14,7 @@ import tensorflow as tf
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.hparams_lib.build import create_hparams
-from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training.cluster.distribution import split_cpu
 from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
 from tests.tools import TINY_MODEL

@@ -1,6 +1,7 @@
 """Run as a subprocess: three updates under MultiWorkerMirroredStrategy (from TF_CONFIG, as the
 trainer builds it) where worker i feeds half i of the global batch, or (``single``) the same
-global batch on one device. Saves the weights to the .npz given and prints the loss as JSON."""
+global batch on one device; an optional third argument adds hparams overrides (another
+optimizer). Saves the weights to the .npz given and prints the loss as JSON."""
 
 import json
 import sys
@@ -12,7 +13,7 @@ from t2t_repro.training.cluster.distribution import cluster, make_strategy
 from tests.distributed_check import dataset, full, halves, run
 
 
-def main(mode: str, out_path: str) -> None:
+def main(mode: str, out_path: str, overrides: str = "") -> None:
     if mode == "single":
         strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
 
@@ -31,10 +32,10 @@ def main(mode: str, out_path: str) -> None:
                 )
             )
 
-    loss, weights = run(strategy, batches, 1, steps=3)
+    loss, weights = run(strategy, batches, 1, steps=3, overrides=overrides)
     np.savez(out_path, *weights)
     print(json.dumps({"loss": loss}))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])

@@ -10,7 +10,7 @@ from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.checkpoints.loading import resolve_checkpoint
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.hparam import HParamsError
-from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.optimizers import make_optimizer
 from tests.model_utils import build_model
 
 GARBLED = 'model_checkpoint_path: "ckpt-6\x00\xff garbage {{{'

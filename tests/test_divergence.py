@@ -3,7 +3,7 @@
 import pytest
 import tensorflow as tf
 
-from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training.loop import train_step
 from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
 from tests.model_utils import build_model

@@ -22,7 +22,8 @@ from tests.tools import ROOT, tool_cmd
         ("attention_dropout=-0.1", r"must be in \[0, 1\)"),
         ("batch_size=0", "batch_size=0 must be positive"),
         ("learning_rate_schedule=constant*warmup_bogus", "Unknown learning-rate factor"),
-        ("optimizer=sgd", "optimizer='sgd' is not supported"),
+        ("optimizer=yellow_fin", "YellowFin .* is not implemented here"),
+        ("optimizer=bogus", "'bogus' is not a T2T optimizer"),
     ],
 )
 def test_model_hparams_are_validated(overrides, message):

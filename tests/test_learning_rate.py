@@ -4,7 +4,8 @@
 import pytest
 
 from t2t_repro import registry
-from t2t_repro.learning_rate import learning_rate_at, make_optimizer
+from t2t_repro.learning_rate import learning_rate_at
+from t2t_repro.optimizers import make_optimizer
 
 # step -> expected lr: T2T's formulas evaluated at these steps (3 significant digits).
 TABLE = {

@@ -3,8 +3,8 @@
 import pytest
 import tensorflow as tf
 
-from t2t_repro.learning_rate import make_optimizer
 from t2t_repro.losses import padded_cross_entropy
+from t2t_repro.optimizers import make_optimizer
 from tests.model_utils import build_model
 
 

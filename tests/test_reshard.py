@@ -84,7 +84,7 @@ def restored_matches(data, out, step: int, tmp_path) -> None:
     """A one-host trainer resharding ``out``'s ckpt-<step> holds exactly its weights, Adam
     slots, RNG states and step, the learning rate of that step, and accumulates 2."""
 
-    from t2t_repro.learning_rate import make_optimizer
+    from t2t_repro.optimizers import make_optimizer
     from t2t_repro.training.trainer import Trainer, TrainerConfig
 
     cfg = TrainerConfig(

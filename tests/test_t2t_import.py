@@ -15,7 +15,7 @@ from t2t_repro import registry
 from t2t_repro.checkpoints.loading import restore_model
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.decoding.search import SearchConfig, Searcher
-from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.optimizers import make_optimizer
 from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.training.output_dir import saved_hparams
 from tests.t2t_fixtures import POSTNORM_DIR, TEST_CKPT, VOCAB_8K, needs_shared, reference

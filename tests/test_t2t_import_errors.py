@@ -153,7 +153,9 @@ def test_cli_prints_the_commands_that_use_the_import(tmp_path):
     assert f"wrote {out}/ckpt-1 (step 1, with Adam's moments)" in proc.stdout
     assert (
         '--hparams_set=transformer_base_v1 --hparams="filter_size=12,hidden_size=8,'
-        'num_heads=2,num_hidden_layers=2,shared_embedding_and_softmax_weights=False"'
+        "num_heads=2,num_hidden_layers=2,shared_embedding_and_softmax_weights=False,"
+        # T2T's embedding row blocks: stored, as T2T's Adafactor updates each on its own
+        'symbol_modality_num_shards=3"'
     ) in proc.stdout
     assert sorted(os.listdir(out)) == [
         "checkpoint",

@@ -126,7 +126,7 @@ def test_the_loss_multiplier_scales_the_training_loss_as_t2t(generated):
     import keras
 
     from t2t_repro.data.input_pipeline import TRAIN, make_dataset
-    from t2t_repro.learning_rate import make_optimizer
+    from t2t_repro.optimizers import make_optimizer
     from t2t_repro.training.loop.train_step import make_replica_update
 
     problem = registry.problem(CHARS)

@@ -290,7 +290,12 @@ def test_sigterm_saves_and_exits_cleanly(data_dir, tmp_path):
 
 
 @pytest.mark.slow
-def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
+@pytest.mark.parametrize(
+    "overrides",
+    # Adam; T2T's Adafactor with its weight and gradient noise (t2t_repro/optimizers/)
+    ["", ",optimizer=Adafactor,weight_decay=0.01,weight_noise=1.0,grad_noise_scale=0.001"],
+)
+def test_multi_worker_update_over_loopback_equals_single_device(tmp_path, overrides):
     workers = [f"localhost:{p}" for p in free_ports(2)]
     procs = []
     for index in range(2):
@@ -308,6 +313,7 @@ def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
                     "tests.multiworker_check",
                     "worker",
                     str(tmp_path / f"w{index}.npz"),
+                    overrides,
                 ],
                 cwd=ROOT,
                 env=env,
@@ -317,7 +323,14 @@ def test_multi_worker_update_over_loopback_equals_single_device(tmp_path):
             )
         )
     single = subprocess.run(
-        [*PYTHON, "-m", "tests.multiworker_check", "single", str(tmp_path / "single.npz")],
+        [
+            *PYTHON,
+            "-m",
+            "tests.multiworker_check",
+            "single",
+            str(tmp_path / "single.npz"),
+            overrides,
+        ],
         cwd=ROOT,
         env=ENV,
         text=True,

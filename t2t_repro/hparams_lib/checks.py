@@ -97,6 +97,10 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
         from t2t_repro.learning_rate import check_schedule
 
         check_schedule(hp.values())
+    if training and "optimizer" in hp:  # T2T's optimizer and its own checks, before any file
+        from t2t_repro.optimizers import check_optimizer
+
+        check_optimizer(hp)
 
 
 def check_relative_attention(hp: HParams, source: str = "hparams") -> None:

@@ -31,6 +31,9 @@ class SymbolEmbedding(keras.layers.Layer):
             shape=(self.vocab_size, self.hidden_size),
             initializer=keras.initializers.RandomNormal(stddev=self.hidden_size**-0.5),
         )
+        # T2T holds this matrix in symbol_modality_num_shards row blocks, which optimizers
+        # that are not elementwise treat as variables of their own (optimizers/adafactor.py).
+        self.embeddings.t2t_row_sharded = True
         self.built = True
 
     def call(self, ids: tf.Tensor) -> tf.Tensor:

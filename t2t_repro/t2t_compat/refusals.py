@@ -56,10 +56,6 @@ _SET_TPU = (
     "attention_dropout_broadcast_dims, layer_prepostprocess_dropout_broadcast_dims; most also "
     "the Adafactor optimizer), not implemented here; " + _START_FROM
 )
-_SET_OPTIMIZER = (
-    "it needs an optimizer other than Adam (multistep_adam, Adafactor or "
-    "adam_w), not implemented here; " + _START_FROM
-)
 _SET_FFN = (
     "it needs a feed-forward layer not implemented here (local_moe, "
     "conv_relu_conv or parameter_attention: only dense_relu_dense is); " + _START_FROM
@@ -69,8 +65,8 @@ _SET_PREPEND = (
 )
 _SET_OTHER_TASK = (
     "it is made for a model or problem kind not provided here (speech or "
-    "time-series modalities, supervised attention, MultiProblem pre-training and "
-    "fine-tuning, a unidirectional encoder); " + _START_FROM
+    "time-series modalities, supervised attention, vector-quantised gating, MultiProblem "
+    "pre-training and fine-tuning, a unidirectional encoder); " + _START_FROM
 )
 _SET_FP16 = (
     "it runs activations in float16 (activation_dtype), which this project does "
@@ -168,11 +164,6 @@ _TABLE: dict[str, dict[str, str]] = {
             "transformer_tpu_bf16_activation transformer_wikitext103_l16k_memory_v0 "
             "transformer_wikitext103_l4k_memory_v0 transformer_wikitext103_l4k_v0"
         ),
-        _SET_OPTIMIZER: (
-            "transformer_ada_lmpackedbase transformer_ada_lmpackedbase_dialog "
-            "transformer_ada_lmpackedbase_relative transformer_base_multistep8 "
-            "transformer_tall_pretrain_lm"
-        ),
         _SET_FFN: (
             "transformer_base_vq1_16_nb1_packed_dan_b01_scales "
             "transformer_base_vq1_16_nb1_packed_nda_b01_scales "
@@ -186,6 +177,8 @@ _TABLE: dict[str, dict[str, str]] = {
         ),
         _SET_PREPEND: ("transformer_prepend transformer_prepend_v1 transformer_prepend_v2"),
         _SET_OTHER_TASK: (
+            "transformer_ada_lmpackedbase transformer_ada_lmpackedbase_dialog "
+            "transformer_ada_lmpackedbase_relative "
             "transformer_librispeech_v1 transformer_supervised_attention "
             "transformer_tall_finetune_textclass transformer_tall_finetune_tied "
             "transformer_tall_finetune_uniencdec transformer_tall_train_tied "
@@ -248,7 +241,7 @@ REFUSED: dict[str, dict[str, str]] = {
     module: {name: instead for instead, names in groups.items() for name in names.split()}
     for module, groups in _TABLE.items()
 }
-_UNPROVIDED_SETS = (_SET_TPU, _SET_OPTIMIZER, _SET_FFN, _SET_PREPEND, _SET_OTHER_TASK, _SET_FP16)
+_UNPROVIDED_SETS = (_SET_TPU, _SET_FFN, _SET_PREPEND, _SET_OTHER_TASK, _SET_FP16)
 
 
 def t2t_sets_not_provided() -> dict[str, str]:

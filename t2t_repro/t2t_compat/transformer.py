@@ -26,6 +26,11 @@ from hparams.transformer import (
     transformer_test,
     transformer_tiny,
 )
+from hparams.transformer_optimizers import (
+    transformer_base_multistep8,
+    transformer_tall,
+    transformer_tall_pretrain_lm,
+)
 from hparams.transformer_relative import (
     transformer_relative,
     transformer_relative_big,
@@ -36,6 +41,7 @@ from t2t_repro.t2t_compat import refusals
 __all__ = [
     "Transformer",
     "transformer_base",
+    "transformer_base_multistep8",
     "transformer_base_single_gpu",
     "transformer_base_v1",
     "transformer_base_v2",
@@ -49,6 +55,8 @@ __all__ = [
     "transformer_relative_big",
     "transformer_relative_tiny",
     "transformer_small",
+    "transformer_tall",
+    "transformer_tall_pretrain_lm",
     "transformer_test",
     "transformer_tiny",
 ]

@@ -22,12 +22,22 @@ from typing import Any
 from t2t_repro import registry, t2t_hparams
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import add_problem_hparams
+from t2t_repro.optimizers.names import check_optimizer_name
 from t2t_repro.t2t_hparams import T2T_VALUES
 from t2t_repro.t2t_import.errors import T2TImportError
 
 # What the import maps, beyond the table's rules: T2T's learned positions ("emb") have
 # variables the import does not map. None: T2T's no positional signal ("none" here).
 IMPORTABLE = {"pos": ("timing", "none", None)}
+
+
+def _refused_optimizer(name) -> str:
+    """Why T2T's optimizer ``name`` cannot run here ('' when it can)."""
+    try:
+        check_optimizer_name(name)
+    except HParamsError as e:
+        return str(e)
+    return ""
 
 
 @dataclass(frozen=True)
@@ -60,7 +70,9 @@ def _unsupported(t2t_values: dict[str, Any], ours: HParams, ignore: set[str]) ->
         if name in ignore:
             continue
         refusal = t2t_hparams.refusal(name, value, training=False)  # the trainer checks those
-        if refusal:
+        if name == "optimizer" and _refused_optimizer(value):
+            problems.append(f"optimizer={value!r} ({_refused_optimizer(value)})")
+        elif refusal:
             problems.append(refusal.rstrip("."))
         elif name in IMPORTABLE and value not in IMPORTABLE[name]:
             problems.append(

@@ -11,6 +11,7 @@ leaves nothing; the T2T directory is only read.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -22,7 +23,8 @@ import tensorflow as tf
 from t2t_repro import fileio, registry
 from t2t_repro.checkpoints.loading import checkpoint_reader
 from t2t_repro.checkpoints.training import TrainingCheckpoint
-from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.optimizers import make_optimizer
+from t2t_repro.optimizers.names import registry_key
 from t2t_repro.t2t_import.errors import T2TImportError
 from t2t_repro.t2t_import.hparams_map import ImportedHParams, map_hparams
 from t2t_repro.t2t_import.source import T2TTrainDir, read_t2t_dir
@@ -71,6 +73,20 @@ def _problem_values(
                 "trained with."
             )
     return values
+
+
+# T2T's optimizer slot variables (``<variable>/<optimizer name>[_k]``) and MultistepAdam's
+# non-slot step counter (``utils/multistep_optimizer.py``, ``iter``).
+T2T_SLOT = re.compile(r"/(Adam|AdamW|Adafactor|Momentum|Adagrad|RMSProp|Ftrl)(_\d+)?$")
+T2T_NON_SLOT = re.compile(r"^(training/)?iter$")
+
+
+def _optimizer_only(name: str, key: str, with_optimizer: bool) -> bool:
+    """A T2T optimizer variable that is not imported: every slot when the optimizer starts
+    fresh; MultistepAdam's gradient accumulator (``<variable>/Adam_2``) and counter always."""
+    if key == "multistep_adam" and (name.endswith("/Adam_2") or T2T_NON_SLOT.search(name)):
+        return True
+    return not with_optimizer and bool(T2T_SLOT.search(name) or T2T_NON_SLOT.search(name))
 
 
 def _restore_values(
@@ -183,6 +199,10 @@ def import_t2t_dir(
         ignore_hparams,
     )
     step = int(reader.get_tensor("global_step")) if values.has("global_step") else 0
+    key = registry_key(imported.hparams.optimizer)
+    pending = 0
+    if key == "multistep_adam":  # T2T's global_step counts micro-steps; ours, updates
+        step, pending = divmod(step, max(1, imported.hparams.optimizer_multistep_accumulate_steps))
     model = registry.model(model_name)(imported.hparams)
     model.build()
     try:
@@ -191,10 +211,13 @@ def import_t2t_dir(
         raise T2TImportError(f"hparams.json: {e}") from e
     optimizer.build(model.trainable_variables)
     optimizer.iterations.assign(step)
-    with_optimizer = _restore_values(values, model, optimizer, step, weights_only, model_name)
-    leftover = [
-        n for n in values.unused() if with_optimizer or not n.endswith(("/Adam", "/Adam_1"))
-    ]
+    # Only T2T's Adam slots (LazyAdam's, AdamOptimizer's, MultistepAdam's moments) are
+    # mapped; any other optimizer starts fresh here.
+    adam_slots = key in ("adam", "true_adam", "multistep_adam")
+    with_optimizer = _restore_values(
+        values, model, optimizer, step, weights_only or not adam_slots, model_name
+    )
+    leftover = [n for n in values.unused() if not _optimizer_only(n, key, with_optimizer)]
     if leftover:
         raise T2TImportError(
             f"T2T variable {leftover[0]} maps to nothing in this model"
@@ -216,6 +239,16 @@ def import_t2t_dir(
         "output_dir": output_dir,
     }
     checkpoint = _write(output_dir, model, optimizer, step, imported, flags, vocab, vocab_name)
-    if not with_optimizer:
+    if not with_optimizer and not adam_slots and not weights_only:
+        log(
+            f"note: T2T's {imported.hparams.optimizer} slots are not imported (only Adam's "
+            "are mapped): resumed training starts the optimizer fresh."
+        )
+    elif not with_optimizer:
         log("note: no Adam slots imported; resumed training starts Adam's moments at zero.")
+    if pending and with_optimizer:
+        log(
+            f"note: T2T had accumulated {pending} micro-step(s) of the next multistep_adam "
+            "update; they are not carried over (resumed training starts that update afresh)."
+        )
     return ImportResult(checkpoint, step, imported, problem, with_optimizer)

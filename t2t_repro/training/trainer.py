@@ -29,7 +29,7 @@ from t2t_repro import fileio, registry
 from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset
-from t2t_repro.learning_rate import make_optimizer
+from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training import warm_start
 from t2t_repro.training.cluster.agreement import Agreement
 from t2t_repro.training.cluster.chief_work import ChiefWork

@@ -44,6 +44,9 @@ SETS = [
     "transformer_relative",
     "transformer_relative_tiny",
     "transformer_relative_big",
+    "transformer_base_multistep8",
+    "transformer_tall",
+    "transformer_tall_pretrain_lm",
 ]
 
 

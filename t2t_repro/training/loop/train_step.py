@@ -5,8 +5,9 @@ Why this shape: T2T's loss is the mean over every non-PAD target token of the *g
 over its micro-batches (gradient accumulation); the gradient sums, the token counts and the logged
 sums cross the devices in ONE all-reduce per update, and the gradients are divided by the global
 count, so the update does not depend on how the batch is split across replicas or micro-batches.
-The optimizer applies the reduced gradients as they are (no second all-reduce of its own), and it
-(and its learning-rate schedule) sees one step per update.
+T2T's weight decay and gradient noise are added to the reduced gradients
+(``optimizers/regularization.py``). The optimizer applies them as they are (no second all-reduce
+of its own), and it (and its learning-rate schedule) sees one step per update.
 
 ``make_train_loop`` runs ``n`` updates inside one ``tf.function`` and accumulates metrics in
 variables, so the host pays Python overhead once per call, not once per step.
@@ -18,6 +19,11 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.losses import padded_cross_entropy_of_hidden
+from t2t_repro.optimizers.regularization import (
+    add_weight_noise,
+    micro_step_gradients,
+    regularized_gradients,
+)
 
 SUM = tf.distribute.ReduceOp.SUM
 # A mean per-token loss above this stops training like NaN: ~100x the loss of a uniform guess
@@ -101,23 +107,38 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
     loss_scale = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
     _apply_without_all_reduce(optimizer)
 
+    # T2T's multistep_adam (utils/multistep_optimizer.py) averages n micro-steps' gradients,
+    # each the mean over its own tokens, decayed, noised and clipped as T2T's optimize_loss
+    # treats every step; the other optimizers take the update's global token mean.
+    per_micro_step = getattr(optimizer, "t2t_multistep", False) or getattr(
+        getattr(optimizer, "inner_optimizer", None), "t2t_multistep", False
+    )
+
+    def micro_batch_gradients(batch):
+        with tf.GradientTape() as tape:
+            batch_loss, batch_tokens = batch_loss_sums(model, batch, label_smoothing)
+            if loss_multiplier != 1.0:
+                batch_loss = batch_loss * loss_multiplier
+            # float16: scale the per-token loss (a token sum times the loss scale would
+            # overflow the activations' gradients), then turn the float32 variable
+            # gradients back into the sum's so accumulation and normalisation still hold.
+            count = tf.maximum(batch_tokens, 1.0)
+            scaled = optimizer.scale_loss(batch_loss / count) if loss_scale else batch_loss
+        batch_grads = [_dense(g) for g in tape.gradient(scaled, model.trainable_variables)]
+        if loss_scale:
+            batch_grads = [g * count for g in batch_grads]
+        return batch_grads, batch_loss, batch_tokens
+
     def replica_update(*micro_batches):
         ctx = tf.distribute.get_replica_context()
         variables = model.trainable_variables
+        scale = optimizer.dynamic_scale if loss_scale else 1.0
         grads, loss_sum, tokens = None, 0.0, 0.0
-        for batch in micro_batches:
-            with tf.GradientTape() as tape:
-                batch_loss, batch_tokens = batch_loss_sums(model, batch, label_smoothing)
-                if loss_multiplier != 1.0:
-                    batch_loss = batch_loss * loss_multiplier
-                # float16: scale the per-token loss (a token sum times the loss scale would
-                # overflow the activations' gradients), then turn the float32 variable
-                # gradients back into the sum's so accumulation and normalisation still hold.
-                count = tf.maximum(batch_tokens, 1.0)
-                scaled = optimizer.scale_loss(batch_loss / count) if loss_scale else batch_loss
-            batch_grads = [_dense(g) for g in tape.gradient(scaled, variables)]
-            if loss_scale:
-                batch_grads = [g * count for g in batch_grads]
+        for index, batch in enumerate(micro_batches):
+            batch_grads, batch_loss, batch_tokens = micro_batch_gradients(batch)
+            if per_micro_step:
+                step = optimizer.iterations * len(micro_batches) + index
+                batch_grads = t2t_micro_step(ctx, batch_grads, batch_tokens, variables, step, scale)
             grads = (
                 batch_grads
                 if grads is None
@@ -135,13 +156,20 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
                 tf.cast(sum(tf.shape(b["targets"])[0] for b in micro_batches), tf.float32),
             ]
         )
-        if num_replicas > 1:
-            *grads, sums = ctx.all_reduce(SUM, [*grads, sums])
+        if per_micro_step:  # reduced micro-step by micro-step already
+            if num_replicas > 1:
+                sums = ctx.all_reduce(SUM, sums)
+            grads = [g / float(len(micro_batches)) for g in grads]
+        else:
+            if num_replicas > 1:
+                *grads, sums = ctx.all_reduce(SUM, [*grads, sums])
+            grads = [g / tf.maximum(sums[1], 1.0) for g in grads]
+            # T2T's weight decay and gradient noise, before clipping (off: the same list).
+            grads = regularized_gradients(grads, variables, hparams, optimizer.iterations, scale)
         global_tokens = tf.maximum(sums[1], 1.0)
-        grads = [g / global_tokens for g in grads]
         norm = tf.linalg.global_norm(grads)
         if loss_scale:
-            norm = norm / optimizer.dynamic_scale
+            norm = norm / scale
         optimizer.apply_gradients(zip(grads, variables, strict=True))
         return {
             "loss": sums[0] / global_tokens,
@@ -151,6 +179,13 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
             "input_tokens": sums[3],
             "examples": sums[4],
         }
+
+    def t2t_micro_step(ctx, grads, tokens, variables, step, scale):
+        """One T2T step's gradient: its own global token mean, then ``micro_step_gradients``."""
+        if num_replicas > 1:
+            *grads, tokens = ctx.all_reduce(SUM, [*grads, tokens])
+        grads = [g / tf.maximum(tokens, 1.0) for g in grads]
+        return micro_step_gradients(grads, variables, hparams, step, scale)
 
     return replica_update
 
@@ -174,10 +209,19 @@ def make_train_loop(
     update = tf.autograph.experimental.do_not_convert(replica_update)
     accumulate_steps = max(1, accumulate_steps)
     loss_scale = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+    weight_noise = float(hparams.get("weight_noise", 0.0) or 0.0)
 
     @tf.function
     def loop(iterator, n):
         for _ in tf.range(n):
+            if weight_noise:  # T2T's weight noise, before the step (regularization.py)
+                with strategy.scope():  # the same draw into every replica's copy
+                    add_weight_noise(
+                        model.trainable_variables,
+                        weight_noise,
+                        optimizer.learning_rate,
+                        optimizer.iterations,
+                    )
             micro_batches = tuple(next(iterator) for _ in range(accumulate_steps))
             stats = strategy.run(update, args=micro_batches)
             stats = {k: strategy.experimental_local_results(v)[0] for k, v in stats.items()}

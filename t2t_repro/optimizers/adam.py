@@ -1,0 +1,74 @@
+"""T2T's Adam family: ``adam``, ``true_adam``, ``multistep_adam``, ``adam_w``.
+
+Keras' ``Adam`` is TF1's ``AdamOptimizer`` (the epsilon-hat form: ``var -= lr_t * m /
+(sqrt(v) + eps)`` with ``lr_t = lr sqrt(1 - beta2^t) / (1 - beta1^t)``), so:
+
+* ``true_adam`` (``tf.train.AdamOptimizer``) is it;
+* ``adam`` is T2T's ``tf.contrib.opt.LazyAdamOptimizer``, whose dense update is Adam's. It
+  differs only on a sparse gradient (``IndexedSlices``), which T2T's transformer never gives
+  it: T2T turns every embedding gradient into a dense tensor before it reaches the optimizer
+  (``layers/modalities.py, get_weights`` and ``layers/common_layers.py, embedding``: both
+  pass the table through ``common_layers.convert_gradient_to_tensor``), so it is Adam there
+  as here;
+* ``multistep_adam`` (``utils/multistep_optimizer.py``, ``MultistepAdamOptimizer``) applies
+  Adam to the mean of ``n`` micro-batch gradients every ``n`` steps: here the train step
+  accumulates ``optimizer_multistep_accumulate_steps`` micro-batches and the optimizer steps
+  once per update. As in T2T, each micro-step's gradient is the mean over its own tokens,
+  with T2T's weight decay and noise, clipped by ``clip_grad_norm`` on its own
+  (``optimize_loss`` runs once per micro-step), and the update takes their mean
+  (``t2t_multistep``: the train step does this, ``regularization.micro_step_gradients``);
+* ``adam_w`` is ``tf.contrib.opt.AdamWOptimizer(weight_decay=hparams.weight_decay)``: before
+  each Adam update ``var -= weight_decay * var`` (``DecoupledWeightDecayExtension``; the decay
+  is not scaled by the learning rate), on every variable.
+"""
+
+from __future__ import annotations
+
+import keras
+
+from t2t_repro.hparam import HParams, HParamsError
+
+
+class T2TAdamW(keras.optimizers.Adam):
+    """Adam after ``var -= weight_decay * var`` (contrib's ``AdamWOptimizer``)."""
+
+    def __init__(self, *args, decoupled_weight_decay: float = 0.0, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.decoupled_weight_decay = decoupled_weight_decay
+
+    def update_step(self, gradient, variable, learning_rate):
+        if self.decoupled_weight_decay:
+            self.assign_sub(variable, self.decoupled_weight_decay * variable)
+        super().update_step(gradient, variable, learning_rate)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "decoupled_weight_decay": self.decoupled_weight_decay}
+
+
+def check_adam(key: str, hp: HParams) -> None:
+    """HParamsError (one line) for values T2T's Adam family cannot run with."""
+    if key == "multistep_adam" and hp.optimizer_multistep_accumulate_steps < 1:
+        # T2T's MultistepAdamOptimizer with n=0 never applies an update (tf.mod by 0).
+        raise HParamsError(
+            "optimizer=multistep_adam needs optimizer_multistep_accumulate_steps >= 1 "
+            f"(got {hp.optimizer_multistep_accumulate_steps})."
+        )
+
+
+def make_adam(key: str, hp: HParams, learning_rate, **kwargs) -> keras.optimizers.Optimizer:
+    """The optimizer of registry key ``key`` (one of the family) from T2T's hparams."""
+    check_adam(key, hp)
+    args = dict(
+        learning_rate=learning_rate,
+        beta_1=hp.optimizer_adam_beta1,
+        beta_2=hp.optimizer_adam_beta2,
+        epsilon=hp.optimizer_adam_epsilon,
+        **kwargs,
+    )
+    if key == "adam_w":
+        return T2TAdamW(decoupled_weight_decay=hp.weight_decay, **args)
+    if key == "multistep_adam":  # the train step clips each micro-step (micro_step_gradients)
+        args["global_clipnorm"] = None
+    optimizer = keras.optimizers.Adam(**args)
+    optimizer.t2t_multistep = key == "multistep_adam"
+    return optimizer

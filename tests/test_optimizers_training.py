@@ -1,0 +1,167 @@
+"""T2T's other optimizers in ``t2t-trainer`` on the toy problem: train, resume, decode,
+average, warm-start.
+
+``transformer_base_multistep8`` (MultistepAdam over the project's gradient accumulation) and a
+usr_dir set with ``optimizer = "Adafactor"`` and a cosine-decay schedule (its values are the
+schedule's own test's; here only that it runs), each with the tiny model. The update rules
+themselves are checked against T2T in ``test_t2t_optimizers.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from t2t_repro import registry
+from tests.tools import PYTHON, ROOT, TINY_TRAINING
+from tests.usr_dir_registry import restored_registry
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("toy")
+    registry.problem("translate_toy").generate_data(
+        str(root / "data"), str(root / "tmp"), progress=False
+    )
+    return root / "data"
+
+
+@pytest.fixture(autouse=True)
+def float32_policy_after():
+    """The bfloat16 warm start sets Keras' global policy in this process: put it back."""
+    import keras
+
+    previous = keras.mixed_precision.global_policy()
+    yield
+    keras.mixed_precision.set_global_policy(previous)
+
+
+@pytest.fixture
+def restore_registry():
+    yield from restored_registry({"adafactor_usr_dir"})
+
+
+def _train_resume_decode(data_dir, out, tmp_path, *flags):
+    from t2t_repro.commands import decoder, trainer
+
+    common = [
+        "--problem=translate_toy",
+        f"--data_dir={data_dir}",
+        f"--output_dir={out}",
+        "--schedule=train",
+        "--random_seed=1",
+        "--eval_decode_examples=0",
+        "--no-attention_images",
+        *flags,
+    ]
+    assert trainer.main([*common, "--train_steps=2"]) == 0
+    assert (out / "ckpt-2.index").exists()
+    assert trainer.main([*common, "--train_steps=3"]) == 0  # resumes from ckpt-2
+    assert (out / "ckpt-3.index").exists()
+    src = tmp_path / "src"
+    src.write_text("a b c\n", encoding="utf-8")
+    decode = [
+        "--problem=translate_toy",
+        f"--data_dir={data_dir}",
+        f"--output_dir={out}",
+        "--decode_hparams=beam_size=2,extra_length=4",
+        f"--decode_from_file={src}",
+        f"--decode_to_file={tmp_path / 'decoded'}",
+    ]
+    assert decoder.main(decode) == 0
+    assert len((tmp_path / "decoded").read_text().split("\n")) == 2
+    # t2t-avg-all reads the run's checkpoints (model weights only, whatever the optimizer's
+    # slots), and a new run warm-starts from the run with a fresh optimizer
+    from t2t_repro.checkpoints.averaging import average_checkpoints
+
+    average_checkpoints(str(out), str(tmp_path / "avg"), n=2, log=lambda _: None)
+    assert (tmp_path / "avg" / "ckpt-3.index").exists()
+    warm = [
+        f if not f.startswith("--output_dir=") else f"--output_dir={tmp_path / 'warm'}"
+        for f in common
+    ]
+    # (and under bfloat16 mixed precision: the optimizer sees float32 weights and gradients)
+    run = [*warm, "--train_steps=1", f"--warm_start_from={out}", "--mixed_precision=bfloat16"]
+    assert trainer.main(run) == 0
+    assert (tmp_path / "warm" / "ckpt-1.index").exists()
+
+
+@pytest.mark.slow
+def test_transformer_base_multistep8_trains_resumes_and_decodes(data_dir, tmp_path):
+    hp = registry.hparams("transformer_base_multistep8")
+    assert (hp.optimizer, hp.optimizer_multistep_accumulate_steps) == ("multistep_adam", 8)
+    _train_resume_decode(
+        data_dir,
+        tmp_path / "train",
+        tmp_path,
+        "--hparams_set=transformer_base_multistep8",
+        f"--hparams={TINY_TRAINING},optimizer_multistep_accumulate_steps=2",
+    )
+
+
+@pytest.mark.slow
+def test_usr_dir_adafactor_set_trains_resumes_and_decodes(data_dir, tmp_path, restore_registry):
+    usr_dir = tmp_path / "adafactor_usr_dir"
+    usr_dir.mkdir()
+    (usr_dir / "__init__.py").write_text(
+        "from tensor2tensor.models import transformer\n"
+        "from tensor2tensor.utils import registry\n\n\n"
+        "@registry.register_hparams\n"
+        "def transformer_adafactor_cos():\n"
+        "    hparams = transformer.transformer_base()\n"
+        '    hparams.optimizer = "Adafactor"\n'
+        '    hparams.learning_rate_schedule = "constant*linear_warmup*cosdecay"\n'
+        "    return hparams\n",
+        encoding="utf-8",
+    )
+    _train_resume_decode(
+        data_dir,
+        tmp_path / "train",
+        tmp_path,
+        f"--t2t_usr_dir={usr_dir}",
+        "--hparams_set=transformer_adafactor_cos",
+        f"--hparams={TINY_TRAINING}",
+    )
+
+
+@pytest.mark.slow
+def test_adafactor_and_multistep_adam_under_mirrored_strategy():
+    """2 mirrored logical CPUs (also loss-scaled) give the one-device update, with T2T's
+    weight decay and clipping: Adafactor's factored slots, and multistep_adam's micro-steps
+    each reduced across the replicas on its own."""
+    out = subprocess.run(
+        [*PYTHON, "-m", "tests.optimizer_distributed_check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    ratios = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(ratios) == {"Adafactor", "multistep_adam"}
+    for name, (mirrored, loss_scaled) in ratios.items():  # as test_trainer's mirrored check
+        assert mirrored < 1e-3 and loss_scaled < 1e-3, (name, mirrored, loss_scaled)
+
+
+def test_an_optimizer_t2t_has_but_not_this_project_is_refused_before_any_file(
+    data_dir, tmp_path, capsys
+):
+    from t2t_repro.commands import trainer
+
+    out = tmp_path / "train"
+    flags = [
+        "--problem=translate_toy",
+        f"--data_dir={data_dir}",
+        f"--output_dir={out}",
+        "--hparams_set=transformer_base",
+        f"--hparams={TINY_TRAINING},optimizer=YellowFin",
+        "--train_steps=1",
+    ]
+    assert trainer.main(flags) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "YellowFin" in err[-1] and "utils/yellowfin.py" in err[-1], err
+    assert not out.exists()
