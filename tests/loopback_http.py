@@ -1,6 +1,8 @@
 """A file server on 127.0.0.1 for the download tests, started in a thread, with the ways real
 servers fail: a cut transfer, a slow one, Range ignored, 503 then success, 404, and Google
-Drive's confirm page. Every request is recorded (path, Range header) for the tests to check."""
+Drive's confirm page. Every request is recorded (path, Range header) for the tests to check.
+It also serves the corpus of the download usr_dir's T2T reference
+(tools/t2t_reference/make_t2t_download_reference.py)."""
 
 from __future__ import annotations
 
@@ -33,8 +35,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         range_header = self.headers.get("Range")
         srv.requests.append((self.path, range_header))
         kind = path.strip("/").split("/")[0]
-        payload = srv.payload
-        if kind == "missing":
+        name = query.split("id=")[-1].split("&")[0] if kind == "drive" else path.split("/")[-1]
+        payload = srv.files if isinstance(srv.files, bytes) else srv.files.get(name)
+        if kind == "missing" or payload is None:
             return self._send(404, b"not here")
         if kind == "flaky" and sum(p.startswith("/flaky") for p, _ in srv.requests) == 1:
             return self._send(503, b"busy")
@@ -76,11 +79,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, payload: bytes):
+    def __init__(self, files: bytes | dict[str, bytes]):
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.payload = payload
+        self.files = files
         self.requests: list[tuple[str, str | None]] = []
-        self.slow_chunk, self.slow_pause = max(1, len(payload) // 8), 0.03
+        self.slow_chunk, self.slow_pause = 2048, 0.03
 
     @property
     def url(self) -> str:
@@ -88,9 +91,10 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 @contextlib.contextmanager
-def serving(payload: bytes) -> Iterator[_Server]:
-    """A server for ``payload`` under every path (``/<kind>/<name>``) until the block ends."""
-    server = _Server(payload)
+def serving(files: bytes | dict[str, bytes]) -> Iterator[_Server]:
+    """A server until the block ends: ``/<kind>/<name>`` (and ``/drive/...?id=<name>``) is
+    ``files[name]`` (404 when absent), or ``files`` itself under every name."""
+    server = _Server(files)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.daemon = True
     thread.start()

@@ -16,6 +16,7 @@ import sys
 
 from t2t_repro import paths
 from t2t_repro.commands import cli, t2t_flags
+from t2t_repro.data import download
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cli.add_bool(parser, "registry_help", "list everything registered and exit")
     cli.add_bool(parser, "noprogress", "no progress lines on stderr")
+    cli.add_bool(
+        parser,
+        "offline",
+        "download nothing (as T2T_REPRO_OFFLINE=1): a missing file is named in one line",
+    )
     t2t_flags.add_t2t_flags(parser, "t2t-datagen")
     return parser
 
@@ -87,6 +93,12 @@ def run(args: argparse.Namespace) -> int:
         problem.check_datagen()
     data_dir, tmp_dir = cli.expand(args.data_dir), cli.expand(args.tmp_dir)
     paths.expect_directory(data_dir, "--data_dir")
+    with download.offline_if(args.offline):
+        _generate(problems, data_dir, tmp_dir, args)
+    return 0
+
+
+def _generate(problems: list, data_dir: str, tmp_dir: str, args: argparse.Namespace) -> None:
     for problem in problems:
         try:
             summary = problem.generate_data(
@@ -102,7 +114,6 @@ def run(args: argparse.Namespace) -> int:
                 "interrupted; run again to finish (finished shards are kept)."
             ) from None
         print(summary.format(), flush=True)
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

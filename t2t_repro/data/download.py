@@ -61,6 +61,21 @@ def offline() -> bool:
     return os.environ.get(OFFLINE_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
+@contextlib.contextmanager
+def offline_if(flag: bool) -> Iterator[None]:
+    """``T2T_REPRO_OFFLINE=1`` within the block when ``flag`` (a command's ``--offline``)."""
+    saved = os.environ.get(OFFLINE_ENV)
+    if flag:
+        os.environ[OFFLINE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if flag and saved is None:
+            del os.environ[OFFLINE_ENV]
+        elif flag:
+            os.environ[OFFLINE_ENV] = saved
+
+
 def put_it_there(url: str, path: str) -> str:
     """The advice every refusal ends with."""
     return (

@@ -151,6 +151,7 @@ def compile_data(tmp_dir: str, datasets: list, filename: str, datatypes_to_clean
             f"datatypes_to_clean={datatypes_to_clean!r}: T2T's cleaner_en_xx is not provided "
             "here; clean the files beforehand and return None."
         )
+    fileio.makedirs(tmp_dir)  # as T2T's maybe_download makes it before anything is read
     filename = os.path.join(tmp_dir, filename)
     lang1_name, lang2_name = filename + ".lang1", filename + ".lang2"
     if fileio.exists(lang1_name) and fileio.exists(lang2_name):
