@@ -276,6 +276,37 @@ def test_wmt_partial_local_data_names_what_is_missing(tmp_path):
     ) and "training-parallel-europarl-v7.tgz" in str(e.value)
 
 
+def test_wmt_partial_local_data_downloads_the_rest_as_t2t(tmp_path, monkeypatch):
+    """Online, the missing corpora's archives are fetched into tmp_dir (a loopback server
+    stands in for statmt.org) and read as if they had been there."""
+    from problems import translate_wmt
+
+    monkeypatch.delenv("T2T_REPRO_OFFLINE")
+    (tmp_path / "commoncrawl.de-en.en").write_text("crawl\n")
+    (tmp_path / "commoncrawl.de-en.de").write_text("kriechen\n")
+    archive = tmp_path / "served.tgz"
+    _tgz(
+        archive,
+        {"training/europarl-v7.de-en.en": "house\n", "training/europarl-v7.de-en.de": "Haus\n"},
+    )
+    with serving({"training-parallel-europarl-v7.tgz": archive.read_bytes()}) as server:
+        europarl = translate_wmt._corpus(
+            "europarl-v7.de-en",
+            "de-en",
+            "training-parallel-europarl-v7.tgz",
+            f"{server.url}/full/training-parallel-europarl-v7.tgz",
+            "training/europarl-v7.de-en.{lang}",
+        )
+        problem = registry.problem("wmt_ende")
+        monkeypatch.setattr(
+            problem, "corpora", {"train": (translate_wmt._commoncrawl("de-en"), europarl)}
+        )
+        src, tgt = problem.source_lines(str(tmp_path), "train")
+    assert (src, tgt) == (["crawl", "house"], ["kriechen", "Haus"])
+    assert (tmp_path / "training-parallel-europarl-v7.tgz").read_bytes() == archive.read_bytes()
+    assert [path for path, _ in server.requests] == ["/full/training-parallel-europarl-v7.tgz"]
+
+
 @pytest.mark.slow
 def test_wmt_from_tfds_mock_data(tmp_path, monkeypatch):
     tfds = pytest.importorskip("tensorflow_datasets")

@@ -198,8 +198,7 @@ def fetch(
         raise DataError(f"{path}: downloads go to a local --tmp_dir; {put_it_there(url, path)}")
     if offline():
         raise DownloadError(
-            f"{path} is missing and {OFFLINE_ENV} is set, so {url} is not downloaded: "
-            + put_it_there(url, path)
+            f"{OFFLINE_ENV} is set, so nothing is downloaded: {put_it_there(url, path)}"
         )
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     partial = path + INCOMPLETE_SUFFIX
