@@ -41,8 +41,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self._send(404, b"not here")
         if kind == "flaky" and sum(p.startswith("/flaky") for p, _ in srv.requests) == 1:
             return self._send(503, b"busy")
-        if kind == "drive":
-            return self._drive(query, payload)
+        if kind in ("drive", "driveform"):
+            return self._drive(query, payload, form=kind == "driveform")
         if kind == "norange" or range_header is None:
             start = 0
         else:
@@ -66,14 +66,21 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         self.wfile.write(body)
 
-    def _drive(self, query: str, payload: bytes) -> None:
-        """Drive's large-file answer: a warning page setting ``download_warning_<id>``, then the
-        file for a request carrying ``confirm=<token>`` and the cookie."""
-        if f"confirm={DRIVE_TOKEN}" in query and DRIVE_TOKEN in self.headers.get("Cookie", ""):
+    def _drive(self, query: str, payload: bytes, form: bool) -> None:
+        """Drive's large-file answer: a warning page setting ``download_warning_<id>`` (T2T's
+        days), or, ``form``, a page whose form carries the token (Drive's newer page), then
+        the file for a request carrying ``confirm=<token>`` (and the cookie)."""
+        cookie_ok = form or DRIVE_TOKEN in self.headers.get("Cookie", "")
+        if f"confirm={DRIVE_TOKEN}" in query and cookie_ok:
             return self._send(200, payload, {"Content-Type": "application/octet-stream"})
-        page = b"<html><body>Google Drive can't scan this file for viruses.</body></html>"
+        page = b"<html><body>Google Drive can't scan this file for viruses."
+        if form:
+            page += f'<form><input type="hidden" name="confirm" value="{DRIVE_TOKEN}">'.encode()
+            return self._send(200, page + b"</form></body></html>", {"Content-Type": "text/html"})
         cookie = f"download_warning_13058876669334088843_abc={DRIVE_TOKEN}; Path=/"
-        self._send(200, page, {"Content-Type": "text/html", "Set-Cookie": cookie})
+        self._send(
+            200, page + b"</body></html>", {"Content-Type": "text/html", "Set-Cookie": cookie}
+        )
 
 
 class _Server(http.server.ThreadingHTTPServer):

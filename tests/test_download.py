@@ -2,6 +2,7 @@
 ``maybe_download_from_drive``) against a loopback server (``tests/loopback_http.py``): each
 ends with the right file or one line, and never leaves a partial file under the final name."""
 
+import fcntl
 import os
 import re
 import socket
@@ -49,6 +50,9 @@ def test_a_slow_transfer_shows_size_rate_and_eta(tmp_path, monkeypatch, capsys):
     assert all(line.startswith("train.en.gz: ") for line in lines), lines
     assert all(re.search(r"/16.4 kB \(\d+%\), [\d.,]+ [kMG]?B/s, ETA \d+s", x) for x in lines)
     assert lines[-1].startswith("train.en.gz: 16.4 kB/16.4 kB (100%)") and "done in" in lines[-1]
+    with serving(PAYLOAD) as server, download.settings(progress=False):  # --noprogress
+        download.fetch(f"{server.url}/slow/b.gz", str(tmp_path / "b.gz"), timeout=5.0)
+    assert capsys.readouterr().err == "" and (tmp_path / "b.gz").read_bytes() == PAYLOAD
 
 
 def test_a_cut_transfer_resumes_with_range(tmp_path, capsys):
@@ -126,6 +130,24 @@ def test_google_drive_confirm_step(tmp_path):
         # There already: returned as it is (T2T's), no request.
         generator_utils.maybe_download_from_drive(str(tmp_path), "data.zip", url)
         assert len(server.requests) == 2
+
+
+def test_google_drive_newer_confirm_form(tmp_path):
+    with serving(PAYLOAD) as server:
+        url = f"{server.url}/driveform/uc?export=download&id=abc"
+        generator_utils.maybe_download_from_drive(str(tmp_path), "data.zip", url)
+    assert (tmp_path / "data.zip").read_bytes() == PAYLOAD
+    assert server.requests[-1][0].endswith("&confirm=Tk3n_x")
+
+
+def test_a_file_another_process_is_downloading_is_one_line(tmp_path):
+    partial = tmp_path / "big.tgz.incomplete"
+    with open(partial, "ab") as held, serving(PAYLOAD) as server:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(DownloadError, match=r"being written by another process") as e:
+            download.fetch(f"{server.url}/full/big.tgz", str(tmp_path / "big.tgz"), **FAST)
+    assert "\n" not in str(e.value) and server.requests == []
+    assert not (tmp_path / "big.tgz").exists()
 
 
 def test_the_offline_switch_never_touches_the_network(tmp_path, monkeypatch):

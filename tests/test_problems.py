@@ -162,6 +162,16 @@ def test_multi30k_missing_data_is_a_clear_error(tmp_path, monkeypatch):
         "\n" not in message and "HTTP 404" in message and str(tmp_path / "train.en.gz") in message
     )
     assert server.requests == [("/missing/train.en.gz", None)]
+    captions = {
+        f"val.{lang}.gz": gzip.compress(f"{lang} caption\n".encode()) for lang in ("en", "fr")
+    }
+    with serving(captions) as server:  # and a download that works gives the split's files
+        monkeypatch.setattr(translate_multi30k, "RAW_URL", server.url + "/full/{}")
+        assert problem.source_lines(str(tmp_path / "new"), "dev") == (
+            ["en caption"],
+            ["fr caption"],
+        )
+    assert sorted(os.listdir(tmp_path / "new")) == ["val.en.gz", "val.fr.gz"]
 
 
 # ----------------------------------------------------------------------------- WMT

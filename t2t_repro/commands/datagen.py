@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         problem.check_datagen()
     data_dir, tmp_dir = cli.expand(args.data_dir), cli.expand(args.tmp_dir)
     paths.expect_directory(data_dir, "--data_dir")
-    with download.offline_if(args.offline):
+    with download.settings(offline=args.offline, progress=not args.noprogress):
         _generate(problems, data_dir, tmp_dir, args)
     return 0
 

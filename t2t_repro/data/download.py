@@ -61,19 +61,25 @@ def offline() -> bool:
     return os.environ.get(OFFLINE_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
+_progress_shown = True  # t2t-datagen --noprogress turns it off for its run (``settings``)
+
+
 @contextlib.contextmanager
-def offline_if(flag: bool) -> Iterator[None]:
-    """``T2T_REPRO_OFFLINE=1`` within the block when ``flag`` (a command's ``--offline``)."""
-    saved = os.environ.get(OFFLINE_ENV)
-    if flag:
+def settings(offline: bool = False, progress: bool = True) -> Iterator[None]:
+    """A command's ``--offline`` (``T2T_REPRO_OFFLINE=1``) and ``--noprogress`` for the block."""
+    global _progress_shown
+    saved_env, saved_progress = os.environ.get(OFFLINE_ENV), _progress_shown
+    if offline:
         os.environ[OFFLINE_ENV] = "1"
+    _progress_shown = progress
     try:
         yield
     finally:
-        if flag and saved is None:
+        _progress_shown = saved_progress
+        if offline and saved_env is None:
             del os.environ[OFFLINE_ENV]
-        elif flag:
-            os.environ[OFFLINE_ENV] = saved
+        elif offline:
+            os.environ[OFFLINE_ENV] = saved_env
 
 
 def put_it_there(url: str, path: str) -> str:
@@ -142,7 +148,11 @@ def _attempt(session, url: str, path: str, out, timeout: float, progress: bool) 
         headers["Range"] = f"bytes={have}-"
     try:
         response = session.get(url, headers=headers, stream=True, timeout=timeout)
-    except requests.exceptions.InvalidURL as e:
+    except (
+        requests.exceptions.InvalidURL,
+        requests.exceptions.MissingSchema,
+        requests.exceptions.InvalidSchema,
+    ) as e:
         raise _fail(url, path, f"not a valid URL: {e}") from None
     with response:
         status = response.status_code
@@ -186,12 +196,14 @@ def fetch(
     path: str,
     *,
     session: requests.Session | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     timeout: float = TIMEOUT_S,
     retries: int = RETRIES,
     backoff: float = BACKOFF_S,
 ) -> str:
-    """``url`` to the local file ``path``; kept when ``path`` exists. Returns ``path``."""
+    """``url`` to the local file ``path``; kept when ``path`` exists. Returns ``path``.
+    ``progress`` None: shown unless the command said ``--noprogress``."""
+    progress = _progress_shown if progress is None else progress
     if os.path.exists(path):
         return path
     if fileio.is_url(path):
@@ -205,6 +217,8 @@ def fetch(
     session = session or requests.Session()
     try:
         with _locked_partial(partial, url, path) as out:
+            if os.path.exists(path):  # another process finished it while this one waited
+                return path
             _transfer(session, url, path, out, timeout, progress, retries, backoff)
             os.fsync(out.fileno())
             os.replace(partial, path)
