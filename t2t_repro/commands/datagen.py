@@ -16,7 +16,6 @@ import sys
 
 from t2t_repro import paths
 from t2t_repro.commands import cli, t2t_flags
-from t2t_repro.data import download
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,6 +77,7 @@ def problem_names(pattern: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from t2t_repro import registry
+    from t2t_repro.data import download
 
     if not args.problem or not args.data_dir:
         raise cli.UsageError(
