@@ -138,8 +138,8 @@ def maybe_download(directory: str, filename: str, uri: str) -> str:
             fileio.copy(uri, tmp)
         return path
     raise DataError(
-        f"{path} is missing and {uri!r} is neither an http(s) URL nor a file here: "
-        + download.put_it_there(uri, path)
+        f"{path} is missing and {uri!r} is neither an http(s) URL nor a file here: put "
+        f"{filename} in --tmp_dir {directory} (from {uri}), then run again."
     )
 
 
