@@ -176,14 +176,16 @@ def _attempt(session, url: str, path: str, out, timeout: float, progress: bool) 
         name = os.path.basename(path)
         bar = Progress(name, total, None, progress, "", human_bytes, have)
         bar.interval = bar.interval if PROGRESS_EVERY_S is None else PROGRESS_EVERY_S
-        try:
-            # read1: what has arrived (up to CHUNK_BYTES), so a slow line still shows progress
-            while chunk := response.raw.read1(CHUNK_BYTES, decode_content=False):
-                out.write(chunk)
-                bar.update(bar.done + len(chunk))
-        except _TRANSIENT_ERRORS + (urllib3.exceptions.HTTPError, OSError) as e:
-            out.flush()
-            raise _Transient(f"transfer cut after {human_bytes(bar.done)}: {e}") from None
+        while True:
+            try:  # read1: what has arrived (up to CHUNK_BYTES), so a slow line shows progress
+                chunk = response.raw.read1(CHUNK_BYTES, decode_content=False)
+            except _TRANSIENT_ERRORS + (urllib3.exceptions.HTTPError, OSError) as e:
+                out.flush()
+                raise _Transient(f"transfer cut after {human_bytes(bar.done)}: {e}") from None
+            if not chunk:
+                break
+            out.write(chunk)  # a full disk is no transient error: it ends the run
+            bar.update(bar.done + len(chunk))
         out.flush()
         if total is not None and bar.done < total:
             raise _Transient(f"transfer cut at {human_bytes(bar.done)} of {human_bytes(total)}")
