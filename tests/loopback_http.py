@@ -1,7 +1,7 @@
 """A file server on 127.0.0.1 for the download tests, started in a thread, with the ways real
-servers fail: a cut transfer, a slow one, Range ignored, 503 then success, 404, and Google
-Drive's confirm page. Every request is recorded (path, Range header) for the tests to check.
-It also serves the corpus of the download usr_dir's T2T reference
+servers fail: a cut transfer, a stalled one, a slow one, Range ignored, 503 then success, 404,
+and Google Drive's confirm page. Every request is recorded (path, Range header) for the tests
+to check. It also serves the corpus of the download usr_dir's T2T reference
 (tools/t2t_reference/make_t2t_download_reference.py)."""
 
 from __future__ import annotations
@@ -56,6 +56,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if kind == "cut" and sum(p.startswith("/cut") for p, _ in srv.requests) == 1:
             self.wfile.write(body[: len(body) // 2])  # then the connection drops
             self.wfile.flush()
+            self.close_connection = True
+            return
+        if kind == "stall" and sum(p.startswith("/stall") for p, _ in srv.requests) == 1:
+            self.wfile.write(body[:1000])  # then nothing for longer than the client waits
+            self.wfile.flush()
+            time.sleep(0.5)
             self.close_connection = True
             return
         if kind == "slow":

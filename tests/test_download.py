@@ -93,6 +93,15 @@ def test_transient_errors_are_retried(tmp_path, capsys):
     assert "HTTP 503" in capsys.readouterr().err
 
 
+def test_a_stalled_transfer_times_out_and_resumes(tmp_path, capsys):
+    dest = tmp_path / "s.tgz"
+    with serving(PAYLOAD) as server:
+        download.fetch(f"{server.url}/stall/s.tgz", str(dest), **dict(FAST, timeout=0.2))
+    assert dest.read_bytes() == PAYLOAD and _leftovers(tmp_path) == []
+    assert server.requests == [("/stall/s.tgz", None), ("/stall/s.tgz", "bytes=1000-")]
+    assert "timed out" in capsys.readouterr().err
+
+
 def test_a_404_is_one_line_naming_the_url_and_the_file(tmp_path):
     with serving(PAYLOAD) as server, pytest.raises(DownloadError) as e:
         download.fetch(f"{server.url}/missing/a.tgz", str(tmp_path / "a.tgz"), **FAST)
