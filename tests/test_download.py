@@ -8,6 +8,7 @@ import re
 import socket
 
 import pytest
+import requests
 
 from t2t_repro.data import download
 from t2t_repro.data.download import DownloadError
@@ -121,6 +122,25 @@ def test_no_network_is_one_line(tmp_path, capsys):
     message = str(e.value)
     assert "\n" not in message and "connection refused" in message, message
     assert f"put it at {tmp_path / 'x.tgz'}" in message and os.listdir(tmp_path) == []
+
+
+def test_a_host_that_does_not_resolve_is_one_line_at_once(tmp_path):
+    """No network (name resolution fails): no retries, one line. A stand-in session raises what
+    requests raises then, so no resolver is asked."""
+
+    class NoDns:
+        calls = 0
+
+        def get(self, url, **kwargs):
+            NoDns.calls += 1
+            reason = "[Errno -3] Temporary failure in name resolution"
+            raise requests.ConnectionError(f"HTTPSConnectionPool(host='x.org'): {reason}")
+
+    with pytest.raises(DownloadError) as e:
+        download.fetch("https://x.org/a.tgz", str(tmp_path / "a.tgz"), session=NoDns(), **FAST)
+    message = str(e.value)
+    assert message.startswith("could not download https://x.org/a.tgz (no network: temporary")
+    assert "\n" not in message and NoDns.calls == 1 and os.listdir(tmp_path) == []
 
 
 def test_google_drive_confirm_step(tmp_path):
