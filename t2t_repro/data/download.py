@@ -286,6 +286,8 @@ def fetch_from_drive(url: str, path: str, **kwargs) -> str:
         return path
     if offline():
         return fetch(url, path, **kwargs)  # the one line of the offline switch
+    if not is_web_url(url):
+        raise _fail(url, path, "not an http(s) URL")
     session = kwargs.pop("session", None) or requests.Session()
     token = None
     try:
