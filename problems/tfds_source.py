@@ -16,17 +16,13 @@ pair count (and the progress ETA) is too.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
+from t2t_repro.data import download
 from t2t_repro.data.pair_sources import PairSource
 from t2t_repro.data.text_files import DataError, ReadStats, decode_utf8
 
 TFDS_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
-
-
-def offline() -> bool:
-    return os.environ.get("T2T_REPRO_OFFLINE", "").strip().lower() in ("1", "true", "yes")
 
 
 class TfdsPairs(PairSource):
@@ -70,7 +66,7 @@ class TfdsPairs(PairSource):
         except Exception:
             prepared = False
         if not prepared:
-            if offline():
+            if download.offline():
                 raise self._fail(f"not prepared in {builder.data_dir} and T2T_REPRO_OFFLINE is set")
             try:
                 builder.download_and_prepare()

@@ -5,8 +5,9 @@ captions ``{train,val,test_2016_flickr}.{en,de,fr}.gz`` from ``--tmp_dir`` (``va
 split, ``test_2016_flickr`` our test split): 29,000 / 1,014 / 1,000 pairs. Uncompressed copies
 (``train.en``) and a ``multi30k/`` subfolder of tmp_dir are accepted too. When the files are
 absent they are downloaded from the dataset's GitHub repository (multi30k/dataset,
-``data/task1/raw``) unless ``T2T_REPRO_OFFLINE=1``; without them datagen stops with a DataError
-naming the expected paths. One subword vocab of about 2**13 (8,192) entries is shared by both
+``data/task1/raw``) through ``t2t_repro/data/download.py`` (resumed, retried, renamed when
+whole) unless ``T2T_REPRO_OFFLINE=1``; without them datagen stops with one line naming the URL
+and the file to put in --tmp_dir. One subword vocab of about 2**13 (8,192) entries is shared by both
 languages and built from the training captions. Licence: non-commercial research and education
 use only (derived from Flickr30K).
 """
@@ -14,31 +15,14 @@ use only (derived from Flickr30K).
 from __future__ import annotations
 
 import os
-import urllib.request
 
 from problems.base import register_with_rev
 from problems.translate import TranslateProblem
-from t2t_repro.atomic_write import atomic_open
+from t2t_repro.data import download
 from t2t_repro.data.pair_sources import FilePairs
-from t2t_repro.data.text_files import DataError
 
 RAW_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{}"
 SPLIT_FILES = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
-
-
-def offline() -> bool:
-    return os.environ.get("T2T_REPRO_OFFLINE", "").strip().lower() in ("1", "true", "yes")
-
-
-def download(url: str, path: str, timeout: float = 60.0) -> None:
-    """Fetch ``url`` to ``path`` atomically (temp file + rename)."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with urllib.request.urlopen(url, timeout=timeout) as response, atomic_open(path, "wb") as out:
-        while True:
-            block = response.read(1 << 20)
-            if not block:
-                break
-            out.write(block)
 
 
 class Multi30kProblem(TranslateProblem):
@@ -69,20 +53,12 @@ class Multi30kProblem(TranslateProblem):
         paths = {}
         for lang in (self.source_lang, self.target_lang):
             path = self._find(tmp_dir, stem, lang)
-            if path is None:
-                path = os.path.join(tmp_dir, f"{stem}.{lang}.gz")
-                if offline():
-                    raise DataError(
-                        f"{self.name}: missing {path} (T2T_REPRO_OFFLINE is set, so no "
-                        f"download). " + self.missing_data_help(tmp_dir, split)
-                    )
+            if path is None:  # the one line of a failed download names the file to put there
+                url, path = RAW_URL.format(f"{stem}.{lang}.gz"), f"{tmp_dir}/{stem}.{lang}.gz"
                 try:
-                    download(RAW_URL.format(f"{stem}.{lang}.gz"), path)
-                except Exception as e:  # network, HTTP or disk errors all mean: no data here
-                    raise DataError(
-                        f"{self.name}: missing {path} and the download failed ({e}). "
-                        + self.missing_data_help(tmp_dir, split)
-                    ) from None
+                    path = download.fetch(url, path)
+                except download.DownloadError as e:
+                    raise download.DownloadError(f"{self.name}: {e}") from None
             paths[lang] = path
         return [FilePairs(paths[self.source_lang], paths[self.target_lang])]
 

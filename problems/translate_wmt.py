@@ -13,7 +13,9 @@ One subword vocab of about 2**15 shared by both languages (T2T: 100 train shards
 
 Where the text comes from, per split: if every corpus of the split is found in ``--tmp_dir``,
 those local files are read; if none is, tensorflow-datasets provides the split (downloading it
-when online, see ``tfds_source``); a partly present split is a DataError naming what is missing.
+when online, see ``tfds_source``); if some are, the others' archives are downloaded from
+statmt.org into --tmp_dir as T2T's ``compile_data`` downloads them (``data/download.py``), and
+offline or when that fails, one line names what is missing.
 A corpus is found locally as any of:
 
 * plain parallel files ``<stem>.<lang>`` (or ``.gz``), e.g. ``news-commentary-v13.de-en.en``;
@@ -34,6 +36,7 @@ import os
 from problems.base import register_with_rev
 from problems.tfds_source import TfdsPairs
 from problems.translate import TranslateProblem
+from t2t_repro.data import download
 from t2t_repro.data.pair_sources import FilePairs, PairSource, TsvPairs
 from t2t_repro.data.text_files import DataError, extract_member
 
@@ -87,6 +90,15 @@ class WmtCorpus:
         if errors:
             raise DataError("; ".join(errors))
         return None
+
+    def fetch(self, tmp_dir: str, source_lang: str, target_lang: str) -> PairSource | None:
+        """The first archive downloaded into tmp_dir from ``url`` (as T2T's ``compile_data``
+        fetches its tarballs: ``data/download.py``), then resolved as a local corpus."""
+        archive = download.fetch(self.url, os.path.join(tmp_dir, self.locations[0][0]))
+        found = self.resolve(tmp_dir, source_lang, target_lang)
+        if found is None:
+            raise DataError(f"{archive} (from {self.url}) does not hold {self.locations[0][1]}.")
+        return found
 
     def expected(self, source_lang: str, target_lang: str) -> str:
         stem = self.stems[0]
@@ -235,8 +247,16 @@ class WmtProblem(TranslateProblem):
         local_help = f"Local files for the {split} split go in {tmp_dir} (--tmp_dir): " + "; ".join(
             missing
         )
-        if any(found):
-            raise DataError(f"{self.name}: {split} data is incomplete. {local_help}.")
+        if any(found):  # T2T's route, partly taken: the rest downloaded as T2T downloads it
+            try:
+                return [
+                    f or c.fetch(tmp_dir, self.source_lang, self.target_lang)
+                    for c, f in zip(corpora, found, strict=True)
+                ]
+            except download.DownloadError as e:
+                raise DataError(
+                    f"{self.name}: {split} data is incomplete ({e}) {local_help}."
+                ) from None
         return [
             TfdsPairs(
                 self.tfds_name,

@@ -30,6 +30,9 @@ os.environ.setdefault(
 # every run: a tool server serves one import-time environment (tests/tool_client.py), so
 # make's 2 beside the tests' 3 started two servers, each after a first run in a real process.
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+# The suite never touches the network: no download, here and in the tools it runs (a test
+# that downloads from its own loopback server unsets it: tests/test_download.py).
+os.environ["T2T_REPRO_OFFLINE"] = "1"
 
 # The tools the suite runs start from servers (tests/tool_client.py) in one directory for the
 # whole run: the first process to load this file (pytest-xdist's controller, or pytest itself

@@ -19,6 +19,7 @@ from problems.parallel_corpus import register_parallel_corpus
 from t2t_repro import registry
 from t2t_repro.data import records
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
+from tests.loopback_http import serving
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 MULTI30K = SHARED_DATA / "multi30k"
@@ -152,18 +153,25 @@ def test_multi30k_missing_data_is_a_clear_error(tmp_path, monkeypatch):
         problem.generate_data(str(tmp_path / "data"), str(tmp_path), progress=False)
     assert str(tmp_path / "train.en.gz") in str(e.value) and "data/task1/raw" in str(e.value)
     monkeypatch.delenv("T2T_REPRO_OFFLINE")
-    calls = []
-
-    def failing_download(url, path, timeout=60.0):
-        calls.append(url)
-        raise OSError("network unreachable")
-
-    monkeypatch.setattr(translate_multi30k, "download", failing_download)
-    with pytest.raises(DataError, match="download failed .*network unreachable"):
-        problem.generate_data(str(tmp_path / "data"), str(tmp_path), progress=False)
-    assert calls == [
-        "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/train.en.gz"
-    ]
+    with serving(b"") as server:  # online: the download (a 404 here) says the same in one line
+        monkeypatch.setattr(translate_multi30k, "RAW_URL", server.url + "/missing/{}")
+        with pytest.raises(DataError) as e:
+            problem.generate_data(str(tmp_path / "data"), str(tmp_path), progress=False)
+    message = str(e.value)
+    assert (
+        "\n" not in message and "HTTP 404" in message and str(tmp_path / "train.en.gz") in message
+    )
+    assert server.requests == [("/missing/train.en.gz", None)]
+    captions = {
+        f"val.{lang}.gz": gzip.compress(f"{lang} caption\n".encode()) for lang in ("en", "fr")
+    }
+    with serving(captions) as server:  # and a download that works gives the split's files
+        monkeypatch.setattr(translate_multi30k, "RAW_URL", server.url + "/full/{}")
+        assert problem.source_lines(str(tmp_path / "new"), "dev") == (
+            ["en caption"],
+            ["fr caption"],
+        )
+    assert sorted(os.listdir(tmp_path / "new")) == ["val.en.gz", "val.fr.gz"]
 
 
 # ----------------------------------------------------------------------------- WMT
@@ -278,9 +286,42 @@ def test_wmt_partial_local_data_names_what_is_missing(tmp_path):
     ) and "training-parallel-europarl-v7.tgz" in str(e.value)
 
 
+def test_wmt_partial_local_data_downloads_the_rest_as_t2t(tmp_path, monkeypatch):
+    """Online, the missing corpora's archives are fetched into tmp_dir (a loopback server
+    stands in for statmt.org) and read as if they had been there."""
+    from problems import translate_wmt
+
+    monkeypatch.delenv("T2T_REPRO_OFFLINE")
+    (tmp_path / "commoncrawl.de-en.en").write_text("crawl\n")
+    (tmp_path / "commoncrawl.de-en.de").write_text("kriechen\n")
+    archive = tmp_path / "served.tgz"
+    _tgz(
+        archive,
+        {"training/europarl-v7.de-en.en": "house\n", "training/europarl-v7.de-en.de": "Haus\n"},
+    )
+    with serving({"training-parallel-europarl-v7.tgz": archive.read_bytes()}) as server:
+        europarl = translate_wmt._corpus(
+            "europarl-v7.de-en",
+            "de-en",
+            "training-parallel-europarl-v7.tgz",
+            f"{server.url}/full/training-parallel-europarl-v7.tgz",
+            "training/europarl-v7.de-en.{lang}",
+        )
+        problem = registry.problem("wmt_ende")
+        monkeypatch.setattr(
+            problem, "corpora", {"train": (translate_wmt._commoncrawl("de-en"), europarl)}
+        )
+        src, tgt = problem.source_lines(str(tmp_path), "train")
+    assert (src, tgt) == (["crawl", "house"], ["kriechen", "Haus"])
+    assert (tmp_path / "training-parallel-europarl-v7.tgz").read_bytes() == archive.read_bytes()
+    assert [path for path, _ in server.requests] == ["/full/training-parallel-europarl-v7.tgz"]
+
+
 @pytest.mark.slow
-def test_wmt_from_tfds_mock_data(tmp_path):
+def test_wmt_from_tfds_mock_data(tmp_path, monkeypatch):
     tfds = pytest.importorskip("tensorflow_datasets")
+    # mock_data prepares nothing; offline (conftest.py), tfds_source would refuse it
+    monkeypatch.delenv("T2T_REPRO_OFFLINE")
     with tfds.testing.mock_data(num_examples=12, policy=tfds.testing.MockPolicy.USE_CODE):
         expected = [
             (ex["en"].decode(), ex["de"].decode())

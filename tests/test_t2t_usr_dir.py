@@ -304,11 +304,13 @@ def test_what_cannot_run_is_refused_in_one_line(tmp_path, capsys):
 
     from t2t_repro.t2t_compat import generator_utils
 
-    with pytest.raises(Exception, match=r"nothing is downloaded here.*--tmp_dir"):
+    # The suite runs offline (conftest.py): T2T's downloads say which file to put where
+    # (tests/test_download.py downloads from a loopback server).
+    with pytest.raises(Exception, match=r"T2T_REPRO_OFFLINE is set.*--tmp_dir"):
         generator_utils.maybe_download(str(tmp_path), "corpus.tgz", "https://x.org/corpus.tgz")
-    # T2T's maybe_download_from_drive: the file already in tmp_dir is returned, else refused.
+    # T2T's maybe_download_from_drive: the file already in tmp_dir is returned.
     drive = "https://drive.google.com/uc?export=download&id=x"
-    with pytest.raises(Exception, match=r"nothing is downloaded here.*--tmp_dir"):
+    with pytest.raises(Exception, match=r"T2T_REPRO_OFFLINE is set.*--tmp_dir"):
         generator_utils.maybe_download_from_drive(str(tmp_path), "data.zip", drive)
     (tmp_path / "data.zip").write_bytes(b"PK")
     found = generator_utils.maybe_download_from_drive(str(tmp_path), "data.zip", drive)

@@ -50,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cli.add_bool(parser, "registry_help", "list everything registered and exit")
     cli.add_bool(parser, "noprogress", "no progress lines on stderr")
+    cli.add_bool(
+        parser,
+        "offline",
+        "download nothing (as T2T_REPRO_OFFLINE=1): a missing file is named in one line",
+    )
     t2t_flags.add_t2t_flags(parser, "t2t-datagen")
     return parser
 
@@ -72,6 +77,7 @@ def problem_names(pattern: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from t2t_repro import registry
+    from t2t_repro.data import download
 
     if not args.problem or not args.data_dir:
         raise cli.UsageError(
@@ -87,6 +93,12 @@ def run(args: argparse.Namespace) -> int:
         problem.check_datagen()
     data_dir, tmp_dir = cli.expand(args.data_dir), cli.expand(args.tmp_dir)
     paths.expect_directory(data_dir, "--data_dir")
+    with download.settings(offline=args.offline, progress=not args.noprogress):
+        _generate(problems, data_dir, tmp_dir, args)
+    return 0
+
+
+def _generate(problems: list, data_dir: str, tmp_dir: str, args: argparse.Namespace) -> None:
     for problem in problems:
         try:
             summary = problem.generate_data(
@@ -102,7 +114,6 @@ def run(args: argparse.Namespace) -> int:
                 "interrupted; run again to finish (finished shards are kept)."
             ) from None
         print(summary.format(), flush=True)
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

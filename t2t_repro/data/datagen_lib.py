@@ -120,26 +120,38 @@ def store_json(path: str, data: dict) -> None:
 
 
 class Progress:
-    """Lines done, rate and ETA on stderr: a rewritten line on a terminal, a line every 15 s
-    otherwise."""
+    """Count done, rate and ETA on stderr: a rewritten line on a terminal, a line every 15 s
+    otherwise. Lines by default; ``count`` formats another unit (bytes: ``download.py``),
+    ``initial`` is what was done before this run (a resumed download), left out of the rate."""
 
-    def __init__(self, label: str, total: int | None = None, stream=None, enabled: bool = True):
+    def __init__(
+        self,
+        label: str,
+        total: int | None = None,
+        stream=None,
+        enabled: bool = True,
+        unit: str = "lines",
+        count: Callable[[float], str] = lambda n: f"{n:,.0f}",
+        initial: int = 0,
+    ):
         self.label, self.total, self.enabled = label, total, enabled
+        self.unit, self.count = unit, count
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.interval = 1.0 if self.tty else 15.0
         self.start = self.last = time.monotonic()
-        self.done = 0
+        self.done = self.initial = initial
 
     def _line(self, now: float) -> str:
-        rate = self.done / max(now - self.start, 1e-9)
-        text = f"{self.label}: {self.done:,}"
+        rate = (self.done - self.initial) / max(now - self.start, 1e-9)
+        unit = f" {self.unit}" if self.unit else ""
+        text = f"{self.label}: {self.count(self.done)}"
         if self.total:
-            text += f"/{self.total:,} lines ({100.0 * self.done / self.total:.0f}%)"
+            text += f"/{self.count(self.total)}{unit} ({100.0 * self.done / self.total:.0f}%)"
             eta = (self.total - self.done) / rate if rate > 0 else float("inf")
-            text += f", {rate:,.0f} lines/s, ETA {eta:,.0f}s" if eta != float("inf") else ""
+            text += f", {self.count(rate)}{unit}/s, ETA {eta:,.0f}s" if eta != float("inf") else ""
         else:
-            text += f" lines, {rate:,.0f} lines/s"
+            text += f"{unit}, {self.count(rate)}{unit}/s"
         return text
 
     def update(self, done: int) -> None:

@@ -7,8 +7,8 @@ MMMMM``, examples dealt round-robin, then each unshuffled file shuffled in memor
 global ``random`` (seeded by ``t2t-datagen``'s ``--random_seed`` before each problem:
 ``bin/t2t_datagen.py, set_random_seed``) and written under its final name: the project's one
 algorithm (``data/t2t_shards.py``), which these names call. Every file is written to a temp
-name and renamed. Nothing is downloaded: ``maybe_download`` finds the file in
---tmp_dir or says where to put it, and an archive a url names is extracted there
+name and renamed. ``maybe_download`` uses the file in --tmp_dir when it is there, else
+downloads it (``data/download.py``); an archive a url names is extracted there
 (``extract_archive``, which ``translate.py, compile_data`` shares, as T2T's extracts).
 """
 
@@ -18,13 +18,14 @@ import gzip
 import os
 import random
 import shutil
+import zipfile
 from collections.abc import Callable, Iterable, Iterator
 
 import tensorflow as tf
 
 from t2t_repro import fileio
-from t2t_repro.atomic_write import atomic_open
-from t2t_repro.data import records, t2t_shards
+from t2t_repro.atomic_write import atomic_open, atomic_path
+from t2t_repro.data import download, records, t2t_shards
 from t2t_repro.data.text_files import extract_all, read_lines, sample_lines_for_vocab
 from t2t_repro.errors import DataError
 from t2t_repro.t2t_compat import refusals
@@ -116,27 +117,44 @@ def generate_dataset_and_shuffle(
         shuffle_dataset(train_paths + dev_paths)
 
 
+def download_report_hook(count: int, block_size: int, total_size: int) -> None:
+    """T2T's ``urlretrieve`` report hook: the percentage done, on one rewritten line."""
+    percent = int(count * block_size * 100 / total_size)
+    print(f"\r{percent}% completed", end="\r")
+
+
 def maybe_download(directory: str, filename: str, uri: str) -> str:
-    """``directory/filename`` when it is there, or a copy of a local ``uri``; never a
-    download."""
+    """T2T's ``maybe_download``: ``directory/filename`` when it is there (never fetched
+    again), else a copy of a local or ``gs://`` ``uri`` (T2T's ``tf.gfile.Copy``), else the
+    http(s) download (``data/download.py``: resumed, retried, renamed when whole)."""
     fileio.makedirs(directory)
     path = os.path.join(directory, filename)
     if fileio.exists(path):
         return path
-    if uri and not uri.startswith(("http://", "https://", "ftp://")) and fileio.exists(uri):
-        fileio.copy(uri, path)
+    if download.is_web_url(uri):
+        return download.fetch(uri, path)
+    if uri and _readable(uri):
+        with atomic_path(path) as tmp:
+            fileio.copy(uri, tmp)
         return path
     raise DataError(
-        f"{path} is missing and nothing is downloaded here: fetch {uri} yourself and put "
-        f"{filename} (or the files extracted from it) in --tmp_dir {directory}."
+        f"{path} is missing and {uri!r} is neither an http(s) URL nor a file here: put "
+        f"{filename} in --tmp_dir {directory} (from {uri}), then run again."
     )
 
 
+def _readable(uri: str) -> bool:
+    try:
+        return fileio.exists(uri)
+    except Exception:  # a scheme tf.io.gfile does not implement (ftp://)
+        return False
+
+
 def maybe_download_from_drive(directory: str, filename: str, url: str) -> str:
-    """T2T's ``generator_utils.py:maybe_download_from_drive`` returns ``directory/filename``
-    when it is there without downloading; so does this, and it refuses as ``maybe_download``
-    when the file is absent (nothing is downloaded here)."""
-    return maybe_download(directory, filename, url)
+    """T2T's ``maybe_download_from_drive``: ``directory/filename`` when it is there, else the
+    Google Drive download with its confirm step (``download.fetch_from_drive``)."""
+    fileio.makedirs(directory)
+    return download.fetch_from_drive(url, os.path.join(directory, filename))
 
 
 def gunzip_file(gz_path: str, new_path: str) -> None:
@@ -147,22 +165,41 @@ def gunzip_file(gz_path: str, new_path: str) -> None:
 
 
 def extract_archive(tmp_dir: str, url: str) -> None:
-    """The tar archive ``url`` names, found in ``tmp_dir`` (``maybe_download``), extracted
-    there, as T2T's ``generate_lines_for_vocab`` and ``translate.py, compile_data`` do; a
-    ``.zip`` is extracted by ``compile_data`` beforehand, so here it lacks the files."""
+    """The archive ``url`` names, found in ``tmp_dir`` or downloaded there
+    (``maybe_download``), extracted there, as T2T's ``generate_lines_for_vocab`` and
+    ``translate.py, compile_data`` do (a ``.zip`` with ``zipfile``, as ``compile_data``)."""
     archive = maybe_download(tmp_dir, os.path.basename(url), url)
     if archive.endswith(".zip"):
-        raise DataError(f"{archive} does not hold the files the problem names for {url}.")
-    extract_all(archive, tmp_dir)
+        extract_zip(archive, tmp_dir)
+    else:
+        extract_all(archive, tmp_dir)
+
+
+def fetch_or_extract(tmp_dir: str, url: str, present: Callable[[], bool]) -> None:
+    """What ``present`` looks for in ``tmp_dir``: else the file ``url`` names is fetched
+    (``maybe_download``) and, unless that was the file looked for, extracted (T2T's
+    ``compile_data`` downloads a url's file, then reads it or extracts it)."""
+    if present():
+        return
+    maybe_download(tmp_dir, os.path.basename(url), url)
+    if not present():
+        extract_archive(tmp_dir, url)
+
+
+def extract_zip(archive: str, tmp_dir: str) -> None:
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            zipped.extractall(tmp_dir)
+    except zipfile.BadZipFile as e:
+        raise DataError(f"{archive}: not a readable zip archive ({e}).") from None
 
 
 def _local_file(tmp_dir: str, url: str, name: str) -> str:
-    """``tmp_dir/name``, extracted from the archive ``url`` names when it is not there yet."""
+    """``tmp_dir/name``, fetched or extracted from the archive ``url`` names when missing."""
     path = os.path.join(tmp_dir, name)
+    fetch_or_extract(tmp_dir, url, lambda: fileio.exists(path))
     if not fileio.exists(path):
-        extract_archive(tmp_dir, url)
-        if not fileio.exists(path):
-            raise DataError(f"{path} is missing and the archive for {url} does not hold it.")
+        raise DataError(f"{path} is missing and the archive for {url} does not hold it.")
     return path
 
 

@@ -34,7 +34,6 @@ def refusal_message(t2t_name: str, instead: str) -> str:
 
 _TRAIN = "train with t2t-trainer (--model=transformer with an hparams set)"
 _LAYERS = "T2T's layer functions are not provided: only this project's own transformer runs"
-_NOT_DOWNLOADED = "nothing is downloaded here: put the file in --tmp_dir (maybe_download finds it)"
 _PACKED = "packed datasets are not made here: batches are bucketed by length"
 _NOT_TEXT2TEXT = (
     "only Text2TextProblem / TranslateProblem run with this project's encoder-decoder "
@@ -133,7 +132,6 @@ _TABLE: dict[str, dict[str, str]] = {
         ),
     },
     "tensor2tensor.data_generators.generator_utils": {
-        _NOT_DOWNLOADED: "download_report_hook",
         _PACKED: (
             "SequencePacker SequencePairPacker SequenceDatasetPacker pack_examples pack_dataset"
         ),

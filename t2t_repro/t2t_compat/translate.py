@@ -5,8 +5,9 @@ A problem names its files as T2T's do, ``source_data_files(split)`` -> ``[[url, 
 file2)], ...]`` (or ``[url, ("tsv", src_col, trg_col, glob)]``); each split's pairs are
 concatenated into ``<tmp_dir>/<name>-compiled-<train|dev>.lang1/.lang2``, reused when present.
 As in T2T, every split but train compiles to ``-dev`` (so a test split reads the dev files).
-Nothing is downloaded: a missing file is looked for in the archive named by the url in
---tmp_dir, else refused in one line saying what to put there.
+A missing file is looked for in the archive named by the url in --tmp_dir; a missing archive
+is downloaded there (``generator_utils.maybe_download``: T2T's downloads the archive of an
+http url even when its files are there; here the files in --tmp_dir are enough).
 
 Archives and compressed files as T2T's ``compile_data`` reads them: a ``.zip`` the url names
 is extracted into --tmp_dir whenever the files are compiled; a tar archive (``.tgz``,
@@ -18,14 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import zipfile
 
 import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.text_files import decode_utf8, open_binary
-from t2t_repro.errors import DataError
 from t2t_repro.t2t_compat import generator_utils, refusals
 from t2t_repro.t2t_compat.problem import DatasetSplit, T2TProblemError
 from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem
@@ -75,15 +74,11 @@ class TranslateProblem(Text2TextProblem):
 
 def _extract_zip(tmp_dir: str, url: str) -> None:
     """T2T's compile_data: the ``.zip`` ``url`` names, in ``tmp_dir``, extracted there (each
-    time the files are compiled). Without the archive, the files must be there already."""
+    time the files are compiled). Without the archive, the files must be there already, or
+    the zip is downloaded when they are looked for (``generator_utils.extract_archive``)."""
     path = os.path.join(tmp_dir, os.path.basename(url))
-    if not os.path.basename(url).endswith(".zip") or not fileio.exists(path):
-        return
-    try:
-        with zipfile.ZipFile(path) as archive:
-            archive.extractall(tmp_dir)
-    except zipfile.BadZipFile as e:
-        raise DataError(f"{path}: not a readable zip archive ({e}).") from None
+    if os.path.basename(url).endswith(".zip") and fileio.exists(path):
+        generator_utils.extract_zip(path, tmp_dir)
 
 
 def _gunzipped(path: str) -> str:
@@ -115,7 +110,9 @@ def _tsv_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
     # are read in the order T2T reads them on this file system.
     names = tf.io.gfile.glob(os.path.join(tmp_dir, pattern))
     if not names:
-        generator_utils.extract_archive(tmp_dir, url)
+        generator_utils.fetch_or_extract(
+            tmp_dir, url, lambda: bool(tf.io.gfile.glob(os.path.join(tmp_dir, pattern)))
+        )
         names = tf.io.gfile.glob(os.path.join(tmp_dir, pattern))
     pairs = []
     for name in names:
@@ -133,8 +130,9 @@ def _tsv_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
 def _file_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
     lang1, lang2 = spec
     path1, path2 = (os.path.join(tmp_dir, n) for n in (lang1, lang2))
-    if not (fileio.exists(path1) and fileio.exists(path2)):
-        generator_utils.extract_archive(tmp_dir, url)
+    generator_utils.fetch_or_extract(
+        tmp_dir, url, lambda: fileio.exists(path1) and fileio.exists(path2)
+    )
     path1, path2 = _gunzipped(path1), _gunzipped(path2)
     is_sgm = lang1.endswith("sgm") and lang2.endswith("sgm")
     pairs = []
@@ -153,6 +151,7 @@ def compile_data(tmp_dir: str, datasets: list, filename: str, datatypes_to_clean
             f"datatypes_to_clean={datatypes_to_clean!r}: T2T's cleaner_en_xx is not provided "
             "here; clean the files beforehand and return None."
         )
+    fileio.makedirs(tmp_dir)  # as T2T's maybe_download makes it before anything is read
     filename = os.path.join(tmp_dir, filename)
     lang1_name, lang2_name = filename + ".lang1", filename + ".lang2"
     if fileio.exists(lang1_name) and fileio.exists(lang2_name):
