@@ -143,6 +143,7 @@ class Trainer:
                 seed=self.data_seed,
                 augment=self.augment,
                 max_length=self.problem.max_length(self.hparams),
+                read_example=self.problem.read_example_fn(TRAIN, self.hparams),
             )
             return ds.skip(skip) if skip else ds
 
