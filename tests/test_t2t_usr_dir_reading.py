@@ -99,6 +99,23 @@ def test_preprocess_example_truncates_the_batches_the_pipeline_yields(data_dir):
     )
 
 
+def test_a_split_decode_refuses_a_preprocess_example_it_cannot_run(tmp_path):
+    """A split's decodes read its text, not its records: an added spec field changes nothing
+    there, a preprocess_example (T2T's decode_from_dataset runs it) is refused in one line."""
+    from t2t_repro.t2t_compat.problem import T2TProblemError
+    from t2t_repro.usr_dir import import_usr_dir
+
+    import_usr_dir(str(USR_DIR))
+
+    sources, references = registry.problem(SPEC).source_lines(str(tmp_path), "dev")
+    assert len(sources) == len(references) == 20
+    with pytest.raises(T2TProblemError) as refused:
+        registry.problem(TRUNCATED).source_lines(str(tmp_path), "dev")
+    line = str(refused.value)
+    assert "\n" not in line and "overrides preprocess_example, which T2T runs" in line
+    assert line.endswith("decode the split's inputs with --decode_from_file.")
+
+
 def test_problems_without_reading_hooks_keep_the_pipelines_own_reading():
     from problems.base import Problem
     from t2t_repro.t2t_compat.text_problems import Text2TextProblem
