@@ -92,6 +92,9 @@ class T2TProblemError(UserError):
     """A T2T problem that cannot run here, or T2T code asked for something missing."""
 
 
+# T2T's truncations, which its default preprocess_example calls (t2t_compat/example_reading.py).
+preprocess_example_common = example_reading.preprocess_example_common
+
 # T2T's metric names (utils/metrics.py, Metrics) that the problems return from eval_metrics.
 APPROX_BLEU = "approx_bleu_score"
 
