@@ -137,6 +137,10 @@ class Problem:
         """Raises one line when ``generate_data`` cannot run; ``t2t-datagen`` asks every
         problem before it writes any problem's files."""
 
+    def check_split_decodes(self) -> None:
+        """Raises one line when a split's decodes (``source_lines``) cannot run; the trainer
+        asks before training under ``--schedule=train_eval_and_decode``."""
+
     def get_encoders(self, data_dir: str) -> dict:
         path = self.vocab_path(data_dir)
         if not fileio.isfile(path):

@@ -116,6 +116,24 @@ def test_a_split_decode_refuses_a_preprocess_example_it_cannot_run(tmp_path):
     assert line.endswith("decode the split's inputs with --decode_from_file.")
 
 
+def test_train_eval_and_decode_refuses_it_before_training(tmp_path, capsys):
+    (tmp_path / "data").mkdir()
+    argv = [
+        f"--problem={TRUNCATED}",
+        f"--data_dir={tmp_path / 'data'}",
+        f"--output_dir={tmp_path / 'train'}",
+        f"--t2t_usr_dir={USR_DIR}",
+        f"--hparams_set={HPARAMS_SET}",
+        "--schedule=train_eval_and_decode",
+        "--train_steps=1",
+    ]
+    assert trainer.main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("t2t-trainer: error: TruncatedTargets (truncated_targets) in ")
+    assert "overrides preprocess_example" in err and "\n" not in err
+    assert not (tmp_path / "train").exists()
+
+
 def test_problems_without_reading_hooks_keep_the_pipelines_own_reading():
     from problems.base import Problem
     from t2t_repro.t2t_compat.text_problems import Text2TextProblem

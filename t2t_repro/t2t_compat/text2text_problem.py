@@ -256,9 +256,9 @@ class Text2TextProblem(Problem):
         self._encoders = encoders  # what T2T's hparams() reads (get_feature_encoders)
         return {"inputs": encoders["inputs"], "targets": encoders["targets"]}
 
-    def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
-        """The raw (input, target) texts of a split, split as datagen splits them."""
-        self.check_runnable()
+    def check_split_decodes(self) -> None:
+        """A split's decodes read its text, not its records: refused in one line for a usr_dir
+        that overrides what T2T's ``decode_from_dataset`` runs on the records."""
         for hook in ("decode_example", "preprocess_example"):
             if problem_hparams.defined_by_usr_dir(type(self), hook):
                 raise T2TProblemError(
@@ -267,6 +267,11 @@ class Text2TextProblem(Problem):
                     "text in --tmp_dir, where it cannot run: decode the split's inputs with "
                     "--decode_from_file."
                 )
+
+    def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
+        """The raw (input, target) texts of a split, split as datagen splits them."""
+        self.check_runnable()
+        self.check_split_decodes()
         wanted = split_file_name(split)
         if self.is_generate_per_split:
             samples = self.generate_samples(None, tmp_dir, t2t_split(wanted))
