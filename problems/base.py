@@ -95,6 +95,9 @@ class Problem:
     - ``search_constraint``: what restricts the search (``decoding/constraints.py``), with
       the extra inputs it builds from the source lines.
     - ``train_augmentation``: a map over training batches (word dropout).
+    - ``read_example_fn``: the problem's own reading of a record, a per-example map in the
+      input pipeline (T2T's ``decode_example`` and ``preprocess_example``); none here.
+    - ``teacher_forced_metrics``: the eval metrics it lists beyond those always reported.
     """
 
     # Set only where the registered name is not the class's snake_case.
@@ -133,6 +136,10 @@ class Problem:
     def check_datagen(self) -> None:
         """Raises one line when ``generate_data`` cannot run; ``t2t-datagen`` asks every
         problem before it writes any problem's files."""
+
+    def check_split_decodes(self) -> None:
+        """Raises one line when a split's decodes (``source_lines``) cannot run; the trainer
+        asks before training under ``--schedule=train_eval_and_decode``."""
 
     def get_encoders(self, data_dir: str) -> dict:
         path = self.vocab_path(data_dir)
@@ -187,7 +194,12 @@ class Problem:
         from t2t_repro.metrics.dev_metric import DevBleu
 
         target_encoder = self.get_encoders(data_dir)["targets"]
-        examples = make_dataset(self.filepattern(data_dir, records.DEV), EVAL, hparams)
+        examples = make_dataset(
+            self.filepattern(data_dir, records.DEV),
+            EVAL,
+            hparams,
+            read_example=self.read_example_fn("infer", hparams),
+        )
         inputs, references = [], []
         for example in examples.unbatch().take(num_examples):
             inputs.append([int(i) for i in example["inputs"].numpy() if i])
@@ -221,6 +233,21 @@ class Problem:
             f"word dropout: alpha {alpha} replaces {share:.1%} of training source words", flush=True
         )
         return augment
+
+    def read_example_fn(self, mode: str, hparams):
+        """A map the input pipeline runs on every serialized record in place of its own parsing
+        and truncation (``make_dataset(read_example=...)``): record -> dict of features with
+        int ``inputs`` and ``targets`` vectors (or a ``tf.data.Dataset`` of such dicts).
+        ``mode``: T2T's "train", "eval" or "infer" (dev decodes). None: the pipeline's own,
+        with no extra map (every problem of this project)."""
+        return None
+
+    def teacher_forced_metrics(self) -> tuple[str, ...]:
+        """The metrics of ``eval_metrics.ON_REQUEST`` (top-5 accuracy, ROUGE) that the
+        teacher-forced evaluation computes for this problem: those ``eval_metrics`` lists."""
+        from t2t_repro.metrics.eval_metrics import on_request
+
+        return on_request(self.eval_metrics)
 
     def vocab_sizes(self, data_dir: str) -> tuple[int, int]:
         enc = self.get_encoders(data_dir)

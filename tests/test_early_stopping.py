@@ -59,6 +59,7 @@ def test_each_schedule_gets_t2ts_rule_and_history():
     schedules: the hook's rule, with the evaluations before a resume read from eval/."""
     from types import SimpleNamespace
 
+    from problems.base import Problem
     from t2t_repro.training.loop.early_stopping import make_early_stopping
 
     def stopper(schedule):
@@ -70,7 +71,7 @@ def test_each_schedule_gets_t2ts_rule_and_history():
             eval_early_stopping_metric_minimize=True,
             eval_decode_examples=0,
         )
-        return make_early_stopping(cfg, None, None)
+        return make_early_stopping(cfg, Problem(), None)
 
     monitor = stopper("train_and_evaluate")
     assert monitor.monitor
@@ -147,6 +148,11 @@ def test_metric_names():
         check_metric("metrics-wmt/targets/approx_bleu_score", ("bleu",))
     with pytest.raises(UserError, match="report loss, neg_log_perplexity, .*, parse_f1"):
         check_metric("f1", ("parse_f1",))
+    # The teacher-forced metrics a problem lists (T2T's eval_metrics), under T2T's tags too.
+    listed = ("accuracy_top5", "rouge_L_fscore")
+    assert check_metric("metrics-summ/targets/rouge_L_fscore", (), listed) == "rouge_L_fscore"
+    with pytest.raises(UserError, match="accuracy_per_sequence, accuracy_top5, rouge_L_fscore"):
+        check_metric("rouge_2_fscore", (), listed)
 
 
 def test_flags_parse_as_t2ts_and_unusable_values_are_refused(tmp_path, capsys):

@@ -192,13 +192,15 @@ class {cls}(text_problems.Text2TextProblem):
 """
 
 REFUSED = {
-    "preprocess_example": (
-        "    def preprocess_example(self, example, mode, hparams):\n        return example\n",
-        "overrides preprocess_example, which this project does not call",
+    "preprocess": (
+        "    def preprocess(self, dataset, mode, hparams, interleave=True):\n"
+        "        return dataset\n",
+        "overrides preprocess, which this project does not call; remove it (override "
+        "preprocess_example",
     ),
     "example_reading_spec": (
-        "    def example_reading_spec(self):\n        return {}, None\n",
-        "overrides example_reading_spec,",
+        "    def example_reading_spec(self):\n        return {'targets': 1}, {'targets': 2}\n",
+        "example_reading_spec() gives data_items_to_decoders (tf.contrib.slim",
     ),
     "decode_hooks": (
         "    @property\n    def decode_hooks(self):\n        return [print]\n",
@@ -287,7 +289,7 @@ def test_an_overridden_max_length_is_what_the_training_input_keeps(generated, tm
 
 
 def test_the_trainer_refuses_an_unhonoured_hook_before_writing_anything(tmp_path, capsys):
-    path = _load_case(tmp_path, REFUSED["preprocess_example"][0])
+    path = _load_case(tmp_path, REFUSED["preprocess"][0])
     (tmp_path / "data").mkdir()
     argv = [
         "--problem=hook_case",
@@ -300,7 +302,7 @@ def test_the_trainer_refuses_an_unhonoured_hook_before_writing_anything(tmp_path
     assert trainer.main(argv) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("t2t-trainer: error: HookCase (hook_case) in ")
-    assert "preprocess_example" in err and "\n" not in err and "Traceback" not in err
+    assert "overrides preprocess," in err and "\n" not in err and "Traceback" not in err
     assert not (tmp_path / "train").exists()
 
 

@@ -7,6 +7,13 @@ from ``distribute_datasets_from_function`` with its own ``InputContext``, so the
 is the sum over replicas, as with T2T's datashards. Training shuffles files, records (1024)
 and batches (``batch_shuffle_size``), repeats, and drops examples longer than ``max_length``;
 evaluation does none of that.
+
+A problem may read its records itself (``Problem.read_example_fn``: T2T's ``decode_example``
+and ``preprocess_example``, ``tensor2tensor/data_generators/problem.py``, ``dataset``): its
+per-example map then replaces the parsing and truncation here, at the same place (before
+the record shuffle, the repeat and the length filter, as T2T's ``dataset`` runs it before
+``data_reader.input_fn``), and the features the model does not read are dropped after it.
+Without one there is no extra map.
 """
 
 from __future__ import annotations
@@ -39,6 +46,31 @@ def list_shards(filepattern: str) -> list[str]:
 def example_length(example: dict) -> tf.Tensor:
     """max(len(inputs), len(targets)) including EOS: what a batch's token budget counts."""
     return tf.maximum(tf.size(example["inputs"]), tf.size(example["targets"]))
+
+
+def _read_by_problem(ds, read_example, deterministic: bool) -> tf.data.Dataset:
+    """``read_example`` over the serialized records (a map, or a flat map where it returns a
+    dataset of examples, as T2T's ``preprocess`` allows); then ``FEATURES`` as int32 vectors
+    (T2T's ``cast_ints_to_int32``), the other features dropped (T2T's transformer reads only
+    these). One line when the examples lack a feature or give it another kind."""
+    ds = ds.map(read_example, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic)
+    if isinstance(ds.element_spec, tf.data.DatasetSpec):
+        ds = ds.flat_map(lambda examples: examples)
+    spec = ds.element_spec
+    for name in FEATURES:
+        found = spec.get(name) if isinstance(spec, dict) else None
+        vector = isinstance(found, tf.TensorSpec) and found.shape.rank == 1
+        if not vector or not found.dtype.is_integer:
+            what = "no such feature" if found is None else f"{found}"
+            raise DataError(
+                f"the problem's examples (its example reading spec and preprocess_example) give "
+                f"{name!r} as {what}; the model reads integer vectors 'inputs' and 'targets'."
+            )
+    return ds.map(
+        lambda ex: {name: tf.cast(ex[name], tf.int32) for name in FEATURES},
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=deterministic,
+    )
 
 
 def _truncate(hparams):
@@ -128,26 +160,32 @@ def make_dataset(
     repeat: bool | None = None,
     augment: Callable[[tf.data.Dataset], tf.data.Dataset] | None = None,
     max_length: int | None = None,
+    read_example: Callable[[tf.Tensor], dict | tf.data.Dataset] | None = None,
 ) -> tf.data.Dataset:
     """Batches ``{"inputs": int32 [B, Li], "targets": int32 [B, Lt]}``, each padded with 0.
 
     ``augment`` (training only) transforms the repeated stream of examples before batching
     (word dropout, ``data/word_dropout.py``). ``max_length``: the longest example kept and
     bucketed (a problem's ``max_length``, T2T's ``Problem.max_length``); by default the
-    ``max_length`` hparam, else ``batch_size``."""
+    ``max_length`` hparam, else ``batch_size``. ``read_example``: the problem's own reading of a
+    serialized record (``Problem.read_example_fn``), in place of this module's parsing and
+    ``max_input_seq_length``/``max_target_seq_length`` truncation."""
     is_train = mode == TRAIN
     repeat = is_train if repeat is None else repeat
     files = list_shards(filepattern)
     ds = read_records(files, is_train, input_context, seed)
     deterministic = seed is not None or not is_train
-    ds = ds.map(
-        records.parse_example_fn(FEATURES),
-        num_parallel_calls=tf.data.AUTOTUNE,
-        deterministic=deterministic,
-    )
-    ds = ds.map(
-        _truncate(hparams), num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
-    )
+    if read_example is not None:
+        ds = _read_by_problem(ds, read_example, deterministic)
+    else:
+        ds = ds.map(
+            records.parse_example_fn(FEATURES),
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=deterministic,
+        )
+        ds = ds.map(
+            _truncate(hparams), num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
+        )
     if is_train:
         ds = ds.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed)
     if repeat:

@@ -22,7 +22,8 @@ from problems import base
 from t2t_repro import fileio
 from t2t_repro.data import records, t2t_shards
 from t2t_repro.errors import UserError
-from t2t_repro.t2t_compat import problem_hparams, refusals
+from t2t_repro.metrics.eval_metrics import on_request
+from t2t_repro.t2t_compat import example_reading, problem_hparams, refusals
 
 
 class DatasetSplit:
@@ -90,6 +91,9 @@ class SpaceID:
 class T2TProblemError(UserError):
     """A T2T problem that cannot run here, or T2T code asked for something missing."""
 
+
+# T2T's truncations, which its default preprocess_example calls (t2t_compat/example_reading.py).
+preprocess_example_common = example_reading.preprocess_example_common
 
 # T2T's metric names (utils/metrics.py, Metrics) that the problems return from eval_metrics.
 APPROX_BLEU = "approx_bleu_score"
@@ -165,17 +169,18 @@ class Problem(base.Problem):
         self._encoders = self.get_feature_encoders(data_dir)
         return problem_hparams.ask(self, model_hparams, data_dir or "", T2TProblemError)
 
-    def preprocess_example(self, example: dict, mode: str, hparams: Any) -> dict:
-        """T2T's default, the example as read; an override is refused (problem_hparams)."""
-        return example
-
     def example_reading_spec(self) -> tuple[dict, None]:
-        """T2T's default: int64 ``inputs`` and ``targets``, what the input pipeline reads; an
-        override is refused (problem_hparams)."""
-        import tensorflow as tf
+        """T2T's default: int64 ``inputs`` and ``targets`` (``t2t_compat/example_reading.py``)."""
+        return example_reading.default_reading_spec()
 
-        feature = tf.io.VarLenFeature(tf.int64)
-        return {"inputs": feature, "targets": feature}, None
+    def decode_example(self, serialized_example) -> dict:
+        """T2T's: the fields of ``example_reading_spec`` parsed from one record."""
+        fields = example_reading.checked_spec(self, problem_hparams.where(self), T2TProblemError)
+        return example_reading.decode_example(fields, serialized_example)
+
+    def preprocess_example(self, example: dict, mode: str, hparams: Any) -> dict:
+        """T2T's default: ``preprocess_example_common`` (the ``max_*_seq_length`` truncations)."""
+        return example_reading.preprocess_example_common(example, mode, hparams)
 
     def max_length(self, model_hparams: Any) -> int:
         """T2T's default (``split_to_length`` or ``max_length`` or ``batch_size``: the input
@@ -189,6 +194,21 @@ class Problem(base.Problem):
     # -- the project's hooks ----------------------------------------------------------------
     def scores_bleu(self) -> bool:
         return APPROX_BLEU in self.eval_metrics()
+
+    def teacher_forced_metrics(self) -> tuple[str, ...]:
+        return on_request(self.eval_metrics())
+
+    def read_example_fn(self, mode: str, hparams: Any):
+        """T2T's ``decode_example`` then ``preprocess_example(example, mode, hparams)`` for
+        every record, when the usr_dir overrides one of them or ``example_reading_spec``
+        (``t2t_compat/example_reading.py``); else None: the input pipeline's own reading,
+        which is T2T's defaults."""
+        cls = type(self)
+        if not any(
+            problem_hparams.defined_by_usr_dir(cls, h) for h in example_reading.READING_HOOKS
+        ):
+            return None
+        return example_reading.read_example_fn(self, mode, hparams)
 
     def problem_hparams(self, data_dir: str, model_hparams: Any = None) -> dict:
         """T2T's ``get_hparams(model_hparams)`` as the run's problem hparams: the problem's

@@ -24,14 +24,15 @@ import inspect
 from typing import Any
 
 from t2t_repro.hparam import HParams
+from t2t_repro.metrics import eval_metrics
+from t2t_repro.t2t_compat import example_reading
 from t2t_repro.t2t_compat.modalities import ModalityType
 
 # T2T's metric names (utils/metrics.py, Metrics) the trainer reports: the loss, accuracy,
-# per-sequence accuracy and neg_log_perplexity always; approx_bleu_score turns on the dev
-# decodes scored by BLEU. The other names of T2T's default list (Problem and
-# Text2TextProblem.eval_metrics) are accepted without being computed.
-COMPUTED_METRICS = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity", "approx_bleu_score")
-T2T_DEFAULT_METRICS = ("accuracy_top5", "rouge_2_fscore", "rouge_L_fscore")
+# per-sequence accuracy and neg_log_perplexity always; accuracy_top5, rouge_2_fscore and
+# rouge_L_fscore when listed (training/loop/evaluation.py); approx_bleu_score turns on the dev
+# decodes scored by BLEU. Any other name is refused.
+COMPUTED_METRICS = (*eval_metrics.ALWAYS, "approx_bleu_score", *eval_metrics.ON_REQUEST)
 
 
 class ProblemHParams:
@@ -176,11 +177,11 @@ def _number(problem: Any, name: str, value: Any, kind: type, error: type) -> Any
 
 
 # T2T Problem hooks of its input pipeline, decoding and metrics that nothing here calls, and
-# what to do instead (``data_generators/problem.py``).
+# what to do instead (``data_generators/problem.py``). Its example_reading_spec,
+# decode_example and preprocess_example are called (t2t_compat/example_reading.py);
+# preprocess (a whole dataset's transform) is not a per-example map.
 _UNCALLED_HOOKS = (
-    ("preprocess_example", "preprocess the samples in generate_samples instead"),
-    ("preprocess", "preprocess the samples in generate_samples instead"),
-    ("example_reading_spec", "write int64 inputs/targets features, as Text2TextProblem"),
+    ("preprocess", "override preprocess_example, which runs on every example, instead"),
     ("dataset", "the tools read the shards themselves"),
     ("input_fn", "the tools read the shards themselves"),
     ("serving_input_fn", "t2t-exporter builds the serving input"),
@@ -190,7 +191,7 @@ _UNCALLED_HOOKS = (
 )
 
 
-def _defined_by_usr_dir(cls: type, name: str) -> bool:
+def defined_by_usr_dir(cls: type, name: str) -> bool:
     """Whether the class that gives ``cls`` its ``name`` is the usr_dir's, not t2t_compat's."""
     for owner in cls.__mro__:
         if name in owner.__dict__:
@@ -200,19 +201,21 @@ def _defined_by_usr_dir(cls: type, name: str) -> bool:
 
 def refuse_unhonoured_hooks(problem: Any, error: type) -> None:
     """One line for the first hook ``problem`` overrides that this project cannot honour (the
-    input pipeline, decoding and metrics are the project's: ``_UNCALLED_HOOKS``), or
-    ``eval_metrics`` naming what is not computed. ``batch_size_means_tokens`` is not among
+    input pipeline, decoding and metrics are the project's: ``_UNCALLED_HOOKS``), a reading
+    spec this project cannot read (``example_reading.checked_spec``), or ``eval_metrics``
+    naming what is not computed. ``batch_size_means_tokens`` is not among
     them: T2T's ``data_reader.input_fn`` batches variable-length text by tokens whatever it
     says ("Shapes are not fully defined. Assuming batch_size means tokens."), as here."""
     cls = type(problem)
     for hook, instead in _UNCALLED_HOOKS:
-        if _defined_by_usr_dir(cls, hook):
+        if defined_by_usr_dir(cls, hook):
             raise error(
                 f"{where(problem)}: overrides {hook}, which this project does not call; remove "
                 f"it ({instead})."
             )
-    known = COMPUTED_METRICS + T2T_DEFAULT_METRICS
-    unknown = [m for m in problem.eval_metrics() if m not in known]
+    if defined_by_usr_dir(cls, "example_reading_spec"):
+        example_reading.checked_spec(problem, where(problem), error)
+    unknown = [m for m in problem.eval_metrics() if m not in COMPUTED_METRICS]
     if unknown:
         raise error(
             f"{where(problem)}: eval_metrics() names {', '.join(unknown)}, which this project "

@@ -106,8 +106,6 @@ _TABLE: dict[str, dict[str, str]] = {
         "features are the project's": (
             "FeatureInfo TaskID default_model_hparams problem_hparams_to_features"
         ),
-        "examples are prepared by the project's input pipeline (hparams max_length, "
-        "max_input_seq_length, max_target_seq_length)": "preprocess_example_common",
     },
     "tensor2tensor.data_generators.text_problems": {
         _NOT_TEXT2TEXT: (

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from t2t_repro import fileio
 from t2t_repro.data.text_files import DataError
-from t2t_repro.t2t_compat import generator_utils, text_encoder
+from t2t_repro.t2t_compat import generator_utils, problem_hparams, text_encoder
 from t2t_repro.t2t_compat.datagen import generate_t2t_data
 from t2t_repro.t2t_compat.modalities import ModalityType
 from t2t_repro.t2t_compat.problem import (
@@ -256,9 +256,22 @@ class Text2TextProblem(Problem):
         self._encoders = encoders  # what T2T's hparams() reads (get_feature_encoders)
         return {"inputs": encoders["inputs"], "targets": encoders["targets"]}
 
+    def check_split_decodes(self) -> None:
+        """A split's decodes read its text, not its records: refused in one line for a usr_dir
+        that overrides what T2T's ``decode_from_dataset`` runs on the records."""
+        for hook in ("decode_example", "preprocess_example"):
+            if problem_hparams.defined_by_usr_dir(type(self), hook):
+                raise T2TProblemError(
+                    f"{problem_hparams.where(self)}: overrides {hook}, which T2T runs on the "
+                    "split it decodes (decode_from_dataset); a split's decodes here read its "
+                    "text in --tmp_dir, where it cannot run: decode the split's inputs with "
+                    "--decode_from_file."
+                )
+
     def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
         """The raw (input, target) texts of a split, split as datagen splits them."""
         self.check_runnable()
+        self.check_split_decodes()
         wanted = split_file_name(split)
         if self.is_generate_per_split:
             samples = self.generate_samples(None, tmp_dir, t2t_split(wanted))

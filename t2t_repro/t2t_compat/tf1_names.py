@@ -17,13 +17,26 @@ import os
 import types
 from typing import Any
 
-# TF 1.15's modules that TF 2 dropped and ``tf.compat.v1`` keeps, as usr_dirs use them.
-TF1_NAMES = ("logging", "gfile", "flags", "app", "python_io")
+# TF 1.15's modules that TF 2 dropped and ``tf.compat.v1`` keeps, as usr_dirs use them; and
+# the feature kinds of a Problem's example_reading_spec (T2T's own: ``tf.VarLenFeature``).
+TF1_NAMES = ("logging", "gfile", "flags", "app", "python_io", "VarLenFeature", "FixedLenFeature")
+
+
+class ModeKeys:
+    """``tf.estimator.ModeKeys``, the ``mode`` values a Problem's ``preprocess_example`` gets
+    (TensorFlow 2.21 has no ``tf.estimator``; nothing else of it is here)."""
+
+    TRAIN = "train"
+    EVAL = "eval"
+    PREDICT = "infer"
+
+
+ESTIMATOR = types.SimpleNamespace(ModeKeys=ModeKeys)
 
 
 class TF1Names(types.ModuleType):
     """``tensorflow`` as a usr_dir's code sees it: TF 2's names, plus ``TF1_NAMES`` from
-    ``tf.compat.v1`` where TF 2 has none."""
+    ``tf.compat.v1`` where TF 2 has none, and ``tf.estimator.ModeKeys``."""
 
     def __init__(self, tf: types.ModuleType) -> None:
         super().__init__(tf.__name__, tf.__doc__)
@@ -36,6 +49,8 @@ class TF1Names(types.ModuleType):
         except AttributeError:
             if name in TF1_NAMES:
                 return getattr(tf.compat.v1, name)
+            if name == "estimator":
+                return ESTIMATOR
             raise
 
 

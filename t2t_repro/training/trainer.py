@@ -92,6 +92,8 @@ class Trainer:
         self.flags = flags or dataclasses.asdict(cfg)
         setup_precision_and_seed(cfg)
         self.problem = registry.problem(cfg.problem)
+        if cfg.schedule == "train_eval_and_decode":
+            self.problem.check_split_decodes()
         if cfg.generate_data:
             print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
         with self.watchdog.stage("start-up: reading the saved hparams and the vocabulary"):
@@ -143,6 +145,7 @@ class Trainer:
                 seed=self.data_seed,
                 augment=self.augment,
                 max_length=self.problem.max_length(self.hparams),
+                read_example=self.problem.read_example_fn(TRAIN, self.hparams),
             )
             return ds.skip(skip) if skip else ds
 

@@ -17,7 +17,9 @@ class AttentionSummary:
 
     def __init__(self, problem, data_dir: str, hparams) -> None:
         pattern = problem.filepattern(data_dir, "dev")
-        example = next(iter(make_dataset(pattern, EVAL, hparams).unbatch().take(1)))
+        read = problem.read_example_fn(EVAL, hparams)
+        examples = make_dataset(pattern, EVAL, hparams, read_example=read)
+        example = next(iter(examples.unbatch().take(1)))
         encoders = problem.get_encoders(data_dir)
         self.ids = {k: [int(i) for i in example[k].numpy() if i] for k in ("inputs", "targets")}
         self.labels = {k: attention_maps.token_labels(encoders[k], self.ids[k]) for k in self.ids}

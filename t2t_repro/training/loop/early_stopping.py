@@ -20,7 +20,8 @@ Beyond T2T (docs/reliability.md): the plateau rule at the evaluations of
 read back from ``<output_dir>/eval`` on a resume.
 
 The metric is any figure the trainer logs at an evaluation: the teacher-forced ``loss``,
-``accuracy``, ... or the problem's dev decode metric (``bleu``, ``parse_f1``). T2T's event
+``accuracy``, ..., those the problem lists (``accuracy_top5``, ``rouge_L_fscore``...), or the
+problem's dev decode metric (``bleu``, ``parse_f1``). T2T's event
 tag names (``metrics-<problem>/targets/accuracy``) are accepted for the same figures.
 """
 
@@ -54,10 +55,13 @@ def metric_name(flag_value: str) -> str:
     return flag_value
 
 
-def check_metric(flag_value: str, dev_metric_names: tuple[str, ...]) -> str:
-    """The metric's name, or a one-line refusal naming the figures this run's evals report."""
+def check_metric(
+    flag_value: str, dev_metric_names: tuple[str, ...], listed: tuple[str, ...] = ()
+) -> str:
+    """The metric's name, or a one-line refusal naming the figures this run's evals report.
+    ``listed``: the teacher-forced metrics the problem lists (``teacher_forced_metrics``)."""
     name = metric_name(flag_value)
-    if name in EVAL_METRICS or name in dev_metric_names:
+    if name in EVAL_METRICS or name in listed or name in dev_metric_names:
         return name
     if name in RENAMED:
         hint = (
@@ -66,7 +70,7 @@ def check_metric(flag_value: str, dev_metric_names: tuple[str, ...]) -> str:
         )
     else:
         hint = ""
-    reported = ", ".join(EVAL_METRICS + dev_metric_names)
+    reported = ", ".join(EVAL_METRICS + listed + dev_metric_names)
     decodes = (
         "" if dev_metric_names else " (the problem's dev metric needs --eval_decode_examples > 0)"
     )
@@ -200,11 +204,13 @@ def make_early_stopping(cfg, problem, hparams) -> EarlyStopping | None:
     if cfg.eval_early_stopping_steps is None:
         return None
     names: tuple[str, ...] = ()
-    if metric_name(cfg.eval_early_stopping_metric) not in EVAL_METRICS and cfg.eval_decode_examples:
+    listed = problem.teacher_forced_metrics()
+    wanted = metric_name(cfg.eval_early_stopping_metric)
+    if wanted not in EVAL_METRICS + listed and cfg.eval_decode_examples:
         dev = problem.dev_metric(cfg.data_dir, hparams, cfg.eval_decode_examples)
         names = tuple(dev.names) if dev is not None else ()
     return EarlyStopping(
-        check_metric(cfg.eval_early_stopping_metric, names),
+        check_metric(cfg.eval_early_stopping_metric, names, listed),
         cfg.eval_early_stopping_steps,
         cfg.eval_early_stopping_metric_delta,
         cfg.eval_early_stopping_metric_minimize,

@@ -23,7 +23,9 @@ class EvalRound:
 
     def __init__(self, trainer) -> None:
         self.trainer = trainer
-        self.eval_fn = evaluation.make_eval_fn(trainer.strategy, trainer.model)
+        # The metrics the problem lists beyond those always reported (T2T's eval_metrics).
+        self.metrics = trainer.problem.teacher_forced_metrics()
+        self.eval_fn = evaluation.make_eval_fn(trainer.strategy, trainer.model, self.metrics)
         self.split = "test" if trainer.cfg.eval_use_test_set else "dev"
         self._attention = None  # the first dev example's heat maps, made at the first eval
         self._dev_decodes = False  # made at the first evaluation (None: the problem has none)
@@ -40,6 +42,7 @@ class EvalRound:
                 input_context=ctx,
                 length_multiplier=t.problem.batch_size_multiplier,
                 max_length=t.problem.max_length(t.hparams),
+                read_example=t.problem.read_example_fn(EVAL, t.hparams),
             )
         )
 
@@ -64,7 +67,9 @@ class EvalRound:
         print(
             f"eval at step {t.step}: loss {results['loss']:.4f}, perplexity "
             f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
-            f"per-sequence {results['accuracy_per_sequence']:.4f}{dev_text}",
+            f"per-sequence {results['accuracy_per_sequence']:.4f}"
+            + "".join(f", {m} {results[m]:.4f}" for m in self.metrics)
+            + dev_text,
             flush=True,
         )
         return dict(results, step=t.step)

@@ -5,21 +5,55 @@
 No dropout and no label smoothing: the loss is the plain per-token cross entropy, so
 ``perplexity = exp(loss)`` is the paper's per-wordpiece PPL. Accuracy counts non-PAD target
 tokens whose argmax is right; per-sequence accuracy counts sequences with every token right.
+A problem that lists them (``Problem.teacher_forced_metrics``) also gets T2T's
+``accuracy_top5`` and its ROUGE-2 F and ROUGE-L F of the argmax ids (``metrics/rouge.py``),
+averaged as T2T's ``tf.metrics.mean`` averages them: top-5 over tokens, ROUGE over batches
+(each batch's mean over its rows, padding included, weight 1). On several replicas each
+replica's batch counts as one batch.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import tensorflow as tf
 
 from t2t_repro.losses import token_losses
+from t2t_repro.metrics import rouge
+from t2t_repro.metrics.eval_metrics import ACCURACY_TOP5, ROUGE, ROUGE_2_F, ROUGE_L_F
 
 SUM = tf.distribute.ReduceOp.SUM
 _KEYS = ("xent", "tokens", "correct", "sequences", "correct_sequences")
+_ROUGE_FNS = {ROUGE_2_F: rouge.rouge_2_fscore, ROUGE_L_F: rouge.rouge_l_fscore}
 
 
-def make_eval_fn(strategy: tf.distribute.Strategy, model):
+def _on_request(logits, targets, weights, metrics: tuple) -> dict:
+    """The sums of the metrics a problem asked for (``eval_metrics.ON_REQUEST``)."""
+    sums = {}
+    if ACCURACY_TOP5 in metrics:  # T2T's padded_accuracy_topk: top_k's indices, k <= vocab
+        k = tf.minimum(5, tf.shape(logits)[-1])
+        top = tf.math.top_k(logits, k=k).indices
+        hits = tf.reduce_sum(tf.cast(tf.equal(top, targets[..., None]), tf.float32), -1)
+        sums["correct_top5"] = tf.reduce_sum(hits * weights)
+    asked = [m for m in ROUGE if m in metrics]
+    if asked:  # T2T's py_func of the argmax ids against the padded targets
+        outputs = tf.argmax(logits, -1, output_type=tf.int32)
+        scores = tf.numpy_function(
+            lambda o, t: [_ROUGE_FNS[m](o, t) for m in asked],
+            [outputs, targets],
+            [tf.float32] * len(asked),
+            stateful=False,
+        )
+        sums.update({m: tf.reshape(v, []) for m, v in zip(asked, scores, strict=True)})
+        sums["rouge_batches"] = tf.constant(1.0)
+    return sums
+
+
+def make_eval_fn(strategy: tf.distribute.Strategy, model, metrics: tuple = ()):
+    """The eval step: per-batch sums, reduced over replicas. ``metrics``: the problem's
+    ``teacher_forced_metrics`` (``eval_metrics.ON_REQUEST``) to compute as well."""
+
     def replica_eval(batch):
         targets = batch["targets"]
         logits = model(batch, training=False)
@@ -37,6 +71,7 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model):
             "correct": tf.reduce_sum(right),
             "sequences": tf.reduce_sum(is_real),
             "correct_sequences": tf.reduce_sum(tf.cast(wrong_per_seq == 0, tf.float32) * is_real),
+            **_on_request(logits, targets, weights, metrics),
         }
 
     # Buckets give many batch shapes: trace once with unknown dims instead of once per shape.
@@ -62,15 +97,25 @@ def evaluate(eval_step, dataset, max_steps: int = 0, loss_multiplier: float = 1.
         if max_steps and step >= max_steps:
             break
         for k, v in eval_step(batch).items():
-            totals[k] += float(v)
+            if k in ROUGE:  # T2T's tf.metrics.mean keeps a float32 total
+                totals[k] = np.float32(totals.get(k, 0.0)) + np.float32(v)
+            else:
+                totals[k] = totals.get(k, 0.0) + float(v)
     tokens = max(totals["tokens"], 1.0)
     loss = totals["xent"] / tokens
+    extra = {}
+    if "correct_top5" in totals:
+        extra[ACCURACY_TOP5] = totals["correct_top5"] / tokens
+    for name in ROUGE:
+        if name in totals:
+            extra[name] = float(totals[name] / np.float32(max(totals["rouge_batches"], 1.0)))
     return {
         "loss": loss * loss_multiplier if loss_multiplier != 1.0 else loss,
         "neg_log_perplexity": -loss,
         "perplexity": math.exp(min(loss, 50.0)),
         "accuracy": totals["correct"] / tokens,
         "accuracy_per_sequence": totals["correct_sequences"] / max(totals["sequences"], 1.0),
+        **extra,
         "eval_tokens": totals["tokens"],
     }
 

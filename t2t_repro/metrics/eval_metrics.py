@@ -1,0 +1,22 @@
+"""T2T's names of the teacher-forced eval metrics this project computes
+(``tensor2tensor/utils/metrics.py``, ``Metrics``), read by the trainer's evaluation
+(``training/loop/evaluation.py``) and by the problems that name them in ``eval_metrics``."""
+
+from __future__ import annotations
+
+# Reported by every evaluation (with the loss and perplexity).
+ALWAYS = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
+# Computed only for a problem that lists them: T2T's padded_accuracy_top5 (the target among
+# the 5 highest logits, over non-padding tokens), and its ROUGE-2 F and ROUGE-L F of the
+# argmax ids (metrics/rouge.py).
+ACCURACY_TOP5 = "accuracy_top5"
+ROUGE_2_F = "rouge_2_fscore"
+ROUGE_L_F = "rouge_L_fscore"
+ON_REQUEST = (ACCURACY_TOP5, ROUGE_2_F, ROUGE_L_F)
+ROUGE = (ROUGE_2_F, ROUGE_L_F)
+
+
+def on_request(names) -> tuple[str, ...]:
+    """The metrics of ``ON_REQUEST`` among ``names`` (a problem's eval_metrics), in
+    ``ON_REQUEST``'s order."""
+    return tuple(m for m in ON_REQUEST if m in set(names))
