@@ -151,3 +151,36 @@ def test_worker_gpu_on_a_cluster_keeps_the_first_gpus(monkeypatch):
     monkeypatch.setattr(tf.config, "set_visible_devices", too_late)
     with pytest.raises(UserError, match="set CUDA_VISIBLE_DEVICES to the 2 GPU"):
         distribution._use_first_gpus(2)
+
+
+def test_chief_only_work_cannot_issue_a_collective():
+    """#56: in the thread running the chief's work, a collective (made eagerly, traced, or in
+    an already traced function) is refused in one line; other threads go on."""
+    import threading
+
+    from tensorflow.python.ops import collective_ops
+
+    from t2t_repro.training.cluster.chief_only import ChiefOnlyCollectiveError, chief_only
+
+    @tf.function
+    def reduce(x):  # one member: runs without peers
+        return collective_ops.all_reduce_v2(x, group_size=1, group_key=1, instance_key=1)
+
+    assert float(reduce(tf.constant(2.0))) == 2.0
+    with chief_only("dev decodes"):
+        with pytest.raises(ChiefOnlyCollectiveError) as refused:
+            reduce(tf.constant(2.0))
+        other = []
+        thread = threading.Thread(target=lambda: other.append(float(reduce(tf.constant(3.0)))))
+        thread.start()
+        thread.join()
+        with pytest.raises(ChiefOnlyCollectiveError, match=r"\(collective_ops.all_gather_v2\)"):
+            collective_ops.all_gather_v2(tf.constant([1.0]), 1, 2, 2)
+        assert float(tf.function(lambda x: x * 2)(tf.constant(1.0))) == 2.0
+    assert other == [3.0] and float(reduce(tf.constant(4.0))) == 4.0
+    line = str(refused.value)
+    assert line.startswith("the chief's dev decodes issued a collective (CollectiveReduceV2 in "), (
+        line
+    )
+    assert "the other workers, waiting for the chief, would never join" in line
+    assert len(line.splitlines()) == 1

@@ -183,7 +183,10 @@ def _drill(name: str, beat: Callable[[], None]) -> None:
     """``T2T_DRILL_STAGE`` (module doc): a stage made to hang or to last longer, for drills
     and tests of the cluster's ends. Unset, nothing."""
     how = drill(name)
-    if how is None or how == "collective":
+    if how is None:
+        return
+    print(f"drill: {name}={how}", flush=True)  # when it starts (tests act on it)
+    if how == "collective":
         return
     if how == "hang":
         threading.Event().wait()
