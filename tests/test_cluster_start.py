@@ -177,6 +177,9 @@ def test_chief_only_work_cannot_issue_a_collective():
         with pytest.raises(ChiefOnlyCollectiveError, match=r"\(collective_ops.all_gather_v2\)"):
             collective_ops.all_gather_v2(tf.constant([1.0]), 1, 2, 2)
         assert float(tf.function(lambda x: x * 2)(tf.constant(1.0))) == 2.0
+    with pytest.raises(ChiefOnlyCollectiveError, match=r"\(collective_ops.all_reduce_v2\)"):
+        with chief_only("split decodes"):  # traced here: the refusal, not tracing's wrapper
+            tf.function(lambda x: collective_ops.all_reduce_v2(x, 1, 3, 3))(tf.constant(1.0))
     assert other == [3.0] and float(reduce(tf.constant(4.0))) == 4.0
     line = str(refused.value)
     assert line.startswith("the chief's dev decodes issued a collective (CollectiveReduceV2 in "), (

@@ -53,9 +53,13 @@ def chief_only(stage: str) -> Iterator[None]:
     """Refuses collectives in this thread while it runs the chief's ``stage`` alone."""
     install()
     outer = getattr(_LOCAL, "stage", None)
-    _LOCAL.stage = stage
+    _LOCAL.stage, _LOCAL.refused = stage, None
     try:
         yield
+    except Exception:
+        if _LOCAL.refused is not None:  # the refusal itself, not what tracing wrapped it in
+            raise _LOCAL.refused from None
+        raise
     finally:
         _LOCAL.stage = outer
 
@@ -113,10 +117,11 @@ def _collective_in(function) -> str:
 
 
 def _refusal(stage: str, what: str) -> ChiefOnlyCollectiveError:
-    return ChiefOnlyCollectiveError(
+    _LOCAL.refused = ChiefOnlyCollectiveError(
         f"the chief's {stage} issued a collective ({what}) that the other workers, waiting "
         "for the chief, would never join; the cluster stops instead of hanging. Work only the "
         "chief does must not reduce, gather or broadcast (t2t_repro/training/cluster/"
         "chief_work.py): this is a bug of the code that runs there (t2t_repro's, or a "
         "--t2t_usr_dir's); report it."
     )
+    return _LOCAL.refused

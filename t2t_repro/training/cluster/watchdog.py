@@ -128,6 +128,7 @@ class Watchdog:
                 [sys.executable, "-S", stall_watcher.__file__, str(os.getpid())]
                 + [str(self._orders_in), str(self.poll_secs)],
                 stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,  # its line goes to stderr, this process's
                 pass_fds=(self._orders_in,),
             )
             os.close(self._orders_in)
