@@ -187,3 +187,31 @@ def test_chief_only_work_cannot_issue_a_collective():
     )
     assert "the other workers, waiting for the chief, would never join" in line
     assert len(line.splitlines()) == 1
+
+
+def test_every_workers_stuck_line_names_the_chiefs_resume_point():
+    """#56: from what the worker knows, without reading a file; a non-chief in a save cannot
+    know whether the chief finished it."""
+    from t2t_repro.training.trainer import Trainer
+
+    def point(is_chief, latest, saving=None, listed=True):
+        ckpt = SimpleNamespace(manager=object() if listed else None, latest=latest)
+        trainer = SimpleNamespace(
+            ckpt=ckpt,
+            cfg=SimpleNamespace(output_dir="/out"),
+            cluster=SimpleNamespace(is_chief=is_chief),
+            _saving=saving,
+        )
+        return Trainer._resume_point(trainer)
+
+    for chief in (True, False):
+        assert point(chief, None, listed=False) == (
+            "it resumes from the newest complete checkpoint in /out"
+        )
+        assert point(chief, "/out/ckpt-20") == "it resumes from /out/ckpt-20"
+        assert point(chief, None) == "it starts from step 0 (no checkpoint yet)"
+    assert point(True, "/out/ckpt-20", saving=30) == "it resumes from /out/ckpt-20"
+    assert point(False, "/out/ckpt-20", saving=30) == (
+        "it resumes from /out/ckpt-30 if the chief finished writing it, else from /out/ckpt-20"
+    )
+    assert point(False, None, saving=10).endswith("else from step 0")

@@ -422,7 +422,7 @@ class Trainer:
         self.metrics.reset()
         start = time.time()
         try:
-            with self.watchdog.stage("training loop", waits_for_peers=True):
+            with self.watchdog.stage("training loop", waits_for_peers=True, steps=True):
                 loop(iterator, tf.constant(n))
         except tf.errors.DataLossError:
             raise corrupt_data_error(

@@ -71,7 +71,7 @@ class Watchdog:
         self.progress = progress
         self.poll_secs = poll_secs
         self._beats = 0
-        self._stage: tuple[str, bool, int] | None = None  # name, waits for peers, thread
+        self._stage: tuple[str, bool, int, bool] | None = None  # name, waits, thread, steps
         self._watcher: subprocess.Popen | None = None
         self._orders = -1  # the watcher's orders to this process (read by the poller)
         self._sent: dict[str, str] = {}
@@ -82,11 +82,15 @@ class Watchdog:
         self._beats += 1
 
     @contextlib.contextmanager
-    def stage(self, name: str, waits_for_peers: bool = False) -> Iterator[None]:
-        """Watches ``name`` while it runs (the enclosing stage is watched again after it)."""
+    def stage(
+        self, name: str, waits_for_peers: bool = False, steps: bool = False
+    ) -> Iterator[None]:
+        """Watches ``name`` while it runs (the enclosing stage is watched again after it).
+        ``steps``: ``progress()`` counts in it (read by a thread of its own: only there, as
+        a TensorFlow op beside a collective that times out once crashed TensorFlow)."""
         outer = self._stage
         if self.enabled:
-            self._start(name, waits_for_peers)
+            self._start(name, waits_for_peers, steps)
         try:
             _drill(name, self.beat)
             yield
@@ -121,7 +125,7 @@ class Watchdog:
         )
 
     # -- the link to the watcher (stall_watcher.py) ------------------------------------------
-    def _start(self, name: str, waits: bool) -> None:
+    def _start(self, name: str, waits: bool, steps: bool) -> None:
         if self._watcher is None:
             orders, self._orders_in = os.pipe()
             self._watcher = subprocess.Popen(
@@ -135,11 +139,11 @@ class Watchdog:
             self._orders = orders
             poller = threading.Thread(target=self._poll, daemon=True, name="watchdog")
             poller.start()
-        self._stage = (name, waits, threading.get_native_id())
+        self._stage = (name, waits, threading.get_native_id(), steps)
         self._send("S", self._stage_message(self._stage))
 
-    def _stage_message(self, stage: tuple[str, bool, int]) -> str:
-        name, waits, tid = stage
+    def _stage_message(self, stage: tuple[str, bool, int, bool]) -> str:
+        name, waits, tid, _ = stage
         line = self.line(name, waits, "{idle}")
         return f"{tid} {self.limit(waits):g} {self._python_tids(tid)} {line}"
 
@@ -165,13 +169,17 @@ class Watchdog:
         """Forwards progress, new Python threads and a changed line to the watcher; exits
         the process when the watcher orders it (the watcher printed the line)."""
         seen = None
-        while True:
+        while self.enabled:
             ready, _, _ = select.select([self._orders], [], [], self.poll_secs)
-            if ready and os.read(self._orders, 64).startswith(b"E"):
+            order = os.read(self._orders, 64) if ready else None
+            if order is not None and order.startswith(b"E"):
                 sys.stdout.flush()
                 os._exit(1)
+            if order == b"":  # the watcher is gone: nothing watches any more
+                self.enabled = False
+                return
             stage = self._stage
-            now = (self.progress(), self._beats)
+            now = (self.progress() if stage is not None and stage[3] else 0, self._beats)
             if now != seen:
                 seen = now
                 self._send("B", str(time.monotonic()))
