@@ -32,6 +32,7 @@ starts on thread ``tid`` (``<python tids>``: comma-separated, ``-`` for none); `
 line changed; ``X <python tids>``; ``B`` progress; ``N`` no stage. ``{idle}`` in a line is
 replaced by the idle seconds. End of input: the trainer exited.
 
+Without ``/proc`` (not Linux) it exits at once: it cannot see work, so it judges nothing.
 Run by path with ``python -S`` (no site-packages, no TensorFlow): it imports only the
 standard library.
 """
@@ -183,6 +184,8 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a stop signal is the trainer's to handle
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     judge, pending = Judge(pid, orders, poll_secs), b""
+    if not judge.before:  # no /proc (not Linux): no work can be seen, so nothing is judged
+        return
     while True:
         wait = max(0.0, judge.polled + poll_secs - time.monotonic())
         ready, _, _ = select.select([0], [], [], wait)
