@@ -1,10 +1,8 @@
-"""A cluster's start-up handshake, exit codes, peer-failure lines and watchdog (#36, #48), in
-process: the messages and decisions, without starting a cluster (tests/test_multiworker.py
-runs real two-worker clusters)."""
+"""A cluster's start-up handshake, exit codes and peer-failure lines (#36, #48), in process:
+the messages and decisions, without starting a cluster (tests/test_multiworker.py runs real
+two-worker clusters; tests/test_watchdog.py the watchdog, in processes of its own)."""
 
 import re
-import threading
-import time
 from types import SimpleNamespace
 
 import pytest
@@ -13,7 +11,6 @@ import tensorflow as tf
 from t2t_repro.training.cluster import exit_codes, startup_handshake
 from t2t_repro.training.cluster.startup_handshake import first_difference, worker_seed
 from t2t_repro.training.cluster.tf_config import Cluster
-from t2t_repro.training.cluster.watchdog import Watchdog
 from t2t_repro.training.run_setup import TrainingError
 
 
@@ -138,77 +135,6 @@ def test_exit_flags_are_checked():
             exit_codes.check_exit_flags(cfg)
 
 
-class FakeProcess:
-    """What the watchdog reads of the process: CPU seconds and bytes moved, set by the test."""
-
-    def __init__(self):
-        self.cpu, self.moved = 0.0, 0
-
-    def __call__(self):
-        return self.cpu, self.moved
-
-
-def fired_line(monkeypatch, capsys, watchdog, stage, waits, while_armed, wait_secs):
-    """Runs ``while_armed(deadline)`` inside ``stage``; the watchdog's line, or None."""
-    fired = threading.Event()
-    monkeypatch.setattr("t2t_repro.training.cluster.watchdog.os._exit", lambda code: fired.set())
-    with watchdog.stage(stage, waits_for_peers=waits):
-        while_armed(fired, wait_secs)
-    err = capsys.readouterr().err
-    return err if fired.is_set() else None
-
-
-def test_the_watchdog_ends_an_idle_stage_not_a_busy_or_progressing_one(monkeypatch, capsys):
-    """Idle (no CPU, no I/O, no progress) for the stage's limit ends the process with one line
-    naming the stage; a stage that burns CPU (tracing, an XLA compile), moves bytes (a slow
-    save) or counts progress (a decode, a step) is never ended, however long."""
-    process = FakeProcess()
-
-    def watchdog(timeout=0.05):
-        return Watchdog(
-            True, timeout, lambda: "it resumes from ckpt-4", poll_secs=0.01, activity=process
-        )
-
-    def keep(change):
-        def run(fired, secs):
-            end = time.time() + secs
-            while time.time() < end and not fired.is_set():
-                change()
-                time.sleep(0.005)
-
-        return run
-
-    def idle(fired, secs):
-        fired.wait(secs)
-
-    def cpu():
-        process.cpu += 0.01
-
-    def io():
-        process.moved += 1 << 20
-
-    dog = watchdog()
-    for busy in (cpu, io, dog.beat):
-        assert fired_line(monkeypatch, capsys, dog, "training loop", True, keep(busy), 0.5) is None
-    line = fired_line(monkeypatch, capsys, watchdog(), "checkpoint save of step 4", False, idle, 30)
-    assert line.startswith(
-        "t2t-trainer: error: stuck in the checkpoint save of step 4: this worker did nothing for "
-    ), line
-    assert line.endswith(
-        "Restart the whole cluster (every process, same command); it resumes from ckpt-4.\n"
-    )
-    assert len(line.splitlines()) == 1
-    steps = iter(range(10**9))
-    moving = Watchdog(
-        True, 0.05, lambda: "", progress=lambda: next(steps), poll_secs=0.01, activity=process
-    )
-    assert fired_line(monkeypatch, capsys, moving, "training loop", True, idle, 0.5) is None
-    # Waiting for peers: twice the timeout, so the collective's own timeout ends it first.
-    assert watchdog(30).limit(True) == 60 and watchdog(30).limit(False) == 30
-    assert not Watchdog(False, 0.05, lambda: "").enabled  # one host: never armed
-    assert not Watchdog(True, 0, lambda: "").enabled  # --collective_timeout_secs=0: none
-
-
 def test_worker_gpu_on_a_cluster_keeps_the_first_gpus(monkeypatch):
     from t2t_repro.errors import UserError
     from t2t_repro.training.cluster import distribution
@@ -225,3 +151,67 @@ def test_worker_gpu_on_a_cluster_keeps_the_first_gpus(monkeypatch):
     monkeypatch.setattr(tf.config, "set_visible_devices", too_late)
     with pytest.raises(UserError, match="set CUDA_VISIBLE_DEVICES to the 2 GPU"):
         distribution._use_first_gpus(2)
+
+
+def test_chief_only_work_cannot_issue_a_collective():
+    """#56: in the thread running the chief's work, a collective (made eagerly, traced, or in
+    an already traced function) is refused in one line; other threads go on."""
+    import threading
+
+    from tensorflow.python.ops import collective_ops
+
+    from t2t_repro.training.cluster.chief_only import ChiefOnlyCollectiveError, chief_only
+
+    @tf.function
+    def reduce(x):  # one member: runs without peers
+        return collective_ops.all_reduce_v2(x, group_size=1, group_key=1, instance_key=1)
+
+    assert float(reduce(tf.constant(2.0))) == 2.0
+    with chief_only("dev decodes"):
+        with pytest.raises(ChiefOnlyCollectiveError) as refused:
+            reduce(tf.constant(2.0))
+        other = []
+        thread = threading.Thread(target=lambda: other.append(float(reduce(tf.constant(3.0)))))
+        thread.start()
+        thread.join()
+        with pytest.raises(ChiefOnlyCollectiveError, match=r"\(collective_ops.all_gather_v2\)"):
+            collective_ops.all_gather_v2(tf.constant([1.0]), 1, 2, 2)
+        assert float(tf.function(lambda x: x * 2)(tf.constant(1.0))) == 2.0
+    with pytest.raises(ChiefOnlyCollectiveError, match=r"\(collective_ops.all_reduce_v2\)"):
+        with chief_only("split decodes"):  # traced here: the refusal, not tracing's wrapper
+            tf.function(lambda x: collective_ops.all_reduce_v2(x, 1, 3, 3))(tf.constant(1.0))
+    assert other == [3.0] and float(reduce(tf.constant(4.0))) == 4.0
+    line = str(refused.value)
+    assert line.startswith("the chief's dev decodes issued a collective (CollectiveReduceV2 in "), (
+        line
+    )
+    assert "the other workers, waiting for the chief, would never join" in line
+    assert len(line.splitlines()) == 1
+
+
+def test_every_workers_stuck_line_names_the_chiefs_resume_point():
+    """#56: from what the worker knows, without reading a file; a non-chief in a save cannot
+    know whether the chief finished it."""
+    from t2t_repro.training.trainer import Trainer
+
+    def point(is_chief, latest, saving=None, listed=True):
+        ckpt = SimpleNamespace(manager=object() if listed else None, latest=latest)
+        trainer = SimpleNamespace(
+            ckpt=ckpt,
+            cfg=SimpleNamespace(output_dir="/out"),
+            cluster=SimpleNamespace(is_chief=is_chief),
+            _saving=saving,
+        )
+        return Trainer._resume_point(trainer)
+
+    for chief in (True, False):
+        assert point(chief, None, listed=False) == (
+            "it resumes from the newest complete checkpoint in /out"
+        )
+        assert point(chief, "/out/ckpt-20") == "it resumes from /out/ckpt-20"
+        assert point(chief, None) == "it starts from step 0 (no checkpoint yet)"
+    assert point(True, "/out/ckpt-20", saving=30) == "it resumes from /out/ckpt-20"
+    assert point(False, "/out/ckpt-20", saving=30) == (
+        "it resumes from /out/ckpt-30 if the chief finished writing it, else from /out/ckpt-20"
+    )
+    assert point(False, None, saving=10).endswith("else from step 0")

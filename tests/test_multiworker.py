@@ -5,7 +5,9 @@ MultiWorkerMirroredStrategy fail: "Collective ops must be configured at program 
 SIGTERM to the non-chief worker (exit 143), and #36's failures: workers that restored
 different checkpoints or got different flags refused at start, SIGKILL of the chief; #48's:
 different warm starts refused, a hung restore ended, the chief's long save and dev decodes
-waited for outside the collective timeout.
+waited for outside the collective timeout; #56's: a slow restore that works survives (it
+holds the GIL), a collective in the chief's own work is refused, a peer lost while the chief
+works ends the cluster with the timeout off.
 Longer drills (kill and resume bit-identically, a restart after SIGTERM, time-based saves, a
 corrupt shard, a stuck read) are in ``tools/drill_multiworker.py``.
 """
@@ -16,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 
 import pytest
 
@@ -306,11 +309,13 @@ def test_chief_work_waits_stuck_restores_end_and_warm_starts_are_agreed(data_dir
         timeout=300,
     )
     (chief, _, chief_err), (worker, _, worker_err) = hung
-    assert worker == 1 and len(worker_err.splitlines()) == 1, worker_err
+    # The read holds the GIL, so no thread of worker 1 runs: its watcher kills it (#56).
+    assert worker == -signal.SIGKILL and len(worker_err.splitlines()) == 1, worker_err
     assert worker_err.startswith(
         f"t2t-trainer: error: stuck in the start-up: restoring the newest checkpoint of {stuck}: "
         "this worker did nothing for "
     ), worker_err
+    assert worker_err.endswith(f"it resumes from {stuck / 'ckpt-2'}.\n"), worker_err
     assert chief == 1 and len(chief_err.splitlines()) == 1, chief_err
     assert chief_err.startswith("t2t-trainer: error: this is worker 0; "), chief_err
     assert snapshot(out, stuck) == before
@@ -334,3 +339,112 @@ def test_chief_work_waits_stuck_restores_end_and_warm_starts_are_agreed(data_dir
         assert f", {out / 'ckpt-1'} (weights " in stderr and " on worker 1. " in stderr, stderr
         assert not re.search(r"^step \d", stdout, re.M), stdout
     assert not fresh.exists()
+    slow_restores_live_chief_collectives_are_refused_and_a_lost_peer_ends(data_dir, tmp_path, out)
+
+
+SLOW_PREAD = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+/* Reads of files whose path holds $SLOW_PREAD_MATCH: 1 KiB at a time, each after a pause of
+   $SLOW_PREAD_USECS (a slow network file system); each slowed read appends a byte to
+   $SLOW_PREAD_LOG. */
+static ssize_t slow(int fd, void *buf, size_t n, off_t offset, const char *name) {
+    ssize_t (*real)(int, void *, size_t, off_t) = dlsym(RTLD_NEXT, name);
+    const char *match = getenv("SLOW_PREAD_MATCH");
+    char link[64], path[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t len = readlink(link, path, sizeof path - 1);
+    if (match && len > 0) {
+        path[len] = 0;
+        if (strstr(path, match)) {
+            FILE *log = fopen(getenv("SLOW_PREAD_LOG"), "a");
+            if (log) { fputc('.', log); fclose(log); }
+            usleep(atoi(getenv("SLOW_PREAD_USECS")));
+            if (n > 1024) n = 1024;
+        }
+    }
+    return real(fd, buf, n, offset);
+}
+ssize_t pread(int fd, void *buf, size_t n, off_t o) { return slow(fd, buf, n, o, "pread"); }
+ssize_t pread64(int fd, void *buf, size_t n, off_t o) { return slow(fd, buf, n, o, "pread64"); }
+"""
+
+
+def slow_reads(tmp_path) -> str:
+    """The SLOW_PREAD library, built with the C compiler (skips without one)."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler to build the slow-read library")
+    source, library = tmp_path / "slow_pread.c", tmp_path / "slow_pread.so"
+    source.write_text(SLOW_PREAD)
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", library, source, "-ldl"], check=True)
+    return str(library)
+
+
+def slow_restores_live_chief_collectives_are_refused_and_a_lost_peer_ends(data, tmp, out):
+    """#56, two more launches, on ``out`` of the test above:
+
+    4. every read of ckpt-2's data file paused (the restore, which holds the GIL, lasts about
+       4 times --collective_timeout_secs, working) on both workers: both restore; then the
+       chief's dev decodes issue a collective: refused in one line, the other worker follows;
+    5. --collective_timeout_secs=0 (no timeout, no watchdog): worker 1 killed while the chief
+       decodes: the chief still ends, with the peer line."""
+    timeout = 5
+    reads = tmp / "slow_reads.log"
+    pause_us = int(4 * timeout * 1e6 * 1024 / os.path.getsize(out / "ckpt-2.data-00000-of-00001"))
+    slow = {
+        "LD_PRELOAD": slow_reads(tmp),
+        "SLOW_PREAD_MATCH": "ckpt-2.data",
+        "SLOW_PREAD_USECS": str(pause_us),
+        "SLOW_PREAD_LOG": str(reads),
+    }
+    decode = ("--schedule=train_and_evaluate", "--local_eval_frequency=1", "--eval_steps=1")
+    decode += ("--eval_decode_examples=2", "--no-attention_images", "--random_seed=1")
+    results = cluster_run.run(
+        "worker",
+        data,
+        out,
+        *decode,
+        f"--collective_timeout_secs={timeout}",
+        "--train_steps=3",
+        per_worker_env=[dict(slow, T2T_DRILL_STAGE="dev decodes=collective"), slow],
+        timeout=300,
+    )
+    (chief, chief_out, chief_err), (worker, worker_out, worker_err) = results
+    paused = len(reads.read_text()) * pause_us / 1e6 / 2  # seconds of pauses per worker
+    assert paused > 3 * timeout, paused
+    for stdout in (chief_out, worker_out):
+        assert f"resumed from {out / 'ckpt-2'} at step 2" in stdout, stdout
+    assert chief == 1 and len(chief_err.splitlines()) == 1, chief_err
+    assert chief_err.startswith(
+        "t2t-trainer: error: the chief's dev decodes issued a collective (collective_ops."
+        "all_reduce_v2) that the other workers, waiting for the chief, would never join; "
+    ), chief_err
+    assert worker == 1 and len(worker_err.splitlines()) == 1, worker_err
+    assert worker_err.startswith("t2t-trainer: error: this is worker 1; "), worker_err  # peer line
+
+    procs = cluster_run.start(
+        "worker",
+        data,
+        tmp / "no_timeout",
+        *decode,
+        "--collective_timeout_secs=0",
+        "--train_steps=1",
+        per_worker_env=[{"T2T_DRILL_STAGE": "dev decodes=10"}, {}],
+    )
+    try:
+        line = ""
+        while not line.startswith("drill: dev decodes=10"):
+            line = procs[0].stdout.readline()
+            assert line or procs[0].poll() is None, procs[0].stderr.read()[-3000:]
+    finally:
+        procs[1].kill()
+        # finish() kills a process still running after 120 s: its code would then be -9.
+        (code, _, stderr), _ = cluster_run.finish(procs, timeout=120)
+    assert code == 1 and len(stderr.splitlines()) == 1, stderr
+    assert stderr.startswith("t2t-trainer: error: this is worker 0; "), stderr

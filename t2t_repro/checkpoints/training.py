@@ -83,11 +83,12 @@ class TrainingCheckpoint:
             return self._latest_elsewhere
         return self.manager.latest_checkpoint if self.manager else None
 
-    def restore_latest(self, log=print) -> str | None:
+    def restore_latest(self, log=print, found=lambda: None) -> str | None:
         """Restores the newest complete checkpoint on disk, if any; returns its path.
 
         When the state file is unreadable or disagrees with the disk, says so and writes a
-        correct one (the unreadable one is kept as ``checkpoint.unreadable``).
+        correct one (the unreadable one is kept as ``checkpoint.unreadable``). ``found()``
+        runs once ``latest`` names it, before the restore reads it (a watchdog's line).
         """
         path, note = checkpoint_files.latest_checkpoint(self.output_dir)
         self._latest_elsewhere = path
@@ -96,6 +97,7 @@ class TrainingCheckpoint:
             found = [p for _, p in checkpoint_files.complete_checkpoints(self.output_dir)]
             checkpoint_files.write_state(self.output_dir, found)
         self.manager = self._make_manager()
+        found()
         if path is None:
             return None
         try:
@@ -172,8 +174,11 @@ class TrainingCheckpoint:
             self.checkpoint.write(os.path.join(private, "ckpt"))
         finally:
             shutil.rmtree(private, ignore_errors=True)
-        self._latest_elsewhere = prefix
         return prefix
+
+    def chief_saved(self, prefix: str) -> None:
+        """A non-chief's ``latest`` once the chief said its save of ``prefix`` is complete."""
+        self._latest_elsewhere = prefix
 
 
 def _first_line(error: BaseException) -> str:

@@ -97,7 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=d["collective_timeout_secs"],
         help="several workers: a collective that waits this long for a stuck worker stops "
-        "every worker with an error (0: wait forever; docs/distributed.md)",
+        "every worker with an error, and a worker whose stage does no work for this long (2x "
+        "when it waits for peers) is ended (0: neither; a worker that dies is still noticed, "
+        "but one stuck in a read that never returns keeps every worker waiting forever; "
+        "docs/distributed.md)",
     )
     parser.add_argument(
         "--reshard_on_resume",

@@ -73,11 +73,11 @@ class Trainer:
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices, cfg.collective_timeout_secs)
         # Every stage of a cluster run is watched (watchdog.py; nothing on one host), and the
         # chief's own work does not count against the collective timeout (chief_work.py).
-        self.ckpt = self.optimizer = None
+        self.ckpt = self.optimizer = self._saving = None
         self.watchdog = Watchdog(
             self.cluster.workers > 1,
             cfg.collective_timeout_secs,
-            lambda: resume_text(self.ckpt and self.ckpt.latest),
+            lambda: self._resume_point(),
             progress=lambda: 0 if self.optimizer is None else self.step,
         )
         self.chief_work = ChiefWork(
@@ -167,12 +167,31 @@ class Trainer:
             with self.watchdog.stage("gathering the input positions to save", waits_for_peers=True):
                 self.positions.gather()
         stage, step = f"checkpoint save of step {self.step}", self.step
-        if self.cluster.is_chief:  # the others wait for its write outside collectives
-            return self.chief_work(stage, lambda: self.ckpt.save(step))
-        with self.watchdog.stage(stage):  # its private copy (TensorFlow's rule), then the wait
-            path = self.ckpt.save(step)
-        self.chief_work(stage, lambda: None)
-        return path
+        self._saving = step
+        try:
+            if self.cluster.is_chief:  # the others wait for its write outside collectives
+                return self.chief_work(stage, lambda: self.ckpt.save(step))
+            with self.watchdog.stage(stage):  # its private copy (TensorFlow's rule), the wait
+                path = self.ckpt.save(step)
+            self.chief_work(stage, lambda: None)
+            self.ckpt.chief_saved(path)
+            return path
+        finally:
+            self._saving = None
+
+    def _resume_point(self) -> str:
+        """Where a restart of the whole cluster resumes, as a stuck worker's line says it
+        (from what this worker knows, without reading a file): the chief's newest complete
+        checkpoint. A non-chief that is saving cannot know whether the chief finished."""
+        ckpt = self.ckpt
+        if ckpt is None or ckpt.manager is None:  # the checkpoints are not listed yet
+            return f"it resumes from the newest complete checkpoint in {self.cfg.output_dir}"
+        if self._saving is None or self.cluster.is_chief:
+            return resume_text(ckpt.latest)
+        saving = os.path.join(self.cfg.output_dir, f"ckpt-{self._saving}")
+        return f"it resumes from {saving} if the chief finished writing it, else from " + (
+            ckpt.latest or "step 0"
+        )
 
     def _saved(self, path: str) -> str:
         """What this worker tells of a save: other workers took part in it, but wrote
@@ -215,7 +234,7 @@ class Trainer:
         with self.watchdog.stage(
             f"start-up: restoring the newest checkpoint of {self.cfg.output_dir}"
         ):
-            restored = self.ckpt.restore_latest()
+            restored = self.ckpt.restore_latest(found=self.watchdog.refresh)
             if restored and self.cfg.schedule not in READ_ONLY_SCHEDULES:
                 self._lay_out_updates(restored)
         if restored:
@@ -406,7 +425,7 @@ class Trainer:
         self.metrics.reset()
         start = time.time()
         try:
-            with self.watchdog.stage("training loop", waits_for_peers=True):
+            with self.watchdog.stage("training loop", waits_for_peers=True, steps=True):
                 loop(iterator, tf.constant(n))
         except tf.errors.DataLossError:
             raise corrupt_data_error(

@@ -9,6 +9,13 @@ chief answers the others' polls: each poll is one small all-reduce of a "done" f
 than that. When the work is done the chief's thread answers "done" and every worker goes on.
 The wait is bounded by the chief's own watchdog (``watchdog.py``: a chief idle in its work for
 ``--collective_timeout_secs`` is ended, and its peers' next poll fails with the peer line).
+With ``--collective_timeout_secs=0`` there is neither: a peer that dies is still noticed (its
+connection closes, TensorFlow's coordination service misses its heartbeats: the chief's next
+poll fails and the chief stops when its work is done), but a peer that is stuck without dying
+(a read that never returns) leaves the chief's poll, and so every worker, waiting forever.
+
+The chief's work must issue no collective: the others would never join it. ``chief_only.py``
+refuses one in one line, in the thread that runs the work.
 
 The poll's function is traced once by every worker together (``prepare``), in the same
 place, so the collective keys it is given match on every worker although the chief later
@@ -22,8 +29,9 @@ from collections.abc import Callable
 from typing import Any
 
 from t2t_repro.training.cluster.agreement import Agreement
+from t2t_repro.training.cluster.chief_only import chief_only
 from t2t_repro.training.cluster.tf_config import Cluster
-from t2t_repro.training.cluster.watchdog import Watchdog
+from t2t_repro.training.cluster.watchdog import Watchdog, drill
 
 POLL_SECS = 1.0
 
@@ -55,7 +63,9 @@ class ChiefWork:
         answers = threading.Thread(target=self._answer, args=(done, failed, lost), daemon=True)
         answers.start()
         try:
-            with self.watchdog.stage(stage):
+            with self.watchdog.stage(stage), chief_only(stage):
+                if drill(stage) == "collective":  # T2T_DRILL_STAGE: a bug's collective
+                    Agreement(self.agree.strategy, self.cluster.workers)(drill=True)
                 result = work()
         except BaseException:
             failed.set()  # no "done": the others' next poll fails once this process exits
