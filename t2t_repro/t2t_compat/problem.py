@@ -182,7 +182,9 @@ class Problem(base.Problem):
 
     # -- the project's hooks ----------------------------------------------------------------
     def scores_bleu(self) -> bool:
-        return APPROX_BLEU in self.eval_metrics()
+        """Dev decodes scored by BLEU; not for a language model, whose dev examples have no
+        input to decode from (its evaluation is the teacher-forced loss and perplexity)."""
+        return APPROX_BLEU in self.eval_metrics() and self.has_inputs
 
     def problem_hparams(self, data_dir: str, model_hparams: Any = None) -> dict:
         """T2T's ``get_hparams(model_hparams)`` as the run's problem hparams: the problem's
