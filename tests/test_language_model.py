@@ -19,6 +19,7 @@ from tests.t2t_fixtures import REFERENCE, reference
 from tests.test_t2t_import import load_imported
 
 LM_DIR = REFERENCE / "t2t_lm_train_dir"
+TINY = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1"
 REF = "t2t_1.15.7_lm_decodes.npz"
 
 
@@ -131,3 +132,49 @@ def test_cached_steps_equal_the_full_decoder_without_inputs(overrides):
     for i in range(7):
         logits, cache = model.decode_step(tf.constant(ids), tf.constant(i), cache)
         np.testing.assert_allclose(logits.numpy(), full.numpy()[:, i], atol=2e-4, rtol=1e-4)
+
+
+@pytest.mark.slow  # traces and saves the two exported searches
+def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
+    """The export of a language model: its sources are prompts (no EOS, T2T's space after
+    final punctuation, a blank prompt decoded); both signatures give t2t-decoder's
+    continuations and scores (the exporter's own check, export_check.py, on its probe lines
+    and here on more)."""
+    import keras
+
+    from t2t_repro import registry
+    from t2t_repro.serving.export_check import check_export
+    from t2t_repro.serving.exporter import export_saved_model
+
+    problem = registry.problem("translate_toy")
+    problem.generate_data(str(tmp_path / "data"), str(tmp_path / "tmp"), progress=False)
+    encoder = problem.get_encoders(str(tmp_path / "data"))["targets"]
+    keras.utils.set_random_seed(1)
+    model = build_model("transformer_tiny", TINY, vocab_size=encoder.vocab_size)
+    hp = model.hparams
+    hp.add_hparam("has_input", False)
+    model = type(model)(hp)
+    model.build()
+    dhp = decode_hparams("beam_size=2,extra_length=5")
+    decoder = LineDecoder(model, encoder, encoder, dhp, lambda m: None)
+    lines = ["a b", "c d e .", "", "b"]
+
+    def check(saved_model_dir):
+        check_export(saved_model_dir, decoder)
+        check_export(saved_model_dir, decoder, lines)
+
+    export_dir = str(tmp_path / "export")
+    export_saved_model(
+        model,
+        {"inputs": encoder, "targets": encoder},
+        decoder.searcher.config,
+        decoder.max_input_length,
+        export_dir,
+        decoder.constraint,
+        check=check,
+    )
+    serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+    out = serve(sources=tf.constant(lines))
+    assert [t.decode() for t in out["translations"].numpy()] == [
+        h[0].text for h in decoder.decode_lines(lines)
+    ]

@@ -35,6 +35,7 @@ from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 FILLER_SCORE = -1e6
+PROMPT_UNLIMITED = 2**30  # a language model's prompt is not cut unless max_input_size is set
 DECODE_DEFAULTS = dict(
     beam_size=4,
     alpha=0.6,
@@ -181,9 +182,13 @@ class LineDecoder:
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         model_max = model.hparams.get("max_length", 0) or 256
         self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
+        if not model.hparams.get("has_input", True) and dhp.max_input_size <= 0:
+            self.max_input_length = PROMPT_UNLIMITED  # T2T cuts a prompt only when asked
         # T2T's has_input: without inputs each line is a prompt the output continues.
         self.prompt = not model.hparams.get("has_input", True)
         if self.prompt:
+            if isinstance(constraint, PromptConstraint):  # another LineDecoder's
+                constraint = None
             if constraint is not None or searcher is not None:
                 raise ValueError(
                     "a language model's prompt is forced by this project's own searches: "
@@ -220,10 +225,7 @@ class LineDecoder:
         subword tokenizer completes its token), no EOS, cut to ``max_input_size - 1`` if set."""
         if line and line[-1] in string.punctuation:
             line += " "
-        ids = self.input_encoder.encode(line)
-        if self.dhp.max_input_size > 0:
-            ids = ids[: self.dhp.max_input_size - 1]
-        return ids
+        return self.input_encoder.encode(line)[: self.max_input_length - 1]
 
     @property
     def samples(self) -> bool:

@@ -44,12 +44,13 @@ class PromptConstraint(SearchConstraint):
         return prompts, np.asarray([len(ids) for ids in rows], np.int32)
 
     def initial_state(self, prompts: tf.Tensor, lengths: tf.Tensor) -> dict:
-        return {"prompt": tf.convert_to_tensor(prompts), "length": tf.convert_to_tensor(lengths)}
+        # One more column, never forced: a batch of blank prompts has none of its own.
+        prompts = tf.pad(tf.convert_to_tensor(prompts, tf.int32), [[0, 0], [0, 1]])
+        return {"prompt": prompts, "length": tf.convert_to_tensor(lengths, tf.int32)}
 
     def allowed_next(self, ids, i, state: dict, decode_length) -> tuple:
         prompt = state["prompt"]
-        last = tf.maximum(tf.shape(prompt)[1] - 1, 0)
-        token = tf.gather(prompt, tf.minimum(i, last), axis=1)
+        token = tf.gather(prompt, tf.minimum(i, tf.shape(prompt)[1] - 1), axis=1)
         forced = i < state["length"]
         chosen = tf.equal(tf.range(self.vocab_size)[None, :], token[:, None])
         return tf.logical_or(chosen, tf.logical_not(forced)[:, None]), state

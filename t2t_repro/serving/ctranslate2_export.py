@@ -65,6 +65,12 @@ def check_exportable(hp: HParams) -> None:
             "SavedModel instead (--export_format=saved_model)."
         )
 
+    if not hp.get("has_input", True):
+        refuse(
+            "has_input",
+            "a language model: CTranslate2's decoder-only TransformerDecoderModelSpec and its "
+            "Generator are not wired to this project's export and prompt decoding yet",
+        )
     pre, post = (
         ("" if s == "none" else s.replace("d", ""))
         for s in (hp.layer_preprocess_sequence, hp.layer_postprocess_sequence)

@@ -15,6 +15,9 @@ after downloading it).
 T2T's vocabularies are kept as they are, quirks included: PTB's ``vocab.lmptb.10000`` lists the
 words by count without reserved tokens, so its two most frequent words get the ids of PAD and
 EOS (``TokenTextEncoder`` reads a file as it is).
+
+Also this project's ``languagemodel_multi30k_de`` / ``_en`` (not T2T's): a language model on one
+side of Multi30k, a small real corpus for a 2-core CPU (README).
 """
 
 from __future__ import annotations
@@ -272,3 +275,51 @@ T2T_LM_PROBLEMS = (
     LanguagemodelWikitext103,
     LanguagemodelWikitext103Characters,
 )
+
+
+# -- Multi30k captions (this project's, not T2T's) ---------------------------------------------
+class LanguagemodelMulti30kDe(Text2SelfProblem):
+    """This project's language model on Multi30k's German captions (one a line; train 29,000,
+    dev ``val`` 1,014, test ``test_2016_flickr`` 1,000), read as ``translate_ende_multi30k``
+    reads them from --tmp_dir (``problems/translate_multi30k.py``); an 8k subword vocabulary."""
+
+    side = "de"
+
+    @property
+    def approx_vocab_size(self):
+        return 2**13
+
+    @property
+    def dataset_splits(self):
+        return [
+            {"split": DatasetSplit.TRAIN, "shards": 10},
+            {"split": DatasetSplit.EVAL, "shards": 1},
+            {"split": DatasetSplit.TEST, "shards": 1},
+        ]
+
+    @property
+    def is_generate_per_split(self):
+        return True
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        from problems.translate_multi30k import TranslateEndeMulti30k
+        from t2t_repro.data.text_files import ReadStats
+
+        del data_dir
+        split = {DatasetSplit.TRAIN: "train", DatasetSplit.EVAL: "dev"}.get(dataset_split, "test")
+        stats = ReadStats()
+        for source in TranslateEndeMulti30k().split_sources(tmp_dir, split):
+            for english, german in source.pairs(stats):
+                text = german if self.side == "de" else english
+                if text:
+                    yield {"targets": text}
+
+
+class LanguagemodelMulti30kEn(LanguagemodelMulti30kDe):
+    """The same on Multi30k's English captions."""
+
+    side = "en"
+
+
+for _cls in (LanguagemodelMulti30kDe, LanguagemodelMulti30kEn):
+    t2t_registry.register_problem(_cls)
