@@ -115,12 +115,19 @@ def test_decode_lines_continue_prompts_as_t2t_reads_them(t2t_lm):
     assert len(out[2][0].ids) > 0  # not the empty output of an empty translation line
 
 
-@pytest.mark.parametrize("overrides", ["", "self_attention_type=dot_product_relative,pos=none"])
-def test_cached_steps_equal_the_full_decoder_without_inputs(overrides):
-    """The decoder-only model's cached steps (plain and relative self-attention) give the
-    teacher-forced logits; its inputs are never read."""
+@pytest.mark.parametrize(
+    "hparams_set, overrides",
+    [
+        ("transformer_tiny", ""),
+        ("transformer_tiny", "self_attention_type=dot_product_relative,pos=none"),
+        ("transformer_base_v1", "num_hidden_layers=2"),  # the paper's post-norm
+    ],
+)
+def test_cached_steps_equal_the_full_decoder_without_inputs(hparams_set, overrides):
+    """The decoder-only model's cached steps (plain and relative self-attention, pre- and
+    post-norm) give the teacher-forced logits; its inputs are never read."""
     sizes = "hidden_size=16,filter_size=24,num_heads=2,max_relative_position=2"
-    model = build_model("transformer_tiny", ",".join(filter(None, [sizes, overrides])))
+    model = build_model(hparams_set, ",".join(filter(None, [sizes, overrides])))
     hp = model.hparams
     hp.add_hparam("has_input", False)
     model = type(model)(hp)
