@@ -269,6 +269,9 @@ class Text2TextProblem(Problem):
         sources, targets = [], []
         for i, sample in enumerate(samples):
             if keep is None or keep[i % len(keep)]:
-                sources.append(self.inputs_prefix + sample.get("inputs", ""))
+                if self.has_inputs:
+                    sources.append(self.inputs_prefix + sample["inputs"])
+                else:  # T2T decodes a language model's dev record from its targets (prompt)
+                    sources.append(self.targets_prefix + sample["targets"])
                 targets.append(self.targets_prefix + sample["targets"])
         return sources, targets
