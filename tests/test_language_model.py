@@ -185,3 +185,13 @@ def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
     assert [t.decode() for t in out["translations"].numpy()] == [
         h[0].text for h in decoder.decode_lines(lines)
     ]
+
+
+def test_flops_count_the_decoder_alone():
+    from t2t_repro.hparam import HParams
+    from t2t_repro.models.flops import forward_flops
+
+    hp = build_model("transformer_tiny", "hidden_size=16,filter_size=24,num_heads=2").hparams
+    lm = HParams(**{**hp.values(), "has_input": False})
+    assert forward_flops(lm, 2, 9, 5) == forward_flops(lm, 2, 0, 5)
+    assert forward_flops(lm, 2, 9, 5) < forward_flops(hp, 2, 9, 5)
