@@ -82,7 +82,11 @@ def constrained_step(step, constraint: SearchConstraint, model_cache, extra, dec
 
     def constrain_fn(log_probs, ids, i, states):
         allowed, state = constraint.allowed_next(ids, i, states["constraint"], decode_length)
-        masked = constraint.mask(log_probs, allowed)
+        mask = getattr(constraint, "mask", None)  # a constraint need not subclass the interface
+        if mask is None:
+            masked = mask_log_probs(log_probs, allowed, constraint.renormalize)
+        else:
+            masked = mask(log_probs, allowed)
         return masked, {"model": states["model"], "constraint": state}
 
     states = {"model": model_cache, "constraint": constraint.initial_state(*extra)}
