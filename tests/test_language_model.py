@@ -195,3 +195,30 @@ def test_flops_count_the_decoder_alone():
     lm = HParams(**{**hp.values(), "has_input": False})
     assert forward_flops(lm, 2, 9, 5) == forward_flops(lm, 2, 0, 5)
     assert forward_flops(lm, 2, 9, 5) < forward_flops(hp, 2, 9, 5)
+
+
+def test_ctranslate2_generator_continues_prompts_as_t2t(t2t_lm, tmp_path):
+    """The CTranslate2 export of T2T's language model (a decoder-only spec) and its
+    Generator engine: T2T's greedy continuations and scores, each prompt forced."""
+    from t2t_repro.decoding.ctranslate2_generator import CTranslate2PromptSearcher
+    from t2t_repro.serving.ctranslate2_export import export_ctranslate2
+
+    ref = reference(REF)
+    model_dir = export_ctranslate2(t2t_lm, str(tmp_path / "ct2"))
+    extra = int(ref["extra_length"])
+    searcher = CTranslate2PromptSearcher(model_dir, 1, 0.0, extra)
+    decoder = LineDecoder(
+        searcher,
+        IdsText(),
+        IdsText(),
+        decode_hparams(f"beam_size=1,extra_length={extra}"),
+        searcher=searcher,
+    )
+    for p in range(int(ref["num_prompts"])):
+        (hyps,) = decoder.decode_ids([ref[f"prompt{p}"].tolist()])
+        assert list(hyps[0].ids) == until_eos(ref[f"prompt{p}_greedy_ids"][0]), p
+        np.testing.assert_allclose(hyps[0].score, ref[f"prompt{p}_greedy_scores"][0], atol=1e-4)
+    prompts = [ref[f"prompt{p}"].tolist() for p in range(int(ref["num_prompts"]))]
+    for p, hyps in enumerate(decoder.decode_ids(prompts)):  # one batch, three lengths
+        want = until_eos(ref[f"prompt{p}_greedy_ids"][0])
+        assert list(hyps[0].ids[: len(want)]) == want, p

@@ -189,10 +189,11 @@ class LineDecoder:
         if self.prompt:
             if isinstance(constraint, PromptConstraint):  # another LineDecoder's
                 constraint = None
-            if constraint is not None or searcher is not None:
+            engine_ok = searcher is None or getattr(searcher, "continues_prompts", False)
+            if constraint is not None or not engine_ok:
                 raise ValueError(
-                    "a language model's prompt is forced by this project's own searches: "
-                    "decode it without a search constraint or another engine."
+                    "a language model's prompt is forced by the searches of a model without "
+                    "inputs: decode it without a search constraint, with a prompt engine."
                 )
             constraint = PromptConstraint(model.hparams.target_vocab_size)
         self.constraint = constraint
