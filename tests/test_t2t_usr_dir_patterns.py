@@ -6,6 +6,7 @@ tools/t2t_reference/make_t2t_usr_dir_patterns_reference.py), and the problem's e
 vocabulary sizes T2T's feature_encoders gave."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -119,11 +120,12 @@ def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_pa
             "--random_seed=1",
         ]
         assert decoder.main([*flags, *args, *filter(None, [hparams])]) == 0
-        lines = result.read_text(encoding="utf-8").split("\n")[:-1]
-        assert len(lines) == 3, lines
-        for line in lines:  # the score; up to the batch's longest prompt (3) + 4 characters
-            text, score = line.rsplit("\t", 1)
-            assert len(text) <= 3 + 4 and float(score) <= 0, line
+        # Each record: its text, a tab, its score, a newline (a character model's text may
+        # hold any byte, a newline too): up to the batch's longest prompt (3) + 4 characters.
+        *texts, rest = re.split(r"\t(-?\d+\.\d{6})\n", result.read_bytes().decode("utf-8"))
+        assert rest == "" and len(texts) == 6, texts
+        for text, score in zip(texts[::2], texts[1::2], strict=True):
+            assert len(text) <= 3 + 4 and float(score) <= 0, (text, score)
 
 
 def test_datagen_refuses_a_problem_it_cannot_write_before_writing_any(tmp_path, capsys):
