@@ -168,6 +168,7 @@ class Problem:
             target_vocab_size=target_size,
             target_space_id=self.target_space_id,
             target_slot_ids=self.target_slot_ids(data_dir),
+            has_input=None if self.has_inputs else False,
         )
 
     def max_length(self, hparams) -> int | None:
@@ -182,8 +183,9 @@ class Problem:
 
     # -- hooks: the task's own behaviour (docs/problems.md) ---------------------------------
     def scores_bleu(self) -> bool:
-        """Whether the dev metric is BLEU (``eval_metrics`` names "bleu")."""
-        return "bleu" in self.eval_metrics
+        """Whether the dev metric is BLEU (``eval_metrics`` names "bleu"; a language model,
+        without inputs to decode from, has none)."""
+        return "bleu" in self.eval_metrics and self.has_inputs
 
     def dev_metric(self, data_dir: str, hparams, num_examples: int) -> DevMetric | None:
         """What the trainer decodes and scores at every evaluation (``metrics/dev_metric.py``):

@@ -6,6 +6,7 @@ tools/t2t_reference/make_t2t_usr_dir_patterns_reference.py), and the problem's e
 vocabulary sizes T2T's feature_encoders gave."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -80,10 +81,13 @@ def test_datagen_writes_what_t2t_1_15_7_writes(usr_dir, tmp_path, monkeypatch):
     assert sizes == SUMMARY["vocab_sizes"][problem_name]  # a language model's: targets only
 
 
-def test_a_language_model_is_refused_by_the_trainer_in_one_line(tmp_path, capsys):
-    """T2T's datagen of a Text2SelfProblem is written as T2T writes it (above); training or
-    decoding it is refused in one line before anything is written (docs/porting.md)."""
-    from t2t_repro.commands import decoder, trainer
+@pytest.mark.slow  # two training runs of a tiny model, an average, decodes
+def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_path, capsys):
+    """T2T's datagen of a Text2SelfProblem (above) trains here as T2T's decoder-only
+    Transformer: evaluation reports loss and perplexity per token, t2t-avg-all averages it and
+    t2t-decoder continues each line of a file (greedy, beam, sampling, with scores)."""
+    from t2t_repro.commands import avg_all, decoder, trainer
+    from tests.tools import TINY_TRAINING
 
     data = REFERENCE / "data" / "lm_self_usr"
     flags = [
@@ -93,15 +97,35 @@ def test_a_language_model_is_refused_by_the_trainer_in_one_line(tmp_path, capsys
         "--hparams_set=transformer_tiny",
     ]
     out = tmp_path / "run"
-    for tool, extra in (
-        (trainer, ["--train_steps=1", f"--output_dir={out}"]),
-        (decoder, [f"--output_dir={out}", f"--decode_from_file={data / 'none.txt'}"]),
+    for steps in (2, 4):  # two checkpoints to average
+        train = [f"--hparams={TINY_TRAINING}", f"--output_dir={out}", f"--train_steps={steps}"]
+        assert trainer.main([*flags, *train, "--schedule=train_and_evaluate"]) == 0
+    log = capsys.readouterr().out
+    assert "eval at step 4: loss" in log and "perplexity" in log, log
+    assert avg_all.main([f"--model_dir={out}", f"--output_dir={out / 'avg'}", "--n=2"]) == 0
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text("abc\nx.\n\n", encoding="utf-8")
+    for decode_hparams, hparams in (
+        ("beam_size=1", ""),
+        ("beam_size=2", ""),
+        ("beam_size=1", "--hparams=sampling_method=random,sampling_temp=0.8"),
     ):
-        assert tool.main([*flags, *extra]) == 1, tool
-        err = capsys.readouterr().err.strip()
-        assert "\n" not in err and "Traceback" not in err, (tool, err)
-        assert "CharLinesLm (char_lines_lm): Text2SelfProblem is a language model" in err, err
-        assert not out.exists(), tool
+        result = tmp_path / "out.txt"
+        args = [
+            f"--output_dir={out}",
+            f"--checkpoint_path={out / 'avg'}",
+            f"--decode_hparams={decode_hparams},extra_length=4,write_beam_scores=True",
+            f"--decode_from_file={prompts}",
+            f"--decode_to_file={result}",
+            "--random_seed=1",
+        ]
+        assert decoder.main([*flags, *args, *filter(None, [hparams])]) == 0
+        # Each record: its text, a tab, its score, a newline (a character model's text may
+        # hold any byte, a newline too): up to the batch's longest prompt (3) + 4 characters.
+        *texts, rest = re.split(r"\t(-?\d+\.\d{6})\n", result.read_bytes().decode("utf-8"))
+        assert rest == "" and len(texts) == 6, texts
+        for text, score in zip(texts[::2], texts[1::2], strict=True):
+            assert len(text) <= 3 + 4 and float(score) <= 0, (text, score)
 
 
 def test_datagen_refuses_a_problem_it_cannot_write_before_writing_any(tmp_path, capsys):

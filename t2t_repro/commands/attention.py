@@ -3,7 +3,9 @@
     t2t-attention --problem=translate_ende_multi30k --data_dir=DATA --output_dir=TRAIN \
         --source="A man rides a bike ." [--target="Ein Mann fährt Fahrrad ."] [--layer=-1]
 
-Without --target the model's own translation (beam search) is used. Writes
+Without --target the model's own translation (beam search) is used; a language model's
+--source is its prompt, continued (--target) or decoded, and its one map is decoder
+self-attention over both. Writes
 encoder_self_layer<k>.png, decoder_self_layer<k>.png and encdec_layer<k>.png to --out_dir
 (default: <output_dir>/attention).
 """
@@ -50,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         best = decoder.decode_ids([input_ids])[0][0]
         print(f"translation: {best.text}", file=sys.stderr)
         target_ids = list(best.ids) + [EOS_ID]
+    if decoder.prompt:  # a language model: its targets are the prompt and what follows it
+        target_ids = input_ids + target_ids
     try:
         pngs = attention_pngs(
             setup.model,

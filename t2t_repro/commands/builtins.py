@@ -1,4 +1,5 @@
-"""The built-in registrations: ``t2t_repro.models``, the top-level ``problems`` and ``hparams``.
+"""The built-in registrations: ``t2t_repro.models``, the top-level ``problems`` and ``hparams``,
+and T2T's own language-model problems (``t2t_compat/lm_problems.py``).
 
 Why here and not in the registry: the registry is the lowest module (layers and hparams use
 it), so it must not reach up to name packages that sit above it. As in tensor2tensor (whose
@@ -16,6 +17,7 @@ def register_builtins() -> None:
     import hparams  # noqa: F401
     import problems  # noqa: F401
     import t2t_repro.models  # noqa: F401
+    import t2t_repro.t2t_compat.lm_problems  # noqa: F401  (T2T's own language-model problems)
     from t2t_repro import registry
     from t2t_repro.t2t_compat.refusals import t2t_sets_not_provided
 

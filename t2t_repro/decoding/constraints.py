@@ -58,6 +58,10 @@ class SearchConstraint:
     # Whether the allowed tokens' log-probabilities are renormalised to sum to one.
     renormalize = False
 
+    def mask(self, log_probs: tf.Tensor, allowed: tf.Tensor) -> tf.Tensor:
+        """The log-probs [N, V] the search goes on with (``mask_log_probs`` by default)."""
+        return mask_log_probs(log_probs, allowed, self.renormalize)
+
 
 def mask_log_probs(log_probs: tf.Tensor, allowed: tf.Tensor, renormalize: bool) -> tf.Tensor:
     """``log_probs`` [N, V] with what is not ``allowed`` pushed down by ``NEG_INF``; with
@@ -78,7 +82,11 @@ def constrained_step(step, constraint: SearchConstraint, model_cache, extra, dec
 
     def constrain_fn(log_probs, ids, i, states):
         allowed, state = constraint.allowed_next(ids, i, states["constraint"], decode_length)
-        masked = mask_log_probs(log_probs, allowed, constraint.renormalize)
+        mask = getattr(constraint, "mask", None)  # a constraint need not subclass the interface
+        if mask is None:
+            masked = mask_log_probs(log_probs, allowed, constraint.renormalize)
+        else:
+            masked = mask(log_probs, allowed)
         return masked, {"model": states["model"], "constraint": state}
 
     states = {"model": model_cache, "constraint": constraint.initial_state(*extra)}

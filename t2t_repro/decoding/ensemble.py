@@ -37,8 +37,8 @@ class Ensemble:
             raise EnsembleError("an ensemble needs at least two models.")
         first = models[0].hparams
         for k, model in enumerate(models[1:], start=1):
-            for name in ("input_vocab_size", "target_vocab_size"):
-                if model.hparams.get(name) != first.get(name):
+            for name in ("input_vocab_size", "target_vocab_size", "has_input"):
+                if model.hparams.get(name, True) != first.get(name, True):
                     raise EnsembleError(
                         f"ensemble member {k + 1} has {name}={model.hparams.get(name)}, "
                         f"member 1 has {first.get(name)}: every member must be trained on "

@@ -5,12 +5,19 @@ sorted by descending length and batched (``batch_size``, default 32), and output
 first EOS and returned in the original order. Every input line yields exactly one output: an empty
 line gives an empty line without running the model; a line longer than the model's maximum input is
 truncated with a warning.
+
+A model without inputs (a language model, ``has_input`` false) continues each line instead, as
+T2T's ``decode_from_file`` does (``_get_language_modeling_inputs``, ``_decode_batch_input_fn``):
+a line ending in punctuation gets a space appended, its ids get no EOS and are the prefix of the
+targets (``decoding/prompt.py``), an empty line is decoded from nothing, and the output is what
+follows the prompt.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import string
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -22,11 +29,13 @@ from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.precision import DECODE_PRECISIONS
+from t2t_repro.decoding.prompt import PromptConstraint
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 FILLER_SCORE = -1e6
+PROMPT_UNLIMITED = 2**30  # a language model's prompt is not cut unless max_input_size is set
 DECODE_DEFAULTS = dict(
     beam_size=4,
     alpha=0.6,
@@ -173,6 +182,20 @@ class LineDecoder:
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         model_max = model.hparams.get("max_length", 0) or 256
         self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
+        if not model.hparams.get("has_input", True) and dhp.max_input_size <= 0:
+            self.max_input_length = PROMPT_UNLIMITED  # T2T cuts a prompt only when asked
+        # T2T's has_input: without inputs each line is a prompt the output continues.
+        self.prompt = not model.hparams.get("has_input", True)
+        if self.prompt:
+            if isinstance(constraint, PromptConstraint):  # another LineDecoder's
+                constraint = None
+            engine_ok = searcher is None or getattr(searcher, "continues_prompts", False)
+            if constraint is not None or not engine_ok:
+                raise ValueError(
+                    "a language model's prompt is forced by the searches of a model without "
+                    "inputs: decode it without a search constraint, with a prompt engine."
+                )
+            constraint = PromptConstraint(model.hparams.target_vocab_size)
         self.constraint = constraint
         self.outputs_per_input = 0
         if searcher is None:
@@ -185,7 +208,9 @@ class LineDecoder:
 
     def encode(self, line: str, index: int | None) -> list[int]:
         """The line's ids with EOS, truncated to the model's maximum input (with a warning
-        naming line ``index``; None: silently)."""
+        naming line ``index``; None: silently). A language model's prompt: no EOS."""
+        if self.prompt:
+            return self.encode_prompt(line)
         ids = self.input_encoder.encode(line) + [EOS_ID]
         if len(ids) > self.max_input_length:
             if index is not None:
@@ -195,6 +220,13 @@ class LineDecoder:
                 )
             ids = ids[: self.max_input_length - 1] + [EOS_ID]
         return ids
+
+    def encode_prompt(self, line: str) -> list[int]:
+        """T2T's prompt ids (``utils/decoding.py``): a space after final punctuation (so the
+        subword tokenizer completes its token), no EOS, cut to ``max_input_size - 1`` if set."""
+        if line and line[-1] in string.punctuation:
+            line += " "
+        return self.input_encoder.encode(line)[: self.max_input_length - 1]
 
     @property
     def samples(self) -> bool:
@@ -227,7 +259,10 @@ class LineDecoder:
             for beam in range(beams):
                 if beam > 0 and scores[row, beam] < FILLER_SCORE:
                     break  # Placeholder beams of the search (score ~ -INF), not hypotheses.
-                out = strip_after_eos(ids[row, beam].tolist())
+                row_ids = ids[row, beam].tolist()
+                if self.prompt:  # the continuation (column 0 is the initial id)
+                    row_ids = row_ids[:1] + row_ids[1 + len(batch[row]) :]
+                out = strip_after_eos(row_ids)
                 hyps.append(
                     Hypothesis(
                         self.target_encoder.decode(out), float(scores[row, beam]), tuple(out)
@@ -246,7 +281,7 @@ class LineDecoder:
         repeats sampling counts as if one process decoded the whole file."""
         lines = [normalize_source_line(line) for line in lines]
         results: list[list[Hypothesis]] = [[Hypothesis("", 0.0)] for _ in lines]
-        todo = [(i, self.encode(line, i)) for i, line in enumerate(lines) if line]
+        todo = [(i, self.encode(line, i)) for i, line in enumerate(lines) if line or self.prompt]
         # T2T samples every line on its own: a repeated line is told apart by its count.
         before = []
         if self.samples:

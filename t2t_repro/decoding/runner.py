@@ -133,7 +133,12 @@ def load_ctranslate2_decoder(
             "decode it with the TensorFlow engine."
         )
     encoders = problem.get_encoders(data_dir)
-    searcher = CTranslate2Searcher(
+    engine = CTranslate2Searcher
+    if metadata.get("has_input", True) is False:  # a language model: ctranslate2.Generator
+        from t2t_repro.decoding.ctranslate2_generator import CTranslate2PromptSearcher
+
+        engine = CTranslate2PromptSearcher
+    searcher = engine(
         model_dir,
         dhp.beam_size,
         dhp.alpha,
@@ -144,6 +149,9 @@ def load_ctranslate2_decoder(
     decoder = LineDecoder(searcher, encoders["inputs"], encoders["targets"], dhp, searcher=searcher)
     if length_penalty_note(dhp):
         decoder.log(length_penalty_note(dhp))
+    if decoder.prompt and metadata["max_positions"] and dhp.max_input_size <= 0:
+        # A prompt is cut only when asked (T2T); here the export's position table bounds it.
+        decoder.max_input_length = metadata["max_positions"] - dhp.extra_length
     longest = decoder.max_input_length + dhp.extra_length
     if metadata["max_positions"] and longest > metadata["max_positions"]:  # 0: no table
         raise CTranslate2Error(

@@ -18,13 +18,15 @@ from t2t_repro.hparam import HParams
 # each fill one input word (the model's ``slot_signal`` reads it); only problems with such
 # targets give it. ``loss_multiplier``: T2T's problem hparam of that name, the factor of the
 # training loss (``utils/t2t_model.py``, ``T2TModel._loss_single``); only problems whose
-# factor is not 1 give it.
+# factor is not 1 give it. ``has_input``: T2T's ``T2TModel.has_input``, given (False) only by a
+# problem without inputs (a language model: the model is the decoder alone).
 PROBLEM_HPARAMS = (
     "input_vocab_size",
     "target_vocab_size",
     "target_space_id",
     "target_slot_ids",
     "loss_multiplier",
+    "has_input",
 )
 
 

@@ -40,6 +40,9 @@ class StackConfig:
     use_pad_remover: bool = False  # T2T's PadRemover around the FFN (decoder: training only).
     # > 0: self-attention is T2T's dot_product_relative with this clipping distance.
     max_relative_position: int = 0
+    # False: a decoder without encoder-decoder attention, T2T's language model (``has_input``
+    # false: ``transformer_decoder_layer`` skips it when ``encoder_output`` is None).
+    encdec_attention: bool = True
 
     @classmethod
     def of(cls, config: StackConfig | dict) -> StackConfig:
@@ -175,20 +178,23 @@ class Encoder(_Stack):
 
 @keras.saving.register_keras_serializable(package="t2t_repro")
 class DecoderLayer(keras.layers.Layer):
-    """Causal self-attention, encoder-decoder attention, FFN; ``step`` decodes one position."""
+    """Causal self-attention, encoder-decoder attention (unless ``encdec_attention`` is off:
+    a language model's decoder), FFN; ``step`` decodes one position."""
 
     def __init__(self, cfg: StackConfig | dict, **kwargs) -> None:
         super().__init__(**kwargs)
         self.cfg = cfg = StackConfig.of(cfg)
         self.self_attention = _attention(cfg, "self_attention")
-        self.encdec_attention = _attention(cfg, "encdec_attention")
+        if cfg.encdec_attention:
+            self.encdec_attention = _attention(cfg, "encdec_attention")
         self.ffn = _ffn(cfg)
 
     def build(
         self, x_shape, memory_shape=None, self_bias_shape=None, memory_bias_shape=None
     ) -> None:
         self.self_attention.build(x_shape)
-        self.encdec_attention.build(x_shape, memory_shape or x_shape)
+        if self.cfg.encdec_attention:
+            self.encdec_attention.build(x_shape, memory_shape or x_shape)
         self.ffn.build(x_shape)
         self.built = True
 
@@ -209,37 +215,49 @@ class DecoderLayer(keras.layers.Layer):
         )
         if return_weights:
             x, w_self = x
-        x = self.encdec_attention(
-            x,
-            memory,
-            bias=memory_bias,
-            training=training,
-            return_weights=return_weights,
-            rows=rows,
-            memory_rows=memory_rows,
-        )
-        if return_weights:
-            x, w_encdec = x
+        w_encdec = None
+        if self.cfg.encdec_attention:
+            x = self.encdec_attention(
+                x,
+                memory,
+                bias=memory_bias,
+                training=training,
+                return_weights=return_weights,
+                rows=rows,
+                memory_rows=memory_rows,
+            )
+            if return_weights:
+                x, w_encdec = x
         x = self.ffn(x, training=training, rows=rows)
         return (x, (w_self, w_encdec)) if return_weights else x
 
-    def init_cache(self, memory: tf.Tensor, max_length: int) -> dict:
+    def init_cache(self, memory: tf.Tensor, max_length: int, batch_size=None, dtype=None) -> dict:
         """Empty self-attention buffers for ``max_length`` positions, and the encoder-decoder
-        keys/values, computed here once per sentence rather than at every step."""
-        return {
+        keys/values, computed here once per sentence rather than at every step. Without
+        encoder-decoder attention ``memory`` is None and ``batch_size``/``dtype`` size the
+        buffers."""
+        if memory is not None:
+            batch_size, dtype = tf.shape(memory)[0], memory.dtype
+        cache = {
             "self_attention": self.self_attention.sublayer.empty_cache(
-                tf.shape(memory)[0], max_length, memory.dtype
-            ),
-            "encdec_attention": self.encdec_attention.sublayer.compute_key_value(memory),
+                batch_size, max_length, dtype
+            )
         }
+        if self.cfg.encdec_attention:
+            cache["encdec_attention"] = self.encdec_attention.sublayer.compute_key_value(memory)
+        return cache
 
     def step(self, x, cache: dict, index, memory_bias) -> tuple[tf.Tensor, dict]:
         """``call`` for one position ``x`` [N, 1, d] at ``index``, against ``init_cache``'s
         cache; returns the output and the cache with this position's keys/values written."""
         x, self_kv = self.self_attention(x, cache=cache["self_attention"], cache_update_index=index)
-        x, encdec_kv = self.encdec_attention(x, bias=memory_bias, cache=cache["encdec_attention"])
+        new_cache = {"self_attention": self_kv}
+        if self.cfg.encdec_attention:
+            x, new_cache["encdec_attention"] = self.encdec_attention(
+                x, bias=memory_bias, cache=cache["encdec_attention"]
+            )
         x = self.ffn(x)
-        return x, {"self_attention": self_kv, "encdec_attention": encdec_kv}
+        return x, new_cache
 
     def get_config(self) -> dict:
         return {**super().get_config(), "cfg": asdict(self.cfg)}
@@ -247,7 +265,8 @@ class DecoderLayer(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="t2t_repro")
 class Decoder(_Stack):
-    """``num_layers`` x [causal self-attention, encoder-decoder attention, FFN], final LN."""
+    """``num_layers`` x [causal self-attention, encoder-decoder attention, FFN], final LN;
+    without ``encdec_attention`` (a language model) ``memory`` and ``memory_bias`` are None."""
 
     def __init__(self, config: StackConfig | dict, **kwargs) -> None:
         super().__init__(config, **kwargs)
@@ -271,8 +290,10 @@ class Decoder(_Stack):
         rows = memory_rows = None
         if target_ids is not None and self.packs_rows(training, return_weights):
             rows = PadRemover.after_last_token(target_ids)
-            memory_rows = PadRemover.from_padding_bias(memory_bias)
-            x, memory = rows.remove(x), memory_rows.remove(memory)
+            x = rows.remove(x)
+            if memory is not None:
+                memory_rows = PadRemover.from_padding_bias(memory_bias)
+                memory = memory_rows.remove(memory)
         for layer in self.layers_:
             x = layer(
                 x,
@@ -292,10 +313,10 @@ class Decoder(_Stack):
             x = rows.restore(x)
         return (x, all_weights) if return_weights else x
 
-    def init_cache(self, memory: tf.Tensor, max_length: int) -> dict:
+    def init_cache(self, memory: tf.Tensor, max_length: int, batch_size=None, dtype=None) -> dict:
         """Each layer's cache (``DecoderLayer.init_cache``) for ``max_length`` steps."""
         return {
-            f"layer_{i}": layer.init_cache(memory, max_length)
+            f"layer_{i}": layer.init_cache(memory, max_length, batch_size, dtype)
             for i, layer in enumerate(self.layers_)
         }
 

@@ -3,7 +3,8 @@
 Counts 2*m*n*k for every matrix product on padded shapes: Q/K/V/O projections, the two
 attention products (QK^T and AV; relative self-attention has two more of their size, the
 queries times the key table rows and the weights times the value table rows), the FFN, and the
-tied softmax projection. Element-wise
+tied softmax projection (a language model, ``has_input`` false: no encoder and no
+encoder-decoder attention). Element-wise
 work (softmax, LayerNorm, dropout, the loss) is not counted, as is usual for MFU. A training
 step is 3x the forward pass (backward = 2x forward).
 """
@@ -25,6 +26,8 @@ def forward_flops(hparams, batch_size: int, input_length: int, target_length: in
     value = hparams.attention_value_channels or d
     n_enc = hparams.num_encoder_layers or hparams.num_hidden_layers
     n_dec = hparams.num_decoder_layers or hparams.num_hidden_layers
+    if not hparams.get("has_input", True):  # a language model: the decoder alone
+        n_enc, input_length = 0, 0
     src, tgt = batch_size * input_length, batch_size * target_length
     ffn = lambda tokens: 2 * tokens * d * ff * 2  # noqa: E731
     rel = hparams.get("self_attention_type", "dot_product") == "dot_product_relative"

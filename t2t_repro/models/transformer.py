@@ -2,13 +2,16 @@
 
 Wires the layers as T2T's ``Transformer`` does (``tensor2tensor/models/transformer.py``): shared
 symbol embedding, a learned target-space row added to every encoder position, the positional signal,
-dropout on the sums, the encoder and decoder stacks, and the tied softmax. ``encode``,
-``init_cache`` and ``decode_step`` expose incremental decoding with a static-shape cache whose
-``decode_step(ids, i, cache)`` matches ``t2t_repro.decoding`` search functions.
+dropout on the sums, the encoder and decoder stacks, and the tied softmax. A problem without
+inputs (``has_input`` false: a language model) gets T2T's decoder alone (``Transformer.body``:
+no encoder, no target-space row, no encoder-decoder attention); its ``inputs`` are ignored.
+``encode``, ``init_cache`` and ``decode_step`` expose incremental decoding with a static-shape
+cache whose ``decode_step(ids, i, cache)`` matches ``t2t_repro.decoding`` search functions.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import keras
@@ -113,6 +116,8 @@ class Transformer(keras.Model):
             if required not in hp:
                 raise ValueError(f"Transformer hparams need {required!r} (set from the problem).")
         self.hparams = hp
+        # T2T's T2TModel.has_input: whether the problem has inputs (else a language model).
+        self.has_input = bool(hp.get("has_input", True))
         d = hp.hidden_size
         sqrt_depth = hp.multiply_embedding_mode == "sqrt_depth"
         shared = hp.shared_embedding_and_softmax_weights
@@ -127,7 +132,11 @@ class Transformer(keras.Model):
         self.target_embedding = SymbolEmbedding(
             hp.target_vocab_size, d, sqrt_depth, name="shared" if shared else "target_emb"
         )
-        if shared or (hp.shared_embedding and hp.input_vocab_size == hp.target_vocab_size):
+        if (
+            shared
+            or not self.has_input
+            or (hp.shared_embedding and hp.input_vocab_size == hp.target_vocab_size)
+        ):
             self.input_embedding = self.target_embedding
         else:
             self.input_embedding = SymbolEmbedding(
@@ -140,9 +149,14 @@ class Transformer(keras.Model):
         )
         self.positional = PositionalSignal(hp.pos, d, hp.max_position_embeddings, name="positional")
         self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
-        self.encoder = Encoder(stack_config(hp, hp.num_encoder_layers), name="encoder")
-        self.decoder = Decoder(stack_config(hp, hp.num_decoder_layers), name="decoder")
-        self.use_target_space = hp.use_target_space_embedding
+        if self.has_input:
+            self.encoder = Encoder(stack_config(hp, hp.num_encoder_layers), name="encoder")
+        decoder_config = stack_config(hp, hp.num_decoder_layers)
+        self.decoder = Decoder(
+            dataclasses.replace(decoder_config, encdec_attention=self.has_input), name="decoder"
+        )
+        # T2T adds the target-space row in transformer_prepare_encoder only: not without inputs.
+        self.use_target_space = hp.use_target_space_embedding and self.has_input
         if self.use_target_space:
             self.target_space_embedding = self.add_weight(
                 name="target_space_embedding",
@@ -161,7 +175,8 @@ class Transformer(keras.Model):
             for sub in (self.input_embedding, self.target_embedding, self.softmax, self.positional)
         }.values():
             layer.build()
-        self.encoder.build(hidden_shape)
+        if self.has_input:
+            self.encoder.build(hidden_shape)
         self.decoder.build(hidden_shape)
         self.built = True
 
@@ -235,25 +250,36 @@ class Transformer(keras.Model):
     def decoder_output(self, features: dict, training: bool = False) -> tf.Tensor:
         """The full teacher-forced pass up to the softmax: features -> hidden [B, Lt, d];
         ``call`` is ``output_logits`` of it (the trainer's loss projects fewer rows)."""
-        encoder_output, bias = self.encode(features["inputs"], training=training)
+        encoder_output = bias = None
+        if self.has_input:
+            encoder_output, bias = self.encode(features["inputs"], training=training)
         return self.decoder_hidden(features["targets"], encoder_output, bias, training=training)
 
     def call(self, features: dict, training: bool = False) -> tf.Tensor:
         return self.output_logits(self.decoder_output(features, training=training))
 
     def attention_weights(self, inputs: tf.Tensor, targets: tf.Tensor) -> dict:
-        """Per-layer attention maps (for plots): encoder self, decoder self, encoder-decoder."""
-        encoder_output, bias, enc_w = self.encode(inputs, return_weights=True)
+        """Per-layer attention maps (for plots): encoder self, decoder self, encoder-decoder
+        (a language model: decoder self only)."""
+        encoder_output = bias = None
+        enc_w = []
+        if self.has_input:
+            encoder_output, bias, enc_w = self.encode(inputs, return_weights=True)
         _, dec_w = self.decode(targets, encoder_output, bias, return_weights=True)
         return {
             "encoder_self": enc_w,
             "decoder_self": [w[0] for w in dec_w],
-            "encdec": [w[1] for w in dec_w],
+            "encdec": [w[1] for w in dec_w] if self.has_input else [],
         }
 
     # -- incremental decoding --------------------------------------------------------------
     def init_cache(self, inputs: tf.Tensor, decode_length: int) -> dict:
-        """Runs the encoder once; returns the cache for ``decode_length`` steps."""
+        """Runs the encoder once; returns the cache for ``decode_length`` steps. A language
+        model has no encoder: ``inputs`` (its prompt) only give the batch size."""
+        if not self.has_input:
+            return self.decoder.init_cache(
+                None, decode_length, tf.shape(inputs)[0], self.decoder.compute_dtype
+            )
         encoder_output, bias = self.encode(inputs)
         cache = self.decoder.init_cache(encoder_output, decode_length)
         cache["encoder_bias"] = bias
@@ -284,7 +310,7 @@ class Transformer(keras.Model):
                 x, ids, i, cache.get("encoder_output"), cache["encoder_bias"], self.positional
             )
         layer_cache = {k: v for k, v in cache.items() if k not in self._MODEL_CACHE_KEYS}
-        hidden, layer_cache = self.decoder.step(x, layer_cache, i, cache["encoder_bias"])
+        hidden, layer_cache = self.decoder.step(x, layer_cache, i, cache.get("encoder_bias"))
         logits = tf.cast(self.softmax.logits(hidden[:, 0]), tf.float32)
         layer_cache.update({k: cache[k] for k in self._MODEL_CACHE_KEYS if k in cache})
         return logits, layer_cache

@@ -151,6 +151,8 @@ def build_spec(model, max_positions: int = DEFAULT_MAX_POSITIONS):
 
     hp = model.hparams
     check_exportable(hp)
+    if not model.has_input:
+        return build_decoder_only_spec(model, max_positions)
     pre_norm = hp.layer_preprocess_sequence not in ("", "none")
     specs = ctranslate2.specs
     relative = relative_positions(hp)
@@ -205,6 +207,50 @@ def build_spec(model, max_positions: int = DEFAULT_MAX_POSITIONS):
     return spec, max_positions
 
 
+def build_decoder_only_spec(model, max_positions: int = DEFAULT_MAX_POSITIONS):
+    """A language model's (no inputs) ``TransformerDecoderModelSpec``: T2T's decoder without
+    encoder-decoder attention, for ``ctranslate2.Generator``; the decoder's start token is
+    PAD's zero row, as the shifted-in first position (``decoding/ctranslate2_generator.py``
+    forces the prompt after it)."""
+    import ctranslate2
+
+    hp = model.hparams
+    specs = ctranslate2.specs
+    pre_norm = hp.layer_preprocess_sequence not in ("", "none")
+    relative = relative_positions(hp)
+    decoder = specs.TransformerDecoderSpec(
+        len(model.decoder.layers_),
+        hp.num_heads,
+        pre_norm=pre_norm,
+        relative_position=relative,
+        with_encoder_attention=False,
+    )
+    decoder.scale_embeddings = hp.multiply_embedding_mode == "sqrt_depth"
+    decoder.embeddings.weight = _input_rows(model.target_embedding)
+    decoder.projection.weight = model.softmax.embeddings.numpy()
+    if hp.pos == "emb":
+        max_positions = min(max_positions, hp.max_position_embeddings)
+    if relative:
+        max_positions = 0
+    else:
+        signal = model.positional.signal(0, max_positions).numpy()
+        decoder.position_encodings.encodings = np.ascontiguousarray(signal)
+    for layer_spec, layer in zip(decoder.layer, model.decoder.layers_, strict=True):
+        _set_attention(layer_spec.self_attention, layer.self_attention, True)
+        _set_ffn(layer_spec.ffn, layer.ffn)
+    if pre_norm:
+        _set_norm(decoder.layer_norm, model.decoder.final.norms[0])
+    spec = specs.TransformerDecoderModelSpec(decoder)
+    spec.register_vocabulary([token(i) for i in range(hp.target_vocab_size)])
+    config = spec.config
+    config.layer_norm_epsilon = hp.norm_epsilon
+    config.bos_token = token(START_ID)
+    config.eos_token = token(EOS_ID)
+    config.unk_token = token(START_ID)
+    spec.validate()
+    return spec, max_positions
+
+
 def export_ctranslate2(
     model,
     export_dir: str,
@@ -233,6 +279,7 @@ def export_ctranslate2(
         target_vocab_size=hp.target_vocab_size,
         max_length=hp.get("max_length", 0),
         max_positions=max_positions,
+        has_input=model.has_input,  # False: a decoder-only model, for ctranslate2.Generator
     )
     parent = os.path.dirname(fileio.expand(export_dir))
     fileio.makedirs(parent)

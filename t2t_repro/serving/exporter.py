@@ -7,6 +7,9 @@ table instead, ``GraphWordEncoder``), append EOS, truncate to the model's
 maximum input, run the same search (``t2t_repro.decoding.search``) with the decode hparams,
 keep the best beam cut at its first EOS, and detokenize. Sources are first normalised as
 the decoder's lines are (:mod:`t2t_repro.data.source_lines`); blank ones give "" and score 0.
+A language model's (``has_input`` false) sources are prompts, as ``t2t-decoder`` reads them
+(``decoding/prompt.py``): a space after final punctuation, no EOS, the prompt forced, its
+continuation returned; a blank prompt is decoded from nothing.
 
 The signature ``nbest`` (same input) returns every beam, best first: ``translations``
 string [B, beam_size] and ``scores`` float32 [B, beam_size], what ``t2t-decoder
@@ -44,6 +47,10 @@ from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, writ
 from t2t_repro.text_encoding.graph_word_encoder import GraphWordEncoder
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
+# A source ending in one of Python's string.punctuation characters (T2T's
+# _get_language_modeling_inputs appends a space to such a prompt).
+FINAL_PUNCTUATION = r"([!-/:-@\[-`{-~])$"
+
 
 class Translator(tf.Module):
     """The exported object: the model's variables, the vocabularies and the signature."""
@@ -61,6 +68,7 @@ class Translator(tf.Module):
     ) -> None:
         super().__init__(name="translator")
         self.model = model
+        self.prompt = not model.hparams.get("has_input", True)  # a language model's prompts
         self.config = config
         self.max_input_length = max_input_length
         self.constraint = constraint
@@ -85,6 +93,23 @@ class Translator(tf.Module):
         eos = tf.fill([tf.shape(sources)[0], 1], EOS_ID)
         return tf.concat([ids, tf.RaggedTensor.from_tensor(eos)], axis=1).to_tensor(0)
 
+    def encode_prompts(self, sources: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """A language model's prompts, as ``LineDecoder.encode_prompt``: ids [B, L] padded
+        with 0 and their lengths [B]."""
+        spaced = tf.strings.regex_replace(sources, FINAL_PUNCTUATION, r"\1 ")
+        ids = self.input_encoder.encode(spaced)[:, : self.max_input_length - 1]
+        return ids.to_tensor(0), tf.cast(ids.row_lengths(), tf.int32)
+
+    @staticmethod
+    def after_prompts(ids: tf.Tensor, lengths: tf.Tensor) -> tf.Tensor:
+        """[N, T] search outputs with each row's prompt (``lengths`` [N] ids after the initial
+        id) removed: the initial id, then the continuation, 0 after."""
+        positions = tf.range(tf.shape(ids)[1])[None]
+        source = tf.where(positions > 0, positions + lengths[:, None], 0)
+        inside = source < tf.shape(ids)[1]
+        moved = tf.gather(ids, tf.minimum(source, tf.shape(ids)[1] - 1), batch_dims=1)
+        return tf.where(inside, moved, tf.zeros_like(moved))
+
     @staticmethod
     def output_ids(ids: tf.Tensor) -> tf.RaggedTensor:
         """[N, T] search outputs -> each without its initial id, cut before the first EOS,
@@ -99,13 +124,27 @@ class Translator(tf.Module):
     def run_search(self, sources: tf.Tensor, config: SearchConfig):
         """Normalised sources, and the search's (ids [B, beams, T], scores [B, beams])."""
         sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
-        inputs = self.encode_inputs(sources)
+        if self.prompt:
+            inputs, lengths = self.encode_prompts(sources)
+            extra = (inputs, lengths)  # the PromptConstraint's
+        else:
+            inputs = self.encode_inputs(sources)
+            extra = () if self.constraint is None else self.constraint.graph_inputs(sources, inputs)
         decode_length = tf.shape(inputs)[1] + config.extra_length
-        extra = () if self.constraint is None else self.constraint.graph_inputs(sources, inputs)
         ids, scores = search(
             self.model, config, inputs, decode_length, self.constraint, constraint_inputs=extra
         )
+        if self.prompt:
+            beams = tf.shape(ids)[1]
+            flat = tf.reshape(ids, [-1, tf.shape(ids)[2]])
+            flat = self.after_prompts(flat, tf.repeat(lengths, beams))
+            ids = tf.reshape(flat, tf.shape(ids))
         return sources, ids, scores
+
+    def blank(self, sources: tf.Tensor) -> tf.Tensor:
+        """Sources given no output (a language model decodes a blank prompt)."""
+        blank = tf.strings.length(sources) == 0
+        return tf.logical_and(blank, not self.prompt)
 
     # No tensor control flow in the signatures or the search (explicit tf.while_loops): no
     # autograph.
@@ -115,7 +154,7 @@ class Translator(tf.Module):
     def translate(self, sources: tf.Tensor) -> dict:
         sources, ids, scores = self.run_search(sources, self.config)
         text = self.target_encoder.decode(self.output_ids(ids[:, 0]))
-        blank = tf.strings.length(sources) == 0
+        blank = self.blank(sources)
         return {
             "translations": tf.where(blank, "", text),
             "scores": tf.where(blank, 0.0, scores[:, 0]),
@@ -132,7 +171,7 @@ class Translator(tf.Module):
         flat = tf.reshape(ids, [batch * beams, tf.shape(ids)[2]])
         text = tf.reshape(self.target_encoder.decode(self.output_ids(flat)), [batch, beams])
         first = tf.range(beams)[None] == 0
-        blank = (tf.strings.length(sources) == 0)[:, None]
+        blank = self.blank(sources)[:, None]
         # As the decoder: later beams scored like the search's -INF are placeholders.
         placeholder = (~first & (scores < PLACEHOLDER_SCORE)) | (blank & ~first)
         return {

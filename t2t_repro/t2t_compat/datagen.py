@@ -70,10 +70,12 @@ def _serializer(summary: DatagenSummary):
 
 def _pool_encodes(problem) -> bool:
     """Whether the samples' texts can go to the encoding pool: T2T's own
-    ``generate_encoded_samples`` over a subword vocab file (``text_problems.py``)."""
+    ``generate_encoded_samples`` over a subword vocab file (``text_problems.py``), of a problem
+    with inputs (the pool writes pairs; a language model's records hold targets only)."""
     cls = type(problem)
     return (
-        getattr(cls.generate_encoded_samples, "pool_encodes", False)
+        problem.has_inputs
+        and getattr(cls.generate_encoded_samples, "pool_encodes", False)
         and getattr(cls.get_or_create_vocab, "pool_encodes", False)
         and problem.vocab_type == "subwords"
     )

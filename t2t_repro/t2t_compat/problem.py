@@ -193,7 +193,9 @@ class Problem(base.Problem):
 
     # -- the project's hooks ----------------------------------------------------------------
     def scores_bleu(self) -> bool:
-        return APPROX_BLEU in self.eval_metrics()
+        """Dev decodes scored by BLEU; not for a language model, whose dev examples have no
+        input to decode from (its evaluation is the teacher-forced loss and perplexity)."""
+        return APPROX_BLEU in self.eval_metrics() and self.has_inputs
 
     def teacher_forced_metrics(self) -> tuple[str, ...]:
         return on_request(self.eval_metrics())

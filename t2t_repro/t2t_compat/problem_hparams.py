@@ -142,7 +142,10 @@ def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type)
         )
     sizes = {}
     for feature in ("inputs", "targets"):
+        # A problem without inputs (a language model): the decoder alone reads the targets'.
         size = vocab_size.get(feature) or encoders[feature].vocab_size
+        if feature == "inputs" and not problem.has_inputs:
+            size = vocab_size.get("targets") or encoders["targets"].vocab_size
         if not isinstance(size, int) or isinstance(size, bool) or size < 2:
             raise error(
                 f"{where(problem)}: hparams() sets vocab_size[{feature!r}] = {size!r}; it must "
@@ -160,6 +163,7 @@ def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type)
         target_space_id=_number(problem, "target_space_id", p.target_space_id, int, error),
         target_slot_ids="",
         loss_multiplier=multiplier if multiplier != 1.0 else None,
+        has_input=None if problem.has_inputs else False,
     )
 
 

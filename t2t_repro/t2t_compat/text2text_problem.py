@@ -226,12 +226,6 @@ class Text2TextProblem(Problem):
         name = f"{type(self).__name__} ({self.name})"
         if self.unsupported:
             raise T2TProblemError(f"{name}: {self.unsupported}")
-        if not self.has_inputs:
-            raise T2TProblemError(
-                f"{name}: has_inputs=False is a language model, which this project's "
-                "encoder-decoder Transformer does not train (t2t-datagen writes its files as "
-                "T2T does); give the problem inputs to train it here."
-            )
 
     @property
     def num_shards(self) -> dict:
@@ -254,7 +248,10 @@ class Text2TextProblem(Problem):
         self.check_runnable()
         encoders = self.feature_encoders(data_dir)
         self._encoders = encoders  # what T2T's hparams() reads (get_feature_encoders)
-        return {"inputs": encoders["inputs"], "targets": encoders["targets"]}
+        # Without inputs (a language model) a prompt is encoded with the targets' encoder, as
+        # T2T's decoding does (utils/decoding.py, decode_from_file: inputs_vocab_key).
+        inputs = encoders["inputs"] if self.has_inputs else encoders["targets"]
+        return {"inputs": inputs, "targets": encoders["targets"]}
 
     def check_split_decodes(self) -> None:
         """A split's decodes read its text, not its records: refused in one line for a usr_dir
@@ -285,6 +282,9 @@ class Text2TextProblem(Problem):
         sources, targets = [], []
         for i, sample in enumerate(samples):
             if keep is None or keep[i % len(keep)]:
-                sources.append(self.inputs_prefix + sample["inputs"])
+                if self.has_inputs:
+                    sources.append(self.inputs_prefix + sample["inputs"])
+                else:  # T2T decodes a language model's dev record from its targets (prompt)
+                    sources.append(self.targets_prefix + sample["targets"])
                 targets.append(self.targets_prefix + sample["targets"])
         return sources, targets

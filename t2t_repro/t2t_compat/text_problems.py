@@ -6,9 +6,9 @@ module (``text_problems.py``), each from the module that holds it here:
   ``text_iterators.py``;
 - T2T's registered ``Text2textTmpdir``, ``Text2textTmpdirTokens`` and ``Text2TextRemotedir``:
   ``tmpdir_problems.py``;
-- the problem kinds this project's encoder-decoder Transformer cannot train, below: datagen
-  writes T2T's files of a language model and a classifier; the trainer and decoder refuse them
-  in one line.
+- ``Text2SelfProblem``, a language model: the Transformer's decoder alone (``has_input`` false);
+- the problem kinds this project's Transformer cannot train, below: datagen writes T2T's files of
+  a classifier; the trainer and decoder refuse them in one line.
 """
 
 from __future__ import annotations
@@ -49,14 +49,9 @@ __all__ = [
 
 
 class Text2SelfProblem(Text2TextProblem):
-    """T2T's language-model problems (targets only): t2t-datagen writes T2T's files; the
-    trainer and decoder refuse it in one line."""
-
-    unsupported = (
-        "Text2SelfProblem is a language model (targets only); this project's encoder-decoder "
-        "Transformer does not train or decode one (t2t-datagen writes its files as T2T does). "
-        "Make it a Text2TextProblem with inputs to train it here."
-    )
+    """T2T's language-model problems (targets only, ``text_problems.py``): the Transformer
+    trains as T2T's decoder-only language model, and a decoded line is the prefix of the
+    targets (``docs/language_models.md``)."""
 
     @property
     def has_inputs(self) -> bool:

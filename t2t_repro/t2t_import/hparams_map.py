@@ -124,6 +124,7 @@ def map_hparams(
         problem_values["input_vocab_size"],
         problem_values["target_vocab_size"],
         problem_values["target_space_id"],
+        has_input=problem_values.get("has_input"),
     )
     problems = _unsupported(t2t_values, base, ignore)
     if problems:

@@ -16,6 +16,9 @@ layer_norm``, ``layers/modalities.py, get_weights``), checked against variables 
   weights_0..S-1``, row shards joined in numeric order (weights_2 before weights_10);
 * ``<model>/body/target_space_embedding/kernel``.
 
+A language model (a problem without inputs) has no ``encoder`` scope, no ``encdec_attention``
+and no target-space embedding (``tests/data/t2t_reference/t2t_lm_train_dir``).
+
 Adam's first and second moments are ``<name>/Adam`` and ``<name>/Adam_1`` (under T2T's
 ``training/`` scope); ``beta1_power``/``beta2_power`` and ``global_step`` sit beside them.
 """
@@ -107,11 +110,20 @@ def model_entries(model, scope: str = "transformer") -> list[Entry]:
         entries.append(
             Entry(f"{scope}/body/target_space_embedding/kernel", model.target_space_embedding)
         )
+    if not model.has_input:  # T2T's language model: the decoder alone, no encdec_attention
+        entries.extend(_stack(f"{scope}/body/decoder", model.decoder, ("self_attention",)))
+        return entries
     entries.extend(_stack(f"{scope}/body/encoder", model.encoder, ("self_attention",)))
     entries.extend(
         _stack(f"{scope}/body/decoder", model.decoder, ("self_attention", "encdec_attention"))
     )
     return entries
+
+
+def has_input(names, scope: str = "transformer") -> bool:
+    """Whether the checkpoint has an encoder: T2T's ``Transformer.body`` builds none for a
+    problem without inputs (a language model, ``T2TModel.has_input`` false)."""
+    return any(name.startswith(f"{scope}/body/encoder/") for name in names)
 
 
 def vocab_sizes(names, scope: str = "transformer") -> dict[str, int]:
@@ -121,8 +133,9 @@ def vocab_sizes(names, scope: str = "transformer") -> dict[str, int]:
         match = MODALITY.search(name)
         if match and name.startswith(scope + "/"):
             roles[match.group("role")] = int(match.group("vocab"))
-    inputs = roles.get("input_emb", roles.get("shared"))
     targets = roles.get("target_emb", roles.get("softmax", roles.get("shared")))
+    # A language model has no input modality: its "inputs" are the targets' (no input_emb).
+    inputs = roles.get("input_emb", roles.get("shared", targets))
     if inputs is None or targets is None:
         raise T2TImportError(
             f"the checkpoint has no {scope}/symbol_modality_<V>_<d>/... "

@@ -28,7 +28,12 @@ from t2t_repro.optimizers.names import registry_key
 from t2t_repro.t2t_import.errors import T2TImportError
 from t2t_repro.t2t_import.hparams_map import ImportedHParams, map_hparams
 from t2t_repro.t2t_import.source import T2TTrainDir, read_t2t_dir
-from t2t_repro.t2t_import.variables import CheckpointValues, model_entries, vocab_sizes
+from t2t_repro.t2t_import.variables import (
+    CheckpointValues,
+    has_input,
+    model_entries,
+    vocab_sizes,
+)
 from t2t_repro.training.output_dir import FLAGS_FILE, HPARAMS_FILE
 
 
@@ -191,6 +196,8 @@ def import_t2t_dir(
     tse = f"{model_name}/body/target_space_embedding/kernel"
     if values.has(tse):
         problem_values["target_space_vocab_size"] = values.shapes[tse][0]
+    if not has_input(values.shapes, model_name):
+        problem_values["has_input"] = False
     imported = map_hparams(
         source.hparams,
         source.flags.get("hparams_set", ""),

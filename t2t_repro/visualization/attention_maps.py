@@ -32,13 +32,15 @@ def layer_weights(
     weights = model.attention_weights(
         tf.constant([input_ids], tf.int32), tf.constant([target_ids], tf.int32)
     )
-    num_layers = len(weights["encoder_self"])
+    num_layers = len(weights["decoder_self"])
     if not -num_layers <= layer < num_layers:
         raise ValueError(
             f"layer {layer} out of range: the model has {num_layers} layers "
             f"(use 0..{num_layers - 1} or -1 for the last)."
         )
-    return {kind: np.asarray(weights[kind][layer][0]) for kind in KINDS}, layer % num_layers
+    # A language model (no inputs) has decoder self-attention only.
+    kinds = [kind for kind in KINDS if weights[kind]]
+    return {kind: np.asarray(weights[kind][layer][0]) for kind in kinds}, layer % num_layers
 
 
 def render(weights: np.ndarray, row_labels: list[str], col_labels: list[str], title: str) -> bytes:
@@ -84,6 +86,7 @@ def attention_pngs(
     return {
         f"{kind}_layer{k}": render(weights[kind], *axes[kind], f"{TITLES[kind]}, layer {k}")
         for kind in KINDS
+        if kind in weights
     }
 
 

@@ -12,7 +12,9 @@ few English sentences encoded with ``vocab.translate_ende_wmt8k.8192.subwords``:
   log-prob table with ``stop_early`` True and False (what ``top_beams == 1`` and
   ``return_beams`` give), on a table where the two differ;
 * a tiny relative-attention train dir made by T2T and its outputs (``relative_reference.py``;
-  ``--only=relative`` makes only these, without the test checkpoint).
+  ``--only=relative`` makes only these, without the test checkpoint);
+* a tiny language model (no inputs) made by T2T and its outputs, decodes from prompts included
+  (``lm_reference.py``; ``--only=lm`` makes only these).
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (see README.md
 here). Usage::
@@ -52,10 +54,10 @@ def parse_args():
     parser.add_argument("--out", required=True, help="output folder for the .npz/.json")
     parser.add_argument(
         "--only",
-        choices=("all", "relative"),
+        choices=("all", "relative", "lm"),
         default="all",
         help="relative: only the relative-attention train dir and its outputs "
-        "(relative_reference.py)",
+        "(relative_reference.py); lm: only the language model's (lm_reference.py)",
     )
     args = parser.parse_args()
     if args.only == "all" and not (args.t2t_dir and args.vocab):
@@ -72,6 +74,17 @@ def relative_reference(out_dir):
     from tools.t2t_reference.relative_reference import VOCAB, write
 
     return write(out_dir, symbol_problem_hparams(hparam, modalities, VOCAB, VOCAB))
+
+
+def lm_reference(out_dir):
+    """The companion module's language-model train dir and T2T outputs (no inputs)."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tensor2tensor.layers import modalities
+    from tensor2tensor.utils import hparam
+
+    from tools.t2t_reference.lm_reference import lm_problem_hparams, write
+
+    return write(out_dir, lm_problem_hparams(hparam, modalities))
 
 
 def padded(rows):
@@ -269,6 +282,9 @@ def main():
     if args.only == "relative":
         print("relative train dir:", relative_reference(args.out))
         return
+    if args.only == "lm":
+        print("language-model train dir:", lm_reference(args.out))
+        return
     import tensor2tensor
     from tensor2tensor.data_generators import text_encoder
     from tensor2tensor.layers import modalities
@@ -380,6 +396,7 @@ def main():
     seed, early, late = stop_early_reference(args.out)
     print(f"stop_early table: seed {seed}, ids {early} (stop early) vs {late} (not)")
     print("relative train dir:", relative_reference(args.out))
+    print("language-model train dir:", lm_reference(args.out))
 
 
 if __name__ == "__main__":

@@ -18,10 +18,11 @@ class AttentionSummary:
     def __init__(self, problem, data_dir: str, hparams) -> None:
         pattern = problem.filepattern(data_dir, "dev")
         read = problem.read_example_fn(EVAL, hparams)
-        examples = make_dataset(pattern, EVAL, hparams, read_example=read)
-        example = next(iter(examples.unbatch().take(1)))
+        # The first row of the first batch (not ``unbatch``: TensorFlow crashes unbatching a
+        # language model's empty [B, 0] inputs).
+        batch = next(iter(make_dataset(pattern, EVAL, hparams, read_example=read).take(1)))
         encoders = problem.get_encoders(data_dir)
-        self.ids = {k: [int(i) for i in example[k].numpy() if i] for k in ("inputs", "targets")}
+        self.ids = {k: [int(i) for i in batch[k][0].numpy() if i] for k in ("inputs", "targets")}
         self.labels = {k: attention_maps.token_labels(encoders[k], self.ids[k]) for k in self.ids}
 
     def images(self, model: keras.Model) -> dict:
