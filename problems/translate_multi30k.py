@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 import urllib.request
 
-from problems.base import register_with_rev
-from problems.translate import TranslateProblem
 from t2t_repro.atomic_write import atomic_open
+from t2t_repro.builtin.problems.base import register_with_rev
+from t2t_repro.builtin.problems.translate import TranslateProblem
 from t2t_repro.data.pair_sources import FilePairs
 from t2t_repro.data.text_files import DataError
 

@@ -1,10 +1,12 @@
-"""The built-in registrations: ``t2t_repro.models``, the top-level ``problems`` and ``hparams``.
+"""The built-in registrations: ``t2t_repro.models``, ``t2t_repro.builtin.problems`` and
+``.hparams`` (the checkout's ``problems/`` and ``hparams/`` folders, setup.py).
 
 Why here and not in the registry: the registry is the lowest module (layers and hparams use
 it), so it must not reach up to name packages that sit above it. As in tensor2tensor (whose
 ``bin/t2t_trainer.py`` imports ``tensor2tensor.models`` and ``data_generators.all_problems``
 itself), the tools that look names up import what registers them: plain imports, installed
-alongside ``t2t_repro`` by ``pyproject.toml``. Library users (tests, bench scripts, notebooks)
+with ``t2t_repro`` by ``setup.py`` under the project's own name, so that a ``--t2t_usr_dir``
+named ``problems`` or ``hparams`` is the user's. Library users (tests, bench scripts, notebooks)
 call ``register_builtins()`` once, or import only the packages they want.
 """
 
@@ -13,6 +15,6 @@ from __future__ import annotations
 
 def register_builtins() -> None:
     """Registers the built-in models, problems and hparams sets (idempotent; imports TF)."""
-    import hparams  # noqa: F401
-    import problems  # noqa: F401
+    import t2t_repro.builtin.hparams  # noqa: F401
+    import t2t_repro.builtin.problems  # noqa: F401
     import t2t_repro.models  # noqa: F401
