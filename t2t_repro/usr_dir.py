@@ -34,6 +34,8 @@ def import_usr_dir(usr_dir: str | None) -> None:
     if not usr_dir:
         return
     path = os.path.abspath(os.path.expanduser(usr_dir)).rstrip(os.sep)
+    if not os.path.exists(path) and os.path.isfile(path + ".py"):
+        path += ".py"  # T2T's import_module of the name finds a single file too: dir/problems
     if not os.path.exists(path):
         raise FileNotFoundError(f"--t2t_usr_dir {usr_dir}: no such file or directory.")
     parent, name = os.path.split(path)
