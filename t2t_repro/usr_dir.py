@@ -3,7 +3,8 @@
 A usr_dir written for tensor2tensor 1.15 imports ``tensor2tensor.*``; when no real tensor2tensor
 is installed those names resolve to this project's equivalents (``t2t_compat/aliases.py``), so
 its problems and hparams sets register here unchanged (docs/porting.md). Its modules see
-TF 1.15's ``tf.logging``, ``tf.gfile``, ``tf.flags`` (``t2t_compat/tf1_names.py``).
+TF 1.15's names that TF 2 moved to ``tf.compat.v1`` (``tf.logging``, ``tf.train.Optimizer``:
+``t2t_compat/tf1_names.py``).
 
 An exception the usr_dir's own code raises (at import, or later in its ``generate_samples``,
 ``feature_encoders``, ``hparams``...) is the user's to fix: ``usr_dir_error_line`` makes it one
