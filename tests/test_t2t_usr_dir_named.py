@@ -179,3 +179,29 @@ def test_a_usr_dir_subclassing_translate_ende_wmt32k_loads(tmp_path):
     import_usr_dir(str(tmp_path / "ende_subclass_usr_dir.py"))
     problem = registry.problem("translate_ende_wmt_usr8k")
     assert isinstance(problem, TranslateEndeWmt32k) and problem.name == "translate_ende_wmt_usr8k"
+
+
+# T2T 1.15.7's tokenizer.corpus_token_counts(path, max_lines, split_on_newlines) of CR_TEXT, as
+# T2T itself gave them (/work/venv-t2t, t2t_shim): tf.gfile's lines drop every '\r'; a whole
+# file read with f.read() (no max_lines) keeps them.
+CR_TEXT = b"the c\rat\r\nsees a\rdog\r\r\nend\r"
+T2T_CR_COUNTS = {
+    (None, True): {"adog": 1, "cat": 1, "end": 1, "sees": 1, "the": 1},
+    (None, False): {
+        **{"\r": 3, "\r\n": 1, "\r\r\n": 1, "a": 1, "at": 1, "c": 1, "dog": 1},
+        **{"end": 1, "sees": 1, "the": 1},
+    },
+    (2, False): {"\n": 2, "adog": 1, "cat": 1, "sees": 1, "the": 1},
+}
+
+
+def test_token_counts_read_carriage_returns_as_t2t(tmp_path):
+    from t2t_repro.t2t_compat import aliases
+
+    assert aliases.install()
+    from tensor2tensor.data_generators import tokenizer
+
+    (tmp_path / "cr.txt").write_bytes(CR_TEXT)
+    for (max_lines, split), expected in T2T_CR_COUNTS.items():
+        counts = tokenizer.corpus_token_counts(str(tmp_path / "cr.txt"), max_lines, split)
+        assert dict(counts) == expected, (max_lines, split)
