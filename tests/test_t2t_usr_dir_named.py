@@ -29,7 +29,15 @@ CASES = {
     "file problems.py": (USR_DIRS / "file" / "problems", "file"),
     "file hparams.py": (USR_DIRS / "hparams_file" / "hparams.py", "hparams_file"),
 }
-USR_NAMES = {"problems", "hparams", "usr_clash", "tf1_optimizer_usr_dir", "ende_subclass_usr_dir"}
+GENERIC_NAMES = ("models", "utils", "data", "trainer", "config", "code")
+USR_NAMES = {
+    "problems",
+    "hparams",
+    "usr_clash",
+    "tf1_optimizer_usr_dir",
+    "ende_subclass_usr_dir",
+    *GENERIC_NAMES,
+}
 
 
 @pytest.fixture(autouse=True)
@@ -103,6 +111,25 @@ def test_a_name_another_library_imported_is_the_usr_dirs_while_it_loads(tmp_path
         assert sys.modules["usr_clash"] is other  # the library keeps its module
     finally:
         sys.modules.pop("usr_clash", None)
+
+
+@pytest.mark.parametrize("name", GENERIC_NAMES)
+def test_a_usr_dir_of_a_generic_name_is_the_users(name, tmp_path):
+    """As a package for some names, a single file for others; ``code`` is also the standard
+    library's (set aside while the usr_dir loads when another module imported it)."""
+    from t2t_repro.usr_dir import import_usr_dir
+
+    before = sys.modules.get(name)
+    source = CLASH.replace("usr_clash_hparams", f"{name}_usr_hparams")
+    if len(name) % 2:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(source, encoding="utf-8")
+    else:
+        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    import_usr_dir(str(tmp_path / name))
+    assert registry.hparams(f"{name}_usr_hparams").num_heads == 2
+    if before is not None:
+        assert sys.modules[name] is before
 
 
 CLASH = """
