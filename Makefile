@@ -1,5 +1,5 @@
 # Set-up is idempotent: the venv is rebuilt only when requirements.txt changes, and the project
-# is (re)installed into it, editable, only when pyproject.toml changes.
+# is (re)installed into it, editable, only when pyproject.toml or setup.py changes.
 PYTHON ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.requirements.sha256
@@ -23,7 +23,7 @@ $(STAMP): requirements.txt
 # Editable: .venv/bin/t2t-trainer etc. run this checkout's code. The exact pins above are
 # already installed, so no dependency is resolved here (--no-deps), and the venv's own
 # setuptools builds it (--no-build-isolation: nothing is downloaded).
-$(INSTALLED): pyproject.toml $(STAMP)
+$(INSTALLED): pyproject.toml setup.py $(STAMP)
 	$(VENV)/bin/python -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $(INSTALLED)
 

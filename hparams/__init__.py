@@ -1,6 +1,6 @@
 """Registered hparams sets. Importing this package registers every set."""
 
-from hparams import (  # noqa: F401
+from t2t_repro.builtin.hparams import (  # noqa: F401
     basic,
     parsing,
     small_data,

@@ -12,7 +12,11 @@ train on 2 CPU cores; ``transformer_parsing_cpu_hour`` adds the dropout an hour 
 ``transformer_parsing_cpu_words`` is the parsing recipe's model (docs/parsing.md).
 """
 
-from hparams.transformer import transformer_base, transformer_base_v1, transformer_big
+from t2t_repro.builtin.hparams.transformer import (
+    transformer_base,
+    transformer_base_v1,
+    transformer_big,
+)
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 

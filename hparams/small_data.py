@@ -5,7 +5,7 @@ cores, so these are small pre-norm models with heavier dropout and a short warmu
 tolerates the larger learning rate that a short run needs).
 """
 
-from hparams.transformer import transformer_base_v3
+from t2t_repro.builtin.hparams.transformer import transformer_base_v3
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 

@@ -8,7 +8,7 @@ only d_k, i.e. ``attention_key_channels = h * d_k``.
 
 from collections.abc import Callable
 
-from hparams.transformer import transformer_base_v1
+from t2t_repro.builtin.hparams.transformer import transformer_base_v1
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 

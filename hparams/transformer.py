@@ -12,7 +12,7 @@ Until issue #47 the plain names were the paper's sets here; a run saved under th
 resumes with its values (``t2t_repro/hparams_lib/renamed.py``).
 """
 
-from hparams.basic import basic_params1
+from t2t_repro.builtin.hparams.basic import basic_params1
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 

@@ -8,7 +8,7 @@ also set the dropout broadcast dims, which this project does not implement, so t
 refused; ``optimizer="Adafactor"`` itself works in any set.
 """
 
-from hparams.transformer import transformer_base
+from t2t_repro.builtin.hparams.transformer import transformer_base
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 

@@ -7,7 +7,7 @@ Self-attention with relative position representations (Shaw et al. 2018, T2T's
 ``transformer_big``, registered here under those names.
 """
 
-from hparams.transformer import transformer_base, transformer_big
+from t2t_repro.builtin.hparams.transformer import transformer_base, transformer_big
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 

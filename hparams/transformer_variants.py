@@ -11,13 +11,13 @@ optimizer not implemented here are named, with the reason, when asked for
 own (``tests/test_t2t_hparams.py``).
 """
 
-from hparams.transformer import (
+from t2t_repro.builtin.hparams.transformer import (
     _make_big,
     transformer_base,
     transformer_base_single_gpu,
     transformer_base_v2,
 )
-from hparams.transformer_optimizers import transformer_tall
+from t2t_repro.builtin.hparams.transformer_optimizers import transformer_tall
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
 

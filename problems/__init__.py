@@ -1,6 +1,6 @@
 """Registered problems. Importing this package registers every problem."""
 
-from problems import (  # noqa: F401
+from t2t_repro.builtin.problems import (  # noqa: F401
     algorithmic,
     parallel_corpus,
     translate_multi30k,

@@ -15,7 +15,7 @@ name ``vocab.parallel_corpus.<size>.subwords``) and ``T2T_PARALLEL_CORPUS_TRAIN_
 **One call, your own name:** in a module that ``problems/__init__.py`` (or a ``--t2t_usr_dir``
 module) imports::
 
-    from problems.parallel_corpus import register_parallel_corpus
+    from t2t_repro.builtin.problems.parallel_corpus import register_parallel_corpus
 
     register_parallel_corpus(
         "translate_xxyy_mine",
@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import os
 
-from problems.base import Text2TextProblem, register_with_rev
 from t2t_repro import registry
+from t2t_repro.builtin.problems.base import Text2TextProblem, register_with_rev
 from t2t_repro.data.pair_sources import PairSource, parallel_source
 from t2t_repro.data.text_files import DataError
 

@@ -18,8 +18,8 @@ file (T2T's ``generate_lines_for_vocab``). Splits without files are not generate
 
 from __future__ import annotations
 
-from problems.base import Text2TextProblem
 from t2t_repro import fileio
+from t2t_repro.builtin.problems.base import Text2TextProblem
 from t2t_repro.data.pair_sources import PairSource, parallel_source
 from t2t_repro.data.text_files import DataError
 

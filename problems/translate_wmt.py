@@ -33,9 +33,9 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from problems.base import register_with_rev
-from problems.tfds_source import TfdsPairs
-from problems.translate import TranslateProblem
+from t2t_repro.builtin.problems.base import register_with_rev
+from t2t_repro.builtin.problems.tfds_source import TfdsPairs
+from t2t_repro.builtin.problems.translate import TranslateProblem
 from t2t_repro.data import download
 from t2t_repro.data.pair_sources import FilePairs, PairSource, TsvPairs
 from t2t_repro.data.text_files import DataError, extract_member

@@ -40,9 +40,9 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 
-from problems.base import DatagenSummary, Problem
 from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import atomic_open
+from t2t_repro.builtin.problems.base import DatagenSummary, Problem
 from t2t_repro.data import datagen_engine, datagen_lib, records, t2t_shards
 from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.parsing import wsj_splits

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from problems.algorithmic import TranslateToy
-from problems.base import DataError
 from t2t_repro import registry
+from t2t_repro.builtin.problems.algorithmic import TranslateToy
+from t2t_repro.builtin.problems.base import DataError
 from t2t_repro.data import datagen_lib, records, text_files
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from tests.tools import USER_ENV, assert_quiet, run_tool

@@ -59,7 +59,7 @@ def test_each_schedule_gets_t2ts_rule_and_history():
     schedules: the hook's rule, with the evaluations before a resume read from eval/."""
     from types import SimpleNamespace
 
-    from problems.base import Problem
+    from t2t_repro.builtin.problems.base import Problem
     from t2t_repro.training.loop.early_stopping import make_early_stopping
 
     def stopper(schedule):

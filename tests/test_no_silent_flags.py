@@ -40,7 +40,7 @@ def registered():
     return registry
 
 
-PROJECT_PACKAGES = ("t2t_repro", "hparams", "problems")
+PROJECT_PACKAGES = ("t2t_repro",)
 
 
 def project_names(registry, kind: str) -> list[str]:

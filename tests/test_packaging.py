@@ -1,4 +1,6 @@
-"""``pip install .`` gives working t2t-* console scripts that find the built-in registrations.
+"""``pip install .`` gives working t2t-* console scripts that find the built-in registrations,
+under the project's own name (``t2t_repro.builtin.problems``: no top-level ``problems`` or
+``hparams`` is installed to shadow a --t2t_usr_dir's).
 
 Offline: a fresh venv sees this interpreter's packages (TensorFlow, pip, setuptools) through a
 ``.pth`` file, and the project is installed into it without dependencies or build isolation,
@@ -17,7 +19,7 @@ import pytest
 
 from tests.tools import ROOT
 
-SOURCES = ("pyproject.toml", "README.md", "t2t_repro", "problems", "hparams")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "t2t_repro", "problems", "hparams")
 # Each console script's first run in a real interpreter, as installed (the rest of the suite
 # forks most tool runs from a server that imported every command and made the built-in
 # registrations: a tool that forgot an import or a registration would pass there). Each way a
@@ -108,7 +110,9 @@ def test_pip_install_gives_console_scripts(tmp_path):
         [
             str(python),
             "-c",
-            "import t2t_repro, problems; print(t2t_repro.__file__); print(problems.__file__)",
+            "import importlib.util, t2t_repro, t2t_repro.builtin.problems as p;"
+            "print(t2t_repro.__file__); print(p.__file__);"
+            "assert not any(map(importlib.util.find_spec, ('problems', 'hparams')))",
         ],
         capture_output=True,
         text=True,

@@ -3,7 +3,7 @@
 import pytest
 import tensorflow as tf
 
-from hparams.table3 import TABLE3_ROWS
+from t2t_repro.builtin.hparams.table3 import TABLE3_ROWS
 from tests.model_utils import build_model
 
 PAPER_V = 37000

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from problems.algorithmic import TranslateToy
 from t2t_repro import registry
+from t2t_repro.builtin.problems.algorithmic import TranslateToy
 from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.metrics.dev_metric import DevMetric
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from problems import translate_multi30k
-from problems.algorithmic import NOUNS, VERBS, toy_corpus
-from problems.base import DataError, Text2TextProblem
-from problems.parallel_corpus import register_parallel_corpus
 from t2t_repro import registry
+from t2t_repro.builtin.problems import translate_multi30k
+from t2t_repro.builtin.problems.algorithmic import NOUNS, VERBS, toy_corpus
+from t2t_repro.builtin.problems.base import DataError, Text2TextProblem
+from t2t_repro.builtin.problems.parallel_corpus import register_parallel_corpus
 from t2t_repro.data import records
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 from tests.loopback_http import serving
@@ -289,7 +289,7 @@ def test_wmt_partial_local_data_names_what_is_missing(tmp_path):
 def test_wmt_partial_local_data_downloads_the_rest_as_t2t(tmp_path, monkeypatch):
     """Online, the missing corpora's archives are fetched into tmp_dir (a loopback server
     stands in for statmt.org) and read as if they had been there."""
-    from problems import translate_wmt
+    from t2t_repro.builtin.problems import translate_wmt
 
     monkeypatch.delenv("T2T_REPRO_OFFLINE")
     (tmp_path / "commoncrawl.de-en.en").write_text("crawl\n")
@@ -404,7 +404,7 @@ def test_usr_dir_module_registers_a_corpus(tmp_path):
     from t2t_repro.usr_dir import import_usr_dir
 
     (tmp_path / "my_t2t_problems_for_test.py").write_text(
-        "from problems.parallel_corpus import register_parallel_corpus\n"
+        "from t2t_repro.builtin.problems.parallel_corpus import register_parallel_corpus\n"
         "register_parallel_corpus('translate_usr_dir_test', train=('t.a', 't.b'), with_rev=False)\n"
     )
     import_usr_dir(str(tmp_path / "my_t2t_problems_for_test.py"))

@@ -55,7 +55,7 @@ def test_datagen_train_average_decode_export_on_ram(tmp_path):
 
 def check_datagen_train_average_decode_export_on_ram(tmp_path):
     # No capsys here: summaries.ConsoleLog binds sys.stdout when its module is first imported.
-    from problems.algorithmic import TranslateToy
+    from t2t_repro.builtin.problems.algorithmic import TranslateToy
     from t2t_repro.commands import avg_all, datagen, decoder, exporter, trainer
 
     TranslateToy.num_pairs = {"train": 800, "dev": 40, "test": 40}  # its own process: no undo

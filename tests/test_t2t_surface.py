@@ -188,7 +188,7 @@ def test_boilerplate_modules_import_and_refuse_in_one_line_when_used():
         (problem_hparams, "test_problem_hparams", "hparams(defaults, model_hparams)"),
     ):
         with pytest.raises(refusals.T2TApiError) as e:
-            getattr(module, attr)
+            getattr(module, attr)()  # it imports and can be named: using it is refused
         _one_line(e.value, f"{module.__name__}.{attr}")
         assert instead in str(e.value)
 

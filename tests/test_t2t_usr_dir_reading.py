@@ -135,7 +135,7 @@ def test_train_eval_and_decode_refuses_it_before_training(tmp_path, capsys):
 
 
 def test_problems_without_reading_hooks_keep_the_pipelines_own_reading():
-    from problems.base import Problem
+    from t2t_repro.builtin.problems.base import Problem
     from t2t_repro.t2t_compat.text_problems import Text2TextProblem
 
     assert Problem().read_example_fn("train", None) is None

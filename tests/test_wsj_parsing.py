@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from problems.wsj_parsing import WsjParsing  # noqa: F401  (registers the problems)
 from t2t_repro import registry
+from t2t_repro.builtin.problems.wsj_parsing import WsjParsing  # noqa: F401  (registers the problems)
 from t2t_repro.data import records
 from t2t_repro.data.text_files import DataError
 from t2t_repro.parsing import wsj_splits

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Which parts of t2t_repro import which, read from the source (no import is executed).
 
-A part is a subpackage (``training``) or a top-level module (``cli``); the top-level
-``problems`` and ``hparams`` packages are parts too. Every ``import``/``from ... import``
+A part is a subpackage (``training``) or a top-level module (``cli``); the checkout's top-level
+``problems/`` and ``hparams/`` folders (installed as ``t2t_repro.builtin.problems`` and
+``.hparams``, setup.py) are parts too. Every ``import``/``from ... import``
 (also those inside functions) counts. docs/architecture.md states the layering this measures;
 tests/test_architecture.py holds the two together.
 
@@ -25,7 +26,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = "t2t_repro"
-REGISTRATIONS = ("problems", "hparams")  # the top-level packages that register
+REGISTRATIONS = ("problems", "hparams")  # the top-level folders that register
+BUILTIN = f"{PACKAGE}.builtin"  # their import name's package (t2t_repro/builtin/__init__.py)
 
 
 def parts() -> dict[str, list[Path]]:
@@ -33,6 +35,8 @@ def parts() -> dict[str, list[Path]]:
     the top-level registration packages."""
     found: dict[str, list[Path]] = {}
     for path in sorted((REPO / PACKAGE).iterdir()):
+        if path.name == BUILTIN.rpartition(".")[2]:
+            continue  # only the registrations' import name: they are parts of their own
         if path.is_dir() and (path / "__init__.py").exists():
             found[path.name] = sorted(path.rglob("*.py"))
         elif path.suffix == ".py" and path.name != "__init__.py":
@@ -44,17 +48,23 @@ def parts() -> dict[str, list[Path]]:
 
 def _part_of(module: str, names: set[str]) -> str | None:
     pieces = module.split(".")
+    if module.startswith(BUILTIN + ".") and pieces[2] in REGISTRATIONS:
+        return pieces[2]
     if pieces[0] == PACKAGE and len(pieces) > 1 and pieces[1] in names:
         return pieces[1]
-    if pieces[0] in REGISTRATIONS:
-        return pieces[0]
     return None
+
+
+def _module_pieces(path: Path) -> tuple[str, ...]:
+    """The import name's parts of a source file (a registration folder's under ``BUILTIN``)."""
+    pieces = path.relative_to(REPO).with_suffix("").parts
+    return (*BUILTIN.split("."), *pieces) if pieces[0] in REGISTRATIONS else pieces
 
 
 def _imported(path: Path) -> set[str]:
     """Absolute module names ``path`` imports (``from t2t_repro import x`` gives ``t2t_repro.x``;
     relative imports resolved against the file's package)."""
-    package = ".".join(path.relative_to(REPO).with_suffix("").parts[:-1])
+    package = ".".join(_module_pieces(path)[:-1])
     names = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -86,7 +96,7 @@ def modules() -> dict[str, Path]:
     found: dict[str, Path] = {}
     for files in parts().values():
         for path in files:
-            pieces = path.relative_to(REPO).with_suffix("").parts
+            pieces = _module_pieces(path)
             if pieces[-1] == "__init__":
                 pieces = pieces[:-1]
             found[".".join(pieces)] = path

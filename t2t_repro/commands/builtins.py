@@ -1,11 +1,13 @@
-"""The built-in registrations: ``t2t_repro.models``, the top-level ``problems`` and ``hparams``,
-and T2T's own language-model problems (``t2t_compat/lm_problems.py``).
+"""The built-in registrations: ``t2t_repro.models``, ``t2t_repro.builtin.problems`` and
+``.hparams`` (the checkout's ``problems/`` and ``hparams/`` folders, setup.py), and T2T's own
+language-model problems (``t2t_compat/lm_problems.py``).
 
 Why here and not in the registry: the registry is the lowest module (layers and hparams use
 it), so it must not reach up to name packages that sit above it. As in tensor2tensor (whose
 ``bin/t2t_trainer.py`` imports ``tensor2tensor.models`` and ``data_generators.all_problems``
 itself), the tools that look names up import what registers them: plain imports, installed
-alongside ``t2t_repro`` by ``pyproject.toml``. Library users (tests, bench scripts, notebooks)
+with ``t2t_repro`` by ``setup.py`` under the project's own name, so that a ``--t2t_usr_dir``
+named ``problems`` or ``hparams`` is the user's. Library users (tests, bench scripts, notebooks)
 call ``register_builtins()`` once, or import only the packages they want.
 """
 
@@ -14,8 +16,8 @@ from __future__ import annotations
 
 def register_builtins() -> None:
     """Registers the built-in models, problems and hparams sets (idempotent; imports TF)."""
-    import hparams  # noqa: F401
-    import problems  # noqa: F401
+    import t2t_repro.builtin.hparams  # noqa: F401
+    import t2t_repro.builtin.problems  # noqa: F401
     import t2t_repro.models  # noqa: F401
     import t2t_repro.t2t_compat.lm_problems  # noqa: F401  (T2T's own language-model problems)
     from t2t_repro import registry

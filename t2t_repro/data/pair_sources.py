@@ -96,7 +96,7 @@ class TsvPairs(PairSource):
         return get(self.source_column), get(self.target_column)
 
     def pairs(self, stats: ReadStats) -> Iterator[tuple[str, str]]:
-        for raw in text_files.iter_raw_lines(self.path):
+        for raw in text_files.iter_raw_lines(self.path, drop_carriage_returns=True):
             yield self._split(text_files.decode_utf8(raw, stats))
 
     def vocab_lines(self, byte_budget: float) -> Iterator[str]:

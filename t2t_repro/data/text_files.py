@@ -2,7 +2,9 @@
 
 Lines are read as bytes (so only ``\\n`` ends a line, never a stray ``\\r`` or U+2028 inside a
 sentence, which would misalign two parallel files), decoded as UTF-8 with undecodable bytes
-replaced by U+FFFD and *counted*, and stripped of surrounding whitespace, as T2T does.
+replaced by U+FFFD and *counted*, and stripped of surrounding whitespace, as T2T does. Corpus
+lines (``read_lines``) are T2T's: it reads them by iterating a ``tf.gfile`` file, whose
+``ReadLine`` drops every ``\\r`` in a line (``a\\rb\\nc\\r\\n`` reads as ``ab``, ``c``).
 """
 
 from __future__ import annotations
@@ -72,13 +74,20 @@ def open_binary(path: str) -> BinaryIO:
 
 
 def iter_raw_lines(
-    path: str, sgm: bool = False, keep_byte_order_mark: bool = False
+    path: str,
+    sgm: bool = False,
+    keep_byte_order_mark: bool = False,
+    drop_carriage_returns: bool = False,
 ) -> Iterator[bytes]:
     """Raw byte lines of a file, without the line end; for SGM only the ``<seg>`` contents.
-    A UTF-8 byte-order mark opening the file is dropped, unless ``keep_byte_order_mark``."""
+    A UTF-8 byte-order mark opening the file is dropped, unless ``keep_byte_order_mark``.
+    ``drop_carriage_returns``: every ``\\r`` of a line is dropped, as ``tf.gfile``'s line
+    iteration drops it (TF's ``BufferedInputStream::ReadLine``), which T2T reads corpora with."""
     with open_binary(path) as f:
         first = not keep_byte_order_mark
         for line in f:
+            if drop_carriage_returns:
+                line = line.replace(b"\r", b"")
             if first:
                 if line.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark
                     line = line[3:]
@@ -97,11 +106,19 @@ def read_lines(
     stats: ReadStats | None = None,
     sgm: bool = False,
     keep_byte_order_mark: bool = False,
+    drop_carriage_returns: bool = True,
 ) -> Iterator[str]:
-    """Decoded, stripped lines of a plain/.gz (or SGM) text file. ``keep_byte_order_mark``
-    reads them as T2T's ``tf.gfile`` does (``text_problems.py, txt_line_iterator``): a
-    byte-order mark opening the file stays on the first line (it is not whitespace)."""
-    for raw in iter_raw_lines(path, sgm=sgm, keep_byte_order_mark=keep_byte_order_mark):
+    """Decoded, stripped lines of a plain/.gz (or SGM) text file, every ``\\r`` in a line
+    dropped as T2T's ``tf.gfile`` drops it (``text_problems.py, txt_line_iterator``), unless
+    not ``drop_carriage_returns`` (T2T's ``bleu_hook`` reads a whole file: its ``\\r`` stay).
+    ``keep_byte_order_mark`` reads them as ``tf.gfile`` does too: a byte-order mark opening
+    the file stays on the first line (it is not whitespace)."""
+    for raw in iter_raw_lines(
+        path,
+        sgm=sgm,
+        keep_byte_order_mark=keep_byte_order_mark,
+        drop_carriage_returns=drop_carriage_returns,
+    ):
         yield decode_utf8(raw, stats).strip()
 
 

@@ -346,8 +346,8 @@ def reference_bleu(decodes_path: str, reference_path: str) -> str:
     from t2t_repro.data.text_files import DataError, ReadStats, read_lines
     from t2t_repro.metrics.bleu import t2t_bleu
 
-    hyps = list(read_lines(decodes_path, ReadStats()))
-    refs = list(read_lines(reference_path, ReadStats()))
+    hyps = list(read_lines(decodes_path, ReadStats(), drop_carriage_returns=False))
+    refs = list(read_lines(reference_path, ReadStats(), drop_carriage_returns=False))
     if len(hyps) != len(refs):
         raise DataError(
             f"--decode_reference {reference_path} has {len(refs)} lines but the decodes "

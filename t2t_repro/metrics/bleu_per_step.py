@@ -38,8 +38,8 @@ def read_translation_pair(translation: str, reference: str) -> tuple[list[str], 
     for path in (translation, reference):
         if not fileio.isfile(path):
             raise FileNotFoundError(f"{path!r} does not exist.")
-    hyps = list(read_lines(translation, stats))
-    refs = list(read_lines(reference, stats))
+    hyps = list(read_lines(translation, stats, drop_carriage_returns=False))
+    refs = list(read_lines(reference, stats, drop_carriage_returns=False))
     if len(hyps) != len(refs):
         raise DataError(
             f"{translation} has {len(hyps)} lines but {reference} has {len(refs)}; "

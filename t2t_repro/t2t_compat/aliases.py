@@ -2,10 +2,11 @@
 written for T2T 1.15 registers into this project's registry unchanged.
 
 ``install()`` runs before the usr_dir is imported and only when ``tensor2tensor`` is not
-importable (a real installation is never shadowed). It puts the modules below in
-``sys.modules`` under T2T's names, and ``BOILERPLATE``'s modules, which import but whose names
-fail in one line when used; any other ``tensor2tensor.*`` import fails with one line saying
-which modules exist here (docs/porting.md).
+importable (a real installation is never shadowed). It puts the modules of ``ALIASES`` in
+``sys.modules`` under T2T's names; every other library module of T2T 1.15's wheel imports as
+a ``t2t_modules.T2TModule``, whose names fail in one line when used (T2T's problem classes
+this project implements are its own); a module of T2T's ``bin``, ``rl``, ``envs`` or
+``insights``, or one T2T never had, fails in one line at import (docs/porting.md).
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
-import types
 
-from t2t_repro.t2t_compat.refusals import T2TApiError, refusal_message
+from t2t_repro.t2t_compat import t2t_modules
+from t2t_repro.t2t_compat.refusals import T2TApiError
+from t2t_repro.t2t_compat.t2t_modules import ROOT
 
-__all__ = ["ALIASES", "BOILERPLATE", "T2TApiError", "install", "installed"]
+__all__ = ["ALIASES", "T2TApiError", "install", "installed"]
 
 # T2T's module -> this project's module that provides its names.
 ALIASES = {
@@ -42,66 +44,35 @@ ALIASES = {
     "tensor2tensor.data_generators.lm1b": "t2t_repro.t2t_compat.lm_problems",
     "tensor2tensor.data_generators.wikitext103": "t2t_repro.t2t_compat.lm_problems",
 }
-_NO_LAYERS = (
-    "T2T's layers are not provided: only this project's own transformer runs "
-    "(--model=transformer with an hparams set)"
-)
-# T2T's modules that usr_dirs made from T2T's notebooks import without using them: each
-# imports, and using any of its names fails in one line saying what to use here instead.
-BOILERPLATE = {
-    "tensor2tensor.problems": (
-        "look a problem up with registry.problem(name) from tensor2tensor.utils.registry "
-        "(t2t-datagen --registry_help lists them)"
-    ),
-    "tensor2tensor.utils.trainer_lib": (
-        "train with t2t-trainer, and build hparams with registry.hparams(name) from "
-        "tensor2tensor.utils.registry"
-    ),
-    "tensor2tensor.layers.common_layers": _NO_LAYERS,
-    "tensor2tensor.utils.optimize": (
-        "the optimizer and learning-rate schedule are set by hparams (optimizer, "
-        "learning_rate_schedule, ...) in an hparams set or --hparams"
-    ),
-    "tensor2tensor.utils.decoding": (
-        "decode with t2t-decoder (--decode_from_file, --decode_interactive, or a split)"
-    ),
-    "tensor2tensor.layers.common_attention": _NO_LAYERS,
-    "tensor2tensor.data_generators.problem_hparams": (
-        "T2T's test problem hparams are not provided: a problem's hparams come from its "
-        "hparams(defaults, model_hparams) hook"
-    ),
-}
-ROOT = "tensor2tensor"
 
 
-def _boilerplate_module(name: str, instead: str) -> types.ModuleType:
-    """``name`` as an importable module whose every public name, when used, raises one line."""
-    module = types.ModuleType(name, f"t2t_repro's stand-in for {name}: nothing in it is usable")
-
-    def __getattr__(attr: str):
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        raise T2TApiError(refusal_message(f"{name}.{attr}", instead))
-
-    module.__getattr__ = __getattr__
-    return module
-
-
-class _RefuseOtherModules(importlib.abc.MetaPathFinder):
-    """Any ``tensor2tensor.*`` module not in ``ALIASES``: one line naming what exists."""
+class _T2TModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """T2T's other library modules (``t2t_modules.LIBRARY``) as ``T2TModule`` objects; a
+    module of a refused package (``bin``, ``rl``...) or a name T2T 1.15 never had: one line."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname == ROOT or fullname.startswith(ROOT + "."):
-            # No ``name=``: ``from tensor2tensor.x import y`` would turn an error that names
-            # the missing module into a vaguer "cannot import name".
-            raise ModuleNotFoundError(
-                f"{fullname} is not part of this project's tensor2tensor API, which provides "
-                f"{', '.join(sorted([*ALIASES, *BOILERPLATE]))} (docs/porting.md)"
+        if fullname != ROOT and not fullname.startswith(ROOT + "."):
+            return None
+        if fullname in t2t_modules.LIBRARY:
+            return importlib.util.spec_from_loader(
+                fullname, self, is_package=fullname in t2t_modules.PACKAGES
             )
-        return None
+        # No ``name=``: ``from tensor2tensor.x import y`` would turn an error that names
+        # the missing module into a vaguer "cannot import name".
+        raise ModuleNotFoundError(
+            t2t_modules.refused_import(fullname)
+            or f"{fullname} is not a module of tensor2tensor 1.15 (docs/porting.md lists "
+            "what this project's tensor2tensor API provides)"
+        )
+
+    def create_module(self, spec):
+        return t2t_modules.T2TModule(spec.name, f"t2t_repro's stand-in for {spec.name}")
+
+    def exec_module(self, module):
+        pass
 
 
-_FINDER = _RefuseOtherModules()
+_FINDER = _T2TModuleFinder()
 
 
 def installed() -> bool:
@@ -126,19 +97,10 @@ def install() -> bool:
     if ROOT in sys.modules or importlib.util.find_spec(ROOT) is not None:
         return False
     modules = {alias: importlib.import_module(target) for alias, target in ALIASES.items()}
-    modules.update({name: _boilerplate_module(name, i) for name, i in BOILERPLATE.items()})
-    for alias, module in modules.items():
-        parts = alias.split(".")
-        for depth in range(1, len(parts)):
-            name = ".".join(parts[:depth])
-            if name not in sys.modules:
-                package = types.ModuleType(name, f"t2t_repro's stand-in for {name}")
-                package.__path__ = []
-                package.__t2t_repro_alias__ = True
-                sys.modules[name] = package
-                if depth > 1:
-                    setattr(sys.modules[".".join(parts[: depth - 1])], parts[depth - 1], package)
-        sys.modules[alias] = module
-        setattr(sys.modules[".".join(parts[:-1])], parts[-1], module)
     sys.meta_path.insert(0, _FINDER)
+    importlib.import_module(ROOT).__t2t_repro_alias__ = True
+    for alias, module in modules.items():
+        package, _, leaf = alias.rpartition(".")
+        sys.modules[alias] = module
+        setattr(importlib.import_module(package), leaf, module)
     return True

@@ -2,7 +2,7 @@
 project's (``hparams/basic.py``: T2T's names and defaults of the hparams it reads); T2T's
 tuning ranges are refused in one line when used."""
 
-from hparams.basic import basic_params1
+from t2t_repro.builtin.hparams.basic import basic_params1
 from t2t_repro.t2t_compat import refusals
 
 __all__ = ["basic_params1"]

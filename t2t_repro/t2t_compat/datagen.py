@@ -26,8 +26,8 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 
-from problems.base import DEFAULT_SEED, DatagenSummary
 from t2t_repro import fileio
+from t2t_repro.builtin.problems.base import DEFAULT_SEED, DatagenSummary
 from t2t_repro.data import datagen_engine, datagen_lib, records, t2t_shards
 from t2t_repro.t2t_compat.problem import split_file_name
 from t2t_repro.t2t_compat.refusals import T2TApiError

@@ -302,7 +302,7 @@ class LanguagemodelMulti30kDe(Text2SelfProblem):
         return True
 
     def generate_samples(self, data_dir, tmp_dir, dataset_split):
-        from problems.translate_multi30k import TranslateEndeMulti30k
+        from t2t_repro.builtin.problems.translate_multi30k import TranslateEndeMulti30k
         from t2t_repro.data.text_files import ReadStats
 
         del data_dir

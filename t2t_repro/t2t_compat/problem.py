@@ -18,8 +18,8 @@ import os
 import time
 from typing import Any
 
-from problems import base
 from t2t_repro import fileio
+from t2t_repro.builtin.problems import base
 from t2t_repro.data import records, t2t_shards
 from t2t_repro.errors import UserError
 from t2t_repro.metrics.eval_metrics import on_request

@@ -261,7 +261,8 @@ REFUSED_CONSTANTS: dict[str, dict[str, str]] = {
 
 class _RefusedType(type):
     """The type of a refused name: calling it (or a user's subclass of it) raises one line;
-    so does reading a public attribute it lacks (``Registries.problems``)."""
+    so does reading a public attribute it lacks (``Registries.problems``), or using it as a
+    container (T2T's lists of corpora, ``translate_ende._ENDE_TRAIN_DATASETS``)."""
 
     t2t_refusal: str
 
@@ -273,13 +274,31 @@ class _RefusedType(type):
             raise AttributeError(attr)
         raise T2TApiError(cls.t2t_refusal)
 
+    def __bool__(cls) -> bool:
+        return True  # a name, as any class: not a container's emptiness
+
+    def __iter__(cls):
+        raise T2TApiError(cls.t2t_refusal)
+
+    def __len__(cls) -> int:
+        raise T2TApiError(cls.t2t_refusal)
+
+    def __getitem__(cls, key):
+        raise T2TApiError(cls.t2t_refusal)
+
 
 @functools.cache
-def refused(t2t_module: str, name: str) -> type:
-    """The stand-in of ``t2t_module.name`` (one object per name, so ``is`` holds)."""
-    message = refusal_message(f"{t2t_module}.{name}", REFUSED[t2t_module][name])
-    namespace = {"__doc__": message, "__module__": t2t_module, "t2t_refusal": message}
+def stand_in(t2t_name: str, instead: str) -> type:
+    """The stand-in of T2T's ``module.name`` (one object per name, so ``is`` holds)."""
+    message = refusal_message(t2t_name, instead)
+    module, _, name = t2t_name.rpartition(".")
+    namespace = {"__doc__": message, "__module__": module, "t2t_refusal": message}
     return _RefusedType(name, (), namespace)
+
+
+def refused(t2t_module: str, name: str) -> type:
+    """The stand-in of a name of this table (``REFUSED``)."""
+    return stand_in(f"{t2t_module}.{name}", REFUSED[t2t_module][name])
 
 
 def module_getattr(t2t_module: str) -> Callable[[str], object]:

@@ -54,7 +54,9 @@ def _on_problem_set(key: str, cls: type) -> type:
     registered name is ``problem_name``, which ``problems/base.py``'s ``name`` property,
     restored over such an attribute, reads. A class that adapts itself to the tools on
     registration (T2T's ``Problem``, ``on_t2t_registration``) then does."""
-    from problems import base  # not at import: the problems package registers every problem
+    from t2t_repro.builtin.problems import (
+        base,  # not at import: the problems package registers every problem
+    )
 
     cls.problem_name = key
     if issubclass(cls, base.Problem):

@@ -30,13 +30,16 @@ def _read_filepattern(
                 lines_read += 1
                 if max_lines and lines_read >= max_lines:
                     return
-        else:  # the file as one text (T2T's max_lines still counts its lines)
-            with fileio.open(filename, encoding="utf-8", newline="") as f:  # no \r\n -> \n
+        elif not max_lines:  # the file as one text: T2T's f.read() keeps every \r
+            with fileio.open(filename, encoding="utf-8", newline="") as f:
+                yield f.read()
+        else:  # T2T joins tf.gfile's lines, which keep their \n and drop every \r
+            with fileio.open(filename, "rb") as f:
                 doc = []
-                for line in f:
-                    doc.append(line)
+                for raw in f:
+                    doc.append(raw.replace(b"\r", b"").decode("utf-8"))
                     lines_read += 1
-                    if max_lines and lines_read >= max_lines:
+                    if lines_read >= max_lines:
                         yield "".join(doc)
                         return
                 yield "".join(doc)

@@ -11,9 +11,9 @@ a model registered from it is refused when used (``t2t_compat/registry.py``).
 
 from __future__ import annotations
 
-from hparams import transformer_variants
-from hparams.parsing import transformer_parsing_base, transformer_parsing_big
-from hparams.transformer import (
+from t2t_repro.builtin.hparams import transformer_variants
+from t2t_repro.builtin.hparams.parsing import transformer_parsing_base, transformer_parsing_big
+from t2t_repro.builtin.hparams.transformer import (
     transformer_base,
     transformer_base_single_gpu,
     transformer_base_v1,
@@ -26,12 +26,12 @@ from hparams.transformer import (
     transformer_test,
     transformer_tiny,
 )
-from hparams.transformer_optimizers import (
+from t2t_repro.builtin.hparams.transformer_optimizers import (
     transformer_base_multistep8,
     transformer_tall,
     transformer_tall_pretrain_lm,
 )
-from hparams.transformer_relative import (
+from t2t_repro.builtin.hparams.transformer_relative import (
     transformer_relative,
     transformer_relative_big,
     transformer_relative_tiny,

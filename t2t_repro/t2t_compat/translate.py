@@ -117,8 +117,8 @@ def _tsv_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
     pairs = []
     for name in names:
         with open_binary(_gunzipped(name)) as f:
-            for raw in f:
-                line = decode_utf8(raw)
+            for raw in f:  # tf.gfile's lines: every "\r" dropped
+                line = decode_utf8(raw.replace(b"\r", b""))
                 if line and "\t" in line:
                     parts = line.split("\t")
                     source, target = parts[src_column].strip(), parts[trg_column].strip()

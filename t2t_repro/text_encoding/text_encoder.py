@@ -123,7 +123,8 @@ class SubwordTextEncoder:
         each line, right-stripped, is one subtoken, its quotes removed when it starts and ends
         with the same quote. A subtoken T2T wrote with a newline in it (``store_to_file``
         writes ``"'" + s + "'\\n"``) spans lines and reads back, as in T2T, as one subtoken a
-        line (``'\\n'`` as two empty ones). A file T2T could not have written (a quote opened
+        line (``'\\n'`` as two empty ones; a ``\\r`` in it is dropped, as ``tf.gfile``'s lines
+        drop it). A file T2T could not have written (a quote opened
         and never closed, as in a truncated file; an empty line between subtokens) is refused
         in one line naming the line."""
         path = os.fspath(path)
@@ -134,7 +135,7 @@ class SubwordTextEncoder:
             raise FileNotFoundError(f"subword vocabulary file not found: {path}") from None
         except IsADirectoryError:
             raise VocabFileError(f"{path}: is a directory, not a subword vocabulary file") from None
-        raw_lines = data.split(b"\n")
+        raw_lines = data.replace(b"\r", b"").split(b"\n")  # tf.gfile's lines drop every \r
         if raw_lines and raw_lines[-1] == b"":
             raw_lines.pop()  # the newline that ends the last line
         strings: list[str] = []

@@ -85,8 +85,11 @@ class TokenTextEncoder:
                 f"token vocabulary {path} not found: VocabType.TOKEN needs your own vocabulary "
                 "file there (one token a line; <pad> and <EOS> first)."
             )
-        with fileio.open(path, encoding="utf-8") as f:
-            return [line.strip() for line in f.readlines()]
+        with fileio.open(path, "rb") as f:  # T2T's tf.gfile lines: split at \n, \r dropped
+            lines = f.read().replace(b"\r", b"").decode("utf-8").split("\n")
+        if lines[-1] == "":
+            lines.pop()  # the newline that ends the last line, or an empty file
+        return [line.strip() for line in lines]
 
     @property
     def vocab_size(self) -> int:
