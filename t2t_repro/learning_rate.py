@@ -147,11 +147,9 @@ def t2t_global_step(update, accumulate_steps: int):
 
 
 def check_schedule(hparams: dict) -> None:
-    """Raises HParamsError (one line) for an optimizer, schedule factor or decay scheme not
-    implemented here, or hparams the schedule cannot run with (before any work)."""
-    from t2t_repro.optimizers.names import check_optimizer_name  # (it imports this module)
-
-    check_optimizer_name(hparams.get("optimizer", "adam"))
+    """Raises HParamsError (one line) for a schedule factor or decay scheme not implemented
+    here, or hparams the schedule cannot run with (before any work; the optimizer's name is
+    checked by ``optimizers/names.py``)."""
     values = dict(hparams)
     # train_steps comes with the run (--train_steps); checking names and other values
     # needs none of it

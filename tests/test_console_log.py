@@ -63,6 +63,7 @@ def test_decoder_eta_starts_after_the_first_batch():
     decoder.log = messages.append
     slow_first = iter([0.3, 0.0, 0.0])
     decoder.searcher = None  # greedy, no sampling: repeats are not counted
+    decoder.prompt = False  # a translation model's lines, not a language model's prompts
     decoder.decode_ids = lambda batch, lines=None, occurrences=None: (
         time.sleep(next(slow_first)),
         [[]] * len(batch),

@@ -94,8 +94,8 @@ class TrainingCheckpoint:
         self._latest_elsewhere = path
         if note and self.is_chief:
             log(f"warning: {note}")
-            found = [p for _, p in checkpoint_files.complete_checkpoints(self.output_dir)]
-            checkpoint_files.write_state(self.output_dir, found)
+            complete = [p for _, p in checkpoint_files.complete_checkpoints(self.output_dir)]
+            checkpoint_files.write_state(self.output_dir, complete)
         self.manager = self._make_manager()
         found()
         if path is None:

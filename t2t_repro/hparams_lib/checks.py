@@ -93,6 +93,10 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
         )
     check_sampling(hp, source)
     check_relative_attention(hp, source)
+    if "optimizer" in hp:  # T2T's optimizer names (t2t_repro/optimizers/names.py)
+        from t2t_repro.optimizers.names import check_optimizer_name
+
+        check_optimizer_name(hp.optimizer)
     if "learning_rate_schedule" in hp:
         from t2t_repro.learning_rate import check_schedule
 
