@@ -110,8 +110,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """After a run of (nearly) the whole suite, in the process that prints the summary: the
     CPU per test file against tests/suite_budget.json, naming each file grown past its share
     (a report: it never changes the run's exit status; tests/suite_cpu.py)."""
-    if hasattr(config, "workerinput"):
-        return
+    if hasattr(config, "workerinput") or config.option.markexpr or config.option.keyword:
+        return  # a worker, or a selection (make test-fast): shares of a part mean nothing
     from tests import suite_cpu
 
     path = os.environ.get("T2T_REPRO_TEST_CPU_LOG", "")
