@@ -13,7 +13,11 @@ and each file's share of them. Shares, not seconds, name a file: a slow or busy 
 makes every file slower alike, so a file's share moves only when the file itself changed.
 A file is named only past its share by a margin (``GROWTH`` and ``FLOOR``): a file's own CPU
 moves by ~10-20% between runs (module fixtures built once per test process that takes the
-module's tests, and the shared machine), and noise must not name anything.
+module's tests, and the shared machine), and shares differ by CPU kind (with AVX-512 and
+oneDNN the compute-bound files took up to ~1.4x their share of the slowest machine, 1-2
+points of the suite), and neither must name anything. The Python-loop scaling of the total
+holds on one CPU kind only (it made this suite twice as dear on AMD EPYC with AVX-512 as
+on the slowest one): write the budget on the kind it is checked on.
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ from pathlib import Path
 BUDGET = Path(__file__).with_name("suite_budget.json")
 # A file is named when its share exceeds its budgeted share by both: GROWTH of that share,
 # and FLOOR of the whole suite (so that a small file's jitter names nothing).
-GROWTH = 0.25
-FLOOR = 0.01
+GROWTH = 0.5
+FLOOR = 0.015
 CALIBRATION_LOOP = 10_000_000  # additions; bench_suite's python_loop_s is this loop's seconds
 
 

@@ -41,18 +41,21 @@ def test_a_file_past_its_share_is_named_and_noise_is_not():
     # test_b 20% over its share, test_c 0.5% of the suite over: noise, nothing named.
     noisy = {"tests/test_a.py": 56.0, "tests/test_b.py": 36.0, "tests/test_c.py": 10.5}
     assert suite_cpu.grown_files(noisy, BUDGET) == []
-    grown = {"tests/test_a.py": 60.0, "tests/test_b.py": 50.0, "tests/test_c.py": 10.0}
+    grown = {"tests/test_a.py": 60.0, "tests/test_b.py": 70.0, "tests/test_c.py": 10.0}
     assert [g[0] for g in suite_cpu.grown_files(grown, BUDGET)] == ["tests/test_b.py"]
+    # 40% past its share (a CPU kind's difference, not a change): not named.
+    kind = {"tests/test_a.py": 60.0, "tests/test_b.py": 50.0, "tests/test_c.py": 10.0}
+    assert suite_cpu.grown_files(kind, BUDGET) == []
     new = dict(noisy, **{"tests/test_new.py": 5.0, "tests/test_tiny_new.py": 0.5})
     assert [g[0] for g in suite_cpu.grown_files(new, BUDGET)] == ["tests/test_new.py"]
 
 
 def test_over_budget_is_scaled_to_the_machine_and_fails_only_with_a_file_named():
-    grown = {"tests/test_a.py": 60.0, "tests/test_b.py": 50.0, "tests/test_c.py": 10.0}
+    grown = {"tests/test_a.py": 60.0, "tests/test_b.py": 70.0, "tests/test_c.py": 10.0}
     failed, lines = suite_cpu.report(grown, BUDGET, loop_s=0.5)
     assert failed and "budget 100 (over" in lines[0]
     assert (
-        "past its share: tests/test_b.py 50 core-s, 41.7% of the suite (its share 30.0%)"
+        "past its share: tests/test_b.py 70 core-s, 50.0% of the suite (its share 30.0%)"
         in (lines[1])
     )
     # The same seconds on a machine twice as fast are twice the reference's: over.
@@ -66,7 +69,7 @@ def test_over_budget_is_scaled_to_the_machine_and_fails_only_with_a_file_named()
 
 def test_the_tool_checks_a_report_and_writes_a_budget(tmp_path, capsys):
     results = tmp_path / "suite.json"
-    by_file = {"tests/test_a.py": 60.0, "tests/test_b.py": 50.0, "tests/test_c.py": 10.0}
+    by_file = {"tests/test_a.py": 60.0, "tests/test_b.py": 70.0, "tests/test_c.py": 10.0}
     report = {
         "cpu": "a CPU",
         "cpu_accounts": {"by_file": by_file},
@@ -80,11 +83,11 @@ def test_the_tool_checks_a_report_and_writes_a_budget(tmp_path, capsys):
     assert "tests/test_b.py" in capsys.readouterr().out
     assert suite_budget.main([str(results), f"--budget={budget}", "--write"]) == 0
     written = json.loads(budget.read_text())
-    assert written["total_core_s"] == 120 and written["reference_python_loop_s"] == 0.5
+    assert written["total_core_s"] == 140 and written["reference_python_loop_s"] == 0.5
     assert written["files"] == {
-        "tests/test_a.py": 0.5,
-        "tests/test_b.py": 0.4167,
-        "tests/test_c.py": 0.0833,
+        "tests/test_a.py": 0.4286,
+        "tests/test_b.py": 0.5,
+        "tests/test_c.py": 0.0714,
     }
     assert suite_budget.main([str(results), f"--budget={budget}"]) == 0
     results.write_text("{}")
