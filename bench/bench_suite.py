@@ -2,7 +2,8 @@
 its wall time, the whole machine's busy CPU (from /proc/stat: the tool servers and their forked
 runs are not the test processes' children, so ``time`` misses them), the largest resident
 process seen, a second-by-second record of busy cores (where the cores sat idle), and the CPU
-seconds of each test file and of the 40 costliest tests, tool runs included (``cpu_accounts``).
+seconds of each test file and of the 40 costliest tests, tool runs included (``cpu_accounts``,
+``tests/suite_cpu.py``; ``python -m tools.suite_budget`` checks them against the budget).
 
     python -m bench.bench_suite --out bench/results/suite_cpu.json
     python -m bench.bench_suite --target test-durations --env TF_ENABLE_ONEDNN_OPTS=1
@@ -22,6 +23,7 @@ import threading
 import time
 
 from bench import report
+from tests import suite_cpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -69,42 +71,6 @@ def _calibrate() -> dict:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     gflops = float(out.stdout.strip()) if out.returncode == 0 else None
     return {"python_loop_s": round(loop, 3), "matmul_f32_gflops_1thread": gflops}
-
-
-def _cpu_accounts(path: str) -> dict:
-    """Per test and per test file: the CPU seconds tests/conftest.py and tests/tool_client.py
-    logged (the test process's own and its real interpreters', plus each forked tool run's,
-    given to the test that was running in the client's parent at the run's end)."""
-    import collections
-    import json
-
-    tests, runs = [], []
-    with open(path) as f:
-        for line in f:
-            record = json.loads(line)
-            (tests if "test" in record else runs).append(record)
-    cpu = collections.Counter({t["test"]: t["cpu_s"] for t in tests})
-    unassigned = 0.0
-    for run in runs:
-        owner = [
-            t
-            for t in tests
-            if t["pid"] == run["client_of"] and t["start"] <= run["end"] <= t["end"] + 1
-        ]
-        if owner:
-            cpu[owner[0]["test"]] += run["cpu_s"]
-        else:
-            unassigned += run["cpu_s"]
-    by_file = collections.Counter()
-    for test, seconds in cpu.items():
-        by_file[test.split("::")[0]] += seconds
-    return {
-        "accounted_core_s": round(sum(cpu.values()) + unassigned, 1),
-        "forked_runs": len(runs),
-        "unassigned_run_core_s": round(unassigned, 1),
-        "by_file": {name: round(s, 1) for name, s in by_file.most_common()},
-        "top_tests": {name: round(s, 1) for name, s in cpu.most_common(40)},
-    }
 
 
 def main() -> None:
@@ -166,7 +132,7 @@ def main() -> None:
             "slowest": [
                 {"s": float(s), "phase": phase, "test": test} for s, phase, test in durations
             ],
-            "cpu_accounts": _cpu_accounts(cpu_log),
+            "cpu_accounts": suite_cpu.cpu_accounts(cpu_log),
             "busy_cores_per_second": timeline,
             "calibration_start": calibration_start,
             "calibration_end": _calibrate(),

@@ -44,6 +44,16 @@ if "T2T_REPRO_TEST_TOOL_SERVERS" not in os.environ:
     os.environ["T2T_REPRO_TEST_TOOL_SERVERS_OWNER"] = str(os.getpid())
     atexit.register(shutil.rmtree, _SERVERS, ignore_errors=True)
 
+# Each test's CPU seconds and each forked tool run's go to one log for the whole run (the
+# first process to load this file makes it, as the servers' directory above), so that the
+# run ends with the suite's budget check (pytest_terminal_summary; bench/bench_suite.py
+# passes its own log and reads it itself).
+if "T2T_REPRO_TEST_CPU_LOG" not in os.environ:
+    _CPU_LOG = tempfile.NamedTemporaryFile(prefix="t2t_suite_cpu_", suffix=".jsonl", delete=False)
+    _CPU_LOG.close()
+    os.environ["T2T_REPRO_TEST_CPU_LOG"] = _CPU_LOG.name
+    atexit.register(lambda: os.path.exists(_CPU_LOG.name) and os.unlink(_CPU_LOG.name))
+
 
 def pytest_configure(config):
     """Registers the built-ins in every process that runs tests, not in pytest-xdist's
@@ -74,9 +84,9 @@ def _release_module_state():
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """With ``T2T_REPRO_TEST_CPU_LOG`` set (bench/bench_suite.py), each test's CPU seconds: this
-    process's and its waited-for children's (real interpreters), and its pid and time span, to
-    which the tool client adds the CPU of each forked run it relayed."""
+    """Each test's CPU seconds in ``T2T_REPRO_TEST_CPU_LOG``: this process's and its
+    waited-for children's (real interpreters), and its pid and time span, to which the tool
+    client adds the CPU of each forked run it relayed (tests/suite_cpu.py reads them)."""
     path = os.environ.get("T2T_REPRO_TEST_CPU_LOG")
     if not path:
         yield
@@ -97,3 +107,24 @@ def pytest_runtest_protocol(item, nextitem):
     line["cpu_s"] = cpu() - start
     with open(path, "a") as f:
         f.write(json.dumps(line) + "\n")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """After a run of (nearly) the whole suite, in the process that prints the summary: the
+    CPU per test file against tests/suite_budget.json, naming each file grown past its share
+    (a report: it never changes the run's exit status; tests/suite_cpu.py)."""
+    if hasattr(config, "workerinput") or config.option.markexpr or config.option.keyword:
+        return  # a worker, or a selection (make test-fast): shares of a part mean nothing
+    from tests import suite_cpu
+
+    path = os.environ.get("T2T_REPRO_TEST_CPU_LOG", "")
+    if not os.path.exists(path):
+        return
+    budget = suite_cpu.load_budget()
+    by_file = suite_cpu.cpu_accounts(path)["by_file"]
+    if len(by_file) < 0.8 * len(budget["files"]):
+        return  # a few files: their shares of a partial run mean nothing
+    _, lines = suite_cpu.report(by_file, budget, suite_cpu.python_loop_seconds())
+    terminalreporter.write_sep("-", "suite CPU budget")
+    for line in lines:
+        terminalreporter.write_line(line)

@@ -11,21 +11,26 @@ from t2t_repro.parsing.linearize import PTB_POS_TAGS, target_inventory
 from t2t_repro.parsing.tree_constraint import TreeConstraint
 from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
 from tests.model_utils import build_model, toy_checkpoint_dir
-from tests.tools import run_tool
+from tests.tools import TINY_MODEL, run_tool
 
 INPUTS = np.array([[5, 9, 12, 7, 1], [8, 3, 1, 0, 0]], np.int32)
 
 
 def _models(n: int, vocab: int = 40, target_vocab: int | None = None):
+    """Members of one layer of width 32 (TINY_MODEL): the ensemble's averaging and the
+    searches over it are the same for any member, and a member's traces cost its layers."""
     models = []
     for seed in range(n):
         keras.utils.set_random_seed(seed)
-        models.append(build_model(vocab_size=vocab, target_vocab_size=target_vocab))
+        models.append(
+            build_model(overrides=TINY_MODEL, vocab_size=vocab, target_vocab_size=target_vocab)
+        )
     return models
 
 
 def _copy(model):
     twin = build_model(
+        overrides=TINY_MODEL,
         vocab_size=model.hparams.input_vocab_size,
         target_vocab_size=model.hparams.target_vocab_size,
     )

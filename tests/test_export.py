@@ -14,6 +14,7 @@ import tensorflow as tf
 from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
 from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 from tests.model_utils import toy_checkpoint_dir
+from tests.shared_build import build_once
 from tests.tools import ROOT, run_tool
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -134,18 +135,23 @@ print(json.dumps([[o["translations"].numpy()[0].decode(), float(o["scores"].nump
 
 
 @pytest.fixture(scope="module")
-def trained_dir(tmp_path_factory):
-    return toy_checkpoint_dir(tmp_path_factory.mktemp("export"), step=5)
+def trained_dir():
+    """Built once for the run, whichever test process asks first (tests/shared_build.py):
+    the tests only read it."""
+    return build_once("export_toy", lambda root: toy_checkpoint_dir(root, step=5))
 
 
 @pytest.fixture(scope="module")
-def exported(trained_dir, tmp_path_factory):
-    """The toy model exported by t2t-exporter (which checks it against the decoder first)."""
-    export_dir = tmp_path_factory.mktemp("exported") / "1"
-    out = exporter(trained_dir, f"--export_dir={export_dir}")
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "checked against t2t-decoder" in out.stderr
-    return export_dir
+def exported(trained_dir):
+    """The toy model exported by t2t-exporter (which checks it against the decoder first),
+    once for the run."""
+
+    def export(root):
+        out = exporter(trained_dir, f"--export_dir={root / '1'}")
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert "checked against t2t-decoder" in out.stderr
+
+    return build_once("export_toy_saved_model", export) / "1"
 
 
 @pytest.fixture(scope="module")

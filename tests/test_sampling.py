@@ -12,6 +12,7 @@ import tensorflow as tf
 from t2t_repro.decoding.search import SearchConfig, Searcher, search
 from t2t_repro.hparam import HParamsError
 from tests.model_utils import build_model
+from tests.tools import TINY_MODEL
 
 VOCAB = 20
 SOURCES = np.array([[5, 6, 7, 8, 1], [9, 4, 1, 0, 0], [3, 12, 1, 0, 0]], np.int32)
@@ -20,7 +21,9 @@ SOURCES = np.array([[5, 6, 7, 8, 1], [9, 4, 1, 0, 0], [3, 12, 1, 0, 0]], np.int3
 @pytest.fixture(scope="module")
 def model():
     keras.utils.set_random_seed(3)
-    return build_model("transformer_tiny", "", vocab_size=VOCAB)
+    # One layer of width 32 (TINY_MODEL): the draws follow whatever softmax the model gives,
+    # and each eager step and trace costs its layers.
+    return build_model("transformer_tiny", TINY_MODEL, vocab_size=VOCAB)
 
 
 def sampler(model, **kw):

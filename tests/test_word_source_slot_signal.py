@@ -78,9 +78,10 @@ def test_words_problem_datagen(tmp_path):
 
 
 def _slot_model(slot_signal: bool, feed: bool = False):
+    """One layer: the slot signal and the source feed enter below the first layer."""
     hp = create_hparams(
         "transformer_tiny",
-        f"hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2,slot_signal={slot_signal}"
+        f"hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1,slot_signal={slot_signal}"
         f",slot_source_feed={feed}",
         input_vocab_size=50,
         target_vocab_size=50,

@@ -1,0 +1,148 @@
+"""The suite's CPU seconds per test file, and the budget that names a file grown past its share.
+
+The accounts: ``tests/conftest.py`` logs each test's CPU (its process's and its waited-for
+children's: real interpreters) with its pid and time span, and ``tests/tool_client.py`` the
+CPU of each forked tool run, given here to the test that was running in the client's parent
+when the run ended. ``bench/bench_suite.py`` reports them; ``make test`` prints the budget
+check at its end (it never fails the run); ``python -m tools.suite_budget`` checks a
+bench_suite report and exits 1 when the suite is over budget and a file is named.
+
+The budget (``tests/suite_budget.json``): the whole suite's accounted core-seconds on a
+reference machine (its Python-loop calibration beside it, to scale to this machine's speed),
+and each file's share of them. Shares, not seconds, name a file: a slow or busy machine
+makes every file slower alike, so a file's share moves only when the file itself changed.
+A file is named only past its share by a margin (``GROWTH`` and ``FLOOR``): a file's own CPU
+moves by ~10-20% between runs (module fixtures built once per test process that takes the
+module's tests, and the shared machine), and shares differ by CPU kind (with AVX-512 and
+oneDNN the compute-bound files took up to ~1.4x their share of the slowest machine, 1-2
+points of the suite), and neither must name anything. The Python-loop scaling of the total
+holds on one CPU kind only (it made this suite twice as dear on AMD EPYC with AVX-512 as
+on the slowest one): write the budget on the kind it is checked on.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+from pathlib import Path
+
+BUDGET = Path(__file__).with_name("suite_budget.json")
+# A file is named when its share exceeds its budgeted share by both: GROWTH of that share,
+# and FLOOR of the whole suite (so that a small file's jitter names nothing).
+GROWTH = 0.5
+FLOOR = 0.015
+CALIBRATION_LOOP = 10_000_000  # additions; bench_suite's python_loop_s is this loop's seconds
+
+
+def python_loop_seconds() -> float:
+    """The CPU seconds of bench_suite's calibration loop in this process (process time: a
+    busy machine's other processes change it less than they change wall time)."""
+    start = time.process_time()
+    total = 0
+    for i in range(CALIBRATION_LOOP):
+        total += i
+    return time.process_time() - start
+
+
+def read_log(path: str) -> tuple[list[dict], list[dict]]:
+    """The log's test lines and forked-run lines (a line cut short by a killed process is
+    skipped)."""
+    tests, runs = [], []
+    with open(path) as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            (tests if "test" in record else runs).append(record)
+    return tests, runs
+
+
+def cpu_accounts(path: str, top: int = 40) -> dict:
+    """Per test and per test file: the CPU seconds logged at ``path``, each forked tool run's
+    given to the test that was running in the client's parent at the run's end."""
+    tests, runs = read_log(path)
+    cpu = collections.Counter()
+    for t in tests:
+        cpu[t["test"]] += t["cpu_s"]
+    unassigned = 0.0
+    for run in runs:
+        owner = [
+            t
+            for t in tests
+            if t["pid"] == run["client_of"] and t["start"] <= run["end"] <= t["end"] + 1
+        ]
+        if owner:
+            cpu[owner[0]["test"]] += run["cpu_s"]
+        else:
+            unassigned += run["cpu_s"]
+    by_file = collections.Counter()
+    for test, seconds in cpu.items():
+        by_file[test.split("::")[0]] += seconds
+    return {
+        "accounted_core_s": round(sum(cpu.values()) + unassigned, 1),
+        "forked_runs": len(runs),
+        "unassigned_run_core_s": round(unassigned, 1),
+        "by_file": {name: round(s, 1) for name, s in by_file.most_common()},
+        "top_tests": {name: round(s, 1) for name, s in cpu.most_common(top)},
+    }
+
+
+def load_budget(path: Path = BUDGET) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def grown_files(by_file: dict, budget: dict) -> list[tuple[str, float, float, float]]:
+    """``(file, core-s, share, budgeted share)`` of each file past its share by the margins,
+    costliest first. A file the budget lacks (a new file) has a share of 0."""
+    total = sum(by_file.values())
+    if total <= 0:
+        return []
+    shares = budget["files"]
+    grown = []
+    for name, seconds in by_file.items():
+        share, allowed = seconds / total, shares.get(name, 0.0)
+        if share > allowed * (1 + GROWTH) and share - allowed > FLOOR:
+            grown.append((name, seconds, share, allowed))
+    return sorted(grown, key=lambda g: -g[1])
+
+
+def scaled_total(total: float, loop_s: float | None, budget: dict) -> float:
+    """``total`` in the reference machine's core-seconds (as is without a calibration)."""
+    if not loop_s:
+        return total
+    return total * budget["reference_python_loop_s"] / loop_s
+
+
+def report(by_file: dict, budget: dict, loop_s: float | None) -> tuple[bool, list[str]]:
+    """(over budget with a file named, the report's lines)."""
+    total = sum(by_file.values())
+    scaled = scaled_total(total, loop_s, budget)
+    limit = budget["total_core_s"]
+    over = scaled > limit
+    speed = (
+        f"; at the reference machine's speed (Python loop {budget['reference_python_loop_s']} s, "
+        f"here {loop_s:.2f} s) ~{scaled:,.0f}"
+        if loop_s
+        else ""
+    )
+    lines = [
+        f"suite CPU: {total:,.0f} core-s in {len(by_file)} test files{speed}; "
+        f"budget {limit:,} ({'over' if over else 'within'}; tests/suite_budget.json)"
+    ]
+    grown = grown_files(by_file, budget)
+    for name, seconds, share, allowed in grown:
+        was = f"its share {allowed:.1%}" if allowed else "not in the budget"
+        lines.append(
+            f"  past its share: {name} {seconds:,.0f} core-s, {share:.1%} of the suite ({was})"
+        )
+    if over and not grown:
+        lines.append("  no file past its share: the cost grew across files, or the machine is slow")
+    return over and bool(grown), lines
+
+
+def shares(by_file: dict) -> dict:
+    """Each file's share of ``by_file``'s total, for a new budget."""
+    total = sum(by_file.values())
+    return {name: round(seconds / total, 4) for name, seconds in sorted(by_file.items())}

@@ -1,0 +1,102 @@
+"""The suite's CPU accounts and budget (tests/suite_cpu.py, tools/suite_budget.py): a forked
+run's CPU goes to the test that started it; a file past its share is named, noise is not."""
+
+import json
+
+from tests import suite_cpu
+from tools import suite_budget
+
+BUDGET = {
+    "reference_python_loop_s": 0.5,
+    "total_core_s": 100,
+    "files": {"tests/test_a.py": 0.6, "tests/test_b.py": 0.3, "tests/test_c.py": 0.1},
+}
+
+
+def write_log(path, lines):
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"cut sh')
+
+
+def test_forked_runs_go_to_the_test_running_in_their_client_parent(tmp_path):
+    log = tmp_path / "cpu.jsonl"
+    write_log(
+        log,
+        [
+            {"test": "tests/test_a.py::one", "pid": 7, "start": 10, "end": 20, "cpu_s": 2.0},
+            {"test": "tests/test_a.py::two", "pid": 8, "start": 10, "end": 20, "cpu_s": 1.0},
+            {"test": "tests/test_b.py::three", "pid": 7, "start": 21, "end": 30, "cpu_s": 0.5},
+            {"client_of": 7, "end": 25, "cpu_s": 4.0},  # during test_b's test, in pid 7
+            {"client_of": 8, "end": 19, "cpu_s": 3.0},
+            {"client_of": 9, "end": 19, "cpu_s": 0.25},  # no test of pid 9: unassigned
+        ],
+    )
+    accounts = suite_cpu.cpu_accounts(str(log))
+    assert accounts["by_file"] == {"tests/test_a.py": 6.0, "tests/test_b.py": 4.5}
+    assert accounts["top_tests"]["tests/test_b.py::three"] == 4.5
+    assert accounts["unassigned_run_core_s"] == 0.2 and accounts["forked_runs"] == 3
+    assert accounts["accounted_core_s"] == 10.8
+
+
+def test_a_file_past_its_share_is_named_and_noise_is_not():
+    # test_b 20% over its share, test_c 0.5% of the suite over: noise, nothing named.
+    noisy = {"tests/test_a.py": 56.0, "tests/test_b.py": 36.0, "tests/test_c.py": 10.5}
+    assert suite_cpu.grown_files(noisy, BUDGET) == []
+    grown = {"tests/test_a.py": 60.0, "tests/test_b.py": 70.0, "tests/test_c.py": 10.0}
+    assert [g[0] for g in suite_cpu.grown_files(grown, BUDGET)] == ["tests/test_b.py"]
+    # 40% past its share (a CPU kind's difference, not a change): not named.
+    kind = {"tests/test_a.py": 60.0, "tests/test_b.py": 50.0, "tests/test_c.py": 10.0}
+    assert suite_cpu.grown_files(kind, BUDGET) == []
+    new = dict(noisy, **{"tests/test_new.py": 5.0, "tests/test_tiny_new.py": 0.5})
+    assert [g[0] for g in suite_cpu.grown_files(new, BUDGET)] == ["tests/test_new.py"]
+
+
+def test_over_budget_is_scaled_to_the_machine_and_fails_only_with_a_file_named():
+    grown = {"tests/test_a.py": 60.0, "tests/test_b.py": 70.0, "tests/test_c.py": 10.0}
+    failed, lines = suite_cpu.report(grown, BUDGET, loop_s=0.5)
+    assert failed and "budget 100 (over" in lines[0]
+    assert (
+        "past its share: tests/test_b.py 70 core-s, 50.0% of the suite (its share 30.0%)"
+        in (lines[1])
+    )
+    # The same seconds on a machine twice as fast are twice the reference's: over.
+    # On one twice as slow, within the budget: nothing fails, the file is still named.
+    failed, lines = suite_cpu.report(grown, BUDGET, loop_s=1.0)
+    assert not failed and "within" in lines[0] and "test_b.py" in lines[1]
+    alike = {name: 200 * share for name, share in BUDGET["files"].items()}  # all twice as dear
+    failed, lines = suite_cpu.report(alike, BUDGET, loop_s=0.5)
+    assert not failed and "no file past its share" in lines[1]
+
+
+def test_the_tool_checks_a_report_and_writes_a_budget(tmp_path, capsys):
+    results = tmp_path / "suite.json"
+    by_file = {"tests/test_a.py": 60.0, "tests/test_b.py": 70.0, "tests/test_c.py": 10.0}
+    report = {
+        "cpu": "a CPU",
+        "cpu_accounts": {"by_file": by_file},
+        "calibration_start": {"python_loop_s": 0.4},
+        "calibration_end": {"python_loop_s": 0.6},
+    }
+    results.write_text(json.dumps(report))
+    budget = tmp_path / "budget.json"
+    budget.write_text(json.dumps(BUDGET))
+    assert suite_budget.main([str(results), f"--budget={budget}"]) == 1
+    assert "tests/test_b.py" in capsys.readouterr().out
+    assert suite_budget.main([str(results), f"--budget={budget}", "--write"]) == 0
+    written = json.loads(budget.read_text())
+    assert written["total_core_s"] == 140 and written["reference_python_loop_s"] == 0.5
+    assert written["files"] == {
+        "tests/test_a.py": 0.4286,
+        "tests/test_b.py": 0.5,
+        "tests/test_c.py": 0.0714,
+    }
+    assert suite_budget.main([str(results), f"--budget={budget}"]) == 0
+    results.write_text("{}")
+    assert suite_budget.main([str(results), f"--budget={budget}"]) == 2
+    assert "not a bench_suite report" in capsys.readouterr().err
+
+
+def test_the_budget_names_files_of_this_suite():
+    budget = suite_cpu.load_budget()
+    assert budget["total_core_s"] > 0 and budget["reference_python_loop_s"] > 0
+    assert abs(sum(budget["files"].values()) - 1) < 0.01
+    assert "tests/test_trainer.py" in budget["files"]
