@@ -124,10 +124,8 @@ _TABLE: dict[str, dict[str, str]] = {
         "and t2t-bleu scores decodes": "compute_bleu_summaries",
     },
     "tensor2tensor.data_generators.text_encoder": {
-        "class labels, real values and images are not model outputs here: use a "
-        "TokenTextEncoder of the labels as words": (
-            "ClassLabelEncoder OneHotClassLabelEncoder RealEncoder ImageEncoder"
-        ),
+        "one-hot class labels, real values and images are not model outputs here (a class "
+        "label is: ClassLabelEncoder)": ("OneHotClassLabelEncoder RealEncoder ImageEncoder"),
     },
     "tensor2tensor.data_generators.generator_utils": {
         _PACKED: (

@@ -54,10 +54,11 @@ def parse_args():
     parser.add_argument("--out", required=True, help="output folder for the .npz/.json")
     parser.add_argument(
         "--only",
-        choices=("all", "relative", "lm"),
+        choices=("all", "relative", "lm", "classifier"),
         default="all",
         help="relative: only the relative-attention train dir and its outputs "
-        "(relative_reference.py); lm: only the language model's (lm_reference.py)",
+        "(relative_reference.py); lm: only the language model's (lm_reference.py); "
+        "classifier: only the text classifier's (classifier_reference.py)",
     )
     args = parser.parse_args()
     if args.only == "all" and not (args.t2t_dir and args.vocab):
@@ -85,6 +86,17 @@ def lm_reference(out_dir):
     from tools.t2t_reference.lm_reference import lm_problem_hparams, write
 
     return write(out_dir, lm_problem_hparams(hparam, modalities))
+
+
+def classifier_reference(out_dir):
+    """The companion module's text-classifier train dir and T2T outputs (a class label)."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tensor2tensor.layers import modalities
+    from tensor2tensor.utils import hparam
+
+    from tools.t2t_reference.classifier_reference import classifier_problem_hparams, write
+
+    return write(out_dir, classifier_problem_hparams(hparam, modalities))
 
 
 def padded(rows):
@@ -284,6 +296,9 @@ def main():
         return
     if args.only == "lm":
         print("language-model train dir:", lm_reference(args.out))
+        return
+    if args.only == "classifier":
+        print("classifier train dir:", classifier_reference(args.out))
         return
     import tensor2tensor
     from tensor2tensor.data_generators import text_encoder
