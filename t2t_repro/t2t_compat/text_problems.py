@@ -93,6 +93,14 @@ class Text2ClassProblem(Text2TextProblem):
         labels = text_encoder.ClassLabelEncoder(self.class_labels(data_dir))
         return {"inputs": encoder, "targets": labels}
 
+    def scores_bleu(self) -> bool:
+        """No dev BLEU: T2T lists approx_bleu_score (and ROUGE) for a classifier too, inherited
+        from Text2TextProblem, but a one-label target has no 2-gram, so its BLEU is always 0."""
+        return False
+
+    def teacher_forced_metrics(self) -> tuple[str, ...]:
+        return tuple(m for m in super().teacher_forced_metrics() if "rouge" not in m)
+
     def hparams(self, defaults, model_hparams) -> None:
         """T2T's (``Text2ClassProblem.hparams``): symbol inputs, a CLASS_LABEL target of
         ``num_classes`` (no loss multiplier, even for a CHARACTER vocabulary)."""
