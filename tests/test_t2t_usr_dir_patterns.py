@@ -270,3 +270,11 @@ def test_a_text_classifier_trains_evaluates_and_decodes_labels(tmp_path, capsys)
     for row in (rows[0], rows[2]):
         label, score = row.split("\t")
         assert label in ("negative", "positive") and -np.log(2) - 1e-6 <= float(score) <= 0, row
+    # The dev split (its text in --tmp_dir): one label a record, its reference the label's name.
+    split = [f"--output_dir={out}", f"--tmp_dir={REFERENCE / 'tmp' / 'class_label_usr'}"]
+    assert decoder.main([*flags, *split, f"--decode_to_file={tmp_path / 'dev'}"]) == 0
+    (decodes,) = tmp_path.glob("dev.*.decodes")
+    (targets,) = tmp_path.glob("dev.*.targets")
+    for written in (decodes, targets):
+        rows = written.read_text(encoding="utf-8").splitlines()
+        assert len(rows) == 3 and set(rows) <= {"negative", "positive"}, rows

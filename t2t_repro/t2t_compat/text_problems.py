@@ -93,6 +93,9 @@ class Text2ClassProblem(Text2TextProblem):
         labels = text_encoder.ClassLabelEncoder(self.class_labels(data_dir))
         return {"inputs": encoder, "targets": labels}
 
+    def target_text(self, sample: dict) -> str:
+        return self.class_labels(None)[sample["label"]]
+
     def scores_bleu(self) -> bool:
         """No dev BLEU: T2T lists approx_bleu_score (and ROUGE) for a classifier too, inherited
         from Text2TextProblem, but a one-label target has no 2-gram, so its BLEU is always 0."""

@@ -14,7 +14,9 @@ few English sentences encoded with ``vocab.translate_ende_wmt8k.8192.subwords``:
 * a tiny relative-attention train dir made by T2T and its outputs (``relative_reference.py``;
   ``--only=relative`` makes only these, without the test checkpoint);
 * a tiny language model (no inputs) made by T2T and its outputs, decodes from prompts included
-  (``lm_reference.py``; ``--only=lm`` makes only these).
+  (``lm_reference.py``; ``--only=lm`` makes only these);
+* a tiny text classifier (``transformer_encoder``, a class label) made by T2T and its logits
+  and labels (``classifier_reference.py``; ``--only=classifier`` makes only these).
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (see README.md
 here). Usage::
@@ -412,6 +414,7 @@ def main():
     print(f"stop_early table: seed {seed}, ids {early} (stop early) vs {late} (not)")
     print("relative train dir:", relative_reference(args.out))
     print("language-model train dir:", lm_reference(args.out))
+    print("classifier train dir:", classifier_reference(args.out))
 
 
 if __name__ == "__main__":
