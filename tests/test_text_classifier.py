@@ -52,6 +52,16 @@ def test_import_logits_and_labels_equal_t2t(imported):
     assert len(set(ref["labels"].tolist())) > 1  # T2T's labels are not all one class
 
 
+def _without_dropout(trained):
+    """The same weights in a model whose training pass has no dropout."""
+    values = dict(trained.hparams.values(), layer_prepostprocess_dropout=0.0)
+    values.update(attention_dropout=0.0, relu_dropout=0.0)
+    model = registry.model("transformer_encoder")(HParams(**values))
+    model.build()
+    model.set_weights(trained.get_weights())
+    return model
+
+
 def test_pooling_reads_padding_as_t2t(imported):
     """T2T averages the encoder output over every position of the batch: a row's logits
     change when the batch is padded longer (what T2T computes too)."""
@@ -66,12 +76,7 @@ def test_pooling_reads_padding_as_t2t(imported):
 
 def test_class_zero_counts_in_loss_and_accuracy(imported):
     """T2T's weights_all for a class label: label 0 is a class, not padding."""
-    trained = imported[1]
-    values = dict(trained.hparams.values(), layer_prepostprocess_dropout=0.0)
-    values.update(attention_dropout=0.0, relu_dropout=0.0)  # the training pass, no dropout
-    model = registry.model("transformer_encoder")(HParams(**values))
-    model.build()
-    model.set_weights(trained.get_weights())
+    model = _without_dropout(imported[1])
     ref = reference(REF)
     labels = ref["labels"].reshape([-1, 1]).astype(np.int32)
     batch = {"inputs": tf.constant(ref["inputs"]), "targets": tf.constant(labels)}
@@ -86,6 +91,20 @@ def test_class_zero_counts_in_loss_and_accuracy(imported):
     metrics = evaluate(make_eval_fn(strategy, model), dataset)
     assert metrics["accuracy"] == 1.0 and metrics["eval_tokens"] == len(labels)
     np.testing.assert_allclose(metrics["loss"], expected / len(labels), rtol=1e-5)
+
+
+def test_training_loss_equals_t2ts(imported):
+    """T2T's loss of fixed labels (its EVAL pass: no dropout, and no label smoothing, which
+    T2T zeroes outside TRAIN: ``utils/t2t_model.py``, ``set_mode``; every label counted, class
+    0 too) equals the training loss here of the same weights, dropout and smoothing off."""
+    model = _without_dropout(imported[1])
+    ref = reference(REF)
+    labels = ref["eval_labels"].reshape([-1, 1])
+    assert 0 in labels
+    batch = {"inputs": tf.constant(ref["inputs"]), "targets": tf.constant(labels)}
+    loss, count = batch_loss_sums(model, batch, 0.0)
+    assert float(count) == len(labels)
+    np.testing.assert_allclose(float(loss) / float(count), float(ref["loss"]), rtol=1e-5)
 
 
 def test_models_refuse_the_other_target_kind(imported):

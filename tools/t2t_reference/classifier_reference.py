@@ -10,7 +10,8 @@ position (``layers/modalities.py``, ``class_label_top``) and a dense layer to th
 2 shards; T2T's random init and 200 Adam steps (lr 0.02, scope ``training``) on random
 sequences whose label is the most frequent token's third (ids 2-4: 0, 5-8: 1, 9-12: 2; label 0
 counts in the loss, T2T's ``weights_all``). Then, from that checkpoint read back: EVAL logits on
-fixed inputs and T2T's ``infer`` labels of them.
+fixed inputs, T2T's loss of them with fixed labels (its label smoothing, every label
+counted), and T2T's ``infer`` labels of them.
 """
 
 import os
@@ -21,6 +22,7 @@ VOCAB = 13
 NUM_CLASSES = 3
 TRAIN_STEPS = 200
 LEARNING_RATE = 0.02
+EVAL_LABELS = (0, 1, 2, 0)  # the fixed inputs' labels for T2T's EVAL loss (class 0 counts)
 
 
 def tiny_classifier_hparams(transformer):
@@ -135,11 +137,12 @@ def write(out_dir, problem_hparams):
     with tf.Graph().as_default():  # What the saved model computes, read back from disk.
         features = {
             "inputs": tf.constant(inputs[:, :, None, None]),
-            "targets": tf.zeros([len(inputs), 1, 1, 1], tf.int32),
+            "targets": tf.constant(EVAL_LABELS, tf.int32)[:, None, None, None],
             "target_space_id": tf.constant(0, tf.int32),
         }
-        logits, _ = transformer.TransformerEncoder(hparams, modes.EVAL, problem_hparams)(features)
-        values.update(restored_run(tf, train_dir, {"logits": logits}))
+        model = transformer.TransformerEncoder(hparams, modes.EVAL, problem_hparams)
+        logits, losses = model(features)
+        values.update(restored_run(tf, train_dir, {"logits": logits, "loss": losses["training"]}))
     with tf.Graph().as_default():  # T2T's infer (decoding.py's path): the labels
         predict = transformer.TransformerEncoder(hparams, modes.PREDICT, problem_hparams)
         infer_features = {
@@ -159,5 +162,8 @@ def write(out_dir, problem_hparams):
     arrays = {"inputs": inputs}
     arrays["logits"] = values.pop("logits").reshape([len(inputs), NUM_CLASSES]).astype(np.float32)
     arrays["labels"] = np.asarray(values.pop("labels")).reshape([len(inputs)]).astype(np.int32)
+    arrays["eval_labels"] = np.asarray(EVAL_LABELS, np.int32)
+    # T2T's loss of those labels (label smoothing of the hparams set, weights_all): the mean
+    arrays["loss"] = np.float32(values.pop("loss"))
     np.savez_compressed(os.path.join(out_dir, REFERENCE), **arrays, num_classes=NUM_CLASSES)
     return sorted(os.listdir(train_dir)), {k: v.shape for k, v in arrays.items()}
