@@ -158,10 +158,15 @@ def _fused_bf16_cross_entropy(
 
 
 def padded_cross_entropy(
-    logits: tf.Tensor, labels: tf.Tensor, label_smoothing: float = 0.0
+    logits: tf.Tensor,
+    labels: tf.Tensor,
+    label_smoothing: float = 0.0,
+    weights: tf.Tensor | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """(sum of losses over non-PAD targets, number of non-PAD targets) for one replica."""
-    weights = tf.cast(tf.not_equal(labels, 0), tf.float32)
+    """(sum of losses over non-PAD targets, number of non-PAD targets) for one replica;
+    ``weights`` given: the sum of the losses times them, and their sum (T2T's ``weights_fn``)."""
+    if weights is None:
+        weights = tf.cast(tf.not_equal(labels, 0), tf.float32)
     losses = token_losses(logits, labels, label_smoothing)
     return tf.reduce_sum(losses * weights), tf.reduce_sum(weights)
 

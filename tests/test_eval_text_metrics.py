@@ -84,6 +84,11 @@ class _FixedLogits:
     def __init__(self, batches):
         self.batches = batches
 
+    def target_weights(self, targets):  # the Transformer's: T2T's weights_nonzero
+        import tensorflow as tf
+
+        return tf.cast(tf.not_equal(targets, 0), tf.float32)
+
     def __call__(self, batch, training=False):
         import tensorflow as tf
 

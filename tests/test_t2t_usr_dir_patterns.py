@@ -10,11 +10,11 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen
-from t2t_repro.t2t_compat import refusals
 from tests.usr_dir_registry import restored_registry
 
 HERE = Path(__file__).resolve().parent
@@ -71,13 +71,12 @@ def test_datagen_writes_what_t2t_1_15_7_writes(usr_dir, tmp_path, monkeypatch):
 
     problem = registry.problem(problem_name)
     assert problem.name == problem_name  # the registered name, over a class attribute `name`
-    if usr_dir == "class_label_usr":  # T2T's targets encoder, a ClassLabelEncoder: refused here
-        with pytest.raises(refusals.T2TApiError, match="ClassLabelEncoder is not provided"):
-            problem.feature_encoders(str(data))
-        inputs = problem.get_or_create_vocab(str(data), None, force_get=True)
-        sizes = {"inputs": inputs.vocab_size, "targets": problem.num_classes}
-    else:
-        sizes = {k: e.vocab_size for k, e in problem.feature_encoders(str(data)).items()}
+    encoders = problem.feature_encoders(str(data))
+    sizes = {k: e.vocab_size for k, e in encoders.items()}
+    if usr_dir == "class_label_usr":  # T2T's targets encoder, a ClassLabelEncoder
+        labels = encoders["targets"]
+        assert [labels.decode([i]) for i in range(2)] == ["negative", "positive"]
+        assert labels.encode("positive") == 1 and sizes["targets"] == problem.num_classes
     assert sizes == SUMMARY["vocab_sizes"][problem_name]  # a language model's: targets only
 
 
@@ -164,6 +163,7 @@ def test_datagen_refuses_a_problem_it_cannot_write_before_writing_any(tmp_path, 
 
 LABELS_USR_DIR = """
 from tensor2tensor.data_generators import text_encoder, text_problems
+from tensor2tensor.layers import modalities
 from tensor2tensor.utils import registry
 
 
@@ -193,6 +193,13 @@ class TaggedLines(text_problems.Text2TextProblem):
         labels = text_encoder.ClassLabelEncoder(["x", "y", "z"])
         return {"inputs": text_encoder.ByteTextEncoder(), "targets": labels}
 
+    def hparams(self, defaults, model_hparams):
+        defaults.modality = {
+            "inputs": modalities.ModalityType.SYMBOL,
+            "targets": modalities.ModalityType.MULTI_LABEL,
+        }
+        defaults.vocab_size = {"inputs": 256, "targets": 3}
+
 
 @registry.register_problem
 class TaggedLinesPlain(TaggedLines):
@@ -212,11 +219,62 @@ def test_datagen_writes_a_problem_whose_encoders_only_the_trainer_refuses(tmp_pa
     data.mkdir()
     flags = [f"--data_dir={data}", f"--tmp_dir={tmp_path}", f"--t2t_usr_dir={usr}"]
     assert datagen.main(["--problem=tagged_lines,tagged_lines_plain", *flags, "--noprogress"]) == 0
-    out = capsys.readouterr().out
-    assert "feature_encoders are refused here: tensor2tensor.data_generators.text_encoder." in out
+    capsys.readouterr()
     for name in ("tagged_lines", "tagged_lines_plain"):
         assert len(list(data.glob(f"{name}-*"))) == 3, name  # 2 train + 1 dev shards
     train = ["--problem=tagged_lines", "--hparams_set=transformer_tiny"]
     assert trainer.main([*train, *flags, f"--output_dir={tmp_path / 'run'}"]) == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "ClassLabelEncoder is not provided" in err, err
+    assert "\n" not in err and "'multi_label'" in err and "CLASS_LABEL" in err, err
+
+
+@pytest.mark.slow  # a tiny classifier's training run and decodes
+def test_a_text_classifier_trains_evaluates_and_decodes_labels(tmp_path, capsys):
+    """T2T's datagen of a Text2ClassProblem (above) trains here as T2T's
+    ``transformer_encoder`` with a class-label target: evaluation reports accuracy, and
+    t2t-decoder writes each line's label name (ClassLabelEncoder's); ``--model=transformer``
+    is refused in one line, as a class label is not a symbol target."""
+    from t2t_repro.commands import decoder, trainer
+    from tests.tools import TINY_TRAINING
+
+    data = REFERENCE / "data" / "class_label_usr"
+    flags = [
+        "--problem=line_sentiment",
+        f"--data_dir={data}",
+        f"--t2t_usr_dir={USR_DIRS / 'class_label_usr'}",
+        "--hparams_set=transformer_tiny",
+    ]
+    out = tmp_path / "run"
+    train = [f"--hparams={TINY_TRAINING}", f"--output_dir={out}", "--train_steps=3"]
+    assert trainer.main([*flags, *train, "--schedule=train_and_evaluate"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--model=transformer_encoder" in err, err
+    assert not out.exists()
+    flags.append("--model=transformer_encoder")
+    assert trainer.main([*flags, *train, "--schedule=train_and_evaluate"]) == 0
+    log = capsys.readouterr().out
+    assert re.search(r"eval at step 3: loss [\d.]+, .*accuracy [01]\.\d{4}", log), log
+    assert "bleu" not in log.lower()  # a one-label target has no 2-gram: no dev BLEU
+    lines = tmp_path / "lines.txt"
+    lines.write_text("this book has a tree\n\na cat sees my house\n", encoding="utf-8")
+    result = tmp_path / "labels.txt"
+    args = [
+        f"--output_dir={out}",
+        "--decode_hparams=write_beam_scores=True",
+        f"--decode_from_file={lines}",
+        f"--decode_to_file={result}",
+    ]
+    assert decoder.main([*flags, *args]) == 0
+    rows = result.read_text(encoding="utf-8").split("\n")
+    assert rows[1] == "\t0.000000" and rows[3] == "", rows  # an empty line: an empty output
+    for row in (rows[0], rows[2]):
+        label, score = row.split("\t")
+        assert label in ("negative", "positive") and -np.log(2) - 1e-6 <= float(score) <= 0, row
+    # The dev split (its text in --tmp_dir): one label a record, its reference the label's name.
+    split = [f"--output_dir={out}", f"--tmp_dir={REFERENCE / 'tmp' / 'class_label_usr'}"]
+    assert decoder.main([*flags, *split, f"--decode_to_file={tmp_path / 'dev'}"]) == 0
+    (decodes,) = tmp_path.glob("dev.*.decodes")
+    (targets,) = tmp_path.glob("dev.*.targets")
+    for written in (decodes, targets):
+        rows = written.read_text(encoding="utf-8").splitlines()
+        assert len(rows) == 3 and set(rows) <= {"negative", "positive"}, rows

@@ -106,6 +106,11 @@ def run(args: argparse.Namespace) -> int:
     from t2t_repro.serving.exporter import default_export_dir, export_saved_model
 
     setup = cli.load_decoder_from_flags(args)
+    if setup.decoder.labels:
+        raise UsageError(
+            "a text classifier (--model=transformer_encoder) is not exported yet: serve its "
+            "labels with t2t-decoder --decode_from_file (docs/classification.md)."
+        )
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     if args.export_format == "ctranslate2":
         export_dir = export_ctranslate2_from_flags(args, setup)

@@ -10,7 +10,8 @@ A model without inputs (a language model, ``has_input`` false) continues each li
 T2T's ``decode_from_file`` does (``_get_language_modeling_inputs``, ``_decode_batch_input_fn``):
 a line ending in punctuation gets a space appended, its ids get no EOS and are the prefix of the
 targets (``decoding/prompt.py``), an empty line is decoded from nothing, and the output is what
-follows the prompt.
+follows the prompt. A text classifier (a class-label target) writes each line's label
+(``decoding/class_label.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2t_repro.data.source_lines import normalize_source_line
+from t2t_repro.decoding.class_label import LabelSearcher
 from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.precision import DECODE_PRECISIONS
@@ -196,6 +198,15 @@ class LineDecoder:
                     "inputs: decode it without a search constraint, with a prompt engine."
                 )
             constraint = PromptConstraint(model.hparams.target_vocab_size)
+        # T2T's class-label target (a Text2ClassProblem's classifier): each line's label.
+        self.labels = bool(model.hparams.get("class_label_target", False))
+        if self.labels:
+            if constraint is not None or searcher is not None:
+                raise ValueError(
+                    "a text classifier's label is the argmax of its logits: decode it without "
+                    "a search constraint or another engine."
+                )
+            searcher = LabelSearcher(model)
         self.constraint = constraint
         self.outputs_per_input = 0
         if searcher is None:
@@ -262,7 +273,8 @@ class LineDecoder:
                 row_ids = ids[row, beam].tolist()
                 if self.prompt:  # the continuation (column 0 is the initial id)
                     row_ids = row_ids[:1] + row_ids[1 + len(batch[row]) :]
-                out = strip_after_eos(row_ids)
+                # T2T writes a class label as it is (decoding.py: skip_eos_postprocess).
+                out = row_ids[:1] if self.labels else strip_after_eos(row_ids)
                 hyps.append(
                     Hypothesis(
                         self.target_encoder.decode(out), float(scores[row, beam]), tuple(out)

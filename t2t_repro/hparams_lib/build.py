@@ -20,6 +20,8 @@ from t2t_repro.hparam import HParams
 # training loss (``utils/t2t_model.py``, ``T2TModel._loss_single``); only problems whose
 # factor is not 1 give it. ``has_input``: T2T's ``T2TModel.has_input``, given (False) only by a
 # problem without inputs (a language model: the model is the decoder alone).
+# ``class_label_target``: T2T's problem hparam ``modality["targets"]`` is CLASS_LABEL, given
+# (True) only by a text classifier (``Text2ClassProblem``: ``transformer_encoder``'s target).
 PROBLEM_HPARAMS = (
     "input_vocab_size",
     "target_vocab_size",
@@ -27,6 +29,7 @@ PROBLEM_HPARAMS = (
     "target_slot_ids",
     "loss_multiplier",
     "has_input",
+    "class_label_target",
 )
 
 

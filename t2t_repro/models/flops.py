@@ -4,7 +4,8 @@ Counts 2*m*n*k for every matrix product on padded shapes: Q/K/V/O projections, t
 attention products (QK^T and AV; relative self-attention has two more of their size, the
 queries times the key table rows and the weights times the value table rows), the FFN, and the
 tied softmax projection (a language model, ``has_input`` false: no encoder and no
-encoder-decoder attention). Element-wise
+encoder-decoder attention; a classifier: no decoder, one class projection an example).
+Element-wise
 work (softmax, LayerNorm, dropout, the loss) is not counted, as is usual for MFU. A training
 step is 3x the forward pass (backward = 2x forward).
 """
@@ -39,6 +40,8 @@ def forward_flops(hparams, batch_size: int, input_length: int, target_length: in
         + _attention(d, key, value, tgt, src, batch_size * target_length * input_length)
         + ffn(tgt)
     )
+    if hparams.get("class_label_target", False):  # transformer_encoder: one pooled row each
+        decoder, tgt = 0, batch_size
     softmax = 2 * tgt * d * hparams.target_vocab_size
     return float(encoder + decoder + softmax)
 

@@ -115,6 +115,11 @@ class Transformer(keras.Model):
         for required in ("input_vocab_size", "target_vocab_size"):
             if required not in hp:
                 raise ValueError(f"Transformer hparams need {required!r} (set from the problem).")
+        if hp.get("class_label_target", False):
+            raise ValueError(
+                "transformer has symbol targets; a class-label target (a Text2ClassProblem's) "
+                "trains with --model=transformer_encoder, as in T2T."
+            )
         self.hparams = hp
         # T2T's T2TModel.has_input: whether the problem has inputs (else a language model).
         self.has_input = bool(hp.get("has_input", True))
@@ -246,6 +251,13 @@ class Transformer(keras.Model):
         """Decoder hidden states [..., d] -> logits [..., V], row by row (see ``decode``)."""
         logits = self.softmax.logits(hidden)
         return logits if logits.dtype == tf.bfloat16 else tf.cast(logits, tf.float32)
+
+    pads_targets = True  # targets are sequences padded with PAD (id 0), which no loss counts
+
+    def target_weights(self, targets: tf.Tensor) -> tf.Tensor:
+        """Which targets the loss and metrics count: T2T's ``weights_nonzero`` of a symbol
+        target (``layers/modalities.py``, ``get_weights_fn``): not PAD."""
+        return tf.cast(tf.not_equal(targets, 0), tf.float32)
 
     def decoder_output(self, features: dict, training: bool = False) -> tf.Tensor:
         """The full teacher-forced pass up to the softmax: features -> hidden [B, Lt, d];

@@ -32,7 +32,10 @@ def refusal_message(t2t_name: str, instead: str) -> str:
     )
 
 
-_TRAIN = "train with t2t-trainer (--model=transformer with an hparams set)"
+_TRAIN = (
+    "train with t2t-trainer (--model=transformer, or --model=transformer_encoder for a class "
+    "label, with an hparams set)"
+)
 _LAYERS = "T2T's layer functions are not provided: only this project's own transformer runs"
 _PACKED = "packed datasets are not made here: batches are bucketed by length"
 _NOT_TEXT2TEXT = (
@@ -124,10 +127,8 @@ _TABLE: dict[str, dict[str, str]] = {
         "and t2t-bleu scores decodes": "compute_bleu_summaries",
     },
     "tensor2tensor.data_generators.text_encoder": {
-        "class labels, real values and images are not model outputs here: use a "
-        "TokenTextEncoder of the labels as words": (
-            "ClassLabelEncoder OneHotClassLabelEncoder RealEncoder ImageEncoder"
-        ),
+        "one-hot class labels, real values and images are not model outputs here (a class "
+        "label is: ClassLabelEncoder)": ("OneHotClassLabelEncoder RealEncoder ImageEncoder"),
     },
     "tensor2tensor.data_generators.generator_utils": {
         _PACKED: (

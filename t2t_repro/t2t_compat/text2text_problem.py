@@ -286,5 +286,9 @@ class Text2TextProblem(Problem):
                     sources.append(self.inputs_prefix + sample["inputs"])
                 else:  # T2T decodes a language model's dev record from its targets (prompt)
                     sources.append(self.targets_prefix + sample["targets"])
-                targets.append(self.targets_prefix + sample["targets"])
+                targets.append(self.targets_prefix + self.target_text(sample))
         return sources, targets
+
+    def target_text(self, sample: dict) -> str:
+        """A sample's target as text (a classifier's: its label's name)."""
+        return sample["targets"]

@@ -9,6 +9,9 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
+from t2t_repro import fileio
 from t2t_repro.t2t_compat import refusals
 from t2t_repro.text_encoding import token_encoder
 from t2t_repro.text_encoding.byte_encoder import ByteTextEncoder
@@ -30,6 +33,7 @@ __all__ = [
     "PAD_ID",
     "RESERVED_TOKENS",
     "ByteTextEncoder",
+    "ClassLabelEncoder",
     "SubwordTextEncoder",
     "TextEncoder",
     "TokenTextEncoder",
@@ -149,6 +153,44 @@ class TokenTextEncoder(token_encoder.TokenTextEncoder):
     def decode(self, ids: Iterable[int], strip_extraneous: bool = False) -> str:
         """T2T's ignores ``strip_extraneous``: PAD and EOS decode as their tokens."""
         return super().decode(ids)
+
+
+class ClassLabelEncoder(TextEncoder):
+    """T2T's encoder of a text classifier's labels (``text_encoder.py``, ``ClassLabelEncoder``):
+    a label's id is its index in ``class_labels`` (or the lines of ``class_labels_fname``), no
+    reserved ids; ``decode`` of one id is that label's name."""
+
+    graph_kind = "T2T ClassLabelEncoder"
+
+    def __init__(
+        self, class_labels: Sequence[str] | None = None, class_labels_fname: str | None = None
+    ) -> None:
+        super().__init__(num_reserved_ids=0)
+        if class_labels_fname:
+            with fileio.open(class_labels_fname, encoding="utf-8") as f:
+                class_labels = [label.strip() for label in f.readlines()]
+        if not class_labels:
+            raise ValueError("ClassLabelEncoder needs class_labels (or a class_labels_fname).")
+        self._class_labels = list(class_labels)
+
+    def encode(self, s: str) -> int:
+        return self._class_labels.index(s)
+
+    def decode(self, ids, strip_extraneous: bool = False) -> str:
+        del strip_extraneous
+        label_id = ids
+        if isinstance(label_id, (list, tuple)):
+            if len(label_id) != 1:
+                raise ValueError(f"ClassLabelEncoder decodes one label id, not {list(ids)}.")
+            (label_id,) = label_id
+        return self._class_labels[int(np.squeeze(label_id))]
+
+    def decode_list(self, ids: Iterable[int]) -> list[str]:
+        return [self._class_labels[int(i)] for i in ids]
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._class_labels)
 
 
 for _encoder in (ByteTextEncoder, SubwordTextEncoder, TokenTextEncoder):

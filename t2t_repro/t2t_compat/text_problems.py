@@ -7,8 +7,10 @@ module (``text_problems.py``), each from the module that holds it here:
 - T2T's registered ``Text2textTmpdir``, ``Text2textTmpdirTokens`` and ``Text2TextRemotedir``:
   ``tmpdir_problems.py``;
 - ``Text2SelfProblem``, a language model: the Transformer's decoder alone (``has_input`` false);
-- the problem kinds this project's Transformer cannot train, below: datagen writes T2T's files of
-  a classifier; the trainer and decoder refuse them in one line.
+- ``Text2ClassProblem``, a text classifier: T2T's ``transformer_encoder`` with a class-label
+  target;
+- the problem kinds this project's Transformer cannot train, below: the trainer and decoder
+  refuse them in one line.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from t2t_repro.t2t_compat import refusals, text_encoder
+from t2t_repro.t2t_compat.modalities import ModalityType
 from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem, VocabType
 from t2t_repro.t2t_compat.text_iterators import (
     text2text_distill_iterator,
@@ -60,15 +63,10 @@ class Text2SelfProblem(Text2TextProblem):
 
 class Text2ClassProblem(Text2TextProblem):
     """T2T's text classification (``text_problems.py``, ``Text2ClassProblem``): t2t-datagen
-    writes T2T's records (the encoded inputs and EOS, the label as a one-id target); the
-    trainer and decoder refuse it in one line, and so does ``feature_encoders``, whose
-    ``ClassLabelEncoder`` is not provided here."""
-
-    unsupported = (
-        "Text2ClassProblem (text classification) needs a class-label output, which this "
-        "project's Transformer does not have (t2t-datagen writes its files as T2T does); "
-        "make the label a target word of a Text2TextProblem."
-    )
+    writes T2T's records (the encoded inputs and EOS, the label as a one-id target); it trains
+    with ``--model=transformer_encoder`` (``models/transformer_encoder.py``: T2T's encoder and
+    class-label top) and decodes to ``ClassLabelEncoder``'s label names
+    (``docs/classification.md``)."""
 
     @property
     def num_classes(self) -> int:
@@ -92,8 +90,30 @@ class Text2ClassProblem(Text2TextProblem):
 
     def feature_encoders(self, data_dir: str) -> dict:
         encoder = self.get_or_create_vocab(data_dir, None, force_get=True)
-        labels = text_encoder.ClassLabelEncoder(self.class_labels(data_dir))  # refused here
+        labels = text_encoder.ClassLabelEncoder(self.class_labels(data_dir))
         return {"inputs": encoder, "targets": labels}
+
+    def target_text(self, sample: dict) -> str:
+        return self.class_labels(None)[sample["label"]]
+
+    def scores_bleu(self) -> bool:
+        """No dev BLEU: T2T lists approx_bleu_score (and ROUGE) for a classifier too, inherited
+        from Text2TextProblem, but a one-label target has no 2-gram, so its BLEU is always 0."""
+        return False
+
+    def teacher_forced_metrics(self) -> tuple[str, ...]:
+        return tuple(m for m in super().teacher_forced_metrics() if "rouge" not in m)
+
+    def hparams(self, defaults, model_hparams) -> None:
+        """T2T's (``Text2ClassProblem.hparams``): symbol inputs, a CLASS_LABEL target of
+        ``num_classes`` (no loss multiplier, even for a CHARACTER vocabulary)."""
+        del model_hparams
+        p = defaults
+        p.modality = {"inputs": ModalityType.SYMBOL, "targets": ModalityType.CLASS_LABEL}
+        p.vocab_size = {
+            "inputs": self._encoders["inputs"].vocab_size,
+            "targets": self.num_classes,
+        }
 
 
 class Text2RealProblem(Text2TextProblem):

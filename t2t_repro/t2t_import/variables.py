@@ -41,6 +41,10 @@ MODALITY = re.compile(
     r"(?P<role>shared|input_emb|target_emb|softmax)/weights_\d+$"
 )
 
+CLASS_LABEL_MODALITY = re.compile(
+    r"/(?P<role>class_label)_modality_(?P<vocab>\d+)_(?P<depth>\d+)/.*dense/kernel$"
+)
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -87,8 +91,34 @@ def _stack(scope: str, stack, attentions: tuple[str, ...]) -> Iterator[Entry]:
     yield from _norms(f"{scope}/layer_prepostprocess", stack.final)
 
 
+def _classifier_entries(model, scope: str) -> list[Entry]:
+    """T2T's ``transformer_encoder`` with a class-label target: the input embedding, the
+    target-space row, the encoder, and ``class_label_top``'s dense layer (its scope nested
+    twice, as T2T 1.15.7 names it)."""
+    hp = model.hparams
+    top = f"class_label_modality_{hp.target_vocab_size}_{hp.hidden_size}"
+    entries = [
+        Entry(
+            f"{scope}/symbol_modality_{hp.input_vocab_size}_{hp.hidden_size}/"
+            f"{model.input_embedding.name}",
+            model.input_embedding.embeddings,
+            sharded=True,
+        ),
+        Entry(f"{scope}/{top}/{top}/dense/kernel", model.class_label.kernel),
+        Entry(f"{scope}/{top}/{top}/dense/bias", model.class_label.bias),
+    ]
+    if model.use_target_space:
+        entries.append(
+            Entry(f"{scope}/body/target_space_embedding/kernel", model.target_space_embedding)
+        )
+    entries.extend(_stack(f"{scope}/body/encoder", model.encoder, ("self_attention",)))
+    return entries
+
+
 def model_entries(model, scope: str = "transformer") -> list[Entry]:
     """Every weight of ``model`` with its T2T name; embeddings once each, as shard scopes."""
+    if not getattr(model, "pads_targets", True):  # a class-label target: a classifier
+        return _classifier_entries(model, scope)
     hp = model.hparams
     entries = []
     embeddings = {}
@@ -127,13 +157,16 @@ def has_input(names, scope: str = "transformer") -> bool:
 
 
 def vocab_sizes(names, scope: str = "transformer") -> dict[str, int]:
-    """input/target vocabulary sizes from the modality scopes' names (``symbol_modality_V_d``)."""
+    """input/target vocabulary sizes from the modality scopes' names (``symbol_modality_V_d``;
+    a classifier's classes from ``class_label_modality_C_d``)."""
     roles = {}
     for name in names:
-        match = MODALITY.search(name)
+        match = MODALITY.search(name) or CLASS_LABEL_MODALITY.search(name)
         if match and name.startswith(scope + "/"):
             roles[match.group("role")] = int(match.group("vocab"))
-    targets = roles.get("target_emb", roles.get("softmax", roles.get("shared")))
+    targets = roles.get(
+        "class_label", roles.get("target_emb", roles.get("softmax", roles.get("shared")))
+    )
     # A language model has no input modality: its "inputs" are the targets' (no input_emb).
     inputs = roles.get("input_emb", roles.get("shared", targets))
     if inputs is None or targets is None:

@@ -179,9 +179,10 @@ def import_t2t_dir(
         raise T2TImportError(f"--vocab {vocab} does not exist.")
     source: T2TTrainDir = read_t2t_dir(t2t_dir)
     model_name = source.flags.get("model", "transformer")
-    if model_name != "transformer":
+    if model_name not in ("transformer", "transformer_encoder"):
         raise T2TImportError(
-            f"flags.txt says --model={model_name}; only T2T's 'transformer' is importable."
+            f"flags.txt says --model={model_name}; only T2T's 'transformer' and "
+            "'transformer_encoder' (a text classifier) are importable."
         )
     problem = problem or source.flags.get("problem", "")
     if not problem:
@@ -196,7 +197,9 @@ def import_t2t_dir(
     tse = f"{model_name}/body/target_space_embedding/kernel"
     if values.has(tse):
         problem_values["target_space_vocab_size"] = values.shapes[tse][0]
-    if not has_input(values.shapes, model_name):
+    if model_name == "transformer_encoder":  # T2T's text classifier: a class-label target
+        problem_values["class_label_target"] = True
+    elif not has_input(values.shapes, model_name):
         problem_values["has_input"] = False
     imported = map_hparams(
         source.hparams,

@@ -35,6 +35,17 @@ class TrainingError(UserError, RuntimeError):
     """Training cannot continue (non-finite loss, bad configuration)."""
 
 
+def built_model(name: str, hp) -> keras.Model:
+    """The registered model ``name`` of ``hp``, built; a model that refuses the problem's
+    hparams (e.g. a class-label target for ``transformer``) says why in one line."""
+    try:
+        model = registry.model(name)(hp)
+    except ValueError as e:
+        raise TrainingError(f"--model={name}: {e}") from e
+    model.build()
+    return model
+
+
 def check_config(cfg: TrainerConfig) -> None:
     """The checks that read no file (names, overrides, schedule, flag values), so that a typo
     or an unusable value is reported in one line before anything is read or written."""

@@ -52,6 +52,7 @@ from t2t_repro.training.run_hparams import run_hparams
 from t2t_repro.training.run_setup import (
     StopFlag,
     TrainingError,
+    built_model,
     check_config,
     setup_precision_and_seed,
     setup_runtime,
@@ -106,8 +107,7 @@ class Trainer:
         self.resharded = False  # resumed on another number of workers (--reshard_on_resume)
         announce(self.strategy, cfg.mixed_precision, cfg.xla)
         with self.strategy.scope():
-            self.model = registry.model(cfg.model)(hp)
-            self.model.build()
+            self.model = built_model(cfg.model, hp)
             optimizer = make_optimizer(hp)
             if cfg.mixed_precision == "float16":
                 optimizer = keras.optimizers.LossScaleOptimizer(optimizer)

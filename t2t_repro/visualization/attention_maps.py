@@ -32,13 +32,13 @@ def layer_weights(
     weights = model.attention_weights(
         tf.constant([input_ids], tf.int32), tf.constant([target_ids], tf.int32)
     )
-    num_layers = len(weights["decoder_self"])
+    # A language model has no encoder, a classifier (transformer_encoder) no decoder.
+    num_layers = max(len(weights[kind]) for kind in KINDS)
     if not -num_layers <= layer < num_layers:
         raise ValueError(
             f"layer {layer} out of range: the model has {num_layers} layers "
             f"(use 0..{num_layers - 1} or -1 for the last)."
         )
-    # A language model (no inputs) has decoder self-attention only.
     kinds = [kind for kind in KINDS if weights[kind]]
     return {kind: np.asarray(weights[kind][layer][0]) for kind in kinds}, layer % num_layers
 

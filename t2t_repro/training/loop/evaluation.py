@@ -57,7 +57,7 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model, metrics: tuple = ()):
     def replica_eval(batch):
         targets = batch["targets"]
         logits = model(batch, training=False)
-        weights = tf.cast(targets > 0, tf.float32)
+        weights = model.target_weights(targets)  # T2T's weights_fn of the target modality
         xent = token_losses(logits, targets, 0.0)
         right = (
             tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), targets), tf.float32)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from t2t_repro.losses import padded_cross_entropy_of_hidden
+from t2t_repro.losses import padded_cross_entropy, padded_cross_entropy_of_hidden
 from t2t_repro.optimizers.regularization import (
     add_weight_noise,
     micro_step_gradients,
@@ -91,6 +91,11 @@ def batch_loss_sums(model: keras.Model, batch: dict, label_smoothing: float):
     (``losses.padded_cross_entropy_of_hidden``; the same loss, to float32 rounding, as
     ``padded_cross_entropy(model(batch, training=True), ...)``)."""
     hidden = model.decoder_output(batch, training=True)
+    if not getattr(model, "pads_targets", True):  # a class label: every target counts
+        targets = batch["targets"]
+        return padded_cross_entropy(
+            model.output_logits(hidden), targets, label_smoothing, model.target_weights(targets)
+        )
     return padded_cross_entropy_of_hidden(
         hidden, model.output_logits, batch["targets"], label_smoothing
     )
