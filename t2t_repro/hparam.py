@@ -13,6 +13,12 @@ their names as T2T's ``HParams`` accepted them, so a usr_dir's hparams function 
 ``--hparams`` string written for T2T runs: each is kept beside the hparams (read back as set,
 never in ``to_json``), and a value that asks for an unimplemented feature is refused in
 one line.
+
+A name that is neither (``hparams.num_sampled_classes = 0`` in T2T's own
+``models/transformer.py, transformer_base_v1``, and in usr_dirs that copied it) is what T2T's
+``HParams`` makes of an attribute it has no ``__setattr__`` for: a plain attribute, read back
+as set, not a hyperparameter (not in ``values``/``to_json``, not settable by ``--hparams``).
+Nothing here reads it, so its first assignment in a process says so on stderr.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +34,7 @@ from t2t_repro import t2t_hparams
 from t2t_repro.errors import UserError
 
 _TYPES = (bool, int, float, str, list)  # lists: of numbers, as T2T's
+_ATTRIBUTES_SAID: set[str] = set()  # plain-attribute names already reported on stderr
 
 
 class HParamsError(UserError, ValueError):
@@ -91,6 +99,7 @@ class HParams:
     def __init__(self, **values: Any) -> None:
         object.__setattr__(self, "_values", {})
         object.__setattr__(self, "_t2t_only", {})  # T2T's names not stored (t2t_hparams.py)
+        object.__setattr__(self, "_attributes", {})  # plain attributes, as T2T's (above)
         for name, value in values.items():
             self.add_hparam(name, value)
 
@@ -100,6 +109,8 @@ class HParams:
             return self._set_t2t_only(name, value)  # T2T's basic_params1 lacks some of them
         if name in self._values:
             raise HParamsError(f"hparam {name!r} already exists; use set_hparam to change it.")
+        if name in self._attributes:  # T2T's add_hparam: "Hyperparameter name is reserved"
+            raise HParamsError(f"hparam {name!r} is reserved: it was set as a plain attribute.")
         if isinstance(value, tuple):
             value = list(value)
         if not isinstance(value, _TYPES) or (
@@ -169,10 +180,25 @@ class HParams:
                 return aside[name]
             # a copy: T2T's {} of modality functions is the table's, not this object's
             return copy.copy(t2t_hparams.default(name))
+        attributes = object.__getattribute__(self, "_attributes")
+        if name in attributes:
+            return attributes[name]
         raise AttributeError(f"HParams has no hparam {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self.set_hparam(name, value)
+        if name in self._values or t2t_hparams.is_t2t_only(name):
+            self.set_hparam(name, value)
+            return
+        if name not in _ATTRIBUTES_SAID:  # T2T's HParams: a plain attribute (module doc)
+            _ATTRIBUTES_SAID.add(name)
+            nearest = difflib.get_close_matches(name, list(self._values), n=3, cutoff=0.8)
+            hint = f" (did you mean {', '.join(nearest)}?)" if nearest else ""
+            print(
+                f"hparams.{name} = {value!r}: not a hyperparameter of this set{hint}; kept as a "
+                "plain attribute, as T2T's HParams keeps it (nothing reads it).",
+                file=sys.stderr,
+            )
+        self._attributes[name] = value
 
     def __contains__(self, name: str) -> bool:
         return name in self._values

@@ -152,7 +152,10 @@ class Transformer(keras.Model):
             if shared
             else SymbolEmbedding(hp.target_vocab_size, d, False, name="softmax")
         )
-        self.positional = PositionalSignal(hp.pos, d, hp.max_position_embeddings, name="positional")
+        # A usr_dir's set built on basic_params1 (as T2T's transformer_base_v1 is) lacks the
+        # project's own names: their values in hparams/transformer.py.
+        max_positions = hp.get("max_position_embeddings", 1024)  # read only with pos="emb"
+        self.positional = PositionalSignal(hp.pos, d, max_positions, name="positional")
         self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
         if self.has_input:
             self.encoder = Encoder(stack_config(hp, hp.num_encoder_layers), name="encoder")
@@ -165,7 +168,8 @@ class Transformer(keras.Model):
         if self.use_target_space:
             self.target_space_embedding = self.add_weight(
                 name="target_space_embedding",
-                shape=(hp.target_space_vocab_size, d),
+                # T2T's 32 rows (models/transformer.py, transformer_prepare_encoder)
+                shape=(hp.get("target_space_vocab_size", 32), d),
                 initializer="glorot_uniform",
             )
         self.target_space_id = hp.get("target_space_id", 0)
