@@ -22,5 +22,7 @@ def register_builtins() -> None:
     import t2t_repro.t2t_compat.lm_problems  # noqa: F401  (T2T's own language-model problems)
     from t2t_repro import registry
     from t2t_repro.t2t_compat.refusals import t2t_sets_not_provided
+    from t2t_repro.t2t_compat.t2t_models import t2t_models_not_provided
 
     registry.note_not_provided(registry.HPARAMS, t2t_sets_not_provided())
+    registry.note_not_provided(registry.MODELS, t2t_models_not_provided())
