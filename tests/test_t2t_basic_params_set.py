@@ -74,3 +74,18 @@ def test_the_model_runs_on_a_set_without_the_projects_own_names(usr_set):
     logits = model({"inputs": tf.constant([[3, 4, 1]]), "targets": tf.constant([[5, 6, 1]])})
     assert logits.shape == (1, 3, 20)
     assert model.target_space_embedding.shape == (32, 64)  # T2T's 32 rows
+
+
+def test_a_set_for_another_t2t_model_is_refused_in_one_line(usr_set):
+    from t2t_repro.builtin.hparams.basic import basic_params1
+    from t2t_repro.hparams_lib import checks
+
+    hp = basic_params1()  # as CFQ's cfq_lstm_attention_multi, an LSTM's set
+    hp.add_hparam("attention_layer_size", 128)
+    with pytest.raises(HParamsError) as e:
+        checks.validate(hp, "--hparams_set=cfq_lstm_attention_multi", training=True)
+    assert str(e.value).startswith(
+        "--hparams_set=cfq_lstm_attention_multi lacks the transformer's filter_size, num_heads, "
+    )
+    assert "\n" not in str(e.value)
+    checks.validate(registry.hparams(usr_set), training=True)  # the basic-built one has them

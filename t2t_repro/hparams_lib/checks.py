@@ -20,6 +20,21 @@ REQUIRED = (
     "input_vocab_size",
     "target_vocab_size",
 )
+# What T2T's transformer_base_v1 adds to basic_params1 and the model here reads without a
+# fallback (T2T's transformer reads them too): a set built on basic_params1 for another T2T
+# model (an LSTM's) lacks them.
+TRANSFORMER_NAMES = (
+    "filter_size",
+    "num_heads",
+    "num_encoder_layers",
+    "num_decoder_layers",
+    "attention_key_channels",
+    "attention_value_channels",
+    "attention_dropout",
+    "relu_dropout",
+    "pos",
+    "use_target_space_embedding",
+)
 POSITIVE = (
     "hidden_size",
     "num_heads",
@@ -61,6 +76,13 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
     """Values the model, the input pipeline and the optimizer can run with; values of T2T's
     hparams not implemented here are refused (``unimplemented.py``; those that only change
     training when ``training``)."""
+    missing = [name for name in TRANSFORMER_NAMES if name not in hp]
+    if missing:
+        raise HParamsError(
+            f"{source} lacks the transformer's {', '.join(missing)}: not a transformer set (a "
+            "set for another T2T model?); build it on transformer.transformer_base() or "
+            "add_hparam them, as T2T's transformer_base_v1 does."
+        )
     check_implemented(hp, source, training)
     for name in POSITIVE:
         if name in hp and not hp.get(name) > 0:

@@ -36,7 +36,7 @@ def run_hparams(cfg: TrainerConfig, problem) -> HParams:
     hp = _with_train_steps(
         create_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams), cfg.train_steps
     )
-    hparams_checks.validate(hp, training=True)
+    hparams_checks.validate(hp, f"--hparams_set={cfg.hparams_set}", training=True)
     if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
         hp = saved
     elif saved is not None:  # a run saved before its set's values changed resumes

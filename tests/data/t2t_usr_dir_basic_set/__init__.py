@@ -14,6 +14,8 @@ def basic_built_transformer():
     hparams.norm_type = "layer"
     hparams.hidden_size = 64
     hparams.num_hidden_layers = 1
+    hparams.initializer = "uniform_unit_scaling"
+    hparams.initializer_gain = 1.0
     hparams.num_sampled_classes = 0
     hparams.label_smoothing = 0.1
     hparams.shared_embedding_and_softmax_weights = True
