@@ -83,9 +83,10 @@ def test_a_set_for_another_t2t_model_is_refused_in_one_line(usr_set):
     hp = basic_params1()  # as CFQ's cfq_lstm_attention_multi, an LSTM's set
     hp.add_hparam("attention_layer_size", 128)
     with pytest.raises(HParamsError) as e:
-        checks.validate(hp, "--hparams_set=cfq_lstm_attention_multi", training=True)
+        checks.check_transformer_names(hp, "--hparams_set=cfq_lstm_attention_multi")
     assert str(e.value).startswith(
         "--hparams_set=cfq_lstm_attention_multi lacks the transformer's filter_size, num_heads, "
     )
     assert "\n" not in str(e.value)
-    checks.validate(registry.hparams(usr_set), training=True)  # the basic-built one has them
+    checks.check_transformer_names(registry.hparams(usr_set))  # the basic-built one has them
+    checks.validate(registry.hparams(usr_set), training=True)

@@ -206,7 +206,9 @@ def load_trained_model(
             saved_json=saved_json,
         )  # Cheap check: no data file read yet.
         hp = create_run_hparams(problem, data_dir, set_name, hparams_overrides, saved_json)
-    hparams_checks.validate(hp, os.path.join(output_dir, HPARAMS_FILE) if saved else "hparams")
+    source = os.path.join(output_dir, HPARAMS_FILE) if saved else "hparams"
+    hparams_checks.check_transformer_names(hp, source)
+    hparams_checks.validate(hp, source)
     try:
         model = model_class(hp)
         if not restore:

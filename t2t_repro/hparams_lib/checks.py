@@ -72,10 +72,9 @@ def check_types(hp: HParams, source: str, reference: HParams | None = None) -> N
             )
 
 
-def validate(hp: HParams, source: str = "hparams", training: bool = False) -> None:
-    """Values the model, the input pipeline and the optimizer can run with; values of T2T's
-    hparams not implemented here are refused (``unimplemented.py``; those that only change
-    training when ``training``)."""
+def check_transformer_names(hp: HParams, source: str = "hparams") -> None:
+    """A whole set for the model (not a few values checked alone) has the transformer's
+    names; one built on basic_params1 for another T2T model lacks them."""
     missing = [name for name in TRANSFORMER_NAMES if name not in hp]
     if missing:
         raise HParamsError(
@@ -83,6 +82,12 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
             "set for another T2T model?); build it on transformer.transformer_base() or "
             "add_hparam them, as T2T's transformer_base_v1 does."
         )
+
+
+def validate(hp: HParams, source: str = "hparams", training: bool = False) -> None:
+    """Values the model, the input pipeline and the optimizer can run with; values of T2T's
+    hparams not implemented here are refused (``unimplemented.py``; those that only change
+    training when ``training``)."""
     check_implemented(hp, source, training)
     for name in POSITIVE:
         if name in hp and not hp.get(name) > 0:

@@ -36,6 +36,7 @@ def run_hparams(cfg: TrainerConfig, problem) -> HParams:
     hp = _with_train_steps(
         create_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams), cfg.train_steps
     )
+    hparams_checks.check_transformer_names(hp, f"--hparams_set={cfg.hparams_set}")
     hparams_checks.validate(hp, f"--hparams_set={cfg.hparams_set}", training=True)
     if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
         hp = saved
