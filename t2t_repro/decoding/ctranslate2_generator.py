@@ -18,53 +18,24 @@ import numpy as np
 
 from t2t_repro.decoding.ctranslate2_search import (
     MISSING_SCORE,
-    CTranslate2Error,
-    read_metadata,
+    EngineSearcher,
+    load_engine,
     t2t_beams,
 )
-from t2t_repro.hparam import HParams
 
 START = "0"  # the export's start token: PAD's zero row
 
 
-def _generator(model_dir: str, intra_threads: int):
-    try:
-        import ctranslate2
-    except ImportError:
-        raise CTranslate2Error(
-            "--engine=ctranslate2 needs the ctranslate2 package (pip install ctranslate2==4.8.5)."
-        ) from None
-    return ctranslate2.Generator(model_dir, device="cpu", intra_threads=intra_threads)
-
-
-class CTranslate2PromptSearcher:
+class CTranslate2PromptSearcher(EngineSearcher):
     """``searcher(inputs [B, L], prompts [B, L], lengths [B]) -> (ids [B, beams, 1 + L + extra],
     scores [B, beams])`` (numpy): column 0 the start id, then each row's prompt and its
     continuation, as the TensorFlow searches return them."""
 
     continues_prompts = True  # LineDecoder: a language model's prompts
 
-    def __init__(
-        self,
-        model_dir: str,
-        beam_size: int,
-        alpha: float,
-        extra_length: int,
-        return_beams: bool = False,
-        intra_threads: int = 0,
-    ) -> None:
-        self.metadata = read_metadata(model_dir)
-        self.generator = _generator(model_dir, intra_threads)
-        self.beam_size = beam_size
-        self.alpha = alpha if beam_size > 1 else 0.0
-        self.extra_length = extra_length
-        self.num_hypotheses = beam_size if return_beams else 1
-        self.hparams = HParams(
-            max_length=self.metadata.get("max_length", 0),
-            input_vocab_size=self.metadata["input_vocab_size"],
-            target_vocab_size=self.metadata["target_vocab_size"],
-            has_input=False,
-        )
+    def __init__(self, model_dir: str, *args, intra_threads: int = 0, **kwargs) -> None:
+        super().__init__(model_dir, *args, has_input=False, **kwargs)
+        self.generator = load_engine("Generator", model_dir, intra_threads)
 
     def __call__(self, inputs, prompts, lengths, occurrences=None):
         """``occurrences``: ``Searcher``'s; unused, as this engine does not sample."""

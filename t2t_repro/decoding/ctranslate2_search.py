@@ -89,7 +89,9 @@ def length_penalty_note(dhp: HParams) -> str:
     )
 
 
-def _translator(model_dir: str, intra_threads: int):
+def load_engine(kind: str, model_dir: str, intra_threads: int):
+    """``ctranslate2.<kind>`` (``Translator``, or ``Generator`` for a language model) on the
+    CPU; a remote ``model_dir`` is read into memory, as CTranslate2 reads only local files."""
     try:
         import ctranslate2
     except ImportError:
@@ -97,12 +99,13 @@ def _translator(model_dir: str, intra_threads: int):
             "--engine=ctranslate2 needs the ctranslate2 package (pip install ctranslate2==4.8.5)."
         ) from None
     files = None
-    if fileio.is_url(model_dir):  # CTranslate2 reads local files; load remote ones in memory
+    if fileio.is_url(model_dir):
         files = {}
         for name in fileio.listdir(model_dir):
             with fileio.open(os.path.join(model_dir, name), "rb") as f:
                 files[name] = f.read()
-    return ctranslate2.Translator(model_dir, device="cpu", intra_threads=intra_threads, files=files)
+    engine = getattr(ctranslate2, kind)
+    return engine(model_dir, device="cpu", intra_threads=intra_threads, files=files)
 
 
 def t2t_beams(hypotheses: list, scores: list) -> list[tuple[list[int], float]]:
@@ -118,8 +121,10 @@ def t2t_beams(hypotheses: list, scores: list) -> list[tuple[list[int], float]]:
     return finished or beams
 
 
-class CTranslate2Searcher:
-    """``searcher(inputs [B, L]) -> (ids [B, beams, T + 1], scores [B, beams])`` (numpy)."""
+class EngineSearcher:
+    """What every CTranslate2 searcher keeps: the export's metadata, the search settings, and
+    the hparams ``LineDecoder`` reads of a model (the maximum input length, the vocabularies;
+    ``model_hparams``: more, e.g. a language model's ``has_input=False``)."""
 
     def __init__(
         self,
@@ -128,20 +133,27 @@ class CTranslate2Searcher:
         alpha: float,
         extra_length: int,
         return_beams: bool = False,
-        intra_threads: int = 0,
+        **model_hparams,
     ) -> None:
         self.metadata = read_metadata(model_dir)
-        self.translator = _translator(model_dir, intra_threads)
         self.beam_size = beam_size
         self.alpha = alpha if beam_size > 1 else 0.0
         self.extra_length = extra_length
         self.num_hypotheses = beam_size if return_beams else 1
-        # What LineDecoder reads of a model: the maximum input length.
         self.hparams = HParams(
             max_length=self.metadata.get("max_length", 0),
             input_vocab_size=self.metadata["input_vocab_size"],
             target_vocab_size=self.metadata["target_vocab_size"],
+            **model_hparams,
         )
+
+
+class CTranslate2Searcher(EngineSearcher):
+    """``searcher(inputs [B, L]) -> (ids [B, beams, T + 1], scores [B, beams])`` (numpy)."""
+
+    def __init__(self, model_dir: str, *args, intra_threads: int = 0, **kwargs) -> None:
+        super().__init__(model_dir, *args, **kwargs)
+        self.translator = load_engine("Translator", model_dir, intra_threads)
 
     def __call__(self, inputs, occurrences=None) -> tuple[np.ndarray, np.ndarray]:
         """``occurrences``: ``Searcher``'s; unused, as this engine does not sample."""
