@@ -16,8 +16,6 @@ counted), and T2T's ``infer`` labels of them.
 
 import os
 
-from tools.t2t_reference.t2t_graph_run import adam_train_and_save, restored_run
-
 TRAIN_DIR = "t2t_classifier_train_dir"
 REFERENCE = "t2t_1.15.7_classifier_logits.npz"
 VOCAB = 13
@@ -85,6 +83,15 @@ def fixed_inputs(np):
     return inputs
 
 
+def restored_run(tf, train_dir, fetch):
+    model_vars = [
+        v for v in tf.compat.v1.global_variables() if v.name.startswith("transformer_encoder/")
+    ]
+    with tf.compat.v1.Session() as sess:
+        tf.compat.v1.train.Saver(model_vars).restore(sess, tf.train.latest_checkpoint(train_dir))
+        return sess.run(fetch)
+
+
 def write(out_dir, problem_hparams):
     """Writes ``TRAIN_DIR`` (model.ckpt-200, checkpoint, hparams.json, flags.txt) and
     ``REFERENCE`` under ``out_dir``; returns the train dir's files and the arrays' shapes."""
@@ -105,16 +112,27 @@ def write(out_dir, problem_hparams):
         model = transformer.TransformerEncoder(hparams, modes.TRAIN, problem_hparams)
         features = {"inputs": batch, "targets": labels, "target_space_id": tf.constant(0)}
         _, losses = model(features)
-        adam_train_and_save(
-            tf,
-            np,
-            hparams,
-            losses["training"],
-            lambda rng: dict(zip((batch, labels), random_batch(np, rng), strict=True)),
-            train_dir,
-            TRAIN_STEPS,
-            LEARNING_RATE,
-        )
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        with tf.compat.v1.variable_scope("training"):
+            optimizer = tf.compat.v1.train.AdamOptimizer(
+                LEARNING_RATE,
+                hparams.optimizer_adam_beta1,
+                hparams.optimizer_adam_beta2,
+                hparams.optimizer_adam_epsilon,
+            )
+            train_op = optimizer.minimize(losses["training"], global_step=global_step)
+        rng = np.random.default_rng(3)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            for _ in range(TRAIN_STEPS):
+                x, y = random_batch(np, rng)
+                sess.run(train_op, {batch: x, labels: y})
+            tf.compat.v1.train.Saver(save_relative_paths=True).save(
+                sess,
+                os.path.join(train_dir, "model.ckpt"),
+                global_step=global_step,
+                write_meta_graph=False,
+            )
     values = {}
     with tf.Graph().as_default():  # What the saved model computes, read back from disk.
         features = {
@@ -124,14 +142,7 @@ def write(out_dir, problem_hparams):
         }
         model = transformer.TransformerEncoder(hparams, modes.EVAL, problem_hparams)
         logits, losses = model(features)
-        values.update(
-            restored_run(
-                tf,
-                train_dir,
-                {"logits": logits, "loss": losses["training"]},
-                "transformer_encoder/",
-            )
-        )
+        values.update(restored_run(tf, train_dir, {"logits": logits, "loss": losses["training"]}))
     with tf.Graph().as_default():  # T2T's infer (decoding.py's path): the labels
         predict = transformer.TransformerEncoder(hparams, modes.PREDICT, problem_hparams)
         infer_features = {
@@ -139,9 +150,7 @@ def write(out_dir, problem_hparams):
             "target_space_id": tf.constant(0),
         }
         result = predict.infer(infer_features, decode_length=50, beam_size=4, top_beams=1)
-        values.update(
-            restored_run(tf, train_dir, {"labels": result["outputs"]}, "transformer_encoder/")
-        )
+        values.update(restored_run(tf, train_dir, {"labels": result["outputs"]}))
     del hparams.problem_hparams  # Not an hparam T2T saves (an object).
     with open(os.path.join(train_dir, "hparams.json"), "w") as f:
         f.write(hparams.to_json())

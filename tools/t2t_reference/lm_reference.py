@@ -14,8 +14,6 @@ beam-3 top and beam-3 all beams (``_fast_decode``, the partial targets forced), 
 
 import os
 
-from tools.t2t_reference.t2t_graph_run import adam_train_and_save, restored_run
-
 TRAIN_DIR = "t2t_lm_train_dir"
 REFERENCE = "t2t_1.15.7_lm_decodes.npz"
 EXTRA_LENGTH = 6
@@ -73,6 +71,13 @@ def fixed_targets(np):
     return targets
 
 
+def restored_run(tf, train_dir, fetch):
+    model_vars = [v for v in tf.compat.v1.global_variables() if v.name.startswith("transformer/")]
+    with tf.compat.v1.Session() as sess:
+        tf.compat.v1.train.Saver(model_vars).restore(sess, tf.train.latest_checkpoint(train_dir))
+        return sess.run(fetch)
+
+
 def write(out_dir, problem_hparams):
     """Writes ``TRAIN_DIR`` (model.ckpt-300, checkpoint, hparams.json, flags.txt) and
     ``REFERENCE`` under ``out_dir``; returns the train dir's files and the arrays' shapes."""
@@ -92,16 +97,26 @@ def write(out_dir, problem_hparams):
         model = transformer.Transformer(hparams, modes.TRAIN, problem_hparams)
         assert not model.has_input
         _, losses = model({"targets": batch, "target_space_id": tf.constant(0, tf.int32)})
-        adam_train_and_save(
-            tf,
-            np,
-            hparams,
-            losses["training"],
-            lambda rng: {batch: counting_batch(np, rng)},
-            train_dir,
-            TRAIN_STEPS,
-            LEARNING_RATE,
-        )
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        with tf.compat.v1.variable_scope("training"):
+            optimizer = tf.compat.v1.train.AdamOptimizer(
+                LEARNING_RATE,
+                hparams.optimizer_adam_beta1,
+                hparams.optimizer_adam_beta2,
+                hparams.optimizer_adam_epsilon,
+            )
+            train_op = optimizer.minimize(losses["training"], global_step=global_step)
+        rng = np.random.default_rng(3)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            for _ in range(TRAIN_STEPS):
+                sess.run(train_op, {batch: counting_batch(np, rng)})
+            tf.compat.v1.train.Saver(save_relative_paths=True).save(
+                sess,
+                os.path.join(train_dir, "model.ckpt"),
+                global_step=global_step,
+                write_meta_graph=False,
+            )
     values = {}
     with tf.Graph().as_default():  # What the saved model computes, read back from disk.
         features = {
@@ -109,7 +124,7 @@ def write(out_dir, problem_hparams):
             "target_space_id": tf.constant(0, tf.int32),
         }
         logits, _ = transformer.Transformer(hparams, modes.EVAL, problem_hparams)(features)
-        values.update(restored_run(tf, train_dir, {"logits": logits}, "transformer/"))
+        values.update(restored_run(tf, train_dir, {"logits": logits}))
     with tf.Graph().as_default():
         predict = transformer.Transformer(hparams, modes.PREDICT, problem_hparams)
         fetch = {}
@@ -131,7 +146,7 @@ def write(out_dir, problem_hparams):
                     result = predict.infer(infer_features, EXTRA_LENGTH, beam, top, ALPHA)
                     fetch[f"prompt{p}_{name}_ids"] = result["outputs"]
                     fetch[f"prompt{p}_{name}_scores"] = result["scores"]
-        values.update(restored_run(tf, train_dir, fetch, "transformer/"))
+        values.update(restored_run(tf, train_dir, fetch))
     del hparams.problem_hparams  # Not an hparam T2T saves (an object).
     with open(os.path.join(train_dir, "hparams.json"), "w") as f:
         f.write(hparams.to_json())

@@ -14,8 +14,6 @@ values (``SETS_FILE``).
 
 import os
 
-from tools.t2t_reference.t2t_graph_run import adam_train_and_save, restored_run
-
 TRAIN_DIR = "t2t_relative_train_dir"
 REFERENCE = "t2t_1.15.7_relative_decodes.npz"
 SETS_FILE = "t2t_1.15.7_relative_hparams.json"
@@ -62,6 +60,14 @@ def fixed_ids(np):
     return inputs, targets
 
 
+def restored_run(tf, train_dir, fetch):
+    """``fetch`` evaluated with the model's variables restored from ``train_dir``."""
+    model_vars = [v for v in tf.compat.v1.global_variables() if v.name.startswith("transformer/")]
+    with tf.compat.v1.Session() as sess:
+        tf.compat.v1.train.Saver(model_vars).restore(sess, tf.train.latest_checkpoint(train_dir))
+        return sess.run(fetch)
+
+
 def write_sets(out_dir):
     """T2T's three relative sets, every hparam (``HParams.values``), as one JSON file."""
     import json
@@ -102,22 +108,31 @@ def write(out_dir, problem_hparams):
         }
         model = transformer.Transformer(hparams, modes.TRAIN, problem_hparams)
         _, losses = model(dict(batch, target_space_id=tf.constant(0, tf.int32)))
-        adam_train_and_save(
-            tf,
-            np,
-            hparams,
-            losses["training"],
-            lambda rng: dict(
-                zip((batch["inputs"], batch["targets"]), reversal_batch(np, rng), strict=True)
-            ),
-            train_dir,
-            TRAIN_STEPS,
-            LEARNING_RATE,
-        )
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        with tf.compat.v1.variable_scope("training"):
+            optimizer = tf.compat.v1.train.AdamOptimizer(
+                LEARNING_RATE,
+                hparams.optimizer_adam_beta1,
+                hparams.optimizer_adam_beta2,
+                hparams.optimizer_adam_epsilon,
+            )
+            train_op = optimizer.minimize(losses["training"], global_step=global_step)
+        rng = np.random.default_rng(3)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            for _ in range(TRAIN_STEPS):
+                src, tgt = reversal_batch(np, rng)
+                sess.run(train_op, {batch["inputs"]: src, batch["targets"]: tgt})
+            tf.compat.v1.train.Saver(save_relative_paths=True).save(
+                sess,
+                os.path.join(train_dir, "model.ckpt"),
+                global_step=global_step,
+                write_meta_graph=False,
+            )
     values = {}
     with tf.Graph().as_default():  # What the saved model computes, read back from disk.
         logits, _ = transformer.Transformer(hparams, modes.EVAL, problem_hparams)(features())
-        values.update(restored_run(tf, train_dir, {"logits": logits}, "transformer/"))
+        values.update(restored_run(tf, train_dir, {"logits": logits}))
     with tf.Graph().as_default():  # Decodes in a graph of their own: T2T's slow greedy calls
         # the model as a layer, whose scope must be the checkpoint's "transformer".
         predict = transformer.Transformer(hparams, modes.PREDICT, problem_hparams)
@@ -134,7 +149,7 @@ def write(out_dir, problem_hparams):
                 fetch[f"{name}_ids"] = result["outputs"]
                 if result.get("scores") is not None:
                     fetch[f"{name}_scores"] = result["scores"]
-        values.update(restored_run(tf, train_dir, fetch, "transformer/"))
+        values.update(restored_run(tf, train_dir, fetch))
     del hparams.problem_hparams  # Not an hparam T2T saves (an object).
     with open(os.path.join(train_dir, "hparams.json"), "w") as f:
         f.write(hparams.to_json())
