@@ -132,12 +132,20 @@ TABLE: dict[str, Entry] = {
         "adam",
         _OPT,
         _LEGACY,
+        _LR,  # which optimizer accumulates (t2t_steps_per_update)
+        "training/trainer",
         # T2T 1.15's optimizer names are checked by t2t_repro/optimizers/names.py
     ),
     "optimizer_adam_beta1": honoured(0.9, _ADAM),
     "optimizer_adam_beta2": honoured(0.997, _ADAM),
     "optimizer_adam_epsilon": honoured(1e-09, _ADAM),
-    "optimizer_multistep_accumulate_steps": honoured(0, "training/trainer", _LR),
+    # T2T's meaning (utils/learning_rate.py _global_step, utils/optimize.py multistep_adam):
+    # the schedule's step is the global step divided by it, whatever the optimizer; only
+    # optimizer=multistep_adam accumulates that many batches per update, and then the global
+    # step (--train_steps, checkpoint names, every step-counted flag) counts batches.
+    "optimizer_multistep_accumulate_steps": honoured(
+        0, _LR, _ADAM, "training/trainer", "t2t_import/writer"
+    ),
     "learning_rate": honoured(0.2, _LEGACY),
     "learning_rate_constant": honoured(2.0, _LR),
     "learning_rate_schedule": honoured("constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size", _LR),
