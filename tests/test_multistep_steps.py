@@ -9,7 +9,9 @@ meaning. The update rules themselves: ``test_t2t_optimizers.py``.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -104,7 +106,6 @@ def _saved(prefix) -> dict:
         "updates": "optimizer/_iterations",
         "steps_per_update": "steps_per_update",
         "micro": "micro_batches_per_update",
-        "batches": "batches_consumed",
     }
     shapes = reader.get_variable_to_shape_map()
     found = {}
@@ -114,35 +115,33 @@ def _saved(prefix) -> dict:
     return found
 
 
-def test_steps_count_batches_and_an_accumulating_adam_run_is_refused(
+@pytest.mark.slow
+def test_steps_count_batches_and_runs_saved_before_are_told_or_refused(
     data_dir, tmp_path, monkeypatch, capsys
 ):
+    """A checkpoint without the record of steps_per_update is what runs saved before #53's
+    change left: a multistep_adam one resumes with a note, an adam one that accumulated is
+    refused before anything is written."""
     from t2t_repro.checkpoints.training import TrainingCheckpoint
 
-    # multistep_adam over 2 batches: --train_steps=4 is 2 updates, saved as T2T's ckpt-4
-    assert _train(data_dir, tmp_path / "multistep", "optimizer=multistep_adam,"
-                  "optimizer_multistep_accumulate_steps=2", 4) == 0  # fmt: skip
-    assert _saved(tmp_path / "multistep" / "ckpt-4") == {
-        "updates": 2,
-        "steps_per_update": 2,
-        "micro": 2,
-        "batches": 4,
-    }
-    # adam: every batch an update. Its checkpoint, without the record of steps_per_update,
-    # is what a run saved when adam accumulated 2 batches per update left.
-    old = tmp_path / "adam"
+    multistep = "optimizer=multistep_adam,optimizer_multistep_accumulate_steps=2"
+    out = tmp_path / "multistep"
     with monkeypatch.context() as patch:
         patch.setattr(TrainingCheckpoint, "_attach_steps_per_update", lambda self: None)
-        assert _train(data_dir, old, "optimizer_multistep_accumulate_steps=2", 2) == 0
-    assert _saved(old / "ckpt-2") == {
-        "updates": 2,
-        "steps_per_update": None,
-        "micro": 1,
-        "batches": 2,
-    }
+        assert _train(data_dir, out, multistep, 2) == 0  # 1 update of 2 batches
+    assert _saved(out / "ckpt-2") == {"updates": 1, "steps_per_update": None, "micro": 2}
+    # The same weights and Adam slots as a run with optimizer=adam would have saved.
+    old = tmp_path / "adam"
+    shutil.copytree(out, old)
+    saved = json.loads((old / "hparams.json").read_text(encoding="utf-8"))
+    (old / "hparams.json").write_text(json.dumps(dict(saved, optimizer="adam")), "utf-8")
     before = {p: os.stat(old / p).st_mtime_ns for p in os.listdir(old)}
     capsys.readouterr()
     assert _train(data_dir, old, "optimizer_multistep_accumulate_steps=2", 4) != 0
     errors = capsys.readouterr().err
     assert "now only divides the learning-rate schedule's step" in errors, errors
     assert {p: os.stat(old / p).st_mtime_ns for p in os.listdir(old)} == before
+    # multistep_adam: --train_steps=4 is 2 updates; the resumed update 1 is T2T's step 2
+    assert _train(data_dir, out, multistep, 4) == 0
+    assert "its 1 updates are T2T step 2" in capsys.readouterr().out
+    assert _saved(out / "ckpt-4") == {"updates": 2, "steps_per_update": 2, "micro": 2}
