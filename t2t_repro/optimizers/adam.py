@@ -13,8 +13,10 @@ Keras' ``Adam`` is TF1's ``AdamOptimizer`` (the epsilon-hat form: ``var -= lr_t 
 * ``multistep_adam`` (``utils/multistep_optimizer.py``, ``MultistepAdamOptimizer``) applies
   Adam to the mean of ``n`` micro-batch gradients every ``n`` steps: here the train step
   accumulates ``optimizer_multistep_accumulate_steps`` micro-batches and the optimizer steps
-  once per update. As in T2T, each micro-step's gradient is the mean over its own tokens,
-  with T2T's weight decay and noise, clipped by ``clip_grad_norm`` on its own
+  once per update, while the trainer's step counts batches as T2T's global step does
+  (``training/loop/step_count.py``); no other optimizer accumulates, as in T2T. As in T2T,
+  each micro-step's gradient is the mean over its own tokens, with T2T's weight decay and
+  noise, clipped by ``clip_grad_norm`` on its own
   (``optimize_loss`` runs once per micro-step), and the update takes their mean
   (``t2t_multistep``: the train step does this, ``regularization.micro_step_gradients``);
 * ``adam_w`` is ``tf.contrib.opt.AdamWOptimizer(weight_decay=hparams.weight_decay)``: before
