@@ -65,6 +65,10 @@ def test_a_usr_dir_calls_t2ts_variant_sets_by_their_module_names():
     hp = t2t_transformer.transformer_big_dr2()
     assert (hp.hidden_size, hp.layer_prepostprocess_dropout) == (1024, 0.2)
     assert hp == registry.hparams("transformer_big_dr2")
-    with pytest.raises(T2TApiError, match="transformer_tpu is not provided.*broadcast") as e:
-        t2t_transformer.transformer_tpu()
-    assert "\n" not in str(e.value)
+    # T2T's TPU sets (#53), and the function that makes them, for a usr_dir's own
+    hp = t2t_transformer.update_hparams_for_tpu(t2t_transformer.transformer_tiny())
+    assert hp == t2t_transformer.transformer_tiny_tpu() == registry.hparams("transformer_tiny_tpu")
+    assert (hp.optimizer, hp.attention_dropout_broadcast_dims) == ("Adafactor", "0,1")
+    with pytest.raises(T2TApiError, match="transformer_tpu_bf16_activation is not provided.*") as e:
+        t2t_transformer.transformer_tpu_bf16_activation()
+    assert "\n" not in str(e.value) and "--mixed_precision=bfloat16" in str(e.value)
