@@ -44,7 +44,8 @@ def test_every_t2t_transformer_set_is_registered_or_named_as_not_provided():
 
 def test_registered_t2t_sets_have_t2t_values():
     registered = [n for n in T2T_SETS if n in registry.list_names(registry.HPARAMS)]
-    assert len(registered) >= 41  # 16 before #54, and its 25 variants
+    assert len(registered) >= 56  # 43 before #53, and its 13 TPU sets
+    assert {"transformer_tpu", "transformer_tiny_tpu", "transformer_lm_tpu_1"} <= set(registered)
     for name in registered:
         assert_is_t2ts(registry.hparams(name), t2t_values(name), name)
 

@@ -50,8 +50,12 @@ class StackConfig:
 
     @classmethod
     def of(cls, config: StackConfig | dict) -> StackConfig:
-        """``config`` itself, or the StackConfig its ``asdict`` came from (``from_config``)."""
-        return config if isinstance(config, cls) else cls(**config)
+        """``config`` itself, or the StackConfig its ``asdict`` came from (``from_config``; a
+        saved model's JSON turns the broadcast dims' tuples into lists)."""
+        if isinstance(config, cls):
+            return config
+        dims = ("attention_broadcast_dims", "relu_broadcast_dims", "prepost_broadcast_dims")
+        return cls(**{k: tuple(v) if k in dims else v for k, v in config.items()})
 
 
 def _attention(cfg: StackConfig, name: str) -> AttentionResidual:
