@@ -61,16 +61,19 @@ def transformer_packed_tpu() -> HParams:
 
 @_register
 def transformer_big_tpu() -> HParams:
+    """T2T's ``transformer_big`` for TPU."""
     return update_hparams_for_tpu(transformer_big())
 
 
 @_register
 def transformer_tiny_tpu() -> HParams:
+    """T2T's ``transformer_tiny`` for TPU."""
     return update_hparams_for_tpu(transformer_tiny())
 
 
 @_register
 def transformer_small_tpu() -> HParams:
+    """T2T's ``transformer_small`` for TPU."""
     return update_hparams_for_tpu(transformer_small())
 
 
@@ -84,6 +87,7 @@ def transformer_big_enfr_tpu() -> HParams:
 
 @_register
 def transformer_clean_big_tpu() -> HParams:
+    """T2T's ``transformer_clean_big`` (no dropout, no label smoothing) for TPU."""
     return update_hparams_for_tpu(transformer_clean_big())
 
 
@@ -119,6 +123,7 @@ def transformer_tall_pretrain_lm_tpu_adafactor() -> HParams:
 
 @_register
 def transformer_tall_pretrain_lm_tpu_adafactor_large() -> HParams:
+    """T2T's large LM pretraining set on TPU: 32k-wide filters, batch 4."""
     hp = transformer_tall_pretrain_lm_tpu_adafactor()
     hp.hidden_size = 1024
     hp.num_heads = 16
