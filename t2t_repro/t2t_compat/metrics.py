@@ -10,6 +10,7 @@ class Metrics:
     ACC = "accuracy"
     ACC_TOP5 = "accuracy_top5"
     ACC_PER_SEQ = "accuracy_per_sequence"
+    ACC_MULTILABEL_MATCH3 = "accuracy_multilabel_match3"
     NEG_LOG_PERPLEXITY = "neg_log_perplexity"
     APPROX_BLEU = "approx_bleu_score"
     ROUGE_2_F = "rouge_2_fscore"
