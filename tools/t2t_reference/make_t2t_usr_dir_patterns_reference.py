@@ -114,7 +114,7 @@ def write_toxic_zip(path: str, rng: random.Random) -> None:
 
     def comments(n: int) -> list[list[str]]:
         rows = []
-        for i in range(n):
+        for _ in range(n):
             text = word_pair(rng)[0] + rng.choice(["", " !", ' "really"', "\nsecond line"])
             bits = [str(int(rng.random() < 0.3)) for _ in flags]
             rows.append([f"{rng.getrandbits(64):016x}", text, *bits])

@@ -9,7 +9,9 @@ A problem that lists them (``Problem.teacher_forced_metrics``) also gets T2T's
 ``accuracy_top5`` and its ROUGE-2 F and ROUGE-L F of the argmax ids (``metrics/rouge.py``),
 averaged as T2T's ``tf.metrics.mean`` averages them: top-5 over tokens, ROUGE over batches
 (each batch's mean over its rows, padding included, weight 1). On several replicas each
-replica's batch counts as one batch.
+replica's batch counts as one batch. A multi-label model's (``model.multi_label``) loss is T2T's
+``multi_label_loss`` and its metrics are T2T's on its zero-padded logits
+(``metrics/multi_label.py``), with ``accuracy_multilabel_match3`` when the problem lists it.
 """
 
 from __future__ import annotations

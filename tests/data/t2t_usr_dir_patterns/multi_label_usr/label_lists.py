@@ -15,7 +15,7 @@ class LabelListProblem(text_problems.Text2TextProblem):
         raise NotImplementedError()
 
     def class_labels(self, data_dir):
-        return ["ID_%d" % i for i in range(self.num_classes)]
+        return [f"ID_{i}" for i in range(self.num_classes)]
 
     def generate_text_for_vocab(self, data_dir, tmp_dir):
         for sample in self.generate_samples(data_dir, tmp_dir, problem.DatasetSplit.TRAIN):
