@@ -5,7 +5,7 @@ The train dir under tests/data/t2t_reference was made by T2T 1.15.7 itself: its
 ``TransformerEncoder`` with a MULTI_LABEL target of 4 classes (0 pads the label lists),
 ``transformer_tiny`` at hidden 16, trained 200 Adam steps with T2T's ``multi_label_loss``, then
 T2T's EVAL logits and loss of fixed inputs and label lists read back from that checkpoint, and
-what T2T's ``infer`` gives such a model (tools/t2t_reference/classifier_reference.py,
+what T2T's ``infer`` does with such a model (tools/t2t_reference/classifier_reference.py,
 ``--only=multilabel``). The usr_dir ``multi_label_usr`` (tests/data/t2t_usr_dir_patterns) is
 written for the tests and shaped like the public Jigsaw toxic-comment usr_dir; T2T 1.15.7's
 datagen of it is in tests/data/t2t_usr_dir_patterns_reference.
@@ -23,6 +23,7 @@ from t2t_repro.checkpoints.loading import restore_model
 from t2t_repro.commands import datagen
 from t2t_repro.hparam import HParams
 from t2t_repro.metrics import multi_label
+from t2t_repro.t2t_compat import modalities, text_problems
 from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.training.loop.evaluation import evaluate, make_eval_fn
 from t2t_repro.training.loop.train_step import batch_loss_sums
@@ -37,20 +38,54 @@ REF = "t2t_1.15.7_multilabel_logits.npz"
 F32_EPS = float(np.finfo(np.float32).eps)
 
 
+def _register_label_list_problem() -> str:
+    """A Text2ClassProblem whose hparams() sets a MULTI_LABEL target, with the reference
+    model's sizes (a token vocabulary of 13 ids, 4 classes): t2t-import asks it for its kind."""
+
+    class TinyLabelLists(text_problems.Text2ClassProblem):
+        @property
+        def vocab_type(self):
+            return text_problems.VocabType.TOKEN
+
+        @property
+        def num_classes(self):
+            return 4
+
+        def hparams(self, defaults, model_hparams):
+            super().hparams(defaults, model_hparams)
+            defaults.modality["targets"] = modalities.ModalityType.MULTI_LABEL
+
+    registry.register_problem("tiny_label_lists")(TinyLabelLists)
+    return "tiny_label_lists"
+
+
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
-    """T2T's train dir imported; the model with the MULTI_LABEL target its problem has (its
-    flags.txt names no registered problem to ask), dropout off as in T2T's EVAL pass."""
-    out = tmp_path_factory.mktemp("multilabel") / "train"
-    result = import_t2t_dir(str(MULTI_DIR), str(out), log=lambda _: None)
-    assert result.step == 200 and result.imported.hparams.class_label_target is True
+    """T2T's train dir imported with a registered MULTI_LABEL problem and its vocabulary (the
+    import reads the target kind from it); dropout off, as in T2T's EVAL pass."""
+    restore = restored_registry(set())
+    next(restore)
+    try:
+        name = _register_label_list_problem()
+        data = tmp_path_factory.mktemp("multilabel_data")
+        vocab = registry.problem(name).vocab_filename
+        (data / vocab).write_text("".join(f"t{i}\n" for i in range(13)), encoding="utf-8")
+        out = tmp_path_factory.mktemp("multilabel") / "train"
+        result = import_t2t_dir(
+            str(MULTI_DIR), str(out), data_dir=str(data), problem=name, log=lambda _: None
+        )
+    finally:
+        next(restore, None)
+    hp = result.imported.hparams
+    assert result.step == 200 and hp.class_label_target is True and hp.multi_label_target is True
     imported = registry.model("transformer_encoder")(saved_hparams(str(out)))
     restore_model(imported, str(out))
-    values = dict(imported.hparams.values(), multi_label_target=True)
+    values = dict(imported.hparams.values())
     values.update(layer_prepostprocess_dropout=0.0, attention_dropout=0.0, relu_dropout=0.0)
     built = registry.model("transformer_encoder")(HParams(**values))
     built.build()
     built.set_weights(imported.get_weights())
+    assert built.multi_label
     return built
 
 
