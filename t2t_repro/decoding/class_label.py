@@ -2,7 +2,9 @@
 a class-label target (``utils/t2t_model.py``, ``T2TModel.infer``: no beam search for a
 CLASS_LABEL target, ``_slow_greedy_infer`` with ``decode_length`` 1, i.e. the argmax of the
 logits). It has ``Searcher``'s interface, so ``LineDecoder`` batches, orders and writes its
-outputs as it does a search's; the score is the label's log-probability.
+outputs as it does a search's; the score is the label's log-probability. A multi-label model
+(MULTI_LABEL) gets the same argmax: T2T's ``infer`` gives it no one-step decode and fails on it,
+and its ``multilabel_accuracy_matchk`` scores that argmax (``docs/classification.md``).
 """
 
 from __future__ import annotations

@@ -200,6 +200,9 @@ class LineDecoder:
             constraint = PromptConstraint(model.hparams.target_vocab_size)
         # T2T's class-label target (a Text2ClassProblem's classifier): each line's label.
         self.labels = bool(model.hparams.get("class_label_target", False))
+        # MULTI_LABEL: the argmax label too, the prediction T2T's multilabel_accuracy_matchk
+        # scores (T2T's infer cannot decode such a model: docs/classification.md)
+        self.multi_label = bool(model.hparams.get("multi_label_target", False))
         if self.labels:
             if constraint is not None or searcher is not None:
                 raise ValueError(
