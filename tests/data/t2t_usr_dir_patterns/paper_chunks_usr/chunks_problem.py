@@ -6,8 +6,6 @@ EOS (the chunks run on), one stream dealt over 100 train shards and 1 dev shard,
 ``hparams()`` hook that sets ``loss_multiplier``, and a package ``__init__`` that imports its
 module by the package's own name."""
 
-import os
-
 import numpy as np
 from tensor2tensor.data_generators import generator_utils, problem, text_problems
 from tensor2tensor.utils import mlperf_log, registry
