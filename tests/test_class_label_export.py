@@ -94,3 +94,28 @@ def test_ctranslate2_refuses_a_classifier_in_one_line(classifier, tmp_path):
     message = str(refused.value)
     assert "\n" not in message and "classifier" in message and "saved_model" in message
     assert not (tmp_path / "ct2").exists()
+
+
+def test_graph_byte_encoder_gives_the_byte_encoders_ids():
+    """A character classifier's sources are encoded in the export's graph as T2T's
+    ``ByteTextEncoder`` encodes them (ids = UTF-8 bytes + 2)."""
+    from t2t_repro.serving.export_check import PROBE_LINES
+    from t2t_repro.text_encoding.byte_encoder import ByteTextEncoder
+    from t2t_repro.text_encoding.graph_byte_encoder import GraphByteEncoder
+
+    lines = [*PROBE_LINES, "\x00\x7f tab\there"]
+    got = GraphByteEncoder(2).encode(tf.constant(lines)).to_list()
+    assert got == [ByteTextEncoder().encode(line) for line in lines]
+
+
+def test_a_byte_target_vocabulary_is_refused_in_one_line(tmp_path):
+    """Bytes are encoded in the graph, not decoded (Python's replacement of invalid UTF-8)."""
+    from t2t_repro.decoding.search import SearchConfig
+    from t2t_repro.serving.exporter import export_saved_model
+    from t2t_repro.text_encoding.byte_encoder import ByteTextEncoder
+
+    chars = ByteTextEncoder()
+    with pytest.raises(ExportError, match="^targets: a bytes vocabulary has no in-graph decoder"):
+        encoders = {"inputs": chars, "targets": chars}
+        export_saved_model(None, encoders, SearchConfig(), 64, str(tmp_path / "export"))
+    assert list(tmp_path.iterdir()) == []  # no temp dir left behind

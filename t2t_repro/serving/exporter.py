@@ -47,6 +47,7 @@ from t2t_repro.decoding.search import SearchConfig, search
 from t2t_repro.serving import ExportError
 from t2t_repro.serving.labels import as_nbest, label_names, label_outputs
 from t2t_repro.serving.nbest import NBEST_SIGNATURE, PLACEHOLDER_SCORE
+from t2t_repro.text_encoding.graph_byte_encoder import GraphByteEncoder
 from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
 from t2t_repro.text_encoding.graph_word_encoder import GraphWordEncoder
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
@@ -69,6 +70,7 @@ class Translator(tf.Module):
         constraint: SearchConstraint | None = None,
         target_tokens: tuple | None = None,
         input_tokens: tuple | None = None,
+        input_byte_offset: int | None = None,
     ) -> None:
         super().__init__(name="translator")
         self.model = model
@@ -81,6 +83,8 @@ class Translator(tf.Module):
             self.constraint_resources = constraint.export_resources()
         if input_tokens is not None:  # a one-id-per-word source vocabulary
             self.input_encoder = GraphWordEncoder(input_tokens)
+        elif input_byte_offset is not None:  # a character (byte) source vocabulary
+            self.input_encoder = GraphByteEncoder(input_byte_offset)
         else:
             self.input_vocab = tf.saved_model.Asset(vocab_paths["inputs"])
             self.input_encoder = GraphSubwordEncoder(self.input_vocab, alphabets["inputs"])
@@ -237,13 +241,15 @@ def export_saved_model(
         for feature in ("inputs", "targets"):
             encoder = encoders[feature]
             kind = getattr(encoder, "graph_kind", "subwords")
-            if kind not in ("subwords", "tokens", "words", "labels"):
+            known = ("subwords", "tokens", "words", "labels", "bytes")
+            if kind not in known or (feature == "targets" and kind == "bytes"):
                 raise ExportError(
-                    f"{feature}: a {kind} vocabulary has no in-graph encoder; serve the "
+                    f"{feature}: a {kind} vocabulary has no in-graph "
+                    f"{'encoder' if feature == 'inputs' else 'decoder'}; serve the "
                     "model with t2t-decoder (--decode_interactive or --decode_from_file)."
                 )
-            if feature == "inputs" and kind == "words":
-                vocab_paths[feature] = None  # one id per word: GraphWordEncoder
+            if feature == "inputs" and kind in ("words", "bytes"):
+                vocab_paths[feature] = None  # GraphWordEncoder, GraphByteEncoder
                 continue
             if feature == "targets" and encoder is encoders["inputs"]:
                 vocab_paths[feature], alphabets[feature] = (
@@ -266,6 +272,9 @@ def export_saved_model(
         input_tokens = (
             getattr(encoders["inputs"], "tokens", None) if not vocab_paths["inputs"] else None
         )
+        input_byte_offset = None
+        if getattr(encoders["inputs"], "graph_kind", "") == "bytes":
+            input_tokens, input_byte_offset = None, encoders["inputs"].num_reserved_ids
         translator = Translator(
             model,
             vocab_paths,
@@ -275,6 +284,7 @@ def export_saved_model(
             constraint,
             tokens,
             input_tokens,
+            input_byte_offset,
         )
         staging = os.path.join(work, "saved_model")
         signatures = {
