@@ -39,6 +39,7 @@ PROBLEMS = {
     "lm_self_usr": "char_lines_lm",
     "class_label_usr": "line_sentiment",
     "multi_label_usr": "toxic_lines",
+    "paper_chunks_usr": "paper_chunks_lm",
 }
 CWD_RELATIVE = {"sparse_shards_usr"}  # reads verses/lines.txt from the working directory
 
@@ -96,6 +97,15 @@ def write_corpora(tmp: str) -> None:
     for tag, n in (("train", 10), ("dev", 3)):
         rows = [f"{rng.randint(0, 1)}\t{word_pair(rng)[0]}" for _ in range(n)]
         write_lines(os.path.join(tmp, "class_label_usr", f"{tag}.tsv"), rows)
+    # paper_chunks_usr: one LaTeX-like text (non-ASCII too), cut into 48-character chunks:
+    # 100 train shards and 1 dev shard get 120 chunks (so the dev shard gets one).
+    paragraphs = []
+    while sum(map(len, paragraphs)) < 120 * 48 - 60:
+        sentence = word_pair(rng)[rng.randint(0, 1)]
+        paragraphs.append(f"\\section{{Résumé {len(paragraphs)}}}\n{sentence} — $\\alpha$.\n")
+    os.makedirs(os.path.join(tmp, "paper_chunks_usr"))
+    with open(os.path.join(tmp, "paper_chunks_usr", "paper_text.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(paragraphs))
     write_toxic_zip(os.path.join(tmp, "multi_label_usr", "toxic.zip"), random.Random(59))
 
 
