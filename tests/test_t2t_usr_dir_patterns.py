@@ -169,8 +169,9 @@ from tensor2tensor.utils import registry
 
 @registry.register_problem
 class TaggedLines(text_problems.Text2TextProblem):
-    # label lists as targets, as multi-label usr_dirs write them; T2T's datagen never asks
-    # for feature_encoders, whose ClassLabelEncoder only the trainer would use
+    # label lists as targets, with a class-label target kind not provided here
+    # (ONE_HOT_CLASS_LABEL); T2T's datagen never asks for feature_encoders, whose
+    # ClassLabelEncoder only the trainer would use
 
     @property
     def vocab_type(self):
@@ -196,7 +197,7 @@ class TaggedLines(text_problems.Text2TextProblem):
     def hparams(self, defaults, model_hparams):
         defaults.modality = {
             "inputs": modalities.ModalityType.SYMBOL,
-            "targets": modalities.ModalityType.MULTI_LABEL,
+            "targets": modalities.ModalityType.ONE_HOT_CLASS_LABEL,
         }
         defaults.vocab_size = {"inputs": 256, "targets": 3}
 
@@ -225,7 +226,7 @@ def test_datagen_writes_a_problem_whose_encoders_only_the_trainer_refuses(tmp_pa
     train = ["--problem=tagged_lines", "--hparams_set=transformer_tiny"]
     assert trainer.main([*train, *flags, f"--output_dir={tmp_path / 'run'}"]) == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "'multi_label'" in err and "CLASS_LABEL" in err, err
+    assert "\n" not in err and "'one_hot_class_label'" in err and "CLASS_LABEL" in err, err
 
 
 @pytest.mark.slow  # a tiny classifier's training run and decodes

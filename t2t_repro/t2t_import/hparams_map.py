@@ -126,6 +126,7 @@ def map_hparams(
         problem_values["target_space_id"],
         has_input=problem_values.get("has_input"),
         class_label_target=problem_values.get("class_label_target"),
+        multi_label_target=problem_values.get("multi_label_target"),
     )
     problems = _unsupported(t2t_values, base, ignore)
     if problems:

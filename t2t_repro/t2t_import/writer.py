@@ -81,6 +81,17 @@ def _problem_values(
     return values
 
 
+def _multi_label(problem_name: str, data_dir: str) -> bool | None:
+    """True when the registered problem's target is T2T's MULTI_LABEL (its hparams read the
+    vocabulary in ``data_dir``); None when it cannot be asked (then CLASS_LABEL)."""
+    if not data_dir or problem_name not in registry.list_names(registry.PROBLEMS):
+        return None
+    problem = registry.problem(problem_name)
+    if not hasattr(problem, "problem_hparams"):
+        return None
+    return problem.problem_hparams(data_dir).get("multi_label_target")
+
+
 # T2T's optimizer slot variables (``<variable>/<optimizer name>[_k]``) and MultistepAdam's
 # non-slot step counter (``utils/multistep_optimizer.py``, ``iter``).
 T2T_SLOT = re.compile(r"/(Adam|AdamW|Adafactor|Momentum|Adagrad|RMSProp|Ftrl)(_\d+)?$")
@@ -203,6 +214,8 @@ def import_t2t_dir(
         problem_values["target_space_vocab_size"] = values.shapes[tse][0]
     if model_name == "transformer_encoder":  # T2T's text classifier: a class-label target
         problem_values["class_label_target"] = True
+        # MULTI_LABEL or CLASS_LABEL is the problem's (the checkpoint has the same variables).
+        problem_values["multi_label_target"] = _multi_label(problem, data_dir)
     elif not has_input(values.shapes, model_name):
         problem_values["has_input"] = False
     imported = map_hparams(
