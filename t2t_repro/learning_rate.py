@@ -24,6 +24,7 @@ import tensorflow as tf
 from t2t_repro import t2t_hparams
 from t2t_repro.hparam import HParamsError
 from t2t_repro.learning_rate_legacy import legacy_schedule
+from t2t_repro.optimizer_names import registry_key
 
 FACTORS = (
     "constant",
@@ -141,8 +142,6 @@ def t2t_steps_per_update(optimizer: str, accumulate_steps: int) -> int:
     ``multistep_adam``, the one optimizer that accumulates (``utils/optimize.py``,
     ``multistep_adam``); 1 under any other, which updates every batch while
     ``learning_rate.py, _global_step`` still divides the schedule's step."""
-    from t2t_repro.optimizers.names import registry_key  # (optimizers imports this module)
-
     if registry_key(str(optimizer)) == "multistep_adam":
         return max(1, accumulate_steps or 1)
     return 1
@@ -161,7 +160,7 @@ def t2t_global_step(update, accumulate_steps: int):
 def check_schedule(hparams: dict) -> None:
     """Raises HParamsError (one line) for a schedule factor or decay scheme not implemented
     here, or hparams the schedule cannot run with (before any work; the optimizer's name is
-    checked by ``optimizers/names.py``)."""
+    checked by ``optimizer_names.py``)."""
     values = dict(hparams)
     # train_steps comes with the run (--train_steps); checking names and other values
     # needs none of it

@@ -138,7 +138,7 @@ TABLE: dict[str, Entry] = {
         _LEGACY,
         _LR,  # which optimizer accumulates (t2t_steps_per_update)
         "training/trainer",
-        # T2T 1.15's optimizer names are checked by t2t_repro/optimizers/names.py
+        # T2T 1.15's optimizer names are checked by t2t_repro/optimizer_names.py
     ),
     "optimizer_adam_beta1": honoured(0.9, _ADAM),
     "optimizer_adam_beta2": honoured(0.997, _ADAM),

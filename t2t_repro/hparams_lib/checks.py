@@ -121,8 +121,8 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
     check_sampling(hp, source)
     check_relative_attention(hp, source)
     check_broadcast_dims(hp, source)
-    if "optimizer" in hp:  # T2T's optimizer names (t2t_repro/optimizers/names.py)
-        from t2t_repro.optimizers.names import check_optimizer_name
+    if "optimizer" in hp:  # T2T's optimizer names (t2t_repro/optimizer_names.py)
+        from t2t_repro.optimizer_names import check_optimizer_name
 
         check_optimizer_name(hp.optimizer)
     if "learning_rate_schedule" in hp:

@@ -24,8 +24,8 @@ from t2t_repro import fileio, registry
 from t2t_repro.checkpoints.loading import checkpoint_reader
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.learning_rate import t2t_steps_per_update
+from t2t_repro.optimizer_names import registry_key
 from t2t_repro.optimizers import make_optimizer
-from t2t_repro.optimizers.names import registry_key
 from t2t_repro.t2t_import.errors import T2TImportError
 from t2t_repro.t2t_import.hparams_map import ImportedHParams, map_hparams
 from t2t_repro.t2t_import.source import T2TTrainDir, read_t2t_dir

@@ -37,14 +37,14 @@ from t2t_repro.training.cluster.chief_work import ChiefWork
 from t2t_repro.training.cluster.devices import announce
 from t2t_repro.training.cluster.distribution import cluster, make_strategy
 from t2t_repro.training.cluster.exit_codes import resume_text
-from t2t_repro.training.cluster.resume_layout import resharded_seed, resume_layout
+from t2t_repro.training.cluster.resume_layout import lay_out_updates, resharded_seed
 from t2t_repro.training.cluster.startup_handshake import handshake, refuse_on_a_cluster, worker_seed
 from t2t_repro.training.cluster.watchdog import Watchdog
 from t2t_repro.training.config import READ_ONLY_SCHEDULES, TrainerConfig
 from t2t_repro.training.loop import schedules, step_count
 from t2t_repro.training.loop.early_stopping import make_early_stopping
 from t2t_repro.training.loop.eval_round import EvalRound
-from t2t_repro.training.loop.input_feed import WorkerPositions, positioned_feed
+from t2t_repro.training.loop.input_feed import positioned_feed
 from t2t_repro.training.loop.run_errors import corrupt_data_error, diverged_error
 from t2t_repro.training.loop.step_count import crossed
 from t2t_repro.training.loop.summaries import ConsoleLog, Summaries, window_scalars
@@ -251,8 +251,8 @@ class Trainer:
         ):
             restored = self.ckpt.restore_latest(found=self.watchdog.refresh)
             if restored and self.cfg.schedule not in READ_ONLY_SCHEDULES:
-                self._check_step_meaning(restored)
-                self._lay_out_updates(restored)
+                step_count.announce_restored_meaning(self, restored)
+                lay_out_updates(self, restored)
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
             if self.early_stopping is not None:
@@ -273,41 +273,6 @@ class Trainer:
             self.flags = dict(self.flags, warm_start_from=source)
         self._start_writing()
         return restored
-
-    def _check_step_meaning(self, restored: str) -> None:
-        """A checkpoint saved before optimizer_multistep_accumulate_steps had T2T's meaning
-        resumes with a note, or is refused when it accumulated under another optimizer."""
-        hp = self.hparams
-        note = step_count.restored_meaning(
-            restored,
-            self.ckpt.saved_steps_per_update,
-            self.updates,
-            self.steps_per_update,
-            hp.optimizer,
-            hp.optimizer_multistep_accumulate_steps,
-        )
-        if note:
-            print(note, flush=True)
-
-    def _lay_out_updates(self, restored: str) -> None:
-        """The restored checkpoint's global batch on this run's replicas; another number of
-        workers is refused unless --reshard_on_resume (``resume_layout.py``)."""
-        shape = self.ckpt.saved_shape(WorkerPositions.KEY)
-        saved_workers = shape[0] if shape else 1
-        layout = resume_layout(
-            restored,
-            saved_workers,
-            int(self.ckpt.micro_batches.numpy()),
-            self.cluster.workers,
-            self.strategy.num_replicas_in_sync,
-            self.accumulate,
-            self.cfg.reshard_on_resume,
-        )
-        self.accumulate, self.resharded = layout.accumulate, layout.reshard
-        if layout.reshard:
-            self.ckpt.leave_unrestored()
-        if layout.note:
-            print(layout.note, flush=True)
 
     def run(self) -> dict:
         restored = self.start()

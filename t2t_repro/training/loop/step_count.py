@@ -72,3 +72,18 @@ def restored_meaning(
         f"{updates} updates are T2T step {updates * steps_per_update}, and --train_steps and "
         f"the other step flags now count batches as in T2T ({steps_per_update} per update)."
     )
+
+
+def announce_restored_meaning(trainer, restored: str) -> None:
+    """Prints ``restored_meaning``'s note for the trainer's restored checkpoint (or raises)."""
+    hp = trainer.hparams
+    note = restored_meaning(
+        restored,
+        trainer.ckpt.saved_steps_per_update,
+        trainer.updates,
+        trainer.steps_per_update,
+        hp.optimizer,
+        hp.optimizer_multistep_accumulate_steps,
+    )
+    if note:
+        print(note, flush=True)
