@@ -146,11 +146,12 @@ def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
     """The export of a language model: its sources are prompts (no EOS, T2T's space after
     final punctuation, a blank prompt decoded); both signatures give t2t-decoder's
     continuations and scores (the exporter's own check, export_check.py, on its probe lines
-    and here on more)."""
+    and here on more: one check of both, one load of the export and one trace of each
+    search per length)."""
     import keras
 
     from t2t_repro import registry
-    from t2t_repro.serving.export_check import check_export
+    from t2t_repro.serving.export_check import PROBE_LINES, check_export
     from t2t_repro.serving.exporter import export_saved_model
 
     problem = registry.problem("translate_toy")
@@ -167,8 +168,7 @@ def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
     lines = ["a b", "c d e .", "", "b"]
 
     def check(saved_model_dir):
-        check_export(saved_model_dir, decoder)
-        check_export(saved_model_dir, decoder, lines)
+        check_export(saved_model_dir, decoder, [*PROBE_LINES, *lines])
 
     export_dir = str(tmp_path / "export")
     export_saved_model(
