@@ -18,11 +18,13 @@ import tensorflow as tf
 
 
 @tf.function(jit_compile=True)
-def _adam_update(variable, m, v, gradient, alpha, one_minus_beta_1, one_minus_beta_2, epsilon):
-    """Keras' ``Adam.update_step`` arithmetic (no amsgrad) on one weight, in place."""
+def _adam_update(variable, m, v, gradient, learning_rate, step, beta_1, beta_2, epsilon):
+    """Keras' ``Adam.update_step`` arithmetic (no amsgrad) on one weight, in place; the
+    bias corrections too (per weight in Keras: a dozen scalar kernels each)."""
     gradient = tf.cast(gradient, variable.dtype)
-    m_new = m + (gradient - m) * one_minus_beta_1
-    v_new = v + (tf.square(gradient) - v) * one_minus_beta_2
+    alpha = learning_rate * tf.sqrt(1 - tf.pow(beta_2, step)) / (1 - tf.pow(beta_1, step))
+    m_new = m + (gradient - m) * (1 - beta_1)
+    v_new = v + (tf.square(gradient) - v) * (1 - beta_2)
     m.assign(m_new)
     v.assign(v_new)
     variable.assign_sub(m_new * alpha / (tf.sqrt(v_new) + epsilon))
@@ -43,22 +45,16 @@ def fusable(optimizer: keras.optimizers.Adam, gradient, variable) -> bool:
 def fused_update_step(optimizer: keras.optimizers.Adam, gradient, variable, learning_rate) -> None:
     """``keras.optimizers.Adam.update_step`` with the weight's update in one XLA kernel."""
     dtype = variable.dtype
-    lr = tf.cast(learning_rate, dtype)
-    local_step = tf.cast(optimizer.iterations + 1, dtype)
-    beta_1_power = tf.pow(tf.cast(optimizer.beta_1, dtype), local_step)
-    beta_2_power = tf.pow(tf.cast(optimizer.beta_2, dtype), local_step)
-    alpha = lr * tf.sqrt(1 - beta_2_power) / (1 - beta_1_power)
     index = optimizer._get_variable_index(variable)
-    m = optimizer._momentums[index]
-    v = optimizer._velocities[index]
     with tf.name_scope("adam_update"):  # Names the kernel in a profile.
         _adam_update(
             variable,
-            m.value,
-            v.value,
+            optimizer._momentums[index].value,
+            optimizer._velocities[index].value,
             gradient,
-            alpha,
-            tf.constant(1 - optimizer.beta_1, dtype),
-            tf.constant(1 - optimizer.beta_2, dtype),
+            tf.cast(learning_rate, dtype),
+            tf.cast(optimizer.iterations + 1, dtype),
+            tf.constant(optimizer.beta_1, dtype),
+            tf.constant(optimizer.beta_2, dtype),
             tf.constant(optimizer.epsilon, dtype),
         )
