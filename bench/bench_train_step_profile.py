@@ -15,6 +15,13 @@ attention's batched matmuls (per head: small), softmax, layer norm, dropout mask
 over the vocabulary, the optimizer (Adam and the gradient sums), casts, gathers/scatters
 (embeddings, slices), other elementwise, other.
 
+The report records the CPU (model name, vendor/family/model, its bf16 instructions), the
+same-run matmul probe before and after the step, the non-matmul seconds (``non_matmul_s``:
+every category but the three matmul ones) and seconds by category and op type. On a CPU
+with AMX (``amx_bf16`` in /proc/cpuinfo) ``amx`` is the measured step's share of the same-run
+bf16 peak (issue #58's target: 75%), printed last; elsewhere it is null and only the
+estimate speaks of AMX.
+
     taskset -c 1 .venv/bin/python -m bench.bench_train_step_profile --precision=bfloat16 \
         --config=base --out bench/results/profile_train_step_bf16_base.json
 """
