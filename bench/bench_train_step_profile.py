@@ -328,7 +328,8 @@ def summary(report: dict) -> str:
     """The lines a reader wants from the JSON: non-matmul time, the share of the peak."""
     est = report["amx_estimate"]
     lines = [
-        f"{report['cpu']} ({report['cpu_kind']}; bf16 instructions: "
+        f"{report['cpu']} ({' '.join(f'{k} {v}' for k, v in report['cpu_kind'].items())};"
+        f" bf16 instructions: "
         f"{', '.join(report['bf16_instructions']) or 'none'})",
         f"step {report['step_s_untraced_median']:.3f} s (traced {report['step_s_traced']:.3f} s),"
         f" non-matmul {report['non_matmul_s']:.3f} s of it (traced)",

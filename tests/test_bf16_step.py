@@ -103,3 +103,29 @@ def test_bf16_step_loss_is_the_float32_loss_to_bf16_rounding(policy):
     relative = (3 * contractions + 2 * norms) * BF16_ROUNDOFF
     assert abs(bf16_loss - f32_loss) <= 2 * max_logit * relative
     assert bf16_loss != f32_loss  # the bf16 path ran: its loss rounds differently
+
+
+def test_profile_prints_the_amx_share_only_on_a_cpu_with_amx():
+    from bench.bench_train_step_profile import amx_figure, summary
+
+    report = {
+        "cpu": "some CPU",
+        "cpu_kind": {"vendor": "GenuineIntel", "family": "6", "model": "143"},
+        "precision": "bfloat16",
+        "step_tflop": 1.5,
+        "step_s_untraced_median": 2.0,
+        "step_s_traced": 2.1,
+        "non_matmul_s": 0.9,
+        "matmul_peak_gflops": 1000.0,
+        "amx_estimate": {"share_of_peak_here": 0.75, "share_of_amx_peak": 0.5},
+    }
+    report["amx_estimate"]["assumed_matmul_speedup"] = 3.0
+    for flags, expected in ((["avx512_bf16"], None), (["amx_bf16", "avx512_bf16"], 0.75)):
+        report["bf16_instructions"] = flags
+        report["amx"] = amx_figure(report)
+        if expected is None:
+            assert report["amx"] is None
+            assert "no AMX here" in summary(report)
+        else:  # 1.5 TFLOP in 2 s = 750 GFLOP/s of a 1000 GFLOP/s peak
+            assert report["amx"]["share_of_peak"] == pytest.approx(expected)
+            assert "AMX: 75.0% of the same-run bf16 peak" in summary(report)
