@@ -13,6 +13,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.layers.dropout import Dropout
+from t2t_repro.layers.layer_norm import LayerNorm
 
 
 def parse_sequence(sequence: str, allow_add: bool) -> str:
@@ -27,8 +28,8 @@ def parse_sequence(sequence: str, allow_add: bool) -> str:
     return steps
 
 
-def layer_norm(name: str, epsilon: float) -> keras.layers.LayerNormalization:
-    return keras.layers.LayerNormalization(epsilon=epsilon, name=name)
+def layer_norm(name: str, epsilon: float) -> LayerNorm:
+    return LayerNorm(epsilon=epsilon, name=name)
 
 
 @keras.saving.register_keras_serializable(package="t2t_repro")

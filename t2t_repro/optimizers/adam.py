@@ -29,9 +29,21 @@ from __future__ import annotations
 import keras
 
 from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.optimizers.fused_adam import fusable, fused_update_step
 
 
-class T2TAdamW(keras.optimizers.Adam):
+class T2TAdam(keras.optimizers.Adam):
+    """Keras' Adam; in a mixed_bfloat16 run each weight's update is one XLA kernel
+    (``fused_adam.py``). float32 runs are Keras' Adam to the bit."""
+
+    def update_step(self, gradient, variable, learning_rate):
+        if fusable(self, gradient, variable):
+            fused_update_step(self, gradient, variable, learning_rate)
+        else:
+            super().update_step(gradient, variable, learning_rate)
+
+
+class T2TAdamW(T2TAdam):
     """Adam after ``var -= weight_decay * var`` (contrib's ``AdamWOptimizer``)."""
 
     def __init__(self, *args, decoupled_weight_decay: float = 0.0, **kwargs) -> None:
@@ -71,6 +83,6 @@ def make_adam(key: str, hp: HParams, learning_rate, **kwargs) -> keras.optimizer
         return T2TAdamW(decoupled_weight_decay=hp.weight_decay, **args)
     if key == "multistep_adam":  # the train step clips each micro-step (micro_step_gradients)
         args["global_clipnorm"] = None
-    optimizer = keras.optimizers.Adam(**args)
+    optimizer = T2TAdam(**args)
     optimizer.t2t_multistep = key == "multistep_adam"
     return optimizer
