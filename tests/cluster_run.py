@@ -12,7 +12,7 @@ import os
 import socket
 import subprocess
 
-from tests.tools import ROOT, SMALL_BATCH_SHUFFLE, TINY_MODEL, tool_cmd
+from tests.tools import PYTHON, ROOT, SMALL_BATCH_SHUFFLE, TINY_MODEL, tool_cmd
 
 TINY = f"{TINY_MODEL},batch_size=512,{SMALL_BATCH_SHUFFLE}"
 
@@ -67,6 +67,14 @@ def start(
     configs = tf_configs(fmt)
     per_worker = per_worker or [[] for _ in configs]
     per_worker_env = per_worker_env or [{} for _ in configs]
+    # Every worker starts alike, forked from one tool server (tests/tool_client.py), which
+    # this cheap run readies. The first run in an environment would be a real interpreter
+    # that imports lazily what a forked child has preloaded (seconds of CPU: on a slow, busy
+    # machine its peer waited for it past a drill's collective timeout), and a server
+    # started for its peer alone costs another import of TensorFlow.
+    subprocess.run(
+        [*PYTHON, "-c", "pass"], cwd=ROOT, env=dict(env, **per_worker_env[0]), check=True
+    )
     return [
         subprocess.Popen(
             trainer_args(data_dir, output_dir, *extra, *own),

@@ -7,11 +7,12 @@ tests/test_multiworker.py runs it in real clusters (a slow restore, a stuck one)
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
 from t2t_repro.training.cluster import stall_watcher
-from t2t_repro.training.cluster.watchdog import Watchdog
+from t2t_repro.training.cluster.watchdog import QUIET_THREAD, Watchdog
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIMIT, POLL = 1.0, 0.25  # seconds: each stage below lasts 2.5 to 4 times the limit
@@ -136,6 +137,24 @@ def test_what_counts_as_the_stages_work():
     assert work(tf=(0.05, 1000, 50)) is None  # gRPC's and the heartbeats' hum
     assert work(tf=(0.1, 0, 0)) and work(tf=(0, 64 * 1024, 0))
     assert stall_watcher.thread_counters(os.getpid(), os.getpid())[0] > 0
+
+
+def test_only_the_quiet_threads_are_never_the_stages_work():
+    """A strategy traces the step in Python threads of its own (``mirrored_run``) while the
+    stage's thread waits for them: their CPU is the stage's work. The watchdog's poller and
+    the chief's poll-answering thread (named ``QUIET_THREAD``) are never counted."""
+    release = threading.Event()
+    quiet = threading.Thread(target=release.wait, name=f"{QUIET_THREAD}: answers")
+    tracing = threading.Thread(target=release.wait)
+    quiet.start(), tracing.start()
+    try:
+        listed = Watchdog(True, 30, lambda: "")._python_tids(threading.get_native_id())
+    finally:
+        release.set()
+        quiet.join(), tracing.join()
+    tids = {int(t) for t in listed.split(",")}
+    assert quiet.native_id in tids and tracing.native_id not in tids, listed
+    assert threading.get_native_id() not in tids
 
 
 def test_one_host_or_no_timeout_is_never_watched():

@@ -31,7 +31,7 @@ from typing import Any
 from t2t_repro.training.cluster.agreement import Agreement
 from t2t_repro.training.cluster.chief_only import chief_only
 from t2t_repro.training.cluster.tf_config import Cluster
-from t2t_repro.training.cluster.watchdog import Watchdog, drill
+from t2t_repro.training.cluster.watchdog import QUIET_THREAD, Watchdog, drill
 
 POLL_SECS = 1.0
 
@@ -60,7 +60,12 @@ class ChiefWork:
                     self.watchdog.beat()
             return None
         done, failed, lost = threading.Event(), threading.Event(), []
-        answers = threading.Thread(target=self._answer, args=(done, failed, lost), daemon=True)
+        answers = threading.Thread(
+            target=self._answer,
+            args=(done, failed, lost),
+            daemon=True,
+            name=f"{QUIET_THREAD}: the chief's poll answers",  # never the stage's work
+        )
         answers.start()
         try:
             with self.watchdog.stage(stage), chief_only(stage):

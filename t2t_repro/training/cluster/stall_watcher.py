@@ -16,12 +16,13 @@ What counts as work, per poll (the trainer says which thread runs the stage, ``w
   per thread (``recv``/``send`` are not in ``rchar``/``wchar``), so a transfer is seen by the
   thread waking as data arrives; a thread blocked in a read that never returns neither runs
   nor wakes;
-- TensorFlow's own threads (every thread but the trainer's Python threads: TensorFlow runs a
-  stage's ops, reads and writes on unnamed threads of its pools, which ``/proc`` cannot tell
-  from tf.data's): ``BUSY_CPU`` of a core or ``BUSY_IO_BYTES``, as a background hum (gRPC,
-  the coordination service's heartbeats) stays below both.
-The trainer's other Python threads (this watchdog's poller, the chief's poll-answering
-thread) never count.
+- the process's other threads (TensorFlow runs a stage's ops, reads and writes on unnamed
+  threads of its pools, which ``/proc`` cannot tell from tf.data's, and a strategy traces the
+  step in Python threads of its own while the stage thread waits): ``BUSY_CPU`` of a core or
+  ``BUSY_IO_BYTES``, as a background hum (gRPC, the coordination service's heartbeats) stays
+  below both.
+The trainer's quiet threads (this watchdog's poller, the chief's poll-answering thread,
+``watchdog.QUIET_THREAD``) never count.
 
 How it ends the trainer: it prints the stage's line (the trainer's stderr is its own), then
 writes ``E`` to the trainer's poller thread, which exits with code 1; if the trainer has not

@@ -45,6 +45,9 @@ from collections.abc import Callable, Iterator
 from t2t_repro.training.cluster import stall_watcher
 
 POLL_SECS = 2.0
+# The name (prefix) of this process's threads that never count as a stage's work: the
+# watchdog's poller, the chief's poll-answering thread (``chief_work.py``).
+QUIET_THREAD = "watchdog"
 # A drill and test aid (docs/distributed.md): "<stage>=hang" makes that stage hang idle, as
 # a hung read does; "<stage>=<seconds>" makes it that much longer, with progress;
 # "<stage>=collective" makes the chief's work in that stage issue a collective
@@ -137,7 +140,7 @@ class Watchdog:
             )
             os.close(self._orders_in)
             self._orders = orders
-            poller = threading.Thread(target=self._poll, daemon=True, name="watchdog")
+            poller = threading.Thread(target=self._poll, daemon=True, name=QUIET_THREAD)
             poller.start()
         self._stage = (name, waits, threading.get_native_id(), steps)
         self._send("S", self._stage_message(self._stage))
@@ -148,9 +151,15 @@ class Watchdog:
         return f"{tid} {self.limit(waits):g} {self._python_tids(tid)} {line}"
 
     def _python_tids(self, stage_tid: int) -> str:
-        """This process's Python threads but the stage's: never counted as the stage's work."""
-        tids = sorted({t.native_id for t in threading.enumerate()} - {stage_tid, None})
-        return ",".join(map(str, tids)) or "-"
+        """This process's threads that are never the stage's work: the poller and the threads
+        named ``QUIET_THREAD`` (the chief's poll answers). Every other Python thread counts: a
+        strategy traces the step in threads of its own (``mirrored_run``), which on a slow or
+        loaded machine takes longer than ``2 T`` while the stage thread waits for them."""
+        quiet = {t.native_id for t in threading.enumerate() if t.name.startswith(QUIET_THREAD)} - {
+            stage_tid,
+            None,
+        }
+        return ",".join(map(str, sorted(quiet))) or "-"
 
     def _send(self, kind: str, text: str) -> None:
         with self._lock:
