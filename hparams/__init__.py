@@ -8,5 +8,6 @@ from t2t_repro.builtin.hparams import (  # noqa: F401
     transformer,
     transformer_optimizers,
     transformer_relative,
+    transformer_tpu,
     transformer_variants,
 )

@@ -67,7 +67,8 @@ def _written_here() -> HParams:
         optimizer_adam_epsilon=1e-6,
         optimizer_adam_beta1=0.85,
         optimizer_adam_beta2=0.997,
-        optimizer_multistep_accumulate_steps=0,  # Gradient accumulation; 0 or 1: off.
+        # Divides the schedule's step; accumulates only under multistep_adam (T2T's meaning).
+        optimizer_multistep_accumulate_steps=0,
         # T2T's other optimizers' hparams (t2t_repro/optimizers/).
         optimizer_momentum_momentum=0.9,
         optimizer_momentum_nesterov=False,

@@ -48,7 +48,10 @@ def transformer_base_v1() -> HParams:
     hp.add_hparam("attention_value_channels", 0)
     hp.add_hparam("ffn_layer", "dense_relu_dense")
     hp.add_hparam("attention_dropout", 0.0)
+    # Dims along which a dropout mask is shared, "0,1" (layers/dropout.py); "": none.
+    hp.add_hparam("attention_dropout_broadcast_dims", "")
     hp.add_hparam("relu_dropout", 0.0)
+    hp.add_hparam("relu_dropout_broadcast_dims", "")
     # "timing": T2T's concatenated sin|cos signal; "timing_paper": the paper's interleaved
     # formula; "emb": learned positions (Table 3 row E); "none": none (T2T's pos=None).
     hp.add_hparam("pos", "timing")

@@ -2,10 +2,9 @@
 values (``tensor2tensor/models/transformer.py``), checked against T2T itself
 (``tests/data/t2t_reference/t2t_1.15.7_hparams.json``).
 
-T2T's Adafactor sets (``transformer_tpu``, ``transformer_big_tpu``, ``transformer_tiny_tpu``,
-``transformer_tall_pretrain_lm_tpu_adafactor``... all through ``update_hparams_for_tpu``)
-also set the dropout broadcast dims, which this project does not implement, so they stay
-refused; ``optimizer="Adafactor"`` itself works in any set.
+T2T's Adafactor sets made by ``update_hparams_for_tpu`` (``transformer_tpu``,
+``transformer_tiny_tpu``, ``transformer_tall_pretrain_lm_tpu_adafactor``...) are in
+``transformer_tpu.py``; ``optimizer="Adafactor"`` itself works in any set.
 """
 
 from t2t_repro.builtin.hparams.transformer import transformer_base

@@ -9,9 +9,9 @@ are T2T's to float32 rounding (tests/test_learning_rate_t2t.py, against T2T itse
 
 The step is T2T's global step: the number of updates already applied (Keras
 ``optimizer.iterations``), so the first update of a v3 schedule has lr 0 exactly as in T2T.
-T2T divides it by ``optimizer_multistep_accumulate_steps`` whenever that is set
-(``_global_step``); with gradient accumulation T2T's global step counts micro-batches
-(``t2t_global_step``).
+T2T divides it by ``optimizer_multistep_accumulate_steps`` whenever that is set, whatever the
+optimizer (``_global_step``); only ``multistep_adam`` accumulates, and then T2T's global step
+counts micro-batches (``t2t_steps_per_update``, ``t2t_global_step``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import tensorflow as tf
 from t2t_repro import t2t_hparams
 from t2t_repro.hparam import HParamsError
 from t2t_repro.learning_rate_legacy import legacy_schedule
+from t2t_repro.optimizer_names import registry_key
 
 FACTORS = (
     "constant",
@@ -136,6 +137,16 @@ def learning_rate_at(step, hparams: dict) -> tf.Tensor:
     return result
 
 
+def t2t_steps_per_update(optimizer: str, accumulate_steps: int) -> int:
+    """T2T global steps (batches) per update: ``optimizer_multistep_accumulate_steps`` under
+    ``multistep_adam``, the one optimizer that accumulates (``utils/optimize.py``,
+    ``multistep_adam``); 1 under any other, which updates every batch while
+    ``learning_rate.py, _global_step`` still divides the schedule's step."""
+    if registry_key(str(optimizer)) == "multistep_adam":
+        return max(1, accumulate_steps or 1)
+    return 1
+
+
 def t2t_global_step(update, accumulate_steps: int):
     """T2T's global step when it applies 0-based update ``update``. With gradient accumulation
     over n > 1 micro-batches T2T's global step counts micro-batches and its
@@ -149,7 +160,7 @@ def t2t_global_step(update, accumulate_steps: int):
 def check_schedule(hparams: dict) -> None:
     """Raises HParamsError (one line) for a schedule factor or decay scheme not implemented
     here, or hparams the schedule cannot run with (before any work; the optimizer's name is
-    checked by ``optimizers/names.py``)."""
+    checked by ``optimizer_names.py``)."""
     values = dict(hparams)
     # train_steps comes with the run (--train_steps); checking names and other values
     # needs none of it
@@ -164,10 +175,12 @@ class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
     def __init__(self, hparams: dict) -> None:
         self.hparams = schedule_values(hparams)
         learning_rate_at(0, self.hparams)  # Fail now on an unknown factor, not mid-training.
+        self.steps_per_update = t2t_steps_per_update(
+            self.hparams["optimizer"], self.hparams["optimizer_multistep_accumulate_steps"]
+        )
 
     def __call__(self, step):
-        accumulate = self.hparams["optimizer_multistep_accumulate_steps"]
-        return learning_rate_at(t2t_global_step(step, accumulate), self.hparams)
+        return learning_rate_at(t2t_global_step(step, self.steps_per_update), self.hparams)
 
     def get_config(self) -> dict:
         return {"hparams": self.hparams}

@@ -203,3 +203,21 @@ def padded_cross_entropy_of_hidden(
     grid = tf.scatter_nd(rows, losses, tf.shape(flat_labels, out_type=tf.int64))
     weights = tf.cast(tf.not_equal(labels, 0), tf.float32)
     return tf.reduce_sum(tf.reshape(grid, tf.shape(labels)) * weights), tf.reduce_sum(weights)
+
+
+def multi_label_loss(
+    logits: tf.Tensor, labels: tf.Tensor, label_smoothing: float = 0.0
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """T2T's ``multi_label_loss`` (``tensor2tensor/layers/modalities.py``): logits [B, 1, C]
+    (one row an example) against label lists [B, L] padded with 0. Each example's loss is the
+    mean of its (smoothed) cross entropies over its non-zero labels (``weights_nonzero``: a
+    label 0 counts as padding, as in T2T); returns (sum of those means over the examples with a
+    label, their number), the numerator and denominator T2T's ``_loss_single`` divides."""
+    labels = tf.convert_to_tensor(labels)
+    tiled = tf.tile(logits, [1, tf.shape(labels)[1], 1])  # T2T tiles the one row per label
+    weights = tf.cast(tf.not_equal(labels, 0), tf.float32)
+    xent = token_losses(tiled, labels, label_smoothing) * weights
+    counts = tf.reduce_sum(weights, axis=1)
+    per_example = tf.reduce_sum(xent, axis=1) / (counts + 1e-8)
+    has_label = tf.cast(counts > 0.0, tf.float32)
+    return tf.reduce_sum(per_example * has_label), tf.reduce_sum(has_label)

@@ -75,6 +75,8 @@ _T = "transformer_base_v1"  # T2T's set that adds the transformer's own names
 TABLE: dict[str, Entry] = {
     # -- honoured: the model ------------------------------------------------------------------
     "attention_dropout": honoured(0.1, _MODEL, added_by=_T),
+    # comma-separated dims along which a dropout mask is shared (TPU sets: "0,1", "1")
+    "attention_dropout_broadcast_dims": honoured("", _MODEL, added_by=_T),
     "attention_key_channels": honoured(0, _MODEL, added_by=_T),
     "attention_value_channels": honoured(0, _MODEL, added_by=_T),
     "ffn_layer": honoured(
@@ -87,6 +89,7 @@ TABLE: dict[str, Entry] = {
     "hidden_size": honoured(512, _MODEL, _LR, _LEGACY),
     "layer_postprocess_sequence": honoured("da", _MODEL),
     "layer_prepostprocess_dropout": honoured(0.1, _MODEL),
+    "layer_prepostprocess_dropout_broadcast_dims": honoured("", _MODEL),
     "layer_preprocess_sequence": honoured("n", _MODEL),
     "max_relative_position": honoured(0, _MODEL),
     "multiply_embedding_mode": honoured("sqrt_depth", _MODEL),
@@ -98,6 +101,7 @@ TABLE: dict[str, Entry] = {
     "num_hidden_layers": honoured(6, _MODEL),
     "pos": honoured("timing", _MODEL, added_by=_T),
     "relu_dropout": honoured(0.1, _MODEL, added_by=_T),
+    "relu_dropout_broadcast_dims": honoured("", _MODEL, added_by=_T),
     "self_attention_type": honoured(
         "dot_product",
         _MODEL,
@@ -132,12 +136,20 @@ TABLE: dict[str, Entry] = {
         "adam",
         _OPT,
         _LEGACY,
-        # T2T 1.15's optimizer names are checked by t2t_repro/optimizers/names.py
+        _LR,  # which optimizer accumulates (t2t_steps_per_update)
+        "training/trainer",
+        # T2T 1.15's optimizer names are checked by t2t_repro/optimizer_names.py
     ),
     "optimizer_adam_beta1": honoured(0.9, _ADAM),
     "optimizer_adam_beta2": honoured(0.997, _ADAM),
     "optimizer_adam_epsilon": honoured(1e-09, _ADAM),
-    "optimizer_multistep_accumulate_steps": honoured(0, "training/trainer", _LR),
+    # T2T's meaning (utils/learning_rate.py _global_step, utils/optimize.py multistep_adam):
+    # the schedule's step is the global step divided by it, whatever the optimizer; only
+    # optimizer=multistep_adam accumulates that many batches per update, and then the global
+    # step (--train_steps, checkpoint names, every step-counted flag) counts batches.
+    "optimizer_multistep_accumulate_steps": honoured(
+        0, _LR, _ADAM, "training/trainer", "t2t_import/writer"
+    ),
     "learning_rate": honoured(0.2, _LEGACY),
     "learning_rate_constant": honoured(2.0, _LR),
     "learning_rate_schedule": honoured("constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size", _LR),
@@ -160,19 +172,16 @@ TABLE: dict[str, Entry] = {
     ),
     "sampling_temp": honoured(1.0, _DECODE),
     # -- refused unless at T2T's value: features not implemented here ---------------------------
-    "attention_dropout_broadcast_dims": refused(""),
     "attention_variables_3d": refused(False),
     "causal_decoder_self_attention": refused(True),
     "factored_logits": refused(False),
     "hard_attention_k": refused(0),
     "input_modalities": refused("default"),
-    "layer_prepostprocess_dropout_broadcast_dims": refused(""),
     "num_area_layers": refused(0),
     "pack_dataset": refused(False),
     "position_features": refused(""),
     "prepend_mode": refused("none"),
     "proximity_bias": refused(False),
-    "relu_dropout_broadcast_dims": refused(""),
     "scheduled_sampling_prob": refused(0.0),
     "split_to_length": refused(0),
     "symbol_dropout": refused(0.0),

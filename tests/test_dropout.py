@@ -1,10 +1,14 @@
-"""The 16-bit-mask dropout layer (t2t_repro/layers/dropout.py)."""
+"""The 16-bit-mask dropout layer (t2t_repro/layers/dropout.py), and T2T's broadcast dims
+(``tensor2tensor/layers/common_layers.py, dropout_with_broadcast_dims``: the mask has size 1
+along the listed dimensions, negative ones counted from the end, out-of-range ones ignored)."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_repro.layers.dropout import Dropout
+from t2t_repro.layers.attention import attention_bias_ignore_padding
+from t2t_repro.layers.dropout import Dropout, parse_broadcast_dims
+from t2t_repro.layers.pad_remover import PadRemover
 
 
 def test_inference_and_rate_zero_are_identity():
@@ -60,5 +64,62 @@ def test_same_mask_in_graph_xla_and_dynamic_shapes():
 
 
 def test_noise_shape_is_refused():
-    with pytest.raises(ValueError, match="noise_shape"):
+    with pytest.raises(ValueError, match="broadcast_dims, not noise_shape"):
         Dropout(0.1, noise_shape=(1, 4))
+
+
+def test_broadcast_dims_parse_as_t2ts_comma_separated_integers():
+    # T2T's comma_separated_string_to_integer_list: int() of each non-empty piece
+    assert parse_broadcast_dims("x", "0,1") == (0, 1)
+    assert parse_broadcast_dims("x", "") == ()
+    assert parse_broadcast_dims("x", "-1, 2,") == (-1, 2)
+    with pytest.raises(ValueError, match=r"^x='0;1' is not a comma-separated list") as e:
+        parse_broadcast_dims("x", "0;1")
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("shape,dims", [((6, 5, 8), (1,)), ((3, 4, 5, 6), (0, 1))])
+def test_broadcast_dims_share_one_decision_along_those_dims(shape, dims):
+    """T2T's TPU sets: "1" (length) on [B, L, d], "0,1" (batch, heads) on attention weights."""
+    rate = 0.5
+    y = Dropout(rate, dims, seed=2)(tf.ones(shape), training=True).numpy()
+    assert y.shape == shape
+    keep = y != 0
+    first = keep[tuple(slice(0, 1) if i in dims else slice(None) for i in range(len(shape)))]
+    np.testing.assert_array_equal(keep, np.broadcast_to(first, shape))  # constant along dims
+    assert 0 < first.mean() < 1  # while the other dimensions still vary
+    np.testing.assert_allclose(np.unique(y[keep]), [1 / (1 - rate)], rtol=1e-6)
+    # a negative dim is the same dim counted from the end: the same draws
+    negative = tuple(d - len(shape) for d in dims)
+    again = Dropout(rate, negative, seed=2)(tf.ones(shape), training=True).numpy()
+    np.testing.assert_array_equal(again, y)
+
+
+def test_broadcast_drop_fraction_keeps_the_expected_value():
+    rate, shape = 0.1, (256, 3, 512)
+    y = Dropout(rate, (1,), seed=4)(tf.ones(shape), training=True).numpy()
+    decisions = y[:, 0, :]  # one per (batch, unit): 131072 of them
+    # Binomial standard deviation sqrt(rate (1 - rate) / n) = 8.3e-4; allow 5 of them.
+    sigma = np.sqrt(rate * (1 - rate) / decisions.size)
+    assert abs(float((decisions == 0).mean()) - rate) < 5 * sigma
+    assert abs(float(y.mean()) - 1.0) < 5 * sigma / (1 - rate)  # E[y] = x
+
+
+def test_out_of_range_broadcast_dims_are_ignored_as_in_t2t():
+    x = tf.ones([4, 6, 8])
+    plain = Dropout(0.3, seed=5)(x, training=True).numpy()
+    ignored = Dropout(0.3, (3, -4), seed=5)(x, training=True).numpy()
+    np.testing.assert_array_equal(ignored, plain)  # noise shape = the full shape: same draws
+
+
+def test_broadcast_mask_is_the_same_under_xla_and_for_gathered_rows():
+    ids = np.array([[5, 9, 3, 1, 0, 0], [7, 1, 0, 0, 0, 0], [4, 4, 8, 2, 6, 1]], np.int32)
+    full = tf.random.stateless_normal([3, 6, 8], seed=[5, 6]) + 2.0
+    eager = Dropout(0.4, (1,), seed=9)(full, training=True).numpy()
+    layer = Dropout(0.4, (1,), seed=9)
+    compiled = tf.function(lambda t: layer(t, training=True), jit_compile=True)(full).numpy()
+    np.testing.assert_array_equal(compiled, eager)
+    # the rows of a pad remover: the full [B, L, d] tensor's mask, its kept rows
+    remover = PadRemover.from_padding_bias(attention_bias_ignore_padding(ids))
+    rows = Dropout(0.4, (1,), seed=9)(remover.remove(full), training=True, rows=remover)
+    np.testing.assert_array_equal(rows.numpy(), eager.reshape(-1, 8)[ids.reshape(-1) != 0])

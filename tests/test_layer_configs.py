@@ -1,5 +1,7 @@
 """Every layer round-trips through ``from_config(get_config())`` to the same layer."""
 
+import json
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -32,6 +34,9 @@ CFG = StackConfig(
     prepost_dropout=0.1,
     preprocess="n",
     postprocess="da",
+    attention_broadcast_dims=(0, 1),  # T2T's TPU sets' dropout broadcast dims
+    relu_broadcast_dims=(1,),
+    prepost_broadcast_dims=(1,),
 )
 X = tf.random.stateless_normal([2, 3, D], seed=[1, 2])
 MEMORY = tf.random.stateless_normal([2, 4, D], seed=[3, 4])
@@ -129,3 +134,9 @@ def test_dropout_config_round_trip_keeps_the_rate():
     layer = Dropout(0.25, seed=3)
     clone = Dropout.from_config(layer.get_config())
     assert (clone.rate, clone.seed, clone._threshold) == (0.25, 3, layer._threshold)
+    assert clone.broadcast_dims == ()
+    # and the broadcast dims, through JSON (a saved model's config)
+    config = json.loads(json.dumps(Dropout(0.25, (0, -1), seed=3).get_config()))
+    assert Dropout.from_config(config).broadcast_dims == (0, -1)
+    stack = json.loads(json.dumps(Encoder(CFG, name="encoder").get_config()))
+    assert StackConfig.of(stack["config"]) == CFG

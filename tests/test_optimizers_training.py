@@ -38,8 +38,11 @@ def restore_registry():
     yield from restored_registry({"adafactor_usr_dir"})
 
 
-def _train_resume_decode(data_dir, out, tmp_path, *flags):
+def _train_resume_decode(data_dir, out, tmp_path, *flags, batches_per_update=1):
+    """``batches_per_update``: multistep_adam's, whose steps count batches as in T2T."""
     from t2t_repro.commands import decoder, trainer
+
+    k = batches_per_update
 
     common = [
         "--problem=translate_toy",
@@ -51,10 +54,10 @@ def _train_resume_decode(data_dir, out, tmp_path, *flags):
         "--no-attention_images",
         *flags,
     ]
-    assert trainer.main([*common, "--train_steps=2"]) == 0
-    assert (out / "ckpt-2.index").exists()
-    assert trainer.main([*common, "--train_steps=3"]) == 0  # resumes from ckpt-2
-    assert (out / "ckpt-3.index").exists()
+    assert trainer.main([*common, f"--train_steps={2 * k}"]) == 0
+    assert (out / f"ckpt-{2 * k}.index").exists()
+    assert trainer.main([*common, f"--train_steps={3 * k}"]) == 0  # resumes from ckpt-2k
+    assert (out / f"ckpt-{3 * k}.index").exists()
     src = tmp_path / "src"
     src.write_text("a b c\n", encoding="utf-8")
     decode = [
@@ -72,15 +75,15 @@ def _train_resume_decode(data_dir, out, tmp_path, *flags):
     from t2t_repro.checkpoints.averaging import average_checkpoints
 
     average_checkpoints(str(out), str(tmp_path / "avg"), n=2, log=lambda _: None)
-    assert (tmp_path / "avg" / "ckpt-3.index").exists()
+    assert (tmp_path / "avg" / f"ckpt-{3 * k}.index").exists()
     warm = [
         f if not f.startswith("--output_dir=") else f"--output_dir={tmp_path / 'warm'}"
         for f in common
     ]
     # (and under bfloat16 mixed precision: the optimizer sees float32 weights and gradients)
-    run = [*warm, "--train_steps=1", f"--warm_start_from={out}", "--mixed_precision=bfloat16"]
+    run = [*warm, f"--train_steps={k}", f"--warm_start_from={out}", "--mixed_precision=bfloat16"]
     assert trainer.main(run) == 0
-    assert (tmp_path / "warm" / "ckpt-1.index").exists()
+    assert (tmp_path / "warm" / f"ckpt-{k}.index").exists()
 
 
 @pytest.mark.slow
@@ -93,6 +96,7 @@ def test_transformer_base_multistep8_trains_resumes_and_decodes(data_dir, tmp_pa
         tmp_path,
         "--hparams_set=transformer_base_multistep8",
         f"--hparams={TINY_TRAINING},optimizer_multistep_accumulate_steps=2",
+        batches_per_update=2,
     )
 
 

@@ -17,6 +17,7 @@ from t2t_repro.layers.attention import attention_bias_ignore_padding
 from t2t_repro.layers.dropout import Dropout
 from t2t_repro.layers.feed_forward import DenseReluDense
 from t2t_repro.layers.pad_remover import PadRemover
+from tests.tools import TINY_MODEL
 
 IDS = np.array([[5, 9, 3, 1, 0, 0], [7, 1, 0, 0, 0, 0], [4, 4, 8, 2, 6, 1]], np.int32)
 TARGETS = np.array([[3, 4, 1, 0], [2, 1, 0, 0], [5, 6, 7, 1]], np.int32)
@@ -125,10 +126,9 @@ def test_decoder_keeps_every_position_up_to_the_last_token():
     assert off_under_xla(ids).numpy()
 
 
-def test_decoder_training_pass_is_unchanged_at_every_target_position():
+def assert_training_pass_is_unchanged_at_every_target_position(removing, plain):
     """Same weights and dropout states, pad remover on and off: the training logits agree at
     every real target (and the loss); only the trailing padding's logits differ."""
-    removing, plain = twin_models()
     assert removing.hparams.relu_dropout > 0
     features = {"inputs": IDS, "targets": TARGETS}
     states = _seed_states(removing)
@@ -142,6 +142,30 @@ def test_decoder_training_pass_is_unchanged_at_every_target_position():
     real = TARGETS != 0
     np.testing.assert_allclose(with_remover[real], without[real], atol=1e-5, rtol=0)
     assert np.abs(with_remover[~real] - without[~real]).max() > 1e-3
+
+
+def test_decoder_training_pass_is_unchanged_at_every_target_position():
+    assert_training_pass_is_unchanged_at_every_target_position(*twin_models())
+
+
+def test_broadcast_dims_reach_each_dropout_and_the_rows_draw_the_full_masks():
+    """T2T's dropout broadcast dims (#53): the attention weights', the ReLU's and every
+    pre/post-process 'd' step's dropout share their masks along them (the embedding's plain
+    ``tf.nn.dropout`` does not, as in T2T), and the kept rows still draw the full pass's."""
+    dims = (
+        ",attention_dropout_broadcast_dims=1,relu_dropout_broadcast_dims=1"
+        ",layer_prepostprocess_dropout_broadcast_dims=-2"
+    )
+    removing, plain = twin_models(f",{TINY_MODEL}{dims}")
+    for stack in (removing.encoder, removing.decoder):
+        layer = stack.layer_0
+        assert layer.self_attention.sublayer.weights_dropout.broadcast_dims == (1,)
+        assert layer.ffn.sublayer.dropout.broadcast_dims == (1,)
+        for step in (layer.self_attention.post, layer.ffn.pre, layer.ffn.post, stack.final):
+            assert step.dropout.broadcast_dims == (-2,)
+    assert removing.decoder.layer_0.encdec_attention.sublayer.weights_dropout.broadcast_dims
+    assert removing.embedding_dropout.broadcast_dims == ()
+    assert_training_pass_is_unchanged_at_every_target_position(removing, plain)
 
 
 @pytest.mark.slow

@@ -225,15 +225,17 @@ def test_eval_due_follows_t2t_schedules():
     def cfg(schedule, **kw):
         return TrainerConfig("p", "h", "d", "o", schedule=schedule, local_eval_frequency=10, **kw)
 
-    # Every local_eval_frequency steps, saved or not.
+    # Every local_eval_frequency steps, saved or not: after the loop call that reached one
+    # (a multistep_adam update of 8 batches from step 16 to 24 passes step 20).
     for schedule in ("train_and_evaluate", "train_eval_and_decode"):
-        assert eval_due(cfg(schedule), 20, False, False)
-        assert not eval_due(cfg(schedule), 25, True, True)
+        assert eval_due(cfg(schedule), 19, 20, False, False)
+        assert eval_due(cfg(schedule), 16, 24, False, False)
+        assert not eval_due(cfg(schedule), 20, 25, True, True)
     # Estimator's train_and_evaluate: after a save, once the throttle passed.
     c = cfg("continuous_train_and_eval", eval_throttle_seconds=600)
-    assert eval_due(c, 10, True, True) and eval_due(c, 13, True, True)
-    assert not eval_due(c, 20, True, False) and not eval_due(c, 20, False, True)
-    assert not eval_due(cfg("train"), 10, True, True)
+    assert eval_due(c, 9, 10, True, True) and eval_due(c, 12, 13, True, True)
+    assert not eval_due(c, 19, 20, True, False) and not eval_due(c, 19, 20, False, True)
+    assert not eval_due(cfg("train"), 9, 10, True, True)
 
 
 def test_split_decode_names_are_t2ts():

@@ -66,8 +66,9 @@ def test_multistep_adam_dir_imports_adams_moments_at_its_update_count(tmp_path):
     )
     lines = []
     result = import_t2t_dir(t2t_dir, str(tmp_path / "out"), log=lines.append)
-    assert result.step == 1 and result.with_optimizer
-    assert (tmp_path / "out" / "ckpt-1.index").exists()
+    # Named by T2T's global step at the last whole update (2 batches), as T2T counts steps.
+    assert result.step == 2 and result.with_optimizer
+    assert (tmp_path / "out" / "ckpt-2.index").exists()
     assert any("accumulated 1 micro-step(s)" in line for line in lines), lines
     model, optimizer = restore_for_training(tmp_path / "out")
     assert int(optimizer.iterations.numpy()) == 1

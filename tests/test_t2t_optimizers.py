@@ -26,8 +26,8 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.hparam import HParamsError
+from t2t_repro.optimizer_names import registry_key
 from t2t_repro.optimizers import check_optimizer, make_optimizer
-from t2t_repro.optimizers.names import registry_key
 from t2t_repro.optimizers.regularization import micro_step_gradients, regularized_gradients
 from tests.float_bounds import gamma
 from tests.tools import ROOT

@@ -44,7 +44,8 @@ def test_every_t2t_transformer_set_is_registered_or_named_as_not_provided():
 
 def test_registered_t2t_sets_have_t2t_values():
     registered = [n for n in T2T_SETS if n in registry.list_names(registry.HPARAMS)]
-    assert len(registered) >= 41  # 16 before #54, and its 25 variants
+    assert len(registered) >= 56  # 43 before #53, and its 13 TPU sets
+    assert {"transformer_tpu", "transformer_tiny_tpu", "transformer_lm_tpu_1"} <= set(registered)
     for name in registered:
         assert_is_t2ts(registry.hparams(name), t2t_values(name), name)
 
@@ -65,6 +66,10 @@ def test_a_usr_dir_calls_t2ts_variant_sets_by_their_module_names():
     hp = t2t_transformer.transformer_big_dr2()
     assert (hp.hidden_size, hp.layer_prepostprocess_dropout) == (1024, 0.2)
     assert hp == registry.hparams("transformer_big_dr2")
-    with pytest.raises(T2TApiError, match="transformer_tpu is not provided.*broadcast") as e:
-        t2t_transformer.transformer_tpu()
-    assert "\n" not in str(e.value)
+    # T2T's TPU sets (#53), and the function that makes them, for a usr_dir's own
+    hp = t2t_transformer.update_hparams_for_tpu(t2t_transformer.transformer_tiny())
+    assert hp == t2t_transformer.transformer_tiny_tpu() == registry.hparams("transformer_tiny_tpu")
+    assert (hp.optimizer, hp.attention_dropout_broadcast_dims) == ("Adafactor", "0,1")
+    with pytest.raises(T2TApiError, match="transformer_tpu_bf16_activation is not provided.*") as e:
+        t2t_transformer.transformer_tpu_bf16_activation()
+    assert "\n" not in str(e.value) and "--mixed_precision=bfloat16" in str(e.value)

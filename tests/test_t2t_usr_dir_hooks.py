@@ -212,8 +212,8 @@ REFUSED = {
     ),
     "modality": (
         "    def hparams(self, defaults, model_hparams):\n"
-        "        defaults.modality = {'targets': modalities.ModalityType.MULTI_LABEL}\n",
-        "sets modality['targets'] = 'multi_label'",
+        "        defaults.modality = {'targets': modalities.ModalityType.SIGMOID_CLASS_LABEL}\n",
+        "sets modality['targets'] = 'sigmoid_class_label'",
     ),
     "returns": (
         "    def hparams(self, defaults, model_hparams):\n        return defaults\n",

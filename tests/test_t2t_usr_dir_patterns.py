@@ -80,7 +80,7 @@ def test_datagen_writes_what_t2t_1_15_7_writes(usr_dir, tmp_path, monkeypatch):
     assert sizes == SUMMARY["vocab_sizes"][problem_name]  # a language model's: targets only
 
 
-@pytest.mark.slow  # two training runs of a tiny model, an average, decodes
+@pytest.mark.slow  # a training run of a tiny model, an average, decodes
 def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_path, capsys):
     """T2T's datagen of a Text2SelfProblem (above) trains here as T2T's decoder-only
     Transformer: evaluation reports loss and perplexity per token, t2t-avg-all averages it and
@@ -96,11 +96,14 @@ def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_pa
         "--hparams_set=transformer_tiny",
     ]
     out = tmp_path / "run"
-    for steps in (2, 4):  # two checkpoints to average
-        train = [f"--hparams={TINY_TRAINING}", f"--output_dir={out}", f"--train_steps={steps}"]
-        assert trainer.main([*flags, *train, "--schedule=train_and_evaluate"]) == 0
+    # Two checkpoints to average (steps 2 and 4) from one run: one model and one trace of
+    # each step function, not two.
+    train = [f"--hparams={TINY_TRAINING}", f"--output_dir={out}", "--train_steps=4"]
+    every = "--local_eval_frequency=2"
+    assert trainer.main([*flags, *train, every, "--schedule=train_and_evaluate"]) == 0
     log = capsys.readouterr().out
     assert "eval at step 4: loss" in log and "perplexity" in log, log
+    assert {p.name for p in out.glob("ckpt-*.index")} == {"ckpt-2.index", "ckpt-4.index"}
     assert avg_all.main([f"--model_dir={out}", f"--output_dir={out / 'avg'}", "--n=2"]) == 0
     prompts = tmp_path / "prompts.txt"
     prompts.write_text("abc\nx.\n\n", encoding="utf-8")
@@ -169,8 +172,9 @@ from tensor2tensor.utils import registry
 
 @registry.register_problem
 class TaggedLines(text_problems.Text2TextProblem):
-    # label lists as targets, as multi-label usr_dirs write them; T2T's datagen never asks
-    # for feature_encoders, whose ClassLabelEncoder only the trainer would use
+    # label lists as targets, with a class-label target kind not provided here
+    # (ONE_HOT_CLASS_LABEL); T2T's datagen never asks for feature_encoders, whose
+    # ClassLabelEncoder only the trainer would use
 
     @property
     def vocab_type(self):
@@ -196,7 +200,7 @@ class TaggedLines(text_problems.Text2TextProblem):
     def hparams(self, defaults, model_hparams):
         defaults.modality = {
             "inputs": modalities.ModalityType.SYMBOL,
-            "targets": modalities.ModalityType.MULTI_LABEL,
+            "targets": modalities.ModalityType.ONE_HOT_CLASS_LABEL,
         }
         defaults.vocab_size = {"inputs": 256, "targets": 3}
 
@@ -225,7 +229,7 @@ def test_datagen_writes_a_problem_whose_encoders_only_the_trainer_refuses(tmp_pa
     train = ["--problem=tagged_lines", "--hparams_set=transformer_tiny"]
     assert trainer.main([*train, *flags, f"--output_dir={tmp_path / 'run'}"]) == 1
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "'multi_label'" in err and "CLASS_LABEL" in err, err
+    assert "\n" not in err and "'one_hot_class_label'" in err and "CLASS_LABEL" in err, err
 
 
 @pytest.mark.slow  # a tiny classifier's training run and decodes

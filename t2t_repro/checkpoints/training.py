@@ -60,6 +60,13 @@ class TrainingCheckpoint:
         self.micro_batches = tf.Variable(
             0, dtype=tf.int64, trainable=False, name="micro_batches_per_update"
         )
+        # T2T global steps (batches) per update, so the step a checkpoint is named by is
+        # T2T's (training/loop/step_count.py). Attached after a restore: a checkpoint saved
+        # before it existed restores, and leaves it 0 (saved_steps_per_update).
+        self.steps_per_update = tf.Variable(
+            0, dtype=tf.int64, trainable=False, name="steps_per_update"
+        )
+        self.saved_steps_per_update = 0
         # Dropout's random-number states: restoring them makes a resumed run bit-identical.
         self.rng_states = tf.Module(name="rng_states")
         for i, variable in enumerate(v for v in model.variables if "seed_generator" in v.path):
@@ -99,6 +106,7 @@ class TrainingCheckpoint:
         self.manager = self._make_manager()
         found()
         if path is None:
+            self._attach_steps_per_update()
             return None
         try:
             # Kept: objects attached later (the input iterator) restore from it on attachment.
@@ -111,8 +119,13 @@ class TrainingCheckpoint:
                 f"{os.path.basename(path)}.* files away so the previous checkpoint is "
                 "used."
             ) from None
+        self._attach_steps_per_update()  # restored on attachment when the checkpoint has it
+        self.saved_steps_per_update = int(self.steps_per_update.numpy())
         self.restored = path
         return path
+
+    def _attach_steps_per_update(self) -> None:
+        self.checkpoint.steps_per_update = self.steps_per_update
 
     def leave_unrestored(self) -> None:
         """The restored checkpoint's objects this run does not attach (another cluster
@@ -148,6 +161,8 @@ class TrainingCheckpoint:
         setattr(self.checkpoint, INPUT_KEY, iterator)
 
     def save(self, step: int) -> str:
+        """Saves as ``ckpt-<step>``: ``step`` is T2T's global step (step_count.py)."""
+        self._attach_steps_per_update()
         prefix = os.path.join(self.output_dir, f"ckpt-{step}")
         if not self.is_chief:
             return self._save_elsewhere(prefix)

@@ -8,7 +8,9 @@ Serve or load it with TensorFlow and tensorflow-text only:
     m = tf.saved_model.load(DIR); m.signatures["serving_default"](sources=tf.constant([...]))
 Signatures: serving_default (the best translation and its score) and nbest (every beam,
 [B, beam_size], as t2t-decoder's return_beams). Before the export is put in place, both are
-checked against t2t-decoder on a few probe lines (docs/serving.md).
+checked against t2t-decoder on a few probe lines (docs/serving.md). A text classifier's export
+(--model=transformer_encoder) returns each source's label instead: its name, log-probability,
+id and the class probabilities (docs/classification.md).
 
 --export_format=ctranslate2 writes a CTranslate2 model directory instead (default
 <output_dir>/export/ctranslate2-<unix time>), optionally int8 (--ct2_quantization=int8);
@@ -106,11 +108,6 @@ def run(args: argparse.Namespace) -> int:
     from t2t_repro.serving.exporter import default_export_dir, export_saved_model
 
     setup = cli.load_decoder_from_flags(args)
-    if setup.decoder.labels:
-        raise UsageError(
-            "a text classifier (--model=transformer_encoder) is not exported yet: serve its "
-            "labels with t2t-decoder --decode_from_file (docs/classification.md)."
-        )
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     if args.export_format == "ctranslate2":
         export_dir = export_ctranslate2_from_flags(args, setup)

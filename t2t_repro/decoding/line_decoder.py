@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2t_repro.data.source_lines import normalize_source_line
-from t2t_repro.decoding.class_label import LabelSearcher
+from t2t_repro.decoding.class_label import LabelSearcher, predicts_labels
 from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.precision import DECODE_PRECISIONS
@@ -199,7 +199,10 @@ class LineDecoder:
                 )
             constraint = PromptConstraint(model.hparams.target_vocab_size)
         # T2T's class-label target (a Text2ClassProblem's classifier): each line's label.
-        self.labels = bool(model.hparams.get("class_label_target", False))
+        self.labels = predicts_labels(model)
+        # MULTI_LABEL: the argmax label too, the prediction T2T's multilabel_accuracy_matchk
+        # scores (T2T's infer cannot decode such a model: docs/classification.md)
+        self.multi_label = bool(model.hparams.get("multi_label_target", False))
         if self.labels:
             if constraint is not None or searcher is not None:
                 raise ValueError(

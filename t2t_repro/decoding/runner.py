@@ -17,6 +17,7 @@ from t2t_repro.data.text_files import iter_raw_lines, open_binary
 from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
 from t2t_repro.decoding.precision import decoding_policy
+from t2t_repro.errors import UsageError
 from t2t_repro.hparam import HParams
 from t2t_repro.paths import expect_file_destination
 
@@ -322,6 +323,12 @@ def decode_split(
     them and, when ``paths.inputs`` is set, the sources (one record each, in order, ended by
     the decode hparam ``delimiter``). ``max_examples`` >= 0 keeps only the first that many
     examples (``split_example_cap``)."""
+    if decoder.multi_label:
+        raise UsageError(
+            "a multi-label problem's dev references are label lists, which T2T's decoder cannot "
+            "write either (its targets vocabulary decodes one label): decode the split's "
+            "inputs with --decode_from_file."
+        )
     sources, references = problem.source_lines(tmp_dir, split)
     if max_examples >= 0:
         sources = sources[:max_examples]

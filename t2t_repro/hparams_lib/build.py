@@ -21,7 +21,9 @@ from t2t_repro.hparam import HParams
 # factor is not 1 give it. ``has_input``: T2T's ``T2TModel.has_input``, given (False) only by a
 # problem without inputs (a language model: the model is the decoder alone).
 # ``class_label_target``: T2T's problem hparam ``modality["targets"]`` is CLASS_LABEL, given
-# (True) only by a text classifier (``Text2ClassProblem``: ``transformer_encoder``'s target).
+# (True) only by a text classifier (``Text2ClassProblem``: ``transformer_encoder``'s target),
+# and with ``multi_label_target`` (True) by one whose target is MULTI_LABEL (label lists: T2T's
+# ``multi_label_loss`` and ``weights_nonzero``).
 PROBLEM_HPARAMS = (
     "input_vocab_size",
     "target_vocab_size",
@@ -30,6 +32,7 @@ PROBLEM_HPARAMS = (
     "loss_multiplier",
     "has_input",
     "class_label_target",
+    "multi_label_target",
 )
 
 

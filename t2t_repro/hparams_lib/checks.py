@@ -120,8 +120,9 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
         )
     check_sampling(hp, source)
     check_relative_attention(hp, source)
-    if "optimizer" in hp:  # T2T's optimizer names (t2t_repro/optimizers/names.py)
-        from t2t_repro.optimizers.names import check_optimizer_name
+    check_broadcast_dims(hp, source)
+    if "optimizer" in hp:  # T2T's optimizer names (t2t_repro/optimizer_names.py)
+        from t2t_repro.optimizer_names import check_optimizer_name
 
         check_optimizer_name(hp.optimizer)
     if "learning_rate_schedule" in hp:
@@ -154,6 +155,25 @@ def check_relative_attention(hp: HParams, source: str = "hparams") -> None:
             f"attention_value_channels (got {keys} and {values}); T2T gives both of its "
             "position tables the key depth."
         )
+
+
+BROADCAST_DIMS = (
+    "attention_dropout_broadcast_dims",
+    "relu_dropout_broadcast_dims",
+    "layer_prepostprocess_dropout_broadcast_dims",
+)
+
+
+def check_broadcast_dims(hp: HParams, source: str = "hparams") -> None:
+    """T2T's dropout broadcast dims are comma-separated integers ("0,1"; "" for none)."""
+    for name in BROADCAST_DIMS:
+        if hp.get(name, ""):
+            from t2t_repro.layers.dropout import parse_broadcast_dims
+
+            try:
+                parse_broadcast_dims(name, hp.get(name))
+            except ValueError as e:
+                raise HParamsError(f"{source}: {e}") from None
 
 
 SAMPLING_METHODS = t2t_hparams.TABLE["sampling_method"].values

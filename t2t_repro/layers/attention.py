@@ -94,6 +94,7 @@ class MultiHeadAttention(keras.layers.Layer):
         output_channels: int,
         dropout: float = 0.0,
         max_relative_position: int = 0,
+        dropout_broadcast_dims: tuple[int, ...] = (),
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -114,7 +115,10 @@ class MultiHeadAttention(keras.layers.Layer):
         self.k = dense(key_channels, "k")
         self.v = dense(value_channels, "v")
         self.output_transform = dense(output_channels, "output_transform")
-        self.weights_dropout = Dropout(dropout)
+        # T2T's attention_dropout_broadcast_dims, on the [B, heads, Lq, Lk] weights
+        # (common_attention.dot_product_attention).
+        self.dropout_broadcast_dims = tuple(dropout_broadcast_dims)
+        self.weights_dropout = Dropout(dropout, self.dropout_broadcast_dims)
         self.max_relative_position = max_relative_position
         self.relative = None
         if max_relative_position:
@@ -218,4 +222,6 @@ class MultiHeadAttention(keras.layers.Layer):
             dropout=self.dropout,
             max_relative_position=self.max_relative_position,
         )
+        if self.dropout_broadcast_dims:
+            config.update(dropout_broadcast_dims=list(self.dropout_broadcast_dims))
         return config

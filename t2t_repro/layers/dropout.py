@@ -16,6 +16,12 @@ masks, as T2T's data-parallel shards did (each shard its own ``tf.nn.dropout`` d
 The id is a constant of each replica's trace: with several local devices ``tf.function`` (also
 an XLA-compiled step) is traced once per device (``distribute_lib``:
 ``_retrace_functions_for_each_device``), so no replica reuses another's id.
+
+``broadcast_dims`` is T2T's ``dropout_with_broadcast_dims`` (``tensor2tensor/layers/
+common_layers.py``): the mask has size 1 along those dimensions (negative ones count from the
+end, out-of-range ones are ignored, as there), so one keep/drop decision is shared along them.
+With ``rows`` the dimensions are those of the full [B, L, d] tensor the rows come from. Without
+broadcast dims nothing changes: the same draws, bit for bit.
 """
 
 from __future__ import annotations
@@ -49,13 +55,34 @@ def replica_seed(seed: tf.Tensor) -> tf.Tensor:
 
 
 @keras.saving.register_keras_serializable(package="t2t_repro")
-class Dropout(keras.layers.Dropout):
-    """``keras.layers.Dropout`` (same arguments, no ``noise_shape``) with 16-bit masks."""
+def parse_broadcast_dims(name: str, text: str) -> tuple[int, ...]:
+    """T2T's ``common_layers.comma_separated_string_to_integer_list`` of the hparam ``name``
+    ("0,1" -> (0, 1); "" -> ()), with a one-line error for what is not an integer."""
+    try:
+        return tuple(int(i) for i in str(text).split(",") if i)
+    except ValueError:
+        raise ValueError(
+            f"{name}={text!r} is not a comma-separated list of integers (dimensions along "
+            "which dropout shares its mask, e.g. '0,1'; '' for none)."
+        ) from None
 
-    def __init__(self, rate: float, **kwargs) -> None:
+
+def noise_shape(shape: tf.Tensor, rank: int, broadcast_dims: tuple[int, ...]) -> tf.Tensor:
+    """``shape`` (of a rank-``rank`` tensor) with 1 along ``broadcast_dims``, as T2T's
+    ``dropout_with_broadcast_dims`` makes its ``noise_shape``."""
+    dims = {d + rank if d < 0 else d for d in broadcast_dims}
+    return tf.stack([1 if i in dims else shape[i] for i in range(rank)])
+
+
+class Dropout(keras.layers.Dropout):
+    """``keras.layers.Dropout`` (same arguments, ``broadcast_dims`` for ``noise_shape``) with
+    16-bit masks."""
+
+    def __init__(self, rate: float, broadcast_dims: tuple[int, ...] = (), **kwargs) -> None:
         if kwargs.get("noise_shape") is not None:
-            raise ValueError("t2t_repro Dropout does not support noise_shape")
+            raise ValueError("t2t_repro Dropout takes broadcast_dims, not noise_shape")
         super().__init__(rate, **kwargs)
+        self.broadcast_dims = tuple(broadcast_dims)
         self._threshold = min(_LEVELS - 1, round(self.rate * _LEVELS))
 
     def call(self, inputs: tf.Tensor, training: bool = False, rows=None) -> tf.Tensor:
@@ -69,18 +96,41 @@ class Dropout(keras.layers.Dropout):
         seed = self.seed_generator.next()
         # Stateless ops under XLA want int32 seeds; the generator's state is int64.
         seed = replica_seed(tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32))
-        if rows is None:
-            shape = tf.shape(inputs)
+        if self.broadcast_dims:
+            keep = self._broadcast_mask(inputs, seed, rows)
         else:
-            shape = tf.stack([tf.cast(rows.full_rows, tf.int32), inputs.shape[-1]])
-        size = tf.reduce_prod(shape)
-        bits = tf.random.stateless_uniform(
-            [(size + 1) // 2], seed=seed, minval=None, maxval=None, dtype=tf.uint32
-        )
-        halves = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
-        keep = tf.reshape(halves >= tf.constant(self._threshold, tf.uint16), shape)
+            if rows is None:
+                shape = tf.shape(inputs)
+            else:
+                shape = tf.stack([tf.cast(rows.full_rows, tf.int32), inputs.shape[-1]])
+            keep = self._mask(shape, seed)
         if rows is not None:
             keep = rows.remove(keep)
         scale = tf.cast(1.0 / (1.0 - self.rate), inputs.dtype)
         # A scalar zero, not zeros_like: the same values without writing a tensor of zeros.
         return tf.where(keep, inputs * scale, tf.zeros([], inputs.dtype))
+
+    def _mask(self, shape: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
+        """A bool keep mask of ``shape``, each element from 16 random bits."""
+        size = tf.reduce_prod(shape)
+        bits = tf.random.stateless_uniform(
+            [(size + 1) // 2], seed=seed, minval=None, maxval=None, dtype=tf.uint32
+        )
+        halves = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
+        return tf.reshape(halves >= tf.constant(self._threshold, tf.uint16), shape)
+
+    def _broadcast_mask(self, inputs: tf.Tensor, seed: tf.Tensor, rows) -> tf.Tensor:
+        """The mask drawn at the noise shape: as it is (``tf.where`` broadcasts it), or spread
+        over the rows' full [B, L, d] shape, whose rows ``call`` then keeps."""
+        if rows is None:
+            shape, rank = tf.shape(inputs), inputs.shape.rank
+        else:
+            shape, rank = tf.concat([rows.batch_shape, [inputs.shape[-1]]], 0), 3
+        keep = self._mask(noise_shape(shape, rank, self.broadcast_dims), seed)
+        return keep if rows is None else tf.broadcast_to(keep, shape)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        if self.broadcast_dims:
+            config.update(broadcast_dims=list(self.broadcast_dims))
+        return config

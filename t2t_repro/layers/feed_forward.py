@@ -15,7 +15,12 @@ from t2t_repro.layers.dropout import Dropout
 @keras.saving.register_keras_serializable(package="t2t_repro")
 class DenseReluDense(keras.layers.Layer):
     def __init__(
-        self, filter_size: int, output_size: int, relu_dropout: float = 0.0, **kwargs
+        self,
+        filter_size: int,
+        output_size: int,
+        relu_dropout: float = 0.0,
+        dropout_broadcast_dims: tuple[int, ...] = (),
+        **kwargs,
     ) -> None:
         super().__init__(**kwargs)
         self.filter_size = filter_size
@@ -27,7 +32,9 @@ class DenseReluDense(keras.layers.Layer):
         self.conv2 = keras.layers.Dense(
             output_size, name="conv2", kernel_initializer="glorot_uniform"
         )
-        self.dropout = Dropout(relu_dropout)
+        # T2T's relu_dropout_broadcast_dims (common_layers.dense_relu_dense).
+        self.dropout_broadcast_dims = tuple(dropout_broadcast_dims)
+        self.dropout = Dropout(relu_dropout, self.dropout_broadcast_dims)
 
     def build(self, input_shape) -> None:
         self.conv1.build(input_shape)
@@ -51,4 +58,6 @@ class DenseReluDense(keras.layers.Layer):
             output_size=self.output_size,
             relu_dropout=self.relu_dropout,
         )
+        if self.dropout_broadcast_dims:
+            config.update(dropout_broadcast_dims=list(self.dropout_broadcast_dims))
         return config

@@ -13,6 +13,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.layers.dropout import Dropout
+from t2t_repro.layers.layer_norm import LayerNorm
 
 
 def parse_sequence(sequence: str, allow_add: bool) -> str:
@@ -27,8 +28,8 @@ def parse_sequence(sequence: str, allow_add: bool) -> str:
     return steps
 
 
-def layer_norm(name: str, epsilon: float) -> keras.layers.LayerNormalization:
-    return keras.layers.LayerNormalization(epsilon=epsilon, name=name)
+def layer_norm(name: str, epsilon: float) -> LayerNorm:
+    return LayerNorm(epsilon=epsilon, name=name)
 
 
 @keras.saving.register_keras_serializable(package="t2t_repro")
@@ -39,7 +40,13 @@ class LayerPrePostProcess(keras.layers.Layer):
     """
 
     def __init__(
-        self, sequence: str, dropout: float, epsilon: float = 1e-6, allow_add: bool = True, **kwargs
+        self,
+        sequence: str,
+        dropout: float,
+        epsilon: float = 1e-6,
+        allow_add: bool = True,
+        dropout_broadcast_dims: tuple[int, ...] = (),
+        **kwargs,
     ) -> None:
         super().__init__(**kwargs)
         self.sequence = sequence
@@ -51,7 +58,9 @@ class LayerPrePostProcess(keras.layers.Layer):
         self.norm_names = [f"layer_norm_{i}" for i, s in enumerate(self.steps) if s == "n"]
         for name in self.norm_names:
             setattr(self, name, layer_norm(name, epsilon))
-        self.dropout = Dropout(dropout)
+        # T2T's layer_prepostprocess_dropout_broadcast_dims (the 'd' step).
+        self.dropout_broadcast_dims = tuple(dropout_broadcast_dims)
+        self.dropout = Dropout(dropout, self.dropout_broadcast_dims)
 
     @property
     def norms(self) -> list:
@@ -93,6 +102,8 @@ class LayerPrePostProcess(keras.layers.Layer):
             epsilon=self.epsilon,
             allow_add=self.allow_add,
         )
+        if self.dropout_broadcast_dims:
+            config.update(dropout_broadcast_dims=list(self.dropout_broadcast_dims))
         return config
 
 
@@ -111,6 +122,7 @@ class Residual(keras.layers.Layer):
         postprocess: str = "dan",
         dropout: float = 0.1,
         epsilon: float = 1e-6,
+        dropout_broadcast_dims: tuple[int, ...] = (),
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -118,9 +130,10 @@ class Residual(keras.layers.Layer):
         self.postprocess = postprocess
         self.dropout_rate = dropout
         self.epsilon = epsilon
+        self.dropout_broadcast_dims = dims = tuple(dropout_broadcast_dims)
         self.sublayer = sublayer
-        self.pre = LayerPrePostProcess(preprocess, dropout, epsilon, allow_add=False, name="pre")
-        self.post = LayerPrePostProcess(postprocess, dropout, epsilon, allow_add=True, name="post")
+        self.pre = LayerPrePostProcess(preprocess, dropout, epsilon, False, dims, name="pre")
+        self.post = LayerPrePostProcess(postprocess, dropout, epsilon, True, dims, name="post")
 
     def build(self, x_shape, *sublayer_shapes) -> None:
         """``sublayer_shapes``: the sublayer's other input shapes (an attention's memory)."""
@@ -152,6 +165,8 @@ class Residual(keras.layers.Layer):
             dropout=self.dropout_rate,
             epsilon=self.epsilon,
         )
+        if self.dropout_broadcast_dims:
+            config.update(dropout_broadcast_dims=list(self.dropout_broadcast_dims))
         return config
 
     @classmethod

@@ -40,14 +40,22 @@ class StackConfig:
     use_pad_remover: bool = False  # T2T's PadRemover around the FFN (decoder: training only).
     # > 0: self-attention is T2T's dot_product_relative with this clipping distance.
     max_relative_position: int = 0
+    # T2T's *_dropout_broadcast_dims: dimensions along which each dropout shares its mask.
+    attention_broadcast_dims: tuple[int, ...] = ()
+    relu_broadcast_dims: tuple[int, ...] = ()
+    prepost_broadcast_dims: tuple[int, ...] = ()
     # False: a decoder without encoder-decoder attention, T2T's language model (``has_input``
     # false: ``transformer_decoder_layer`` skips it when ``encoder_output`` is None).
     encdec_attention: bool = True
 
     @classmethod
     def of(cls, config: StackConfig | dict) -> StackConfig:
-        """``config`` itself, or the StackConfig its ``asdict`` came from (``from_config``)."""
-        return config if isinstance(config, cls) else cls(**config)
+        """``config`` itself, or the StackConfig its ``asdict`` came from (``from_config``; a
+        saved model's JSON turns the broadcast dims' tuples into lists)."""
+        if isinstance(config, cls):
+            return config
+        dims = ("attention_broadcast_dims", "relu_broadcast_dims", "prepost_broadcast_dims")
+        return cls(**{k: tuple(v) if k in dims else v for k, v in config.items()})
 
 
 def _attention(cfg: StackConfig, name: str) -> AttentionResidual:
@@ -60,19 +68,36 @@ def _attention(cfg: StackConfig, name: str) -> AttentionResidual:
         cfg.hidden_size,
         cfg.attention_dropout,
         max_relative_position=cfg.max_relative_position if name == "self_attention" else 0,
+        dropout_broadcast_dims=cfg.attention_broadcast_dims,
         name="multihead_attention",
     )
     return AttentionResidual(
-        attention, cfg.preprocess, cfg.postprocess, cfg.prepost_dropout, cfg.epsilon, name=name
+        attention,
+        cfg.preprocess,
+        cfg.postprocess,
+        cfg.prepost_dropout,
+        cfg.epsilon,
+        cfg.prepost_broadcast_dims,
+        name=name,
     )
 
 
 def _ffn(cfg: StackConfig) -> Residual:
     ffn = DenseReluDense(
-        cfg.filter_size, cfg.hidden_size, cfg.relu_dropout, name="dense_relu_dense"
+        cfg.filter_size,
+        cfg.hidden_size,
+        cfg.relu_dropout,
+        cfg.relu_broadcast_dims,
+        name="dense_relu_dense",
     )
     return Residual(
-        ffn, cfg.preprocess, cfg.postprocess, cfg.prepost_dropout, cfg.epsilon, name="ffn"
+        ffn,
+        cfg.preprocess,
+        cfg.postprocess,
+        cfg.prepost_dropout,
+        cfg.epsilon,
+        cfg.prepost_broadcast_dims,
+        name="ffn",
     )
 
 
@@ -85,6 +110,7 @@ class _Stack(keras.layers.Layer):
             self.config.prepost_dropout,
             self.config.epsilon,
             allow_add=False,
+            dropout_broadcast_dims=self.config.prepost_broadcast_dims,
             name="layer_prepostprocess",
         )
 

@@ -12,7 +12,10 @@ ALWAYS = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
 ACCURACY_TOP5 = "accuracy_top5"
 ROUGE_2_F = "rouge_2_fscore"
 ROUGE_L_F = "rouge_L_fscore"
-ON_REQUEST = (ACCURACY_TOP5, ROUGE_2_F, ROUGE_L_F)
+# T2T's multilabel_accuracy_match3 (metrics/multi_label.py): min(n / 3, 1) an example, n the
+# times the argmax is among its labels.
+ACC_MULTILABEL_MATCH3 = "accuracy_multilabel_match3"
+ON_REQUEST = (ACCURACY_TOP5, ROUGE_2_F, ROUGE_L_F, ACC_MULTILABEL_MATCH3)
 ROUGE = (ROUGE_2_F, ROUGE_L_F)
 
 

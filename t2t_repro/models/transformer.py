@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from t2t_repro.hparam import HParams
 from t2t_repro.layers.attention import attention_bias_ignore_padding, attention_bias_lower_triangle
-from t2t_repro.layers.dropout import Dropout
+from t2t_repro.layers.dropout import Dropout, parse_broadcast_dims
 from t2t_repro.layers.embedding import SymbolEmbedding
 from t2t_repro.layers.positional import PositionalSignal
 from t2t_repro.layers.slot_features import SlotFeatures
@@ -73,6 +73,17 @@ def stack_config(hp: HParams, num_layers: int) -> StackConfig:
         epsilon=hp.norm_epsilon,
         use_pad_remover=hp.get("use_pad_remover", False),
         max_relative_position=relative_distance(hp),
+        # T2T reads them with getattr(hparams, name, ""): a set may lack them.
+        attention_broadcast_dims=parse_broadcast_dims(
+            "attention_dropout_broadcast_dims", hp.get("attention_dropout_broadcast_dims", "")
+        ),
+        relu_broadcast_dims=parse_broadcast_dims(
+            "relu_dropout_broadcast_dims", hp.get("relu_dropout_broadcast_dims", "")
+        ),
+        prepost_broadcast_dims=parse_broadcast_dims(
+            "layer_prepostprocess_dropout_broadcast_dims",
+            hp.get("layer_prepostprocess_dropout_broadcast_dims", ""),
+        ),
     )
 
 

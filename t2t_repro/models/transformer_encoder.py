@@ -9,8 +9,10 @@ the metrics weigh every target (T2T's ``weights_all``), class 0 too (``target_we
 
 The problem says it has a class-label target with the problem hparam ``class_label_target``
 (``hparams_lib/build.py``); this model refuses any other target, and ``transformer`` refuses
-a class label, each in one line. T2T's multi-label targets (``MULTI_LABEL``) are refused by the
-problem hparams (``t2t_compat/problem_hparams.py``).
+a class label, each in one line. A multi-label target (T2T's ``MULTI_LABEL``, problem hparam
+``multi_label_target``) has the same bottom and top (``class_label_top``); its targets are label
+lists padded with 0, weighed by ``weights_nonzero`` (a label 0 is padding, as in T2T), and its
+loss is T2T's ``multi_label_loss`` (``losses.multi_label_loss``).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class TransformerEncoder(Transformer):
             )
         self.hparams = hp
         self.has_input = True
+        self.multi_label = bool(hp.get("multi_label_target", False))
         d = hp.hidden_size
         # T2T's symbol_bottom: the input embedding's scope is "shared" when a sharing hparam
         # is on; T2TModel.__init__ unsets shared_embedding_and_softmax_weights when the input
@@ -96,7 +99,9 @@ class TransformerEncoder(Transformer):
 
     def target_weights(self, targets: tf.Tensor) -> tf.Tensor:
         """T2T's ``weights_all`` (``modalities.get_weights_fn`` of CLASS_LABEL): every label
-        counts, class 0 included."""
+        counts, class 0 included; ``weights_nonzero`` for MULTI_LABEL (0 pads a label list)."""
+        if self.multi_label:
+            return tf.cast(tf.not_equal(targets, 0), tf.float32)
         return tf.ones_like(targets, tf.float32)
 
     def decoder_output(self, features: dict, training: bool = False) -> tf.Tensor:

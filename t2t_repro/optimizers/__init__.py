@@ -12,9 +12,9 @@ import keras
 
 from t2t_repro.hparam import HParams
 from t2t_repro.learning_rate import T2TSchedule
+from t2t_repro.optimizer_names import check_optimizer_name
 from t2t_repro.optimizers.adafactor import T2TAdafactor, check_decay_type
 from t2t_repro.optimizers.adam import check_adam, make_adam
-from t2t_repro.optimizers.names import check_optimizer_name
 from t2t_repro.optimizers.tf1_rules import TF1Adagrad, TF1Ftrl, TF1Momentum, TF1RMSProp
 
 ADAM_FAMILY = ("adam", "true_adam", "multistep_adam", "adam_w")

@@ -13,8 +13,10 @@ Keras' ``Adam`` is TF1's ``AdamOptimizer`` (the epsilon-hat form: ``var -= lr_t 
 * ``multistep_adam`` (``utils/multistep_optimizer.py``, ``MultistepAdamOptimizer``) applies
   Adam to the mean of ``n`` micro-batch gradients every ``n`` steps: here the train step
   accumulates ``optimizer_multistep_accumulate_steps`` micro-batches and the optimizer steps
-  once per update. As in T2T, each micro-step's gradient is the mean over its own tokens,
-  with T2T's weight decay and noise, clipped by ``clip_grad_norm`` on its own
+  once per update, while the trainer's step counts batches as T2T's global step does
+  (``training/loop/step_count.py``); no other optimizer accumulates, as in T2T. As in T2T,
+  each micro-step's gradient is the mean over its own tokens, with T2T's weight decay and
+  noise, clipped by ``clip_grad_norm`` on its own
   (``optimize_loss`` runs once per micro-step), and the update takes their mean
   (``t2t_multistep``: the train step does this, ``regularization.micro_step_gradients``);
 * ``adam_w`` is ``tf.contrib.opt.AdamWOptimizer(weight_decay=hparams.weight_decay)``: before
@@ -27,9 +29,21 @@ from __future__ import annotations
 import keras
 
 from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.optimizers.fused_adam import fusable, fused_update_step
 
 
-class T2TAdamW(keras.optimizers.Adam):
+class T2TAdam(keras.optimizers.Adam):
+    """Keras' Adam; in a mixed_bfloat16 run each weight's update is one XLA kernel
+    (``fused_adam.py``). float32 runs are Keras' Adam to the bit."""
+
+    def update_step(self, gradient, variable, learning_rate):
+        if fusable(self, gradient, variable):
+            fused_update_step(self, gradient, variable, learning_rate)
+        else:
+            super().update_step(gradient, variable, learning_rate)
+
+
+class T2TAdamW(T2TAdam):
     """Adam after ``var -= weight_decay * var`` (contrib's ``AdamWOptimizer``)."""
 
     def __init__(self, *args, decoupled_weight_decay: float = 0.0, **kwargs) -> None:
@@ -69,6 +83,6 @@ def make_adam(key: str, hp: HParams, learning_rate, **kwargs) -> keras.optimizer
         return T2TAdamW(decoupled_weight_decay=hp.weight_decay, **args)
     if key == "multistep_adam":  # the train step clips each micro-step (micro_step_gradients)
         args["global_clipnorm"] = None
-    optimizer = keras.optimizers.Adam(**args)
+    optimizer = T2TAdam(**args)
     optimizer.t2t_multistep = key == "multistep_adam"
     return optimizer

@@ -65,6 +65,12 @@ def check_exportable(hp: HParams) -> None:
             "SavedModel instead (--export_format=saved_model)."
         )
 
+    if hp.get("class_label_target", False):
+        raise ExportError(
+            "cannot export a text classifier to CTranslate2: its encoder-only model pools the "
+            "first position (BERT's), not T2T's mean over every position, and has no class-label "
+            "layer; export a SavedModel instead (--export_format=saved_model)."
+        )
     pre, post = (
         ("" if s == "none" else s.replace("d", ""))
         for s in (hp.layer_preprocess_sequence, hp.layer_postprocess_sequence)

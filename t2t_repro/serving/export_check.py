@@ -50,9 +50,10 @@ def same_hypotheses(got: Sequence[Hypothesis], want: Sequence[Hypothesis], tol: 
 
 def check_export(
     saved_model_dir: str, decoder: LineDecoder, lines: Sequence[str] = PROBE_LINES
-) -> None:
+) -> object:
     """Raises ``ExportError`` unless both signatures of the SavedModel give the decoder's
-    hypotheses for ``lines``."""
+    hypotheses for ``lines``; else returns the loaded SavedModel (a caller that checks more
+    reuses it: its signatures' first call, the costly one, is done)."""
     loaded = tf.saved_model.load(saved_model_dir)
     best_fn, nbest_fn = loaded.signatures["serving_default"], loaded.signatures[NBEST_SIGNATURE]
     best_decoder, beams_decoder = (
@@ -79,3 +80,4 @@ def check_export(
                     f"({line!r}), t2t-decoder {[(h.text, round(h.score, 5)) for h in want]}; "
                     "nothing was exported (please report this)."
                 )
+    return loaded

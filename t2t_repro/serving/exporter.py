@@ -9,7 +9,9 @@ keep the best beam cut at its first EOS, and detokenize. Sources are first norma
 the decoder's lines are (:mod:`t2t_repro.data.source_lines`); blank ones give "" and score 0.
 A language model's (``has_input`` false) sources are prompts, as ``t2t-decoder`` reads them
 (``decoding/prompt.py``): a space after final punctuation, no EOS, the prompt forced, its
-continuation returned; a blank prompt is decoded from nothing.
+continuation returned; a blank prompt is decoded from nothing. A text classifier's (a
+class-label target) returns its label's name, log-probability, id and the class probabilities
+(``serving/labels.py``).
 
 The signature ``nbest`` (same input) returns every beam, best first: ``translations``
 string [B, beam_size] and ``scores`` float32 [B, beam_size], what ``t2t-decoder
@@ -39,10 +41,13 @@ import tensorflow as tf
 from t2t_repro import fileio
 from t2t_repro.data.source_lines import normalize_source_lines_in_graph
 from t2t_repro.decoding.beam_search import INF
+from t2t_repro.decoding.class_label import predicts_labels
 from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.decoding.search import SearchConfig, search
 from t2t_repro.serving import ExportError
+from t2t_repro.serving.labels import as_nbest, label_names, label_outputs
 from t2t_repro.serving.nbest import NBEST_SIGNATURE, PLACEHOLDER_SCORE
+from t2t_repro.text_encoding.graph_byte_encoder import GraphByteEncoder
 from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
 from t2t_repro.text_encoding.graph_word_encoder import GraphWordEncoder
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
@@ -65,10 +70,12 @@ class Translator(tf.Module):
         constraint: SearchConstraint | None = None,
         target_tokens: tuple | None = None,
         input_tokens: tuple | None = None,
+        input_byte_offset: int | None = None,
     ) -> None:
         super().__init__(name="translator")
         self.model = model
         self.prompt = not model.hparams.get("has_input", True)  # a language model's prompts
+        self.labels = predicts_labels(model)  # a text classifier's labels, not a search
         self.config = config
         self.max_input_length = max_input_length
         self.constraint = constraint
@@ -76,6 +83,8 @@ class Translator(tf.Module):
             self.constraint_resources = constraint.export_resources()
         if input_tokens is not None:  # a one-id-per-word source vocabulary
             self.input_encoder = GraphWordEncoder(input_tokens)
+        elif input_byte_offset is not None:  # a character (byte) source vocabulary
+            self.input_encoder = GraphByteEncoder(input_byte_offset)
         else:
             self.input_vocab = tf.saved_model.Asset(vocab_paths["inputs"])
             self.input_encoder = GraphSubwordEncoder(self.input_vocab, alphabets["inputs"])
@@ -152,6 +161,8 @@ class Translator(tf.Module):
         input_signature=[tf.TensorSpec([None], tf.string, name="sources")], autograph=False
     )
     def translate(self, sources: tf.Tensor) -> dict:
+        if self.labels:
+            return self.classify(sources)
         sources, ids, scores = self.run_search(sources, self.config)
         text = self.target_encoder.decode(self.output_ids(ids[:, 0]))
         blank = self.blank(sources)
@@ -165,6 +176,8 @@ class Translator(tf.Module):
     )
     def translate_beams(self, sources: tf.Tensor) -> dict:
         """Every beam (T2T's ``return_beams``): translations and scores [B, beam_size]."""
+        if self.labels:
+            return as_nbest(self.classify(sources))
         config = dataclasses.replace(self.config, return_beams=True)
         sources, ids, scores = self.run_search(sources, config)
         batch, beams = tf.shape(ids)[0], tf.shape(ids)[1]
@@ -178,6 +191,12 @@ class Translator(tf.Module):
             "translations": tf.where(blank | placeholder, "", text),
             "scores": tf.where(blank, tf.where(first, 0.0, -INF), scores),
         }
+
+    def classify(self, sources: tf.Tensor) -> dict:
+        """A classifier's outputs (``serving/labels.py``) for the normalised sources."""
+        sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
+        inputs = self.encode_inputs(sources)
+        return label_outputs(self.model, inputs, self.target_encoder, self.blank(sources))
 
 
 class GraphTokenDecoder(tf.Module):
@@ -222,13 +241,15 @@ def export_saved_model(
         for feature in ("inputs", "targets"):
             encoder = encoders[feature]
             kind = getattr(encoder, "graph_kind", "subwords")
-            if kind not in ("subwords", "tokens", "words"):
+            known = ("subwords", "tokens", "words", "labels", "bytes")
+            if kind not in known or (feature == "targets" and kind == "bytes"):
                 raise ExportError(
-                    f"{feature}: a {kind} vocabulary has no in-graph encoder; serve the "
+                    f"{feature}: a {kind} vocabulary has no in-graph "
+                    f"{'encoder' if feature == 'inputs' else 'decoder'}; serve the "
                     "model with t2t-decoder (--decode_interactive or --decode_from_file)."
                 )
-            if feature == "inputs" and kind == "words":
-                vocab_paths[feature] = None  # one id per word: GraphWordEncoder
+            if feature == "inputs" and kind in ("words", "bytes"):
+                vocab_paths[feature] = None  # GraphWordEncoder, GraphByteEncoder
                 continue
             if feature == "targets" and encoder is encoders["inputs"]:
                 vocab_paths[feature], alphabets[feature] = (
@@ -236,8 +257,8 @@ def export_saved_model(
                     alphabets["inputs"],
                 )
                 continue
-            if feature == "targets" and kind in ("tokens", "words"):
-                vocab_paths[feature] = None  # a token vocabulary: decoded by GraphTokenDecoder
+            if feature == "targets" and kind in ("tokens", "words", "labels"):
+                vocab_paths[feature] = None  # tokens or label names: GraphTokenDecoder
                 continue
             vocab_paths[feature] = os.path.join(work, f"vocab.{feature}.txt")
             try:
@@ -246,9 +267,14 @@ def export_saved_model(
                 raise ExportError(f"{feature} vocabulary: {e}") from None
             alphabets[feature] = encoder.alphabet
         tokens = getattr(encoders["targets"], "tokens", None)
+        if getattr(encoders["targets"], "graph_kind", "") == "labels":
+            tokens = label_names(encoders["targets"])
         input_tokens = (
             getattr(encoders["inputs"], "tokens", None) if not vocab_paths["inputs"] else None
         )
+        input_byte_offset = None
+        if getattr(encoders["inputs"], "graph_kind", "") == "bytes":
+            input_tokens, input_byte_offset = None, encoders["inputs"].num_reserved_ids
         translator = Translator(
             model,
             vocab_paths,
@@ -258,6 +284,7 @@ def export_saved_model(
             constraint,
             tokens,
             input_tokens,
+            input_byte_offset,
         )
         staging = os.path.join(work, "saved_model")
         signatures = {

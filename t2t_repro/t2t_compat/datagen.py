@@ -177,7 +177,10 @@ def generate_t2t_data(
     else:
         summary.pairs = run.kept_pairs()
     try:  # feature_encoders, not get_encoders: a language model has no inputs (Text2SelfProblem)
-        summary.vocab_size = problem.feature_encoders(data_dir)["targets"].vocab_size
+        targets = problem.feature_encoders(data_dir)["targets"]
+        if isinstance(targets, (list, tuple)):  # a multi-label usr_dir's encoder list
+            targets = problem.get_encoders(data_dir)["targets"]  # its class_labels' encoder
+        summary.vocab_size = targets.vocab_size
     except T2TApiError as e:  # T2T's datagen never asks for them; t2t-trainer refuses them
         summary.vocab_file = f"not read, the problem's feature_encoders are refused here: {e}"
     else:

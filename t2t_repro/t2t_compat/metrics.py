@@ -1,7 +1,8 @@
 """``tensor2tensor.utils.metrics`` for a T2T usr_dir: the metric names a problem's
 ``eval_metrics`` returns (``utils/metrics.py``, ``Metrics``). Here they only choose the dev
 metric: ``APPROX_BLEU`` makes the trainer score dev BLEU (``t2t_compat/problem.py``); the loss
-and accuracies are always reported."""
+and accuracies are always reported; ``ACC_MULTILABEL_MATCH3`` and the others of
+``metrics/eval_metrics.py``'s ``ON_REQUEST`` are computed when listed."""
 
 from t2t_repro.t2t_compat import refusals
 
@@ -10,6 +11,7 @@ class Metrics:
     ACC = "accuracy"
     ACC_TOP5 = "accuracy_top5"
     ACC_PER_SEQ = "accuracy_per_sequence"
+    ACC_MULTILABEL_MATCH3 = "accuracy_multilabel_match3"
     NEG_LOG_PERPLEXITY = "neg_log_perplexity"
     APPROX_BLEU = "approx_bleu_score"
     ROUGE_2_F = "rouge_2_fscore"

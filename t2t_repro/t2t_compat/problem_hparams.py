@@ -128,13 +128,13 @@ def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type)
     modality = dict(p.modality or {})
     vocab_size = dict(p.vocab_size or {})
     for feature, kind in modality.items():
-        if feature == "targets" and kind == ModalityType.CLASS_LABEL:
+        if feature == "targets" and kind in (ModalityType.CLASS_LABEL, ModalityType.MULTI_LABEL):
             continue  # a text classifier's: transformer_encoder's class_label_top
         if feature == "targets" and "label" in str(kind):
             raise error(
                 f"{where(problem)}: hparams() sets modality['targets'] = {kind!r}; of T2T's "
-                "class-label targets only ModalityType.CLASS_LABEL (one label an example) is "
-                "provided here: use it, with one label an example."
+                "class-label targets only ModalityType.CLASS_LABEL (one label an example) and "
+                "MULTI_LABEL (label lists) are provided here: use one of them."
             )
         if feature not in ("inputs", "targets") or kind != ModalityType.SYMBOL:
             raise error(
@@ -160,7 +160,8 @@ def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type)
                 "be an integer >= 2 (the vocabulary's size)."
             )
         sizes[feature] = size
-    class_label = modality.get("targets") == ModalityType.CLASS_LABEL
+    multi_label = modality.get("targets") == ModalityType.MULTI_LABEL
+    class_label = multi_label or modality.get("targets") == ModalityType.CLASS_LABEL
     multiplier = _number(problem, "loss_multiplier", p.loss_multiplier, float, error)
     # The trainer's length_multiplier, as T2T's input_fn reads it (problem.py, input_fn).
     problem.batch_size_multiplier = _number(
@@ -174,6 +175,7 @@ def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type)
         loss_multiplier=multiplier if multiplier != 1.0 else None,
         has_input=None if problem.has_inputs else False,
         class_label_target=True if class_label else None,
+        multi_label_target=True if multi_label else None,
     )
 
 

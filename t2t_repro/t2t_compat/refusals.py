@@ -53,10 +53,18 @@ _START_FROM = (
     "@registry.register_hparams set, or use --hparams_set=transformer_base with --hparams "
     "(t2t-trainer --registry_help lists the sets)"
 )
-_SET_TPU = (
-    "it needs T2T's TPU settings (dropout masks broadcast over dimensions: "
-    "attention_dropout_broadcast_dims, layer_prepostprocess_dropout_broadcast_dims; most also "
-    "the Adafactor optimizer), not implemented here; " + _START_FROM
+_SET_BF16 = (
+    "it runs activations (transformer_tpu_1b also weights) in bfloat16 through "
+    "activation_dtype / weight_dtype, which this project does not read; use "
+    "--hparams_set=transformer_tpu with t2t-trainer --mixed_precision=bfloat16, or " + _START_FROM
+)
+_SET_MLPERF = (
+    "it sets mlperf_mode (T2T's MLPerf compliance logging and stopping at the target BLEU), "
+    "not implemented here; " + _START_FROM
+)
+_SET_MEMORY = (
+    "it is for T2T's TransformerMemory (memory_type, recurrent memory over chunks of "
+    "split targets), not provided here; " + _START_FROM
 )
 _SET_FFN = (
     "it needs a feed-forward layer not implemented here (local_moe, "
@@ -146,20 +154,14 @@ _TABLE: dict[str, dict[str, str]] = {
             "fast_decode fast_decode_tpu features_to_nonpadding transformer_decode "
             "transformer_decoder transformer_decoder_layer transformer_encode "
             "transformer_encoder transformer_ffn_layer transformer_prepare_decoder "
-            "transformer_prepare_encoder transformer_self_attention_layer "
-            "update_hparams_for_tpu"
+            "transformer_prepare_encoder transformer_self_attention_layer"
         ),
         _RANGES: "transformer_base_range transformer_tiny_tpu_range transformer_tpu_range",
-        _SET_TPU: (
-            "transformer_big_enfr_tpu transformer_big_tpu transformer_cifar10_memory_v0 "
-            "transformer_clean_big_tpu transformer_imagenet64_memory_v0 transformer_lm_tpu_0 "
-            "transformer_lm_tpu_1 transformer_mlperf_tpu transformer_packed_tpu "
-            "transformer_small_tpu transformer_tall_pretrain_lm_tpu "
-            "transformer_tall_pretrain_lm_tpu_adafactor "
-            "transformer_tall_pretrain_lm_tpu_adafactor_large transformer_timeseries_tpu "
-            "transformer_tiny_tpu transformer_tpu transformer_tpu_1b "
-            "transformer_tpu_bf16_activation transformer_wikitext103_l16k_memory_v0 "
-            "transformer_wikitext103_l4k_memory_v0 transformer_wikitext103_l4k_v0"
+        _SET_BF16: "transformer_tpu_1b transformer_tpu_bf16_activation",
+        _SET_MLPERF: "transformer_mlperf_tpu",
+        _SET_MEMORY: (
+            "transformer_cifar10_memory_v0 transformer_imagenet64_memory_v0 "
+            "transformer_wikitext103_l16k_memory_v0 transformer_wikitext103_l4k_memory_v0"
         ),
         _SET_FFN: (
             "transformer_base_vq1_16_nb1_packed_dan_b01_scales "
@@ -179,7 +181,7 @@ _TABLE: dict[str, dict[str, str]] = {
             "transformer_librispeech_v1 transformer_supervised_attention "
             "transformer_tall_finetune_textclass transformer_tall_finetune_tied "
             "transformer_tall_finetune_uniencdec transformer_tall_train_tied "
-            "transformer_tall_train_uniencdec transformer_timeseries"
+            "transformer_tall_train_uniencdec transformer_timeseries transformer_timeseries_tpu"
         ),
         _SET_FP16: ("transformer_fairseq_fp16_activation_big"),
     },
@@ -238,7 +240,15 @@ REFUSED: dict[str, dict[str, str]] = {
     module: {name: instead for instead, names in groups.items() for name in names.split()}
     for module, groups in _TABLE.items()
 }
-_UNPROVIDED_SETS = (_SET_TPU, _SET_FFN, _SET_PREPEND, _SET_OTHER_TASK, _SET_FP16)
+_UNPROVIDED_SETS = (
+    _SET_BF16,
+    _SET_MLPERF,
+    _SET_MEMORY,
+    _SET_FFN,
+    _SET_PREPEND,
+    _SET_OTHER_TASK,
+    _SET_FP16,
+)
 
 
 def t2t_sets_not_provided() -> dict[str, str]:

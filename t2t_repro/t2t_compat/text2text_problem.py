@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 from t2t_repro import fileio
 from t2t_repro.data.text_files import DataError
@@ -251,7 +252,16 @@ class Text2TextProblem(Problem):
         # Without inputs (a language model) a prompt is encoded with the targets' encoder, as
         # T2T's decoding does (utils/decoding.py, decode_from_file: inputs_vocab_key).
         inputs = encoders["inputs"] if self.has_inputs else encoders["targets"]
-        return {"inputs": inputs, "targets": encoders["targets"]}
+        return {"inputs": inputs, "targets": self._label_names(encoders["targets"], data_dir)}
+
+    def _label_names(self, targets: Any, data_dir: str) -> Any:
+        """The targets' encoder; a label list's names for a multi-label usr_dir whose
+        ``feature_encoders`` gives a list of encoders (one ``ClassLabelEncoder`` of each class
+        name, as the public Jigsaw usr_dir does), which T2T's decoder cannot call ``decode``
+        on: ``ClassLabelEncoder(class_labels(data_dir))``, as ``Text2ClassProblem`` builds it."""
+        if isinstance(targets, (list, tuple)) and callable(getattr(self, "class_labels", None)):
+            return text_encoder.ClassLabelEncoder(self.class_labels(data_dir))
+        return targets
 
     def check_split_decodes(self) -> None:
         """A split's decodes read its text, not its records: refused in one line for a usr_dir

@@ -160,7 +160,7 @@ class ClassLabelEncoder(TextEncoder):
     a label's id is its index in ``class_labels`` (or the lines of ``class_labels_fname``), no
     reserved ids; ``decode`` of one id is that label's name."""
 
-    graph_kind = "T2T ClassLabelEncoder"
+    graph_kind = "labels"  # in the graph: the names, a constant (serving/labels.py)
 
     def __init__(
         self, class_labels: Sequence[str] | None = None, class_labels_fname: str | None = None

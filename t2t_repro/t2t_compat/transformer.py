@@ -11,6 +11,7 @@ a model registered from it is refused when used (``t2t_compat/registry.py``).
 
 from __future__ import annotations
 
+from t2t_repro.builtin.hparams import transformer_tpu as tpu_sets
 from t2t_repro.builtin.hparams import transformer_variants
 from t2t_repro.builtin.hparams.parsing import transformer_parsing_base, transformer_parsing_big
 from t2t_repro.builtin.hparams.transformer import (
@@ -36,6 +37,7 @@ from t2t_repro.builtin.hparams.transformer_relative import (
     transformer_relative_big,
     transformer_relative_tiny,
 )
+from t2t_repro.builtin.hparams.transformer_tpu import update_hparams_for_tpu
 from t2t_repro.t2t_compat import refusals
 
 __all__ = [
@@ -59,11 +61,15 @@ __all__ = [
     "transformer_tall_pretrain_lm",
     "transformer_test",
     "transformer_tiny",
+    "update_hparams_for_tpu",
 ]
 
 # T2T's one-knob and size variants (transformer_l2, transformer_big_dr1, ...).
 globals().update({name: getattr(transformer_variants, name) for name in transformer_variants.NAMES})
 __all__ += transformer_variants.NAMES
+# T2T's TPU sets (transformer_tpu, transformer_tiny_tpu, ...).
+globals().update({name: getattr(tpu_sets, name) for name in tpu_sets.NAMES})
+__all__ += tpu_sets.NAMES
 
 
 class Transformer:

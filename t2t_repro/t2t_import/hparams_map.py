@@ -22,7 +22,7 @@ from typing import Any
 from t2t_repro import registry, t2t_hparams
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import add_problem_hparams
-from t2t_repro.optimizers.names import check_optimizer_name
+from t2t_repro.optimizer_names import check_optimizer_name
 from t2t_repro.t2t_hparams import T2T_VALUES
 from t2t_repro.t2t_import.errors import T2TImportError
 
@@ -126,6 +126,7 @@ def map_hparams(
         problem_values["target_space_id"],
         has_input=problem_values.get("has_input"),
         class_label_target=problem_values.get("class_label_target"),
+        multi_label_target=problem_values.get("multi_label_target"),
     )
     problems = _unsupported(t2t_values, base, ignore)
     if problems:

@@ -23,8 +23,9 @@ import tensorflow as tf
 from t2t_repro import fileio, registry
 from t2t_repro.checkpoints.loading import checkpoint_reader
 from t2t_repro.checkpoints.training import TrainingCheckpoint
+from t2t_repro.learning_rate import t2t_steps_per_update
+from t2t_repro.optimizer_names import registry_key
 from t2t_repro.optimizers import make_optimizer
-from t2t_repro.optimizers.names import registry_key
 from t2t_repro.t2t_import.errors import T2TImportError
 from t2t_repro.t2t_import.hparams_map import ImportedHParams, map_hparams
 from t2t_repro.t2t_import.source import T2TTrainDir, read_t2t_dir
@@ -80,6 +81,17 @@ def _problem_values(
     return values
 
 
+def _multi_label(problem_name: str, data_dir: str) -> bool | None:
+    """True when the registered problem's target is T2T's MULTI_LABEL (its hparams read the
+    vocabulary in ``data_dir``); None when it cannot be asked (then CLASS_LABEL)."""
+    if not data_dir or problem_name not in registry.list_names(registry.PROBLEMS):
+        return None
+    problem = registry.problem(problem_name)
+    if not hasattr(problem, "problem_hparams"):
+        return None
+    return problem.problem_hparams(data_dir).get("multi_label_target")
+
+
 # T2T's optimizer slot variables (``<variable>/<optimizer name>[_k]``) and MultistepAdam's
 # non-slot step counter (``utils/multistep_optimizer.py``, ``iter``).
 T2T_SLOT = re.compile(r"/(Adam|AdamW|Adafactor|Momentum|Adagrad|RMSProp|Ftrl)(_\d+)?$")
@@ -129,7 +141,7 @@ def _write(
     output_dir: str,
     model,
     optimizer,
-    step: int,
+    steps_per_update: int,
     imported: ImportedHParams,
     flags: dict,
     vocab: str,
@@ -140,7 +152,10 @@ def _write(
     local_parent = None if fileio.is_url(parent) else parent  # gs://...: staged locally, copied
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(output_dir)}.importing-", dir=local_parent)
     try:
-        TrainingCheckpoint(tmp, model, optimizer).save(step)
+        checkpoint = TrainingCheckpoint(tmp, model, optimizer)
+        checkpoint.steps_per_update.assign(steps_per_update)
+        step = int(optimizer.iterations.numpy()) * steps_per_update  # T2T's step
+        checkpoint.save(step)
         with open(os.path.join(tmp, HPARAMS_FILE), "w", encoding="utf-8") as f:
             f.write(imported.hparams.to_json() + "\n")
         with open(os.path.join(tmp, FLAGS_FILE), "w", encoding="utf-8") as f:
@@ -199,6 +214,8 @@ def import_t2t_dir(
         problem_values["target_space_vocab_size"] = values.shapes[tse][0]
     if model_name == "transformer_encoder":  # T2T's text classifier: a class-label target
         problem_values["class_label_target"] = True
+        # MULTI_LABEL or CLASS_LABEL is the problem's (the checkpoint has the same variables).
+        problem_values["multi_label_target"] = _multi_label(problem, data_dir)
     elif not has_input(values.shapes, model_name):
         problem_values["has_input"] = False
     imported = map_hparams(
@@ -210,9 +227,12 @@ def import_t2t_dir(
     )
     step = int(reader.get_tensor("global_step")) if values.has("global_step") else 0
     key = registry_key(imported.hparams.optimizer)
-    pending = 0
-    if key == "multistep_adam":  # T2T's global_step counts micro-steps; ours, updates
-        step, pending = divmod(step, max(1, imported.hparams.optimizer_multistep_accumulate_steps))
+    # T2T's global_step counts batches; the optimizer here counts updates, and the checkpoint
+    # is named by T2T's step at the last whole update (training/loop/step_count.py).
+    steps_per_update = t2t_steps_per_update(
+        imported.hparams.optimizer, imported.hparams.optimizer_multistep_accumulate_steps
+    )
+    step, pending = divmod(step, steps_per_update)
     model = registry.model(model_name)(imported.hparams)
     model.build()
     try:
@@ -248,7 +268,9 @@ def import_t2t_dir(
         "t2t_checkpoint": os.path.basename(source.prefix),
         "output_dir": output_dir,
     }
-    checkpoint = _write(output_dir, model, optimizer, step, imported, flags, vocab, vocab_name)
+    checkpoint = _write(
+        output_dir, model, optimizer, steps_per_update, imported, flags, vocab, vocab_name
+    )
     if not with_optimizer and not adam_slots and not weights_only:
         log(
             f"note: T2T's {imported.hparams.optimizer} slots are not imported (only Adam's "
@@ -261,4 +283,4 @@ def import_t2t_dir(
             f"note: T2T had accumulated {pending} micro-step(s) of the next multistep_adam "
             "update; they are not carried over (resumed training starts that update afresh)."
         )
-    return ImportResult(checkpoint, step, imported, problem, with_optimizer)
+    return ImportResult(checkpoint, step * steps_per_update, imported, problem, with_optimizer)

@@ -15,8 +15,8 @@ from t2t_repro.text_encoding.reserved_tokens import NUM_RESERVED_TOKENS, RESERVE
 class ByteTextEncoder:
     """Text <-> UTF-8 bytes shifted by the reserved ids, exactly as T2T's."""
 
-    # The exporter has no in-graph byte encoder (serving/exporter.py reads this).
-    graph_kind = "byte (character)"
+    # The export encodes sources in its graph (graph_byte_encoder.py), and decodes no bytes.
+    graph_kind = "bytes"
 
     def __init__(self, num_reserved_ids: int = NUM_RESERVED_TOKENS) -> None:
         self._num_reserved_ids = num_reserved_ids

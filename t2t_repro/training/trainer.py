@@ -29,6 +29,7 @@ from t2t_repro import fileio, registry
 from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset
+from t2t_repro.learning_rate import t2t_steps_per_update
 from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training import warm_start
 from t2t_repro.training.cluster.agreement import Agreement
@@ -36,15 +37,16 @@ from t2t_repro.training.cluster.chief_work import ChiefWork
 from t2t_repro.training.cluster.devices import announce
 from t2t_repro.training.cluster.distribution import cluster, make_strategy
 from t2t_repro.training.cluster.exit_codes import resume_text
-from t2t_repro.training.cluster.resume_layout import resharded_seed, resume_layout
+from t2t_repro.training.cluster.resume_layout import lay_out_updates, resharded_seed
 from t2t_repro.training.cluster.startup_handshake import handshake, refuse_on_a_cluster, worker_seed
 from t2t_repro.training.cluster.watchdog import Watchdog
 from t2t_repro.training.config import READ_ONLY_SCHEDULES, TrainerConfig
-from t2t_repro.training.loop import schedules
+from t2t_repro.training.loop import schedules, step_count
 from t2t_repro.training.loop.early_stopping import make_early_stopping
 from t2t_repro.training.loop.eval_round import EvalRound
-from t2t_repro.training.loop.input_feed import WorkerPositions, positioned_feed
+from t2t_repro.training.loop.input_feed import positioned_feed
 from t2t_repro.training.loop.run_errors import corrupt_data_error, diverged_error
+from t2t_repro.training.loop.step_count import crossed
 from t2t_repro.training.loop.summaries import ConsoleLog, Summaries, window_scalars
 from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
 from t2t_repro.training.output_dir import write_record
@@ -103,7 +105,14 @@ class Trainer:
             self.augment = self.problem.train_augmentation(
                 cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)
             )
-        self.accumulate = max(1, hp.optimizer_multistep_accumulate_steps)
+        # Batches per update: optimizer_multistep_accumulate_steps under multistep_adam only,
+        # as in T2T (step_count.py); the step counts batches, as T2T's global step does.
+        self.steps_per_update = t2t_steps_per_update(
+            hp.optimizer, hp.optimizer_multistep_accumulate_steps
+        )
+        if cfg.schedule not in READ_ONLY_SCHEDULES:
+            step_count.check_train_steps(cfg.train_steps, self.steps_per_update)
+        self.accumulate = self.steps_per_update  # per replica; a reshard may raise it
         self.resharded = False  # resumed on another number of workers (--reshard_on_resume)
         announce(self.strategy, cfg.mixed_precision, cfg.xla)
         with self.strategy.scope():
@@ -156,13 +165,19 @@ class Trainer:
 
     # -- pieces ----------------------------------------------------------------------------
     @property
-    def step(self) -> int:
+    def updates(self) -> int:
         return int(self.optimizer.iterations.numpy())
+
+    @property
+    def step(self) -> int:
+        """T2T's global step: batches, ``steps_per_update`` per update (step_count.py)."""
+        return self.updates * self.steps_per_update
 
     def save(self) -> str:
         """Every worker calls it at the same step (the chief's copy is the one kept)."""
-        self.ckpt.batches_consumed.assign(self.step * self.accumulate)
+        self.ckpt.batches_consumed.assign(self.updates * self.accumulate)
         self.ckpt.micro_batches.assign(self.strategy.num_replicas_in_sync * self.accumulate)
+        self.ckpt.steps_per_update.assign(self.steps_per_update)
         if self.positions is not None:
             with self.watchdog.stage("gathering the input positions to save", waits_for_peers=True):
                 self.positions.gather()
@@ -216,7 +231,7 @@ class Trainer:
         self.data_seed = handshake(self)
         self.chief_work.prepare()
         if self.resharded:
-            self.data_seed = resharded_seed(self.data_seed, self.step)
+            self.data_seed = resharded_seed(self.data_seed, self.updates)
         self.chief_work("start-up: writing the run record", self._write_record)
         with self.watchdog.stage("start-up: opening the event files"):
             self.summaries = Summaries(self.cfg.output_dir, write=self.cluster.is_chief)
@@ -236,7 +251,8 @@ class Trainer:
         ):
             restored = self.ckpt.restore_latest(found=self.watchdog.refresh)
             if restored and self.cfg.schedule not in READ_ONLY_SCHEDULES:
-                self._lay_out_updates(restored)
+                step_count.announce_restored_meaning(self, restored)
+                lay_out_updates(self, restored)
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
             if self.early_stopping is not None:
@@ -257,26 +273,6 @@ class Trainer:
             self.flags = dict(self.flags, warm_start_from=source)
         self._start_writing()
         return restored
-
-    def _lay_out_updates(self, restored: str) -> None:
-        """The restored checkpoint's global batch on this run's replicas; another number of
-        workers is refused unless --reshard_on_resume (``resume_layout.py``)."""
-        shape = self.ckpt.saved_shape(WorkerPositions.KEY)
-        saved_workers = shape[0] if shape else 1
-        layout = resume_layout(
-            restored,
-            saved_workers,
-            int(self.ckpt.micro_batches.numpy()),
-            self.cluster.workers,
-            self.strategy.num_replicas_in_sync,
-            self.accumulate,
-            self.cfg.reshard_on_resume,
-        )
-        self.accumulate, self.resharded = layout.accumulate, layout.reshard
-        if layout.reshard:
-            self.ckpt.leave_unrestored()
-        if layout.note:
-            print(layout.note, flush=True)
 
     def run(self) -> dict:
         restored = self.start()
@@ -360,6 +356,7 @@ class Trainer:
         window, results, stopping, traced, early = Counter(), {}, False, False, False
         while self.step < cfg.train_steps and not stopping and not early:
             n = self._steps_to_next_event(eval_every or poll_every, save_every)
+            previous = self.step
             stats = self._run_loop(loop, iterator, n)
             window.update(stats)
             if traced:  # The first call traced the loop: its time says nothing about speed.
@@ -380,22 +377,22 @@ class Trainer:
                 stop.signal = "the --max_train_seconds limit"
             elif decided["signal"] and stop.signal is None:
                 stop.signal = "a stop signal on another worker"
-            if step % cfg.log_step_count_steps == 0 or step >= cfg.train_steps:
+            if crossed(previous, step, cfg.log_step_count_steps) or step >= cfg.train_steps:
                 self._log_window(window, console)
                 window = Counter()
             if stopping:
                 break
-            saves = decided["save_due"] or (save_every and step % save_every == 0)
+            saves = decided["save_due"] or crossed(previous, step, save_every)
             if saves:
                 print(self._saved(self.save()), flush=True)
                 last_save = time.time()
-            if schedules.eval_due(cfg, step, bool(saves), decided["throttle_passed"]):
+            if schedules.eval_due(cfg, previous, step, bool(saves), decided["throttle_passed"]):
                 if not saves:
                     self.save()
                 results, last_eval = self.evals.round(), time.time()
                 if self.early_stopping is not None:  # agreed: a dev decode metric is the chief's
                     early = agree(stop=self.early_stopping.update(step, results))["stop"]
-            elif poll_every and step % poll_every == 0:
+            elif crossed(previous, step, poll_every):
                 early = agree(stop=self.early_stopping.poll(cfg.output_dir))["stop"]
         path = self.ckpt.latest if self.ckpt.latest == self._expected_path() else self.save()
         if stopping:
@@ -416,9 +413,14 @@ class Trainer:
 
     def _steps_to_next_event(self, eval_every: int, save_every: int) -> int:
         """Updates in the next loop call: up to the next log line, save, eval or the end."""
-        cfg, step = self.cfg, self.step
-        every = [cfg.log_step_count_steps] + [e for e in (eval_every, save_every) if e]
-        return min(cfg.steps_per_loop, cfg.train_steps - step, *(e - step % e for e in every))
+        cfg = self.cfg
+        return step_count.updates_to_next_event(
+            self.step,
+            self.steps_per_update,
+            cfg.train_steps,
+            cfg.steps_per_loop,
+            (cfg.log_step_count_steps, eval_every, save_every),
+        )
 
     def _run_loop(self, loop, iterator, n: int) -> dict:
         """One loop call of ``n`` updates: its metrics and seconds (a NaN loss raises)."""
@@ -432,7 +434,8 @@ class Trainer:
                 self.problem, self.cfg.data_dir, "train", self.ckpt.latest
             ) from None
         stats = self.metrics.read()
-        if stats["first_nonfinite"] >= 0:
+        if stats["first_nonfinite"] >= 0:  # the update's T2T step
+            stats["first_nonfinite"] = int(stats["first_nonfinite"]) * self.steps_per_update
             raise diverged_error(stats, self.ckpt.latest)
         return {name: stats[name] for name in self.metrics.names} | {"seconds": time.time() - start}
 

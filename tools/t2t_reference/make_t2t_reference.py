@@ -16,7 +16,8 @@ few English sentences encoded with ``vocab.translate_ende_wmt8k.8192.subwords``:
 * a tiny language model (no inputs) made by T2T and its outputs, decodes from prompts included
   (``lm_reference.py``; ``--only=lm`` makes only these);
 * a tiny text classifier (``transformer_encoder``, a class label) made by T2T and its logits
-  and labels (``classifier_reference.py``; ``--only=classifier`` makes only these).
+  and labels (``classifier_reference.py``; ``--only=classifier`` makes only these), and the
+  same with a MULTI_LABEL target (``--only=multilabel``).
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (see README.md
 here). Usage::
@@ -56,11 +57,12 @@ def parse_args():
     parser.add_argument("--out", required=True, help="output folder for the .npz/.json")
     parser.add_argument(
         "--only",
-        choices=("all", "relative", "lm", "classifier"),
+        choices=("all", "relative", "lm", "classifier", "multilabel"),
         default="all",
         help="relative: only the relative-attention train dir and its outputs "
         "(relative_reference.py); lm: only the language model's (lm_reference.py); "
-        "classifier: only the text classifier's (classifier_reference.py)",
+        "classifier: only the text classifier's (classifier_reference.py); multilabel: only "
+        "the multi-label classifier's (the same module)",
     )
     args = parser.parse_args()
     if args.only == "all" and not (args.t2t_dir and args.vocab):
@@ -90,15 +92,17 @@ def lm_reference(out_dir):
     return write(out_dir, lm_problem_hparams(hparam, modalities))
 
 
-def classifier_reference(out_dir):
-    """The companion module's text-classifier train dir and T2T outputs (a class label)."""
+def classifier_reference(out_dir, multi_label=False):
+    """The companion module's text-classifier train dir and T2T outputs (a class label, or a
+    MULTI_LABEL target's label lists)."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     from tensor2tensor.layers import modalities
     from tensor2tensor.utils import hparam
 
     from tools.t2t_reference.classifier_reference import classifier_problem_hparams, write
 
-    return write(out_dir, classifier_problem_hparams(hparam, modalities))
+    problem_hparams = classifier_problem_hparams(hparam, modalities, multi_label)
+    return write(out_dir, problem_hparams, multi_label)
 
 
 def padded(rows):
@@ -302,6 +306,9 @@ def main():
     if args.only == "classifier":
         print("classifier train dir:", classifier_reference(args.out))
         return
+    if args.only == "multilabel":
+        print("multi-label train dir:", classifier_reference(args.out, multi_label=True))
+        return
     import tensor2tensor
     from tensor2tensor.data_generators import text_encoder
     from tensor2tensor.layers import modalities
@@ -415,6 +422,7 @@ def main():
     print("relative train dir:", relative_reference(args.out))
     print("language-model train dir:", lm_reference(args.out))
     print("classifier train dir:", classifier_reference(args.out))
+    print("multi-label train dir:", classifier_reference(args.out, multi_label=True))
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 # the example usr_dir's script, beside this one: the same seed and the same record-order check
 from make_t2t_usr_dir_reference import SEED, sorted_records
@@ -37,6 +38,8 @@ PROBLEMS = {
     "two_token_vocabs_usr": "words_en_to_de",
     "lm_self_usr": "char_lines_lm",
     "class_label_usr": "line_sentiment",
+    "multi_label_usr": "toxic_lines",
+    "paper_chunks_usr": "paper_chunks_lm",
 }
 CWD_RELATIVE = {"sparse_shards_usr"}  # reads verses/lines.txt from the working directory
 
@@ -94,6 +97,51 @@ def write_corpora(tmp: str) -> None:
     for tag, n in (("train", 10), ("dev", 3)):
         rows = [f"{rng.randint(0, 1)}\t{word_pair(rng)[0]}" for _ in range(n)]
         write_lines(os.path.join(tmp, "class_label_usr", f"{tag}.tsv"), rows)
+    # paper_chunks_usr: one LaTeX-like text (non-ASCII too), cut into 48-character chunks:
+    # 100 train shards and 1 dev shard get 120 chunks (so the dev shard gets one).
+    paragraphs = []
+    while sum(map(len, paragraphs)) < 120 * 48 - 60:
+        sentence = word_pair(rng)[rng.randint(0, 1)]
+        paragraphs.append(f"\\section{{Résumé {len(paragraphs)}}}\n{sentence} — $\\alpha$.\n")
+    os.makedirs(os.path.join(tmp, "paper_chunks_usr"))
+    with open(os.path.join(tmp, "paper_chunks_usr", "paper_text.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(paragraphs))
+    write_toxic_zip(os.path.join(tmp, "multi_label_usr", "toxic.zip"), random.Random(59))
+
+
+def kaggle_csv(header: list[str], rows: list[list[str]]) -> bytes:
+    """Kaggle's CSV: quoted header and text fields, bare 0/1 flags, "" for a quote."""
+    quote = lambda v: '"' + v.replace('"', '""') + '"'  # noqa: E731
+    lines = [",".join(quote(h) for h in header)]
+    lines += [",".join([quote(r[0]), quote(r[1]), *r[2:]]) for r in rows]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def write_toxic_zip(path: str, rng: random.Random) -> None:
+    """multi_label_usr: the toxic-comment competition's three CSVs in one zip (fixed dates, so
+    the same bytes every run): 12 train comments, 4 test comments and their labels."""
+    flags = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"]
+
+    def comments(n: int) -> list[list[str]]:
+        rows = []
+        for _ in range(n):
+            text = word_pair(rng)[0] + rng.choice(["", " !", ' "really"', "\nsecond line"])
+            bits = [str(int(rng.random() < 0.3)) for _ in flags]
+            rows.append([f"{rng.getrandbits(64):016x}", text, *bits])
+        return rows
+
+    train, test = comments(12), comments(4)
+    files = {
+        "train.csv": kaggle_csv(["id", "comment_text", *flags], train),
+        "test.csv": kaggle_csv(["id", "comment_text"], [r[:2] for r in test]),
+        "test_labels.csv": (
+            "\n".join([",".join(["id", *flags])] + [",".join([r[0], *r[2:]]) for r in test]) + "\n"
+        ).encode(),
+    }
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(zipfile.ZipInfo(name, date_time=(2018, 1, 1, 0, 0, 0)), data)
 
 
 def main() -> None:
@@ -134,7 +182,10 @@ def main() -> None:
         problem.generate_data(data_dir, scratch, None)
         os.chdir(home)
         encoders = problem.feature_encoders(data_dir)
-        vocab_sizes[problem_name] = {k: e.vocab_size for k, e in encoders.items()}  # LM: targets
+        vocab_sizes[problem_name] = {  # LM: targets; multi_label_usr: a list of encoders
+            k: [x.vocab_size for x in e] if isinstance(e, list) else e.vocab_size
+            for k, e in encoders.items()
+        }
         shutil.rmtree(os.path.join(data_out, name), ignore_errors=True)
         shutil.copytree(data_dir, os.path.join(data_out, name))
         for f in sorted(os.listdir(data_dir)):

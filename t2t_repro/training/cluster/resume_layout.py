@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from t2t_repro.checkpoints.errors import CheckpointError
+from t2t_repro.training.loop.input_feed import WorkerPositions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,3 +107,23 @@ def resharded_seed(data_seed: int | None, step: int) -> int | None:
     and the restored step, so the order does not start the epoch over (None stays None:
     an unseeded run shuffles afresh anyway)."""
     return None if data_seed is None else (data_seed * 1_000_003 + step + 1) % 2**31
+
+
+def lay_out_updates(trainer, restored: str) -> None:
+    """The restored checkpoint's global batch on the trainer's replicas (``resume_layout``):
+    sets its ``accumulate`` and ``resharded``, and prints what changed."""
+    shape = trainer.ckpt.saved_shape(WorkerPositions.KEY)
+    layout = resume_layout(
+        restored,
+        shape[0] if shape else 1,
+        int(trainer.ckpt.micro_batches.numpy()),
+        trainer.cluster.workers,
+        trainer.strategy.num_replicas_in_sync,
+        trainer.accumulate,
+        trainer.cfg.reshard_on_resume,
+    )
+    trainer.accumulate, trainer.resharded = layout.accumulate, layout.reshard
+    if layout.reshard:
+        trainer.ckpt.leave_unrestored()
+    if layout.note:
+        print(layout.note, flush=True)

@@ -9,7 +9,9 @@ A problem that lists them (``Problem.teacher_forced_metrics``) also gets T2T's
 ``accuracy_top5`` and its ROUGE-2 F and ROUGE-L F of the argmax ids (``metrics/rouge.py``),
 averaged as T2T's ``tf.metrics.mean`` averages them: top-5 over tokens, ROUGE over batches
 (each batch's mean over its rows, padding included, weight 1). On several replicas each
-replica's batch counts as one batch.
+replica's batch counts as one batch. A multi-label model's (``model.multi_label``) loss is T2T's
+``multi_label_loss`` and its metrics are T2T's on its zero-padded logits
+(``metrics/multi_label.py``), with ``accuracy_multilabel_match3`` when the problem lists it.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro.losses import token_losses
-from t2t_repro.metrics import rouge
+from t2t_repro.losses import multi_label_loss, token_losses
+from t2t_repro.metrics import multi_label, rouge
 from t2t_repro.metrics.eval_metrics import ACCURACY_TOP5, ROUGE, ROUGE_2_F, ROUGE_L_F
 
 SUM = tf.distribute.ReduceOp.SUM
@@ -28,9 +30,16 @@ _KEYS = ("xent", "tokens", "correct", "sequences", "correct_sequences")
 _ROUGE_FNS = {ROUGE_2_F: rouge.rouge_2_fscore, ROUGE_L_F: rouge.rouge_l_fscore}
 
 
-def _on_request(logits, targets, weights, metrics: tuple) -> dict:
-    """The sums of the metrics a problem asked for (``eval_metrics.ON_REQUEST``)."""
+def _on_request(logits, targets, weights, metrics: tuple, unpadded=None) -> dict:
+    """The sums of the metrics a problem asked for (``eval_metrics.ON_REQUEST``); ``unpadded``:
+    a multi-label model's logits [B, 1, C] before ``pad_with_zeros``, which T2T's ROUGE and
+    ``multilabel_accuracy_matchk`` read (``metrics/multi_label.py``)."""
     sums = {}
+    argmax_logits = logits if unpadded is None else unpadded
+    if multi_label.ACC_MULTILABEL_MATCH3 in metrics:
+        scores = multi_label.accuracy_matchk(argmax_logits, targets, 3)
+        sums["match3"] = tf.reduce_sum(scores)
+        sums["match3_examples"] = tf.cast(tf.shape(scores)[0], tf.float32)
     if ACCURACY_TOP5 in metrics:  # T2T's padded_accuracy_topk: top_k's indices, k <= vocab
         k = tf.minimum(5, tf.shape(logits)[-1])
         top = tf.math.top_k(logits, k=k).indices
@@ -38,7 +47,7 @@ def _on_request(logits, targets, weights, metrics: tuple) -> dict:
         sums["correct_top5"] = tf.reduce_sum(hits * weights)
     asked = [m for m in ROUGE if m in metrics]
     if asked:  # T2T's py_func of the argmax ids against the padded targets
-        outputs = tf.argmax(logits, -1, output_type=tf.int32)
+        outputs = tf.argmax(argmax_logits, -1, output_type=tf.int32)
         scores = tf.numpy_function(
             lambda o, t: [_ROUGE_FNS[m](o, t) for m in asked],
             [outputs, targets],
@@ -54,9 +63,18 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model, metrics: tuple = ()):
     """The eval step: per-batch sums, reduced over replicas. ``metrics``: the problem's
     ``teacher_forced_metrics`` (``eval_metrics.ON_REQUEST``) to compute as well."""
 
+    multi = getattr(model, "multi_label", False)
+
     def replica_eval(batch):
         targets = batch["targets"]
         logits = model(batch, training=False)
+        extra = {}
+        unpadded = None
+        if multi:  # T2T's multi_label_loss, and its metrics on zero-padded logits
+            loss_sum, examples = multi_label_loss(logits, targets, 0.0)
+            extra = {"example_loss": loss_sum, "loss_examples": examples}
+            unpadded = logits
+            logits, targets = multi_label.pad_with_zeros(logits, targets)
         weights = model.target_weights(targets)  # T2T's weights_fn of the target modality
         xent = token_losses(logits, targets, 0.0)
         right = (
@@ -65,13 +83,16 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model, metrics: tuple = ()):
         )
         wrong_per_seq = tf.reduce_sum(weights - right, axis=1)
         is_real = tf.cast(tf.reduce_sum(weights, axis=1) > 0, tf.float32)
+        if multi:  # padded_sequence_accuracy weighs every example 1, label-less ones too
+            is_real = tf.ones_like(is_real)
         return {
             "xent": tf.reduce_sum(xent * weights),
             "tokens": tf.reduce_sum(weights),
             "correct": tf.reduce_sum(right),
             "sequences": tf.reduce_sum(is_real),
             "correct_sequences": tf.reduce_sum(tf.cast(wrong_per_seq == 0, tf.float32) * is_real),
-            **_on_request(logits, targets, weights, metrics),
+            **_on_request(logits, targets, weights, metrics, unpadded),
+            **extra,
         }
 
     # Buckets give many batch shapes: trace once with unknown dims instead of once per shape.
@@ -102,8 +123,14 @@ def evaluate(eval_step, dataset, max_steps: int = 0, loss_multiplier: float = 1.
             else:
                 totals[k] = totals.get(k, 0.0) + float(v)
     tokens = max(totals["tokens"], 1.0)
-    loss = totals["xent"] / tokens
+    loss = token_loss = totals["xent"] / tokens
     extra = {}
+    if "loss_examples" in totals:  # multi-label: T2T's loss is a mean over the examples
+        loss = totals["example_loss"] / max(totals["loss_examples"], 1.0)
+    if "match3" in totals:
+        extra[multi_label.ACC_MULTILABEL_MATCH3] = totals["match3"] / max(
+            totals["match3_examples"], 1.0
+        )
     if "correct_top5" in totals:
         extra[ACCURACY_TOP5] = totals["correct_top5"] / tokens
     for name in ROUGE:
@@ -111,8 +138,8 @@ def evaluate(eval_step, dataset, max_steps: int = 0, loss_multiplier: float = 1.
             extra[name] = float(totals[name] / np.float32(max(totals["rouge_batches"], 1.0)))
     return {
         "loss": loss * loss_multiplier if loss_multiplier != 1.0 else loss,
-        "neg_log_perplexity": -loss,
-        "perplexity": math.exp(min(loss, 50.0)),
+        "neg_log_perplexity": -token_loss,
+        "perplexity": math.exp(min(token_loss, 50.0)),
         "accuracy": totals["correct"] / tokens,
         "accuracy_per_sequence": totals["correct_sequences"] / max(totals["sequences"], 1.0),
         **extra,

@@ -36,14 +36,17 @@ def eval_every(cfg: TrainerConfig) -> int:
     return cfg.local_eval_frequency if cfg.schedule in EVERY_N_STEPS else 0
 
 
-def eval_due(cfg: TrainerConfig, step: int, saved: bool, throttle_passed: bool) -> bool:
-    """Whether to evaluate after ``step``. continuous_train_and_eval is Estimator's
-    train_and_evaluate: after a checkpoint is saved, once ``--eval_throttle_seconds`` passed
-    since the last eval (``throttle_passed``, which the workers agree on; true before the
-    first eval)."""
+def eval_due(
+    cfg: TrainerConfig, previous: int, step: int, saved: bool, throttle_passed: bool
+) -> bool:
+    """Whether to evaluate after the loop call from ``previous`` to ``step`` (a multiple of
+    --local_eval_frequency in between: ``step_count.crossed``). continuous_train_and_eval is
+    Estimator's train_and_evaluate: after a checkpoint is saved, once
+    ``--eval_throttle_seconds`` passed since the last eval (``throttle_passed``, which the
+    workers agree on; true before the first eval)."""
     every = eval_every(cfg)
     if every:
-        return step % every == 0
+        return step // every > previous // every
     return cfg.schedule == "continuous_train_and_eval" and saved and throttle_passed
 
 

@@ -18,7 +18,11 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from t2t_repro.losses import padded_cross_entropy, padded_cross_entropy_of_hidden
+from t2t_repro.losses import (
+    multi_label_loss,
+    padded_cross_entropy,
+    padded_cross_entropy_of_hidden,
+)
 from t2t_repro.optimizers.regularization import (
     add_weight_noise,
     micro_step_gradients,
@@ -91,6 +95,8 @@ def batch_loss_sums(model: keras.Model, batch: dict, label_smoothing: float):
     (``losses.padded_cross_entropy_of_hidden``; the same loss, to float32 rounding, as
     ``padded_cross_entropy(model(batch, training=True), ...)``)."""
     hidden = model.decoder_output(batch, training=True)
+    if getattr(model, "multi_label", False):  # T2T's multi_label_loss: a mean per example
+        return multi_label_loss(model.output_logits(hidden), batch["targets"], label_smoothing)
     if not getattr(model, "pads_targets", True):  # a class label: every target counts
         targets = batch["targets"]
         return padded_cross_entropy(

@@ -1,0 +1,1 @@
+from .toxic_problem import ToxicLines  # noqa: F401
