@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.hparams_lib.build import create_hparams
 from tests.tools import TINY_MODEL
+
+
+def shared_toy_data() -> Path:
+    """translate_toy's generated data (``t2t-datagen``'s output), made once for the whole test
+    run (``tests/shared_build.py``): for the tests that only read it (training runs)."""
+    from tests.shared_build import build_once
+
+    def build(path: Path) -> None:
+        registry.problem("translate_toy").generate_data(
+            str(path / "data"), str(path / "tmp"), progress=False
+        )
+
+    return build_once("translate_toy_data", build) / "data"
 
 
 def build_model(

@@ -1,7 +1,8 @@
 """Run as a subprocess: three updates under MultiWorkerMirroredStrategy (from TF_CONFIG, as the
 trainer builds it) where worker i feeds half i of the global batch, or (``single``) the same
-global batch on one device; an optional third argument adds hparams overrides (another
-optimizer). Saves the weights to the .npz given and prints the loss as JSON."""
+global batch on one device; once per hparams overrides argument given (another optimizer; ""
+for none), in one process and one cluster. Saves run i's weights to ``<out_prefix>-<i>.npz``
+and prints the losses as JSON."""
 
 import json
 import sys
@@ -13,7 +14,9 @@ from t2t_repro.training.cluster.distribution import cluster, make_strategy
 from tests.distributed_check import dataset, full, halves, run
 
 
-def main(mode: str, out_path: str, overrides: str = "") -> None:
+def main(mode: str, out_prefix: str, *overrides: str) -> None:
+    # As tests/distributed_check.py: grappler's rewrites keep the results, at a cost.
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
     if mode == "single":
         strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
 
@@ -32,10 +35,13 @@ def main(mode: str, out_path: str, overrides: str = "") -> None:
                 )
             )
 
-    loss, weights = run(strategy, batches, 1, steps=3, overrides=overrides)
-    np.savez(out_path, *weights)
-    print(json.dumps({"loss": loss}))
+    losses = []
+    for index, extra in enumerate(overrides or ("",)):
+        loss, weights = run(strategy, batches, 1, steps=3, overrides=extra)
+        np.savez(f"{out_prefix}-{index}.npz", *weights)
+        losses.append(loss)
+    print(json.dumps({"losses": losses}))
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:])

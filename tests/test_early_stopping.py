@@ -13,6 +13,7 @@ from t2t_repro.training.loop.early_stopping import (
     has_plateaued,
     rounds_since_best,
 )
+from tests.model_utils import shared_toy_data
 from tests.tools import TINY_TRAINING
 
 TINY = TINY_TRAINING
@@ -225,20 +226,17 @@ def test_train_and_evaluate_stops_by_validation_monitor_says_why_and_resumes_afr
     run stops at the first evaluation 5 steps after it (step 10, evaluations at 5, 10);
     resumed, the monitor starts afresh (its best lives in memory): evaluations at 15, 20, stop
     at 20, where the hook's rule with the earlier evaluations would have stopped at 15."""
-    from t2t_repro import registry
     from t2t_repro.training.config import TrainerConfig
     from t2t_repro.training.trainer import Trainer
 
-    registry.problem("translate_toy").generate_data(
-        str(tmp_path / "data"), str(tmp_path / "tmp"), progress=False
-    )
+    data = shared_toy_data()
     out = tmp_path / "train"
 
     def run(**flags):
         cfg = TrainerConfig(
             problem="translate_toy",
             hparams_set="transformer_quickstart",
-            data_dir=str(tmp_path / "data"),
+            data_dir=str(data),
             output_dir=str(out),
             hparams=f"{TINY},learning_rate=0.0,learning_rate_constant=0.0",
             train_steps=100,
@@ -277,14 +275,11 @@ def test_train_schedule_stops_on_the_eval_events_of_a_continuous_eval_job(tmp_pa
     separate --schedule=continuous_eval job writes to output_dir/eval (written here with the
     trainer's own event writer, as that job writes them; T2T's EarlyStoppingHook): it stops
     once they show no improvement, and trains on while they improve."""
-    from t2t_repro import registry
     from t2t_repro.training.config import TrainerConfig
     from t2t_repro.training.loop.summaries import Summaries
     from t2t_repro.training.trainer import Trainer
 
-    registry.problem("translate_toy").generate_data(
-        str(tmp_path / "data"), str(tmp_path / "tmp"), progress=False
-    )
+    data = shared_toy_data()
 
     def run(name, losses):
         out = tmp_path / name
@@ -294,7 +289,7 @@ def test_train_schedule_stops_on_the_eval_events_of_a_continuous_eval_job(tmp_pa
         cfg = TrainerConfig(
             problem="translate_toy",
             hparams_set="transformer_quickstart",
-            data_dir=str(tmp_path / "data"),
+            data_dir=str(data),
             output_dir=str(out),
             hparams=TINY,
             schedule="train",

@@ -9,24 +9,18 @@ themselves are checked against T2T in ``test_t2t_optimizers.py``.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-
 import pytest
 
 from t2t_repro import registry
-from tests.tools import PYTHON, ROOT, TINY_TRAINING
+from tests.tools import TINY_TRAINING
 from tests.usr_dir_registry import restored_registry
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("toy")
-    registry.problem("translate_toy").generate_data(
-        str(root / "data"), str(root / "tmp"), progress=False
-    )
-    return root / "data"
+def data_dir():
+    from tests.model_utils import shared_toy_data
+
+    return shared_toy_data()
 
 
 @pytest.fixture(autouse=True)
@@ -135,17 +129,11 @@ def test_usr_dir_adafactor_set_trains_resumes_and_decodes(data_dir, tmp_path, re
 def test_adafactor_and_multistep_adam_under_mirrored_strategy():
     """2 mirrored logical CPUs (also loss-scaled) give the one-device update, with T2T's
     weight decay and clipping: Adafactor's factored slots, and multistep_adam's micro-steps
-    each reduced across the replicas on its own."""
-    out = subprocess.run(
-        [*PYTHON, "-m", "tests.optimizer_distributed_check"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"),
-        timeout=600,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    ratios = json.loads(out.stdout.strip().splitlines()[-1])
+    each reduced across the replicas on its own (tests/distributed_check.py,
+    optimizer_ratios)."""
+    from tests.distributed_check import results
+
+    ratios = results()["optimizer_ratios"]  # a run shared with test_trainer's mirrored test
     assert set(ratios) == {"Adafactor", "multistep_adam"}
     for name, (mirrored, loss_scaled) in ratios.items():  # as test_trainer's mirrored check
         assert mirrored < 1e-3 and loss_scaled < 1e-3, (name, mirrored, loss_scaled)

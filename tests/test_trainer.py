@@ -27,14 +27,10 @@ ENV = dict(os.environ, PYTHONUNBUFFERED="1")  # the suite's TF_CPP_MIN_LOG_LEVEL
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    from t2t_repro import registry
+def data_dir():
+    from tests.model_utils import shared_toy_data
 
-    root = tmp_path_factory.mktemp("toy")
-    registry.problem("translate_toy").generate_data(
-        str(root / "data"), str(root / "tmp"), progress=False
-    )
-    return root / "data"
+    return shared_toy_data()
 
 
 def trainer_cmd(data_dir, output_dir, *extra):
@@ -125,17 +121,11 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
 
 @pytest.mark.slow
 def test_mirrored_and_accumulated_updates_equal_single_device():
-    """Also: one all-reduce per update; each replica its own dropout masks (#27)."""
-    out = subprocess.run(
-        [*PYTHON, "-m", "tests.distributed_check"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=600,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    """Also: one all-reduce per update; each replica its own dropout masks (#27). (The check's
+    run serves test_optimizers_training's mirrored test too.)"""
+    from tests.distributed_check import results
+
+    r = results()
     assert r["loss_mirrored"] == pytest.approx(r["loss_1"], rel=1e-5)
     assert r["loss_accumulated"] == pytest.approx(r["loss_1"], rel=1e-5)
     # The update itself is ~1e-5; the differences must be far below it.
@@ -290,13 +280,16 @@ def test_sigterm_saves_and_exits_cleanly(data_dir, tmp_path):
     assert glob.glob(str(tmp_path / "term" / "ckpt-*.index"))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "overrides",
-    # Adam; T2T's Adafactor with its weight and gradient noise (t2t_repro/optimizers/)
-    ["", ",optimizer=Adafactor,weight_decay=0.01,weight_noise=1.0,grad_noise_scale=0.001"],
-)
-def test_multi_worker_update_over_loopback_equals_single_device(tmp_path, overrides):
+# Adam; T2T's Adafactor with its weight and gradient noise (t2t_repro/optimizers/)
+LOOPBACK_OVERRIDES = [
+    "",
+    ",optimizer=Adafactor,weight_decay=0.01,weight_noise=1.0,grad_noise_scale=0.001",
+]
+
+
+def _loopback_cluster(path):
+    """Two workers over loopback and a one-device run, each running every override set of
+    LOOPBACK_OVERRIDES in turn (one cluster for both cases: its start-up and processes once)."""
     workers = [f"localhost:{p}" for p in free_ports(2)]
     procs = []
     for index in range(2):
@@ -308,14 +301,8 @@ def test_multi_worker_update_over_loopback_equals_single_device(tmp_path, overri
         )
         procs.append(
             subprocess.Popen(
-                [
-                    *PYTHON,
-                    "-m",
-                    "tests.multiworker_check",
-                    "worker",
-                    str(tmp_path / f"w{index}.npz"),
-                    overrides,
-                ],
+                [*PYTHON, "-m", "tests.multiworker_check", "worker", str(path / f"w{index}")]
+                + LOOPBACK_OVERRIDES,
                 cwd=ROOT,
                 env=env,
                 text=True,
@@ -324,31 +311,36 @@ def test_multi_worker_update_over_loopback_equals_single_device(tmp_path, overri
             )
         )
     single = subprocess.run(
-        [
-            *PYTHON,
-            "-m",
-            "tests.multiworker_check",
-            "single",
-            str(tmp_path / "single.npz"),
-            overrides,
-        ],
+        [*PYTHON, "-m", "tests.multiworker_check", "single", str(path / "single")]
+        + LOOPBACK_OVERRIDES,
         cwd=ROOT,
         env=ENV,
         text=True,
         capture_output=True,
-        timeout=600,
+        timeout=1200,
     )
-    assert single.returncode == 0, single.stderr[-3000:]
-    outputs = [p.communicate(timeout=600) for p in procs]
-    for p, (_, err) in zip(procs, outputs, strict=True):
-        assert p.returncode == 0, err[-3000:]
-    losses = [json.loads(out.strip().splitlines()[-1])["loss"] for out, _ in outputs]
-    assert losses[0] == losses[1]  # Both workers hold the all-reduced sums (of 3 steps).
-    assert losses[0] == pytest.approx(
-        json.loads(single.stdout.strip().splitlines()[-1])["loss"], rel=1e-5
-    )
-    load = lambda name: list(np.load(tmp_path / name).values())  # noqa: E731
-    w0, w1, ws = load("w0.npz"), load("w1.npz"), load("single.npz")
+    outputs = [p.communicate(timeout=1200) for p in procs]
+    errors = [err[-3000:] for p, (_, err) in zip(procs, outputs, strict=True) if p.returncode]
+    if single.returncode or errors:
+        raise RuntimeError(f"tests.multiworker_check failed:\n{single.stderr[-3000:]}{errors}")
+    losses = {
+        name: json.loads(out.strip().splitlines()[-1])["losses"]
+        for name, out in [("w0", outputs[0][0]), ("w1", outputs[1][0]), ("single", single.stdout)]
+    }
+    (path / "losses.json").write_text(json.dumps(losses))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", range(len(LOOPBACK_OVERRIDES)), ids=LOOPBACK_OVERRIDES)
+def test_multi_worker_update_over_loopback_equals_single_device(case):
+    from tests.shared_build import build_once
+
+    path = build_once("multiworker_loopback", _loopback_cluster)
+    losses = json.loads((path / "losses.json").read_text())
+    assert losses["w0"][case] == losses["w1"][case]  # Both hold the all-reduced sums (3 steps).
+    assert losses["w0"][case] == pytest.approx(losses["single"][case], rel=1e-5)
+    load = lambda name: list(np.load(path / f"{name}-{case}.npz").values())  # noqa: E731
+    w0, w1, ws = load("w0"), load("w1"), load("single")
     from tests.distributed_check import diff, initial_weights
 
     assert diff(w0, w1) == 0.0

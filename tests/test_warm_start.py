@@ -9,6 +9,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.checkpoints.errors import CheckpointError
+from tests.model_utils import shared_toy_data
 from tests.t2t_fixtures import POSTNORM_DIR
 from tests.tools import TINY_TRAINING
 
@@ -37,15 +38,12 @@ def config(data_dir, output_dir, **overrides):
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
-    """translate_toy data and a 20-step source run (checkpoints at steps 10 and 20)."""
+    """translate_toy data (shared) and a 20-step source run (checkpoints at steps 10 and 20)."""
     from t2t_repro.training.trainer import Trainer
 
-    root = tmp_path_factory.mktemp("warm")
-    registry.problem("translate_toy").generate_data(
-        str(root / "data"), str(root / "tmp"), progress=False
-    )
-    Trainer(config(root / "data", root / "src", schedule="train")).run()
-    return root / "data", root / "src"
+    root, data = tmp_path_factory.mktemp("warm"), shared_toy_data()
+    Trainer(config(data, root / "src", schedule="train")).run()
+    return data, root / "src"
 
 
 def model_weights(model):
