@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 import tensorflow_text as tf_text
+from tensorflow_text.python.ops.regex_split_ops import gen_regex_split_ops
 
 from t2t_repro.atomic_write import write_text_atomically
 
@@ -45,6 +46,15 @@ def write_plain_vocab(subtokens: list[str], path: str) -> None:
             "export needs each subtoken once"
         )
     write_text_atomically(path, "".join(s + "\n" for s in subtokens), newline="\n")
+
+
+def regex_split(strings: tf.Tensor, pattern: str) -> tf.RaggedTensor:
+    """``tf_text.regex_split(strings, pattern, pattern)`` for strings [N]: the same op, without
+    the wrapper's checks of the op's own row splits (18 asserts a trace, each a cond: they
+    made up most of the export's functions, its load and its first calls)."""
+    keep = f"({pattern})"
+    tokens, _, _, row_splits = gen_regex_split_ops.regex_split_with_offsets(strings, keep, keep)
+    return tf.RaggedTensor.from_row_splits(tokens, row_splits, validate=False)
 
 
 class GraphSubwordEncoder(tf.Module):
@@ -79,11 +89,14 @@ class GraphSubwordEncoder(tf.Module):
 
     # -- encoding -------------------------------------------------------------------------
     def tokenize(self, strings: tf.Tensor) -> tf.RaggedTensor:
-        runs = tf_text.regex_split(strings, RUNS_PATTERN, RUNS_PATTERN)
-        position = tf.ragged.range(runs.row_lengths())
-        last = tf.expand_dims(runs.row_lengths() - 1, 1)
-        keep = (runs != " ") | (position == 0) | (position == last)
-        return tf.ragged.boolean_mask(runs, keep)
+        runs = regex_split(strings, RUNS_PATTERN)
+        # On the flat values: ragged broadcasting would add shape checks to every comparison
+        # (most of the export's tracing time).
+        lengths = runs.row_lengths()
+        position = tf.ragged.range(lengths).flat_values
+        last = tf.repeat(lengths - 1, lengths)
+        keep = (runs.flat_values != " ") | (position == 0) | (position == last)
+        return tf.ragged.boolean_mask(runs, runs.with_flat_values(keep))
 
     def escape(self, tokens: tf.Tensor) -> tf.Tensor:
         """Flat tokens [N] -> escaped tokens [N], each ending in ``_``."""
@@ -106,7 +119,7 @@ class GraphSubwordEncoder(tf.Module):
     # -- decoding -------------------------------------------------------------------------
     def unescape(self, pieces: tf.Tensor) -> tf.Tensor:
         """Flat escaped pieces [N] (no ``_``) -> text [N]."""
-        parts = tf_text.regex_split(pieces, ESCAPE_PATTERN, ESCAPE_PATTERN)
+        parts = regex_split(pieces, ESCAPE_PATTERN)
         flat = parts.flat_values
         is_code = tf.strings.regex_full_match(flat, r"\\[0-9]+;")
         digits = tf.strings.regex_replace(flat, r"[^0-9]", "")
