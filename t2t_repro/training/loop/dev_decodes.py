@@ -76,7 +76,7 @@ def make_dev_decodes(
     ``num_examples`` is 0, or the dev split is empty: one line says so)."""
     if num_examples <= 0:
         return None
-    if hparams.get("multi_label_target", False):
+    if hparams is not None and hparams.get("multi_label_target", False):
         # A multi-label usr_dir (a Text2TextProblem) lists approx_bleu_score; T2T's of the one
         # argmax label against the label list has no 2-gram, so it is always 0: not scored.
         return None
