@@ -70,20 +70,34 @@ def test_a_killed_client_takes_its_program_along(tmp_path):
     for _ in range(2):
         proc = subprocess.Popen([*PYTHON, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
         program = int(proc.stdout.readline())
+        started = _start_time(program)
         proc.kill()
         proc.wait(timeout=60)
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and _alive(program):
+        while time.monotonic() < deadline and _alive(program, started):
             time.sleep(0.05)
-        assert not _alive(program)
+        assert not _alive(program, started)
 
 
-def _alive(pid: int) -> bool:
+def _stat(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat's fields after the command name (None: no such process)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[1][0] != "Z"
+            return f.read().rsplit(") ", 1)[1].split()
     except (FileNotFoundError, ProcessLookupError):  # gone (also between open and read)
-        return False
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    fields = _stat(pid)
+    return fields[19] if fields else None  # field 22 of stat: the start time in clock ticks
+
+
+def _alive(pid: int, started: str | None) -> bool:
+    """Whether the process that started at ``started`` still runs (not a zombie): a busy
+    suite wraps the pids around (pid_max 32768 here), so another process may take the pid."""
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z" and fields[19] == started
 
 
 @pytest.mark.parametrize("env_change", [{"T2T_VERBOSE": "1"}, {"TF_CPP_MIN_LOG_LEVEL": None}])
