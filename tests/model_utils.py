@@ -78,8 +78,12 @@ def toy_checkpoint_dir(
 
     keras.utils.set_random_seed(seed)
 
+    import shutil
+
     problem = registry.problem("translate_toy")
-    problem.generate_data(str(root / "data"), str(root / "tmp"), progress=False)
+    # A copy of the run's one translate_toy datagen output (what generate_data writes there;
+    # the caller may change its copy).
+    shutil.copytree(shared_toy_data(), root / "data")
     model = build_model(
         "transformer_tiny",
         ",".join(part for part in (size, overrides) if part),
