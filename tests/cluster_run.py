@@ -11,6 +11,8 @@ import json
 import os
 import socket
 import subprocess
+from collections.abc import Callable
+from pathlib import Path
 
 from tests.tools import PYTHON, ROOT, SMALL_BATCH_SHUFFLE, TINY_MODEL, tool_cmd
 
@@ -106,3 +108,23 @@ def finish(procs: list[subprocess.Popen], timeout: float = 600) -> list[tuple[in
 def run(fmt: str, data_dir, output_dir, *extra, timeout=600.0, **kwargs):
     """``start`` (kwargs: its options), then ``finish``."""
     return finish(start(fmt, data_dir, output_dir, *extra, **kwargs), timeout)
+
+
+Results = list[tuple[int, str, str]]
+
+
+def shared_run(name: str, launch: Callable[[Path], Results]) -> tuple[Path, Results]:
+    """``launch(output_dir)`` (a ``run``) once for the whole test run, whichever test process
+    asks first (``tests/shared_build.py``): its output_dir, for reading only (copy it to
+    resume it), and the results the launch returned, whatever they were (the callers check
+    them), for every test that reads its checkpoints: a cluster's launch costs each worker
+    seconds of CPU (its step's trace)."""
+    from tests.shared_build import build_once
+
+    def build(path: Path) -> None:
+        results = launch(path / "train")
+        (path / "results.json").write_text(json.dumps(results), encoding="utf-8")
+
+    path = build_once(name, build)
+    results = json.loads((path / "results.json").read_text(encoding="utf-8"))
+    return path / "train", [tuple(r) for r in results]

@@ -48,7 +48,8 @@ def assert_cached_steps_match_full_pass(model, inputs: tf.Tensor, ids: np.ndarra
     length = ids.shape[1] - 1
     full = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
     cache = model.init_cache(inputs, length)
-    step = tf.function(model.decode_step, jit_compile=True)
+    # No autograph, as the searches trace the step (decoding/search.py): no tensor control flow.
+    step = tf.function(model.decode_step, jit_compile=True, autograph=False)
     for i in range(length):
         logits, cache = step(tf.constant(ids), tf.constant(i), cache)
         np.testing.assert_allclose(logits.numpy(), full[:, i], atol=2e-4, rtol=1e-4)
@@ -78,8 +79,12 @@ def toy_checkpoint_dir(
 
     keras.utils.set_random_seed(seed)
 
+    import shutil
+
     problem = registry.problem("translate_toy")
-    problem.generate_data(str(root / "data"), str(root / "tmp"), progress=False)
+    # A copy of the run's one translate_toy datagen output (what generate_data writes there;
+    # the caller may change its copy).
+    shutil.copytree(shared_toy_data(), root / "data")
     model = build_model(
         "transformer_tiny",
         ",".join(part for part in (size, overrides) if part),

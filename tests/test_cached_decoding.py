@@ -33,15 +33,22 @@ def test_model_config_round_trip():
     assert clone.count_params() == model.count_params()
 
 
+@pytest.fixture(scope="module")
+def seeded_model():
+    """The searches' model, built once for the module: its weights are seeded, so each case
+    gets the same model it built for itself before (the searches only read it)."""
+    keras.utils.set_random_seed(3)
+    return build_model(
+        "transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2"
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("beam_size,use_xla", [(1, False), (3, False), (3, True)])
-def test_search_with_and_without_cache_agree(beam_size, use_xla):
+def test_search_with_and_without_cache_agree(seeded_model, beam_size, use_xla):
     """Ids of two float paths (cached steps, the full decoder per prefix): equal unless two
     hypotheses tie to rounding, so the weights are seeded (they were whatever the process's RNG
     held, which changes with the order the test processes run tests in)."""
-    keras.utils.set_random_seed(3)
-    model = build_model(
-        "transformer_tiny", "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2"
-    )
+    model = seeded_model
     inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0], [11, 12, 13, 14, 1]])
     assert_cached_search_matches_uncached(model, inputs, beam_size, use_xla)

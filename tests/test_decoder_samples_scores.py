@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from t2t_repro.commands import decoder
 from tests.model_utils import toy_checkpoint_dir
+from tests.shared_build import build_once
 
 SAMPLING = "--hparams=sampling_method=random,sampling_temp=1.0"
 PAIRS = [
@@ -29,8 +30,9 @@ BAD = [
 
 
 @pytest.fixture(scope="module")
-def toy(tmp_path_factory):
-    return toy_checkpoint_dir(tmp_path_factory.mktemp("samples"), step=7)
+def toy():
+    """Made once for the test run: the tests only read it (tests/shared_build.py)."""
+    return build_once("samples_toy", lambda root: toy_checkpoint_dir(root, step=7))
 
 
 def flags(root, *extra):

@@ -11,6 +11,7 @@ from t2t_repro.parsing.linearize import PTB_POS_TAGS, target_inventory
 from t2t_repro.parsing.tree_constraint import TreeConstraint
 from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
 from tests.model_utils import build_model, toy_checkpoint_dir
+from tests.shared_build import build_once
 from tests.tools import TINY_MODEL, run_tool
 
 INPUTS = np.array([[5, 9, 12, 7, 1], [8, 3, 1, 0, 0]], np.int32)
@@ -100,11 +101,15 @@ def test_members_must_share_the_vocabularies():
 
 
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ens")
-    first = toy_checkpoint_dir(root / "one", step=7, seed=1)
-    second = toy_checkpoint_dir(root / "two", step=9, seed=2)
-    return first, second
+def two_runs():
+    """Two toy runs, made once for the test run (the tests only read them)."""
+
+    def build(root):
+        toy_checkpoint_dir(root / "one", step=7, seed=1)
+        toy_checkpoint_dir(root / "two", step=9, seed=2)
+
+    root = build_once("ensemble_two_runs", build)
+    return root / "one", root / "two"
 
 
 def _decode(first, *extra):

@@ -21,16 +21,20 @@ from t2t_repro import registry
 from t2t_repro.learning_rate import T2TSchedule, learning_rate_at, t2t_steps_per_update
 from t2t_repro.training.loop import step_count
 from t2t_repro.training.run_setup import TrainingError
+from tests.grappler import grappler_off
+from tests.model_utils import shared_toy_data
 from tests.tools import TINY_TRAINING
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _without_grappler():
+    """The runs below check step counts, checkpoints and messages (tests/grappler.py)."""
+    yield from grappler_off()
+
+
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("toy")
-    registry.problem("translate_toy").generate_data(
-        str(root / "data"), str(root / "tmp"), progress=False
-    )
-    return root / "data"
+def data_dir():
+    return shared_toy_data()  # read only: made once for the test run
 
 
 def test_only_multistep_adam_accumulates():

@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -55,6 +56,7 @@ def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: 
         "--train_steps=6",
         "--local_eval_frequency=2",
         "--eval_steps=2",
+        "--eval_decode_examples=2",  # BLEU of 2 dev decodes: as constant at learning rate 0
         "--random_seed=1",
         f"--hparams={cluster_run.TINY},learning_rate=0.0,learning_rate_constant=0.0",
         "--eval_early_stopping_steps=2",
@@ -276,6 +278,36 @@ def drill_timeout() -> float:
     return max(4.0, math.ceil(10 * (time.monotonic() - start)))
 
 
+def slow_chief_launch(data) -> tuple[Path, cluster_run.Results]:
+    """Launch 1 of the test below: two workers train 2 steps and evaluate after each, with a
+    --collective_timeout_secs ``T`` (``drill_timeout``) and the chief's dev decodes and its save
+    of ckpt-2 made ``T`` + 1 s longer each (T2T_DRILL_STAGE, progressing as a decode does).
+    Run once for the whole test run (``cluster_run.shared_run``): tests/test_reshard.py
+    resumes its two-worker checkpoints too. Its output_dir (copy it to change it), results."""
+
+    def launch(out) -> cluster_run.Results:
+        timeout = drill_timeout()
+        longer = f"{timeout + 1:g}"
+        slow = {"T2T_DRILL_STAGE": f"dev decodes={longer},checkpoint save of step 2={longer}"}
+        return cluster_run.run(
+            "worker",
+            data,
+            out,
+            f"--collective_timeout_secs={timeout:g}",
+            "--random_seed=1",
+            "--eval_steps=1",
+            "--schedule=train_and_evaluate",
+            "--train_steps=2",
+            "--local_eval_frequency=1",
+            "--eval_decode_examples=2",
+            "--no-attention_images",
+            per_worker_env=[slow, {}],
+            timeout=300 + 10 * timeout,  # the launch waits some multiples of it
+        )
+
+    return cluster_run.shared_run("slow_chief_launch", launch)
+
+
 @pytest.mark.slow
 def test_chief_work_waits_stuck_restores_end_and_warm_starts_are_agreed(data_dir, tmp_path):  # noqa: F811
     """#48, three launches of two workers with a --collective_timeout_secs ``T`` derived from
@@ -283,35 +315,22 @@ def test_chief_work_waits_stuck_restores_end_and_warm_starts_are_agreed(data_dir
 
     1. the chief's dev decodes and its save of ckpt-2 made ``T`` + 1 s longer each
        (T2T_DRILL_STAGE, progressing as a decode does): the other worker waits for them
-       outside the collective timeout; both exit 0;
+       outside the collective timeout; both exit 0 (``slow_chief_launch``, shared);
     2. worker 1's restore hangs (its checkpoint's data file is a FIFO nobody writes): it is
        ended with one line naming the stage, the chief follows with one line, nothing written;
     3. workers warm-started from different checkpoints are refused before step 1 in one line,
        nothing written, exit 1 on both."""
-    out = tmp_path / "train"
-    timeout = drill_timeout()
-    fast = (f"--collective_timeout_secs={timeout:g}", "--random_seed=1", "--eval_steps=1")
-    longer = f"{timeout + 1:g}"
-    slow_chief = {"T2T_DRILL_STAGE": f"dev decodes={longer},checkpoint save of step 2={longer}"}
-    results = cluster_run.run(
-        "worker",
-        data_dir,
-        out,
-        *fast,
-        "--schedule=train_and_evaluate",
-        "--train_steps=2",
-        "--local_eval_frequency=1",
-        "--eval_decode_examples=2",
-        "--no-attention_images",
-        per_worker_env=[slow_chief, {}],
-        timeout=300 + 10 * timeout,  # the launch waits some multiples of it
-    )
+    shared, results = slow_chief_launch(data_dir)
     assert [code for code, _, _ in results] == [0, 0], [err[-2000:] for _, _, err in results]
     evals = [re.findall(r"^eval at step \d+: .*$", stdout, re.M) for _, stdout, _ in results]
     assert len(evals[0]) == 2 and all(", BLEU " in line for line in evals[0]), results[0][1]
     assert len(evals[1]) == 2 and not any("BLEU" in line for line in evals[1]), results[1][1]
-    assert f"the chief saved {out / 'ckpt-2'}" in results[1][1], results[1][1]
+    assert f"the chief saved {shared / 'ckpt-2'}" in results[1][1], results[1][1]
 
+    out = tmp_path / "train"  # the launch's run, resumed and changed below
+    shutil.copytree(shared, out)
+    timeout = drill_timeout()
+    fast = (f"--collective_timeout_secs={timeout:g}", "--random_seed=1", "--eval_steps=1")
     stuck = tmp_path / "stuck"  # what worker 1 sees of output_dir: ckpt-2 with a FIFO for data
     stuck.mkdir()
     for name in ("checkpoint", "ckpt-2.index"):
@@ -418,7 +437,9 @@ def slow_restores_live_chief_collectives_are_refused_and_a_lost_peer_ends(data, 
        read after it from the same file are not slowed) on both workers: both restore; then
        the chief's dev decodes issue a collective: refused in one line, the other follows;
     5. --collective_timeout_secs=0 (no timeout, no watchdog): worker 1 killed while the chief
-       decodes: the chief still ends, with the peer line."""
+       decodes: the chief still ends, with the peer line.
+    Both resume ``out`` at its --train_steps: no update (whose trace costs each worker seconds
+    of CPU), the run's final evaluation and its dev decodes come right after the restore."""
     reads = tmp / "slow_reads.log"
     size = os.path.getsize(out / "ckpt-2.data-00000-of-00001")
     pause_us = int(4 * timeout * 1e6 * 1024 / size)
@@ -437,7 +458,7 @@ def slow_restores_live_chief_collectives_are_refused_and_a_lost_peer_ends(data, 
         out,
         *decode,
         f"--collective_timeout_secs={timeout:g}",
-        "--train_steps=3",
+        "--train_steps=2",  # resumed at its last step: no update, straight to the dev decodes
         per_worker_env=[dict(slow, T2T_DRILL_STAGE="dev decodes=collective"), slow],
         timeout=300 + 10 * timeout,  # the launch waits some multiples of it
     )
@@ -457,10 +478,10 @@ def slow_restores_live_chief_collectives_are_refused_and_a_lost_peer_ends(data, 
     procs = cluster_run.start(
         "worker",
         data,
-        tmp / "no_timeout",
+        out,  # resumed at its last step, as above: no update, straight to the dev decodes
         *decode,
         "--collective_timeout_secs=0",
-        "--train_steps=1",
+        "--train_steps=2",
         per_worker_env=[{"T2T_DRILL_STAGE": "dev decodes=10"}, {}],
     )
     try:

@@ -4,6 +4,7 @@ restored exactly and the global batch kept (accumulation on fewer replicas). Wit
 flag, the one-line refusal stays. ``resume_layout``'s rules without TensorFlow work."""
 
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.training.cluster.resume_layout import resharded_seed, resume_layout
 from tests import cluster_run
+from tests.test_multiworker import slow_chief_launch
 from tests.test_trainer import (
     checkpoint_values,
     data_dir,  # noqa: F401 (the toy problem's data, module-scoped)
@@ -113,38 +115,41 @@ def restored_matches(data, out, step: int, tmp_path) -> None:
 
 @pytest.mark.slow
 def test_two_workers_to_one_host_and_back(data_dir, tmp_path):  # noqa: F811
-    out = tmp_path / "train"
-    flags = ("--schedule=train", "--random_seed=1", "--local_eval_frequency=1000")
-    two = cluster_run.run("worker", data_dir, out, "--train_steps=4", *flags)
+    """The two workers' run is test_multiworker's first drill launch (``slow_chief_launch``:
+    2 steps, run once for the whole test run), resumed here in a copy."""
+    shared, two = slow_chief_launch(data_dir)
     for code, _, stderr in two:
         assert code == 0, stderr[-3000:]
     assert batch_layout(two[0][1])[:2] == (2, 1)
-    assert saved(out / "ckpt-4") == {"micro": 2, "workers": 2}
+    out = tmp_path / "train"
+    shutil.copytree(shared, out)
+    assert saved(out / "ckpt-2") == {"micro": 2, "workers": 2}
+    flags = ("--schedule=train", "--random_seed=1", "--local_eval_frequency=1000")
 
     # One host without the flag: the one-line refusal, nothing written.
     one_host = [f"--{k}" for k in ("problem=translate_toy", "hparams_set=transformer_quickstart")]
     one_host += [f"--hparams={cluster_run.TINY}", f"--data_dir={data_dir}", f"--output_dir={out}"]
     before = sorted(p.name for p in out.iterdir())
-    refused = run_tool("t2t-trainer", *one_host, "--train_steps=8", *flags, timeout=300)
+    refused = run_tool("t2t-trainer", *one_host, "--train_steps=4", *flags, timeout=300)
     assert refused.returncode == 1 and "--reshard_on_resume" in refused.stderr
     assert refused.stderr.strip().count("\n") == 0, refused.stderr
     assert sorted(p.name for p in out.iterdir()) == before
 
-    restored_matches(data_dir, out, 4, tmp_path)
+    restored_matches(data_dir, out, 2, tmp_path)
     resumed = run_tool(
-        "t2t-trainer", *one_host, "--train_steps=8", "--reshard_on_resume", *flags, timeout=300
+        "t2t-trainer", *one_host, "--train_steps=4", "--reshard_on_resume", *flags, timeout=300
     )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert f"resumed from {out / 'ckpt-4'} at step 4" in resumed.stdout
+    assert f"resumed from {out / 'ckpt-2'} at step 2" in resumed.stdout
     assert "the data order continues from a new seed" in resumed.stdout
     assert batch_layout(resumed.stdout) == (1, 2, batch_layout(two[0][1])[2])  # same batch
-    assert saved(out / "ckpt-8") == {"micro": 2, "workers": None}
+    assert saved(out / "ckpt-4") == {"micro": 2, "workers": None}
 
     back = cluster_run.run(
-        "worker", data_dir, out, "--train_steps=12", "--reshard_on_resume", *flags
+        "worker", data_dir, out, "--train_steps=6", "--reshard_on_resume", *flags
     )
     for code, stdout, stderr in back:
         assert code == 0, stderr[-3000:]
-        assert "at step 8" in stdout and "the data order continues from a new seed" in stdout
+        assert "at step 4" in stdout and "the data order continues from a new seed" in stdout
         assert batch_layout(stdout) == batch_layout(two[0][1])
-    assert saved(out / "ckpt-12") == {"micro": 2, "workers": 2}
+    assert saved(out / "ckpt-6") == {"micro": 2, "workers": 2}

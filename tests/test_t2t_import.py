@@ -5,6 +5,7 @@ unshared-embedding train dir under tests/data/t2t_reference was made by T2T 1.15
 tools/t2t_reference/README.md). Logits must agree within 1e-4 and decodes id for id.
 """
 
+import pickle
 import shutil
 
 import numpy as np
@@ -18,6 +19,7 @@ from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.optimizers import make_optimizer
 from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.training.output_dir import saved_hparams
+from tests.shared_build import build_once
 from tests.t2t_fixtures import POSTNORM_DIR, TEST_CKPT, VOCAB_8K, needs_shared, reference
 
 
@@ -28,22 +30,36 @@ def load_imported(output_dir):
 
 
 @pytest.fixture(scope="module")
-def imported_test_ckpt(tmp_path_factory):
+def imported_test_ckpt():
+    """T2T's test checkpoint imported once for the run, whichever test process asks first
+    (tests/shared_build.py): the tests only read it (the resumed training copies it)."""
     if not (TEST_CKPT / "checkpoint").exists():
         pytest.skip("../shared/data/t2t is absent")
-    out = tmp_path_factory.mktemp("import") / "train"
-    result = import_t2t_dir(str(TEST_CKPT), str(out), vocab=str(VOCAB_8K), log=lambda _: None)
-    return out, result
+
+    def build(root):
+        result = import_t2t_dir(
+            str(TEST_CKPT), str(root / "train"), vocab=str(VOCAB_8K), log=lambda _: None
+        )
+        (root / "result.pickle").write_bytes(pickle.dumps(result))
+
+    root = build_once("t2t_import_test_ckpt", build)
+    return root / "train", pickle.loads((root / "result.pickle").read_bytes())
+
+
+@pytest.fixture(scope="module")
+def imported_model(imported_test_ckpt):
+    """The imported checkpoint restored once for the module's inference-only tests."""
+    return load_imported(imported_test_ckpt[0])
 
 
 @needs_shared
-def test_logits_and_encoder_outputs_equal_t2t(imported_test_ckpt):
+def test_logits_and_encoder_outputs_equal_t2t(imported_test_ckpt, imported_model):
     out, result = imported_test_ckpt
     assert result.step == 1 and result.with_optimizer
     assert result.imported.hparams_set == "transformer_test"
     assert result.imported.overrides == "optimizer_adam_beta2=0.98"
     ref = reference("t2t_1.15.7_transformer_test.npz")
-    model = load_imported(out)
+    model = imported_model
     logits = model({"inputs": ref["inputs"], "targets": ref["targets"]}).numpy()
     np.testing.assert_allclose(logits, ref["logits"], atol=1e-4, rtol=0)
     # PAD positions included: T2T's pad remover zeroes the encoder FFN there.
@@ -56,9 +72,9 @@ def test_logits_and_encoder_outputs_equal_t2t(imported_test_ckpt):
 @pytest.mark.parametrize(
     "name, beam, return_beams", [("greedy", 1, False), ("beam4", 4, False), ("beam4_all", 4, True)]
 )
-def test_decodes_equal_t2t(imported_test_ckpt, name, beam, return_beams):
+def test_decodes_equal_t2t(imported_model, name, beam, return_beams):
     ref = reference("t2t_1.15.7_transformer_test.npz")
-    model = load_imported(imported_test_ckpt[0])
+    model = imported_model
     config = SearchConfig(beam_size=beam, alpha=0.6, extra_length=12, return_beams=return_beams)
     ids, scores = Searcher(model, config)(ref["inputs"])
     ids, scores = ids.numpy()[:, :, 1:], scores.numpy()
@@ -137,12 +153,13 @@ def test_trainer_resumes_from_the_import_with_t2t_moments(imported_test_ckpt, tm
     data_dir.mkdir()
     shutil.copy(VOCAB_8K, data_dir / VOCAB_8K.name)
     encoder = load_vocab(str(VOCAB_8K))
-    # Long pairs (~180 subwords): the set's 4,096-token batches then hold ~20 of them, and
-    # T2T's shuffle over 512 batches fills from ~10,000 examples before step 2 (short pairs
-    # made batches of 315 and that fill took ~30 s).
+    # Long pairs (~250 subwords, within the set's max_length of 256): the set's 4,096-token
+    # batches then hold 15 of them, and T2T's shuffle over 512 batches fills from ~7,700
+    # examples before step 2 (short pairs made batches of 315 and that fill took ~30 s;
+    # pairs of ~180 subwords, batches of 20, ~10,000 examples).
     pairs = [
-        (" ".join(["The cat sat on the mat."] * 18), " ".join(["Die Katze sass."] * 30)),
-        (" ".join(["Hello world"] * 60), " ".join(["Hallo Welt"] * 60)),
+        (" ".join(["The cat sat on the mat."] * 25), " ".join(["Die Katze sass."] * 42)),
+        (" ".join(["Hello world"] * 84), " ".join(["Hallo Welt"] * 84)),
     ] * 4
     [path] = records.shard_paths(str(data_dir), "translate_ende_wmt8k", "train", 1)
     records.write_records_atomically(

@@ -15,6 +15,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen, decoder, trainer
+from tests.grappler import grappler_off
 from tests.tools import SMALL_BATCH_SHUFFLE
 from tests.usr_dir_registry import restored_registry
 
@@ -31,6 +32,12 @@ def restore_registry():
     yield from restored_registry(
         {"t2t_usr_dir", "refused_usr_dir", "other_usr_dir", "token_usr_dir"}
     )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _without_grappler():
+    """The training run checks the usr_dir's hparams and decodes (tests/grappler.py)."""
+    yield from grappler_off()
 
 
 def read_examples(path):

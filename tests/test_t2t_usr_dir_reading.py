@@ -14,6 +14,7 @@ import pytest
 from t2t_repro import registry
 from t2t_repro.commands import datagen, decoder, trainer
 from t2t_repro.hparams_lib.build import create_run_hparams
+from tests.grappler import grappler_off
 from tests.tools import SMALL_BATCH_SHUFFLE, TINY_MODEL
 from tests.usr_dir_registry import restored_registry
 
@@ -26,6 +27,12 @@ LIMIT = 4  # reading_problems.TARGET_LIMIT
 @pytest.fixture(scope="module", autouse=True)
 def restore_registry():
     yield from restored_registry({"t2t_usr_dir_reading", "reading_case"})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _without_grappler():
+    """The runs check the hooks' batches, metrics, decodes, messages (tests/grappler.py)."""
+    yield from grappler_off()
 
 
 @pytest.fixture(scope="module")

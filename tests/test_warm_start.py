@@ -9,7 +9,9 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.checkpoints.errors import CheckpointError
+from tests.grappler import grappler_off
 from tests.model_utils import shared_toy_data
+from tests.shared_build import build_once
 from tests.t2t_fixtures import POSTNORM_DIR
 from tests.tools import TINY_TRAINING
 
@@ -36,14 +38,28 @@ def config(data_dir, output_dir, **overrides):
     return TrainerConfig(**{**settings, **overrides})
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _without_grappler():
+    """The runs below check weights, steps, files and messages (tests/grappler.py)."""
+    yield from grappler_off()
+
+
 @pytest.fixture(scope="module")
-def source(tmp_path_factory):
-    """translate_toy data (shared) and a 20-step source run (checkpoints at steps 10 and 20)."""
+def source():
+    """translate_toy data and a 20-step source run (checkpoints at steps 10 and 20), both
+    made once for the test run (the tests only read them: tests/shared_build.py)."""
     from t2t_repro.training.trainer import Trainer
 
-    root, data = tmp_path_factory.mktemp("warm"), shared_toy_data()
-    Trainer(config(data, root / "src", schedule="train")).run()
-    return data, root / "src"
+    data = shared_toy_data()
+    src = build_once(
+        "warm_start_source", lambda path: Trainer(config(data, path, schedule="train")).run()
+    )
+    return data, src
+
+
+def copy_run(src, dest):
+    shutil.copytree(src, dest)
+    return dest
 
 
 def model_weights(model):
@@ -58,7 +74,8 @@ def test_a_warm_start_has_the_sources_weights_and_eval_loss_at_step_0(source, tm
     from t2t_repro.training.trainer import Trainer
 
     data, src = source
-    source_eval = Trainer(config(data, src, schedule="evaluate")).run()
+    # Evaluated in a copy: the shared source is only read (an evaluation writes its events).
+    source_eval = Trainer(config(data, copy_run(src, tmp_path / "src"), schedule="evaluate")).run()
     assert source_eval["step"] == 20
     out = tmp_path / "finetune"
     # Other training hparams (dropout, schedule) are the new run's to choose.

@@ -8,6 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from tests.model_utils import shared_toy_data
 from tests.tools import ROOT, SMALL_BATCH_SHUFFLE, tool_cmd
 
 TINY = (
@@ -20,14 +21,9 @@ COMPILED = re.compile(r"Compilation of XLA executable time")
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    from t2t_repro import registry
-
-    root = tmp_path_factory.mktemp("toy")
-    registry.problem("translate_toy").generate_data(
-        str(root / "data"), str(root / "tmp"), progress=False
-    )
-    return root / "data"
+def data_dir():
+    """translate_toy's data, made once for the run (the trainer only reads it)."""
+    return shared_toy_data()
 
 
 def train(data_dir, output_dir, hparams, steps, count_compilations=True):

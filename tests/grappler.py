@@ -1,0 +1,24 @@
+"""Grappler off for a plumbing module's in-process runs, and back as it was after the module.
+
+Grappler's graph rewrites keep a graph's meaning (XLA's CPU back end and TensorFlow's kernels
+run without fast-math either way) and cost a third of a toy training run's CPU here (its first
+run of the train loop: ~1.8 of ~7 core-s for a multistep_adam run). The modules that check
+flags, files, messages and resumption, not T2T's numbers, run without them (as
+tests/distributed_check.py's processes do); a module that checks T2T-exact numbers keeps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+def grappler_off() -> Iterator[None]:
+    """For a module-scoped autouse fixture: ``yield from grappler_off()``."""
+    import tensorflow as tf
+
+    before = tf.config.optimizer.get_experimental_options().get("disable_meta_optimizer", False)
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+    try:
+        yield
+    finally:
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": before})
