@@ -12,7 +12,7 @@ import pytest
 from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.training.cluster.resume_layout import resharded_seed, resume_layout
 from tests import cluster_run
-from tests.test_multiworker import slow_chief_launch
+from tests.cluster_drills import slow_chief_launch
 from tests.test_trainer import (
     checkpoint_values,
     data_dir,  # noqa: F401 (the toy problem's data, module-scoped)

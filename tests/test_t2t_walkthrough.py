@@ -107,8 +107,8 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     stem = f"{prefix}.{MODEL}.{HPARAMS}.{PROBLEM}.beam{BEAM_SIZE}.alpha{ALPHA}"
     assert decoder.main([*split, hp, f"--decode_reference={tmp_path / 'dev_ref'}"]) == 1
     assert "dev_ref" in capsys.readouterr().err  # a missing reference: one line, before work
-    # One decode writes the three files and scores them against a reference of as many lines.
-    (tmp_path / "dev_ref").write_text("the dog sees a cat .\n" * 5)
+    assert decoder.main([*split, hp]) == 0
+    (tmp_path / "dev_ref").write_text(open(f"{stem}.targets").read())
     again = [*split, hp, f"--decode_reference={tmp_path / 'dev_ref'}"]
     assert decoder.main(again) == 0
     assert f"{stem}.decodes: BLEU = " in capsys.readouterr().out
