@@ -85,8 +85,9 @@ def _release_module_state():
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Each test's CPU seconds in ``T2T_REPRO_TEST_CPU_LOG``: this process's and its
-    waited-for children's (real interpreters), and its pid and time span, to which the tool
-    client adds the CPU of each forked run it relayed (tests/suite_cpu.py reads them)."""
+    waited-for children's (real interpreters), its process's peak resident size so far, and
+    its pid and time span, to which the tool client adds the CPU and peak resident size of
+    each forked run it relayed (tests/suite_cpu.py reads them)."""
     path = os.environ.get("T2T_REPRO_TEST_CPU_LOG")
     if not path:
         yield
@@ -105,6 +106,7 @@ def pytest_runtest_protocol(item, nextitem):
     yield
     line = {"test": item.nodeid, "pid": os.getpid(), "start": begun, "end": time.time()}
     line["cpu_s"] = cpu() - start
+    line["maxrss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # the peak so far
     with open(path, "a") as f:
         f.write(json.dumps(line) + "\n")
 

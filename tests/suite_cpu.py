@@ -86,7 +86,31 @@ def cpu_accounts(path: str, top: int = 40) -> dict:
         "unassigned_run_core_s": round(unassigned, 1),
         "by_file": {name: round(s, 1) for name, s in by_file.most_common()},
         "top_tests": {name: round(s, 1) for name, s in cpu.most_common(top)},
+        "memory_peaks_gib": memory_peaks(tests, runs),
     }
+
+
+def memory_peaks(tests: list[dict], runs: list[dict], top: int = 10) -> dict:
+    """Where the suite's largest processes are made: each test process's peak resident GiB,
+    named by the test during which it was reached, and the largest forked tool runs', named
+    by the test that ran them (logs without sizes give nothing)."""
+    reached: dict[int, tuple[float, str]] = {}
+    for t in sorted(tests, key=lambda t: t["end"]):
+        size = t.get("maxrss_kib", 0) / 2**20
+        if size > reached.get(t["pid"], (0.0, ""))[0]:
+            reached[t["pid"]] = size, t["test"]
+    peaks = collections.Counter(
+        {f"test process {pid}, reached in {test}": size for pid, (size, test) in reached.items()}
+    )
+    for run in runs:
+        owner = [
+            t["test"]
+            for t in tests
+            if t["pid"] == run["client_of"] and t["start"] <= run["end"] <= t["end"] + 1
+        ]
+        name = f"tool run of {owner[0] if owner else 'no test'}"
+        peaks[name] = max(peaks[name], run.get("maxrss_kib", 0) / 2**20)
+    return {name: round(size, 2) for name, size in peaks.most_common(top) if size}
 
 
 def load_budget(path: Path = BUDGET) -> dict:

@@ -37,6 +37,25 @@ def test_forked_runs_go_to_the_test_running_in_their_client_parent(tmp_path):
     assert accounts["accounted_core_s"] == 10.8
 
 
+def test_memory_peaks_name_the_test_each_process_peaked_in(tmp_path):
+    log, gib = tmp_path / "cpu.jsonl", 2**20
+    test = {"pid": 7, "cpu_s": 1.0}
+    write_log(
+        log,
+        [
+            {**test, "test": "t.py::a", "start": 0, "end": 9, "maxrss_kib": 1 * gib},
+            {**test, "test": "t.py::b", "start": 10, "end": 19, "maxrss_kib": 3 * gib},
+            {**test, "test": "t.py::c", "start": 20, "end": 29, "maxrss_kib": 3 * gib},
+            {"client_of": 7, "end": 25, "cpu_s": 1.0, "maxrss_kib": gib // 2},  # in c
+            {"test": "t.py::d", "pid": 8, "start": 0, "end": 5, "cpu_s": 1.0},  # no size logged
+        ],
+    )
+    assert suite_cpu.cpu_accounts(str(log))["memory_peaks_gib"] == {
+        "test process 7, reached in t.py::b": 3.0,
+        "tool run of t.py::c": 0.5,
+    }
+
+
 def test_a_file_past_its_share_is_named_and_noise_is_not():
     # test_b 20% over its share, test_c 0.5% of the suite over: noise, nothing named.
     noisy = {"tests/test_a.py": 56.0, "tests/test_b.py": 36.0, "tests/test_c.py": 10.5}

@@ -137,7 +137,7 @@ def _relay(conn, args: list) -> None:
     line = stream.readline()
     end = json.loads(line) if line else {"exit": 70}
     if os.environ.get(CPU_LOG_ENV) and "cpu_s" in end:
-        _log_cpu(os.environ[CPU_LOG_ENV], end["cpu_s"])
+        _log_cpu(os.environ[CPU_LOG_ENV], end["cpu_s"], end.get("maxrss_kib", 0))
     if "signal" in end:
         if end["signal"] in {getattr(signal, name) for name in _FORWARDED}:  # handled here
             signal.signal(end["signal"], signal.SIG_DFL)
@@ -145,13 +145,15 @@ def _relay(conn, args: list) -> None:
     os._exit(end["exit"])
 
 
-def _log_cpu(path: str, cpu_s: float) -> None:
-    """The forked run's CPU seconds, for the test process that started this client (its pid:
-    tests/conftest.py logs each test's pid and time span in the same file)."""
+def _log_cpu(path: str, cpu_s: float, maxrss_kib: int) -> None:
+    """The forked run's CPU seconds and peak resident KiB, for the test process that started
+    this client (its pid: tests/conftest.py logs each test's pid and time span in the same
+    file)."""
     import json
     import time
 
-    line = json.dumps({"client_of": os.getppid(), "end": time.time(), "cpu_s": cpu_s})
+    line = {"client_of": os.getppid(), "end": time.time(), "cpu_s": cpu_s}
+    line = json.dumps({**line, "maxrss_kib": maxrss_kib})
     with open(path, "a") as f:
         f.write(line + "\n")
 

@@ -164,6 +164,7 @@ def _reap(children: dict, selector) -> None:
         else:
             end = {"exit": os.waitstatus_to_exitcode(status)}
         end["cpu_s"] = usage.ru_utime + usage.ru_stime  # for bench/bench_suite.py's accounts
+        end["maxrss_kib"] = usage.ru_maxrss
         try:
             selector.unregister(conn)
         except (KeyError, ValueError):
