@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.tool_server import GRAPPLER_OFF_ENV
 from tests.tools import PYTHON, ROOT, SMALL_BATCH_SHUFFLE, TINY_MODEL, tool_cmd
 
 TINY = f"{TINY_MODEL},batch_size=512,{SMALL_BATCH_SHUFFLE}"
@@ -63,7 +64,10 @@ def start(
     ``tmp_dir``: their TMPDIR (where a non-chief's private save goes), to check it is left
     empty. ``per_worker``: further flags for each process (a later flag wins);
     ``per_worker_env``: further environment variables for each process."""
+    # The clusters check plumbing (flags, collectives, messages, files), not T2T's numbers:
+    # their workers run without Grappler (~17% of a toy run's CPU; tests/grappler.py).
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
+    env[GRAPPLER_OFF_ENV] = "1"
     if tmp_dir is not None:
         env["TMPDIR"] = str(tmp_dir)
     configs = tf_configs(fmt)

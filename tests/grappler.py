@@ -5,6 +5,8 @@ run without fast-math either way) and cost a third of a toy training run's CPU h
 run of the train loop: ~1.8 of ~7 core-s for a multistep_adam run). The modules that check
 flags, files, messages and resumption, not T2T's numbers, run without them (as
 tests/distributed_check.py's processes do); a module that checks T2T-exact numbers keeps them.
+A forked tool run gets the same with ``tests/tool_server.py``'s ``GRAPPLER_OFF_ENV`` in its
+environment (the clusters of tests/cluster_run.py have it).
 """
 
 from __future__ import annotations

@@ -12,8 +12,16 @@ from __future__ import annotations
 import pytest
 
 from t2t_repro import registry
+from tests.grappler import grappler_off
 from tests.tools import TINY_TRAINING
 from tests.usr_dir_registry import restored_registry
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _without_grappler():
+    """The runs check that T2T's optimizers train, resume, decode, average, warm-start
+    (tests/grappler.py); their update rules are checked against T2T elsewhere."""
+    yield from grappler_off()
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,10 @@ It exits when the test process that owns it (``T2T_REPRO_TEST_TOOL_SERVERS_OWNER
 import os
 import sys
 
+# Set by a test for a run that checks plumbing, not T2T's numbers: the program runs without
+# Grappler's graph rewrites (tests/grappler.py says why; the in-process tests' switch).
+GRAPPLER_OFF_ENV = "T2T_REPRO_TEST_GRAPPLER_OFF"
+
 
 def _preload() -> None:
     """What every tool imports: TensorFlow (start-up chatter hidden as the tools hide it),
@@ -70,6 +74,10 @@ def _become(request: dict, fds: list) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None  # TMPDIR is read again
+    if os.environ.get(GRAPPLER_OFF_ENV):  # before the program's first op, as its own flag would
+        import tensorflow as tf
+
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
     random.seed()
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed()
