@@ -28,9 +28,12 @@ def run_job(path: str) -> None:
     fn(*args)
 
 
-def run_in_fresh_process(fn: Callable, *args, timeout: float = 900) -> None:
-    """``fn(*args)`` in a new process (``fn`` a module-level function, ``args`` picklable);
-    an exception there fails the caller with the child's traceback."""
+def run_in_fresh_process(
+    fn: Callable, *args, timeout: float = 900, env: dict[str, str] | None = None
+) -> None:
+    """``fn(*args)`` in a new process (``fn`` a module-level function, ``args`` picklable),
+    with ``env`` added to its environment; an exception there fails the caller with the
+    child's traceback."""
     code = "import sys\nfrom tests.fresh_process import run_job\nrun_job(sys.argv[1])\n"
     with tempfile.TemporaryDirectory() as tmp:
         job = os.path.join(tmp, "job.pkl")
@@ -42,6 +45,7 @@ def run_in_fresh_process(fn: Callable, *args, timeout: float = 900) -> None:
             capture_output=True,
             text=True,
             timeout=timeout,
+            env={**os.environ, **(env or {})},
         )
     sys.stdout.write(child.stdout)
     if child.returncode != 0:
