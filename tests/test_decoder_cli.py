@@ -105,3 +105,36 @@ def test_loader_checks_names_before_reading_files(setup, tmp_path, capsys):
     assert (
         "--hparams_set is required when --output_dir has no hparams.json" in capsys.readouterr().err
     )
+
+
+def test_grappler_flag_lasts_for_the_run_only(tmp_path, monkeypatch, capsys):
+    """--disable_grappler_optimizations in a ``main(argv)`` call: off while it decodes, as
+    before once it returns (it used to stay off for the rest of the caller's process)."""
+    import tensorflow as tf
+
+    from t2t_repro.commands import decoder
+    from t2t_repro.errors import UsageError
+
+    def options() -> bool:
+        return tf.config.optimizer.get_experimental_options().get("disable_meta_optimizer", False)
+
+    seen = []
+
+    def load_setup(args):
+        seen.append(options())
+        raise UsageError("stopped by the test after the flags took effect")
+
+    monkeypatch.setattr(decoder, "load_setup", load_setup)
+    (tmp_path / "src").write_text("a b\n")
+    flags = [
+        "--problem=translate_toy",
+        f"--data_dir={tmp_path}",
+        f"--output_dir={tmp_path}",
+        f"--decode_from_file={tmp_path / 'src'}",
+        f"--decode_to_file={tmp_path / 'out'}",
+    ]
+    before = options()
+    assert decoder.main([*flags, "--disable_grappler_optimizations"]) != 0
+    assert decoder.main(flags) != 0
+    assert seen == [True, before] and options() == before
+    assert "stopped by the test" in capsys.readouterr().err

@@ -18,8 +18,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 
 from t2t_repro import fileio
 from t2t_repro.commands import cli, t2t_flags
@@ -168,9 +170,11 @@ def check_flags(args: argparse.Namespace) -> None:
             )
 
 
-def _setup_runtime(args: argparse.Namespace) -> None:
+@contextlib.contextmanager
+def _runtime(args: argparse.Namespace) -> Iterator[None]:
     """T2T's session flags, before TensorFlow runs anything (--random_seed seeds sampling:
-    ``runner.load_decoder``)."""
+    ``runner.load_decoder``). Grappler's switch is the process's: it is put back as it was
+    when the run ends, so a ``main(argv)`` call leaves the caller's graphs optimised."""
     import tensorflow as tf
 
     from t2t_repro.training.run_setup import setup_runtime
@@ -180,8 +184,14 @@ def _setup_runtime(args: argparse.Namespace) -> None:
         args.intra_op_parallelism_threads,
         args.log_device_placement,
     )
+    options = tf.config.optimizer
+    before = options.get_experimental_options().get("disable_meta_optimizer", False)
     if args.disable_grappler_optimizations:
-        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+        options.set_experimental_options({"disable_meta_optimizer": True})
+    try:
+        yield
+    finally:
+        options.set_experimental_options({"disable_meta_optimizer": before})
 
 
 def load_setup(args: argparse.Namespace):
@@ -209,9 +219,13 @@ def load_setup(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    with _runtime(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import runner, shards
 
-    _setup_runtime(args)
     if args.score_file:
         runner.check_decode_paths(
             cli.expand(args.score_file), cli.expand(args.decode_to_file), "--score_file"
