@@ -118,6 +118,7 @@ def main() -> None:
     report.emit(
         {
             "cpu": report.cpu_model(),
+            "cpu_kind": suite_cpu.cpu_kind(),  # the budget's total is per kind
             "cores": os.cpu_count(),
             "command": f"make {args.target}",
             "env": args.env,

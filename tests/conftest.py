@@ -142,7 +142,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     by_file = suite_cpu.cpu_accounts(path)["by_file"]
     if len(by_file) < 0.8 * len(budget["files"]):
         return  # a few files: their shares of a partial run mean nothing
-    _, lines = suite_cpu.report(by_file, budget, suite_cpu.python_loop_seconds())
+    loop_s = suite_cpu.python_loop_seconds()
+    _, lines = suite_cpu.report(by_file, budget, loop_s, suite_cpu.cpu_kind())
     terminalreporter.write_sep("-", "suite CPU budget")
     for line in lines:
         terminalreporter.write_line(line)

@@ -132,29 +132,62 @@ def grown_files(by_file: dict, budget: dict) -> list[tuple[str, float, float, fl
     return sorted(grown, key=lambda g: -g[1])
 
 
-def scaled_total(total: float, loop_s: float | None, budget: dict) -> float:
-    """``total`` in the reference machine's core-seconds (as is without a calibration)."""
+def cpu_kind(cpuinfo: str | None = None) -> str:
+    """The CPU kind a budget total holds for: the maker's line and its widest vector unit
+    (``/proc/cpuinfo``'s model name and flags), e.g. "AMD EPYC, avx512_bf16"."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+        except OSError:
+            return "unknown CPU"
+    fields = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in cpuinfo.splitlines())
+        if key.strip() in ("model name", "flags")
+    )
+    model, flags = fields.get("model name", "unknown CPU"), set(fields.get("flags", "").split())
+    plain = model.replace("(R)", "").replace("(TM)", "")
+    line = next((name for name in ("AMD EPYC", "Intel Xeon") if name in plain), model)
+    for flag, unit in (("amx_tile", "AMX"), ("avx512_bf16", "avx512_bf16"), ("avx512f", "AVX-512")):
+        if flag in flags:
+            return f"{line}, {unit}"
+    return f"{line}, no AVX-512"
+
+
+def scaled_total(total: float, loop_s: float | None, reference: dict) -> float:
+    """``total`` in the reference run's core-seconds (as is without a calibration): the
+    same CPU kind, scaled by the Python loop for the machine's phase (a busy or slow host)."""
     if not loop_s:
         return total
-    return total * budget["reference_python_loop_s"] / loop_s
+    return total * reference["reference_python_loop_s"] / loop_s
 
 
-def report(by_file: dict, budget: dict, loop_s: float | None) -> tuple[bool, list[str]]:
-    """(over budget with a file named, the report's lines)."""
+def report(by_file: dict, budget: dict, loop_s: float | None, kind: str) -> tuple[bool, list[str]]:
+    """(over budget with a file named, the report's lines). The total is checked against the
+    budget's for ``kind`` (``cpu_kind``); a kind without one gets the shares alone."""
     total = sum(by_file.values())
-    scaled = scaled_total(total, loop_s, budget)
-    limit = budget["total_core_s"]
-    over = scaled > limit
-    speed = (
-        f"; at the reference machine's speed (Python loop {budget['reference_python_loop_s']} s, "
-        f"here {loop_s:.2f} s) ~{scaled:,.0f}"
-        if loop_s
-        else ""
-    )
-    lines = [
-        f"suite CPU: {total:,.0f} core-s in {len(by_file)} test files{speed}; "
-        f"budget {limit:,} ({'over' if over else 'within'}; tests/suite_budget.json)"
-    ]
+    reference = budget.get("totals", {}).get(kind)
+    head = f"suite CPU: {total:,.0f} core-s in {len(by_file)} test files"
+    over = False
+    if reference is None:
+        lines = [
+            f"{head}; no budget total for this CPU kind ({kind}): shares only "
+            "(python -m tools.suite_budget REPORT --write on it sets one)"
+        ]
+    else:
+        scaled = scaled_total(total, loop_s, reference)
+        limit = reference["total_core_s"]
+        over = scaled > limit
+        speed = (
+            f"; at the reference run's speed (Python loop {reference['reference_python_loop_s']} "
+            f"s, here {loop_s:.2f} s) ~{scaled:,.0f}"
+            if loop_s
+            else ""
+        )
+        lines = [
+            f"{head}{speed}; budget on {kind} {limit:,} "
+            f"({'over' if over else 'within'}; tests/suite_budget.json)"
+        ]
     grown = grown_files(by_file, budget)
     for name, seconds, share, allowed in grown:
         was = f"its share {allowed:.1%}" if allowed else "not in the budget"

@@ -6,9 +6,9 @@ import json
 from tests import suite_cpu
 from tools import suite_budget
 
+KIND = "AMD EPYC, no AVX-512"
 BUDGET = {
-    "reference_python_loop_s": 0.5,
-    "total_core_s": 100,
+    "totals": {KIND: {"reference_python_loop_s": 0.5, "total_core_s": 100}},
     "files": {"tests/test_a.py": 0.6, "tests/test_b.py": 0.3, "tests/test_c.py": 0.1},
 }
 
@@ -71,19 +71,34 @@ def test_a_file_past_its_share_is_named_and_noise_is_not():
 
 def test_over_budget_is_scaled_to_the_machine_and_fails_only_with_a_file_named():
     grown = {"tests/test_a.py": 60.0, "tests/test_b.py": 70.0, "tests/test_c.py": 10.0}
-    failed, lines = suite_cpu.report(grown, BUDGET, loop_s=0.5)
-    assert failed and "budget 100 (over" in lines[0]
+    failed, lines = suite_cpu.report(grown, BUDGET, 0.5, KIND)
+    assert failed and f"budget on {KIND} 100 (over" in lines[0]
     assert (
         "past its share: tests/test_b.py 70 core-s, 50.0% of the suite (its share 30.0%)"
         in (lines[1])
     )
     # The same seconds on a machine twice as fast are twice the reference's: over.
     # On one twice as slow, within the budget: nothing fails, the file is still named.
-    failed, lines = suite_cpu.report(grown, BUDGET, loop_s=1.0)
+    failed, lines = suite_cpu.report(grown, BUDGET, 1.0, KIND)
     assert not failed and "within" in lines[0] and "test_b.py" in lines[1]
     alike = {name: 200 * share for name, share in BUDGET["files"].items()}  # all twice as dear
-    failed, lines = suite_cpu.report(alike, BUDGET, loop_s=0.5)
+    failed, lines = suite_cpu.report(alike, BUDGET, 0.5, KIND)
     assert not failed and "no file past its share" in lines[1]
+    # Another CPU kind's loop says nothing of this kind's compute: no total, the shares alone.
+    failed, lines = suite_cpu.report(grown, BUDGET, 0.5, "Intel Xeon, AMX")
+    assert not failed and "no budget total for this CPU kind (Intel Xeon, AMX)" in lines[0]
+    assert "test_b.py" in lines[1]
+
+
+def test_cpu_kind_is_the_line_and_its_widest_vector_unit():
+    def info(model, flags):
+        return f"processor\t: 0\nmodel name\t: {model}\nflags\t\t: fpu sse2 {flags}\n"
+
+    assert suite_cpu.cpu_kind(info("AMD EPYC 7B13", "avx2")) == "AMD EPYC, no AVX-512"
+    assert suite_cpu.cpu_kind(info("AMD EPYC", "avx512f avx512_bf16")) == "AMD EPYC, avx512_bf16"
+    xeon = info("Intel(R) Xeon(R) Platinum 8481C", "avx512f avx512_bf16 amx_bf16 amx_tile")
+    assert suite_cpu.cpu_kind(xeon) == "Intel Xeon, AMX"
+    assert suite_cpu.cpu_kind(info("Intel(R) Xeon(R) CPU", "avx512f")) == "Intel Xeon, AVX-512"
 
 
 def test_the_tool_checks_a_report_and_writes_a_budget(tmp_path, capsys):
@@ -91,6 +106,7 @@ def test_the_tool_checks_a_report_and_writes_a_budget(tmp_path, capsys):
     by_file = {"tests/test_a.py": 60.0, "tests/test_b.py": 70.0, "tests/test_c.py": 10.0}
     report = {
         "cpu": "a CPU",
+        "cpu_kind": KIND,
         "cpu_accounts": {"by_file": by_file},
         "calibration_start": {"python_loop_s": 0.4},
         "calibration_end": {"python_loop_s": 0.6},
@@ -102,13 +118,22 @@ def test_the_tool_checks_a_report_and_writes_a_budget(tmp_path, capsys):
     assert "tests/test_b.py" in capsys.readouterr().out
     assert suite_budget.main([str(results), f"--budget={budget}", "--write"]) == 0
     written = json.loads(budget.read_text())
-    assert written["total_core_s"] == 140 and written["reference_python_loop_s"] == 0.5
+    assert written["totals"][KIND] == {
+        "total_core_s": 140,
+        "reference_python_loop_s": 0.5,
+        "from": "suite.json",
+    }
     assert written["files"] == {
         "tests/test_a.py": 0.4286,
         "tests/test_b.py": 0.5,
         "tests/test_c.py": 0.0714,
     }
     assert suite_budget.main([str(results), f"--budget={budget}"]) == 0
+    # Another kind's total is written beside this one's, with its own reference.
+    more = ["--write", "--cpu_kind=Intel Xeon, AMX", "--total_core_s=90"]
+    assert suite_budget.main([str(results), f"--budget={budget}", *more]) == 0
+    totals = json.loads(budget.read_text())["totals"]
+    assert totals[KIND]["total_core_s"] == 140 and totals["Intel Xeon, AMX"]["total_core_s"] == 90
     results.write_text("{}")
     assert suite_budget.main([str(results), f"--budget={budget}"]) == 2
     assert "not a bench_suite report" in capsys.readouterr().err
@@ -116,6 +141,10 @@ def test_the_tool_checks_a_report_and_writes_a_budget(tmp_path, capsys):
 
 def test_the_budget_names_files_of_this_suite():
     budget = suite_cpu.load_budget()
-    assert budget["total_core_s"] > 0 and budget["reference_python_loop_s"] > 0
+    assert budget["totals"] and all(
+        t["total_core_s"] > 0 and t["reference_python_loop_s"] > 0
+        for t in budget["totals"].values()
+    )
+    assert "AMD EPYC, no AVX-512" in budget["totals"]  # the slowest kind seen
     assert abs(sum(budget["files"].values()) - 1) < 0.01
     assert "tests/test_trainer.py" in budget["files"]
