@@ -24,3 +24,13 @@ def grappler_off() -> Iterator[None]:
         yield
     finally:
         tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": before})
+
+
+def grappler_off_env() -> dict[str, str]:
+    """This process's environment for a forked tool run (``run_tool(..., env=...)``) that
+    checks plumbing: the run goes without Grappler (tests/tool_server.py)."""
+    import os
+
+    from tests.tool_server import GRAPPLER_OFF_ENV
+
+    return {**os.environ, GRAPPLER_OFF_ENV: "1"}

@@ -15,6 +15,7 @@ from t2t_repro import registry
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.t2t_hparams import IGNORED, NEUTRAL, T2T_VALUES
+from tests.grappler import grappler_off
 from tests.tools import TINY_TRAINING
 from tests.usr_dir_registry import restored_registry
 
@@ -30,6 +31,12 @@ PROJECT_ONLY = {
     "slot_signal": False,
     "slot_source_feed": False,
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _without_grappler():
+    """The runs check that T2T's names are accepted and train (tests/grappler.py)."""
+    yield from grappler_off()
 
 
 def t2t_sets_registered_here():

@@ -20,6 +20,7 @@ from t2t_repro.text_encoding.word_encoder import (
     build_word_vocab,
     word_signature,
 )
+from tests.grappler import grappler_off, grappler_off_env
 from tests.model_utils import (
     assert_cached_search_matches_uncached,
     assert_cached_steps_match_full_pass,
@@ -28,6 +29,12 @@ from tests.test_wsj_parsing import make_ldc
 from tests.tools import SMALL_BATCH_SHUFFLE, run_tool
 
 register_builtins()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _without_grappler():
+    """The tools' runs check the words problem's plumbing, ids and files (tests/grappler.py)."""
+    yield from grappler_off()
 
 
 @pytest.mark.parametrize(
@@ -181,6 +188,7 @@ def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
         "--train_steps=2",
         "--local_eval_frequency=0",
         "--no-attention_images",
+        env=grappler_off_env(),
     )
     assert out.returncode == 0, out.stderr[-3000:]
     saved = json.loads((train / "hparams.json").read_text())
@@ -197,6 +205,7 @@ def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
         "--decode_hparams=beam_size=2",
         f"--decode_from_file={words}",
         f"--decode_to_file={decodes}",
+        env=grappler_off_env(),
     )
     assert out.returncode == 0, out.stderr[-3000:]
     out = run_tool(
