@@ -83,6 +83,15 @@ def _release_module_state():
     gc.freeze()
 
 
+@pytest.fixture(scope="module")
+def without_grappler():
+    """For a module that checks plumbing, not T2T's numbers: ``pytestmark =
+    pytest.mark.usefixtures("without_grappler")`` (tests/grappler.py says why)."""
+    from tests.grappler import grappler_off
+
+    yield from grappler_off()
+
+
 def _forget_custom_gradients() -> None:
     """Each trace of a ``tf.custom_gradient`` function (the layer norm, the embedding's, the
     pad remover's, the losses') registers its gradient under a new "CustomGradient-<uid>" in
@@ -109,15 +118,11 @@ def pytest_collection_modifyitems(session, config, items):
         shares = suite_cpu.load_budget()["files"]
     except (OSError, ValueError, KeyError):
         return
-    first_seen = {}
+    first_seen: dict[str, int] = {}
     for index, item in enumerate(items):
         first_seen.setdefault(item.nodeid.split("::")[0], index)
-    items.sort(
-        key=lambda item: (
-            -shares.get(item.nodeid.split("::")[0], 0.0),
-            first_seen[item.nodeid.split("::")[0]],
-        )
-    )
+    order = {name: (-shares.get(name, 0.0), index) for name, index in first_seen.items()}
+    items.sort(key=lambda item: order[item.nodeid.split("::")[0]])
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 
 
 def grappler_off() -> Iterator[None]:
-    """For a module-scoped autouse fixture: ``yield from grappler_off()``."""
+    """Behind tests/conftest.py's module fixture ``without_grappler``: a module takes it with
+    ``pytestmark = pytest.mark.usefixtures("without_grappler")``."""
     import tensorflow as tf
 
     before = tf.config.optimizer.get_experimental_options().get("disable_meta_optimizer", False)

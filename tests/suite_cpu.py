@@ -59,6 +59,14 @@ def read_log(path: str) -> tuple[list[dict], list[dict]]:
     return tests, runs
 
 
+def run_owner(run: dict, tests: list[dict]) -> str | None:
+    """The test running in the forked run's client's parent when the run ended, if any."""
+    for t in tests:
+        if t["pid"] == run["client_of"] and t["start"] <= run["end"] <= t["end"] + 1:
+            return t["test"]
+    return None
+
+
 def cpu_accounts(path: str, top: int = 40) -> dict:
     """Per test and per test file: the CPU seconds logged at ``path``, each forked tool run's
     given to the test that was running in the client's parent at the run's end."""
@@ -68,13 +76,9 @@ def cpu_accounts(path: str, top: int = 40) -> dict:
         cpu[t["test"]] += t["cpu_s"]
     unassigned = 0.0
     for run in runs:
-        owner = [
-            t
-            for t in tests
-            if t["pid"] == run["client_of"] and t["start"] <= run["end"] <= t["end"] + 1
-        ]
+        owner = run_owner(run, tests)
         if owner:
-            cpu[owner[0]["test"]] += run["cpu_s"]
+            cpu[owner] += run["cpu_s"]
         else:
             unassigned += run["cpu_s"]
     by_file = collections.Counter()
@@ -103,12 +107,7 @@ def memory_peaks(tests: list[dict], runs: list[dict], top: int = 10) -> dict:
         {f"test process {pid}, reached in {test}": size for pid, (size, test) in reached.items()}
     )
     for run in runs:
-        owner = [
-            t["test"]
-            for t in tests
-            if t["pid"] == run["client_of"] and t["start"] <= run["end"] <= t["end"] + 1
-        ]
-        name = f"tool run of {owner[0] if owner else 'no test'}"
+        name = f"tool run of {run_owner(run, tests) or 'no test'}"
         peaks[name] = max(peaks[name], run.get("maxrss_kib", 0) / 2**20)
     return {name: round(size, 2) for name, size in peaks.most_common(top) if size}
 

@@ -9,15 +9,12 @@ import pytest
 import tensorflow as tf
 
 from t2t_repro.visualization.attention_maps import attention_pngs, layer_weights, render
-from tests.grappler import grappler_off
 from tests.model_utils import build_model, toy_checkpoint_dir
 from tests.tools import ROOT, tool_cmd
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The runs check the attention maps' shape and the files written (tests/grappler.py)."""
-    yield from grappler_off()
+# The runs check the attention maps' shape and the files written.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 def test_layer_weights_are_distributions_and_causal():

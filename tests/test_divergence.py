@@ -6,15 +6,12 @@ import tensorflow as tf
 from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training.loop import train_step
 from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
-from tests.grappler import grappler_off
 from tests.model_utils import build_model
 from tests.tools import TINY_MODEL
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The runs check when a diverging loss is flagged and what is said (tests/grappler.py)."""
-    yield from grappler_off()
+# The runs check when a diverging loss is flagged and what is said.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 def run_steps(monkeypatch, threshold):

@@ -13,17 +13,15 @@ from t2t_repro.training.loop.early_stopping import (
     has_plateaued,
     rounds_since_best,
 )
-from tests.grappler import grappler_off
 from tests.model_utils import shared_toy_data
 from tests.tools import TINY_TRAINING
 
 TINY = TINY_TRAINING
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The runs check when and why training stops and what it says (tests/grappler.py)."""
-    yield from grappler_off()
+# The runs check when and why training stops and what it says.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 @pytest.mark.parametrize(

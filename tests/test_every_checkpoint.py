@@ -15,7 +15,6 @@ from t2t_repro.checkpoints.loading import restore_model
 from t2t_repro.commands import avg_all, bleu, decoder, translate_all
 from t2t_repro.metrics.bleu import t2t_bleu
 from t2t_repro.step_files import StepFile, follow_steps
-from tests.grappler import grappler_off
 from tests.model_utils import build_model, toy_checkpoint_dir
 from tests.tools import TINY_MODEL
 
@@ -24,10 +23,9 @@ SOURCE = ["the dog sees a cat .", "a cat runs .", "many dogs see the big cat ."]
 REFERENCE = ["der hund sieht eine katze .", "eine katze rennt .", "viele hunde sehen ."]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The tools' flags, files and per-step lines are checked here (tests/grappler.py)."""
-    yield from grappler_off()
+# The tools' flags, files and per-step lines are checked here.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 @pytest.fixture(scope="module")

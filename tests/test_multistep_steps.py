@@ -21,15 +21,12 @@ from t2t_repro import registry
 from t2t_repro.learning_rate import T2TSchedule, learning_rate_at, t2t_steps_per_update
 from t2t_repro.training.loop import step_count
 from t2t_repro.training.run_setup import TrainingError
-from tests.grappler import grappler_off
 from tests.model_utils import shared_toy_data
 from tests.tools import TINY_TRAINING
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The runs below check step counts, checkpoints and messages (tests/grappler.py)."""
-    yield from grappler_off()
+# The runs below check step counts, checkpoints and messages.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 @pytest.fixture(scope="module")

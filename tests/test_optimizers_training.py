@@ -12,16 +12,13 @@ from __future__ import annotations
 import pytest
 
 from t2t_repro import registry
-from tests.grappler import grappler_off
 from tests.tools import TINY_TRAINING
 from tests.usr_dir_registry import restored_registry
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The runs check that T2T's optimizers train, resume, decode, average, warm-start
-    (tests/grappler.py); their update rules are checked against T2T elsewhere."""
-    yield from grappler_off()
+# The runs check that T2T's optimizers train, resume, decode, average, warm-start; their update
+# rules are checked against T2T elsewhere.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 @pytest.fixture(scope="module")

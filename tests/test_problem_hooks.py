@@ -14,17 +14,15 @@ from t2t_repro.training.config import TrainerConfig
 
 # Imported here, not under capsys: its ConsoleLog binds sys.stdout at import.
 from t2t_repro.training.trainer import Trainer
-from tests.grappler import grappler_off
 from tests.tools import SMALL_BATCH_SHUFFLE
 
 NAME = "toy_with_hooks"
 BANNED = 5  # a target id the constraint never allows
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The runs check which metric and constraint the tools take (tests/grappler.py)."""
-    yield from grappler_off()
+# The runs check which metric and constraint the tools take.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 class CountingMetric(DevMetric):

@@ -15,7 +15,6 @@ from t2t_repro import registry
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.t2t_hparams import IGNORED, NEUTRAL, T2T_VALUES
-from tests.grappler import grappler_off
 from tests.tools import TINY_TRAINING
 from tests.usr_dir_registry import restored_registry
 
@@ -33,10 +32,9 @@ PROJECT_ONLY = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The runs check that T2T's names are accepted and train (tests/grappler.py)."""
-    yield from grappler_off()
+# The runs check that T2T's names are accepted and train.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 def t2t_sets_registered_here():

@@ -15,7 +15,6 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen, decoder, trainer
-from tests.grappler import grappler_off
 from tests.tools import SMALL_BATCH_SHUFFLE
 from tests.usr_dir_registry import restored_registry
 
@@ -34,10 +33,9 @@ def restore_registry():
     )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The training run checks the usr_dir's hparams and decodes (tests/grappler.py)."""
-    yield from grappler_off()
+# The training run checks the usr_dir's hparams and decodes.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 def read_examples(path):

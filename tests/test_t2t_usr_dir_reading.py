@@ -14,7 +14,6 @@ import pytest
 from t2t_repro import registry
 from t2t_repro.commands import datagen, decoder, trainer
 from t2t_repro.hparams_lib.build import create_run_hparams
-from tests.grappler import grappler_off
 from tests.tools import SMALL_BATCH_SHUFFLE, TINY_MODEL
 from tests.usr_dir_registry import restored_registry
 
@@ -29,10 +28,9 @@ def restore_registry():
     yield from restored_registry({"t2t_usr_dir_reading", "reading_case"})
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The runs check the hooks' batches, metrics, decodes, messages (tests/grappler.py)."""
-    yield from grappler_off()
+# The runs check the hooks' batches, metrics, decodes, messages.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 @pytest.fixture(scope="module")

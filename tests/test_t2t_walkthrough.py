@@ -8,7 +8,6 @@ import os
 import pytest
 
 from t2t_repro.commands import bleu, datagen, decoder, trainer
-from tests.grappler import grappler_off
 from tests.tools import SMALL_BATCH_SHUFFLE
 
 PROBLEM, MODEL, HPARAMS = "translate_toy", "transformer", "transformer_tiny"
@@ -19,10 +18,9 @@ TINY = (
 BEAM_SIZE, ALPHA = 2, 0.6
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The walkthrough checks the tools' flags, files and lines (tests/grappler.py)."""
-    yield from grappler_off()
+# The walkthrough checks the tools' flags, files and lines.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 @pytest.mark.slow

@@ -9,7 +9,6 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.checkpoints.errors import CheckpointError
-from tests.grappler import grappler_off
 from tests.model_utils import shared_toy_data
 from tests.shared_build import build_once
 from tests.t2t_fixtures import POSTNORM_DIR
@@ -38,10 +37,9 @@ def config(data_dir, output_dir, **overrides):
     return TrainerConfig(**{**settings, **overrides})
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The runs below check weights, steps, files and messages (tests/grappler.py)."""
-    yield from grappler_off()
+# The runs below check weights, steps, files and messages.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 @pytest.fixture(scope="module")

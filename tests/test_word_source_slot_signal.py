@@ -20,7 +20,7 @@ from t2t_repro.text_encoding.word_encoder import (
     build_word_vocab,
     word_signature,
 )
-from tests.grappler import grappler_off, grappler_off_env
+from tests.grappler import grappler_off_env
 from tests.model_utils import (
     assert_cached_search_matches_uncached,
     assert_cached_steps_match_full_pass,
@@ -31,10 +31,9 @@ from tests.tools import SMALL_BATCH_SHUFFLE, run_tool
 register_builtins()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _without_grappler():
-    """The tools' runs check the words problem's plumbing, ids and files (tests/grappler.py)."""
-    yield from grappler_off()
+# The tools' runs check the words problem's plumbing, ids and files.
+# Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 @pytest.mark.parametrize(

@@ -152,8 +152,9 @@ def _log_cpu(path: str, cpu_s: float, maxrss_kib: int) -> None:
     import json
     import time
 
-    line = {"client_of": os.getppid(), "end": time.time(), "cpu_s": cpu_s}
-    line = json.dumps({**line, "maxrss_kib": maxrss_kib})
+    line = json.dumps(
+        {"client_of": os.getppid(), "end": time.time(), "cpu_s": cpu_s, "maxrss_kib": maxrss_kib}
+    )
     with open(path, "a") as f:
         f.write(line + "\n")
 
