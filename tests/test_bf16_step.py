@@ -28,7 +28,8 @@ def policy():
 def _adam_steps(optimizer_class, steps: int = 3):
     optimizer = optimizer_class(learning_rate=0.01, beta_1=0.9, beta_2=0.98, epsilon=1e-9)
     rng = np.random.default_rng(0)
-    weights = [keras.Variable(rng.normal(size=shape).astype(np.float32)) for shape in (12, (6, 4))]
+    shapes = (12, (6, 4), (3, 5, 2))
+    weights = [keras.Variable(rng.normal(size=shape).astype(np.float32)) for shape in shapes]
     optimizer.build(weights)
 
     @tf.function
@@ -47,6 +48,22 @@ def test_adam_is_keras_adam_to_the_bit_in_float32(policy):
         _adam_steps(T2TAdam), _adam_steps(keras.optimizers.Adam), strict=True
     ):
         np.testing.assert_array_equal(ours, keras_own)
+
+
+def test_adam_computes_the_bias_corrected_rate_once_an_update(policy):
+    """Keras' Adam builds lr_t (two powers) again for each weight; ours once per update."""
+    policy("float32")
+
+    def pow_ops(optimizer_class) -> int:
+        optimizer = optimizer_class(learning_rate=0.01)
+        weights = [keras.Variable(np.ones(shape, np.float32)) for shape in (3, (2, 2), 4, 5)]
+        optimizer.build(weights)
+        step = tf.function(lambda: optimizer.apply_gradients([(tf.ones_like(w), w) for w in weights]))
+        graph = step.get_concrete_function().graph
+        return sum(op.type == "Pow" for op in graph.get_operations())
+
+    assert pow_ops(keras.optimizers.Adam) == 2 * 4  # what the rule replaces
+    assert pow_ops(T2TAdam) == 2
 
 
 def test_fused_adam_is_keras_adam_to_float32_rounding_in_bf16_runs(policy):

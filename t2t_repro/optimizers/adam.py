@@ -27,6 +27,7 @@ Keras' ``Adam`` is TF1's ``AdamOptimizer`` (the epsilon-hat form: ``var -= lr_t 
 from __future__ import annotations
 
 import keras
+from keras import ops
 
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.optimizers.fused_adam import fusable, fused_update_step
@@ -34,13 +35,53 @@ from t2t_repro.optimizers.fused_adam import fusable, fused_update_step
 
 class T2TAdam(keras.optimizers.Adam):
     """Keras' Adam; in a mixed_bfloat16 run each weight's update is one XLA kernel
-    (``fused_adam.py``). float32 runs are Keras' Adam to the bit."""
+    (``fused_adam.py``). float32 runs are Keras' Adam to the bit.
+
+    Keras computes the step's bias-corrected rate ``lr_t`` again for every weight (two
+    powers, a square root, casts: ~17 graph ops a weight, a third of a small model's
+    training graph, all traced and run for one scalar). Here it is computed once an update
+    per dtype and device, by the same operations, so it has the same bits."""
+
+    _step_rates: dict | None = None  # (dtype, device) -> lr_t, while an update is built
+
+    def _distributed_tf_update_step(self, distribution, grads_and_vars, learning_rate):
+        self._step_rates = {}
+        try:
+            return super()._distributed_tf_update_step(distribution, grads_and_vars, learning_rate)
+        finally:
+            self._step_rates = None
 
     def update_step(self, gradient, variable, learning_rate):
         if fusable(self, gradient, variable):
             fused_update_step(self, gradient, variable, learning_rate)
-        else:
+        elif self._step_rates is None or self.amsgrad:
             super().update_step(gradient, variable, learning_rate)
+        else:
+            self._update_with_shared_rate(gradient, variable, learning_rate)
+
+    def _step_rate(self, learning_rate, dtype, device: str):
+        """``keras.optimizers.Adam.update_step``'s ``alpha``, by its own operations."""
+        key = (dtype, device)  # per device: no copy of it to each GPU of a mirrored run
+        if key not in self._step_rates:
+            lr = ops.cast(learning_rate, dtype)
+            local_step = ops.cast(self.iterations + 1, dtype)
+            beta_1_power = ops.power(ops.cast(self.beta_1, dtype), local_step)
+            beta_2_power = ops.power(ops.cast(self.beta_2, dtype), local_step)
+            self._step_rates[key] = lr * ops.sqrt(1 - beta_2_power) / (1 - beta_1_power)
+        return self._step_rates[key]
+
+    def _update_with_shared_rate(self, gradient, variable, learning_rate) -> None:
+        """``keras.optimizers.Adam.update_step`` (no amsgrad) with the shared ``alpha``:
+        TF1's ``AdamOptimizer`` arithmetic, operation for operation."""
+        alpha = self._step_rate(learning_rate, variable.dtype, getattr(variable, "device", ""))
+        gradient = ops.cast(gradient, variable.dtype)
+        m = self._momentums[self._get_variable_index(variable)]
+        v = self._velocities[self._get_variable_index(variable)]
+        self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
+        self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
+        self.assign_sub(
+            variable, ops.divide(ops.multiply(m, alpha), ops.add(ops.sqrt(v), self.epsilon))
+        )
 
 
 class T2TAdamW(T2TAdam):
