@@ -58,7 +58,11 @@ def test_adam_computes_the_bias_corrected_rate_once_an_update(policy):
         optimizer = optimizer_class(learning_rate=0.01)
         weights = [keras.Variable(np.ones(shape, np.float32)) for shape in (3, (2, 2), 4, 5)]
         optimizer.build(weights)
-        step = tf.function(lambda: optimizer.apply_gradients([(tf.ones_like(w), w) for w in weights]))
+
+        @tf.function
+        def step():
+            optimizer.apply_gradients([(tf.ones_like(w), w) for w in weights])
+
         graph = step.get_concrete_function().graph
         return sum(op.type == "Pow" for op in graph.get_operations())
 
