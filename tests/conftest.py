@@ -107,22 +107,20 @@ def _forget_custom_gradients() -> None:
         del registry[name]
 
 
-def pytest_collection_modifyitems(session, config, items):
-    """The costliest test files first, by their share in tests/suite_budget.json (each file's
-    tests stay together, in their own order): pytest-xdist hands tests out in this order, and
-    a costly file dealt last left one core idle at the end (~12 s of ~8 minutes). Every test
-    process sorts alike, as xdist requires."""
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's work stealing, its first deal balanced by each file's share in
+    tests/suite_budget.json (tests/xdist_schedule.py says why); xdist's own without them."""
     from tests import suite_cpu
 
+    if config.getoption("dist") != "worksteal":
+        return None
     try:
         shares = suite_cpu.load_budget()["files"]
     except (OSError, ValueError, KeyError):
-        return
-    first_seen: dict[str, int] = {}
-    for index, item in enumerate(items):
-        first_seen.setdefault(item.nodeid.split("::")[0], index)
-    order = {name: (-shares.get(name, 0.0), index) for name, index in first_seen.items()}
-    items.sort(key=lambda item: order[item.nodeid.split("::")[0]])
+        return None
+    from tests.xdist_schedule import CostBalancedScheduling
+
+    return CostBalancedScheduling(config, log, shares)
 
 
 @pytest.hookimpl(hookwrapper=True)

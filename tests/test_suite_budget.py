@@ -148,3 +148,21 @@ def test_the_budget_names_files_of_this_suite():
     assert "AMD EPYC, no AVX-512" in budget["totals"]  # the slowest kind seen
     assert abs(sum(budget["files"].values()) - 1) < 0.01
     assert "tests/test_trainer.py" in budget["files"]
+
+
+def test_the_first_deal_gives_whole_files_by_cost_costliest_first():
+    from tests.xdist_schedule import deal
+
+    ids = [
+        f"tests/{name}.py::t{i}"
+        for name, n in (("a", 3), ("b", 1), ("c", 2), ("d", 4))
+        for i in range(n)
+    ]
+    shares = {"tests/a.py": 0.1, "tests/b.py": 0.5, "tests/c.py": 0.3}  # d: new, no share
+    queues = deal(ids, shares, 2)
+    # b (0.5) to one queue; c (0.3), a (0.1) and d (0) each to the other, still the lighter.
+    files = [[ids[i].split("::")[0][6:-3] for i in queue] for queue in queues]
+    assert files == [["b"], ["c", "c", "a", "a", "a", "d", "d", "d", "d"]]
+    assert sorted(i for queue in queues for i in queue) == list(range(len(ids)))
+    assert [ids[i] for i in queues[1][2:5]] == ids[:3]  # a file's tests keep their order
+    assert deal(ids, {}, 3)[0] == list(range(len(ids)))[:3]  # no budget: by count, in order
