@@ -50,7 +50,9 @@ class CostBalancedScheduling(WorkStealingScheduling):
         self.collection = next(iter(self.node2collection.values()))
         self.pending[:] = []
         nodes = list(self.node2pending)
-        for node, indices in zip(nodes, deal(self.collection, self._shares, len(nodes))):
+        for node, indices in zip(
+            nodes, deal(self.collection, self._shares, len(nodes)), strict=True
+        ):
             if indices:
                 self.node2pending[node].extend(indices)
                 node.send_runtest_some(indices)
