@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""CTranslate2 (float32 and int8) against our float32 XLA beam search on the peers' work.
+"""CTranslate2 (float32 and int8) against our float32 XLA beam search on the peers' work, and
+against our bfloat16 one where the CPU multiplies bf16 in hardware (AVX512-BF16 or AMX). The
+bf16 search runs without XLA: oneDNN's bf16 matmuls use those instructions, while XLA's CPU
+bf16 dots were slower than its float32 ones on Zen 4 (16-19 against 27-30 sentences/s).
 
 The work of ``bench.bench_decode_forced`` (and of the peers' ``--modes forced``): the
 ``small`` config (2+2 layers, d 256, ff 1024, 4 heads, V 8192) with random weights (seed 0),
@@ -103,19 +106,25 @@ def timed(name: str, command: list[str]) -> dict:
 def summarize(rounds: list[list[dict]]) -> dict:
     """Median sentences/s per engine and each round's ratio to ours (same round)."""
     rates: dict[str, list[float]] = {}
-    ratios: dict[str, list[float]] = {}
+    ratios: dict[str, dict[str, list[float]]] = {"ours_fp32_xla": {}, "ours_bf16": {}}
     for runs in rounds:
         by_name = {r["name"]: r.get("sentences_per_s") for r in runs}
         for name, rate in by_name.items():
             if rate:
                 rates.setdefault(name, []).append(rate)
-                if by_name.get("ours_fp32_xla") and name != "ours_fp32_xla":
-                    ratios.setdefault(name, []).append(round(rate / by_name["ours_fp32_xla"], 3))
-    return {
-        "median_sentences_per_s": {k: round(statistics.median(v), 2) for k, v in rates.items()},
-        "ratio_to_ours_fp32_xla_per_round": ratios,
-        "median_ratio_to_ours_fp32_xla": {k: statistics.median(v) for k, v in ratios.items()},
+                for ours, to_ours in ratios.items():
+                    if by_name.get(ours) and not name.startswith("ours"):
+                        to_ours.setdefault(name, []).append(round(rate / by_name[ours], 3))
+    summary = {
+        "median_sentences_per_s": {k: round(statistics.median(v), 2) for k, v in rates.items()}
     }
+    for ours, to_ours in ratios.items():
+        if to_ours:
+            summary[f"ratio_to_{ours}_per_round"] = to_ours
+            summary[f"median_ratio_to_{ours}"] = {
+                k: statistics.median(v) for k, v in to_ours.items()
+            }
+    return summary
 
 
 def _fp32_peak() -> dict:
@@ -152,8 +161,9 @@ def main() -> int:
         "matmul_peak_start": _fp32_peak(),
         "rounds": [],
     }
-    ours = [sys.executable, "-m", "bench.bench_decode_forced", "--config", CONFIG, "--xla", "1"]
-    ours += ["--repeats", str(args.repeats)]
+    forced = [sys.executable, "-m", "bench.bench_decode_forced", "--config", CONFIG]
+    forced += ["--repeats", str(args.repeats)]
+    ours = [*forced, "--xla", "1"]
     with tempfile.TemporaryDirectory() as work:
         dirs = export_models(work)
         mine = [sys.executable, "-m", "bench.bench_ct2", "--threads", str(args.threads)]
@@ -163,6 +173,10 @@ def main() -> int:
             ("ct2_float32", mine + [dirs["float32"]]),
             ("ct2_int8", mine + [dirs["int8"]]),
         ]
+        from t2t_repro.training.precision_hint import bf16_instructions, cpu_flags
+
+        if bf16_instructions(cpu_flags()):  # emulated bf16 is slower than float32: not run
+            runs.insert(1, ("ours_bf16", [*forced, "--xla", "0", "--precision", "bfloat16"]))
         for _ in range(args.rounds):
             with open(args.lock, "a") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
