@@ -79,9 +79,9 @@ def test_fused_adam_is_keras_adam_to_float32_rounding_in_bf16_runs(policy):
         # Each step's update lr_t * m / (sqrt(v) + eps) is below 0.05 here: lr_t =
         # 0.01 sqrt(1-0.98^t) / (1-0.9^t) <= 0.015, and by Cauchy-Schwarz |m| / sqrt(v) <=
         # (1-0.9) / sqrt(1-0.98) * sqrt(sum_{i<t} (0.9^2/0.98)^i) <= 1.2 for t <= 3. It rounds
-        # differently in about ten operations (XLA may fuse a multiply and an add, the bias
-        # corrections are XLA's pow); the weights' own subtraction adds up to one rounding
-        # of the weight per evaluation.
+        # differently in about ten operations (XLA may fuse a multiply and an add; the rate
+        # lr_t is Keras' own, from TensorFlow's kernels); the weights' own subtraction adds up
+        # to one rounding of the weight per evaluation.
         bound = steps * (10 * F32_ROUNDOFF * 0.05 + F32_ROUNDOFF * np.abs(keras_own).max() * 2)
         np.testing.assert_allclose(ours, keras_own, rtol=0, atol=bound)
 

@@ -35,7 +35,7 @@ from t2t_repro.optimizers.fused_adam import fusable, fused_update_step
 
 class T2TAdam(keras.optimizers.Adam):
     """Keras' Adam; in a mixed_bfloat16 run each weight's update is one XLA kernel
-    (``fused_adam.py``). float32 runs are Keras' Adam to the bit.
+    (``fused_adam.py``) given the step's rate. float32 runs are Keras' Adam to the bit.
 
     Keras computes the step's bias-corrected rate ``lr_t`` again for every weight (two
     powers, a square root, casts: ~17 graph ops a weight, a third of a small model's
@@ -52,28 +52,35 @@ class T2TAdam(keras.optimizers.Adam):
             self._step_rates = None
 
     def update_step(self, gradient, variable, learning_rate):
-        if fusable(self, gradient, variable):
-            fused_update_step(self, gradient, variable, learning_rate)
-        elif self._step_rates is None or self.amsgrad:
+        if self.amsgrad:
             super().update_step(gradient, variable, learning_rate)
+            return
+        alpha = self._step_rate(learning_rate, variable)
+        if fusable(self, gradient, variable):
+            fused_update_step(self, gradient, variable, alpha)
         else:
-            self._update_with_shared_rate(gradient, variable, learning_rate)
+            self._update(gradient, variable, alpha)
 
-    def _step_rate(self, learning_rate, dtype, device: str):
-        """``keras.optimizers.Adam.update_step``'s ``alpha``, by its own operations."""
-        key = (dtype, device)  # per device: no copy of it to each GPU of a mirrored run
-        if key not in self._step_rates:
-            lr = ops.cast(learning_rate, dtype)
-            local_step = ops.cast(self.iterations + 1, dtype)
-            beta_1_power = ops.power(ops.cast(self.beta_1, dtype), local_step)
-            beta_2_power = ops.power(ops.cast(self.beta_2, dtype), local_step)
-            self._step_rates[key] = lr * ops.sqrt(1 - beta_2_power) / (1 - beta_1_power)
-        return self._step_rates[key]
+    def _step_rate(self, learning_rate, variable):
+        """``keras.optimizers.Adam.update_step``'s ``alpha`` for ``variable``, by its own
+        operations; built once an update per dtype and device (a mirrored run's GPUs get no
+        copies of one device's)."""
+        key = (variable.dtype, getattr(variable, "device", ""))
+        if self._step_rates is not None and key in self._step_rates:
+            return self._step_rates[key]
+        dtype = variable.dtype
+        lr = ops.cast(learning_rate, dtype)
+        local_step = ops.cast(self.iterations + 1, dtype)
+        beta_1_power = ops.power(ops.cast(self.beta_1, dtype), local_step)
+        beta_2_power = ops.power(ops.cast(self.beta_2, dtype), local_step)
+        alpha = lr * ops.sqrt(1 - beta_2_power) / (1 - beta_1_power)
+        if self._step_rates is not None:
+            self._step_rates[key] = alpha
+        return alpha
 
-    def _update_with_shared_rate(self, gradient, variable, learning_rate) -> None:
-        """``keras.optimizers.Adam.update_step`` (no amsgrad) with the shared ``alpha``:
-        TF1's ``AdamOptimizer`` arithmetic, operation for operation."""
-        alpha = self._step_rate(learning_rate, variable.dtype, getattr(variable, "device", ""))
+    def _update(self, gradient, variable, alpha) -> None:
+        """``keras.optimizers.Adam.update_step`` (no amsgrad) given ``alpha``: TF1's
+        ``AdamOptimizer`` arithmetic, operation for operation."""
         gradient = ops.cast(gradient, variable.dtype)
         m = self._momentums[self._get_variable_index(variable)]
         v = self._velocities[self._get_variable_index(variable)]

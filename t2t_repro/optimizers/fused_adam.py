@@ -18,11 +18,11 @@ import tensorflow as tf
 
 
 @tf.function(jit_compile=True)
-def _adam_update(variable, m, v, gradient, learning_rate, step, beta_1, beta_2, epsilon):
-    """Keras' ``Adam.update_step`` arithmetic (no amsgrad) on one weight, in place; the
-    bias corrections too (per weight in Keras: a dozen scalar kernels each)."""
+def _adam_update(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon):
+    """Keras' ``Adam.update_step`` arithmetic (no amsgrad) on one weight, in place, given the
+    step's bias-corrected rate ``alpha`` (``T2TAdam._step_rate``: Keras' own operations,
+    built once an update)."""
     gradient = tf.cast(gradient, variable.dtype)
-    alpha = learning_rate * tf.sqrt(1 - tf.pow(beta_2, step)) / (1 - tf.pow(beta_1, step))
     m_new = m + (gradient - m) * (1 - beta_1)
     v_new = v + (tf.square(gradient) - v) * (1 - beta_2)
     m.assign(m_new)
@@ -42,8 +42,9 @@ def fusable(optimizer: keras.optimizers.Adam, gradient, variable) -> bool:
     return not any(isinstance(x, tf.distribute.DistributedValues) for x in (variable, *slots))
 
 
-def fused_update_step(optimizer: keras.optimizers.Adam, gradient, variable, learning_rate) -> None:
-    """``keras.optimizers.Adam.update_step`` with the weight's update in one XLA kernel."""
+def fused_update_step(optimizer: keras.optimizers.Adam, gradient, variable, alpha) -> None:
+    """``keras.optimizers.Adam.update_step`` with the weight's update in one XLA kernel;
+    ``alpha``: the step's rate, a float32 scalar."""
     dtype = variable.dtype
     index = optimizer._get_variable_index(variable)
     with tf.name_scope("adam_update"):  # Names the kernel in a profile.
@@ -52,8 +53,7 @@ def fused_update_step(optimizer: keras.optimizers.Adam, gradient, variable, lear
             optimizer._momentums[index].value,
             optimizer._velocities[index].value,
             gradient,
-            tf.cast(learning_rate, dtype),
-            tf.cast(optimizer.iterations + 1, dtype),
+            alpha,
             tf.constant(optimizer.beta_1, dtype),
             tf.constant(optimizer.beta_2, dtype),
             tf.constant(optimizer.epsilon, dtype),
