@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 from tests.cluster_run import free_ports
+from tests.grappler import grappler_off_env
 from tests.tools import (
     PYTHON,
     ROOT,
@@ -23,7 +24,9 @@ from tests.tools import (
 )
 
 TINY = TINY_TRAINING
-ENV = dict(os.environ, PYTHONUNBUFFERED="1")  # the suite's TF_CPP_MIN_LOG_LEVEL: conftest
+# The suite's TF_CPP_MIN_LOG_LEVEL (conftest); forked runs without Grappler (tests/grappler.py):
+# they check resumption, signals, messages and precisions, each against a run of their own.
+ENV = {**grappler_off_env(), "PYTHONUNBUFFERED": "1"}
 
 
 @pytest.fixture(scope="module")
