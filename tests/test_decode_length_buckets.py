@@ -10,6 +10,7 @@ import tensorflow as tf
 from t2t_repro.decoding.search import SearchConfig, Searcher, bucket_length, search
 from tests.fresh_process import run_in_fresh_process
 from tests.model_utils import build_model
+from tests.tool_server import GRAPPLER_OFF_ENV
 
 # Input lengths in buckets 8, 16 and 24: both sides of each bucket's edge (8|9, 16|17), so
 # each bucket holds a padded length (3 in 8, with a row of EOS alone; 9 in 16; 17 in 24) and
@@ -52,7 +53,9 @@ def test_bucket_length():
 def test_buckets_keep_ids_and_bound_traces(beam_size, use_xla):
     # In a fresh process: XLA keeps each of the 8 compiles (~70 MB) for the life of the
     # process, and even without XLA 19 traced searches kept 180-300 MB in the test process.
-    run_in_fresh_process(check_buckets_keep_ids_and_bound_traces, beam_size, use_xla)
+    # Without Grappler (tests/grappler.py): both searches of each comparison run alike.
+    env = {GRAPPLER_OFF_ENV: "1"}
+    run_in_fresh_process(check_buckets_keep_ids_and_bound_traces, beam_size, use_xla, env=env)
 
 
 def check_buckets_keep_ids_and_bound_traces(beam_size, use_xla):
