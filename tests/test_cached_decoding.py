@@ -11,6 +11,10 @@ from tests.model_utils import (
     build_model,
 )
 
+# Cached against uncached, ours against ours: both sides run alike without Grappler
+# (tests/grappler.py).
+pytestmark = pytest.mark.usefixtures("without_grappler")
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("hparams_set", ["transformer_base_v1", "transformer_tiny"])

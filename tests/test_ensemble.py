@@ -14,6 +14,10 @@ from tests.model_utils import build_model, toy_checkpoint_dir
 from tests.shared_build import build_once
 from tests.tools import TINY_MODEL, run_tool
 
+# An ensemble against its members, ours against ours: both sides run alike without Grappler
+# (tests/grappler.py).
+pytestmark = pytest.mark.usefixtures("without_grappler")
+
 INPUTS = np.array([[5, 9, 12, 7, 1], [8, 3, 1, 0, 0]], np.int32)
 
 
