@@ -44,11 +44,15 @@ class CostBalancedScheduling(WorkStealingScheduling):
 
     def schedule(self) -> None:
         assert self.collection_is_completed
-        if self.collection is not None or not self._check_nodes_have_same_collection():
-            super().schedule()  # a later call, or xdist's own report of differing collections
+        if self.collection is not None:  # a later call: xdist's own rescheduling
+            super().schedule()
+            return
+        if not self._check_nodes_have_same_collection():  # reports the differences
+            self.log("**Different tests collected, aborting run**")
             return
         self.collection = next(iter(self.node2collection.values()))
-        self.pending[:] = []
+        if not self.collection:
+            return
         nodes = list(self.node2pending)
         for node, indices in zip(
             nodes, deal(self.collection, self._shares, len(nodes)), strict=True
