@@ -170,14 +170,17 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
         if per_micro_step:  # reduced micro-step by micro-step already
             if num_replicas > 1:
                 sums = ctx.all_reduce(SUM, sums)
+        elif num_replicas > 1:
+            *grads, sums = ctx.all_reduce(SUM, [*grads, sums])
+        # Built once, not once a gradient (a slice and a maximum each: ~400 ops of a toy model's
+        # training graph); every gradient is divided by this same value, as before.
+        global_tokens = tf.maximum(sums[1], 1.0)
+        if per_micro_step:
             grads = [g / float(len(micro_batches)) for g in grads]
         else:
-            if num_replicas > 1:
-                *grads, sums = ctx.all_reduce(SUM, [*grads, sums])
-            grads = [g / tf.maximum(sums[1], 1.0) for g in grads]
+            grads = [g / global_tokens for g in grads]
             # T2T's weight decay and gradient noise, before clipping (off: the same list).
             grads = regularized_gradients(grads, variables, hparams, optimizer.iterations, scale)
-        global_tokens = tf.maximum(sums[1], 1.0)
         norm = tf.linalg.global_norm(grads)
         if loss_scale:
             norm = norm / scale
@@ -195,7 +198,8 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
         """One T2T step's gradient: its own global token mean, then ``micro_step_gradients``."""
         if num_replicas > 1:
             *grads, tokens = ctx.all_reduce(SUM, [*grads, tokens])
-        grads = [g / tf.maximum(tokens, 1.0) for g in grads]
+        tokens = tf.maximum(tokens, 1.0)  # once, not once a gradient
+        grads = [g / tokens for g in grads]
         return micro_step_gradients(grads, variables, hparams, step, scale)
 
     return replica_update
