@@ -48,11 +48,26 @@ def assert_cached_steps_match_full_pass(model, inputs: tf.Tensor, ids: np.ndarra
     length = ids.shape[1] - 1
     full = model({"inputs": inputs, "targets": tf.constant(ids[:, 1:])}).numpy()
     cache = model.init_cache(inputs, length)
-    # No autograph, as the searches trace the step (decoding/search.py): no tensor control flow.
-    step = tf.function(model.decode_step, jit_compile=True, autograph=False)
+
+    # The steps in one XLA loop, i a loop variable as in the searches: one compile. A step
+    # called with i as its argument compiled once per value of i (XLA takes a scalar it can
+    # use as a compile-time constant as one). No autograph, as the searches trace the step
+    # (decoding/search.py): no tensor control flow.
+    @tf.function(jit_compile=True, autograph=False)
+    def steps(ids, cache):
+        def body(i, cache, logits):
+            step_logits, cache = model.decode_step(ids, i, cache)
+            return i + 1, cache, logits.write(i, step_logits)
+
+        logits = tf.TensorArray(tf.float32, size=length)
+        _, _, logits = tf.while_loop(
+            lambda i, *_: i < length, body, (tf.constant(0), cache, logits)
+        )
+        return logits.stack()
+
+    logits = steps(tf.constant(ids), cache).numpy()
     for i in range(length):
-        logits, cache = step(tf.constant(ids), tf.constant(i), cache)
-        np.testing.assert_allclose(logits.numpy(), full[:, i], atol=2e-4, rtol=1e-4)
+        np.testing.assert_allclose(logits[i], full[:, i], atol=2e-4, rtol=1e-4)
     return full
 
 
