@@ -50,17 +50,21 @@ def toy(tmp_path_factory):
     return root
 
 
-def setups(root, overrides: str, model_dir: str = "ct2"):
+def setups(root, overrides: str):
     data = str(root / "data")
     ours = runner.load_decoder(
         "translate_toy", "", "", data, str(root / "train"), decode_overrides=overrides
     )
-    theirs = runner.load_ctranslate2_decoder(
-        "translate_toy", data, str(root / model_dir), overrides, intra_threads=1
+    ours.decoder.log = lambda msg: None
+    return ours, ctranslate2_setup(root, overrides)
+
+
+def ctranslate2_setup(root, overrides: str, model_dir: str = "ct2"):
+    setup = runner.load_ctranslate2_decoder(
+        "translate_toy", str(root / "data"), str(root / model_dir), overrides, intra_threads=1
     )
-    for setup in (ours, theirs):
-        setup.decoder.log = lambda msg: None
-    return ours, theirs
+    setup.decoder.log = lambda msg: None
+    return setup
 
 
 def log_probs(model, inputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -138,7 +142,7 @@ def test_toy_model_decodes_and_scores_like_t2t_decoder(toy, tmp_path, capsys):
         sizes[0] < sizes[1]
         and '"quantization": "int8"' in (toy / "int8" / "t2t_repro.json").read_text()
     )
-    _, int8 = setups(toy, "beam_size=2,extra_length=5", "int8")
+    int8 = ctranslate2_setup(toy, "beam_size=2,extra_length=5", "int8")
     assert len(int8.decoder.decode_lines(LINES)) == len(LINES)
     # T2T's default alpha is CTranslate2's length_penalty here: the run says so in one line.
     assert "alpha=0.6 is CTranslate2's length_penalty" in capsys.readouterr().err
