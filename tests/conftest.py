@@ -92,6 +92,16 @@ def without_grappler():
     yield from grappler_off()
 
 
+@pytest.fixture
+def without_grappler_here():
+    """For one plumbing test in a module that keeps Grappler for its others: the test builds
+    both sides of its comparison itself (model, decoder, export), so every function it runs
+    is first run, optimised or not, while this is on."""
+    from tests.grappler import grappler_off
+
+    yield from grappler_off()
+
+
 def _forget_custom_gradients() -> None:
     """Each trace of a ``tf.custom_gradient`` function (the layer norm, the embedding's, the
     pad remover's, the losses') registers its gradient under a new "CustomGradient-<uid>" in

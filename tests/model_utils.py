@@ -25,6 +25,14 @@ def shared_toy_data() -> Path:
     return build_once("translate_toy_data", build) / "data"
 
 
+def shared_toy_checkpoint() -> Path:
+    """``toy_checkpoint_dir``'s defaults (seed 1, step 7), made once for the whole test run
+    (``tests/shared_build.py``): for the tests that only read it (decoders, exports)."""
+    from tests.shared_build import build_once
+
+    return build_once("toy_checkpoint", lambda root: toy_checkpoint_dir(root, step=7))
+
+
 def build_model(
     hparams_set: str = "transformer_tiny",
     overrides: str = "",

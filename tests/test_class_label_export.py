@@ -8,6 +8,8 @@ encodes in its graph), so two lines are exactly two of T2T's unpadded reference 
 labels T2T computed.
 """
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -22,6 +24,12 @@ from tests.test_text_classifier import REF, imported  # noqa: F401 (T2T's classi
 
 WORDS = [f"w{i}" for i in range(len(RESERVED), 13)]  # id i is the word "w<i>"
 NAMES = ["negative", "neutral", "positive"]
+
+
+def files_of(directory: str) -> dict:
+    """Each file's path under ``directory`` and its bytes."""
+    root = Path(directory)
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 def line_of(ids) -> str:
@@ -53,15 +61,19 @@ def test_saved_model_serves_the_decoders_labels(classifier, tmp_path):
     checked = []
 
     def check(saved_model_dir):  # t2t-exporter's check, on its probe lines and these
-        check_export(saved_model_dir, decoder, PROBE_LINES + tuple(lines))
-        checked.append(saved_model_dir)
+        loaded = check_export(saved_model_dir, decoder, PROBE_LINES + tuple(lines))
+        checked.append((saved_model_dir, files_of(saved_model_dir), loaded))
 
     export_dir = str(tmp_path / "export")
     encoders = {"inputs": decoder.input_encoder, "targets": decoder.target_encoder}
     config, length = decoder.searcher.config, decoder.max_input_length
     export_saved_model(model, encoders, config, length, export_dir, check=check)
-    assert checked and not tf.io.gfile.exists(checked[0])  # checked, then renamed
-    signatures = tf.saved_model.load(export_dir).signatures
+    staged, staged_files, loaded = checked[0]
+    assert not tf.io.gfile.exists(staged)  # checked, then renamed
+    # The export is the SavedModel the check loaded, file for file: its signatures (their
+    # costly first calls done) serve as a load of the export.
+    assert files_of(export_dir) == staged_files
+    signatures = loaded.signatures
     # One line a batch, as the check sends them: a classifier pools over its batch's padding.
     want = [decoder.decode_lines([line])[0][0] for line in lines]
     for line, hyp in zip(lines, want, strict=True):

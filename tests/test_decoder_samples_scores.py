@@ -9,8 +9,12 @@ import pytest
 import tensorflow as tf
 
 from t2t_repro.commands import decoder
-from tests.model_utils import toy_checkpoint_dir
-from tests.shared_build import build_once
+from tests.model_utils import shared_toy_checkpoint
+
+# Each test compares our own computations, run alike in this process (the decoder's scores
+# with the eval loss; the decoder's samples with the dev decodes' and the export's): without
+# Grappler (tests/grappler.py).
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 SAMPLING = "--hparams=sampling_method=random,sampling_temp=1.0"
 PAIRS = [
@@ -31,8 +35,8 @@ BAD = [
 
 @pytest.fixture(scope="module")
 def toy():
-    """Made once for the test run: the tests only read it (tests/shared_build.py)."""
-    return build_once("samples_toy", lambda root: toy_checkpoint_dir(root, step=7))
+    """The run's one toy checkpoint (tests/model_utils.py): the tests only read it."""
+    return shared_toy_checkpoint()
 
 
 def flags(root, *extra):

@@ -13,7 +13,8 @@ import tensorflow as tf
 
 from t2t_repro.text_encoding.graph_text_encoder import GraphSubwordEncoder, write_plain_vocab
 from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
-from tests.model_utils import toy_checkpoint_dir
+from tests.grappler import grappler_off_env
+from tests.model_utils import shared_toy_checkpoint
 from tests.shared_build import build_once
 from tests.tools import ROOT, run_tool
 
@@ -136,18 +137,19 @@ print(json.dumps([[o["translations"].numpy()[0].decode(), float(o["scores"].nump
 
 @pytest.fixture(scope="module")
 def trained_dir():
-    """Built once for the run, whichever test process asks first (tests/shared_build.py):
-    the tests only read it."""
-    return build_once("export_toy", lambda root: toy_checkpoint_dir(root, step=5))
+    """The run's one toy checkpoint (tests/model_utils.py): the tests only read it."""
+    return shared_toy_checkpoint()
 
 
 @pytest.fixture(scope="module")
 def exported(trained_dir):
     """The toy model exported by t2t-exporter (which checks it against the decoder first),
-    once for the run."""
+    once for the run. Without Grappler (tests/grappler.py): its check runs the export and
+    the decoder in one process alike, and the SavedModel it writes is the same (Grappler
+    rewrites a function when it is first run, not what is saved)."""
 
     def export(root):
-        out = exporter(trained_dir, f"--export_dir={root / '1'}")
+        out = exporter(trained_dir, f"--export_dir={root / '1'}", env=grappler_off_env())
         assert out.returncode == 0, out.stderr[-3000:]
         assert "checked against t2t-decoder" in out.stderr
 
@@ -176,7 +178,7 @@ def toy_decoders(trained_dir):
     return setup, beams
 
 
-def exporter(root, *extra):
+def exporter(root, *extra, **kwargs):
     return run_tool(
         "t2t-exporter",
         "--problem=translate_toy",
@@ -185,6 +187,7 @@ def exporter(root, *extra):
         "--decode_hparams=beam_size=3,alpha=0.6,extra_length=6",
         *extra,
         timeout=600,
+        **kwargs,
     )
 
 
@@ -246,6 +249,7 @@ def test_exporter_refuses_an_existing_dir(trained_dir, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("without_grappler_here")  # its own export and decoder run alike
 def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_path):
     """A parsing problem exports with its token target vocabulary and the tree constraint."""
     import keras

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 from t2t_repro.t2t_import import import_t2t_dir
-from tests.model_utils import build_model
+from tests.model_utils import build_model, shared_toy_data
 from tests.t2t_fixtures import REFERENCE, reference
 from tests.test_t2t_import import load_imported
 
@@ -142,6 +142,7 @@ def test_cached_steps_equal_the_full_decoder_without_inputs(hparams_set, overrid
 
 
 @pytest.mark.slow  # traces and saves the two exported searches
+@pytest.mark.usefixtures("without_grappler_here")  # its own export and decoder run alike
 def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
     """The export of a language model: its sources are prompts (no EOS, T2T's space after
     final punctuation, a blank prompt decoded); both signatures give t2t-decoder's
@@ -154,9 +155,8 @@ def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
     from t2t_repro.serving.export_check import PROBE_LINES, check_export
     from t2t_repro.serving.exporter import export_saved_model
 
-    problem = registry.problem("translate_toy")
-    problem.generate_data(str(tmp_path / "data"), str(tmp_path / "tmp"), progress=False)
-    encoder = problem.get_encoders(str(tmp_path / "data"))["targets"]
+    # The run's one translate_toy datagen output (its vocabulary is all this reads).
+    encoder = registry.problem("translate_toy").get_encoders(str(shared_toy_data()))["targets"]
     keras.utils.set_random_seed(1)
     model = build_model("transformer_tiny", TINY, vocab_size=encoder.vocab_size)
     hp = model.hparams
