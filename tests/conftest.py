@@ -94,9 +94,9 @@ def without_grappler():
 
 @pytest.fixture
 def without_grappler_here():
-    """For one plumbing test in a module that keeps Grappler for its others: the test builds
-    both sides of its comparison itself (model, decoder, export), so every function it runs
-    is first run, optimised or not, while this is on."""
+    """For one plumbing test in a module that keeps Grappler for its others: what it checks
+    does not hang on graph rewrites (resumption, messages; or both sides of a comparison that
+    it builds itself, so every function it runs is first run while this is on)."""
     from tests.grappler import grappler_off
 
     yield from grappler_off()

@@ -137,24 +137,16 @@ def test_adam_moments_and_step_are_imported(tmp_path):
     )
 
 
-@pytest.fixture
-def without_grappler_here():
-    """This test alone: it checks resumption and moments read from T2T's checkpoint, not
-    numbers a graph rewrite could move (tests/grappler.py: its first train-loop run; the test
-    took 9.1-9.3 core-s, now 7.7-7.9). The module's other tests compare numbers with T2T's and
-    keep it."""
-    from tests.grappler import grappler_off
-
-    yield from grappler_off()
-
-
 @pytest.mark.slow
 @needs_shared
 def test_trainer_resumes_from_the_import_with_t2t_moments(
     imported_test_ckpt, tmp_path, without_grappler_here
 ):
     """t2t-trainer, given the printed set and overrides, accepts the import's hparams.json,
-    resumes at T2T's step with T2T's moments, and trains on."""
+    resumes at T2T's step with T2T's moments, and trains on. (Without Grappler: resumption
+    and moments read from T2T's checkpoint, no number a graph rewrite could move; its first
+    train-loop run took the test from 7.7-7.9 to 9.1-9.3 core-s. The module's tests that
+    compare numbers with T2T's keep it.)"""
     from t2t_repro.data import records
     from t2t_repro.data.datagen_lib import load_vocab
     from t2t_repro.training.trainer import Trainer, TrainerConfig
