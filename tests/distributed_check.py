@@ -2,6 +2,10 @@
 same global batch on 1 device, on 2 mirrored devices (also loss-scaled), and as 2 accumulated
 half-batches; the all-reduces in the traced mirrored update; the dropout masks of 2 replicas;
 and T2T's Adafactor and multistep_adam on 1 and 2 mirrored devices (``optimizer_ratios``).
+Every update here is the decoder alone (a language model: 16 weights, not the encoder-decoder's
+36, each traced update about half as dear): what is checked is how the train step splits,
+reduces and normalises a global batch, which is the same for every weight; the encoder-decoder
+is checked across two replicas by ``multiworker_check``.
 Prints JSON with the losses, the max weight difference from the 1-device update and the rest.
 ``results()`` runs it once for the whole test run (test_trainer and test_optimizers_training
 read the same run). ``multiworker_check`` reuses the batches and ``run`` for the multi-worker
@@ -34,7 +38,10 @@ OVERRIDES = (
 rng = np.random.default_rng(0)
 inputs = rng.integers(2, 40, size=[4, 7]).astype(np.int32)
 targets = rng.integers(2, 40, size=[4, 6]).astype(np.int32)
-inputs[1, 4:] = 0  # Different real lengths, so the token-count normalisation matters.
+# Different real target lengths (replica 1's half has fewer tokens), so the normalisation by
+# the global token count matters. The inputs' padding is read by the encoder-decoder only
+# (multiworker_check); the language model here reads no inputs.
+inputs[1, 4:] = 0
 targets[2, 2:] = 0
 halves = [
     {"inputs": inputs[:2], "targets": targets[:2]},
@@ -67,10 +74,11 @@ def run(
     loss_scale=False,
     counts=None,
     overrides="",
-    has_input=True,
+    has_input=False,
 ):
     """``counts``: a dict that gets the all-reduce ops per replica of the traced update;
-    ``has_input=False``: the decoder alone (a language model; the batches' inputs unread)."""
+    ``has_input``: the encoder-decoder, else the decoder alone (a language model; the
+    batches' inputs unread)."""
     register_builtins()  # Here, not at import: the logical CPUs are configured first.
     hp = create_hparams(
         "transformer_test", OVERRIDES + overrides, input_vocab_size=40, has_input=has_input
@@ -210,10 +218,7 @@ def dropout_check(single, mirrored) -> dict:
 def optimizer_ratios(single, mirrored) -> dict:
     """T2T's Adafactor and multistep_adam (t2t_repro/optimizers/), with T2T's weight decay,
     weight and gradient noise and clipping: per optimizer, the max weight difference of the
-    2-replica update (plain, loss-scaled) from the 1-device one, over the update itself.
-    The model is the decoder alone (a language model: 16 weights, not 36): what is checked is
-    the optimizers' update across replicas, whatever the weights are, and each of the six
-    traced updates costs about half the encoder-decoder's."""
+    2-replica update (plain, loss-scaled) from the 1-device one, over the update itself."""
     single_batches = lambda: iter(single.experimental_distribute_dataset(dataset([full])))  # noqa: E731
     # Replica 0 gets the first half, replica 1 the second: one micro-step is the full batch.
     mirrored_batches = lambda: iter(  # noqa: E731
@@ -225,14 +230,13 @@ def optimizer_ratios(single, mirrored) -> dict:
         if accumulate == 1:  # (2 micro-steps draw 2 gradient noises: not the 1-step update)
             extra += ",grad_noise_scale=0.001"
         one_step = f"{extra},optimizer_multistep_accumulate_steps=1"
-        _, one = run(single, single_batches, 1, overrides=one_step, has_input=False)
+        _, one = run(single, single_batches, 1, overrides=one_step)
         update = diff(one, initial_weights(one))
         # multistep_adam: two micro-steps of the same global batch, each reduced on its own,
         # average to the one-step update.
         extra += f",optimizer_multistep_accumulate_steps={accumulate}"
-        lm = {"overrides": extra, "has_input": False}
-        _, two = run(mirrored, mirrored_batches, accumulate, **lm)
-        _, scaled = run(mirrored, mirrored_batches, accumulate, loss_scale=True, **lm)
+        _, two = run(mirrored, mirrored_batches, accumulate, overrides=extra)
+        _, scaled = run(mirrored, mirrored_batches, accumulate, loss_scale=True, overrides=extra)
         ratios[name] = [diff(one, two) / update, diff(one, scaled) / update]
     return ratios
 

@@ -1,8 +1,10 @@
 """Run as a subprocess: three updates under MultiWorkerMirroredStrategy (from TF_CONFIG, as the
 trainer builds it) where worker i feeds half i of the global batch, or (``single``) the same
-global batch on one device; once per hparams overrides argument given (another optimizer; ""
-for none), in one process and one cluster. Saves run i's weights to ``<out_prefix>-<i>.npz``
-and prints the losses as JSON."""
+global batch on one device; once per case argument given, in one process and one cluster. A
+case is ``<model>:<hparams overrides>``: model ``encoder_decoder`` (reads the inputs, padded in
+one half) or ``decoder`` (the language model of tests/distributed_check.py, a cheaper trace);
+overrides "" for none. Saves run i's weights to ``<out_prefix>-<i>.npz`` and prints the losses
+as JSON."""
 
 import json
 import sys
@@ -13,8 +15,10 @@ import tensorflow as tf
 from t2t_repro.training.cluster.distribution import cluster, make_strategy
 from tests.distributed_check import dataset, full, halves, run
 
+MODELS = {"encoder_decoder": True, "decoder": False}  # model -> has_input
 
-def main(mode: str, out_prefix: str, *overrides: str) -> None:
+
+def main(mode: str, out_prefix: str, *cases: str) -> None:
     # As tests/distributed_check.py: grappler's rewrites keep the results, at a cost.
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
     if mode == "single":
@@ -36,8 +40,11 @@ def main(mode: str, out_prefix: str, *overrides: str) -> None:
             )
 
     losses = []
-    for index, extra in enumerate(overrides or ("",)):
-        loss, weights = run(strategy, batches, 1, steps=3, overrides=extra)
+    for index, case in enumerate(cases):
+        model, _, extra = case.partition(":")
+        if model not in MODELS:
+            sys.exit(f"case {case!r}: the model before ':' must be one of {sorted(MODELS)}")
+        loss, weights = run(strategy, batches, 1, steps=3, overrides=extra, has_input=MODELS[model])
         np.savez(f"{out_prefix}-{index}.npz", *weights)
         losses.append(loss)
     print(json.dumps({"losses": losses}))
