@@ -54,6 +54,7 @@ def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: 
         "--local_eval_frequency=2",
         "--eval_steps=2",
         "--eval_decode_examples=2",  # BLEU of 2 dev decodes: as constant at learning rate 0
+        "--no-attention_images",  # the chief's heat maps: nothing here reads them
         "--random_seed=1",
         f"--hparams={cluster_run.TINY},learning_rate=0.0,learning_rate_constant=0.0",
         "--eval_early_stopping_steps=2",

@@ -13,11 +13,17 @@ from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.training.cluster.resume_layout import resharded_seed, resume_layout
 from tests import cluster_run
 from tests.cluster_drills import slow_chief_launch
+from tests.grappler import grappler_off_env
 from tests.test_trainer import (
     checkpoint_values,
     data_dir,  # noqa: F401 (the toy problem's data, module-scoped)
 )
 from tests.tools import run_tool
+
+# The module checks resumption, layouts and restored values, no number a graph rewrite moves:
+# its in-process trainer and its one-host tool runs go without Grappler (tests/grappler.py),
+# as the clusters of tests/cluster_run.py do.
+pytestmark = pytest.mark.usefixtures("without_grappler")
 
 BATCH_LINE = re.compile(
     r"batch: (\d+) tokens per replica x (\d+) replica\(s\) x (\d+) micro-batch\(es\) = up to "
@@ -130,14 +136,23 @@ def test_two_workers_to_one_host_and_back(data_dir, tmp_path):  # noqa: F811
     one_host = [f"--{k}" for k in ("problem=translate_toy", "hparams_set=transformer_quickstart")]
     one_host += [f"--hparams={cluster_run.TINY}", f"--data_dir={data_dir}", f"--output_dir={out}"]
     before = sorted(p.name for p in out.iterdir())
-    refused = run_tool("t2t-trainer", *one_host, "--train_steps=4", *flags, timeout=300)
+    plumbing = grappler_off_env()
+    refused = run_tool(
+        "t2t-trainer", *one_host, "--train_steps=4", *flags, timeout=300, env=plumbing
+    )
     assert refused.returncode == 1 and "--reshard_on_resume" in refused.stderr
     assert refused.stderr.strip().count("\n") == 0, refused.stderr
     assert sorted(p.name for p in out.iterdir()) == before
 
     restored_matches(data_dir, out, 2, tmp_path)
     resumed = run_tool(
-        "t2t-trainer", *one_host, "--train_steps=4", "--reshard_on_resume", *flags, timeout=300
+        "t2t-trainer",
+        *one_host,
+        "--train_steps=4",
+        "--reshard_on_resume",
+        *flags,
+        timeout=300,
+        env=plumbing,
     )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resumed from {out / 'ckpt-2'} at step 2" in resumed.stdout
