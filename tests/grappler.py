@@ -7,6 +7,10 @@ flags, files, messages and resumption, not T2T's numbers, run without them (as
 tests/distributed_check.py's processes do); a module that checks T2T-exact numbers keeps them.
 A forked tool run gets the same with ``tests/tool_server.py``'s ``GRAPPLER_OFF_ENV`` in its
 environment (the clusters of tests/cluster_run.py have it).
+Two forked trainer runs without Grappler do not repeat bit for bit (a few ulps in most Adam
+slots after 20 toy steps; equal with Grappler, or with TF_NUM_INTRAOP_THREADS=1: a threaded
+kernel's summation order in the unrewritten graph), so a test that compares two such runs
+bitwise keeps Grappler for them (tests/test_trainer.py's killed-and-resumed runs).
 """
 
 from __future__ import annotations

@@ -25,12 +25,10 @@ from tests.tools import (
 
 TINY = TINY_TRAINING
 # The suite's TF_CPP_MIN_LOG_LEVEL (conftest); forked runs without Grappler (tests/grappler.py):
-# they check resumption, signals, messages and precisions, each against a run of their own.
+# they check signals, messages, refusals and precisions, each against a run of their own.
 ENV = {**grappler_off_env(), "PYTHONUNBUFFERED": "1"}
-# With Grappler for the killed/resumed test, which compares two runs bit for bit: without it,
-# runs forked from the tool server (tests/tool_server.py) did not repeat bitwise (two
-# uninterrupted runs' ckpt-60 differed in 108 of 125 tensors by a few ulps); with Grappler, or
-# without it in a real interpreter, they were equal.
+# With Grappler for the killed/resumed test, which compares two runs bit for bit: forked runs
+# without it do not repeat bitwise (tests/grappler.py says why).
 RESUME_ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
