@@ -115,6 +115,21 @@ def _start(discover_devices: bool) -> None:
     _freeze_imports()
 
 
+def silence_teardown() -> None:
+    """Sends file descriptor 2 to /dev/null once a tool has said, in its one error line, how
+    it ended. A multi-worker run's teardown can still write there: absl's raw mutex lines
+    (``[mutex.cc : 452] RAW: Lock blocking ...``) from TensorFlow's collective and gRPC
+    threads as the process exits, which say nothing to the user and would follow the line
+    that does. Unless verbose: then every line stays."""
+    if verbose_requested():
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
 def _freeze_imports() -> None:
     """TensorFlow's import leaves ~350,000 objects that live as long as the process; moved
     out of the cyclic collector's generations (``gc.freeze``), they are not scanned again at

@@ -3,10 +3,13 @@ lines are not, and T2T_VERBOSE=1 (or --verbose) brings TensorFlow's lines back. 
 t2t-datagen, t2t-trainer and t2t-decoder are checked for quiet in their own tests
 (``assert_quiet``)."""
 
+import json
+import subprocess
+
 import pytest
 
 from t2t_repro.console import is_chatter
-from tests.tools import TF_LOG_LINE, USER_ENV, assert_quiet, run_tool
+from tests.tools import PYTHON, ROOT, TF_LOG_LINE, USER_ENV, assert_quiet, run_tool
 
 
 def test_chatter_is_told_from_real_errors():
@@ -39,3 +42,49 @@ def test_an_error_is_the_only_line_unless_verbose(tmp_path):
     verbose = run_tool(*args, env={**USER_ENV, "T2T_VERBOSE": "1"}, timeout=300)
     assert verbose.returncode == 1 and TF_LOG_LINE.search(verbose.stderr), verbose.stderr
     assert verbose.stderr.rstrip("\n").endswith(quiet.stderr.rstrip("\n"))
+
+
+# A teardown line after the program's own: what absl's raw mutex log writes to fd 2 when a
+# multi-worker run's collective threads are torn down at exit.
+LATE_LINE = "[mutex.cc : 452] RAW: Lock blocking 0x1 @\n"
+EXITS_WITH_A_LATE_LINE = (
+    "import atexit, os, sys\n"
+    f"atexit.register(os.write, 2, {LATE_LINE.encode()!r})\n"
+    "from t2t_repro.commands.trainer import main\n"
+    "sys.exit(main())\n"
+)
+TWO_WORKERS = json.dumps(
+    {"cluster": {"worker": ["localhost:1", "localhost:2"]}, "task": {"type": "worker", "index": 0}}
+)
+
+
+@pytest.mark.parametrize(
+    "env, late_line_shown",
+    [
+        ({"TF_CONFIG": TWO_WORKERS}, False),
+        ({}, True),
+        ({"TF_CONFIG": TWO_WORKERS, "T2T_VERBOSE": "1"}, True),
+    ],
+    ids=["worker", "one_process", "worker_verbose"],
+)
+def test_a_workers_error_line_is_its_last_unless_verbose(env, late_line_shown):
+    """A worker that ends with an error says so in one line, and nothing its teardown writes
+    to fd 2 follows (``console.silence_teardown``); one process, or --verbose, keeps it."""
+    out = subprocess.run(
+        [
+            *PYTHON,
+            "-c",
+            EXITS_WITH_A_LATE_LINE,
+            "--gpu_automatic_mixed_precision",
+            "--mixed_precision=bfloat16",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**USER_ENV, **env},
+        timeout=120,
+    )
+    line = "t2t-trainer: error: --gpu_automatic_mixed_precision is float16; it contradicts "
+    assert out.returncode == 1 and out.stderr.startswith(line), out.stderr
+    assert out.stderr.endswith(LATE_LINE) == late_line_shown, out.stderr
+    assert out.stderr.count("\n") == 1 + late_line_shown, out.stderr

@@ -14,8 +14,9 @@ import argparse
 import dataclasses
 import sys
 
+from t2t_repro import console
 from t2t_repro.commands import cli, t2t_flags
-from t2t_repro.errors import UsageError
+from t2t_repro.errors import UsageError, UserError
 from t2t_repro.training.cluster import cluster_flags
 from t2t_repro.training.config import (
     FLAG_ALIASES,
@@ -269,12 +270,13 @@ def train(cfg: TrainerConfig, flags: dict) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    as_program = argv is None  # not a caller's
     try:
         argv, hp_args = t2t_flags.split_hp_args(sys.argv[1:] if argv is None else argv)
     except UsageError as e:
         print(f"t2t-trainer: error: {e}", file=sys.stderr)
         return 1
-    return cli.run(
+    code = cli.run(
         "t2t-trainer",
         run,
         parser,
@@ -282,6 +284,18 @@ def main(argv: list[str] | None = None) -> int:
         uses_registry=True,
         check_flags=lambda args: check_flags(parser, args, hp_args),
     )
+    if code and as_program and _one_of_several_workers():
+        console.silence_teardown()  # its last line said how it ended
+    return code
+
+
+def _one_of_several_workers() -> bool:
+    from t2t_repro.training.cluster import tf_config
+
+    try:
+        return tf_config.read().workers > 1
+    except UserError:  # TF_CONFIG unreadable: the run never formed a cluster
+        return False
 
 
 if __name__ == "__main__":
