@@ -275,45 +275,56 @@ def test_train_and_evaluate_stops_by_validation_monitor_says_why_and_resumes_afr
 
 
 @pytest.mark.slow
-def test_train_schedule_stops_on_the_eval_events_of_a_continuous_eval_job(tmp_path, capsys):
+def test_train_schedule_stops_on_the_eval_events_of_a_continuous_eval_job(
+    tmp_path, capsys, monkeypatch
+):
     """--schedule=train reads, every --local_eval_frequency steps, the eval events that a
     separate --schedule=continuous_eval job writes to output_dir/eval (written here with the
-    trainer's own event writer, as that job writes them; T2T's EarlyStoppingHook): it stops
-    once they show no improvement, and trains on while they improve."""
+    trainer's own event writer, as that job writes them; T2T's EarlyStoppingHook): it trains
+    on while they improve, and stops once they show no improvement. One run shows both: the
+    job evaluates each checkpoint the trainer saves before the trainer polls (one run's
+    trace, not two runs')."""
+    import tensorflow as tf
+
     from t2t_repro.training.config import TrainerConfig
     from t2t_repro.training.loop.summaries import Summaries
     from t2t_repro.training.trainer import Trainer
 
     data = shared_toy_data()
+    out = tmp_path / "train"
+    evals = Summaries(str(out))  # the continuous_eval job's writer
+    losses = {5: 5.0, 10: 4.5, 15: 4.45}  # improving by 0.5, then by less than 0.1
+    polls = []
+    poll = EarlyStopping.poll
 
-    def run(name, losses):
-        out = tmp_path / name
-        evals = Summaries(str(out))  # the continuous_eval job's writer
-        for step, loss in losses.items():
-            evals.scalars("eval", {"loss": loss, "accuracy": 0.1}, step)
-        cfg = TrainerConfig(
-            problem="translate_toy",
-            hparams_set="transformer_quickstart",
-            data_dir=str(data),
-            output_dir=str(out),
-            hparams=TINY,
-            schedule="train",
-            train_steps=10,
-            local_eval_frequency=5,
-            steps_per_loop=5,
-            attention_images=False,
-            eval_early_stopping_steps=5,
-            eval_early_stopping_metric="metrics-translate_toy/targets/loss",
-        )
-        return Trainer(cfg).run(), capsys.readouterr().out, out
+    def job_then_poll(self, output_dir):
+        """The job's evaluation of the newest checkpoint, then the trainer's poll."""
+        step = int(tf.train.latest_checkpoint(output_dir).rsplit("-", 1)[1])
+        evals.scalars("eval", {"loss": losses[step], "accuracy": 0.1}, step)
+        polls.append((step, poll(self, output_dir)))
+        return polls[-1][1]
 
-    result, log, out = run("plateau", {5: 5.0, 10: 4.95})
-    assert result["early_stopped"] and result["checkpoint"] == str(out / "ckpt-5")
+    monkeypatch.setattr(EarlyStopping, "poll", job_then_poll)
+    cfg = TrainerConfig(
+        problem="translate_toy",
+        hparams_set="transformer_quickstart",
+        data_dir=str(data),
+        output_dir=str(out),
+        hparams=TINY,
+        schedule="train",
+        train_steps=20,
+        local_eval_frequency=5,
+        steps_per_loop=5,
+        attention_images=False,
+        eval_early_stopping_steps=5,
+        eval_early_stopping_metric="metrics-translate_toy/targets/loss",
+    )
+    result, log = Trainer(cfg).run(), capsys.readouterr().out
+    # One evaluation: no plateau yet; improved by 0.1 or more: trains on; then plateaued.
+    assert polls == [(5, False), (10, False), (15, True)]
+    assert result["early_stopped"] and result["checkpoint"] == str(out / "ckpt-15")
     [line] = [x for x in log.splitlines() if x.startswith("stopped early")]
     assert line.startswith(
-        "stopped early at step 5: dev loss has not decreased by 0.1 or more in the 5 steps "
-        "since step 5 (loss 5.0000 there; best 4.9500 at step 10;"
+        "stopped early at step 15: dev loss has not decreased by 0.1 or more in the 5 steps "
+        "since step 10 (loss 4.5000 there; best 4.4500 at step 15;"
     )
-    result, log, out = run("improving", {5: 5.0, 10: 4.5})
-    assert "early_stopped" not in result and result["checkpoint"] == str(out / "ckpt-10")
-    assert "stopped early" not in log

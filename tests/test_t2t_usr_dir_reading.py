@@ -168,6 +168,7 @@ def test_the_problem_trains_evaluates_with_rouge_and_top5_and_decodes(
         "--schedule=train_and_evaluate",
         "--local_eval_frequency=2",
         "--eval_decode_examples=2",
+        "--no-attention_images",  # the heat maps: nothing here reads them (~0.6 core-s)
         "--random_seed=1",
     ]
     assert trainer.main(argv) == 0
