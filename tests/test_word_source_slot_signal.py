@@ -185,6 +185,8 @@ def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
         f"--data_dir={data_dir}",
         f"--output_dir={train}",
         "--train_steps=2",
+        # One evaluation, at the end: ~30% of the run's CPU (the eval step and a greedy dev
+        # decode scored by EVALB), kept: the suite's only run of the words problem's eval.
         "--local_eval_frequency=0",
         "--no-attention_images",
         env=grappler_off_env(),
