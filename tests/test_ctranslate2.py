@@ -6,6 +6,7 @@ transformer_test checkpoint after t2t-import (skipped when ../shared/data is abs
 """
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,8 @@ from t2t_repro.serving.ctranslate2_export import check_exportable, export_ctrans
 from tests.model_utils import toy_checkpoint_dir
 
 REPO = Path(__file__).resolve().parents[1]
+# Six lines to decode (two blank): batches of 3 and of 2 are full, so each search below
+# traces one batch shape (with ONE_BUCKET); the file's decode ends with a batch of one.
 LINES = [
     "the dog sees a cat .",
     "",
@@ -29,8 +32,17 @@ LINES = [
     "  the   dog sees a cat .\r",
     "cats",
     "\t ",
+    "a dog runs .",
 ]
-RAW_LINES = [line.encode() for line in LINES] + [b"bad \xff bytes", b"the dog sees a cat ."]
+RAW_LINES = [line.encode() for line in LINES] + [
+    b"bad \xff bytes",
+    b"cats run .",
+    b"the dog sees a cat .",
+]
+# The lines' ids (EOS included) are 6 to 12 long: our searches pad them all to 16, not to the
+# default buckets 8 and 16, so each traces once (padding is masked and the decode length is
+# the batch's own: tests/test_decode_length_buckets.py), not once a bucket.
+ONE_BUCKET = (16,)
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +68,9 @@ def setups(root, overrides: str):
         "translate_toy", "", "", data, str(root / "train"), decode_overrides=overrides
     )
     ours.decoder.log = lambda msg: None
+    searcher = ours.decoder.searcher
+    config = dataclasses.replace(searcher.config, length_buckets=ONE_BUCKET)
+    ours.decoder.searcher = Searcher(searcher.model, config, searcher.constraint)
     return ours, ctranslate2_setup(root, overrides)
 
 

@@ -148,10 +148,13 @@ def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
     final punctuation, a blank prompt decoded); both signatures give t2t-decoder's
     continuations and scores (the exporter's own check, export_check.py, on its probe lines
     and here on more: one check of both, one load of the export and one trace of each
-    search per length); one batch of prompts gives the decoder's batch."""
+    search); one batch of prompts gives the decoder's batch."""
+    import dataclasses
+
     import keras
 
     from t2t_repro import registry
+    from t2t_repro.decoding.search import Searcher
     from t2t_repro.serving.export_check import PROBE_LINES, check_export
     from t2t_repro.serving.exporter import export_saved_model
 
@@ -165,6 +168,14 @@ def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
     model.build()
     dhp = decode_hparams("beam_size=2,extra_length=5")
     decoder = LineDecoder(model, encoder, encoder, dhp, lambda m: None)
+    # Every prompt padded to one length bucket (the probe lines have 0 to 73 ids: five of the
+    # default buckets), so each of the decoder's searches traces once, not once a bucket (the
+    # check's two searches take the decoder's configuration): 3 traces instead of 11. The
+    # padding is masked and the decode length is the prompt's (decoding/search.py), so the
+    # ids are those of the prompt's own length (tests/test_decode_length_buckets.py, on
+    # inputs); the other tests here decode prompts in the default buckets.
+    config = dataclasses.replace(decoder.searcher.config, length_buckets=(96,))
+    decoder.searcher = Searcher(model, config, decoder.searcher.constraint)
     lines = ["a b", "c d e .", "", "b"]
     translations = []
 

@@ -9,12 +9,14 @@ its own on both sides, so batch padding cannot make the two differ.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from t2t_repro.decoding.line_decoder import Hypothesis, LineDecoder
+from t2t_repro.decoding.search import Searcher
 from t2t_repro.serving import ExportError
 from t2t_repro.serving.nbest import NBEST_SIGNATURE, as_text, rows_to_hypotheses
 
@@ -29,10 +31,11 @@ PROBE_LINES = (
 
 def quiet_decoder(decoder: LineDecoder, return_beams: bool) -> LineDecoder:
     """The same model and search as ``decoder`` with ``return_beams`` set, and no progress
-    lines (the probe lines are the exporter's business, not the user's)."""
+    lines (the probe lines are the exporter's business, not the user's). The search is the
+    decoder's own configuration (its length buckets, its seed), ``return_beams`` as asked."""
     dhp = decoder.dhp.copy()
     dhp.set_hparam("return_beams", return_beams)
-    return LineDecoder(
+    quiet = LineDecoder(
         decoder.searcher.model,
         decoder.input_encoder,
         decoder.target_encoder,
@@ -40,6 +43,10 @@ def quiet_decoder(decoder: LineDecoder, return_beams: bool) -> LineDecoder:
         lambda msg: None,
         decoder.constraint,
     )
+    if isinstance(quiet.searcher, Searcher) and isinstance(decoder.searcher, Searcher):
+        config = dataclasses.replace(decoder.searcher.config, return_beams=return_beams)
+        quiet.searcher = Searcher(quiet.searcher.model, config, quiet.searcher.constraint)
+    return quiet
 
 
 def same_hypotheses(got: Sequence[Hypothesis], want: Sequence[Hypothesis], tol: float) -> bool:
