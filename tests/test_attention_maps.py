@@ -7,8 +7,16 @@ import subprocess
 import numpy as np
 import pytest
 import tensorflow as tf
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from t2t_repro.visualization.attention_maps import attention_pngs, layer_weights, render
+from t2t_repro.visualization.attention_maps import (
+    attention_pngs,
+    figure,
+    layer_weights,
+    render,
+    render_rgba,
+    summary_image,
+)
 from tests.model_utils import build_model, toy_checkpoint_dir
 from tests.tools import ROOT, tool_cmd
 
@@ -40,6 +48,43 @@ def test_render_draws_one_panel_per_head_with_labels():
     model = build_model("transformer_tiny", "num_heads=2,num_hidden_layers=1")
     names = set(attention_pngs(model, [5, 1], [6, 1], ["a", "<EOS>"], ["b", "<EOS>"]))
     assert names == {"encoder_self_layer0", "decoder_self_layer0", "encdec_layer0"}
+
+
+@pytest.mark.parametrize(
+    "heads,rows,cols",
+    [
+        (1, ["a"], ["b"]),  # a short sentence: the titles wider than the heat map
+        (5, ["▁Regenschirme", "▁außerordentlich", "<EOS>"], ["▁vorbeifahrende", "▁$x$", "<pad>"]),
+    ],
+)
+def test_every_label_and_title_inside_the_figure_and_its_panel(heads, rows, cols):
+    """The margins are computed from the labels, not found by drawing (tight_layout): each
+    panel's texts (its tokens on both axes, its title) lie inside the figure and clear of the
+    other panels and of the figure's title."""
+    weights = np.random.default_rng(0).dirichlet(np.ones(len(cols)), size=(heads, len(rows)))
+    fig = figure(weights, rows, cols, "encoder-decoder attention, layer 5")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    assert [t.get_text() for t in fig.texts] == ["encoder-decoder attention, layer 5"]
+    boxes = [fig.texts[0].get_window_extent(renderer)]
+    boxes += [ax.get_tightbbox(renderer) for ax in fig.axes]
+    assert len(fig.axes) == heads
+    for h, ax in enumerate(fig.axes):
+        assert ax.get_title() == f"head {h}"
+        assert sorted(t.get_text() for t in ax.texts) == sorted(rows + cols)
+    for i, box in enumerate(boxes):
+        assert fig.bbox.containsx(box.x0) and fig.bbox.containsx(box.x1), (i, box, fig.bbox)
+        assert fig.bbox.containsy(box.y0) and fig.bbox.containsy(box.y1), (i, box, fig.bbox)
+        assert not any(box.overlaps(other) for other in boxes[i + 1 :]), (i, boxes)
+
+
+def test_tensorboard_gets_the_png_pixels():
+    weights = np.random.default_rng(1).dirichlet(np.ones(3), size=(2, 2))
+    image = summary_image(render_rgba(weights, ["x", "y"], ["a", "b", "c"], "title"))
+    png = render(weights, ["x", "y"], ["a", "b", "c"], "title")
+    assert image.dtype == tf.uint8
+    np.testing.assert_array_equal(image.numpy(), tf.image.decode_png(png, channels=4)[None])
 
 
 @pytest.mark.slow

@@ -27,7 +27,7 @@ class AttentionSummary:
 
     def images(self, model: keras.Model) -> dict:
         """Last layer, all heads: ``{"attention/<name>": summary image}``."""
-        pngs = attention_maps.attention_pngs(
+        pixels = attention_maps.attention_images(
             model,
             self.ids["inputs"],
             self.ids["targets"],
@@ -35,6 +35,5 @@ class AttentionSummary:
             self.labels["targets"],
         )
         return {
-            f"attention/{name}": attention_maps.png_to_summary_image(png)
-            for name, png in pngs.items()
+            f"attention/{name}": attention_maps.summary_image(rgba) for name, rgba in pixels.items()
         }
