@@ -287,3 +287,24 @@ def test_dev_decodes_count_repeats_over_the_whole_dev_set(model):
     lines = [" ".join(str(t) for t in row if t > 1) for row in repeated]
     assert texts == [hyps[0].text for hyps in decoder.decode_lines(lines)]
     assert len({texts[0], texts[2], texts[4]}) == 3, texts  # each repeat its own sample
+
+
+def test_the_exporters_check_samples_with_the_decoders_seed_and_buckets():
+    """t2t-exporter checks its export against decoders of the exported search
+    (``export_check.quiet_decoder``): with ``--random_seed=5`` they sample with seed 5, not
+    LineDecoder's default 0 (the check then failed a correct export), and they search in the
+    decoder's length buckets; only ``return_beams`` is theirs."""
+    import dataclasses
+
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+    from t2t_repro.serving.export_check import quiet_decoder
+    from t2t_repro.text_encoding.byte_encoder import ByteTextEncoder
+
+    model = build_model("transformer_tiny", f"{TINY_MODEL},sampling_method=random", VOCAB)
+    encoder = ByteTextEncoder()
+    decoder = LineDecoder(model, encoder, encoder, decode_hparams("beam_size=1"), random_seed=5)
+    decoder.searcher.config = dataclasses.replace(decoder.searcher.config, length_buckets=(96,))
+    for return_beams in (False, True):
+        quiet = quiet_decoder(decoder, return_beams)
+        want = dataclasses.replace(decoder.searcher.config, return_beams=return_beams)
+        assert quiet.searcher.config == want and quiet.searcher.config.random_seed == 5
