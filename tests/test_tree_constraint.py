@@ -21,6 +21,10 @@ from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
 from tests.float_bounds import gamma
 from tests.model_utils import build_model
 
+# The decodes check trees, the constraint's mask and agreement between paths, not T2T's
+# numbers. Without Grappler: tests/grappler.py.
+pytestmark = pytest.mark.usefixtures("without_grappler")
+
 ENC = TokenTextEncoder(tokens=target_inventory(["S NP DT NN /NP ADVP|PRT /ADVP|PRT /S"]))
 CON = TreeConstraint(ENC.tokens)
 PUNCT = {",", ".", ":", "``", "''"}
@@ -103,14 +107,26 @@ SENTENCES = [
 
 
 @functools.cache
-def _decode(beam_size: int, use_xla: bool, renormalize: bool = False):
+def _model():
+    """One model for every decode below (a search only reads it)."""
     keras.utils.set_random_seed(3)
-    model = build_model(  # one layer: the constraint acts on any model's scores alike
+    return build_model(  # one layer: the constraint acts on any model's scores alike
         "transformer_tiny",
         "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1",
         vocab_size=30,
         target_vocab_size=ENC.vocab_size,
     )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_model():
+    yield
+    _model.cache_clear()  # not held past this module (tests/conftest.py releases Keras state)
+
+
+@functools.cache
+def _decode(beam_size: int, use_xla: bool, renormalize: bool = False):
+    model = _model()
     constraint = TreeConstraint(ENC.tokens, renormalize=renormalize)
     length = 9
     inputs = np.zeros([len(SENTENCES), length], np.int32)
