@@ -1,6 +1,7 @@
 """The multi-worker drills' shared pieces: the machine-scaled collective timeout, the chief-
-slowed two-worker launch (run once per test run: tests/test_multiworker.py drills on it and
-tests/test_reshard.py resumes its checkpoints) and the slow-read library for slow restores."""
+slowed two-worker launch (run once per test run: tests/test_multiworker.py checks its early
+stop and drills on it, tests/test_reshard.py resumes its checkpoints) and the slow-read library
+for slow restores."""
 
 from __future__ import annotations
 
@@ -31,18 +32,32 @@ def drill_timeout() -> float:
     return max(4.0, math.ceil(10 * (time.monotonic() - start)))
 
 
+# The shared launch's hparams, which every run resuming its checkpoints passes too: the toy
+# model at a learning rate of ~6e-14 an update (warm-up step 1), below the float32 spacing of
+# every weight farther than ~1e-6 from 0, so its updates move only the zero-initialised
+# biases (by about that much) and its dev decodes, and their BLEU, stay the same from one
+# evaluation to the next: early stopping on BLEU stops the run at a known step, as at learning
+# rate 0, while the learning rate a resume restores still depends on the restored step.
+LAUNCH_HPARAMS = f"{cluster_run.TINY},learning_rate_constant=1e-9"
+
+
 def slow_chief_launch(data) -> tuple[Path, cluster_run.Results]:
-    """Launch 1 of test_multiworker.py's drill test: two workers train 2 steps and evaluate
-    after each, with a --collective_timeout_secs ``T`` (``drill_timeout``) and the chief's dev
+    """Launch 1 of test_multiworker.py's drill test: two workers train and evaluate after each
+    step, with a --collective_timeout_secs ``T`` (``drill_timeout``) and the chief's dev
     decodes and its save of ckpt-2 made ``T`` + 1 s longer each (T2T_DRILL_STAGE, progressing
-    as a decode does).
+    as a decode does). Early stopping on the chief's dev BLEU, which the other worker does not
+    compute, stops both at step 2 of 3 (``LAUNCH_HPARAMS``; test_multiworker.py's
+    test_two_workers_train_and_evaluate_one_model).
     Run once for the whole test run (``cluster_run.shared_run``): tests/test_reshard.py
-    resumes its two-worker checkpoints too. Its output_dir (copy it to change it), results."""
+    resumes its two-worker checkpoints too. Its output_dir (copy it to change it; the workers'
+    TMPDIR is ``tmp`` beside it), results."""
 
     def launch(out) -> cluster_run.Results:
         timeout = drill_timeout()
         longer = f"{timeout + 1:g}"
         slow = {"T2T_DRILL_STAGE": f"dev decodes={longer},checkpoint save of step 2={longer}"}
+        tmp = out.parent / "tmp"  # where a non-chief's private save goes: left empty
+        tmp.mkdir()
         return cluster_run.run(
             "worker",
             data,
@@ -51,11 +66,16 @@ def slow_chief_launch(data) -> tuple[Path, cluster_run.Results]:
             "--random_seed=1",
             "--eval_steps=1",
             "--schedule=train_and_evaluate",
-            "--train_steps=2",
+            "--train_steps=3",  # stopped early at 2
             "--local_eval_frequency=1",
             "--eval_decode_examples=2",
             "--no-attention_images",
+            f"--hparams={LAUNCH_HPARAMS}",
+            "--eval_early_stopping_steps=1",
+            "--eval_early_stopping_metric=bleu",
+            "--noeval_early_stopping_metric_minimize",
             per_worker_env=[slow, {}],
+            tmp_dir=tmp,
             timeout=300 + 10 * timeout,  # the launch waits some multiples of it
         )
 

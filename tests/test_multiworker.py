@@ -23,7 +23,7 @@ import signal
 import pytest
 
 from tests import cluster_run
-from tests.cluster_drills import drill_timeout, slow_chief_launch, slow_reads
+from tests.cluster_drills import LAUNCH_HPARAMS, drill_timeout, slow_chief_launch, slow_reads
 from tests.test_trainer import data_dir  # noqa: F401 (the toy problem's data, module-scoped)
 
 
@@ -39,43 +39,31 @@ def assert_one_writer(out, tmp, checkpoints):
 
 
 @pytest.mark.slow
-def test_two_workers_train_and_evaluate_one_model(data_dir, tmp_path):  # noqa: F811
+def test_two_workers_train_and_evaluate_one_model(data_dir):  # noqa: F811
     """Also: early stopping on the chief's dev BLEU (which the other worker does not compute)
     stops both workers at the same step (#34). T2T's rule on this schedule is ValidationMonitor's
-    (#47): with learning rate 0 no evaluation's BLEU is strictly above the first one's (step
-    2), so the evaluation at step 4 (4 - 2 >= 2) stops the run."""
-    out, tmp = tmp_path / "train", tmp_path / "tmp"
-    tmp.mkdir()
-    results = cluster_run.run(
-        "worker",
-        data_dir,
-        out,
-        "--train_steps=6",
-        "--local_eval_frequency=2",
-        "--eval_steps=2",
-        "--eval_decode_examples=2",  # BLEU of 2 dev decodes: as constant at learning rate 0
-        "--no-attention_images",  # the chief's heat maps: nothing here reads them
-        "--random_seed=1",
-        f"--hparams={cluster_run.TINY},learning_rate=0.0,learning_rate_constant=0.0",
-        "--eval_early_stopping_steps=2",
-        "--eval_early_stopping_metric=bleu",
-        "--noeval_early_stopping_metric_minimize",
-        tmp_dir=tmp,
-    )
+    (#47): at a learning rate too small to change the dev decodes (``LAUNCH_HPARAMS``) no
+    evaluation's BLEU is strictly above the first one's (step 1), so the evaluation at step 2
+    (2 - 1 >= 1) stops the run. The run is the drill test's first launch (``slow_chief_launch``,
+    run once: the chief's slowed dev decodes and save change nothing checked here)."""
+    out, results = slow_chief_launch(data_dir)
     for code, _, stderr in results:
         assert code == 0, stderr[-3000:]
+    # The premise: the same BLEU at both evaluations (LAUNCH_HPARAMS' learning rate).
+    bleu = re.findall(r"^eval at step \d+: .*, BLEU ([\d.]+)", results[0][1], re.M)
+    assert len(bleu) == 2 and bleu[0] == bleu[1], results[0][1]
     # Each says what it did: only the chief wrote the checkpoint.
     chief_says = (
-        "stopped early at step 4: dev bleu has not increased in the 2 steps since its best "
-        "evaluation of this job, at step 2"
+        "stopped early at step 2: dev bleu has not increased in the 1 steps since its best "
+        "evaluation of this job, at step 1"
     )
-    assert chief_says in results[0][1] and f"; saved {out / 'ckpt-4'}" in results[0][1]
-    worker_says = "stopped early at step 4: another worker's bleu has plateaued; the chief saved "
+    assert chief_says in results[0][1] and f"; saved {out / 'ckpt-2'}" in results[0][1]
+    worker_says = "stopped early at step 2: another worker's bleu has plateaued; the chief saved "
     assert worker_says in results[1][1], results[1][1]
     # One model (all-reduced updates): the same eval numbers on both workers.
     evals = [re.findall(r"eval at step \d+: loss [\d.]+", stdout) for _, stdout, _ in results]
     assert evals[0] == evals[1] and len(evals[0]) == 2, evals
-    assert_one_writer(out, tmp, [2, 4])
+    assert_one_writer(out, out.parent / "tmp", [1, 2])
     assert len(glob.glob(str(out / "eval" / "events.out.tfevents.*"))) == 1
 
 
@@ -284,6 +272,7 @@ def test_chief_work_waits_stuck_restores_end_and_warm_starts_are_agreed(data_dir
     shutil.copytree(shared, out)
     timeout = drill_timeout()
     fast = (f"--collective_timeout_secs={timeout:g}", "--random_seed=1", "--eval_steps=1")
+    fast += (f"--hparams={LAUNCH_HPARAMS}",)  # the launch's (a resume keeps them)
     stuck = tmp_path / "stuck"  # what worker 1 sees of output_dir: ckpt-2 with a FIFO for data
     stuck.mkdir()
     for name in ("checkpoint", "ckpt-2.index"):
@@ -359,6 +348,7 @@ def slow_restores_live_chief_collectives_are_refused_and_a_lost_peer_ends(data, 
     }
     decode = ("--schedule=train_and_evaluate", "--local_eval_frequency=1", "--eval_steps=1")
     decode += ("--eval_decode_examples=2", "--no-attention_images", "--random_seed=1")
+    decode += (f"--hparams={LAUNCH_HPARAMS}",)  # the launch's (a resume keeps them)
     results = cluster_run.run(
         "worker",
         data,

@@ -12,7 +12,7 @@ import pytest
 from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.training.cluster.resume_layout import resharded_seed, resume_layout
 from tests import cluster_run
-from tests.cluster_drills import slow_chief_launch
+from tests.cluster_drills import LAUNCH_HPARAMS, slow_chief_launch
 from tests.grappler import grappler_off_env
 from tests.test_trainer import (
     checkpoint_values,
@@ -100,7 +100,7 @@ def restored_matches(data, out, step: int, tmp_path) -> None:
         hparams_set="transformer_quickstart",
         data_dir=str(data),
         output_dir=str(out),
-        hparams=cluster_run.TINY,
+        hparams=LAUNCH_HPARAMS,
         schedule="train",
         train_steps=2 * step,
         reshard_on_resume=True,
@@ -131,10 +131,11 @@ def test_two_workers_to_one_host_and_back(data_dir, tmp_path):  # noqa: F811
     shutil.copytree(shared, out)
     assert saved(out / "ckpt-2") == {"micro": 2, "workers": 2}
     flags = ("--schedule=train", "--random_seed=1", "--local_eval_frequency=1000")
+    flags += (f"--hparams={LAUNCH_HPARAMS}",)  # the launch's (a resume keeps them)
 
     # One host without the flag: the one-line refusal, nothing written.
     one_host = [f"--{k}" for k in ("problem=translate_toy", "hparams_set=transformer_quickstart")]
-    one_host += [f"--hparams={cluster_run.TINY}", f"--data_dir={data_dir}", f"--output_dir={out}"]
+    one_host += [f"--data_dir={data_dir}", f"--output_dir={out}"]
     before = sorted(p.name for p in out.iterdir())
     plumbing = grappler_off_env()
     refused = run_tool(
