@@ -112,10 +112,6 @@ def _relay(conn, args: list) -> None:
     import signal
     import socket
 
-    request = {"args": args, "cwd": os.getcwd(), "env": dict(os.environ)}
-    payload = json.dumps(request).encode()
-    socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], [0, 1, 2])
-    stream = conn.makefile("r")
     pending = []
     child = None
 
@@ -125,8 +121,14 @@ def _relay(conn, args: list) -> None:
         else:
             os.kill(child, signum)
 
+    # Before the request: the program may start and say it is ready (a test then signals
+    # this process) before this process runs again; a signal not yet forwarded waits here.
     for name in _FORWARDED:
         signal.signal(getattr(signal, name), forward)
+    request = {"args": args, "cwd": os.getcwd(), "env": dict(os.environ)}
+    payload = json.dumps(request).encode()
+    socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], [0, 1, 2])
+    stream = conn.makefile("r")
     line = stream.readline()
     if not line:
         sys.stderr.write("tests/tool_client.py: the tool server closed the connection\n")
