@@ -87,6 +87,18 @@ def test_tensorboard_gets_the_png_pixels():
     np.testing.assert_array_equal(image.numpy(), tf.image.decode_png(png, channels=4)[None])
 
 
+def test_a_newline_token_is_measured_as_drawn_without_a_warning():
+    """A character-level vocabulary's newline token: matplotlib draws a label with a newline
+    as two lines, so its width is measured line by line (one string would ask the font for a
+    newline glyph: a UserWarning at every evaluation)."""
+    import warnings
+
+    weights = np.full((1, 2, 2), 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        render_rgba(weights, ["a\n", "b"], ["\n", "c"], "title")
+
+
 @pytest.mark.slow
 def test_cli_writes_three_pngs_and_rejects_a_bad_layer(tmp_path):
     # Two layers: by default the pictures are of the last one (layer1), not the first.

@@ -59,10 +59,12 @@ def layer_weights(
 
 
 def _text_inches(labels: list[str], points: float) -> float:
-    """The widest label's width in inches (matplotlib's own text metrics)."""
+    """The widest label's width in inches (matplotlib's own text metrics), line by line as
+    matplotlib draws a label with a newline (a character-level token)."""
     measure = RendererAgg(1, 1, DPI).get_text_width_height_descent
     font = FontProperties(size=points)
-    return max((measure(s, font, False)[0] for s in labels), default=0.0) / DPI
+    lines = (line for s in labels for line in s.split("\n"))
+    return max((measure(line, font, False)[0] for line in lines), default=0.0) / DPI
 
 
 def figure(weights: np.ndarray, row_labels: list[str], col_labels: list[str], title: str) -> Figure:
