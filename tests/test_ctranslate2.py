@@ -6,7 +6,6 @@ transformer_test checkpoint after t2t-import (skipped when ../shared/data is abs
 """
 
 import ast
-import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -68,9 +67,7 @@ def setups(root, overrides: str):
         "translate_toy", "", "", data, str(root / "train"), decode_overrides=overrides
     )
     ours.decoder.log = lambda msg: None
-    searcher = ours.decoder.searcher
-    config = dataclasses.replace(searcher.config, length_buckets=ONE_BUCKET)
-    ours.decoder.searcher = Searcher(searcher.model, config, searcher.constraint)
+    ours.decoder.searcher = ours.decoder.searcher.with_config(length_buckets=ONE_BUCKET)
     return ours, ctranslate2_setup(root, overrides)
 
 

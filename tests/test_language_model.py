@@ -149,12 +149,10 @@ def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
     continuations and scores (the exporter's own check, export_check.py, on its probe lines
     and here on more: one check of both, one load of the export and one trace of each
     search); one batch of prompts gives the decoder's batch."""
-    import dataclasses
 
     import keras
 
     from t2t_repro import registry
-    from t2t_repro.decoding.search import Searcher
     from t2t_repro.serving.export_check import PROBE_LINES, check_export
     from t2t_repro.serving.exporter import export_saved_model
 
@@ -174,8 +172,7 @@ def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
     # padding is masked and the decode length is the prompt's (decoding/search.py), so the
     # ids are those of the prompt's own length (tests/test_decode_length_buckets.py, on
     # inputs); the other tests here decode prompts in the default buckets.
-    config = dataclasses.replace(decoder.searcher.config, length_buckets=(96,))
-    decoder.searcher = Searcher(model, config, decoder.searcher.constraint)
+    decoder.searcher = decoder.searcher.with_config(length_buckets=(96,))
     lines = ["a b", "c d e .", "", "b"]
     translations = []
 

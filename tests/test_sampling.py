@@ -303,7 +303,7 @@ def test_the_exporters_check_samples_with_the_decoders_seed_and_buckets():
     model = build_model("transformer_tiny", f"{TINY_MODEL},sampling_method=random", VOCAB)
     encoder = ByteTextEncoder()
     decoder = LineDecoder(model, encoder, encoder, decode_hparams("beam_size=1"), random_seed=5)
-    decoder.searcher.config = dataclasses.replace(decoder.searcher.config, length_buckets=(96,))
+    decoder.searcher = decoder.searcher.with_config(length_buckets=(96,))
     for return_beams in (False, True):
         quiet = quiet_decoder(decoder, return_beams)
         want = dataclasses.replace(decoder.searcher.config, return_beams=return_beams)

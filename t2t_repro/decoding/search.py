@@ -12,7 +12,7 @@ encoder-decoder bias) and the search stops at T2T's decode length, so the ids ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import tensorflow as tf
@@ -173,6 +173,11 @@ class Searcher:
         self.config = config
         self.constraint = constraint
         self._functions: dict[int, object] = {}
+
+    def with_config(self, **changes) -> Searcher:
+        """The same model and constraint searched with ``changes`` to the configuration
+        (``SearchConfig``'s fields), in functions of its own."""
+        return Searcher(self.model, replace(self.config, **changes), self.constraint)
 
     @property
     def traces(self) -> int:

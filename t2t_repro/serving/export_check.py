@@ -9,7 +9,6 @@ its own on both sides, so batch padding cannot make the two differ.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,9 +42,8 @@ def quiet_decoder(decoder: LineDecoder, return_beams: bool) -> LineDecoder:
         lambda msg: None,
         decoder.constraint,
     )
-    if isinstance(quiet.searcher, Searcher) and isinstance(decoder.searcher, Searcher):
-        config = dataclasses.replace(decoder.searcher.config, return_beams=return_beams)
-        quiet.searcher = Searcher(quiet.searcher.model, config, quiet.searcher.constraint)
+    if isinstance(decoder.searcher, Searcher):  # not another engine's, nor a label's argmax
+        quiet.searcher = decoder.searcher.with_config(return_beams=return_beams)
     return quiet
 
 
