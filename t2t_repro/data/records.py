@@ -104,6 +104,7 @@ def parse_example_fn(feature_names: Sequence[str] = ("inputs", "targets")):
     """A tf.data map function: serialized Example -> {name: int32 vector}."""
     spec = {name: tf.io.VarLenFeature(tf.int64) for name in feature_names}
 
+    @tf.autograph.experimental.do_not_convert  # no tensor control flow: traced as written
     def parse(serialized: tf.Tensor) -> dict[str, tf.Tensor]:
         parsed = tf.io.parse_single_example(serialized, spec)
         return {name: tf.cast(tf.sparse.to_dense(parsed[name]), tf.int32) for name in feature_names}

@@ -227,31 +227,48 @@ def make_train_loop(
     loss_scale = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
     weight_noise = float(hparams.get("weight_noise", 0.0) or 0.0)
 
-    @tf.function
+    def one_update(iterator) -> None:
+        if weight_noise:  # T2T's weight noise, before the step (regularization.py)
+            with strategy.scope():  # the same draw into every replica's copy
+                add_weight_noise(
+                    model.trainable_variables,
+                    weight_noise,
+                    optimizer.learning_rate,
+                    optimizer.iterations,
+                )
+        micro_batches = tuple(next(iterator) for _ in range(accumulate_steps))
+        stats = strategy.run(update, args=micro_batches)
+        stats = {k: strategy.experimental_local_results(v)[0] for k, v in stats.items()}
+        finite = tf.logical_and(tf.math.is_finite(stats["loss"]), stats["loss"] < DIVERGED_LOSS)
+        if not loss_scale:  # With loss scaling an overflow only skips the update.
+            finite = tf.logical_and(finite, tf.math.is_finite(stats["grad_norm"]))
+
+        def note_first_nonfinite():
+            metrics.first_nonfinite.assign(optimizer.iterations)
+            metrics.bad_loss.assign(stats["loss"])
+            return tf.constant(True)
+
+        tf.cond(
+            tf.logical_and(tf.logical_not(finite), metrics.first_nonfinite < 0),
+            note_first_nonfinite,
+            lambda: tf.constant(False),
+        )
+        metrics.loss_sum.assign_add(stats["loss"])
+        norm = stats["grad_norm"]  # A skipped (overflowed) loss-scaled step counts as 0.
+        metrics.grad_norm_sum.assign_add(tf.where(tf.math.is_finite(norm), norm, 0.0))
+        for name in ("target_tokens", "target_padded", "input_tokens", "examples"):
+            getattr(metrics, name).assign_add(stats[name])
+        metrics.updates.assign_add(1.0)
+
+    # The loop's control flow is written out (a tf.while_loop and a tf.cond), so tracing skips
+    # autograph's rewrite of this function's source (~0.1-0.2 s at every process's first
+    # trace); the graph is the one autograph made of the Python loop and branch before.
+    @tf.function(autograph=False)
     def loop(iterator, n):
-        for _ in tf.range(n):
-            if weight_noise:  # T2T's weight noise, before the step (regularization.py)
-                with strategy.scope():  # the same draw into every replica's copy
-                    add_weight_noise(
-                        model.trainable_variables,
-                        weight_noise,
-                        optimizer.learning_rate,
-                        optimizer.iterations,
-                    )
-            micro_batches = tuple(next(iterator) for _ in range(accumulate_steps))
-            stats = strategy.run(update, args=micro_batches)
-            stats = {k: strategy.experimental_local_results(v)[0] for k, v in stats.items()}
-            finite = tf.logical_and(tf.math.is_finite(stats["loss"]), stats["loss"] < DIVERGED_LOSS)
-            if not loss_scale:  # With loss scaling an overflow only skips the update.
-                finite = tf.logical_and(finite, tf.math.is_finite(stats["grad_norm"]))
-            if tf.logical_and(tf.logical_not(finite), metrics.first_nonfinite < 0):
-                metrics.first_nonfinite.assign(optimizer.iterations)
-                metrics.bad_loss.assign(stats["loss"])
-            metrics.loss_sum.assign_add(stats["loss"])
-            norm = stats["grad_norm"]  # A skipped (overflowed) loss-scaled step counts as 0.
-            metrics.grad_norm_sum.assign_add(tf.where(tf.math.is_finite(norm), norm, 0.0))
-            for name in ("target_tokens", "target_padded", "input_tokens", "examples"):
-                getattr(metrics, name).assign_add(stats[name])
-            metrics.updates.assign_add(1.0)
+        def body(i):
+            one_update(iterator)
+            return (i + 1,)
+
+        tf.while_loop(lambda i: i < n, body, (tf.constant(0, n.dtype),))
 
     return loop
