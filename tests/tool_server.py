@@ -42,10 +42,15 @@ def _preload() -> None:
 
     for module in pkgutil.walk_packages(t2t_repro.__path__, "t2t_repro."):
         importlib.import_module(module.name)  # definitions only: no registration, no op
-    import tensorboard.plugins.image.summary_v2  # noqa: F401
-    import tensorboard.summary  # noqa: F401
+    import tensorboard.summary  # noqa: F401  (its plugins' summaries: scalar, image, ...)
 
-    for name in ("filter_op", "flat_map_op", "group_by_window_op", "interleave_op"):
+    for name in (
+        "filter_op",
+        "flat_map_op",
+        "group_by_window_op",
+        "interleave_op",
+        "padded_batch_op",
+    ):
         importlib.import_module(f"tensorflow.python.data.ops.{name}")
     register_builtins()
     CompiledVocabulary(["a_"], "a_")

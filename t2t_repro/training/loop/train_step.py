@@ -243,15 +243,14 @@ def make_train_loop(
         if not loss_scale:  # With loss scaling an overflow only skips the update.
             finite = tf.logical_and(finite, tf.math.is_finite(stats["grad_norm"]))
 
-        def note_first_nonfinite():
+        def note_first_nonfinite() -> None:
             metrics.first_nonfinite.assign(optimizer.iterations)
             metrics.bad_loss.assign(stats["loss"])
-            return tf.constant(True)
 
         tf.cond(
             tf.logical_and(tf.logical_not(finite), metrics.first_nonfinite < 0),
             note_first_nonfinite,
-            lambda: tf.constant(False),
+            lambda: None,
         )
         metrics.loss_sum.assign_add(stats["loss"])
         norm = stats["grad_norm"]  # A skipped (overflowed) loss-scaled step counts as 0.
