@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import os
+import platform
 import re
 import shutil
 import tarfile
@@ -214,6 +215,31 @@ def extract_all(archive: str, dest_root: str) -> None:
     filter)."""
     try:
         with tarfile.open(archive, "r:*") as tar:
-            tar.extractall(dest_root, filter="data")
+            extract_safely(tar, dest_root)
     except tarfile.TarError as e:
         raise DataError(f"{archive}: not a readable tar archive ({e}).") from None
+
+
+def extract_safely(tar: tarfile.TarFile, dest_root: str, members=None) -> None:
+    """``tar.extractall`` with tarfile's ``data`` filter: nothing lands outside ``dest_root``,
+    no device file, no setuid bit, no owner taken from the archive. Python 3.11.0-3.11.3
+    (Debian 12's is 3.11.2) have no filters: there only regular files and directories inside
+    ``dest_root`` are extracted, with the filter's modes and this user as owner, and any other
+    member is refused by name."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest_root, members=members, filter="data")
+        return
+    root = os.path.realpath(dest_root)
+    checked = []
+    for member in tar.getmembers() if members is None else members:
+        target = os.path.realpath(os.path.join(root, member.name))
+        if not (member.isfile() or member.isdir()) or os.path.commonpath([root, target]) != root:
+            raise DataError(
+                f"{tar.name}: member {member.name!r} is not a regular file or directory inside "
+                f"{dest_root}; Python {platform.python_version()} cannot extract it safely "
+                "(no tarfile filters before Python 3.11.4): extract the archive yourself."
+            )
+        member.mode = member.mode & 0o755 | (0o600 if member.isfile() else 0o700)
+        member.uid, member.gid, member.uname, member.gname = os.getuid(), os.getgid(), "", ""
+        checked.append(member)
+    tar.extractall(dest_root, members=checked)

@@ -30,7 +30,7 @@ import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open
-from t2t_repro.data.text_files import DataError, extract_all
+from t2t_repro.data.text_files import DataError, extract_all, extract_safely
 from t2t_repro.t2t_compat import generator_utils, text_encoder
 from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat.problem import DatasetSplit
@@ -57,7 +57,7 @@ def _ptb_files(tmp_dir: str, vocab_type: str) -> list[str]:
 
     with tarfile.open(path, "r:gz") as tgz:
         members = [m for m in tgz.getmembers() if "ptb" in m.name and ".txt" in m.name]
-        tgz.extractall(tmp_dir, members=members, filter="data")
+        extract_safely(tgz, tmp_dir, members)
     chars = vocab_type == VocabType.CHARACTER
     return [m.name for m in members if ("char" in m.name) == chars]
 
