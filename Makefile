@@ -1,6 +1,8 @@
 # Set-up is idempotent: the venv is rebuilt only when requirements.txt changes, and the project
 # is (re)installed into it, editable, only when pyproject.toml or setup.py changes.
-PYTHON ?= python3.11
+# The interpreter .venv is made with: PYTHON=... or else the fastest Python 3.11 on this machine
+# (tools/fastest_python.sh says why). An existing .venv keeps its own: `make clean-venv setup`.
+PYTHON ?=
 VENV := .venv
 STAMP := $(VENV)/.requirements.sha256
 INSTALLED := $(VENV)/.t2t_repro.installed
@@ -11,7 +13,11 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 setup: $(STAMP) $(INSTALLED)
 
 $(STAMP): requirements.txt
-	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(VENV)/bin/python || { \
+	  python="$(PYTHON)"; [ -n "$$python" ] || python=$$(sh tools/fastest_python.sh); \
+	  echo "making $(VENV) with $$python ($$("$$python" -V 2>&1))"; \
+	  "$$python" -m venv $(VENV); \
+	}
 	@if [ -f $(STAMP) ] && sha256sum -c --status $(STAMP) 2>/dev/null; then \
 	  echo "environment up to date"; \
 	else \

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Prints the path of the fastest Python 3.11 on this machine that can make a venv: the
+# Makefile makes .venv with it when no PYTHON=... is given.
+#
+# Why: the suite and every tool's start-up are bound by the interpreter (building TensorFlow's
+# graphs is mostly Python), and builds of one release differ. Debian's /usr/bin/python3.11
+# (PGO and LTO, libpython linked in) runs bench_suite's calibration loop in ~0.23 s where a
+# default pyenv build (no PGO, a shared libpython) takes ~0.31 s on the same CPU, and the
+# suite costs less CPU on it (README, "Two commands"). The candidates are every python3.11 on
+# PATH and those in $FASTEST_PYTHON_ALSO (default: /usr/bin and /usr/local/bin's), each
+# interpreter once; each runs that loop
+# (10,000,000 additions, best of 2, process time) and the quickest wins. One that is not
+# 3.11 or cannot make a venv with pip (no ensurepip: Debian without python3.11-venv) is
+# skipped. None left: plain python3.11, so that making the venv says what is missing.
+set -u
+
+probe='
+import os, sys, time
+if sys.version_info[:2] != (3, 11):
+    sys.exit(1)
+import ensurepip, venv  # noqa: F401  (a venv with pip can be made)
+def loop():
+    start = time.process_time()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return time.process_time() - start
+print(min(loop(), loop()), os.path.realpath(sys.executable))
+'
+
+also=${FASTEST_PYTHON_ALSO-/usr/bin/python3.11 /usr/local/bin/python3.11}
+candidates=$(for c in $(which -a python3.11 2>/dev/null) $also; do
+    [ -x "$c" ] && readlink -f "$c"
+done | awk '!seen[$0]++')
+best=""
+best_seconds=""
+for candidate in $candidates; do
+    # sys.executable: the interpreter itself, not a shim in front of it (pyenv's).
+    line=$("$candidate" -c "$probe" 2>/dev/null) || continue
+    seconds=${line%% *}
+    executable=${line#* }
+    if [ -z "$best" ] || awk "BEGIN { exit !($seconds < $best_seconds) }"; then
+        best=$executable
+        best_seconds=$seconds
+    fi
+done
+echo "${best:-python3.11}"
