@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.tools import ROOT
 
 PICKER = ROOT / "tools" / "fastest_python.sh"
-SYSTEM = ("/usr/bin", "/bin")  # sh, which, awk
+SYSTEM = ("/usr/bin", "/bin")  # sh, awk, readlink
 
 
 def pick(*dirs) -> str:

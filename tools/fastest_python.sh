@@ -29,8 +29,9 @@ print(min(loop(), loop()), os.path.realpath(sys.executable))
 '
 
 also=${FASTEST_PYTHON_ALSO-/usr/bin/python3.11 /usr/local/bin/python3.11}
-candidates=$(for c in $(which -a python3.11 2>/dev/null) $also; do
-    [ -x "$c" ] && readlink -f "$c"
+on_path=$(IFS=:; for dir in $PATH; do echo "${dir:-.}/python3.11"; done)
+candidates=$(for c in $on_path $also; do
+    [ -f "$c" ] && [ -x "$c" ] && readlink -f "$c"
 done | awk '!seen[$0]++')
 best=""
 best_seconds=""
