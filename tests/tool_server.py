@@ -17,6 +17,18 @@ import sys
 GRAPPLER_OFF_ENV = "T2T_REPRO_TEST_GRAPPLER_OFF"
 
 
+def _load_beside(name: str):
+    """A module of tests/ under a private name: a forked run finds no ``tests`` package of
+    ours in ``sys.modules`` to shadow the program's own."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_t2t_repro_tests_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _preload() -> None:
     """What every tool imports: TensorFlow (start-up chatter hidden as the tools hide it),
     Keras, and every module of the project (each tool's, and the library modules the tools
@@ -54,6 +66,7 @@ def _preload() -> None:
         importlib.import_module(f"tensorflow.python.data.ops.{name}")
     register_builtins()
     CompiledVocabulary(["a_"], "a_")
+    _load_beside("op_tracebacks").skip_op_tracebacks()  # as in the test processes
     # As the tools do after import (console.py); a child's collector leaves the shared pages alone.
     gc.freeze()
 
