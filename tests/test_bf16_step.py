@@ -50,12 +50,14 @@ def test_adam_is_keras_adam_to_the_bit_in_float32(policy):
         np.testing.assert_array_equal(ours, keras_own)
 
 
-def test_adam_computes_the_bias_corrected_rate_once_an_update(policy):
-    """Keras' Adam builds lr_t (two powers) again for each weight; ours once per update."""
+def test_adam_computes_the_bias_corrected_rate_and_constants_once_an_update(policy):
+    """Keras' Adam builds lr_t (two powers) and its constants (1 - beta_1, 1 - beta_2,
+    epsilon) again for each weight; ours once per update."""
     policy("float32")
+    betas_and_epsilon = {np.float32(1 - 0.8), np.float32(1 - 0.95), np.float32(1e-7)}
 
-    def pow_ops(optimizer_class) -> int:
-        optimizer = optimizer_class(learning_rate=0.01)
+    def graph_ops(optimizer_class) -> tuple[int, int]:
+        optimizer = optimizer_class(learning_rate=0.01, beta_1=0.8, beta_2=0.95, epsilon=1e-7)
         weights = [keras.Variable(np.ones(shape, np.float32)) for shape in (3, (2, 2), 4, 5)]
         optimizer.build(weights)
 
@@ -63,11 +65,19 @@ def test_adam_computes_the_bias_corrected_rate_once_an_update(policy):
         def step():
             optimizer.apply_gradients([(tf.ones_like(w), w) for w in weights])
 
-        graph = step.get_concrete_function().graph
-        return sum(op.type == "Pow" for op in graph.get_operations())
+        ops = step.get_concrete_function().graph.get_operations()
+        constants = [
+            tf.make_ndarray(op.get_attr("value"))
+            for op in ops
+            if op.type == "Const" and op.get_attr("dtype") == tf.float32
+        ]
+        return (
+            sum(op.type == "Pow" for op in ops),
+            sum(c.shape == () and c.item() in betas_and_epsilon for c in constants),
+        )
 
-    assert pow_ops(keras.optimizers.Adam) == 2 * 4  # what the rule replaces
-    assert pow_ops(T2TAdam) == 2
+    assert graph_ops(keras.optimizers.Adam) == (2 * 4, 3 * 4)  # what the rule replaces
+    assert graph_ops(T2TAdam) == (2, 3)
 
 
 def test_fused_adam_is_keras_adam_to_float32_rounding_in_bf16_runs(policy):

@@ -26,11 +26,22 @@ Keras' ``Adam`` is TF1's ``AdamOptimizer`` (the epsilon-hat form: ``var -= lr_t 
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import keras
 from keras import ops
 
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.optimizers.fused_adam import fusable, fused_update_step
+
+
+class _StepConstants(NamedTuple):
+    """What every weight's Adam update of one step reads: built once per dtype and device."""
+
+    alpha: Any  # the bias-corrected rate lr_t
+    one_minus_beta_1: Any
+    one_minus_beta_2: Any
+    epsilon: Any
 
 
 class T2TAdam(keras.optimizers.Adam):
@@ -40,9 +51,11 @@ class T2TAdam(keras.optimizers.Adam):
     Keras computes the step's bias-corrected rate ``lr_t`` again for every weight (two
     powers, a square root, casts: ~17 graph ops a weight, a third of a small model's
     training graph, all traced and run for one scalar). Here it is computed once an update
-    per dtype and device, by the same operations, so it has the same bits."""
+    per dtype and device, by the same operations, so it has the same bits; so are the
+    constants ``1 - beta_1``, ``1 - beta_2`` and ``epsilon``, which Keras converts from
+    Python floats at every weight (three graph constants a weight; the same float32 values)."""
 
-    _step_rates: dict | None = None  # (dtype, device) -> lr_t, while an update is built
+    _step_rates: dict | None = None  # (dtype, device) -> _StepConstants, while an update is built
 
     def _distributed_tf_update_step(self, distribution, grads_and_vars, learning_rate):
         self._step_rates = {}
@@ -55,16 +68,17 @@ class T2TAdam(keras.optimizers.Adam):
         if self.amsgrad:
             super().update_step(gradient, variable, learning_rate)
             return
-        alpha = self._step_rate(learning_rate, variable)
+        constants = self._step_constants(learning_rate, variable)
         if fusable(self, gradient, variable):
-            fused_update_step(self, gradient, variable, alpha)
+            fused_update_step(self, gradient, variable, constants.alpha)
         else:
-            self._update(gradient, variable, alpha)
+            self._update(gradient, variable, constants)
 
-    def _step_rate(self, learning_rate, variable):
+    def _step_constants(self, learning_rate, variable) -> _StepConstants:
         """``keras.optimizers.Adam.update_step``'s ``alpha`` for ``variable``, by its own
-        operations; built once an update per dtype and device (a mirrored run's GPUs get no
-        copies of one device's)."""
+        operations, and its Python-float constants as tensors of the variable's dtype (what
+        Keras' ``ops`` convert them to); built once an update per dtype and device (a mirrored
+        run's GPUs get no copies of one device's)."""
         key = (variable.dtype, getattr(variable, "device", ""))
         if self._step_rates is not None and key in self._step_rates:
             return self._step_rates[key]
@@ -73,21 +87,31 @@ class T2TAdam(keras.optimizers.Adam):
         local_step = ops.cast(self.iterations + 1, dtype)
         beta_1_power = ops.power(ops.cast(self.beta_1, dtype), local_step)
         beta_2_power = ops.power(ops.cast(self.beta_2, dtype), local_step)
-        alpha = lr * ops.sqrt(1 - beta_2_power) / (1 - beta_1_power)
+        constants = _StepConstants(
+            alpha=lr * ops.sqrt(1 - beta_2_power) / (1 - beta_1_power),
+            one_minus_beta_1=ops.convert_to_tensor(1 - self.beta_1, dtype),
+            one_minus_beta_2=ops.convert_to_tensor(1 - self.beta_2, dtype),
+            epsilon=ops.convert_to_tensor(self.epsilon, dtype),
+        )
         if self._step_rates is not None:
-            self._step_rates[key] = alpha
-        return alpha
+            self._step_rates[key] = constants
+        return constants
 
-    def _update(self, gradient, variable, alpha) -> None:
-        """``keras.optimizers.Adam.update_step`` (no amsgrad) given ``alpha``: TF1's
-        ``AdamOptimizer`` arithmetic, operation for operation."""
+    def _update(self, gradient, variable, constants: _StepConstants) -> None:
+        """``keras.optimizers.Adam.update_step`` (no amsgrad) given the step's constants:
+        TF1's ``AdamOptimizer`` arithmetic, operation for operation."""
         gradient = ops.cast(gradient, variable.dtype)
         m = self._momentums[self._get_variable_index(variable)]
         v = self._velocities[self._get_variable_index(variable)]
-        self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
-        self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
+        self.assign_add(m, ops.multiply(ops.subtract(gradient, m), constants.one_minus_beta_1))
+        self.assign_add(
+            v, ops.multiply(ops.subtract(ops.square(gradient), v), constants.one_minus_beta_2)
+        )
         self.assign_sub(
-            variable, ops.divide(ops.multiply(m, alpha), ops.add(ops.sqrt(v), self.epsilon))
+            variable,
+            ops.divide(
+                ops.multiply(m, constants.alpha), ops.add(ops.sqrt(v), constants.epsilon)
+            ),
         )
 
 

@@ -20,7 +20,7 @@ import tensorflow as tf
 @tf.function(jit_compile=True)
 def _adam_update(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon):
     """Keras' ``Adam.update_step`` arithmetic (no amsgrad) on one weight, in place, given the
-    step's bias-corrected rate ``alpha`` (``T2TAdam._step_rate``: Keras' own operations,
+    step's bias-corrected rate ``alpha`` (``T2TAdam._step_constants``: Keras' own operations,
     built once an update)."""
     gradient = tf.cast(gradient, variable.dtype)
     m_new = m + (gradient - m) * (1 - beta_1)
