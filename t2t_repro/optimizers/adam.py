@@ -109,9 +109,7 @@ class T2TAdam(keras.optimizers.Adam):
         )
         self.assign_sub(
             variable,
-            ops.divide(
-                ops.multiply(m, constants.alpha), ops.add(ops.sqrt(v), constants.epsilon)
-            ),
+            ops.divide(ops.multiply(m, constants.alpha), ops.add(ops.sqrt(v), constants.epsilon)),
         )
 
 
