@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_repro.layers.attention import MultiHeadAttention, attention_bias_lower_triangle
+from t2t_repro.layers.attention import (
+    MultiHeadAttention,
+    attention_bias_lower_triangle,
+    combine_heads,
+    split_heads,
+)
 from tests.model_utils import build_model
 
 X = tf.random.stateless_normal([2, 5, 8], seed=[1, 2])
@@ -55,3 +60,23 @@ def test_decode_steps_never_project_the_encoder_output_again():
     for i in range(4):
         _, cache = model.decode_step(ids, tf.constant(i), cache)
     assert len(calls) == model.hparams.num_hidden_layers
+
+
+@pytest.mark.parametrize("shape", [[None, None, 8], [None, 5, 8], [3, None, 8], [3, 1, 8]])
+def test_heads_split_and_combine_keep_what_is_known_of_the_shape(shape):
+    """Traced with unknown dims (training's buckets) the static dims survive both ways (the
+    decode step's [B, 1, d] and XLA's static shapes read them); the values are a reshape."""
+
+    @tf.function(autograph=False)
+    def split_and_combine(x):
+        heads = split_heads(x, 2)
+        assert heads.shape.as_list() == [shape[0], 2, shape[1], 4], heads.shape
+        back = combine_heads(heads)
+        assert back.shape.as_list() == shape, back.shape
+        return heads, back
+
+    x = tf.random.stateless_normal([3, 5 if shape[1] is None else shape[1], 8], seed=[5, 6])
+    heads, back = split_and_combine.get_concrete_function(tf.TensorSpec(shape))(x)
+    expected = np.transpose(x.numpy().reshape(3, -1, 2, 4), [0, 2, 1, 3])
+    np.testing.assert_array_equal(heads.numpy(), expected)
+    np.testing.assert_array_equal(back.numpy(), x.numpy())
