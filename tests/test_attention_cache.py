@@ -8,7 +8,9 @@ from t2t_repro.layers.attention import (
     MultiHeadAttention,
     attention_bias_lower_triangle,
     combine_heads,
+    position_indices,
     split_heads,
+    write_position,
 )
 from tests.model_utils import build_model
 
@@ -80,3 +82,26 @@ def test_heads_split_and_combine_keep_what_is_known_of_the_shape(shape):
     expected = np.transpose(x.numpy().reshape(3, -1, 2, 4), [0, 2, 1, 3])
     np.testing.assert_array_equal(heads.numpy(), expected)
     np.testing.assert_array_equal(back.numpy(), x.numpy())
+
+
+@pytest.mark.parametrize("shape", [[None, 2, None, 4], [None, None, None, 4], [3, 2, 7, 4]])
+def test_a_written_position_replaces_that_position_of_every_row_only(shape):
+    """What the cached decode steps write: traced with what is known of the buffer's shape
+    (the searches' buffers; XLA's are static), run at the first, a middle and the last one."""
+    buffer = tf.random.stateless_normal([3, 2, 7, 4], seed=[7, 8])
+    values = tf.random.stateless_normal([3, 2, 1, 4], seed=[9, 10])
+
+    @tf.function(autograph=False)
+    def write(buffer, values, index):
+        written = write_position(buffer, values, position_indices(buffer, index))
+        assert written.shape.as_list() == shape, written.shape
+        return written
+
+    values_spec = tf.TensorSpec(shape[:2] + [1, 4])
+    traced = write.get_concrete_function(
+        tf.TensorSpec(shape), values_spec, tf.TensorSpec([], tf.int32)
+    )
+    for index in (0, 3, 6):
+        expected = buffer.numpy().copy()
+        expected[:, :, index] = values.numpy()[:, :, 0]
+        np.testing.assert_array_equal(traced(buffer, values, tf.constant(index)), expected)
