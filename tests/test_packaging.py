@@ -70,12 +70,16 @@ def _first_run(tool: str, bin_dir: Path) -> subprocess.CompletedProcess:
 
 
 # Run by the venv's python: imports TensorFlow, then forks a child per installed script, which
-# runs it as ``python <script> <args>`` would (argv, sys.path[0], SystemExit's code), its
-# stdout and stderr to files; prints {tool: exit code}.
+# runs it as ``python <script> <args>`` would (tests/tool_server.py's ``_run_and_exit``, loaded
+# from its file: it imports nothing of the project), its stdout and stderr to files; prints
+# {tool: exit code}.
 FORKED_RUNS = """
-import json, os, runpy, sys, traceback
+import importlib.util, json, os, sys
 import tensorflow
-bin_dir, out_dir, runs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+server_file, bin_dir, out_dir, runs = *sys.argv[1:4], json.loads(sys.argv[4])
+spec = importlib.util.spec_from_file_location("_t2t_repro_tests_tool_server", server_file)
+server = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(server)
 children = {}
 for tool, args in runs.items():
     pid = os.fork()
@@ -84,21 +88,7 @@ for tool, args in runs.items():
         continue
     for fd, name in ((1, "out"), (2, "err")):
         os.dup2(os.open(os.path.join(out_dir, f"{tool}.{name}"), os.O_WRONLY | os.O_CREAT), fd)
-    script = os.path.join(bin_dir, tool)
-    sys.argv, sys.path[0], code = [script, *args], bin_dir, 0
-    try:
-        runpy.run_path(script, run_name="__main__")
-    except SystemExit as e:  # as the interpreter ends: a message goes to stderr, code 1
-        code = e.code
-        if not (code is None or isinstance(code, int)):
-            print(code, file=sys.stderr)
-            code = 1
-    except BaseException:
-        traceback.print_exc()
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code or 0)
+    server._run_and_exit({"args": [os.path.join(bin_dir, tool), *args]})
 codes = {}
 while children:
     pid, status = os.wait()
@@ -113,7 +103,15 @@ def _forked_runs(tools: list, python: Path, bin_dir: Path) -> dict:
     out_dir.mkdir()
     runs = {tool: FIRST_RUNS[tool][0] for tool in tools}
     parent = subprocess.run(
-        [str(python), "-c", FORKED_RUNS, str(bin_dir), str(out_dir), json.dumps(runs)],
+        [
+            python,
+            "-c",
+            FORKED_RUNS,
+            ROOT / "tests" / "tool_server.py",
+            bin_dir,
+            out_dir,
+            json.dumps(runs),
+        ],
         capture_output=True,
         text=True,
         cwd=bin_dir.parents[1],

@@ -55,14 +55,15 @@ class T2TAdam(keras.optimizers.Adam):
     constants ``1 - beta_1``, ``1 - beta_2`` and ``epsilon``, which Keras converts from
     Python floats at every weight (three graph constants a weight; the same float32 values)."""
 
-    _step_rates: dict | None = None  # (dtype, device) -> _StepConstants, while an update is built
+    # (dtype, device) -> _StepConstants, while an update is built
+    _update_constants: dict | None = None
 
     def _distributed_tf_update_step(self, distribution, grads_and_vars, learning_rate):
-        self._step_rates = {}
+        self._update_constants = {}
         try:
             return super()._distributed_tf_update_step(distribution, grads_and_vars, learning_rate)
         finally:
-            self._step_rates = None
+            self._update_constants = None
 
     def update_step(self, gradient, variable, learning_rate):
         if self.amsgrad:
@@ -80,8 +81,8 @@ class T2TAdam(keras.optimizers.Adam):
         Keras' ``ops`` convert them to); built once an update per dtype and device (a mirrored
         run's GPUs get no copies of one device's)."""
         key = (variable.dtype, getattr(variable, "device", ""))
-        if self._step_rates is not None and key in self._step_rates:
-            return self._step_rates[key]
+        if self._update_constants is not None and key in self._update_constants:
+            return self._update_constants[key]
         dtype = variable.dtype
         lr = ops.cast(learning_rate, dtype)
         local_step = ops.cast(self.iterations + 1, dtype)
@@ -93,8 +94,8 @@ class T2TAdam(keras.optimizers.Adam):
             one_minus_beta_2=ops.convert_to_tensor(1 - self.beta_2, dtype),
             epsilon=ops.convert_to_tensor(self.epsilon, dtype),
         )
-        if self._step_rates is not None:
-            self._step_rates[key] = constants
+        if self._update_constants is not None:
+            self._update_constants[key] = constants
         return constants
 
     def _update(self, gradient, variable, constants: _StepConstants) -> None:
