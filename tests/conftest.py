@@ -67,6 +67,9 @@ def pytest_configure(config):
     from tests.op_tracebacks import skip_op_tracebacks
 
     skip_op_tracebacks()  # graphs without each op's creation stack (that module says why)
+    from tests.variable_handles import share_variable_handle_kernels
+
+    share_variable_handle_kernels()  # one handle kernel for every eager variable (ditto)
     gc.freeze()  # what the imports made lives all session: not scanned at every full collection
     # A full collection at most every 100 young ones (Python's default: 10): tracing makes
     # thousands of lasting objects, and each module's teardown below collects in full anyway.

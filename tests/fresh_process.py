@@ -18,11 +18,15 @@ from tests.tools import PYTHON, ROOT
 
 
 def run_job(path: str) -> None:
-    """In the child: the pickled ``(fn, args)`` at ``path``, with the built-ins registered as
-    tests/conftest.py registers them in a test process."""
+    """In the child: the pickled ``(fn, args)`` at ``path``, with the built-ins registered and
+    TensorFlow set up as tests/conftest.py does in a test process."""
     from t2t_repro.commands.builtins import register_builtins
+    from tests.op_tracebacks import skip_op_tracebacks
+    from tests.variable_handles import share_variable_handle_kernels
 
     register_builtins()
+    skip_op_tracebacks()
+    share_variable_handle_kernels()
     with open(path, "rb") as f:
         fn, args = pickle.load(f)
     fn(*args)

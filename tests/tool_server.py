@@ -67,6 +67,7 @@ def _preload() -> None:
     register_builtins()
     CompiledVocabulary(["a_"], "a_")
     _load_beside("op_tracebacks").skip_op_tracebacks()  # as in the test processes
+    _load_beside("variable_handles").share_variable_handle_kernels()  # ditto
     # As the tools do after import (console.py); a child's collector leaves the shared pages alone.
     gc.freeze()
 
