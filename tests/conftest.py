@@ -64,12 +64,9 @@ def pytest_configure(config):
     from t2t_repro.commands.builtins import register_builtins
 
     register_builtins()
-    from tests.op_tracebacks import skip_op_tracebacks
+    from tests.tf_recording import record_less
 
-    skip_op_tracebacks()  # graphs without each op's creation stack (that module says why)
-    from tests.variable_handles import share_variable_handle_kernels
-
-    share_variable_handle_kernels()  # one handle kernel for every eager variable (ditto)
+    record_less()  # no op creation stacks, one kernel for eager handles (that module says why)
     gc.freeze()  # what the imports made lives all session: not scanned at every full collection
     # A full collection at most every 100 young ones (Python's default: 10): tracing makes
     # thousands of lasting objects, and each module's teardown below collects in full anyway.

@@ -21,12 +21,10 @@ def run_job(path: str) -> None:
     """In the child: the pickled ``(fn, args)`` at ``path``, with the built-ins registered and
     TensorFlow set up as tests/conftest.py does in a test process."""
     from t2t_repro.commands.builtins import register_builtins
-    from tests.op_tracebacks import skip_op_tracebacks
-    from tests.variable_handles import share_variable_handle_kernels
+    from tests.tf_recording import record_less
 
     register_builtins()
-    skip_op_tracebacks()
-    share_variable_handle_kernels()
+    record_less()
     with open(path, "rb") as f:
         fn, args = pickle.load(f)
     fn(*args)

@@ -1,25 +1,67 @@
-"""The suite's eager variables create their handles without a debug name, and nothing they
-hold or compute changes (tests/variable_handles.py). Each test starts from TensorFlow's own
-handle op, whatever this process runs with (``T2T_TEST_VARIABLE_DEBUG_NAMES``), and leaves
-it as it found it."""
+"""The suite's graphs carry no creation stacks and its eager variables' handles no debug name,
+and nothing they hold or compute changes (tests/tf_recording.py). Each test starts from
+TensorFlow's own function, whatever this process runs with, and leaves it as it found it."""
 
 import functools
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.python.framework import ops
 from tensorflow.python.ops import gen_resource_variable_ops
 
-from tests.variable_handles import KEEP_ENV, share_variable_handle_kernels
+from tests.tf_recording import (
+    KEEP_OP_TRACEBACKS_ENV,
+    KEEP_VARIABLE_DEBUG_NAMES_ENV,
+    share_variable_handle_kernels,
+    skip_op_tracebacks,
+)
+
+
+def _tensorflows_own(create, marker: str):
+    while getattr(create, marker, False):
+        create = create.__wrapped__
+    return create
+
+
+@pytest.fixture
+def own_create_c_op(monkeypatch):
+    """TensorFlow's ``_create_c_op`` for the test; this process's again after it."""
+    create = _tensorflows_own(ops._create_c_op, "skips_op_tracebacks")
+    monkeypatch.setattr(ops, "_create_c_op", create)
+    return create
+
+
+def _matmul_stack_and_values() -> tuple[int, bytes]:
+    x = tf.constant(np.linspace(-2.0, 3.0, 12, dtype=np.float32).reshape(3, 4))
+    f = tf.function(lambda x: tf.nn.softmax(tf.matmul(x, x, transpose_b=True)) * 3.0)
+    graph = f.get_concrete_function(x).graph
+    (matmul,) = [op for op in graph.get_operations() if op.type == "MatMul"]
+    return len(matmul.traceback or ()), f(x).numpy().tobytes()
+
+
+def test_ops_have_no_creation_stack_and_compute_the_same(own_create_c_op, monkeypatch):
+    monkeypatch.delenv(KEEP_OP_TRACEBACKS_ENV, raising=False)
+    kept_stack, kept_values = _matmul_stack_and_values()
+    assert skip_op_tracebacks() and skip_op_tracebacks()  # idempotent
+    assert ops._create_c_op.__wrapped__ is own_create_c_op  # wrapped once
+    skipped_stack, skipped_values = _matmul_stack_and_values()
+    assert kept_stack > 0 and skipped_stack == 0
+    assert skipped_values == kept_values  # the same graph, bit for bit
+
+
+def test_asked_to_keep_op_tracebacks_it_changes_nothing(own_create_c_op, monkeypatch):
+    monkeypatch.setenv(KEEP_OP_TRACEBACKS_ENV, "1")
+    assert not skip_op_tracebacks()
+    assert ops._create_c_op is own_create_c_op
+    assert _matmul_stack_and_values()[0] > 0
 
 
 @pytest.fixture
 def debug_names(monkeypatch):
     """TensorFlow's handle op for the test, behind a recorder of each call's ``debug_name``
     (None for a graph's), read at call time by ``resource_variable_ops``."""
-    create = gen_resource_variable_ops.var_handle_op
-    while getattr(create, "shares_handle_kernels", False):
-        create = create.__wrapped__
+    create = _tensorflows_own(gen_resource_variable_ops.var_handle_op, "shares_handle_kernels")
     seen = []
 
     @functools.wraps(create)  # its signature too
@@ -50,7 +92,7 @@ def _weights_names_and_checkpoint(tmp_path) -> tuple[list, list, dict]:
 
 def test_eager_handles_have_no_debug_name_and_hold_the_same(debug_names, monkeypatch, tmp_path):
     debug_names, recording = debug_names
-    monkeypatch.delenv(KEEP_ENV, raising=False)
+    monkeypatch.delenv(KEEP_VARIABLE_DEBUG_NAMES_ENV, raising=False)
     own = _weights_names_and_checkpoint(tmp_path / "own")
     assert any(debug_names) and all(debug_names)  # TensorFlow's own: each its name
     del debug_names[:]
@@ -65,9 +107,9 @@ def test_eager_handles_have_no_debug_name_and_hold_the_same(debug_names, monkeyp
     assert debug_names == [None]
 
 
-def test_asked_to_keep_them_it_changes_nothing(debug_names, monkeypatch):
+def test_asked_to_keep_debug_names_it_changes_nothing(debug_names, monkeypatch):
     debug_names, recording = debug_names
-    monkeypatch.setenv(KEEP_ENV, "1")
+    monkeypatch.setenv(KEEP_VARIABLE_DEBUG_NAMES_ENV, "1")
     assert not share_variable_handle_kernels()
     assert gen_resource_variable_ops.var_handle_op is recording
     tf.Variable(1.0, name="kept")
