@@ -2,6 +2,7 @@
 the messages and decisions, without starting a cluster (tests/test_multiworker.py runs real
 two-worker clusters; tests/test_watchdog.py the watchdog, in processes of its own)."""
 
+import json
 import re
 from types import SimpleNamespace
 
@@ -82,6 +83,42 @@ def test_one_host_keeps_its_seeds_and_workers_get_their_own():
     assert startup_handshake.agree(None, Cluster(), facts(random_seed=None)) is None
     assert worker_seed(None, 3) is None and worker_seed(5, 0) == 5
     assert len({worker_seed(5, i) for i in range(4)}) == 4
+
+
+class FakeGather:
+    """``BytesGather`` over two workers in one process: the other worker's facts are given;
+    a peer error in the ``fail_after``-th call (a peer that exited)."""
+
+    def __init__(self, strategy, workers, other=None, fail_after=None, calls=None):
+        self.other, self.fail_after, self.calls = other, fail_after, calls
+
+    def __call__(self, data: bytes) -> list[bytes]:
+        self.calls.append(data)
+        if len(self.calls) == self.fail_after:
+            raise tf.errors.UnavailableError(None, None, "Socket closed")
+        return [data, self.other if len(self.calls) == 1 else data]
+
+
+@pytest.mark.parametrize("peer_exits_after_it", [False, True])
+def test_a_mismatch_waits_until_every_worker_has_the_facts(monkeypatch, peer_exits_after_it):
+    """A worker whose gather returned first must not exit while a peer still reads its part
+    (that peer would say "worker 0 failed" instead of the mismatch): a second gather, which a
+    peer reaches only with the facts in hand; a peer gone after it changes no message."""
+    calls = []
+    other = json.dumps(facts(train_steps=80), sort_keys=True).encode()
+    fail_after = 2 if peer_exits_after_it else None
+    monkeypatch.setattr(
+        startup_handshake,
+        "BytesGather",
+        lambda s, w: FakeGather(s, w, other=other, fail_after=fail_after, calls=calls),
+    )
+    with pytest.raises(startup_handshake.ClusterMismatchError, match="different --train_steps"):
+        startup_handshake.agree(None, Cluster(2, 0, "worker", 0), facts(train_steps=40))
+    assert len(calls) == 2
+    calls.clear()  # workers that agree gather once: nothing more on every start
+    other = json.dumps(facts(), sort_keys=True).encode()
+    assert startup_handshake.agree(None, Cluster(2, 0, "worker", 0), facts()) == 7
+    assert len(calls) == 1
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from typing import Any
 from t2t_repro.data.input_pipeline import list_shards
 from t2t_repro.data.text_files import DataError
 from t2t_repro.training.cluster.bytes_gather import BytesGather
+from t2t_repro.training.cluster.exit_codes import PEER_ERRORS
 from t2t_repro.training.cluster.tf_config import Cluster
 from t2t_repro.training.run_setup import TrainingError
 
@@ -125,12 +126,27 @@ def agree(strategy, cluster: Cluster, facts: dict[str, Any]) -> int | None:
     the seed is ``--random_seed`` (None: unseeded, as before)."""
     if cluster.workers == 1:
         return facts["flags"]["random_seed"]
-    sent = json.dumps(facts, sort_keys=True).encode()
-    everyone = [json.loads(b) for b in BytesGather(strategy, cluster.workers)(sent)]
+    gather = BytesGather(strategy, cluster.workers)
+    everyone = [json.loads(b) for b in gather(json.dumps(facts, sort_keys=True).encode())]
     problem = first_difference(everyone)
     if problem:
+        _all_have_gathered(gather)
         raise ClusterMismatchError(problem)
     return everyone[0]["data_seed"]
+
+
+def _all_have_gathered(gather: BytesGather) -> None:
+    """Returns once every worker has the gathered facts, so that none exits first.
+
+    Why: a worker's collective can finish before its peers have pulled its own part (a
+    receiver fetches from the sender); a worker that then raised and exited left a peer
+    with "worker 0 failed" instead of the mismatch. A peer reaches this second gather
+    only after its first one returned. A peer that exits once it has its own result may
+    fail this gather here: the mismatch, which this worker holds, is still what it says."""
+    try:
+        gather(b"done")
+    except PEER_ERRORS:
+        pass
 
 
 def first_difference(everyone: list[dict]) -> str | None:
