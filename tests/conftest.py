@@ -64,9 +64,9 @@ def pytest_configure(config):
     from t2t_repro.commands.builtins import register_builtins
 
     register_builtins()
-    from tests.tf_recording import record_less
+    from tests.tf_overheads import skip_tf_overheads
 
-    record_less()  # no op creation stacks, one kernel for eager handles (that module says why)
+    skip_tf_overheads()  # no op creation stacks, one kernel for eager handles... (its doc)
     gc.freeze()  # what the imports made lives all session: not scanned at every full collection
     # A full collection at most every 100 young ones (Python's default: 10): tracing makes
     # thousands of lasting objects, and each module's teardown below collects in full anyway.

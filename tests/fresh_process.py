@@ -21,10 +21,10 @@ def run_job(path: str) -> None:
     """In the child: the pickled ``(fn, args)`` at ``path``, with the built-ins registered and
     TensorFlow set up as tests/conftest.py does in a test process."""
     from t2t_repro.commands.builtins import register_builtins
-    from tests.tf_recording import record_less
+    from tests.tf_overheads import skip_tf_overheads
 
     register_builtins()
-    record_less()
+    skip_tf_overheads()
     with open(path, "rb") as f:
         fn, args = pickle.load(f)
     fn(*args)

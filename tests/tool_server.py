@@ -66,7 +66,7 @@ def _preload() -> None:
         importlib.import_module(f"tensorflow.python.data.ops.{name}")
     register_builtins()
     CompiledVocabulary(["a_"], "a_")
-    _load_beside("tf_recording").record_less()  # as in the test processes
+    _load_beside("tf_overheads").skip_tf_overheads()  # as in the test processes
     # As the tools do after import (console.py); a child's collector leaves the shared pages alone.
     gc.freeze()
 

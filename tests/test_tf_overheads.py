@@ -1,6 +1,7 @@
-"""The suite's graphs carry no creation stacks and its eager variables' handles no debug name,
-and nothing they hold or compute changes (tests/tf_recording.py). Each test starts from
-TensorFlow's own function, whatever this process runs with, and leaves it as it found it."""
+"""The suite's graphs carry no creation stacks, its eager variables' handles no debug name, its
+ops no dtype message unless one is refused, and nothing they hold, compute or say changes
+(tests/tf_overheads.py). Each test starts from TensorFlow's own function, whatever this
+process runs with, and leaves it as it found it."""
 
 import functools
 
@@ -10,9 +11,11 @@ import tensorflow as tf
 from tensorflow.python.framework import ops
 from tensorflow.python.ops import gen_resource_variable_ops
 
-from tests.tf_recording import (
+from tests.tf_overheads import (
     KEEP_OP_TRACEBACKS_ENV,
+    KEEP_TYPE_MESSAGES_ENV,
     KEEP_VARIABLE_DEBUG_NAMES_ENV,
+    check_types_first,
     share_variable_handle_kernels,
     skip_op_tracebacks,
 )
@@ -114,3 +117,59 @@ def test_asked_to_keep_debug_names_it_changes_nothing(debug_names, monkeypatch):
     assert gen_resource_variable_ops.var_handle_op is recording
     tf.Variable(1.0, name="kept")
     assert debug_names and all(debug_names)
+
+
+@pytest.fixture
+def type_checks(monkeypatch):
+    """TensorFlow's ``_SatisfiesTypeConstraint`` for the test, behind a counter of its calls."""
+    from tensorflow.python.framework import op_def_library
+
+    check = _tensorflows_own(op_def_library._SatisfiesTypeConstraint, "checks_first")
+    calls = []
+
+    @functools.wraps(check)
+    def counting(dtype, attr_def, param_name):
+        calls.append(param_name)
+        return check(dtype, attr_def, param_name)
+
+    monkeypatch.setattr(op_def_library, "_SatisfiesTypeConstraint", counting)
+    return calls, counting
+
+
+def _graph_and_refusal() -> tuple[list, str]:
+    """A small function's graph (op types, inputs, attributes) and TensorFlow's message for a
+    dtype that an op refuses."""
+    x = tf.constant(np.linspace(-2.0, 3.0, 12, dtype=np.float32).reshape(3, 4))
+    f = tf.function(lambda x: tf.nn.relu(tf.matmul(x, x, transpose_b=True)) + 1.0)
+    graph = f.get_concrete_function(x).graph.as_graph_def()
+    nodes = sorted((n.name, n.op, list(n.input), n.attr["T"].type) for n in graph.node)
+    with pytest.raises(TypeError) as refused:
+        tf.function(lambda x: tf.bitwise.bitwise_and(x, x)).get_concrete_function(x)
+    return nodes, str(refused.value).strip().splitlines()[-1]  # (after autograph's frames)
+
+
+def test_dtype_messages_are_built_only_for_a_refused_dtype(type_checks, monkeypatch):
+    from tensorflow.python.framework import op_def_library
+
+    calls, counting = type_checks
+    monkeypatch.delenv(KEEP_TYPE_MESSAGES_ENV, raising=False)
+    own = _graph_and_refusal()
+    assert len(calls) > 3  # TensorFlow's own: called for every typed input
+    del calls[:]
+    assert check_types_first() and check_types_first()  # idempotent
+    assert op_def_library._SatisfiesTypeConstraint.__wrapped__ is counting  # wrapped once
+    first = _graph_and_refusal()
+    assert calls == ["x"]  # only for the refused float32, in bitwise_and
+    assert first == own  # the same ops, and TensorFlow's own message
+    assert "not in list of allowed values" in first[1]
+
+
+def test_asked_to_keep_type_messages_it_changes_nothing(type_checks, monkeypatch):
+    from tensorflow.python.framework import op_def_library
+
+    calls, counting = type_checks
+    monkeypatch.setenv(KEEP_TYPE_MESSAGES_ENV, "1")
+    assert not check_types_first()
+    assert op_def_library._SatisfiesTypeConstraint is counting
+    _graph_and_refusal()
+    assert len(calls) > 3
