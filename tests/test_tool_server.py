@@ -79,6 +79,43 @@ def test_a_killed_client_takes_its_program_along(tmp_path):
         assert not _alive(program, started)
 
 
+def test_a_client_killed_before_it_read_the_pid_takes_its_program_along():
+    """Under load the program can print before its client has read the server's pid line; a
+    client killed then resets its connection (ECONNRESET, not an end of file). The server once
+    died of that, leaving the program running (a test saw it outlive its client by 30 s)."""
+    import json
+    import socket
+    import struct
+
+    from tests import tool_client
+
+    for _ in range(2):  # a server for this environment (a first run may be a real one)
+        subprocess.run([*PYTHON, "-c", "pass"], cwd=ROOT, check=True, timeout=300)
+    path = tool_client._server_path(os.environ[tool_client.SERVERS_ENV])
+    conn = tool_client._connect(path)
+    server = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
+    server_started = _start_time(server)
+    code = "import time\ntime.sleep(120)\n"
+    request = json.dumps({"args": ["-c", code], "cwd": str(ROOT), "env": dict(os.environ)})
+    null = os.open(os.devnull, os.O_RDWR)
+    payload = len(request.encode()).to_bytes(8, "big") + request.encode()
+    socket.send_fds(conn, [payload], [null, null, null])  # as tool_client's _relay
+    os.close(null)
+    line, deadline = b"", time.monotonic() + 60
+    while not line.endswith(b"\n") and time.monotonic() < deadline:
+        line = conn.recv(100, socket.MSG_PEEK)  # the pid line, left unread
+    program = json.loads(line)["pid"]
+    started = _start_time(program)
+    conn.close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _alive(program, started):
+        time.sleep(0.05)
+    assert not _alive(program, started)
+    assert _alive(server, server_started)  # and the server serves on
+    assert subprocess.run([*PYTHON, "-c", "pass"], cwd=ROOT, timeout=300).returncode == 0
+    assert _alive(server, server_started)
+
+
 def _stat(pid: int) -> list[str] | None:
     """/proc/<pid>/stat's fields after the command name (None: no such process)."""
     try:

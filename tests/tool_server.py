@@ -118,7 +118,6 @@ def _become(request: dict, fds: list) -> None:
 
 def serve(path: str) -> dict:
     """Serves until the owner is gone; returns only in a child, with the run to do."""
-    import json
     import selectors
     import signal
     import socket
@@ -163,15 +162,37 @@ def serve(path: str) -> dict:
                     return request
                 for fd in fds:
                     os.close(fd)
-                conn.sendall((json.dumps({"pid": pid}) + "\n").encode())
                 children[pid] = conn
-                selector.register(conn, selectors.EVENT_READ, pid)
-            elif not key.fileobj.recv(64):  # the client died: so does its program
+                if _send(conn, {"pid": pid}):
+                    selector.register(conn, selectors.EVENT_READ, pid)
+                else:  # the client died already: so does its program
+                    _kill(pid)
+            elif not _receive_any(key.fileobj):  # the client died: so does its program
                 selector.unregister(key.fileobj)
                 _kill(key.data)
         _reap(children, selector)
         if not _alive(owner):
             _stop(children, path)
+
+
+def _send(conn, message: dict) -> bool:
+    """False when the client is gone."""
+    import json
+
+    try:
+        conn.sendall((json.dumps(message) + "\n").encode())
+        return True
+    except OSError:
+        return False
+
+
+def _receive_any(conn) -> bytes:
+    """What the client sent; b"" when it is gone: closed, or reset (a client killed before it
+    read the program's pid resets its connection: ECONNRESET, not an end of file)."""
+    try:
+        return conn.recv(64)
+    except OSError:
+        return b""
 
 
 def _kill(pid: int) -> None:
@@ -184,7 +205,6 @@ def _kill(pid: int) -> None:
 
 
 def _reap(children: dict, selector) -> None:
-    import json
 
     while children:
         pid, status, usage = os.wait4(-1, os.WNOHANG)
@@ -203,10 +223,7 @@ def _reap(children: dict, selector) -> None:
             selector.unregister(conn)
         except (KeyError, ValueError):
             pass
-        try:
-            conn.sendall((json.dumps(end) + "\n").encode())
-        except OSError:
-            pass
+        _send(conn, end)
         conn.close()
 
 
