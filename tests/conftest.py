@@ -66,7 +66,7 @@ def pytest_configure(config):
     register_builtins()
     from tests.tf_overheads import skip_tf_overheads
 
-    skip_tf_overheads()  # no op creation stacks, one kernel for eager handles... (its doc)
+    skip_tf_overheads()  # TensorFlow work that no test reads (that module says which)
     gc.freeze()  # what the imports made lives all session: not scanned at every full collection
     # A full collection at most every 100 young ones (Python's default: 10): tracing makes
     # thousands of lasting objects, and each module's teardown below collects in full anyway.

@@ -44,6 +44,33 @@ KEEP_VARIABLE_DEBUG_NAMES_ENV = "T2T_TEST_VARIABLE_DEBUG_NAMES"
 KEEP_TYPE_MESSAGES_ENV = "T2T_TEST_TYPE_MESSAGES"
 
 
+def _install(
+    owner,
+    name: str,
+    marker: str,
+    keep_env: str,
+    fits: Callable[[list[str]], bool],
+    wrap: Callable[[Callable], Callable],
+) -> bool:
+    """Replaces ``owner.name`` by ``wrap(owner.name)``, once; False when it did not
+    (``keep_env`` is "1", or TensorFlow's function is gone or its parameters do not ``fit``)."""
+    if os.environ.get(keep_env) == "1":
+        return False
+    original = getattr(owner, name, None)
+    if getattr(original, marker, False):
+        return True  # already wrapped: once only
+    try:
+        parameters = list(inspect.signature(original).parameters)
+    except (TypeError, ValueError):
+        return False
+    if not fits(parameters):
+        return False
+    wrapped = functools.wraps(original)(wrap(original))
+    setattr(wrapped, marker, True)
+    setattr(owner, name, wrapped)
+    return True
+
+
 def _fix_keyword(
     owner,
     name: str,
@@ -53,29 +80,17 @@ def _fix_keyword(
     keep_env: str,
     when: Callable[[], bool] = lambda: True,
 ) -> bool:
-    """Replaces ``owner.name`` by a wrapper that passes ``keyword=value`` whenever ``when()``;
-    False when it did not (``keep_env`` is "1", or the function takes no such keyword)."""
-    if os.environ.get(keep_env) == "1":
-        return False
-    create = getattr(owner, name)
-    if getattr(create, marker, False):
-        return True  # already wrapped: once only
-    try:
-        parameters = inspect.signature(create).parameters
-    except (TypeError, ValueError):
-        return False
-    if keyword not in parameters:
-        return False
+    """``owner.name`` passes ``keyword=value`` whenever ``when()`` (``_install``)."""
 
-    @functools.wraps(create)
-    def with_keyword(*args, **kwargs):
-        if when():
-            kwargs[keyword] = value
-        return create(*args, **kwargs)
+    def wrap(create):
+        def with_keyword(*args, **kwargs):
+            if when():
+                kwargs[keyword] = value
+            return create(*args, **kwargs)
 
-    setattr(with_keyword, marker, True)
-    setattr(owner, name, with_keyword)
-    return True
+        return with_keyword
+
+    return _install(owner, name, marker, keep_env, lambda p: keyword in p, wrap)
 
 
 def skip_op_tracebacks() -> bool:
@@ -114,26 +129,23 @@ def check_types_first() -> bool:
     False when it did not (asked to keep TensorFlow's own, or its function changed shape)."""
     from tensorflow.python.framework import op_def_library
 
-    check = getattr(op_def_library, "_SatisfiesTypeConstraint", None)
-    if getattr(check, "checks_first", False):
-        return True
-    if os.environ.get(KEEP_TYPE_MESSAGES_ENV) == "1" or check is None:
-        return False
-    try:
-        parameters = list(inspect.signature(check).parameters)
-    except (TypeError, ValueError):
-        return False
-    if parameters != ["dtype", "attr_def", "param_name"]:
-        return False
+    def wrap(check):
+        def check_first(dtype, attr_def, param_name):
+            if attr_def.HasField("allowed_values") and (
+                dtype not in attr_def.allowed_values.list.type
+            ):
+                check(dtype, attr_def, param_name)  # raises TensorFlow's own TypeError
 
-    @functools.wraps(check)
-    def check_first(dtype, attr_def, param_name):
-        if attr_def.HasField("allowed_values") and dtype not in attr_def.allowed_values.list.type:
-            check(dtype, attr_def, param_name)  # raises TensorFlow's own TypeError
+        return check_first
 
-    check_first.checks_first = True
-    op_def_library._SatisfiesTypeConstraint = check_first
-    return True
+    return _install(
+        op_def_library,
+        "_SatisfiesTypeConstraint",
+        "checks_first",
+        KEEP_TYPE_MESSAGES_ENV,
+        lambda p: p == ["dtype", "attr_def", "param_name"],
+        wrap,
+    )
 
 
 def skip_tf_overheads() -> None:

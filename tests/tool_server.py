@@ -205,7 +205,6 @@ def _kill(pid: int) -> None:
 
 
 def _reap(children: dict, selector) -> None:
-
     while children:
         pid, status, usage = os.wait4(-1, os.WNOHANG)
         if pid == 0:
