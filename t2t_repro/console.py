@@ -9,6 +9,9 @@ error (any other ``E``/``F`` line, a Python traceback) still reaches the user. A
 start-up, ``TF_CPP_MIN_LOG_LEVEL=2`` keeps C++ errors visible and hides info and warnings.
 
 ``--verbose`` or ``T2T_VERBOSE=1`` shows everything, TensorFlow's warnings included.
+
+The start also skips what Keras imports with itself for helpers no tool calls
+(``deferred_imports``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterator
+
+from t2t_repro import deferred_imports
 
 VERBOSE_ENV = "T2T_VERBOSE"
 
@@ -89,6 +94,7 @@ def import_tensorflow() -> None:
 
 def _start(discover_devices: bool) -> None:
     global _devices_pending
+    deferred_imports.defer_unused_imports()
     if verbose_requested():
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
         import tensorflow as tf

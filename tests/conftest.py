@@ -61,6 +61,9 @@ def pytest_configure(config):
     sooner, on cores the test processes need)."""
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         return
+    from t2t_repro.deferred_imports import defer_unused_imports
+
+    defer_unused_imports()  # as the tools do before TensorFlow's import (that module says why)
     from t2t_repro.commands.builtins import register_builtins
 
     register_builtins()

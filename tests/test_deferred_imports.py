@@ -1,0 +1,70 @@
+"""A module put off at start (t2t_repro/deferred_imports.py) runs at its first use, not at an
+``import`` of it or a scan of ``sys.modules``; and the tools start without running pyplot."""
+
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+from t2t_repro.deferred_imports import DeferredModule, defer_import
+from tests.tools import PYTHON, ROOT
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A package ``deferpkg`` whose module ``heavy`` counts its runs in the package."""
+    root = tmp_path / "deferpkg"
+    root.mkdir()
+    (root / "__init__.py").write_text("RUNS = []\n")
+    (root / "heavy.py").write_text("import deferpkg\ndeferpkg.RUNS.append(1)\nVALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield
+    for name in [n for n in sys.modules if n.split(".")[0] == "deferpkg"]:
+        del sys.modules[name]
+
+
+def test_a_deferred_module_runs_at_its_first_use_only(package):
+    assert defer_import("deferpkg.heavy")
+    import deferpkg
+    import deferpkg.heavy as heavy  # as Keras imports pyplot
+    from deferpkg import heavy as same
+
+    assert same is heavy and isinstance(heavy, DeferredModule)
+    inspect.getmodule(test_a_deferred_module_runs_at_its_first_use_only)  # reads every module
+    assert not hasattr(heavy, "__path__") and heavy.__file__.endswith("heavy.py")
+    assert deferpkg.RUNS == []
+    assert heavy.VALUE == 42
+    assert deferpkg.RUNS == [1]
+    real = sys.modules["deferpkg.heavy"]
+    assert type(real) is not DeferredModule and real.VALUE == 42 and deferpkg.heavy is real
+    assert heavy.VALUE == 42 and deferpkg.RUNS == [1]  # the stand-in hands lookups on
+    assert not defer_import("deferpkg.heavy")  # already imported
+
+
+def test_nothing_is_deferred_that_is_not_installed(package):
+    assert not defer_import("deferpkg.absent")
+    assert not defer_import("no_such_package_here.module")
+    assert "deferpkg.absent" not in sys.modules
+
+
+PROBE = """
+import sys
+from t2t_repro import console
+console.start_tensorflow()  # what every tool calls first
+from keras.src.visualization import plot_image_gallery
+print(type(sys.modules["matplotlib.pyplot"]).__name__, type(plot_image_gallery.plt).__name__)
+import matplotlib.pyplot as plt
+plt.figure()
+print(type(sys.modules["matplotlib.pyplot"]).__name__, plt.get_backend())
+"""
+
+
+def test_the_tools_start_without_running_pyplot_and_it_still_works():
+    """Started as every tool starts (t2t_repro/console.py; in the suite, forked from a server
+    that started so): Keras is imported, pyplot not run until the program uses it."""
+    out = subprocess.run(
+        [*PYTHON, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["DeferredModule DeferredModule", "module agg"], out
