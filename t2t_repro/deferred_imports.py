@@ -17,17 +17,22 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import threading
 import types
 
 # Imported by Keras at TensorFlow's import, used by no tool.
 UNUSED_AT_START = ("matplotlib.pyplot",)
 
 
+# One real import at a time: two threads' first uses must not both run the module.
+_LOADING = threading.RLock()
+
+
 class DeferredModule(types.ModuleType):
-    """Stands in ``sys.modules`` for a module not run yet. What an ``import`` statement or a
-    scan of ``sys.modules`` reads (``__spec__``, ``__file__``, ...) is set on it; any other
-    name looked up runs the real module, which replaces the stand-in in ``sys.modules``; the
-    stand-in then hands every lookup to it."""
+    """Stands in ``sys.modules`` (and as its package's attribute) for a module not run yet.
+    What an ``import`` statement or a scan of ``sys.modules`` reads (``__spec__``,
+    ``__file__``, ...) is set on it; any other name looked up, ``dir()`` or a star import runs
+    the real module, which replaces the stand-in; the stand-in then hands every lookup to it."""
 
     def __init__(self, spec: importlib.machinery.ModuleSpec) -> None:
         super().__init__(spec.name)
@@ -36,20 +41,33 @@ class DeferredModule(types.ModuleType):
         self.__file__ = spec.origin
         self.__package__ = spec.parent
 
-    def __getattr__(self, name: str):
-        if name.startswith("__") and name.endswith("__") and name != "__all__":
-            # What tools ask of every module without using it (inspect.getmodule, hasattr(m,
-            # "__path__"), "__wrapped__"...): a plain module lacking it says the same.
+    def _real(self) -> types.ModuleType:
+        real = self.__dict__.get("__deferred_real__")
+        if real is None:
+            with _LOADING:
+                if sys.modules.get(self.__name__) is self:
+                    del sys.modules[self.__name__]
+                real = importlib.import_module(self.__name__)
+                self.__dict__["__deferred_real__"] = real
+        return real
+
+    def __getattr__(self, name: str) -> object:
+        if name == "__all__":  # a star import: the real module's, else its public names
+            real = self._real()
+            return getattr(real, "__all__", [n for n in vars(real) if not n.startswith("_")])
+        if name.startswith("__") and name.endswith("__"):
+            # What scans of sys.modules ask every module (hasattr(m, "__path__"),
+            # "__wrapped__", ...) without using it: a plain module lacking it says the same.
             raise AttributeError(name)
-        real_name = self.__spec__.name
-        if sys.modules.get(real_name) is self:
-            del sys.modules[real_name]
-        return getattr(importlib.import_module(real_name), name)
+        return getattr(self._real(), name)
+
+    def __dir__(self) -> list[str]:
+        return dir(self._real())
 
 
 def defer_import(name: str) -> bool:
-    """Puts a stand-in for module ``name`` in ``sys.modules`` (its parent package is imported
-    to find it); False when the module is already imported or not installed."""
+    """Puts a stand-in for module ``name`` in ``sys.modules`` and on its parent package (which
+    is imported to find it); False when the module is already imported or not installed."""
     if name in sys.modules:
         return False
     try:
@@ -58,7 +76,10 @@ def defer_import(name: str) -> bool:
         return False
     if spec is None:
         return False
-    sys.modules[name] = DeferredModule(spec)
+    stand_in = DeferredModule(spec)
+    sys.modules[name] = stand_in
+    if spec.parent:
+        setattr(sys.modules[spec.parent], name.rpartition(".")[2], stand_in)
     return True
 
 
