@@ -35,6 +35,10 @@ HPARAMS = (
 CHILD = """
 import json, os, sys, tempfile, time
 sys.path.insert(0, os.getcwd())
+# This checkout's problems/ and hparams/ too: else the venv's editable install maps
+# t2t_repro.builtin.problems and .hparams to the checkout it was installed from.
+import t2t_repro.builtin
+t2t_repro.builtin.__path__.insert(0, os.getcwd())
 from t2t_repro import console
 console.start_tensorflow()
 from t2t_repro.commands import trainer
