@@ -2,7 +2,7 @@
 
 Importing TensorFlow imports Keras, and Keras imports ``matplotlib.pyplot`` whenever matplotlib
 is installed (``keras/src/visualization/plot_image_gallery.py`` and its siblings, for plotting
-helpers no tool calls): ~0.3 of the ~2.6 CPU-s a tool's start costs (AMD EPYC Zen 4). The
+helpers no tool calls): ~0.4 of the ~3.0 CPU-s a tool's start costs (AMD EPYC Zen 4). The
 project's attention maps draw on matplotlib's Agg canvas, without pyplot. So the tools
 (``t2t_repro.console``) put a stand-in for it in ``sys.modules`` before TensorFlow's import:
 Keras' ``import`` finds the stand-in, and the first name anyone looks up on it (a usr_dir
@@ -22,7 +22,6 @@ import types
 
 # Imported by Keras at TensorFlow's import, used by no tool.
 UNUSED_AT_START = ("matplotlib.pyplot",)
-
 
 # One real import at a time: two threads' first uses must not both run the module.
 _LOADING = threading.RLock()

@@ -137,9 +137,11 @@ def _relay(conn, args: list) -> None:
     for signum in pending:
         os.kill(child, signum)
     line = stream.readline()
-    if not line:  # the server died while the program ran
+    if line:
+        end = json.loads(line)
+    else:  # the server died while the program ran
         sys.stderr.write("tests/tool_client.py: the tool server closed the connection mid-run\n")
-    end = json.loads(line) if line else {"exit": 70}
+        end = {"exit": 70}
     if os.environ.get(CPU_LOG_ENV) and "cpu_s" in end:
         _log_cpu(os.environ[CPU_LOG_ENV], end["cpu_s"], end.get("maxrss_kib", 0))
     if "signal" in end:
