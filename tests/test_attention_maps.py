@@ -17,6 +17,7 @@ from t2t_repro.visualization.attention_maps import (
     render_rgba,
     summary_image,
 )
+from tests.grappler import grappler_off_env
 from tests.model_utils import build_model, toy_checkpoint_dir
 from tests.tools import ROOT, tool_cmd
 
@@ -111,12 +112,14 @@ def test_cli_writes_three_pngs_and_rejects_a_bad_layer(tmp_path):
         "--source=ta mib fazz ta zorp .",
         "--decode_hparams=beam_size=2,extra_length=3",
     )
+    env = grappler_off_env()  # as the module's in-process runs (tests/grappler.py)
     out = subprocess.run(
         cmd + [f"--out_dir={tmp_path / 'pics'}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,
+        env=env,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert sorted(os.listdir(tmp_path / "pics")) == [
@@ -130,5 +133,6 @@ def test_cli_writes_three_pngs_and_rejects_a_bad_layer(tmp_path):
         capture_output=True,
         text=True,
         timeout=600,
+        env=env,
     )
     assert out.returncode == 1 and "out of range" in out.stderr

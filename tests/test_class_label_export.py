@@ -49,6 +49,8 @@ def classifier(imported):  # noqa: F811 (the fixture imported above)
 
 
 @pytest.mark.slow  # traces, saves and loads a SavedModel
+# The export against the decoder, both run here (T2T's labels are an argmax): tests/grappler.py
+@pytest.mark.usefixtures("without_grappler_here")
 def test_saved_model_serves_the_decoders_labels(classifier, tmp_path):
     from t2t_repro.serving.export_check import PROBE_LINES, check_export
     from t2t_repro.serving.exporter import export_saved_model

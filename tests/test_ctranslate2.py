@@ -98,6 +98,7 @@ def assert_scores_match(translator, model, inputs: np.ndarray, targets: np.ndarr
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("without_grappler_here")  # our decoder against CT2's: tests/grappler.py
 def test_toy_model_decodes_and_scores_like_t2t_decoder(toy, tmp_path, capsys):
     for overrides in (
         "beam_size=1,extra_length=5,batch_size=3",

@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.grappler import grappler_off_env
 from tests.model_utils import toy_checkpoint_dir
 from tests.tools import USER_ENV, assert_quiet, run_tool
 
@@ -12,8 +13,9 @@ def setup(tmp_path_factory):
 
 
 def decode(root, *extra, stdin=None, env=None):
-    """``env``: the suite's by default (a forked start); USER_ENV where the start-up's output
-    is under test (a real interpreter)."""
+    """``env``: the suite's by default (a forked start, without Grappler: the decodes check
+    lines, files and order, not T2T's numbers; tests/grappler.py); USER_ENV where the
+    start-up's output is under test (a real interpreter)."""
     return run_tool(
         "t2t-decoder",
         "--problem=translate_toy",
@@ -23,7 +25,7 @@ def decode(root, *extra, stdin=None, env=None):
         *extra,
         input=stdin,
         timeout=600,
-        env=env,
+        env=grappler_off_env() if env is None else env,
     )
 
 

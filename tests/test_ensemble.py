@@ -10,6 +10,7 @@ from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.parsing.linearize import PTB_POS_TAGS, target_inventory
 from t2t_repro.parsing.tree_constraint import TreeConstraint
 from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
+from tests.grappler import grappler_off_env
 from tests.model_utils import build_model, toy_checkpoint_dir
 from tests.shared_build import build_once
 from tests.tools import TINY_MODEL, run_tool
@@ -124,6 +125,7 @@ def _decode(first, *extra):
         "--decode_hparams=beam_size=2,extra_length=4",
         *extra,
         timeout=600,
+        env=grappler_off_env(),  # as the module's in-process runs (tests/grappler.py)
     )
 
 

@@ -10,6 +10,7 @@ from t2t_repro.decoding.runner import check_decode_paths
 from t2t_repro.hparam import HParamsError
 from t2t_repro.hparams_lib.checks import validate
 from t2t_repro.paths import expect_directory
+from tests.model_utils import shared_toy_data
 from tests.tools import ROOT, tool_cmd
 
 
@@ -86,10 +87,7 @@ BAD_FLAGS = [
 
 
 def test_trainer_refuses_bad_values_in_one_line_and_writes_nothing(tmp_path, capsys):
-    data = tmp_path / "data"
-    registry.problem("translate_toy").generate_data(
-        str(data), str(tmp_path / "tmp"), progress=False
-    )
+    data = shared_toy_data()  # read only (tests/model_utils.py)
     run = trainer_cli()
     common = [
         "--problem=translate_toy",

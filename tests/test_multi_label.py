@@ -196,6 +196,7 @@ def test_datagen_writes_what_t2t_1_15_7_writes(usr_registry, tmp_path):
 
 
 @pytest.mark.slow  # a tiny classifier's training run and decodes
+@pytest.mark.usefixtures("without_grappler_here")  # plumbing: tests/grappler.py
 def test_multi_label_usr_dir_trains_evaluates_and_decodes(usr_registry, tmp_path, capsys):
     """T2T's datagen of the Jigsaw-shaped usr_dir trains with ``transformer_encoder``:
     evaluation reports T2T's metrics (its eval_metrics are Text2TextProblem's: no BLEU is

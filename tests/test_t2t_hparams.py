@@ -141,12 +141,10 @@ def test_worker_gpu_is_t2ts():
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("toy")
-    registry.problem("translate_toy").generate_data(
-        str(root / "data"), str(root / "tmp"), progress=False
-    )
-    return root / "data"
+def data_dir():
+    from tests.model_utils import shared_toy_data
+
+    return shared_toy_data()  # read only: the runs write to their own output_dir
 
 
 @pytest.fixture

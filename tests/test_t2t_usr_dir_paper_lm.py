@@ -51,6 +51,7 @@ def test_datagen_writes_what_t2t_1_15_7_writes(tmp_path):
 
 
 @pytest.mark.slow  # a tiny model's training run and a decode
+@pytest.mark.usefixtures("without_grappler_here")  # plumbing: tests/grappler.py
 def test_it_trains_evaluates_and_continues_a_prompt(tmp_path, capsys):
     from t2t_repro.commands import decoder, trainer
     from tests.tools import TINY_TRAINING

@@ -81,6 +81,7 @@ def test_datagen_writes_what_t2t_1_15_7_writes(usr_dir, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow  # a training run of a tiny model, an average, decodes
+@pytest.mark.usefixtures("without_grappler_here")  # plumbing: tests/grappler.py
 def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_path, capsys):
     """T2T's datagen of a Text2SelfProblem (above) trains here as T2T's decoder-only
     Transformer: evaluation reports loss and perplexity per token, t2t-avg-all averages it and
@@ -233,6 +234,7 @@ def test_datagen_writes_a_problem_whose_encoders_only_the_trainer_refuses(tmp_pa
 
 
 @pytest.mark.slow  # a tiny classifier's training run and decodes
+@pytest.mark.usefixtures("without_grappler_here")  # plumbing: tests/grappler.py
 def test_a_text_classifier_trains_evaluates_and_decodes_labels(tmp_path, capsys):
     """T2T's datagen of a Text2ClassProblem (above) trains here as T2T's
     ``transformer_encoder`` with a class-label target: evaluation reports accuracy, and

@@ -79,6 +79,7 @@ def test_t2ts_own_tmpdir_problems_are_registered_under_t2ts_names(generated):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("without_grappler_here")  # plumbing: tests/grappler.py
 def test_a_users_text_encoder_runs_through_trainer_and_decoder(generated, tmp_path):
     """The usr_dir's WordListEncoder (a TextEncoder subclass) gives the vocabulary sizes, the
     shards' ids (above), and the decoder's text."""
