@@ -27,8 +27,6 @@ import tempfile
 from bench import report
 from tests import suite_cpu
 
-ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-
 
 def run_files(tree: str, files: list[str]) -> dict:
     """One pytest run of ``files`` in ``tree``: its CPU accounts and its summary line."""
@@ -49,12 +47,14 @@ def run_files(tree: str, files: list[str]) -> dict:
     finally:
         os.unlink(log)
     lines = out.stdout.strip().splitlines()
+    in_tests = sum(t["cpu_s"] for t in tests)
+    in_runs = sum(r["cpu_s"] for r in runs)
     return {
         "exit_code": out.returncode,
         "summary": lines[-1] if lines else out.stderr[-300:],
-        "tests_cpu_s": round(sum(t["cpu_s"] for t in tests), 2),
-        "forked_runs_cpu_s": round(sum(r["cpu_s"] for r in runs), 2),
-        "cpu_s": round(sum(t["cpu_s"] for t in tests) + sum(r["cpu_s"] for r in runs), 2),
+        "tests_cpu_s": round(in_tests, 2),
+        "forked_runs_cpu_s": round(in_runs, 2),
+        "cpu_s": round(in_tests + in_runs, 2),
     }
 
 
