@@ -14,9 +14,9 @@ from t2t_repro.training.loop.early_stopping import (
     rounds_since_best,
 )
 from tests.model_utils import shared_toy_data
-from tests.tools import TINY_TRAINING
+from tests.tools import TINY_PLUMBING
 
-TINY = TINY_TRAINING
+TINY = TINY_PLUMBING
 
 
 # The runs check when and why training stops and what it says.

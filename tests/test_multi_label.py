@@ -203,7 +203,7 @@ def test_multi_label_usr_dir_trains_evaluates_and_decodes(usr_registry, tmp_path
     scored, one label has no 2-gram), t2t-decoder writes each line's label name, and a dev
     split decode is refused in one line."""
     from t2t_repro.commands import decoder, trainer
-    from tests.tools import TINY_TRAINING
+    from tests.tools import TINY_PLUMBING
 
     flags = [
         "--problem=toxic_lines",
@@ -213,7 +213,7 @@ def test_multi_label_usr_dir_trains_evaluates_and_decodes(usr_registry, tmp_path
         "--model=transformer_encoder",
     ]
     out = tmp_path / "run"
-    train = [f"--hparams={TINY_TRAINING}", f"--output_dir={out}", "--train_steps=2"]
+    train = [f"--hparams={TINY_PLUMBING}", f"--output_dir={out}", "--train_steps=2"]
     assert trainer.main([*flags, *train, "--schedule=train_and_evaluate"]) == 0
     log = capsys.readouterr().out
     assert re.search(r"eval at step 2: loss [\d.]+, .*accuracy [01]\.\d{4}", log), log

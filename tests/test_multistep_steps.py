@@ -22,7 +22,7 @@ from t2t_repro.learning_rate import T2TSchedule, learning_rate_at, t2t_steps_per
 from t2t_repro.training.loop import step_count
 from t2t_repro.training.run_setup import TrainingError
 from tests.model_utils import shared_toy_data
-from tests.tools import TINY_TRAINING
+from tests.tools import TINY_PLUMBING
 
 # The runs below check step counts, checkpoints and messages.
 # Without Grappler: tests/grappler.py.
@@ -95,7 +95,7 @@ def _train(data_dir, out, hparams, train_steps):
             f"--output_dir={out}",
             "--schedule=train",
             "--random_seed=1",
-            f"--hparams={TINY_TRAINING},{hparams}",
+            f"--hparams={TINY_PLUMBING},{hparams}",
             f"--train_steps={train_steps}",
         ]
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from t2t_repro import registry
-from tests.tools import TINY_TRAINING
+from tests.tools import TINY_PLUMBING
 from tests.usr_dir_registry import restored_registry
 
 # The runs check that T2T's optimizers train, resume, decode, average, warm-start; their update
@@ -100,7 +100,7 @@ def test_transformer_base_multistep8_trains_resumes_and_decodes(data_dir, tmp_pa
         tmp_path / "train",
         tmp_path,
         "--hparams_set=transformer_base_multistep8",
-        f"--hparams={TINY_TRAINING},optimizer_multistep_accumulate_steps=2",
+        f"--hparams={TINY_PLUMBING},optimizer_multistep_accumulate_steps=2",
         batches_per_update=2,
     )
 
@@ -126,7 +126,7 @@ def test_usr_dir_adafactor_set_trains_resumes_and_decodes(data_dir, tmp_path, re
         tmp_path,
         f"--t2t_usr_dir={usr_dir}",
         "--hparams_set=transformer_adafactor_cos",
-        f"--hparams={TINY_TRAINING}",
+        f"--hparams={TINY_PLUMBING}",
     )
 
 
@@ -155,7 +155,7 @@ def test_an_optimizer_t2t_has_but_not_this_project_is_refused_before_any_file(
         f"--data_dir={data_dir}",
         f"--output_dir={out}",
         "--hparams_set=transformer_base",
-        f"--hparams={TINY_TRAINING},optimizer=YellowFin",
+        f"--hparams={TINY_PLUMBING},optimizer=YellowFin",
         "--train_steps=1",
     ]
     assert trainer.main(flags) != 0

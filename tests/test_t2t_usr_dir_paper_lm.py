@@ -54,7 +54,7 @@ def test_datagen_writes_what_t2t_1_15_7_writes(tmp_path):
 @pytest.mark.usefixtures("without_grappler_here")  # plumbing: tests/grappler.py
 def test_it_trains_evaluates_and_continues_a_prompt(tmp_path, capsys):
     from t2t_repro.commands import decoder, trainer
-    from tests.tools import TINY_TRAINING
+    from tests.tools import TINY_PLUMBING
 
     flags = [
         f"--problem={PROBLEM}",
@@ -63,7 +63,7 @@ def test_it_trains_evaluates_and_continues_a_prompt(tmp_path, capsys):
         "--hparams_set=transformer_tiny",
     ]
     out = tmp_path / "run"
-    train = [f"--hparams={TINY_TRAINING}", f"--output_dir={out}", "--train_steps=2"]
+    train = [f"--hparams={TINY_PLUMBING}", f"--output_dir={out}", "--train_steps=2"]
     assert trainer.main([*flags, *train, "--schedule=train_and_evaluate"]) == 0
     log = capsys.readouterr().out
     assert re.search(r"eval at step 2: loss [\d.]+, perplexity [\d.]+", log), log

@@ -87,7 +87,7 @@ def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_pa
     Transformer: evaluation reports loss and perplexity per token, t2t-avg-all averages it and
     t2t-decoder continues each line of a file (greedy, beam, sampling, with scores)."""
     from t2t_repro.commands import avg_all, decoder, trainer
-    from tests.tools import TINY_TRAINING
+    from tests.tools import TINY_PLUMBING
 
     data = REFERENCE / "data" / "lm_self_usr"
     flags = [
@@ -99,7 +99,7 @@ def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_pa
     out = tmp_path / "run"
     # Two checkpoints to average (steps 2 and 4) from one run: one model and one trace of
     # each step function, not two.
-    train = [f"--hparams={TINY_TRAINING}", f"--output_dir={out}", "--train_steps=4"]
+    train = [f"--hparams={TINY_PLUMBING}", f"--output_dir={out}", "--train_steps=4"]
     every = "--local_eval_frequency=2"
     assert trainer.main([*flags, *train, every, "--schedule=train_and_evaluate"]) == 0
     log = capsys.readouterr().out
@@ -241,7 +241,7 @@ def test_a_text_classifier_trains_evaluates_and_decodes_labels(tmp_path, capsys)
     t2t-decoder writes each line's label name (ClassLabelEncoder's); ``--model=transformer``
     is refused in one line, as a class label is not a symbol target."""
     from t2t_repro.commands import decoder, trainer
-    from tests.tools import TINY_TRAINING
+    from tests.tools import TINY_PLUMBING
 
     data = REFERENCE / "data" / "class_label_usr"
     flags = [
@@ -251,7 +251,7 @@ def test_a_text_classifier_trains_evaluates_and_decodes_labels(tmp_path, capsys)
         "--hparams_set=transformer_tiny",
     ]
     out = tmp_path / "run"
-    train = [f"--hparams={TINY_TRAINING}", f"--output_dir={out}", "--train_steps=3"]
+    train = [f"--hparams={TINY_PLUMBING}", f"--output_dir={out}", "--train_steps=3"]
     assert trainer.main([*flags, *train, "--schedule=train_and_evaluate"]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "--model=transformer_encoder" in err, err

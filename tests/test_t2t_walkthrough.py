@@ -8,12 +8,12 @@ import os
 import pytest
 
 from t2t_repro.commands import bleu, datagen, decoder, trainer
-from tests.tools import SMALL_BATCH_SHUFFLE
+from tests.tools import NO_DROPOUT, SMALL_BATCH_SHUFFLE
 
 PROBLEM, MODEL, HPARAMS = "translate_toy", "transformer", "transformer_tiny"
 TINY = (
     "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,batch_size=256,max_length=24,"
-    f"{SMALL_BATCH_SHUFFLE}"
+    f"{NO_DROPOUT},{SMALL_BATCH_SHUFFLE}"
 )
 BEAM_SIZE, ALPHA = 2, 0.6
 

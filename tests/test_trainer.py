@@ -17,6 +17,7 @@ from tests.tools import (
     PYTHON,
     ROOT,
     SMALL_BATCH_SHUFFLE,
+    TINY_PLUMBING,
     TINY_TRAINING,
     USER_ENV,
     assert_quiet,
@@ -255,7 +256,7 @@ def test_nan_loss_stops_with_clear_message(data_dir, tmp_path):
     out = run_trainer(
         data_dir,
         tmp_path / "nan",
-        f"--hparams={TINY},learning_rate_schedule=constant,learning_rate_constant=1e30",
+        f"--hparams={TINY_PLUMBING},learning_rate_schedule=constant,learning_rate_constant=1e30",
         "--train_steps=40",
         "--steps_per_loop=5",
         "--schedule=train",
@@ -271,7 +272,7 @@ def test_sigterm_saves_and_exits_cleanly(data_dir, tmp_path):
         trainer_cmd(
             data_dir,
             tmp_path / "term",
-            f"--hparams={TINY}",
+            f"--hparams={TINY_PLUMBING}",
             "--train_steps=100000",
             "--steps_per_loop=5",
             "--log_step_count_steps=5",

@@ -12,9 +12,9 @@ from t2t_repro.checkpoints.errors import CheckpointError
 from tests.model_utils import shared_toy_data
 from tests.shared_build import build_once
 from tests.t2t_fixtures import POSTNORM_DIR
-from tests.tools import TINY_TRAINING
+from tests.tools import TINY_PLUMBING
 
-TINY = TINY_TRAINING
+TINY = TINY_PLUMBING
 
 
 def config(data_dir, output_dir, **overrides):

@@ -26,6 +26,16 @@ SMALL_BATCH_SHUFFLE = "batch_shuffle_size=16"
 TINY_MODEL = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1"
 # The toy training runs' model and batch (test_trainer, test_early_stopping, test_warm_start).
 TINY_TRAINING = f"{TINY_MODEL},batch_size=512,learning_rate_warmup_steps=50,{SMALL_BATCH_SHUFFLE}"
+# Dropout off, for the training runs that check plumbing (flags, files, messages, schedules,
+# resumption), not dropout: its masks (a seed-generator step, a random draw and a select per
+# call, and their gradients) are ~30% of a toy run's CPU, trace and first call (1.85 -> 1.30
+# CPU-s a run, AMD EPYC Zen 4). Dropout itself, its RNG states in checkpoints, bit-exact
+# resumption and XLA training with it stay checked with it on: test_dropout, test_loss_rows,
+# test_pad_remover, tests/distributed_check.py, test_trainer's killed-and-resumed and
+# mixed-precision runs, the clusters (tests/cluster_run.py), test_xla_padded_training's T2T
+# buckets, and the runs that check T2T's own values and defaults.
+NO_DROPOUT = "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
+TINY_PLUMBING = f"{TINY_TRAINING},{NO_DROPOUT}"
 # A TensorFlow C++ log line (info, warning, error, fatal), e.g. "E0000 00:00:17.5 123 x.cc:1]".
 TF_LOG_LINE = re.compile(r"^[IWEF]\d{4} ", re.M)
 PYTHON = [sys.executable, "-S", str(ROOT / "tests" / "tool_client.py")]
