@@ -38,7 +38,7 @@ def drill_timeout() -> float:
 # biases (by about that much) and its dev decodes, and their BLEU, stay the same from one
 # evaluation to the next: early stopping on BLEU stops the run at a known step, as at learning
 # rate 0, while the learning rate a resume restores still depends on the restored step.
-LAUNCH_HPARAMS = f"{cluster_run.MODEL},learning_rate_constant=1e-9"
+LAUNCH_HPARAMS = f"{cluster_run.TINY},learning_rate_constant=1e-9"
 
 
 def slow_chief_launch(data) -> tuple[Path, cluster_run.Results]:

@@ -16,13 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.tool_server import GRAPPLER_OFF_ENV
-from tests.tools import NO_DROPOUT, PYTHON, ROOT, SMALL_BATCH_SHUFFLE, TINY_MODEL, tool_cmd
+from tests.tools import PYTHON, ROOT, SMALL_BATCH_SHUFFLE, TINY_MODEL, tool_cmd
 
-# The toy model of every cluster here. The drills' launch (tests/cluster_drills.py) runs it
-# with transformer_quickstart's dropout: its RNG states are among what a reshard restores
-# (test_reshard). The other clusters check plumbing, without dropout (tests/tools.py).
-MODEL = f"{TINY_MODEL},batch_size=512,{SMALL_BATCH_SHUFFLE}"
-TINY = f"{MODEL},{NO_DROPOUT}"
+TINY = f"{TINY_MODEL},batch_size=512,{SMALL_BATCH_SHUFFLE}"
 
 
 def free_ports(n: int) -> list[int]:
