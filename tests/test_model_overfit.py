@@ -9,6 +9,9 @@ from tests.model_utils import build_model
 
 
 @pytest.mark.slow
+# Memorisation, not T2T's numbers: without Grappler (tests/grappler.py; the first call
+# 1.6-2.0 CPU-s against 2.0-2.1 with it).
+@pytest.mark.usefixtures("without_grappler_here")
 def test_overfits_one_batch():
     tf.random.set_seed(0)
     overrides = (
@@ -36,6 +39,8 @@ def test_overfits_one_batch():
         return loss
 
     first = float(step())
-    for _ in range(300):
+    # Below a tenth of the first loss after 8-9 steps (seeds 0-2, AMD EPYC Zen 4), 1e-4 of it
+    # after 300: 60 steps leave a wide margin.
+    for _ in range(60):
         last = float(step())
     assert last < 0.1 * first, (first, last)
