@@ -12,9 +12,15 @@ from t2t_repro.checkpoints.errors import CheckpointError
 from tests.model_utils import shared_toy_data
 from tests.shared_build import build_once
 from tests.t2t_fixtures import POSTNORM_DIR
-from tests.tools import TINY_PLUMBING
+from tests.tools import SMALL_BATCH_SHUFFLE, TINY_MODEL, TINY_PLUMBING
 
 TINY = TINY_PLUMBING
+# The fine-tuning run's own dropout and warm-up, each name once (T2T's HParams.parse refuses a
+# name given twice in one string).
+FINETUNE = (
+    f"{TINY_MODEL},batch_size=512,{SMALL_BATCH_SHUFFLE},learning_rate_warmup_steps=10,"
+    "layer_prepostprocess_dropout=0.3,attention_dropout=0.0,relu_dropout=0.0"
+)
 
 
 def config(data_dir, output_dir, **overrides):
@@ -79,7 +85,7 @@ def test_a_warm_start_has_the_sources_weights_and_eval_loss_at_step_0(source, tm
     # Other training hparams (dropout, schedule) are the new run's to choose.
     run = config(
         data, out, warm_start_from=str(src), train_steps=3, local_eval_frequency=3,
-        hparams=TINY + ",layer_prepostprocess_dropout=0.3,learning_rate_warmup_steps=10",
+        hparams=FINETUNE,
     )  # fmt: skip
     trainer = Trainer(run)
     assert trainer.start() is None
