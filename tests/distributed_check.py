@@ -26,13 +26,12 @@ from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training.cluster.distribution import split_cpu
 from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
-from tests.tools import TINY_MODEL
+from tests.tools import NO_DROPOUT, TINY_MODEL
 
 # No dropout; Adam epsilon 1 makes the first step ~ lr * gradient (linear), so weight
 # differences measure gradient differences instead of Adam's sign(g) on tiny gradients.
 OVERRIDES = (
-    f"{TINY_MODEL},layer_prepostprocess_dropout=0.0,"
-    "attention_dropout=0.0,relu_dropout=0.0,optimizer_adam_epsilon=1.0,"
+    f"{TINY_MODEL},{NO_DROPOUT},optimizer_adam_epsilon=1.0,"
     "learning_rate_schedule=constant,learning_rate_constant=0.01"
 )
 rng = np.random.default_rng(0)
