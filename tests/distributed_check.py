@@ -27,7 +27,7 @@ from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training.cluster.distribution import split_cpu
 from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
-from tests.tools import NO_DROPOUT, TINY_MODEL
+from tests.tools import NO_DROPOUT, TINY_MODEL, ZERO_LAYERS
 
 # No dropout; Adam epsilon 1 makes the first step ~ lr * gradient (linear), so weight
 # differences measure gradient differences instead of Adam's sign(g) on tiny gradients.
@@ -61,7 +61,6 @@ def all_reduces(concrete_function) -> int:
     return sum(n.op in ALL_REDUCE_OPS for n in nodes)
 
 
-ZERO_LAYERS = "num_hidden_layers=0"
 # Clips the first update's gradient (global norm ~0.2) to a quarter: the clip must act on the
 # global gradient, once, whatever the number of replicas.
 CLIP = ",clip_grad_norm=0.05"
@@ -227,11 +226,10 @@ def optimizer_ratios(single, mirrored) -> dict:
     )
     ratios = {}
     for name, accumulate in (("Adafactor", 1), ("multistep_adam", 2)):
-        # No layer: the embedding (T2T's 16 row blocks: Adafactor's factored moments, block by
-        # block) and the final layer norm (its full ones) are the weights updated. How a
-        # replica's update is reduced does not depend on the weights' layer (the runs above
-        # and multiworker_check have layers); one layer's 14 more weights made each run ~3x
-        # dearer (Adafactor mirrored ~2.0 against ~0.6 CPU-s, AMD EPYC Zen 4).
+        # No layer (tests/tools.py): the embedding (T2T's 16 row blocks: Adafactor's factored
+        # moments, block by block) and the final layer norm (its full ones) are the weights
+        # updated; the runs above and multiworker_check's encoder-decoder have layers.
+        # Adafactor's mirrored update: ~2.0 -> ~0.6 CPU-s (AMD EPYC Zen 4).
         extra = (
             f",{ZERO_LAYERS},optimizer={name},weight_decay=0.01,clip_grad_norm=0.05,"
             "weight_noise=1.0"

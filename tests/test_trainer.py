@@ -20,6 +20,7 @@ from tests.tools import (
     TINY_PLUMBING,
     TINY_TRAINING,
     USER_ENV,
+    ZERO_LAYERS,
     assert_quiet,
     tool_cmd,
 )
@@ -297,10 +298,12 @@ def test_sigterm_saves_and_exits_cleanly(data_dir, tmp_path):
 
 # Adam on the encoder-decoder (the one multi-replica update of it checked against one
 # device; tests/distributed_check.py's are the decoder alone); T2T's Adafactor with its weight
-# and gradient noise (t2t_repro/optimizers/) on the decoder alone, as distributed_check's.
+# and gradient noise (t2t_repro/optimizers/) on the decoder alone with no layer, as
+# distributed_check's optimizer_ratios (the embedding's row blocks and the final layer norm).
 LOOPBACK_CASES = [
     "encoder_decoder:",
-    "decoder:,optimizer=Adafactor,weight_decay=0.01,weight_noise=1.0,grad_noise_scale=0.001",
+    f"decoder:,{ZERO_LAYERS},optimizer=Adafactor,weight_decay=0.01,weight_noise=1.0,"
+    "grad_noise_scale=0.001",
 ]
 
 

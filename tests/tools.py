@@ -24,6 +24,11 @@ SMALL_BATCH_SHUFFLE = "batch_shuffle_size=16"
 # A one-layer model of width 32, for the runs that test plumbing, not learning: its step and
 # search trace in a fraction of transformer_tiny's time (two layers of 128).
 TINY_MODEL = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1"
+# No layer at all, for the multi-replica checks of T2T's other optimizers
+# (tests/distributed_check.py, test_trainer's loopback cluster): their update reduces across
+# replicas as the embedding and the final layer norm show; one layer's 14 more weights made
+# each traced update ~3x dearer. (Model and train step only: the trainer asks for a layer.)
+ZERO_LAYERS = "num_hidden_layers=0"
 # The toy training runs' model and batch (test_trainer, test_early_stopping, test_warm_start).
 TINY_TRAINING = f"{TINY_MODEL},batch_size=512,learning_rate_warmup_steps=50,{SMALL_BATCH_SHUFFLE}"
 # Dropout off, for the training runs that check plumbing (flags, files, messages, schedules,
