@@ -36,7 +36,7 @@ TINY_TRAINING = f"{TINY_MODEL},batch_size=512,learning_rate_warmup_steps=50,{SMA
 # call, and their gradients) are ~30% of a toy run's CPU, trace and first call (1.85 -> 1.30
 # CPU-s a run, AMD EPYC Zen 4). Dropout itself, its RNG states in checkpoints, bit-exact
 # resumption and XLA training with it stay checked with it on: test_dropout, test_loss_rows,
-# test_pad_remover, tests/distributed_check.py, test_trainer's killed-and-resumed and
+# test_pad_remover, tests/distributed_check.py's masks, test_trainer's killed-and-resumed and
 # mixed-precision runs, the clusters (tests/cluster_run.py), test_xla_padded_training's T2T
 # buckets, and the runs that check T2T's own values and defaults.
 NO_DROPOUT = "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
