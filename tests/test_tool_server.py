@@ -1,7 +1,8 @@
 """The suite's ``python`` (``tests/tools.py``'s ``PYTHON``: a client of a fork server) behaves as
 a process of its own: stdio, environment, working directory, arguments, exit codes, uncaught
 exceptions, death by signal, signals forwarded, a killed client takes its program along, and
-the start-up under test (no TF_CPP_MIN_LOG_LEVEL, T2T_VERBOSE) runs a real interpreter."""
+the start-up under test (no TF_CPP_MIN_LOG_LEVEL, T2T_VERBOSE) runs a real interpreter. The
+suite's test processes are its children too (tests/conftest.py)."""
 
 import os
 import signal
@@ -38,6 +39,34 @@ def test_argv_env_cwd_stdio_and_exit_code(tmp_path):
         assert seen["argv"] == ["-c", "a", "b c"] and seen["cwd"] == str(tmp_path)
         assert seen["x"] == "1"
     assert seen["forked"]
+
+
+def test_python_u_and_a_test_processs_run_that_logs_no_cpu(tmp_path):
+    """``-u`` as ``python -u``: the program's stdout writes through. ``--test-process`` (how
+    pytest-xdist starts the test processes) runs the program alike, and logs no tool run's CPU
+    line: the test process logs its tests' own (a run's line would count them twice)."""
+    code = "import sys\nprint(sys.stdout.write_through, 't2t_repro.commands' in sys.modules)"
+    log = tmp_path / "cpu.jsonl"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", T2T_REPRO_TEST_CPU_LOG=str(log))
+    env.pop("PYTHONUNBUFFERED", None)  # (-u's variable: it would make every run unbuffered)
+    for _ in range(2):  # a first run in an environment may be a real one, the second is forked
+        out = run("-u", "-c", code, env=env)
+    assert out.returncode == 0 and out.stdout == "True True\n", out.stderr
+    assert run("-c", code, env=env).stdout == "False True\n"
+    logged = log.read_text().count("\n")
+    out = run("--test-process", "-u", "-c", code, env=env)
+    assert out.returncode == 0 and out.stdout == "True True\n", out.stderr
+    assert log.read_text().count("\n") == logged > 0
+
+
+def test_the_test_processes_are_forked_from_the_tool_server():
+    """pytest-xdist's test processes (README's ``make test``) start from the tool server: they
+    do not import TensorFlow and the project each (tests/conftest.py)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        pytest.skip("not in a pytest-xdist test process (README's make test runs them)")
+    with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+        parent = f.read().split(b"\0")
+    assert parent[1].endswith(b"tests/tool_server.py"), parent
 
 
 def test_modules_stdin_and_uncaught_exceptions():

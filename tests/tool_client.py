@@ -1,8 +1,9 @@
 """``python`` for the suite's tool runs, without paying TensorFlow's import each time.
 
 ``[sys.executable, "-S", this file, <python args>]`` behaves as ``python <python args>``
-(``-m module ...``, ``-c code ...`` or ``script ...``): same stdin/stdout/stderr, environment,
-working directory, exit code, death by signal, and signals sent to it reach the program.
+(``-m module ...``, ``-c code ...`` or ``script ...``, after an optional ``-u``): same
+stdin/stdout/stderr, environment, working directory, exit code, death by signal, and signals
+sent to it reach the program.
 The program runs in a child forked from a server (``tests/tool_server.py``) that imported
 TensorFlow and the project once, so a run starts in ~0.2 s instead of ~4 s.
 
@@ -11,6 +12,10 @@ A real interpreter runs the program instead (``exec``) when the suite's servers 
 ``TF_CPP_MIN_LOG_LEVEL`` (a user's environment, ``tests/tools.py``'s ``USER_ENV``) or
 ``T2T_VERBOSE`` set. Environment variables read while importing (TensorFlow's, Python's,
 Keras', the locale) pick the server: one server per distinct set of them.
+
+``--test-process`` first: the program is one of the suite's test processes (pytest-xdist
+starts them so: tests/conftest.py). Its server starts with it, not from the second run on,
+and its CPU is not logged as a tool run's (the test process logs each of its tests').
 
 Only the standard library, imported lazily: this process lives as long as the program.
 """
@@ -29,6 +34,7 @@ _AT_IMPORT = ("TF_", "XLA_", "KERAS", "PYTHON", "CUDA", "OMP_", "MKL", "OPENBLAS
 _AT_IMPORT_NAMES = {"HOME", "LANG", "LC_ALL", "LC_CTYPE"}
 # Forwarded to the program; SIGKILL cannot be, so the server kills the program when this dies.
 _FORWARDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+TEST_PROCESS = "--test-process"
 
 
 def import_signature(environ) -> dict:
@@ -70,10 +76,11 @@ def _connect(path: str):
         return None
 
 
-def _start_server(path: str):
+def _start_server(path: str, first_run: bool = False):
     """Starts the server for this environment (once: a lock file orders racing clients). Not
-    for the first run in an environment: a server costs more than one real start, so it only
-    pays from the second run on (None: this run starts a real interpreter)."""
+    for the first run in an environment (unless ``first_run``: the suite's test processes,
+    three at once): a server costs more than one real start, so it only pays from the second
+    run on (None: this run starts a real interpreter)."""
     import fcntl
     import subprocess
     import time
@@ -83,7 +90,7 @@ def _start_server(path: str):
         conn = _connect(path)
         if conn is not None:
             return conn
-        if not os.path.exists(path + ".seen"):
+        if not first_run and not os.path.exists(path + ".seen"):
             open(path + ".seen", "w").close()
             return None
         env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "PYTHONUNBUFFERED")}
@@ -106,7 +113,7 @@ def _start_server(path: str):
         return None
 
 
-def _relay(conn, args: list) -> None:
+def _relay(conn, args: list, unbuffered: bool, log_cpu: bool) -> None:
     """Runs ``args`` in a child of the server and ends this process as the child ended."""
     import json
     import signal
@@ -125,7 +132,7 @@ def _relay(conn, args: list) -> None:
     # this process) before this process runs again; a signal not yet forwarded waits here.
     for name in _FORWARDED:
         signal.signal(getattr(signal, name), forward)
-    request = {"args": args, "cwd": os.getcwd(), "env": dict(os.environ)}
+    request = {"args": args, "cwd": os.getcwd(), "env": dict(os.environ), "unbuffered": unbuffered}
     payload = json.dumps(request).encode()
     socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], [0, 1, 2])
     stream = conn.makefile("r")
@@ -142,7 +149,7 @@ def _relay(conn, args: list) -> None:
     else:  # the server died while the program ran
         sys.stderr.write("tests/tool_client.py: the tool server closed the connection mid-run\n")
         end = {"exit": 70}
-    if os.environ.get(CPU_LOG_ENV) and "cpu_s" in end:
+    if log_cpu and os.environ.get(CPU_LOG_ENV) and "cpu_s" in end:
         _log_cpu(os.environ[CPU_LOG_ENV], end["cpu_s"], end.get("maxrss_kib", 0))
     if "signal" in end:
         if end["signal"] in {getattr(signal, name) for name in _FORWARDED}:  # handled here
@@ -166,17 +173,23 @@ def _log_cpu(path: str, cpu_s: float, maxrss_kib: int) -> None:
 
 
 def main(args: list) -> None:
+    test_process = args[:1] == [TEST_PROCESS]
+    args = args[1:] if test_process else args
+    unbuffered = args[:1] == ["-u"]  # python -u: the program's stdout and stderr unbuffered
+    program = args[1:] if unbuffered else args
     directory = os.environ.get(SERVERS_ENV)
-    runnable = args and (args[0] in ("-m", "-c") and len(args) > 1 or not args[0].startswith("-"))
+    runnable = program and (
+        program[0] in ("-m", "-c") and len(program) > 1 or not program[0].startswith("-")
+    )
     if not runnable or not directory or not os.path.isdir(directory):
         _exec_python(args)
     if startup_under_test(os.environ):
         _exec_python(args)
     path = _server_path(directory)
-    conn = _connect(path) or _start_server(path)
+    conn = _connect(path) or _start_server(path, first_run=test_process)
     if conn is None:
         _exec_python(args)
-    _relay(conn, args)
+    _relay(conn, program, unbuffered, log_cpu=not test_process)
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ def _become(request: dict, fds: list) -> None:
     random.seed()
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed()
-    if os.environ.get("PYTHONUNBUFFERED"):
+    if request.get("unbuffered") or os.environ.get("PYTHONUNBUFFERED"):
         import io
 
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
