@@ -242,6 +242,25 @@ def test_stop_early_false_uses_batch_wide_min(seed, alpha, want_steps):
     assert_same_beams(ids, scores, want_ids, want_scores)
 
 
+@pytest.mark.parametrize("seed", [1, 7, 11])
+def test_a_tensor_stop_rule_runs_as_the_python_one_and_keeps_the_best_beam(seed):
+    """``stop_early`` as a scalar bool tensor (the SavedModel's two signatures share one
+    search, serving/exporter.py): the same ids, scores and steps as the Python bool. And the
+    best beam is the same under both rules, which only decide when the loop ends (these seeds:
+    the best one's stops a step sooner)."""
+    table = random_table(seed, batch=3, steps=6, vocab=7, eos_bias=1.0)
+    runs = {}
+    for rule in (True, False):
+        runs[rule] = run_beam(table, 3, 0.6, 6, rule)
+        ids, scores, calls = run_beam(table, 3, 0.6, 6, tf.constant(rule))
+        np.testing.assert_array_equal(ids, runs[rule][0])
+        np.testing.assert_array_equal(scores, runs[rule][1])
+        assert calls == runs[rule][2]
+    assert runs[True][2] < runs[False][2]
+    np.testing.assert_array_equal(runs[True][0][:, 0], runs[False][0][:, 0])
+    np.testing.assert_array_equal(runs[True][1][:, 0], runs[False][1][:, 0])
+
+
 @pytest.mark.slow
 def test_jit_matches_eager_and_reference():
     table = random_table(11, batch=2, steps=7, vocab=9)

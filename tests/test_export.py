@@ -178,6 +178,15 @@ def toy_decoders(trained_dir):
     return setup, beams
 
 
+def saved_function_names(export_dir) -> list[str]:
+    """The names of the functions in a SavedModel's graph."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    saved.ParseFromString((export_dir / "saved_model.pb").read_bytes())
+    return [f.signature.name for f in saved.meta_graphs[0].graph_def.library.function]
+
+
 def exporter(root, *extra, **kwargs):
     return run_tool(
         "t2t-exporter",
@@ -200,6 +209,11 @@ def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_
 
     export_dir = exported
     assert (export_dir / "saved_model.pb").exists() and list((export_dir / "assets").iterdir())
+    # Both signatures call one traced search (serving/exporter.py): it, and the beam search's
+    # loop in it, are saved once.
+    names = saved_function_names(export_dir)
+    assert sum(name.startswith("__inference_run_search_") for name in names) == 1, names
+    assert sum(name.startswith("while_body_") for name in names) == 1, names
 
     raw_lines = [line.encode() for line in LINES] + HOSTILE_LINES + ODD_LINES
     loaded = subprocess.run(

@@ -109,7 +109,7 @@ def beam_search(
     alpha,
     states=None,
     eos_id: int = EOS_ID,
-    stop_early: bool = True,
+    stop_early: bool | tf.Tensor = True,
     constrain_fn=None,
     max_steps=None,
     position_keys=(),
@@ -128,6 +128,9 @@ def beam_search(
     ``position_keys`` names the ``states`` entries (nested keys) that are [B, h, L, d] buffers
     the step writes at position ``i`` of axis 2 and reads at positions up to ``i`` only: they
     stay in place, read through an ancestry table (see the module's docstring).
+    ``stop_early``: T2T's stop rule (true: once each item's best finished hypothesis beats
+    every alive one; false, for ``return_beams``: once its worst does); a scalar bool tensor
+    chooses at run time (the SavedModel's two signatures share one search graph).
     """
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]
@@ -251,10 +254,16 @@ def beam_search(
     ):
         max_penalty = length_penalty(max_steps, alpha)
         lower_bound_alive_scores = alive_log_probs[:, 0] / max_penalty
-        if stop_early:  # Best finished per batch item.
-            finished_bound = tf.reduce_max(finished_scores, axis=1)
-        else:  # T2T takes the minimum over the whole batch here (a scalar).
-            finished_bound = tf.reduce_min(finished_scores)
+        if isinstance(stop_early, bool):
+            # The best finished per batch item; T2T takes the worst over the whole batch.
+            if stop_early:
+                finished_bound = tf.reduce_max(finished_scores, axis=1)
+            else:
+                finished_bound = tf.reduce_min(finished_scores)
+        else:  # chosen at run time: [B] either way, the same comparison
+            finished_bound = tf.where(
+                stop_early, tf.reduce_max(finished_scores, axis=1), tf.reduce_min(finished_scores)
+            )
         bound_is_met = tf.reduce_all(finished_bound > lower_bound_alive_scores)
         return tf.logical_and(i < max_steps, tf.logical_not(bound_is_met))
 

@@ -72,6 +72,7 @@ def search(
     buffer_length: int | None = None,
     constraint_inputs: tuple = (),
     occurrences: tf.Tensor | None = None,
+    stop_early: tf.Tensor | None = None,
 ):
     """(ids [B, beams, buffer_length + 1], scores [B, beams]) for ``inputs`` [B, L].
 
@@ -83,6 +84,8 @@ def search(
     restricts the search; ``constraint_inputs`` are its extra inputs for the batch.
     ``occurrences`` [B]: when sampling, how many earlier lines of the file have each row's
     ids, so repeated lines draw their own samples (None: counted within the batch).
+    ``stop_early``: a scalar bool tensor for the beam search's stop rule (None: the rule
+    ``config.return_beams`` asks for), so one traced search serves both.
     """
     max_steps = decode_length
     decode_length = decode_length if buffer_length is None else buffer_length
@@ -142,7 +145,7 @@ def search(
         config.alpha,
         states=cache,
         eos_id=config.eos_id,
-        stop_early=not config.return_beams,
+        stop_early=not config.return_beams if stop_early is None else stop_early,
         constrain_fn=constrain_fn,
         max_steps=max_steps,
         # In place under XLA only (there a reordered cache costs an extra copy per step).

@@ -29,7 +29,6 @@ Loading needs only TensorFlow and tensorflow-text (for its ops), not this projec
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import tempfile
@@ -79,6 +78,13 @@ class Translator(tf.Module):
         self.config = config
         self.max_input_length = max_input_length
         self.constraint = constraint
+        # One search graph for both signatures (traced, saved and loaded once), the stop rule
+        # an input: ``nbest`` wants T2T's ``return_beams`` rule, ``serving_default`` the best
+        # beam's. The rule only decides when the loop ends; the beams found are the same. In a
+        # plain closure: a tf.function attribute would also be saved (and traced again for
+        # that) as a function of its own.
+        search_fn = tf.function(self.run_search, autograph=False)
+        self.search_all_beams = lambda sources, stop_early: search_fn(sources, stop_early)
         if constraint is not None:  # tracked, so the export keeps them
             self.constraint_resources = constraint.export_resources()
         if input_tokens is not None:  # a one-id-per-word source vocabulary
@@ -130,8 +136,10 @@ class Translator(tf.Module):
         length = tf.reduce_max(tf.concat([kept, tf.zeros_like(kept[:, :1])], 1), axis=1)
         return tf.RaggedTensor.from_tensor(best, lengths=length)
 
-    def run_search(self, sources: tf.Tensor, config: SearchConfig):
-        """Normalised sources, and the search's (ids [B, beams, T], scores [B, beams])."""
+    def run_search(self, sources: tf.Tensor, stop_early: tf.Tensor):
+        """Normalised sources, and the search's (ids [B, beams, T], scores [B, beams]) with the
+        beam search's stop rule ``stop_early`` (a scalar bool tensor)."""
+        config = self.config
         sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
         if self.prompt:
             inputs, lengths = self.encode_prompts(sources)
@@ -141,7 +149,13 @@ class Translator(tf.Module):
             extra = () if self.constraint is None else self.constraint.graph_inputs(sources, inputs)
         decode_length = tf.shape(inputs)[1] + config.extra_length
         ids, scores = search(
-            self.model, config, inputs, decode_length, self.constraint, constraint_inputs=extra
+            self.model,
+            config,
+            inputs,
+            decode_length,
+            self.constraint,
+            constraint_inputs=extra,
+            stop_early=stop_early,
         )
         if self.prompt:
             beams = tf.shape(ids)[1]
@@ -163,7 +177,7 @@ class Translator(tf.Module):
     def translate(self, sources: tf.Tensor) -> dict:
         if self.labels:
             return self.classify(sources)
-        sources, ids, scores = self.run_search(sources, self.config)
+        sources, ids, scores = self.search_all_beams(sources, tf.constant(True))
         text = self.target_encoder.decode(self.output_ids(ids[:, 0]))
         blank = self.blank(sources)
         return {
@@ -178,8 +192,7 @@ class Translator(tf.Module):
         """Every beam (T2T's ``return_beams``): translations and scores [B, beam_size]."""
         if self.labels:
             return as_nbest(self.classify(sources))
-        config = dataclasses.replace(self.config, return_beams=True)
-        sources, ids, scores = self.run_search(sources, config)
+        sources, ids, scores = self.search_all_beams(sources, tf.constant(False))
         batch, beams = tf.shape(ids)[0], tf.shape(ids)[1]
         flat = tf.reshape(ids, [batch * beams, tf.shape(ids)[2]])
         text = tf.reshape(self.target_encoder.decode(self.output_ids(flat)), [batch, beams])
