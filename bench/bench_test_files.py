@@ -9,7 +9,9 @@ Method. Each ``--tree`` (a checkout of this project beside ../shared) runs READM
 command (three test processes, work stealing) on the same files, in turn, ``--repeats`` times.
 Its CPU is what tests/suite_cpu.py accounts in a full run: each test's CPU in its process and
 in the real interpreters it waited for, and each tool run forked from a tool server. The test
-processes' start (TensorFlow's import, collection) is in neither: the same in both trees.
+processes' start (TensorFlow's import, collection) is in neither.
+``busy_core_s`` is the whole machine's busy CPU over each run, from /proc/stat (run it on a
+quiet machine): the test processes' start and the tool servers included.
 Each tree's own t2t_repro is imported (its root first on PYTHONPATH); problems/ and hparams/
 come from the checkout the venv's editable install points to, so compare trees that differ
 elsewhere (bench_trainer_start.py shows how to map them).
@@ -23,8 +25,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 from bench import report
+from bench.bench_suite import _busy_and_total
 from tests import suite_cpu
 
 
@@ -35,6 +39,7 @@ def run_files(tree: str, files: list[str]) -> dict:
     env = {**os.environ, "T2T_REPRO_TEST_CPU_LOG": log, "TF_CPP_MIN_LOG_LEVEL": "2"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "3"]
+    busy_start, ticks = _busy_and_total()[0], os.sysconf("SC_CLK_TCK")
     out = subprocess.run(
         [*command, "--dist", "worksteal", *files],
         cwd=tree,
@@ -42,6 +47,8 @@ def run_files(tree: str, files: list[str]) -> dict:
         capture_output=True,
         text=True,
     )
+    time.sleep(1.5)  # the tool servers end within 0.5 s of the run (tests/tool_server.py)
+    busy = (_busy_and_total()[0] - busy_start) / ticks
     try:
         tests, runs = suite_cpu.read_log(log)
     finally:
@@ -55,6 +62,7 @@ def run_files(tree: str, files: list[str]) -> dict:
         "tests_cpu_s": round(in_tests, 2),
         "forked_runs_cpu_s": round(in_runs, 2),
         "cpu_s": round(in_tests + in_runs, 2),
+        "busy_core_s": round(busy, 2),
     }
 
 
@@ -85,6 +93,7 @@ def main() -> None:
                         text=True,
                     ).stdout.strip(),
                     "median_cpu_s": statistics.median(r["cpu_s"] for r in runs[tree]),
+                    "median_busy_core_s": statistics.median(r["busy_core_s"] for r in runs[tree]),
                     "runs": runs[tree],
                 }
                 for tree in trees
