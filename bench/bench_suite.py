@@ -28,13 +28,6 @@ from tests import suite_cpu
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _busy_and_total() -> tuple[int, int]:
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    idle = fields[3] + fields[4]  # idle + iowait
-    return sum(fields) - idle, sum(fields)
-
-
 def _largest_rss_kib() -> tuple[int, str]:
     """The largest VmRSS of any process now, with its command line."""
     best, name = 0, ""
@@ -91,9 +84,9 @@ def main() -> None:
     done = threading.Event()
 
     def sample() -> None:
-        last = _busy_and_total()
+        last = report.busy_and_total_ticks()
         while not done.wait(1.0):
-            now = _busy_and_total()
+            now = report.busy_and_total_ticks()
             timeline.append(
                 round((now[0] - last[0]) / max(now[1] - last[1], 1) * os.cpu_count(), 2)
             )
@@ -102,7 +95,7 @@ def main() -> None:
             if rss[0] > peak[0]:
                 peak[:] = rss
 
-    busy_start = _busy_and_total()
+    busy_start = report.busy_and_total_ticks()
     ticks = os.sysconf("SC_CLK_TCK")
     start = time.time()
     sampler = threading.Thread(target=sample, daemon=True)
@@ -111,7 +104,7 @@ def main() -> None:
     wall = time.time() - start
     done.set()
     sampler.join()
-    busy = (_busy_and_total()[0] - busy_start[0]) / ticks
+    busy = (report.busy_and_total_ticks()[0] - busy_start[0]) / ticks
     summary = re.findall(r"^=*\s*(\d+ (?:passed|failed).*?) in [\d.]+s", out.stdout, re.M)
     durations = re.findall(r"^([\d.]+)s (call|setup|teardown)\s+(\S+)", out.stdout, re.M)
     idle_seconds = sum(1 for cores in timeline if cores < os.cpu_count() - 0.5)

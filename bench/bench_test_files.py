@@ -28,7 +28,6 @@ import tempfile
 import time
 
 from bench import report
-from bench.bench_suite import _busy_and_total
 from tests import suite_cpu
 
 
@@ -39,7 +38,7 @@ def run_files(tree: str, files: list[str]) -> dict:
     env = {**os.environ, "T2T_REPRO_TEST_CPU_LOG": log, "TF_CPP_MIN_LOG_LEVEL": "2"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "3"]
-    busy_start, ticks = _busy_and_total()[0], os.sysconf("SC_CLK_TCK")
+    busy_start, ticks = report.busy_and_total_ticks()[0], os.sysconf("SC_CLK_TCK")
     out = subprocess.run(
         [*command, "--dist", "worksteal", *files],
         cwd=tree,
@@ -48,7 +47,7 @@ def run_files(tree: str, files: list[str]) -> dict:
         text=True,
     )
     time.sleep(1.5)  # the tool servers end within 0.5 s of the run (tests/tool_server.py)
-    busy = (_busy_and_total()[0] - busy_start) / ticks
+    busy = (report.busy_and_total_ticks()[0] - busy_start) / ticks
     try:
         tests, runs = suite_cpu.read_log(log)
     finally:

@@ -34,6 +34,15 @@ def cpu_model() -> str:
     return "unknown CPU"
 
 
+def busy_and_total_ticks() -> tuple[int, int]:
+    """The whole machine's busy and total CPU clock ticks since boot (/proc/stat: idle and
+    I/O wait are not busy)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
 def emit(report: dict, out: str = "") -> None:
     text = json.dumps(report, indent=2)
     print(text)
