@@ -8,6 +8,7 @@ from a copy of the sources (so the checkout gets no build files and is not on th
 """
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,9 @@ import pytest
 from tests.tools import ROOT
 
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "t2t_repro", "problems", "hparams")
+# The venv's runs: without a PYTHONPATH (bench/bench_test_files.py puts a checkout on it),
+# which would put the checkout's package before the installed one.
+VENV_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 # Each console script's first run as installed (the rest of the suite forks most tool runs from
 # a server that imported every command and made the built-in registrations: a tool that forgot
 # an import or a registration would pass there). Each way a tool makes its registrations lists
@@ -66,7 +70,9 @@ def _venv_seeing_our_packages(path: Path) -> Path:
 def _first_run(tool: str, bin_dir: Path) -> subprocess.CompletedProcess:
     args = FIRST_RUNS[tool][0]
     cmd = [str(bin_dir / tool), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=bin_dir.parents[1], timeout=300)
+    return subprocess.run(
+        cmd, capture_output=True, text=True, cwd=bin_dir.parents[1], timeout=300, env=VENV_ENV
+    )
 
 
 # Run by the venv's python: imports TensorFlow, then forks a child per installed script, which
@@ -115,6 +121,7 @@ def _forked_runs(tools: list, python: Path, bin_dir: Path) -> dict:
         capture_output=True,
         text=True,
         cwd=bin_dir.parents[1],
+        env=VENV_ENV,
         timeout=300,
     )
     assert parent.returncode == 0, parent.stderr[-3000:]
@@ -155,6 +162,7 @@ def test_pip_install_gives_console_scripts(tmp_path):
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=VENV_ENV,
         timeout=300,
     )
     assert install.returncode == 0, install.stderr[-3000:]
@@ -194,6 +202,7 @@ def test_pip_install_gives_console_scripts(tmp_path):
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=VENV_ENV,
         check=True,
     )
     assert all(line.startswith(str(tmp_path / "venv")) for line in where.stdout.split()), (
@@ -205,6 +214,7 @@ def test_pip_install_gives_console_scripts(tmp_path):
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=VENV_ENV,
         timeout=120,
     )
     assert out.returncode == 0 and out.stdout.startswith("usage: t2t-bleu"), out.stderr
