@@ -35,12 +35,13 @@ def cpu_model() -> str:
 
 
 def busy_and_total_ticks() -> tuple[int, int]:
-    """The whole machine's busy and total CPU clock ticks since boot (/proc/stat: idle and
-    I/O wait are not busy)."""
+    """The whole machine's busy and total CPU clock ticks since boot (/proc/stat): busy is
+    user, nice, system, irq and softirq; idle and I/O wait are not, nor a VM's steal (another
+    guest's), and guest time is already in user and nice."""
     with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    idle = fields[3] + fields[4]  # idle + iowait
-    return sum(fields) - idle, sum(fields)
+        user, nice, system, idle, iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
+    busy = user + nice + system + irq + softirq
+    return busy, busy + idle + iowait + steal
 
 
 def emit(report: dict, out: str = "") -> None:

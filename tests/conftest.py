@@ -30,6 +30,8 @@ os.environ.setdefault(
 # every run: a tool server serves one import-time environment (tests/tool_client.py), so
 # make's 2 beside the tests' 3 started two servers, each after a first run in a real process.
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+# Set in the test processes when pytest-xdist starts them from the tool server (below).
+FORKED_TEST_PROCESSES_ENV = "T2T_REPRO_TEST_PROCESSES_FORKED"
 # The suite never touches the network: no download, here and in the tools it runs (a test
 # that downloads from its own loopback server unsets it: tests/test_download.py).
 os.environ["T2T_REPRO_OFFLINE"] = "1"
@@ -62,9 +64,11 @@ def pytest_configure(config):
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         _test_processes_from_the_tool_server(config)
         return
+    # In a test process forked from the tool server these find their work done (idempotent).
     from t2t_repro.deferred_imports import defer_unused_imports
 
     defer_unused_imports()  # as the tools do before TensorFlow's import (that module says why)
+    _as_if_tensorflow_was_imported_here()
     from t2t_repro.commands.builtins import register_builtins
 
     register_builtins()
@@ -77,18 +81,37 @@ def pytest_configure(config):
     gc.set_threshold(700, 10, 100)
 
 
+def _as_if_tensorflow_was_imported_here() -> None:
+    """A test process forked from the tool server starts with what its quiet import left
+    (``console.import_tensorflow``): device discovery pending and TensorFlow's logger at ERROR.
+    A test process that imports TensorFlow itself has neither, and the tests are written for
+    it: the tools' in-process runs find TensorFlow started, and its warnings are logged."""
+    import logging
+
+    from t2t_repro import console
+
+    if console._devices_pending:
+        import tensorflow as tf
+
+        console._devices_pending = False
+        tf.get_logger().setLevel(logging.NOTSET)  # TensorFlow's own (its handler's WARNING)
+
+
 def _test_processes_from_the_tool_server(config) -> None:
     """pytest-xdist starts each test process as the suite starts a tool (tests/tool_client.py,
     ``--test-process``): forked from the server that imported TensorFlow, Keras and the project
     once, instead of three processes importing them each (~2.5 of a test process's ~5.5 CPU-s
     before its first test, AMD EPYC Zen 4). It is the server the tools' runs in this
-    environment use anyway, so it costs no import of its own. Its children are plain ``python
-    -c`` to execnet: the same stdin, stdout, environment and working directory."""
+    environment use anyway, so it costs no import of its own. To execnet each is a ``python
+    -u -c`` with the same stdin, stdout, environment and working directory; what the server's
+    import left in the process is undone in ``_as_if_tensorflow_was_imported_here``."""
     import shlex
     import sys
 
     client = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_client.py")
     python = shlex.join([sys.executable, "-S", client, "--test-process"])
+    if "popen" in config.option.tx:  # -n's; a --tx of the user's own is left as it is
+        os.environ[FORKED_TEST_PROCESSES_ENV] = "1"  # for test_tool_server: they inherit it
     config.option.tx = [
         f"popen//python={python}" if spec == "popen" else spec for spec in config.option.tx
     ]

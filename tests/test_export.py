@@ -6,6 +6,7 @@ import gzip
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -178,13 +179,28 @@ def toy_decoders(trained_dir):
     return setup, beams
 
 
-def saved_function_names(export_dir) -> list[str]:
-    """The names of the functions in a SavedModel's graph."""
+def saved_functions(export_dir: Path) -> list:
+    """The functions (``FunctionDef``s) in a SavedModel's graph."""
     from tensorflow.core.protobuf import saved_model_pb2
 
     saved = saved_model_pb2.SavedModel()
     saved.ParseFromString((export_dir / "saved_model.pb").read_bytes())
-    return [f.signature.name for f in saved.meta_graphs[0].graph_def.library.function]
+    return list(saved.meta_graphs[0].graph_def.library.function)
+
+
+def search_stop_rules(export_dir: Path) -> dict[str, bool]:
+    """Per signature function, the beam search's stop rule it passes the one search (its
+    ``stop_early`` constant: true is the best beam's rule, false ``return_beams``')."""
+    rules = {}
+    for function in saved_functions(export_dir):
+        name = function.signature.name
+        nodes = {node.name: node for node in function.node_def}
+        for node in function.node_def:
+            if "f" in node.attr and node.attr["f"].func.name.startswith("__inference_run_search_"):
+                stop_early = nodes[node.input[1].split(":")[0]]  # (sources, stop_early, ...)
+                signature = name.removeprefix("__inference_").rsplit("_", 1)[0]
+                rules[signature] = stop_early.attr["value"].tensor.bool_val[0]
+    return rules
 
 
 def exporter(root, *extra, **kwargs):
@@ -210,10 +226,11 @@ def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_
     export_dir = exported
     assert (export_dir / "saved_model.pb").exists() and list((export_dir / "assets").iterdir())
     # Both signatures call one traced search (serving/exporter.py): it, and the beam search's
-    # loop in it, are saved once.
-    names = saved_function_names(export_dir)
+    # loop in it, are saved once; each passes it its own stop rule.
+    names = [function.signature.name for function in saved_functions(export_dir)]
     assert sum(name.startswith("__inference_run_search_") for name in names) == 1, names
     assert sum(name.startswith("while_body_") for name in names) == 1, names
+    assert search_stop_rules(export_dir) == {"translate": True, "translate_beams": False}
 
     raw_lines = [line.encode() for line in LINES] + HOSTILE_LINES + ODD_LINES
     loaded = subprocess.run(

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -41,7 +42,7 @@ def test_argv_env_cwd_stdio_and_exit_code(tmp_path):
     assert seen["forked"]
 
 
-def test_python_u_and_a_test_processs_run_that_logs_no_cpu(tmp_path):
+def test_python_u_and_a_test_process_run_that_logs_no_cpu(tmp_path):
     """``-u`` as ``python -u``: the program's stdout writes through. ``--test-process`` (how
     pytest-xdist starts the test processes) runs the program alike, and logs no tool run's CPU
     line: the test process logs its tests' own (a run's line would count them twice)."""
@@ -62,11 +63,15 @@ def test_python_u_and_a_test_processs_run_that_logs_no_cpu(tmp_path):
 def test_the_test_processes_are_forked_from_the_tool_server():
     """pytest-xdist's test processes (README's ``make test``) start from the tool server: they
     do not import TensorFlow and the project each (tests/conftest.py)."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        pytest.skip("not in a pytest-xdist test process (README's make test runs them)")
+    from tests.conftest import FORKED_TEST_PROCESSES_ENV
+    from tests.tool_client import SERVERS_ENV, startup_under_test
+
+    if not os.environ.get(FORKED_TEST_PROCESSES_ENV) or startup_under_test(os.environ):
+        pytest.skip("not in a test process of pytest -n, or T2T_VERBOSE set (real starts)")
     with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
         parent = f.read().split(b"\0")
-    assert parent[1].endswith(b"tests/tool_server.py"), parent
+    logs = {p.name: p.read_text()[-2000:] for p in Path(os.environ[SERVERS_ENV]).glob("*.log")}
+    assert parent[1].endswith(b"tests/tool_server.py"), (parent, logs)  # logs: why it failed
 
 
 def test_modules_stdin_and_uncaught_exceptions():

@@ -76,11 +76,11 @@ def _connect(path: str):
         return None
 
 
-def _start_server(path: str, first_run: bool = False):
+def _start_server(path: str, even_first_run: bool = False):
     """Starts the server for this environment (once: a lock file orders racing clients). Not
-    for the first run in an environment (unless ``first_run``: the suite's test processes,
-    three at once): a server costs more than one real start, so it only pays from the second
-    run on (None: this run starts a real interpreter)."""
+    for the first run in an environment (unless ``even_first_run``: the suite's test
+    processes, three at once): a server costs more than one real start, so it only pays from
+    the second run on (None: this run starts a real interpreter)."""
     import fcntl
     import subprocess
     import time
@@ -90,7 +90,7 @@ def _start_server(path: str, first_run: bool = False):
         conn = _connect(path)
         if conn is not None:
             return conn
-        if not first_run and not os.path.exists(path + ".seen"):
+        if not even_first_run and not os.path.exists(path + ".seen"):
             open(path + ".seen", "w").close()
             return None
         env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "PYTHONUNBUFFERED")}
@@ -186,7 +186,7 @@ def main(args: list) -> None:
     if startup_under_test(os.environ):
         _exec_python(args)
     path = _server_path(directory)
-    conn = _connect(path) or _start_server(path, first_run=test_process)
+    conn = _connect(path) or _start_server(path, even_first_run=test_process)
     if conn is None:
         _exec_python(args)
     _relay(conn, program, unbuffered, log_cpu=not test_process)

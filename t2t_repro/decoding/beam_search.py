@@ -128,9 +128,11 @@ def beam_search(
     ``position_keys`` names the ``states`` entries (nested keys) that are [B, h, L, d] buffers
     the step writes at position ``i`` of axis 2 and reads at positions up to ``i`` only: they
     stay in place, read through an ancestry table (see the module's docstring).
-    ``stop_early``: T2T's stop rule (true: once each item's best finished hypothesis beats
-    every alive one; false, for ``return_beams``: once its worst does); a scalar bool tensor
-    chooses at run time (the SavedModel's two signatures share one search graph).
+    ``stop_early``: T2T's stop rule (``tensor2tensor/utils/beam_search.py``,
+    ``_is_not_finished``): true, once each item's best finished hypothesis beats its best
+    alive one's bound; false (``return_beams``), once the worst finished score over the whole
+    batch beats every item's bound. A scalar bool tensor chooses at run time (the SavedModel's
+    two signatures share one search graph).
     """
     initial_ids = tf.convert_to_tensor(initial_ids, tf.int32)
     batch_size = shape_list(initial_ids)[0]

@@ -80,9 +80,9 @@ class Translator(tf.Module):
         self.constraint = constraint
         # One search graph for both signatures (traced, saved and loaded once), the stop rule
         # an input: ``nbest`` wants T2T's ``return_beams`` rule, ``serving_default`` the best
-        # beam's. The rule only decides when the loop ends; the beams found are the same. In a
-        # plain closure: a tf.function attribute would also be saved (and traced again for
-        # that) as a function of its own.
+        # beam's. The rule only decides when the loop ends: the best beam is the same under
+        # both (test_beam_search), the other beams may not be. In a plain closure: a
+        # tf.function attribute would also be saved (and traced again for that) on its own.
         search_fn = tf.function(self.run_search, autograph=False)
         self.search_all_beams = lambda sources, stop_early: search_fn(sources, stop_early)
         if constraint is not None:  # tracked, so the export keeps them
