@@ -42,7 +42,9 @@ lint: setup
 # The test suite (README's second command; .ci/run calls this). Three test processes on two
 # cores (pytest-xdist): each holds a third of what TensorFlow never frees (XLA compiles, loaded
 # SavedModels), under 3 GB, and one fills the cores while another waits on a tool it started;
-# a process that runs out of tests takes some of another's (worksteal).
+# a process that runs out of tests takes some of another's (worksteal). They start forked from
+# the server that also starts the suite's tool runs, which imported TensorFlow once
+# (tests/conftest.py, tests/tool_server.py).
 TEST_WORKERS ?= 3
 PYTEST := $(VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal
 test: setup
