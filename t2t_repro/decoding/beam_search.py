@@ -256,16 +256,15 @@ def beam_search(
     ):
         max_penalty = length_penalty(max_steps, alpha)
         lower_bound_alive_scores = alive_log_probs[:, 0] / max_penalty
-        if isinstance(stop_early, bool):
-            # The best finished per batch item; T2T takes the worst over the whole batch.
-            if stop_early:
-                finished_bound = tf.reduce_max(finished_scores, axis=1)
-            else:
-                finished_bound = tf.reduce_min(finished_scores)
-        else:  # chosen at run time: [B] either way, the same comparison
+        # The best finished per batch item; return_beams: T2T's worst over the whole batch.
+        if not isinstance(stop_early, bool):  # chosen at run time: [B] either way
             finished_bound = tf.where(
                 stop_early, tf.reduce_max(finished_scores, axis=1), tf.reduce_min(finished_scores)
             )
+        elif stop_early:
+            finished_bound = tf.reduce_max(finished_scores, axis=1)
+        else:
+            finished_bound = tf.reduce_min(finished_scores)
         bound_is_met = tf.reduce_all(finished_bound > lower_bound_alive_scores)
         return tf.logical_and(i < max_steps, tf.logical_not(bound_is_met))
 
