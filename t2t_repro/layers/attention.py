@@ -14,7 +14,6 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from t2t_repro.layers.dense import Dense
 from t2t_repro.layers.dropout import Dropout
 from t2t_repro.layers.relative_positions import RelativePositions
 
@@ -119,7 +118,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.value_channels = value_channels
         self.output_channels = output_channels
         self.dropout = dropout
-        dense = lambda units, name: Dense(  # noqa: E731
+        dense = lambda units, name: keras.layers.Dense(  # noqa: E731
             units, use_bias=False, kernel_initializer="glorot_uniform", name=name
         )
         self.q = dense(key_channels, "q")
@@ -159,7 +158,7 @@ class MultiHeadAttention(keras.layers.Layer):
         ``PadRemover`` whose kept rows ``memory`` [N, d] holds (zeros elsewhere)."""
         return self._heads(self.k, memory, rows), self._heads(self.v, memory, rows)
 
-    def _heads(self, dense: Dense, x: tf.Tensor, rows) -> tf.Tensor:
+    def _heads(self, dense: keras.layers.Dense, x: tf.Tensor, rows) -> tf.Tensor:
         y = dense(x)
         return split_heads(y if rows is None else rows.restore(y), self.num_heads)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from t2t_repro.layers.dense import Dense
 from t2t_repro.layers.dropout import Dropout
 
 
@@ -27,10 +26,10 @@ class DenseReluDense(keras.layers.Layer):
         self.filter_size = filter_size
         self.output_size = output_size
         self.relu_dropout = relu_dropout
-        self.conv1 = Dense(
+        self.conv1 = keras.layers.Dense(
             filter_size, activation="relu", name="conv1", kernel_initializer="glorot_uniform"
         )
-        self.conv2 = Dense(
+        self.conv2 = keras.layers.Dense(
             output_size, name="conv2", kernel_initializer="glorot_uniform"
         )
         # T2T's relu_dropout_broadcast_dims (common_layers.dense_relu_dense).
