@@ -34,12 +34,7 @@ class BytesGather:
             offset += size + (-size % 4)
         return found
 
-    # Any length, one trace a gatherer (a trace a length cost each save's position gather a new
-    # uneven all-gather graph); no tensor control flow, so no autograph.
-    @tf.function(
-        input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([1], tf.int32)],
-        autograph=False,
-    )
+    @tf.function
     def _all_gather(self, words, size):
         def replica(words, size):
             ctx = tf.distribute.get_replica_context()
