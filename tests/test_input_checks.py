@@ -22,6 +22,8 @@ from tests.tools import ROOT, tool_cmd
         ("layer_prepostprocess_dropout=1.0", r"must be in \[0, 1\)"),
         ("attention_dropout=-0.1", r"must be in \[0, 1\)"),
         ("batch_size=0", "batch_size=0 must be positive"),
+        ("num_hidden_layers=-1", "num_hidden_layers=-1 must be >= 0"),
+        ("num_decoder_layers=-2", "num_decoder_layers=-2 must be >= 0"),
         ("learning_rate_schedule=constant*warmup_bogus", "Unknown learning-rate factor"),
         ("optimizer=yellow_fin", "YellowFin .* is not implemented here"),
         ("optimizer=bogus", "'bogus' is not a T2T optimizer"),
@@ -42,6 +44,25 @@ def test_good_hparams_pass():
         "transformer_quickstart",
     ):
         validate(registry.hparams(name))
+
+
+def test_zero_layers_are_t2ts_and_only_a_decoder_without_one_is_refused_for_training():
+    """T2T builds a model of 0 layers (num_encoder_layers or num_hidden_layers, the same for
+    the decoder); training refuses only an encoder-decoder whose decoder has none (nothing
+    reads the encoder; T2T leaves its weights untrained)."""
+    zero = registry.hparams("transformer_quickstart").parse("num_hidden_layers=0")
+    validate(zero)  # decoding or exporting such a model (a T2T checkpoint's)
+    with pytest.raises(HParamsError, match=r"the decoder has no layer .*num_decoder_layers=1"):
+        validate(zero, training=True)
+    for overrides, extra in [
+        ("num_hidden_layers=0,num_decoder_layers=1", {}),  # the encoder: embedding, layer norm
+        ("num_hidden_layers=0", {"has_input": False}),  # a language model
+        ("num_hidden_layers=0", {"class_label_target": True}),  # transformer_encoder's
+    ]:
+        hp = registry.hparams("transformer_quickstart").parse(overrides)
+        for name, value in extra.items():
+            hp.add_hparam(name, value)
+        validate(hp, training=True)
 
 
 @pytest.mark.parametrize(
@@ -80,6 +101,7 @@ BAD_FLAGS = [
     ("--worker_gpu=64", "--worker_gpu=64 but only"),
     ("--hparams=num_heads=3", "num_heads=3 does not divide"),
     ("--hparams=batch_size=0", "batch_size=0 must be positive"),
+    ("--hparams=num_hidden_layers=0", "the decoder has no layer"),
     ("--hparams=relu_dropout=1.5", "relu_dropout=1.5 must be in"),
     ("--hparams=learning_rate_schedule=bogus", "Unknown learning-rate factor 'bogus'"),
     ("--hparams=num_heads=4", "num_heads: saved 2, now 4"),  # differs from the saved run

@@ -12,13 +12,13 @@ from t2t_repro.checkpoints.errors import CheckpointError
 from tests.model_utils import shared_toy_data
 from tests.shared_build import build_once
 from tests.t2t_fixtures import POSTNORM_DIR
-from tests.tools import TINY_PLUMBING, TINY_TRAINING
+from tests.tools import TINY_PLUMBING
 
 TINY = TINY_PLUMBING
 # The fine-tuning run's own dropout and warm-up, each name once (T2T's HParams.parse refuses a
 # name given twice in one string).
-FINETUNE = TINY_TRAINING.replace("warmup_steps=50", "warmup_steps=10") + (
-    ",layer_prepostprocess_dropout=0.3,attention_dropout=0.0,relu_dropout=0.0"
+FINETUNE = TINY.replace("warmup_steps=50", "warmup_steps=10").replace(
+    "layer_prepostprocess_dropout=0.0", "layer_prepostprocess_dropout=0.3"
 )
 
 

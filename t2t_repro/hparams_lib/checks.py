@@ -15,7 +15,6 @@ from t2t_repro.hparams_lib.unimplemented import check_implemented
 REQUIRED = (
     "hidden_size",
     "num_heads",
-    "num_hidden_layers",
     "filter_size",
     "input_vocab_size",
     "target_vocab_size",
@@ -38,7 +37,6 @@ TRANSFORMER_NAMES = (
 POSITIVE = (
     "hidden_size",
     "num_heads",
-    "num_hidden_layers",
     "filter_size",
     "batch_size",
     "input_vocab_size",
@@ -84,6 +82,28 @@ def check_transformer_names(hp: HParams, source: str = "hparams") -> None:
         )
 
 
+def _check_layers(hp: HParams, source: str, training: bool) -> None:
+    """Layer counts as T2T reads them (``models/transformer.py``: ``num_encoder_layers or
+    num_hidden_layers``, the same for the decoder): 0 layers is a model T2T builds (the
+    embedding and the final layer norm), so only negative counts are refused. Training an
+    encoder-decoder whose decoder has no layer is refused too: nothing reads the encoder, and
+    T2T applies only the gradients that exist (``utils/optimize.py``, ``optimize``:
+    ``ConditionalOptimizer.compute_gradients`` keeps a None gradient, ``optimize_loss`` skips
+    its weight), which this train step does not."""
+    for name in ("num_hidden_layers", "num_encoder_layers", "num_decoder_layers"):
+        if hp.get(name, 0) < 0:
+            raise HParamsError(f"{source}: {name}={hp.get(name)!r} must be >= 0.")
+    decoder_layers = hp.get("num_decoder_layers", 0) or hp.get("num_hidden_layers", 1)
+    encoder_decoder = hp.get("has_input", True) and not hp.get("class_label_target", False)
+    if training and encoder_decoder and decoder_layers == 0:
+        raise HParamsError(
+            f"{source}: the decoder has no layer (num_hidden_layers=0 and num_decoder_layers="
+            f"{hp.get('num_decoder_layers', 0)}), so it never reads the encoder, whose weights "
+            "would get no gradient; T2T's trainer leaves them untrained, this one refuses: "
+            "give the decoder a layer (--hparams=num_decoder_layers=1)."
+        )
+
+
 def validate(hp: HParams, source: str = "hparams", training: bool = False) -> None:
     """Values the model, the input pipeline and the optimizer can run with; values of T2T's
     hparams not implemented here are refused (``unimplemented.py``; those that only change
@@ -92,6 +112,7 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
     for name in POSITIVE:
         if name in hp and not hp.get(name) > 0:
             raise HParamsError(f"{source}: {name}={hp.get(name)!r} must be positive.")
+    _check_layers(hp, source, training)
     for name in ("hidden_size", "attention_key_channels", "attention_value_channels"):
         channels = hp.get(name)  # 0 key/value channels: hidden_size, checked first
         if "num_heads" in hp and channels and channels % hp.num_heads:

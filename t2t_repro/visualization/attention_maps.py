@@ -40,6 +40,10 @@ TICK_SIZE, TICK_WIDTH, TICK_PAD = 3.5, 0.8, 3.5  # points: matplotlib's default 
 GAP = 0.12  # inches around each panel and under the figure title
 
 
+class NoAttentionLayers(ValueError):
+    """A model of 0 layers (T2T builds one: embeddings and final layer norms) attends nowhere."""
+
+
 def layer_weights(
     model, input_ids: list[int], target_ids: list[int], layer: int
 ) -> tuple[dict, int]:
@@ -49,6 +53,8 @@ def layer_weights(
     )
     # A language model has no encoder, a classifier (transformer_encoder) no decoder.
     num_layers = max(len(weights[kind]) for kind in KINDS)
+    if num_layers == 0:
+        raise NoAttentionLayers("the model has no layer (num_hidden_layers=0): no attention.")
     if not -num_layers <= layer < num_layers:
         raise ValueError(
             f"layer {layer} out of range: the model has {num_layers} layers "

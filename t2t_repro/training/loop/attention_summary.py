@@ -26,14 +26,18 @@ class AttentionSummary:
         self.labels = {k: attention_maps.token_labels(encoders[k], self.ids[k]) for k in self.ids}
 
     def images(self, model: keras.Model) -> dict:
-        """Last layer, all heads: ``{"attention/<name>": summary image}``."""
-        pixels = attention_maps.attention_images(
-            model,
-            self.ids["inputs"],
-            self.ids["targets"],
-            self.labels["inputs"],
-            self.labels["targets"],
-        )
+        """Last layer, all heads: ``{"attention/<name>": summary image}``; none for a model
+        without layers."""
+        try:
+            pixels = attention_maps.attention_images(
+                model,
+                self.ids["inputs"],
+                self.ids["targets"],
+                self.labels["inputs"],
+                self.labels["targets"],
+            )
+        except attention_maps.NoAttentionLayers:
+            return {}
         return {
             f"attention/{name}": attention_maps.summary_image(rgba) for name, rgba in pixels.items()
         }
