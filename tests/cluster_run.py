@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.tool_server import GRAPPLER_OFF_ENV
-from tests.tools import PYTHON, ROOT, SMALL_BATCH_SHUFFLE, TINY_MODEL, tool_cmd
+from tests.tools import PLUMBING_MODEL, PYTHON, ROOT, SMALL_BATCH_SHUFFLE, tool_cmd
 
-TINY = f"{TINY_MODEL},batch_size=512,{SMALL_BATCH_SHUFFLE}"
+TINY = f"{PLUMBING_MODEL},batch_size=512,{SMALL_BATCH_SHUFFLE}"
 
 
 def free_ports(n: int) -> list[int]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from t2t_repro.metrics.dev_metric import DevBleu
 from t2t_repro.training.loop.dev_decodes import make_dev_decodes
 from tests.grappler import grappler_off_env
-from tests.tools import NO_DROPOUT, TINY_MODEL, run_tool
+from tests.tools import NO_DROPOUT, PLUMBING_MODEL, run_tool
 
 DATA = Path(__file__).resolve().parent / "data"
 USR_DIR = DATA / "t2t_usr_dir_patterns" / "chars_name_usr"  # a character vocabulary: no file
@@ -30,7 +30,7 @@ def test_training_with_empty_dev_shards_skips_each_evaluation_in_one_line(tmp_pa
         "--hparams_set=transformer_tiny",
         f"--data_dir={data}",
         f"--output_dir={tmp_path / 'run'}",
-        f"--hparams={TINY_MODEL},{NO_DROPOUT},batch_size=512,batch_shuffle_size=16",
+        f"--hparams={PLUMBING_MODEL},{NO_DROPOUT},batch_size=512,batch_shuffle_size=16",
         "--train_steps=1",
         "--local_eval_frequency=1",
         "--steps_per_loop=1",

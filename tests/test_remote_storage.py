@@ -12,7 +12,7 @@ from t2t_repro.atomic_write import atomic_open, write_text_atomically
 from t2t_repro.commands import cli
 from tests.fresh_process import run_in_fresh_process
 from tests.tool_server import GRAPPLER_OFF_ENV
-from tests.tools import NO_DROPOUT, SMALL_BATCH_SHUFFLE, TINY_MODEL
+from tests.tools import NO_DROPOUT, PLUMBING_MODEL, SMALL_BATCH_SHUFFLE
 
 gfile = tf.io.gfile
 
@@ -74,7 +74,7 @@ def check_datagen_train_average_decode_export_on_ram(tmp_path):
         *common,
         f"--output_dir={train}",
         "--hparams_set=transformer_tiny",
-        f"--hparams=batch_size=256,max_length=16,{TINY_MODEL},{NO_DROPOUT},{SMALL_BATCH_SHUFFLE}",
+        f"--hparams=batch_size=256,max_length=16,{PLUMBING_MODEL},{NO_DROPOUT},{SMALL_BATCH_SHUFFLE}",
         "--train_steps=2",
         "--local_eval_frequency=2",
         "--eval_steps=1",

@@ -14,7 +14,7 @@ import pytest
 from t2t_repro import registry
 from t2t_repro.commands import datagen, decoder, trainer
 from t2t_repro.hparams_lib.build import create_run_hparams
-from tests.tools import NO_DROPOUT, SMALL_BATCH_SHUFFLE, TINY_MODEL
+from tests.tools import NO_DROPOUT, PLUMBING_MODEL, SMALL_BATCH_SHUFFLE
 from tests.usr_dir_registry import restored_registry
 
 USR_DIR = Path(__file__).resolve().parent / "data" / "t2t_usr_dir_reading"
@@ -163,7 +163,7 @@ def test_the_problem_trains_evaluates_with_rouge_and_top5_and_decodes(
     argv = [
         *common,
         f"--hparams_set={HPARAMS_SET}",
-        f"--hparams={TINY_MODEL},{NO_DROPOUT},{SMALL_BATCH_SHUFFLE}",
+        f"--hparams={PLUMBING_MODEL},{NO_DROPOUT},{SMALL_BATCH_SHUFFLE}",
         "--train_steps=2",
         "--schedule=train_and_evaluate",
         "--local_eval_frequency=2",

@@ -41,15 +41,19 @@ TINY_TRAINING = f"{TINY_MODEL},batch_size=512,learning_rate_warmup_steps=50,{SMA
 # mixed-precision runs, the clusters (tests/cluster_run.py), test_xla_padded_training's T2T
 # buckets, and the runs that check T2T's own values and defaults.
 NO_DROPOUT = "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
-# The plumbing runs' model has a decoder layer and no encoder layer (T2T's
+# The model of the runs that check plumbing (TINY_PLUMBING's, the clusters', the usr_dir,
+# empty-dev and remote-storage runs): a decoder layer and no encoder layer (T2T's
 # num_encoder_layers falls back to num_hidden_layers=0: the encoder is the embedding and its
-# final layer norm, which the decoder layer attends to). Its 24 weights, not the one-layer
-# model's 36, make its training step ~2/3 the graph ops: ~1 of a toy run's ~4.8 CPU-s with
-# an evaluation and dev decodes (AMD EPYC Zen 4). Encoder layers stay trained and checked
-# elsewhere (TINY_TRAINING's runs, the learning test, the T2T comparisons).
+# final layer norm, which the decoder layer attends to). Its 24 weights, not TINY_MODEL's 36,
+# make its training step ~2/3 the graph ops: ~1 of a toy run's ~4.8 CPU-s with an evaluation
+# and dev decodes (AMD EPYC Zen 4). Encoder layers stay trained and checked elsewhere
+# (TINY_TRAINING's runs, the learning test, the T2T comparisons).
+PLUMBING_MODEL = (
+    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=0,num_decoder_layers=1"
+)
 TINY_PLUMBING = (
-    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=0,num_decoder_layers=1,"
-    f"batch_size=512,learning_rate_warmup_steps=50,{SMALL_BATCH_SHUFFLE},{NO_DROPOUT}"
+    f"{PLUMBING_MODEL},batch_size=512,learning_rate_warmup_steps=50,{SMALL_BATCH_SHUFFLE},"
+    f"{NO_DROPOUT}"
 )
 # A TensorFlow C++ log line (info, warning, error, fatal), e.g. "E0000 00:00:17.5 123 x.cc:1]".
 TF_LOG_LINE = re.compile(r"^[IWEF]\d{4} ", re.M)
