@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.hparams_lib.build import create_hparams
-from tests.tools import TINY_MODEL
+from tests.tools import PLUMBING_MODEL
 
 
 def shared_toy_data() -> Path:
@@ -91,11 +91,12 @@ def assert_cached_search_matches_uncached(model, inputs: tf.Tensor, beam_size: i
 
 
 def toy_checkpoint_dir(
-    root, overrides: str = "max_length=12", step: int = 7, seed: int = 1, size: str = TINY_MODEL
+    root, overrides: str = "max_length=12", step: int = 7, seed: int = 1, size: str = PLUMBING_MODEL
 ):
     """translate_toy data in ``root/data`` and an untrained transformer_tiny checkpoint (with
-    hparams.json) in ``root/train``, by default one layer of width 32 (``size``; ``overrides``
-    come after it; ``size=""`` keeps transformer_tiny's two layers of 128): what the
+    hparams.json) in ``root/train``, by default of width 32 with one decoder layer and no
+    encoder layer (``size``: ``PLUMBING_MODEL``; ``overrides`` come after it; ``size=""`` keeps
+    transformer_tiny's two layers of 128): what the
     decoder-side tools need, in seconds. The seeded initialisation makes
     its (nonsense) outputs deterministic, and for seed 1 non-empty."""
     import keras

@@ -7,6 +7,7 @@ import pytest
 from t2t_repro.decoding import runner
 from t2t_repro.hparam import HParamsError
 from tests.model_utils import toy_checkpoint_dir
+from tests.tools import TINY_MODEL
 
 
 def load(root, overrides: str):
@@ -22,7 +23,7 @@ def load(root, overrides: str):
 
 @pytest.mark.slow
 def test_bfloat16_decoding_loads_the_float32_checkpoint(tmp_path):
-    root = toy_checkpoint_dir(tmp_path)
+    root = toy_checkpoint_dir(tmp_path, size=TINY_MODEL)  # seed 1: non-empty bf16 decodes
     fp32 = load(root, "precision=float32")
     bf16 = load(root, "precision=bfloat16")
     assert keras.mixed_precision.global_policy().name == "float32"

@@ -35,7 +35,12 @@ pytestmark = pytest.mark.usefixtures("without_grappler")
 def run(tmp_path_factory):
     """translate_toy data and a train dir with three checkpoints of differently seeded
     untrained models (steps 10, 20, 30), a flags.txt, a source and a reference file."""
-    root = toy_checkpoint_dir(tmp_path_factory.mktemp("every"), step=10, seed=1)
+    root = toy_checkpoint_dir(
+        tmp_path_factory.mktemp("every"),
+        step=10,
+        seed=1,
+        size=TINY_MODEL,  # as its models below
+    )
     train = root / "train"
     vocab = registry.problem("translate_toy").vocab_sizes(str(root / "data"))[0]
     for step, seed in ((20, 3), (30, 5)):
