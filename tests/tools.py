@@ -21,17 +21,31 @@ USER_ENV = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEV
 # For the test runs' hparams: T2T's shuffle over 512 batches (batch_shuffle_size) reads ~25,000
 # examples of a toy problem before a run's first step (1-1.6 s a run); 16 batches still shuffle.
 SMALL_BATCH_SHUFFLE = "batch_shuffle_size=16"
-# A one-layer model of width 32, for the runs that test plumbing, not learning: its step and
-# search trace in a fraction of transformer_tiny's time (two layers of 128).
+# A one-layer model of width 32, for the in-process models of search and decoder checks: its
+# step and search trace in a fraction of transformer_tiny's time (two layers of 128).
 TINY_MODEL = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1"
+# The model of the training runs that check plumbing (flags, files, messages, schedules,
+# resumption, precisions, clusters, usr_dirs) and of the decoder-side tools' toy checkpoint:
+# a decoder layer and no encoder layer (T2T's num_encoder_layers falls back to
+# num_hidden_layers=0: the encoder is the embedding and its final layer norm, which the
+# decoder layer attends to). Its 24 weights, not TINY_MODEL's 36, make its training step ~2/3
+# the graph ops: ~1 of a toy run's ~4.8 CPU-s with an evaluation and dev decodes (AMD EPYC
+# Zen 4). Encoder layers stay trained and checked elsewhere: the learning test, the mirrored
+# and loopback encoder-decoder checks, the T2T comparisons and the import's resumed run.
+PLUMBING_MODEL = (
+    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=0,num_decoder_layers=1"
+)
 # No layer at all, for the multi-replica checks of T2T's other optimizers
 # (tests/distributed_check.py, test_trainer's loopback cluster): their update reduces across
 # replicas as the embedding and the final layer norm show; one layer's 14 more weights made
 # each traced update ~3x dearer. (The trainer refuses it for an encoder-decoder: its decoder
 # would never read the encoder; hparams_lib/checks.py.)
 ZERO_LAYERS = "num_hidden_layers=0"
-# The toy training runs' model and batch (test_trainer, test_early_stopping, test_warm_start).
-TINY_TRAINING = f"{TINY_MODEL},batch_size=512,learning_rate_warmup_steps=50,{SMALL_BATCH_SHUFFLE}"
+# The toy training runs' model and batch (test_trainer, test_t2t_hparams; with NO_DROPOUT,
+# TINY_PLUMBING).
+TINY_TRAINING = (
+    f"{PLUMBING_MODEL},batch_size=512,learning_rate_warmup_steps=50,{SMALL_BATCH_SHUFFLE}"
+)
 # Dropout off, for the training runs that check plumbing (flags, files, messages, schedules,
 # resumption), not dropout: its masks (a seed-generator step, a random draw and a select per
 # call, and their gradients) are ~30% of a toy run's CPU, trace and first call (1.85 -> 1.30
@@ -41,20 +55,7 @@ TINY_TRAINING = f"{TINY_MODEL},batch_size=512,learning_rate_warmup_steps=50,{SMA
 # mixed-precision runs, the clusters (tests/cluster_run.py), test_xla_padded_training's T2T
 # buckets, and the runs that check T2T's own values and defaults.
 NO_DROPOUT = "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
-# The model of the runs that check plumbing (TINY_PLUMBING's, the clusters', the usr_dir,
-# empty-dev and remote-storage runs): a decoder layer and no encoder layer (T2T's
-# num_encoder_layers falls back to num_hidden_layers=0: the encoder is the embedding and its
-# final layer norm, which the decoder layer attends to). Its 24 weights, not TINY_MODEL's 36,
-# make its training step ~2/3 the graph ops: ~1 of a toy run's ~4.8 CPU-s with an evaluation
-# and dev decodes (AMD EPYC Zen 4). Encoder layers stay trained and checked elsewhere
-# (TINY_TRAINING's runs, the learning test, the T2T comparisons).
-PLUMBING_MODEL = (
-    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=0,num_decoder_layers=1"
-)
-TINY_PLUMBING = (
-    f"{PLUMBING_MODEL},batch_size=512,learning_rate_warmup_steps=50,{SMALL_BATCH_SHUFFLE},"
-    f"{NO_DROPOUT}"
-)
+TINY_PLUMBING = f"{TINY_TRAINING},{NO_DROPOUT}"
 # A TensorFlow C++ log line (info, warning, error, fatal), e.g. "E0000 00:00:17.5 123 x.cc:1]".
 TF_LOG_LINE = re.compile(r"^[IWEF]\d{4} ", re.M)
 PYTHON = [sys.executable, "-S", str(ROOT / "tests" / "tool_client.py")]
