@@ -65,6 +65,18 @@ def test_zero_layers_are_t2ts_and_only_a_decoder_without_one_is_refused_for_trai
         validate(hp, training=True)
 
 
+@pytest.mark.parametrize("name", ["num_hidden_layers", "hidden_size"])
+def test_a_saved_record_without_a_model_size_is_refused(name):
+    """A layer count of 0 is allowed, but not a record that lacks one (``REQUIRED``)."""
+    from t2t_repro.hparams_lib.build import add_problem_hparams
+    from t2t_repro.hparams_lib.checks import check_types
+
+    hp = add_problem_hparams(registry.hparams("transformer_quickstart"), 30, 30)
+    hp.del_hparam(name)
+    with pytest.raises(HParamsError, match=f"hparams.json lacks {name}: it is not a complete"):
+        check_types(hp, "hparams.json")
+
+
 @pytest.mark.parametrize(
     "overrides", ["beam_size=0", "extra_length=-1", "alpha=-0.5", "batch_size=0"]
 )

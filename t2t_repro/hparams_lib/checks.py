@@ -15,6 +15,7 @@ from t2t_repro.hparams_lib.unimplemented import check_implemented
 REQUIRED = (
     "hidden_size",
     "num_heads",
+    "num_hidden_layers",
     "filter_size",
     "input_vocab_size",
     "target_vocab_size",
