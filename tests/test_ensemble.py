@@ -13,7 +13,7 @@ from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
 from tests.grappler import grappler_off_env
 from tests.model_utils import build_model, toy_checkpoint_dir
 from tests.shared_build import build_once
-from tests.tools import TINY_MODEL, run_tool
+from tests.tools import PLUMBING_MODEL, run_tool
 
 # An ensemble against its members, ours against ours: both sides run alike without Grappler
 # (tests/grappler.py).
@@ -23,20 +23,21 @@ INPUTS = np.array([[5, 9, 12, 7, 1], [8, 3, 1, 0, 0]], np.int32)
 
 
 def _models(n: int, vocab: int = 40, target_vocab: int | None = None):
-    """Members of one layer of width 32 (TINY_MODEL): the ensemble's averaging and the
-    searches over it are the same for any member, and a member's traces cost its layers."""
+    """Members of width 32 with one decoder layer and no encoder layer (PLUMBING_MODEL): the
+    ensemble's averaging and the searches over it are the same for any member, and a member's
+    traces cost its layers."""
     models = []
     for seed in range(n):
         keras.utils.set_random_seed(seed)
         models.append(
-            build_model(overrides=TINY_MODEL, vocab_size=vocab, target_vocab_size=target_vocab)
+            build_model(overrides=PLUMBING_MODEL, vocab_size=vocab, target_vocab_size=target_vocab)
         )
     return models
 
 
 def _copy(model):
     twin = build_model(
-        overrides=TINY_MODEL,
+        overrides=PLUMBING_MODEL,
         vocab_size=model.hparams.input_vocab_size,
         target_vocab_size=model.hparams.target_vocab_size,
     )

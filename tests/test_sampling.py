@@ -12,7 +12,7 @@ import tensorflow as tf
 from t2t_repro.decoding.search import SearchConfig, Searcher, search
 from t2t_repro.hparam import HParamsError
 from tests.model_utils import build_model
-from tests.tools import TINY_MODEL
+from tests.tools import PLUMBING_MODEL
 
 VOCAB = 20
 SOURCES = np.array([[5, 6, 7, 8, 1], [9, 4, 1, 0, 0], [3, 12, 1, 0, 0]], np.int32)
@@ -21,9 +21,9 @@ SOURCES = np.array([[5, 6, 7, 8, 1], [9, 4, 1, 0, 0], [3, 12, 1, 0, 0]], np.int3
 @pytest.fixture(scope="module")
 def model():
     keras.utils.set_random_seed(3)
-    # One layer of width 32 (TINY_MODEL): the draws follow whatever softmax the model gives,
-    # and each eager step and trace costs its layers.
-    return build_model("transformer_tiny", TINY_MODEL, vocab_size=VOCAB)
+    # Width 32, one decoder layer, no encoder layer (PLUMBING_MODEL): the draws follow whatever
+    # softmax the model gives, and each eager step and trace costs its layers.
+    return build_model("transformer_tiny", PLUMBING_MODEL, vocab_size=VOCAB)
 
 
 def sampler(model, **kw):
@@ -300,7 +300,7 @@ def test_the_exporters_check_samples_with_the_decoders_seed_and_buckets():
     from t2t_repro.serving.export_check import quiet_decoder
     from t2t_repro.text_encoding.byte_encoder import ByteTextEncoder
 
-    model = build_model("transformer_tiny", f"{TINY_MODEL},sampling_method=random", VOCAB)
+    model = build_model("transformer_tiny", f"{PLUMBING_MODEL},sampling_method=random", VOCAB)
     encoder = ByteTextEncoder()
     decoder = LineDecoder(model, encoder, encoder, decode_hparams("beam_size=1"), random_seed=5)
     decoder.searcher = decoder.searcher.with_config(length_buckets=(96,))

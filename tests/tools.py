@@ -25,7 +25,8 @@ SMALL_BATCH_SHUFFLE = "batch_shuffle_size=16"
 # step and search trace in a fraction of transformer_tiny's time (two layers of 128).
 TINY_MODEL = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1"
 # The model of the training runs that check plumbing (flags, files, messages, schedules,
-# resumption, precisions, clusters, usr_dirs) and of the decoder-side tools' toy checkpoint:
+# resumption, precisions, clusters, usr_dirs), of the decoder-side tools' toy checkpoint and
+# of the sampling and ensemble searches:
 # a decoder layer and no encoder layer (T2T's num_encoder_layers falls back to
 # num_hidden_layers=0: the encoder is the embedding and its final layer norm, which the
 # decoder layer attends to). Its 24 weights, not TINY_MODEL's 36, make its training step ~2/3
