@@ -95,10 +95,10 @@ def toy_checkpoint_dir(
 ):
     """translate_toy data in ``root/data`` and an untrained transformer_tiny checkpoint (with
     hparams.json) in ``root/train``, by default of width 32 with one decoder layer and no
-    encoder layer (``size``: ``PLUMBING_MODEL``; ``overrides`` come after it; ``size=""`` keeps
-    transformer_tiny's two layers of 128): what the
-    decoder-side tools need, in seconds. The seeded initialisation makes
-    its (nonsense) outputs deterministic, and for seed 1 non-empty."""
+    encoder layer (``size``: ``PLUMBING_MODEL``; ``overrides`` come after it; ``size=""``
+    keeps transformer_tiny's two layers of 128): what the decoder-side tools need, in seconds.
+    The seeded initialisation makes its (nonsense) outputs deterministic, and for seed 1
+    non-empty."""
     import keras
 
     keras.utils.set_random_seed(seed)

@@ -19,7 +19,7 @@ from t2t_repro.visualization.attention_maps import (
 )
 from tests.grappler import grappler_off_env
 from tests.model_utils import build_model, toy_checkpoint_dir
-from tests.tools import ROOT, tool_cmd
+from tests.tools import ROOT, TINY_WIDTH, tool_cmd
 
 # The runs check the attention maps' shape and the files written.
 # Without Grappler: tests/grappler.py.
@@ -103,11 +103,7 @@ def test_a_newline_token_is_measured_as_drawn_without_a_warning():
 @pytest.mark.slow
 def test_cli_writes_three_pngs_and_rejects_a_bad_layer(tmp_path):
     # Two layers: by default the pictures are of the last one (layer1), not the first.
-    root = toy_checkpoint_dir(
-        tmp_path,
-        "max_length=12",
-        size="hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=2",
-    )
+    root = toy_checkpoint_dir(tmp_path, "max_length=12", size=f"{TINY_WIDTH},num_hidden_layers=2")
     cmd = tool_cmd(
         "t2t-attention",
         "--problem=translate_toy",

@@ -21,21 +21,21 @@ USER_ENV = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEV
 # For the test runs' hparams: T2T's shuffle over 512 batches (batch_shuffle_size) reads ~25,000
 # examples of a toy problem before a run's first step (1-1.6 s a run); 16 batches still shuffle.
 SMALL_BATCH_SHUFFLE = "batch_shuffle_size=16"
-# A one-layer model of width 32, for the in-process models of search and decoder checks: its
-# step and search trace in a fraction of transformer_tiny's time (two layers of 128).
-TINY_MODEL = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1"
+# The width of the suite's toy models: their steps and searches trace in a fraction of
+# transformer_tiny's time (width 128).
+TINY_WIDTH = "hidden_size=32,filter_size=64,num_heads=2"
+# One layer, for the in-process models of search and decoder checks.
+TINY_MODEL = f"{TINY_WIDTH},num_hidden_layers=1"
 # The model of the training runs that check plumbing (flags, files, messages, schedules,
 # resumption, precisions, clusters, usr_dirs), of the decoder-side tools' toy checkpoint and
-# of the sampling and ensemble searches:
-# a decoder layer and no encoder layer (T2T's num_encoder_layers falls back to
-# num_hidden_layers=0: the encoder is the embedding and its final layer norm, which the
-# decoder layer attends to). Its 24 weights, not TINY_MODEL's 36, make its training step ~2/3
-# the graph ops: ~1 of a toy run's ~4.8 CPU-s with an evaluation and dev decodes (AMD EPYC
-# Zen 4). Encoder layers stay trained and checked elsewhere: the learning test, the mirrored
-# and loopback encoder-decoder checks, the T2T comparisons and the import's resumed run.
-PLUMBING_MODEL = (
-    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=0,num_decoder_layers=1"
-)
+# of the sampling and ensemble searches: a decoder layer and no encoder layer (T2T's
+# num_encoder_layers falls back to num_hidden_layers=0: the encoder is the embedding and its
+# final layer norm, which the decoder layer attends to). Its 24 weights, not TINY_MODEL's 36,
+# make its training step ~2/3 the graph ops: ~1 of a toy run's ~4.8 CPU-s with an evaluation
+# and dev decodes (AMD EPYC Zen 4). Encoder layers stay trained and checked elsewhere: the
+# learning test, the mirrored and loopback encoder-decoder checks, the T2T comparisons and
+# the import's resumed run.
+PLUMBING_MODEL = f"{TINY_WIDTH},num_hidden_layers=0,num_decoder_layers=1"
 # No layer at all, for the multi-replica checks of T2T's other optimizers
 # (tests/distributed_check.py, test_trainer's loopback cluster): their update reduces across
 # replicas as the embedding and the final layer norm show; one layer's 14 more weights made
