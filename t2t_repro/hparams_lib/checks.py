@@ -89,8 +89,10 @@ def _check_layers(hp: HParams, source: str, training: bool) -> None:
     embedding and the final layer norm), so only negative counts are refused. Training an
     encoder-decoder whose decoder has no layer is refused too: nothing reads the encoder, and
     T2T applies only the gradients that exist (``utils/optimize.py``, ``optimize``:
-    ``ConditionalOptimizer.compute_gradients`` keeps a None gradient, ``optimize_loss`` skips
-    its weight), which this train step does not."""
+    ``ConditionalOptimizer.compute_gradients`` keeps a None gradient, and the
+    ``apply_gradients`` that ``optimize_loss`` calls skips its weight; T2T 1.15.7's model run
+    so leaves the encoder's layer norm and target-space embedding as they were), which this
+    train step does not."""
     for name in ("num_hidden_layers", "num_encoder_layers", "num_decoder_layers"):
         if hp.get(name, 0) < 0:
             raise HParamsError(f"{source}: {name}={hp.get(name)!r} must be >= 0.")
