@@ -390,11 +390,12 @@ def test_with_transformer_model():
     import keras
 
     from tests.model_utils import build_model
+    from tests.tools import NO_ENCODER_LAYER
 
     keras.utils.set_random_seed(0)
-    model = build_model(
+    model = build_model(  # one decoder layer: the scores are the model's whatever its layers
         "transformer_tiny",
-        "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=2",
+        f"hidden_size=32,filter_size=48,num_heads=4,{NO_ENCODER_LAYER}",
         vocab_size=20,
     )
     inputs = tf.constant([[5, 6, 7, 1, 0], [8, 9, 1, 0, 0]])

@@ -12,14 +12,14 @@ from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.hparam import HParamsError
 from t2t_repro.optimizers import make_optimizer
 from tests.model_utils import build_model
-from tests.tools import TINY_MODEL
+from tests.tools import PLUMBING_MODEL
 
 GARBLED = 'model_checkpoint_path: "ckpt-6\x00\xff garbage {{{'
 
 
 def training_dir(path, steps=(200, 400, 600)):
     """A training dir as the trainer writes it: model + optimizer checkpoints, hparams.json."""
-    model = build_model("transformer_tiny", TINY_MODEL, vocab_size=30)  # one layer of 32
+    model = build_model("transformer_tiny", PLUMBING_MODEL, vocab_size=30)
     optimizer = make_optimizer(model.hparams)
     optimizer.build(model.trainable_variables)
     (path / "hparams.json").write_text(model.hparams.to_json())

@@ -7,7 +7,7 @@ from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training.loop import train_step
 from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
 from tests.model_utils import build_model
-from tests.tools import NO_DROPOUT, TINY_MODEL
+from tests.tools import NO_DROPOUT, PLUMBING_MODEL
 
 # The runs check when a diverging loss is flagged and what is said.
 # Without Grappler: tests/grappler.py.
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.usefixtures("without_grappler")
 
 def run_steps(monkeypatch, threshold):
     monkeypatch.setattr(train_step, "DIVERGED_LOSS", threshold)
-    model = build_model("transformer_tiny", f"{TINY_MODEL},{NO_DROPOUT}", vocab_size=20)
+    model = build_model("transformer_tiny", f"{PLUMBING_MODEL},{NO_DROPOUT}", vocab_size=20)
     optimizer = make_optimizer(model.hparams)
     optimizer.build(model.trainable_variables)
     metrics = TrainMetrics()

@@ -17,7 +17,7 @@ from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 from tests.grappler import grappler_off_env
 from tests.model_utils import shared_toy_checkpoint
 from tests.shared_build import build_once
-from tests.tools import ROOT, run_tool
+from tests.tools import NO_ENCODER_LAYER, ROOT, run_tool
 
 SHARED = ROOT.parent / "shared" / "data"
 HOSTILE = [
@@ -298,9 +298,9 @@ def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_p
     encoders = problem.get_encoders(data_dir)
     keras.utils.set_random_seed(2)
     sizes = problem.vocab_sizes(data_dir)
-    model = build_model(
+    model = build_model(  # one decoder layer: the constraint acts on any model's scores alike
         "transformer_tiny",
-        "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1",
+        f"hidden_size=32,filter_size=48,num_heads=4,{NO_ENCODER_LAYER}",
         vocab_size=sizes[0],
         target_vocab_size=sizes[1],
     )

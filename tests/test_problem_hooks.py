@@ -14,7 +14,7 @@ from t2t_repro.training.config import TrainerConfig
 
 # Imported here, not under capsys: its ConsoleLog binds sys.stdout at import.
 from t2t_repro.training.trainer import Trainer
-from tests.tools import NO_DROPOUT, SMALL_BATCH_SHUFFLE
+from tests.tools import NO_DROPOUT, NO_ENCODER_LAYER, SMALL_BATCH_SHUFFLE
 
 NAME = "toy_with_hooks"
 BANNED = 5  # a target id the constraint never allows
@@ -94,7 +94,7 @@ def test_trainer_and_decoder_use_the_problems_metric_and_constraint(toy_data, tm
         hparams_set="transformer_tiny",
         data_dir=str(toy_data),
         output_dir=str(tmp_path / "train"),
-        hparams="hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,batch_size=256,"
+        hparams=f"hidden_size=16,filter_size=32,num_heads=2,{NO_ENCODER_LAYER},batch_size=256,"
         + f"{NO_DROPOUT},{SMALL_BATCH_SHUFFLE}",
         train_steps=4,
         local_eval_frequency=4,

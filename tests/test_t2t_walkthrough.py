@@ -8,11 +8,11 @@ import os
 import pytest
 
 from t2t_repro.commands import bleu, datagen, decoder, trainer
-from tests.tools import NO_DROPOUT, SMALL_BATCH_SHUFFLE
+from tests.tools import NO_DROPOUT, NO_ENCODER_LAYER, SMALL_BATCH_SHUFFLE
 
 PROBLEM, MODEL, HPARAMS = "translate_toy", "transformer", "transformer_tiny"
 TINY = (
-    "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,batch_size=256,max_length=24,"
+    f"hidden_size=16,filter_size=32,num_heads=2,{NO_ENCODER_LAYER},batch_size=256,max_length=24,"
     f"{NO_DROPOUT},{SMALL_BATCH_SHUFFLE}"
 )
 BEAM_SIZE, ALPHA = 2, 0.6

@@ -20,6 +20,7 @@ from t2t_repro.parsing.tree_constraint import TreeConstraint
 from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
 from tests.float_bounds import gamma
 from tests.model_utils import build_model
+from tests.tools import NO_ENCODER_LAYER
 
 # The decodes check trees, the constraint's mask and agreement between paths, not T2T's
 # numbers. Without Grappler: tests/grappler.py.
@@ -110,9 +111,9 @@ SENTENCES = [
 def _model():
     """One model for every decode below (a search only reads it)."""
     keras.utils.set_random_seed(3)
-    return build_model(  # one layer: the constraint acts on any model's scores alike
+    return build_model(  # one decoder layer: the constraint acts on any model's scores alike
         "transformer_tiny",
-        "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1",
+        f"hidden_size=32,filter_size=48,num_heads=4,{NO_ENCODER_LAYER}",
         vocab_size=30,
         target_vocab_size=ENC.vocab_size,
     )

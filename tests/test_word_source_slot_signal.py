@@ -26,7 +26,7 @@ from tests.model_utils import (
     assert_cached_steps_match_full_pass,
 )
 from tests.test_wsj_parsing import make_ldc
-from tests.tools import NO_DROPOUT, SMALL_BATCH_SHUFFLE, run_tool
+from tests.tools import NO_DROPOUT, NO_ENCODER_LAYER, SMALL_BATCH_SHUFFLE, run_tool
 
 register_builtins()
 
@@ -173,7 +173,7 @@ def test_trainer_and_decoder_run_the_words_problem_with_slot_signal(tmp_path):
     train = tmp_path / "train"
     # batch_size: the set's 4,096 tokens make batches of 315 copies of the 20 training trees,
     # and T2T's shuffle over 512 batches then reads ~160,000 examples before step 1 (30 s).
-    hparams = "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1,slot_signal=True"
+    hparams = f"hidden_size=32,filter_size=48,num_heads=4,{NO_ENCODER_LAYER},slot_signal=True"
     hparams += f",batch_size=256,{SMALL_BATCH_SHUFFLE},{NO_DROPOUT}"
     hparams += ",word_dropout_alpha=0.5"  # word dropout (its own tests: test_word_dropout.py)
     hparams += ",slot_source_feed=True"
@@ -280,7 +280,7 @@ def test_exported_words_parser_with_slot_signal_decodes_like_the_decoder(tmp_pat
     sizes = problem.vocab_sizes(data_dir)
     hp = create_hparams(
         "transformer_tiny",
-        "hidden_size=32,filter_size=48,num_heads=4,num_hidden_layers=1,slot_signal=True"
+        f"hidden_size=32,filter_size=48,num_heads=4,{NO_ENCODER_LAYER},slot_signal=True"
         f",slot_source_feed={feed}",
         input_vocab_size=sizes[0],
         target_vocab_size=sizes[1],

@@ -34,8 +34,9 @@ TINY_MODEL = f"{TINY_WIDTH},num_hidden_layers=1"
 # make its training step ~2/3 the graph ops: ~1 of a toy run's ~4.8 CPU-s with an evaluation
 # and dev decodes (AMD EPYC Zen 4). Encoder layers stay trained and checked elsewhere: the
 # learning test, the mirrored and loopback encoder-decoder checks, the T2T comparisons and
-# the import's resumed run.
-PLUMBING_MODEL = f"{TINY_WIDTH},num_hidden_layers=0,num_decoder_layers=1"
+# the import's resumed run. NO_ENCODER_LAYER: the same layers at a test's own width.
+NO_ENCODER_LAYER = "num_hidden_layers=0,num_decoder_layers=1"
+PLUMBING_MODEL = f"{TINY_WIDTH},{NO_ENCODER_LAYER}"
 # No layer at all, for the multi-replica checks of T2T's other optimizers
 # (tests/distributed_check.py, test_trainer's loopback cluster): their update reduces across
 # replicas as the embedding and the final layer norm show; one layer's 14 more weights made
@@ -53,8 +54,8 @@ TINY_TRAINING = (
 # CPU-s a run, AMD EPYC Zen 4). Dropout itself, its RNG states in checkpoints, bit-exact
 # resumption and XLA training with it stay checked with it on: test_dropout, test_loss_rows,
 # test_pad_remover, tests/distributed_check.py's masks, test_trainer's killed-and-resumed and
-# mixed-precision runs, the clusters (tests/cluster_run.py), test_xla_padded_training's T2T
-# buckets, and the runs that check T2T's own values and defaults.
+# mixed-precision runs, the clusters (tests/cluster_run.py), test_xla_padded_training's XLA
+# run, and the runs that check T2T's own values and defaults.
 NO_DROPOUT = "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
 TINY_PLUMBING = f"{TINY_TRAINING},{NO_DROPOUT}"
 # A TensorFlow C++ log line (info, warning, error, fatal), e.g. "E0000 00:00:17.5 123 x.cc:1]".
