@@ -226,13 +226,15 @@ def optimizer_ratios(single, mirrored) -> dict:
     )
     ratios = {}
     for name, accumulate in (("Adafactor", 1), ("multistep_adam", 2)):
-        # No layer (tests/tools.py): the embedding (T2T's 16 row blocks: Adafactor's factored
-        # moments, block by block) and the final layer norm (its full ones) are the weights
-        # updated; the runs above and multiworker_check's encoder-decoder have layers.
-        # Adafactor's mirrored update: ~2.0 -> ~0.6 CPU-s (AMD EPYC Zen 4).
+        # No layer (tests/tools.py): the embedding (in 2 of T2T's row blocks, not its 16:
+        # Adafactor's factored moments, block by block, each block's ops traced on each
+        # replica; its three runs ~4.2 -> ~3.0 CPU-s) and the final layer norm (its full
+        # moments) are the weights updated; the runs above and multiworker_check's
+        # encoder-decoder have layers. Adafactor's mirrored update: ~2.0 -> ~0.6 CPU-s with no
+        # layer (AMD EPYC Zen 4).
         extra = (
             f",{ZERO_LAYERS},optimizer={name},weight_decay=0.01,clip_grad_norm=0.05,"
-            "weight_noise=1.0"
+            "weight_noise=1.0,symbol_modality_num_shards=2"
         )
         if accumulate == 1:  # (2 micro-steps draw 2 gradient noises: not the 1-step update)
             extra += ",grad_noise_scale=0.001"

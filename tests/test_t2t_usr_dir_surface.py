@@ -13,7 +13,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen, decoder, trainer
-from tests.tools import NO_DROPOUT, SMALL_BATCH_SHUFFLE
+from tests.tools import NO_DROPOUT, NO_ENCODER_LAYER, SMALL_BATCH_SHUFFLE
 from tests.usr_dir_registry import restored_registry
 
 HERE = Path(__file__).resolve().parent
@@ -94,7 +94,7 @@ def test_a_users_text_encoder_runs_through_trainer_and_decoder(generated, tmp_pa
         [
             *common,
             "--hparams_set=transformer_tiny_surface",
-            f"--hparams={SMALL_BATCH_SHUFFLE},{NO_DROPOUT}",
+            f"--hparams={SMALL_BATCH_SHUFFLE},{NO_DROPOUT},{NO_ENCODER_LAYER}",
             "--train_steps=2",
             "--schedule=train",
             "--random_seed=1",
