@@ -1,9 +1,12 @@
 """The suite's graphs carry no creation stacks, its eager variables' handles no debug name, its
-ops no dtype message unless one is refused, and nothing they hold, compute or say changes
-(tests/tf_overheads.py). Each test starts from TensorFlow's own function, whatever this
-process runs with, and leaves it as it found it."""
+ops no dtype message unless one is refused, its thread pools do not spin, and nothing they
+hold, compute or say changes (tests/tf_overheads.py). Each test starts from TensorFlow's own
+function, whatever this process runs with, and leaves it as it found it."""
 
 import functools
+import json
+import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -13,12 +16,15 @@ from tensorflow.python.ops import gen_resource_variable_ops
 
 from tests.tf_overheads import (
     KEEP_OP_TRACEBACKS_ENV,
+    KEEP_THREAD_SPINNING_ENV,
     KEEP_TYPE_MESSAGES_ENV,
     KEEP_VARIABLE_DEBUG_NAMES_ENV,
     check_types_first,
     share_variable_handle_kernels,
     skip_op_tracebacks,
+    stop_thread_spinning,
 )
+from tests.tools import PYTHON, ROOT
 
 
 def _tensorflows_own(create, marker: str):
@@ -173,3 +179,46 @@ def test_asked_to_keep_type_messages_it_changes_nothing(type_checks, monkeypatch
     assert op_def_library._SatisfiesTypeConstraint is counting
     _graph_and_refusal()
     assert len(calls) > 3
+
+
+# A run forked from the tool server (which called skip_tf_overheads before any context
+# started), as the suite's tools and test processes are: what its context got, and a
+# threaded matmul and reduction's values. argv[1] "spin" puts TensorFlow's default back first.
+SPINNING_RUN = """
+import json, sys
+from tensorflow.python.eager import context
+ctx = context.context()
+inherited = ctx._config is not None and ctx._config.experimental.disable_thread_spinning
+if sys.argv[1] == "spin" and ctx._config is not None:
+    ctx._config.experimental.disable_thread_spinning = False
+import numpy as np, tensorflow as tf
+from tests.tf_overheads import stop_thread_spinning
+x = tf.constant(np.linspace(-2.0, 3.0, 512 * 512, dtype=np.float32).reshape(512, 512))
+y = tf.reduce_sum(tf.nn.softmax(tf.matmul(x, x, transpose_b=True)), axis=0)
+print(json.dumps({"inherited": bool(inherited), "again": stop_thread_spinning(),
+                  "runtime": ctx.config.experimental.disable_thread_spinning,
+                  "values": y.numpy().tobytes().hex()}))
+"""
+
+
+def _spinning_run(mode: str) -> dict:
+    out = subprocess.run(
+        [*PYTHON, "-c", SPINNING_RUN, mode], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_thread_pools_do_not_spin_and_compute_the_same():
+    quiet, spinning = _spinning_run("quiet"), _spinning_run("spin")
+    # Set in the server, before any run (unless this run's servers were asked to keep it).
+    stopped = os.environ.get(KEEP_THREAD_SPINNING_ENV) != "1"
+    assert quiet["inherited"] == spinning["inherited"] == stopped
+    assert quiet["runtime"] == stopped and not spinning["runtime"]  # what each context got
+    assert not quiet["again"] and not spinning["again"]  # started: its pools exist
+    assert quiet["values"] == spinning["values"]  # bit for bit
+
+
+def test_asked_to_keep_thread_spinning_it_changes_nothing(monkeypatch):
+    monkeypatch.setenv(KEEP_THREAD_SPINNING_ENV, "1")
+    assert not stop_thread_spinning()
