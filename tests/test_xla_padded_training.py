@@ -88,4 +88,4 @@ def test_xla_with_t2t_buckets_points_to_padded_buckets(data_dir, tmp_path):
     finally:
         proc.kill()
         _, err = proc.communicate(timeout=60)
-    assert HINT in lines[-1], "".join(lines) + err.decode()[-3000:]
+    assert lines and HINT in lines[-1], "".join(lines) + err.decode()[-3000:]
