@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from t2t_repro import t2t_hparams
 from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparams_lib.sizes import layer_counts
 from t2t_repro.hparams_lib.unimplemented import check_implemented
 
 REQUIRED = (
@@ -96,7 +97,7 @@ def _check_layers(hp: HParams, source: str, training: bool) -> None:
     for name in ("num_hidden_layers", "num_encoder_layers", "num_decoder_layers"):
         if hp.get(name, 0) < 0:
             raise HParamsError(f"{source}: {name}={hp.get(name)!r} must be >= 0.")
-    decoder_layers = hp.get("num_decoder_layers", 0) or hp.get("num_hidden_layers", 1)
+    _, decoder_layers = layer_counts(hp)
     encoder_decoder = hp.get("has_input", True) and not hp.get("class_label_target", False)
     if training and encoder_decoder and decoder_layers == 0:
         raise HParamsError(

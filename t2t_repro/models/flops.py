@@ -12,6 +12,8 @@ step is 3x the forward pass (backward = 2x forward).
 
 from __future__ import annotations
 
+from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts
+
 
 def _attention(d, key, value, q_tokens, kv_tokens, pairs, relative=False) -> float:
     """Projections for q_tokens queries over kv_tokens keys, plus QK^T and AV on pairs (twice
@@ -23,10 +25,8 @@ def _attention(d, key, value, q_tokens, kv_tokens, pairs, relative=False) -> flo
 
 def forward_flops(hparams, batch_size: int, input_length: int, target_length: int) -> float:
     d, ff = hparams.hidden_size, hparams.filter_size
-    key = hparams.attention_key_channels or d
-    value = hparams.attention_value_channels or d
-    n_enc = hparams.num_encoder_layers or hparams.num_hidden_layers
-    n_dec = hparams.num_decoder_layers or hparams.num_hidden_layers
+    key, value = attention_channels(hparams)
+    n_enc, n_dec = layer_counts(hparams)
     if not hparams.get("has_input", True):  # a language model: the decoder alone
         n_enc, input_length = 0, 0
     src, tgt = batch_size * input_length, batch_size * target_length

@@ -18,6 +18,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.hparam import HParams
+from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts
 from t2t_repro.layers.attention import attention_bias_ignore_padding, attention_bias_lower_triangle
 from t2t_repro.layers.dropout import Dropout, parse_broadcast_dims
 from t2t_repro.layers.embedding import SymbolEmbedding
@@ -58,13 +59,15 @@ def slot_features(hp: HParams) -> SlotFeatures | None:
 
 
 def stack_config(hp: HParams, num_layers: int) -> StackConfig:
+    """``num_layers``: the stack's own count (``hparams_lib.sizes.layer_counts``)."""
+    key_channels, value_channels = attention_channels(hp)
     return StackConfig(
-        num_layers=num_layers or hp.num_hidden_layers,
+        num_layers=num_layers,
         hidden_size=hp.hidden_size,
         filter_size=hp.filter_size,
         num_heads=hp.num_heads,
-        key_channels=hp.attention_key_channels or hp.hidden_size,
-        value_channels=hp.attention_value_channels or hp.hidden_size,
+        key_channels=key_channels,
+        value_channels=value_channels,
         attention_dropout=hp.attention_dropout,
         relu_dropout=hp.relu_dropout,
         prepost_dropout=hp.layer_prepostprocess_dropout,
@@ -168,9 +171,10 @@ class Transformer(keras.Model):
         max_positions = hp.get("max_position_embeddings", 1024)  # read only with pos="emb"
         self.positional = PositionalSignal(hp.pos, d, max_positions, name="positional")
         self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
+        encoder_layers, decoder_layers = layer_counts(hp)
         if self.has_input:
-            self.encoder = Encoder(stack_config(hp, hp.num_encoder_layers), name="encoder")
-        decoder_config = stack_config(hp, hp.num_decoder_layers)
+            self.encoder = Encoder(stack_config(hp, encoder_layers), name="encoder")
+        decoder_config = stack_config(hp, decoder_layers)
         self.decoder = Decoder(
             dataclasses.replace(decoder_config, encdec_attention=self.has_input), name="decoder"
         )

@@ -21,6 +21,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.hparam import HParams
+from t2t_repro.hparams_lib.sizes import layer_counts
 from t2t_repro.layers.dropout import Dropout
 from t2t_repro.layers.embedding import SymbolEmbedding
 from t2t_repro.layers.positional import PositionalSignal
@@ -72,7 +73,7 @@ class TransformerEncoder(Transformer):
         )
         self.positional = PositionalSignal(hp.pos, d, hp.max_position_embeddings, name="positional")
         self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
-        self.encoder = PooledEncoder(stack_config(hp, hp.num_encoder_layers), name="encoder")
+        self.encoder = PooledEncoder(stack_config(hp, layer_counts(hp)[0]), name="encoder")
         self.use_target_space = hp.use_target_space_embedding
         if self.use_target_space:
             self.target_space_embedding = self.add_weight(

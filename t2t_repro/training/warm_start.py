@@ -22,6 +22,7 @@ from t2t_repro import fileio, registry
 from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.checkpoints.loading import resolve_checkpoint, restore_model, saved_hparams
 from t2t_repro.hparam import HParams
+from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts
 from t2t_repro.registry import RegistryError
 from t2t_repro.training.output_dir import FLAGS_FILE
 
@@ -48,16 +49,16 @@ def source_prefix(path: str) -> str:
 def model_sizes(hp: HParams) -> dict:
     """The hparams that set the model's variable shapes, with T2T's 0 = "as hidden_size /
     num_hidden_layers" resolved (``transformer.py``'s defaults)."""
-    layers, hidden = hp.get("num_hidden_layers"), hp.get("hidden_size")
+    (encoder_layers, decoder_layers), (key, value) = layer_counts(hp), attention_channels(hp)
     return {
         "input_vocab_size": hp.get("input_vocab_size"),
         "target_vocab_size": hp.get("target_vocab_size"),
-        "hidden_size": hidden,
+        "hidden_size": hp.get("hidden_size"),
         "filter_size": hp.get("filter_size"),
-        "num_encoder_layers": hp.get("num_encoder_layers") or layers,
-        "num_decoder_layers": hp.get("num_decoder_layers") or layers,
-        "attention_key_channels": hp.get("attention_key_channels") or hidden,
-        "attention_value_channels": hp.get("attention_value_channels") or hidden,
+        "num_encoder_layers": encoder_layers,
+        "num_decoder_layers": decoder_layers,
+        "attention_key_channels": key,
+        "attention_value_channels": value,
     }
 
 
