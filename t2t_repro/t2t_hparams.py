@@ -64,6 +64,7 @@ def refused(default: Any, values: tuple = (), why: str = "", training=False, sto
 
 
 _MODEL = "models/transformer"
+_SIZES = "hparams_lib/sizes"  # the layer counts and attention channels the model is built with
 _INPUT = "data/input_pipeline"
 _LR = "learning_rate"
 _LEGACY = "learning_rate_legacy"
@@ -77,8 +78,8 @@ TABLE: dict[str, Entry] = {
     "attention_dropout": honoured(0.1, _MODEL, added_by=_T),
     # comma-separated dims along which a dropout mask is shared (TPU sets: "0,1", "1")
     "attention_dropout_broadcast_dims": honoured("", _MODEL, added_by=_T),
-    "attention_key_channels": honoured(0, _MODEL, added_by=_T),
-    "attention_value_channels": honoured(0, _MODEL, added_by=_T),
+    "attention_key_channels": honoured(0, _SIZES, added_by=_T),
+    "attention_value_channels": honoured(0, _SIZES, added_by=_T),
     "ffn_layer": honoured(
         "dense_relu_dense",
         values=("dense_relu_dense", "conv_hidden_relu"),  # T2T's old name of the same layer
@@ -95,10 +96,10 @@ TABLE: dict[str, Entry] = {
     "multiply_embedding_mode": honoured("sqrt_depth", _MODEL),
     "norm_epsilon": honoured(1e-06, _MODEL),
     "norm_type": honoured("layer", values=("layer",), why="only T2T's layer norm is implemented"),
-    "num_decoder_layers": honoured(0, _MODEL, added_by=_T),
-    "num_encoder_layers": honoured(0, _MODEL, added_by=_T),
+    "num_decoder_layers": honoured(0, _SIZES, added_by=_T),
+    "num_encoder_layers": honoured(0, _SIZES, added_by=_T),
     "num_heads": honoured(8, _MODEL, added_by=_T),
-    "num_hidden_layers": honoured(6, _MODEL),
+    "num_hidden_layers": honoured(6, _SIZES),
     "pos": honoured("timing", _MODEL, added_by=_T),
     "relu_dropout": honoured(0.1, _MODEL, added_by=_T),
     "relu_dropout_broadcast_dims": honoured("", _MODEL, added_by=_T),
