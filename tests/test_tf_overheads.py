@@ -1,6 +1,7 @@
 """The suite's graphs carry no creation stacks, its eager variables' handles no debug name, its
-ops no dtype message unless one is refused, its thread pools do not spin, and nothing they
-hold, compute or say changes (tests/tf_overheads.py). Each test starts from TensorFlow's own
+ops no dtype message unless one is refused, its thread pools do not spin, its traces ask no op
+without a resource input for its read-only ones, and nothing they hold, compute or say changes
+(tests/tf_overheads.py). Each test starts from TensorFlow's own
 function, whatever this process runs with, and leaves it as it found it."""
 
 import functools
@@ -15,11 +16,13 @@ from tensorflow.python.framework import ops
 from tensorflow.python.ops import gen_resource_variable_ops
 
 from tests.tf_overheads import (
+    KEEP_ATTR_LOOKUPS_ENV,
     KEEP_OP_TRACEBACKS_ENV,
     KEEP_THREAD_SPINNING_ENV,
     KEEP_TYPE_MESSAGES_ENV,
     KEEP_VARIABLE_DEBUG_NAMES_ENV,
     check_types_first,
+    look_up_resource_inputs_first,
     share_variable_handle_kernels,
     skip_op_tracebacks,
     stop_thread_spinning,
@@ -179,6 +182,77 @@ def test_asked_to_keep_type_messages_it_changes_nothing(type_checks, monkeypatch
     assert op_def_library._SatisfiesTypeConstraint is counting
     _graph_and_refusal()
     assert len(calls) > 3
+
+
+@pytest.fixture
+def resource_lookups(monkeypatch):
+    """TensorFlow's ``get_read_write_resource_inputs`` for the test, behind a recorder of the
+    op types it is asked about."""
+    from tensorflow.python.framework import auto_control_deps_utils
+
+    get = _tensorflows_own(
+        auto_control_deps_utils.get_read_write_resource_inputs, "looks_up_resource_inputs_first"
+    )
+    asked = []
+
+    @functools.wraps(get)
+    def recording(op):
+        asked.append(op.type)
+        return get(op)
+
+    monkeypatch.setattr(auto_control_deps_utils, "get_read_write_resource_inputs", recording)
+    return asked, recording
+
+
+def _ordered_graph_and_values() -> tuple[list, list]:
+    """A function whose order is automatic control dependencies' work: reads and writes of two
+    variables, a stateful op with no resource input, a loop and plain math. Its nodes (inputs,
+    control inputs included) and what it computes."""
+    v, w = tf.Variable([1.0, 2.0]), tf.Variable(3.0)
+
+    @tf.function
+    def f(x):
+        a = v.read_value() * x
+        v.assign_add(a)
+        w.assign(tf.reduce_sum(v) + tf.random.uniform([], seed=1, maxval=0.0))
+        i, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * 0.5 + w), (0, x))
+        return tf.nn.relu(v + w - 4.0) + y, i
+
+    x = tf.constant([0.5, -1.0])
+    graph = f.get_concrete_function(x).graph.as_graph_def()
+    functions = [graph.node] + [function.node_def for function in graph.library.function]
+    nodes = sorted((n.name, n.op, list(n.input)) for group in functions for n in group)
+    return nodes, [t.numpy().tobytes() for t in f(x)] + [v.numpy().tobytes(), w.numpy().tobytes()]
+
+
+def test_only_ops_with_resource_inputs_are_asked_and_the_order_is_the_same(
+    resource_lookups, monkeypatch
+):
+    from tensorflow.python.framework import auto_control_deps_utils
+
+    asked, recording = resource_lookups
+    monkeypatch.delenv(KEEP_ATTR_LOOKUPS_ENV, raising=False)
+    own = _ordered_graph_and_values()
+    assert {"Mul", "AddV2", "Relu", "RandomUniform"} <= set(asked)  # TensorFlow's own: all
+    del asked[:]
+    assert look_up_resource_inputs_first() and look_up_resource_inputs_first()  # idempotent
+    assert auto_control_deps_utils.get_read_write_resource_inputs.__wrapped__ is recording
+    first = _ordered_graph_and_values()
+    # The loop reads w: a functional op, one that carries the attribute.
+    assert set(asked) == {"ReadVariableOp", "AssignAddVariableOp", "AssignVariableOp", "While"}
+    assert first == own  # the same nodes and control inputs; the same values, bit for bit
+    assert any(i.startswith("^") for _, _, inputs in own[0] for i in inputs)  # ordered by it
+
+
+def test_asked_to_keep_attr_lookups_it_changes_nothing(resource_lookups, monkeypatch):
+    from tensorflow.python.framework import auto_control_deps_utils
+
+    asked, recording = resource_lookups
+    monkeypatch.setenv(KEEP_ATTR_LOOKUPS_ENV, "1")
+    assert not look_up_resource_inputs_first()
+    assert auto_control_deps_utils.get_read_write_resource_inputs is recording
+    _ordered_graph_and_values()
+    assert "Mul" in asked
 
 
 # A run forked from the tool server (which called skip_tf_overheads before any context

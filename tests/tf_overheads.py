@@ -1,4 +1,4 @@
-"""The suite's processes skip four things TensorFlow does that no test reads.
+"""The suite's processes skip five things TensorFlow does that no test reads.
 
 1. Each op's Python creation stack. TensorFlow records, for every op it adds to a graph, the
    stack that made it (``tensorflow/python/framework/ops.py``, ``_create_c_op``:
@@ -33,6 +33,14 @@
    with the same eval numbers (AMD EPYC Zen 4). Set before the process's context starts (the
    tool server's, which its forked runs and test processes inherit); a real interpreter's run
    keeps TensorFlow's default. ``T2T_TEST_THREAD_SPINNING=1`` keeps it.
+5. A failed attribute lookup per op. When a ``tf.function`` (or a loop body, a branch, a
+   gradient) is traced, its automatic control dependencies ask every op which of its
+   resource inputs are only read (``tensorflow/python/framework/auto_control_deps_utils.py``,
+   ``get_read_write_resource_inputs``): an attribute that only functional ops carry, so for
+   nearly every op the lookup fails, and TensorFlow raises, converts and catches an error
+   (~9 of the ~11 µs a call). Here an op with no resource input, whose answer is empty
+   whatever the attribute says, is not asked: ~2,000 lookups of a toy model's training trace.
+   ``T2T_TEST_ATTR_LOOKUPS=1`` keeps TensorFlow's own.
 
 None changes an op, a variable's name, value or checkpoint key, or any number computed.
 The test processes (tests/conftest.py), the tool server (whose forked runs are the tools the
@@ -53,6 +61,7 @@ KEEP_OP_TRACEBACKS_ENV = "T2T_TEST_OP_TRACEBACKS"
 KEEP_VARIABLE_DEBUG_NAMES_ENV = "T2T_TEST_VARIABLE_DEBUG_NAMES"
 KEEP_TYPE_MESSAGES_ENV = "T2T_TEST_TYPE_MESSAGES"
 KEEP_THREAD_SPINNING_ENV = "T2T_TEST_THREAD_SPINNING"
+KEEP_ATTR_LOOKUPS_ENV = "T2T_TEST_ATTR_LOOKUPS"
 
 
 def _install(
@@ -178,9 +187,38 @@ def stop_thread_spinning() -> bool:
     return True
 
 
+def look_up_resource_inputs_first() -> bool:
+    """Makes this process ask an op for its read-only resource inputs only when it has a
+    resource input; False when it did not (asked to keep TensorFlow's own, or its function
+    changed shape)."""
+    from tensorflow.python.framework import auto_control_deps_utils, dtypes
+    from tensorflow.python.util import object_identity
+
+    def wrap(get_inputs):
+        def resource_inputs_first(op):
+            if op.type in auto_control_deps_utils.RESOURCE_READ_OPS or any(
+                t.dtype == dtypes.resource for t in op.inputs
+            ):
+                return get_inputs(op)
+            # What TensorFlow's function returns for an op without a resource input.
+            return object_identity.ObjectIdentitySet(), object_identity.ObjectIdentitySet()
+
+        return resource_inputs_first
+
+    return _install(
+        auto_control_deps_utils,
+        "get_read_write_resource_inputs",
+        "looks_up_resource_inputs_first",
+        KEEP_ATTR_LOOKUPS_ENV,
+        lambda p: p == ["op"],
+        wrap,
+    )
+
+
 def skip_tf_overheads() -> None:
     """All of the above, as every process that runs the suite's code calls them."""
     skip_op_tracebacks()
     share_variable_handle_kernels()
     check_types_first()
     stop_thread_spinning()
+    look_up_resource_inputs_first()
