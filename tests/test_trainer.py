@@ -29,9 +29,9 @@ TINY = TINY_TRAINING
 # The suite's TF_CPP_MIN_LOG_LEVEL (conftest); forked runs without Grappler (tests/grappler.py):
 # they check signals, messages, refusals and precisions, each against a run of their own.
 ENV = {**grappler_off_env(), "PYTHONUNBUFFERED": "1"}
-# With Grappler for the killed/resumed test, which compares two runs bit for bit: forked runs
-# without it do not repeat bitwise (tests/grappler.py says why).
-RESUME_ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+# The killed/resumed test compares two runs bit for bit: forked runs without Grappler repeat
+# bitwise with one intra-op thread (tests/grappler.py says why).
+RESUME_ENV = {**ENV, "TF_NUM_INTRAOP_THREADS": "1"}
 
 
 @pytest.fixture(scope="module")
