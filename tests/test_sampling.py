@@ -14,6 +14,10 @@ from t2t_repro.hparam import HParamsError
 from tests.model_utils import build_model
 from tests.tools import PLUMBING_MODEL
 
+# The draws, their distribution and reproducibility, not T2T's numbers: without Grappler
+# (tests/grappler.py); each comparison's searches run alike.
+pytestmark = pytest.mark.usefixtures("without_grappler")
+
 VOCAB = 20
 SOURCES = np.array([[5, 6, 7, 8, 1], [9, 4, 1, 0, 0], [3, 12, 1, 0, 0]], np.int32)
 
