@@ -35,7 +35,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from t2t_repro.text_encoding.compiled_vocabulary import intern_substrings
 from t2t_repro.text_encoding.escaping import ESCAPE_CHARS, escape_token
 from t2t_repro.text_encoding.reserved_tokens import RESERVED_TOKENS
 
@@ -115,6 +114,9 @@ class SubwordBuilder:
         trip_pos = np.repeat(np.arange(n_pos, dtype=np.int64), ntrip)
         klen = np.arange(n_trip, dtype=np.int64) - tstart[trip_pos] + 1
         # Ids in order of first appearance, as a dict over the substrings would give.
+        # (Imported here: it loads numba, which a tool's start does not need; text_encoder.py.)
+        from t2t_repro.text_encoding.compiled_vocabulary import intern_substrings
+
         trip_a, strings = intern_substrings("".join(escaped), trip_pos, klen)
         del trip_pos
         n_ids = len(strings)

@@ -31,15 +31,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.errors import DataError
 from t2t_repro.text_encoding import tokenizer
-from t2t_repro.text_encoding.compiled_vocabulary import CompiledVocabulary
 from t2t_repro.text_encoding.escaping import ESCAPE_CHARS, escape_token, unescape_token
 from t2t_repro.text_encoding.reserved_tokens import NUM_RESERVED_TOKENS
 from t2t_repro.text_encoding.subword_builder import SubwordBuilder
+
+if TYPE_CHECKING:  # at run time imported with the first vocabulary: it loads numba (~0.1 s)
+    from t2t_repro.text_encoding.compiled_vocabulary import CompiledVocabulary
 
 
 class VocabFileError(DataError, ValueError):
@@ -95,6 +98,8 @@ class SubwordTextEncoder:
                 chars.update(s)
             alphabet = chars | ESCAPE_CHARS
         alphabet = frozenset(alphabet)
+        from t2t_repro.text_encoding.compiled_vocabulary import CompiledVocabulary
+
         compiled = CompiledVocabulary(strings, alphabet)  # first: if it fails, nothing changed
         self._all_subtoken_strings = strings
         self._alphabet = alphabet
