@@ -9,9 +9,10 @@ A forked tool run gets the same with ``tests/tool_server.py``'s ``GRAPPLER_OFF_E
 environment (the clusters of tests/cluster_run.py have it).
 Two forked trainer runs without Grappler do not repeat bit for bit (a few ulps in most Adam
 slots after 20 toy steps; equal with Grappler, or with TF_NUM_INTRAOP_THREADS=1: a threaded
-kernel's summation order in the unrewritten graph), so a test that compares two such runs
-bitwise gives them one intra-op thread (tests/test_trainer.py's killed-and-resumed runs: ~20%
-less CPU than with Grappler, AMD EPYC Zen 4).
+kernel's summation order in the unrewritten graph): the suite's runs have one
+(tests/conftest.py), and a test that compares two such runs bitwise says it needs it
+(tests/test_trainer.py's killed-and-resumed runs: ~20% less CPU than with Grappler, AMD EPYC
+Zen 4).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ TINY = TINY_TRAINING
 # they check signals, messages, refusals and precisions, each against a run of their own.
 ENV = {**grappler_off_env(), "PYTHONUNBUFFERED": "1"}
 # The killed/resumed test compares two runs bit for bit: forked runs without Grappler repeat
-# bitwise with one intra-op thread (tests/grappler.py says why).
+# bitwise with the suite's one intra-op thread (tests/conftest.py; tests/grappler.py says why).
 RESUME_ENV = {**ENV, "TF_NUM_INTRAOP_THREADS": "1"}
 
 
@@ -93,12 +93,6 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
         "--eval_decode_examples=32",
         "--log_step_count_steps=100",
         "--random_seed=1",  # Reproducible: unseeded, the last eval sometimes caught a loss spike.
-        # One thread in each of TensorFlow's pools: this model's ops are too small to share, and
-        # the idle workers' spinning and wake-ups were ~12% of the run's CPU (the same eval
-        # numbers; 15.0 against 17.1 CPU-s, AMD EPYC Zen 4). A real start spins: the tool
-        # server's setting (tests/tf_overheads.py) does not reach it.
-        "--inter_op_parallelism_threads=1",
-        "--intra_op_parallelism_threads=1",
         env={**USER_ENV, "PYTHONUNBUFFERED": "1"},
     )
     assert out.returncode == 0, out.stderr[-3000:]
