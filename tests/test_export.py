@@ -321,6 +321,7 @@ def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("without_grappler_here")  # its export's signatures and decoders alike
 def test_nbest_signature_and_query_server_give_the_decoders_hypotheses(
     exported, toy_decoders, trained_dir
 ):
