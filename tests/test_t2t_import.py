@@ -182,7 +182,8 @@ def test_trainer_resumes_from_the_import_with_t2t_moments(
         hparams=result.imported.overrides,
         data_dir=str(data_dir),
         output_dir=str(train_dir),
-        train_steps=3,
+        train_steps=2,  # one update: T2T's moments move (a step of these 4,096-token batches
+        # of an 8k vocabulary is ~1 core-s; the restore and the update are what is checked)
         schedule="train",
         steps_per_loop=1,
         log_step_count_steps=1,
@@ -199,8 +200,8 @@ def test_trainer_resumes_from_the_import_with_t2t_moments(
     np.testing.assert_array_equal(before_m, t2t.get_tensor(q + "/Adam"))
     np.testing.assert_array_equal(before_v, t2t.get_tensor(q + "/Adam_1"))
     trainer.run()
-    assert trainer.step == 3
-    assert (train_dir / "ckpt-3.index").exists()
+    assert trainer.step == 2
+    assert (train_dir / "ckpt-2.index").exists()
     after_m, _ = moments(trainer.optimizer, layer.q.kernel)
     assert not np.array_equal(after_m, before_m)
     assert np.isfinite(after_m).all()
