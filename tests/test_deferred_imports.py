@@ -1,5 +1,6 @@
 """A module put off at start (t2t_repro/deferred_imports.py) runs at its first use, not at an
-``import`` of it or a scan of ``sys.modules``; and the tools start without running pyplot."""
+``import`` of it or a scan of ``sys.modules``; the tools start without running pyplot, and
+without loading numba until a vocabulary is built or loaded."""
 
 import subprocess
 import sys
@@ -90,3 +91,23 @@ def test_the_tools_start_without_running_pyplot_and_it_still_works():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["DeferredModule DeferredModule", "module Figure"], out
+
+
+NUMBA_PROBE = """
+import sys
+import t2t_repro.text_encoding.text_encoder as text_encoder
+import t2t_repro.text_encoding.token_encoder, t2t_repro.text_encoding.subword_builder
+at_import = "numba" in sys.modules
+encoder = text_encoder.SubwordTextEncoder.build_from_generator(["a cat", "a dog"], 20)
+print(at_import, "numba" in sys.modules, encoder.decode(encoder.encode("a cat")))
+"""
+
+
+def test_numba_loads_with_the_first_vocabulary_not_at_import():
+    """Every tool imports the problems, and with them the encoders: numba (~0.1-0.3 s of a
+    start) waits until a vocabulary is built or loaded, so a refusal or --help is quicker."""
+    out = subprocess.run(
+        [sys.executable, "-c", NUMBA_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["False", "True", "a", "cat"], out.stdout

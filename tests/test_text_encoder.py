@@ -440,28 +440,3 @@ def test_a_subtoken_with_a_newline_is_stored_and_read_back_as_t2t_does(tmp_path)
     assert path.read_bytes() == t2t["file"].encode("utf-8")
     assert list(SubwordTextEncoder(str(path)).all_subtoken_strings) == t2t["read_back"]
     assert t2t["read_back"].count("") == 4 and len(t2t["read_back"]) == 10
-
-
-NUMBA_PROBE = """
-import sys
-import t2t_repro.text_encoding.text_encoder as text_encoder
-import t2t_repro.text_encoding.token_encoder, t2t_repro.text_encoding.subword_builder
-at_import = "numba" in sys.modules
-encoder = text_encoder.SubwordTextEncoder.build_from_generator(["a cat", "a dog"], 20)
-print(at_import, "numba" in sys.modules, encoder.decode(encoder.encode("a cat")))
-"""
-
-
-def test_numba_loads_with_the_first_vocabulary_not_at_import():
-    """Every tool imports the problems, and with them the encoders: numba (~0.1-0.3 s of a
-    start) waits until a vocabulary is built or loaded, so a refusal or --help is quicker."""
-    import subprocess
-    import sys
-
-    from tests.tools import ROOT
-
-    out = subprocess.run(
-        [sys.executable, "-c", NUMBA_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split() == ["False", "True", "a", "cat"], out.stdout

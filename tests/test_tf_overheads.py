@@ -36,6 +36,22 @@ def _tensorflows_own(create, marker: str):
     return create
 
 
+def _behind_a_recorder(monkeypatch, owner, name: str, marker: str, note):
+    """TensorFlow's own ``owner.name`` for the test (this process's wrapper, ``marker``, taken
+    off), behind a recorder that keeps ``note(*args, **kwargs)`` of each call: (the notes, the
+    recorder)."""
+    own = _tensorflows_own(getattr(owner, name), marker)
+    notes = []
+
+    @functools.wraps(own)  # its signature too
+    def recording(*args, **kwargs):
+        notes.append(note(*args, **kwargs))
+        return own(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, recording)
+    return notes, recording
+
+
 @pytest.fixture
 def own_create_c_op(monkeypatch):
     """TensorFlow's ``_create_c_op`` for the test; this process's again after it."""
@@ -73,16 +89,13 @@ def test_asked_to_keep_op_tracebacks_it_changes_nothing(own_create_c_op, monkeyp
 def debug_names(monkeypatch):
     """TensorFlow's handle op for the test, behind a recorder of each call's ``debug_name``
     (None for a graph's), read at call time by ``resource_variable_ops``."""
-    create = _tensorflows_own(gen_resource_variable_ops.var_handle_op, "shares_handle_kernels")
-    seen = []
-
-    @functools.wraps(create)  # its signature too
-    def recording(*args, **kwargs):
-        seen.append(kwargs.get("debug_name") if tf.executing_eagerly() else None)
-        return create(*args, **kwargs)
-
-    monkeypatch.setattr(gen_resource_variable_ops, "var_handle_op", recording)
-    return seen, recording
+    return _behind_a_recorder(
+        monkeypatch,
+        gen_resource_variable_ops,
+        "var_handle_op",
+        "shares_handle_kernels",
+        lambda *_, **kwargs: kwargs.get("debug_name") if tf.executing_eagerly() else None,
+    )
 
 
 def _weights_names_and_checkpoint(tmp_path) -> tuple[list, list, dict]:
@@ -133,16 +146,13 @@ def type_checks(monkeypatch):
     """TensorFlow's ``_SatisfiesTypeConstraint`` for the test, behind a counter of its calls."""
     from tensorflow.python.framework import op_def_library
 
-    check = _tensorflows_own(op_def_library._SatisfiesTypeConstraint, "checks_first")
-    calls = []
-
-    @functools.wraps(check)
-    def counting(dtype, attr_def, param_name):
-        calls.append(param_name)
-        return check(dtype, attr_def, param_name)
-
-    monkeypatch.setattr(op_def_library, "_SatisfiesTypeConstraint", counting)
-    return calls, counting
+    return _behind_a_recorder(
+        monkeypatch,
+        op_def_library,
+        "_SatisfiesTypeConstraint",
+        "checks_first",
+        lambda dtype, attr_def, param_name: param_name,
+    )
 
 
 def _graph_and_refusal() -> tuple[list, str]:
@@ -190,18 +200,13 @@ def resource_lookups(monkeypatch):
     op types it is asked about."""
     from tensorflow.python.framework import auto_control_deps_utils
 
-    get = _tensorflows_own(
-        auto_control_deps_utils.get_read_write_resource_inputs, "looks_up_resource_inputs_first"
+    return _behind_a_recorder(
+        monkeypatch,
+        auto_control_deps_utils,
+        "get_read_write_resource_inputs",
+        "looks_up_resource_inputs_first",
+        lambda op: op.type,
     )
-    asked = []
-
-    @functools.wraps(get)
-    def recording(op):
-        asked.append(op.type)
-        return get(op)
-
-    monkeypatch.setattr(auto_control_deps_utils, "get_read_write_resource_inputs", recording)
-    return asked, recording
 
 
 def _ordered_graph_and_values() -> tuple[list, list]:

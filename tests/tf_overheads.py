@@ -196,11 +196,9 @@ def look_up_resource_inputs_first() -> bool:
 
     def wrap(get_inputs):
         def resource_inputs_first(op):
-            if op.type in auto_control_deps_utils.RESOURCE_READ_OPS or any(
-                t.dtype == dtypes.resource for t in op.inputs
-            ):
+            if any(t.dtype == dtypes.resource for t in op.inputs):
                 return get_inputs(op)
-            # What TensorFlow's function returns for an op without a resource input.
+            # What TensorFlow's function returns, in each of its branches, for such an op.
             return object_identity.ObjectIdentitySet(), object_identity.ObjectIdentitySet()
 
         return resource_inputs_first
