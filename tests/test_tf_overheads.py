@@ -1,8 +1,8 @@
 """The suite's graphs carry no creation stacks, its eager variables' handles no debug name, its
 ops no dtype message unless one is refused, its thread pools do not spin, its traces ask no op
-without a resource input for its read-only ones, and nothing they hold, compute or say changes
-(tests/tf_overheads.py). Each test starts from TensorFlow's own
-function, whatever this process runs with, and leaves it as it found it."""
+without a resource input for its read-only ones, its ops do not enter their graph again, and
+nothing they hold, compute or say changes (tests/tf_overheads.py). Each test starts from
+TensorFlow's own function, whatever this process runs with, and leaves it as it found it."""
 
 import functools
 import json
@@ -17,11 +17,13 @@ from tensorflow.python.ops import gen_resource_variable_ops
 
 from tests.tf_overheads import (
     KEEP_ATTR_LOOKUPS_ENV,
+    KEEP_GRAPH_REENTRY_ENV,
     KEEP_OP_TRACEBACKS_ENV,
     KEEP_THREAD_SPINNING_ENV,
     KEEP_TYPE_MESSAGES_ENV,
     KEEP_VARIABLE_DEBUG_NAMES_ENV,
     check_types_first,
+    enter_a_default_graph_as_it_is,
     look_up_resource_inputs_first,
     share_variable_handle_kernels,
     skip_op_tracebacks,
@@ -278,6 +280,76 @@ print(json.dumps({"inherited": bool(inherited), "again": stop_thread_spinning(),
                   "runtime": ctx.config.experimental.disable_thread_spinning,
                   "values": y.numpy().tobytes().hex()}))
 """
+
+
+@pytest.fixture
+def graph_entries(monkeypatch):
+    """TensorFlow's ``FuncGraph.as_default`` for the test, behind a recorder of whether the
+    graph entered already was the default one."""
+    from tensorflow.python.framework import func_graph
+
+    return _behind_a_recorder(
+        monkeypatch,
+        func_graph.FuncGraph,
+        "as_default",
+        "enters_default_graph_as_it_is",
+        lambda graph: ops.get_default_graph() is graph,
+    )
+
+
+def _scoped_graph_and_values() -> tuple[list, list]:
+    """A function that enters other graphs (a nested function, a loop's body) under a device,
+    a name scope and a distribution strategy's scope: its nodes (names, devices, inputs) and
+    what it computes."""
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    v = tf.Variable([1.0, 2.0])
+
+    @tf.function
+    def inner(x):
+        return tf.nn.relu(x * v - 1.0)
+
+    @tf.function
+    def f(x):
+        doubled = v * 2.0  # (v captured outside the scopes: its placeholder's name is fixed)
+        with tf.device("/cpu:0"), tf.name_scope("outer"):
+            y = inner(x) + doubled
+            i, z = tf.while_loop(lambda i, z: i < 3, lambda i, z: (i + 1, z * 0.5 + y), (0, x))
+        v.assign_add(z)
+        return z, i
+
+    x = tf.constant([0.5, -1.0])
+    with strategy.scope():  # traced with a strategy on the graphs' stacks
+        graph = f.get_concrete_function(x).graph.as_graph_def()
+    functions = [graph.node] + [function.node_def for function in graph.library.function]
+    nodes = sorted((n.name, n.op, n.device, list(n.input)) for g in functions for n in g)
+    return nodes, [t.numpy().tobytes() for t in f(x)] + [v.numpy().tobytes()]
+
+
+def test_a_default_graph_is_not_entered_again_and_the_graph_is_the_same(graph_entries, monkeypatch):
+    from tensorflow.python.framework import func_graph
+
+    entries, recording = graph_entries
+    monkeypatch.delenv(KEEP_GRAPH_REENTRY_ENV, raising=False)
+    own = _scoped_graph_and_values()
+    assert entries.count(True) > 20 and False in entries  # TensorFlow's own: every op enters
+    del entries[:]
+    assert enter_a_default_graph_as_it_is() and enter_a_default_graph_as_it_is()  # idempotent
+    assert func_graph.FuncGraph.as_default.__wrapped__ is recording
+    first = _scoped_graph_and_values()
+    assert entries and True not in entries  # each other graph entered by TensorFlow's own
+    assert first == own  # the same nodes, devices and inputs; the same values, bit for bit
+    assert any(device for _, _, device, _ in own[0])  # the device scope was there to keep
+
+
+def test_asked_to_keep_graph_reentries_it_changes_nothing(graph_entries, monkeypatch):
+    from tensorflow.python.framework import func_graph
+
+    entries, recording = graph_entries
+    monkeypatch.setenv(KEEP_GRAPH_REENTRY_ENV, "1")
+    assert not enter_a_default_graph_as_it_is()
+    assert func_graph.FuncGraph.as_default is recording
+    _scoped_graph_and_values()
+    assert True in entries
 
 
 def _spinning_run(mode: str) -> dict:
