@@ -1,8 +1,9 @@
 """The suite's graphs carry no creation stacks, its eager variables' handles no debug name, its
 ops no dtype message unless one is refused, its thread pools do not spin, its traces ask no op
-without a resource input for its read-only ones, its ops do not enter their graph again, and
-nothing they hold, compute or say changes (tests/tf_overheads.py). Each test starts from
-TensorFlow's own function, whatever this process runs with, and leaves it as it found it."""
+without a resource input for its read-only ones nor its resolvers, its ops do not enter their
+graph again, and nothing they hold, compute or say changes (tests/tf_overheads.py). Each test
+starts from TensorFlow's own function, whatever this process runs with, and leaves it as it
+found it."""
 
 import functools
 import json
@@ -19,12 +20,14 @@ from tests.tf_overheads import (
     KEEP_ATTR_LOOKUPS_ENV,
     KEEP_GRAPH_REENTRY_ENV,
     KEEP_OP_TRACEBACKS_ENV,
+    KEEP_RESOURCE_RESOLVERS_ENV,
     KEEP_THREAD_SPINNING_ENV,
     KEEP_TYPE_MESSAGES_ENV,
     KEEP_VARIABLE_DEBUG_NAMES_ENV,
     check_types_first,
     enter_a_default_graph_as_it_is,
     look_up_resource_inputs_first,
+    resolve_only_ops_with_resources,
     share_variable_handle_kernels,
     skip_op_tracebacks,
     stop_thread_spinning,
@@ -199,9 +202,13 @@ def test_asked_to_keep_type_messages_it_changes_nothing(type_checks, monkeypatch
 @pytest.fixture
 def resource_lookups(monkeypatch):
     """TensorFlow's ``get_read_write_resource_inputs`` for the test, behind a recorder of the
-    op types it is asked about."""
-    from tensorflow.python.framework import auto_control_deps_utils
+    op types it is asked about (and TensorFlow's own ``_get_resource_inputs``, which asks it)."""
+    from tensorflow.python.framework import auto_control_deps, auto_control_deps_utils
 
+    own = _tensorflows_own(
+        auto_control_deps._get_resource_inputs, "resolves_only_ops_with_resources"
+    )
+    monkeypatch.setattr(auto_control_deps, "_get_resource_inputs", own)
     return _behind_a_recorder(
         monkeypatch,
         auto_control_deps_utils,
@@ -280,6 +287,71 @@ print(json.dumps({"inherited": bool(inherited), "again": stop_thread_spinning(),
                   "runtime": ctx.config.experimental.disable_thread_spinning,
                   "values": y.numpy().tobytes().hex()}))
 """
+
+
+@pytest.fixture
+def resolutions(monkeypatch):
+    """TensorFlow's ``_get_resource_inputs`` (automatic control dependencies) for the test,
+    behind a recorder of the op types it resolves."""
+    from tensorflow.python.framework import auto_control_deps
+
+    return _behind_a_recorder(
+        monkeypatch,
+        auto_control_deps,
+        "_get_resource_inputs",
+        "resolves_only_ops_with_resources",
+        lambda op: op.type,
+    )
+
+
+def _dataset_ordered_graph_and_values() -> tuple[list, list]:
+    """A function whose write of a variable follows a dataset reduction that reads it through
+    its map function: only tf.data's resolver knows the reduction reads it. Its nodes
+    (control inputs included) and what it computes."""
+    v = tf.Variable(2.0)
+
+    @tf.function
+    def f():
+        data = tf.data.Dataset.range(3).map(lambda x: tf.cast(x, tf.float32) * v)
+        total = data.reduce(0.0, lambda a, b: a + b)
+        v.assign(5.0)
+        return total * 2.0
+
+    graph = f.get_concrete_function().graph.as_graph_def()
+    nodes = sorted((n.name, n.op, list(n.input)) for n in graph.node)
+    return nodes, [f().numpy().tobytes(), v.numpy().tobytes()]
+
+
+def test_only_ops_with_resources_are_resolved_and_the_order_is_the_same(resolutions, monkeypatch):
+    from tensorflow.python.framework import auto_control_deps
+
+    resolved, recording = resolutions
+    monkeypatch.delenv(KEEP_RESOURCE_RESOLVERS_ENV, raising=False)
+    own = _ordered_graph_and_values(), _dataset_ordered_graph_and_values()
+    assert {"Mul", "AddV2", "Relu", "RandomUniform"} <= set(resolved)  # TensorFlow's own: all
+    del resolved[:]
+    assert resolve_only_ops_with_resources() and resolve_only_ops_with_resources()  # once
+    assert auto_control_deps._get_resource_inputs.__wrapped__ is recording
+    first = _ordered_graph_and_values(), _dataset_ordered_graph_and_values()
+    resource_ops = {"ReadVariableOp", "AssignAddVariableOp", "AssignVariableOp", "While"}
+    # (the map's dataset op takes the variable as its function's captured input)
+    assert set(resolved) == resource_ops | {"MapDataset", "ReduceDataset"}
+    assert first == own  # the same nodes and control inputs; the same values, bit for bit
+    # The write waits for the reduction, which only tf.data's resolver ties to the variable.
+    (reduce_name,) = [name for name, op, _ in own[1][0] if op == "ReduceDataset"]
+    (write_inputs,) = [inputs for _, op, inputs in own[1][0] if op == "AssignVariableOp"]
+    assert f"^{reduce_name}" in write_inputs
+
+
+def test_asked_to_keep_resource_resolvers_it_changes_nothing(resolutions, monkeypatch):
+    from tensorflow.python.framework import auto_control_deps
+
+    resolved, recording = resolutions
+    monkeypatch.setenv(KEEP_RESOURCE_RESOLVERS_ENV, "1")
+    assert not resolve_only_ops_with_resources()
+    assert auto_control_deps._get_resource_inputs is recording
+    _ordered_graph_and_values()
+    assert "Mul" in resolved
 
 
 @pytest.fixture
