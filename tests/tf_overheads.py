@@ -47,7 +47,7 @@
    graph of every trace, each entry copies its distribution-strategy, device and
    variable-creator stacks from the default graph, which is itself, and puts them back on exit
    (``tensorflow/python/framework/func_graph.py``, ``_func_graph_as_default_inner_cm``):
-   ~5,000 entries in a toy trainer run, ~6% of its traces' CPU (AMD EPYC Zen 4). Here a graph
+   ~5,000 entries in a toy trainer run, ~10% of its traces' CPU (AMD EPYC Zen 4). Here a graph
    that already is the default one (in graph mode) is entered as it is; entering another graph
    is TensorFlow's own. ``T2T_TEST_GRAPH_REENTRY=1`` keeps TensorFlow's own.
 7. The resource resolvers per op. After 5., automatic control dependencies still hand every
