@@ -269,26 +269,6 @@ def test_asked_to_keep_attr_lookups_it_changes_nothing(resource_lookups, monkeyp
     assert "Mul" in asked
 
 
-# A run forked from the tool server (which called skip_tf_overheads before any context
-# started), as the suite's tools and test processes are: what its context got, and a
-# threaded matmul and reduction's values. argv[1] "spin" puts TensorFlow's default back first.
-SPINNING_RUN = """
-import json, sys
-from tensorflow.python.eager import context
-ctx = context.context()
-inherited = ctx._config is not None and ctx._config.experimental.disable_thread_spinning
-if sys.argv[1] == "spin" and ctx._config is not None:
-    ctx._config.experimental.disable_thread_spinning = False
-import numpy as np, tensorflow as tf
-from tests.tf_overheads import stop_thread_spinning
-x = tf.constant(np.linspace(-2.0, 3.0, 512 * 512, dtype=np.float32).reshape(512, 512))
-y = tf.reduce_sum(tf.nn.softmax(tf.matmul(x, x, transpose_b=True)), axis=0)
-print(json.dumps({"inherited": bool(inherited), "again": stop_thread_spinning(),
-                  "runtime": ctx.config.experimental.disable_thread_spinning,
-                  "values": y.numpy().tobytes().hex()}))
-"""
-
-
 @pytest.fixture
 def resolutions(monkeypatch):
     """TensorFlow's ``_get_resource_inputs`` (automatic control dependencies) for the test,
@@ -422,6 +402,26 @@ def test_asked_to_keep_graph_reentries_it_changes_nothing(graph_entries, monkeyp
     assert func_graph.FuncGraph.as_default is recording
     _scoped_graph_and_values()
     assert True in entries
+
+
+# A run forked from the tool server (which called skip_tf_overheads before any context
+# started), as the suite's tools and test processes are: what its context got, and a
+# threaded matmul and reduction's values. argv[1] "spin" puts TensorFlow's default back first.
+SPINNING_RUN = """
+import json, sys
+from tensorflow.python.eager import context
+ctx = context.context()
+inherited = ctx._config is not None and ctx._config.experimental.disable_thread_spinning
+if sys.argv[1] == "spin" and ctx._config is not None:
+    ctx._config.experimental.disable_thread_spinning = False
+import numpy as np, tensorflow as tf
+from tests.tf_overheads import stop_thread_spinning
+x = tf.constant(np.linspace(-2.0, 3.0, 512 * 512, dtype=np.float32).reshape(512, 512))
+y = tf.reduce_sum(tf.nn.softmax(tf.matmul(x, x, transpose_b=True)), axis=0)
+print(json.dumps({"inherited": bool(inherited), "again": stop_thread_spinning(),
+                  "runtime": ctx.config.experimental.disable_thread_spinning,
+                  "values": y.numpy().tobytes().hex()}))
+"""
 
 
 def _spinning_run(mode: str) -> dict:

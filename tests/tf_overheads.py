@@ -58,6 +58,8 @@
    resource input and not one of those three gets no resource without asking them (while
    only those three resolvers are registered): ~5% of a toy trainer run's traces' CPU, the
    same graphs (AMD EPYC Zen 4). ``T2T_TEST_RESOURCE_RESOLVERS=1`` keeps TensorFlow's own.
+   Such an op then never reaches 5.'s lookup either; 5. still spares the ops tf.data's
+   resolver walks, and every op in a run that keeps TensorFlow's resolution.
 
 None changes an op, a variable's name, value or checkpoint key, or any number computed.
 The test processes (tests/conftest.py), the tool server (whose forked runs are the tools the
