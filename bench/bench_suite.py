@@ -7,6 +7,11 @@ seconds of each test file and of the 40 costliest tests, tool runs included (``c
 
     python -m bench.bench_suite --out bench/results/suite_cpu.json
     python -m bench.bench_suite --target test-durations --env TF_ENABLE_ONEDNN_OPTS=1
+    python -m bench.bench_suite --traces --out /tmp/suite_traces.json
+
+``--traces`` adds ``trace_accounts``: the suite's traces of ``tf.function``s and the first
+calls of what they traced, in all, per function and per test, with their CPU seconds
+(``tests/trace_accounts.py``). Its wrappers cost a little CPU: compare timings without it.
 
 The CPU's model and a calibration taken at start and end (a 1-core Python loop, a float32
 matmul's GFLOP/s on one thread) name the machine beside the figures: run nothing else meanwhile.
@@ -23,7 +28,7 @@ import threading
 import time
 
 from bench import report
-from tests import suite_cpu
+from tests import suite_cpu, trace_accounts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -71,6 +76,7 @@ def main() -> None:
     parser.add_argument("--target", default="test", help="the Makefile target to run")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the run")
     parser.add_argument("--out", default="", help="JSON report path")
+    parser.add_argument("--traces", action="store_true", help="also account traces and first calls")
     args = parser.parse_args()
     env = dict(os.environ, CI="true")
     env.update(item.split("=", 1) for item in args.env)
@@ -78,6 +84,12 @@ def main() -> None:
 
     cpu_log = tempfile.NamedTemporaryFile(prefix="suite_cpu_", suffix=".jsonl", delete=False).name
     env["T2T_REPRO_TEST_CPU_LOG"] = cpu_log
+    trace_log = ""
+    if args.traces:
+        trace_log = tempfile.NamedTemporaryFile(
+            prefix="suite_traces_", suffix=".jsonl", delete=False
+        ).name
+        env[trace_accounts.TRACE_LOG_ENV] = trace_log
     calibration_start = _calibrate()
     timeline: list[float] = []
     peak = [0, ""]
@@ -127,6 +139,7 @@ def main() -> None:
                 {"s": float(s), "phase": phase, "test": test} for s, phase, test in durations
             ],
             "cpu_accounts": suite_cpu.cpu_accounts(cpu_log),
+            **({"trace_accounts": trace_accounts.summarize(trace_log)} if trace_log else {}),
             "busy_cores_per_second": timeline,
             "calibration_start": calibration_start,
             "calibration_end": _calibrate(),

@@ -75,6 +75,9 @@ def pytest_configure(config):
     from tests.tf_overheads import skip_tf_overheads
 
     skip_tf_overheads()  # TensorFlow work that no test reads (that module says which)
+    from tests.trace_accounts import install_from_env
+
+    install_from_env()  # bench_suite --traces: each trace and first call, with its CPU
     gc.freeze()  # what the imports made lives all session: not scanned at every full collection
     # A full collection at most every 100 young ones (Python's default: 10): tracing makes
     # thousands of lasting objects, and each module's teardown below collects in full anyway.

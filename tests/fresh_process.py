@@ -22,9 +22,11 @@ def run_job(path: str) -> None:
     TensorFlow set up as tests/conftest.py does in a test process."""
     from t2t_repro.commands.builtins import register_builtins
     from tests.tf_overheads import skip_tf_overheads
+    from tests.trace_accounts import install_from_env
 
     register_builtins()
     skip_tf_overheads()
+    install_from_env()
     with open(path, "rb") as f:
         fn, args = pickle.load(f)
     fn(*args)

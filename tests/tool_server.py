@@ -67,6 +67,7 @@ def _preload() -> None:
     register_builtins()
     CompiledVocabulary(["a_"], "a_")
     _load_beside("tf_overheads").skip_tf_overheads()  # as in the test processes
+    _load_beside("trace_accounts").install_from_env()  # bench_suite --traces
     # As the tools do after import (console.py); a child's collector leaves the shared pages alone.
     gc.freeze()
 
