@@ -19,7 +19,11 @@ def test_each_outer_trace_and_each_first_call_is_logged_once(tmp_path):
     def outer(x):
         return inner(x) * 2.0  # traced inside outer's trace: outer's CPU, not a line of its own
 
+    from tensorflow.python.eager.polymorphic_function import tracing_compilation
+
+    before = getattr(tracing_compilation, "_t2t_repro_trace_log", None)  # --traces' own, if on
     undo = trace_accounts.install(str(path))
+    assert tracing_compilation._t2t_repro_trace_log == str(path)
     try:
         outer(tf.constant(1.0))
         outer(tf.constant(2.0))  # the same concrete function: neither traced nor first again
@@ -27,6 +31,7 @@ def test_each_outer_trace_and_each_first_call_is_logged_once(tmp_path):
     finally:
         undo()
     outer(tf.constant([[1.0]]))  # undone: not logged
+    assert getattr(tracing_compilation, "_t2t_repro_trace_log", None) == before
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [(r["kind"], r["function"]) for r in lines] == [
         ("trace", "outer"),

@@ -73,6 +73,7 @@ def install(path: str) -> Callable[[], None]:
             name = self.name.decode() if isinstance(self.name, bytes) else str(self.name)
             write("first_call", graph_name(name), time.process_time() - start)
 
+    before = getattr(tracing_compilation, "_t2t_repro_trace_log", None)
     tracing_compilation._create_concrete_function = traced
     atomic_function.AtomicFunction.call_flat = first_call
     tracing_compilation._t2t_repro_trace_log = path  # a forked child finds it installed
@@ -80,7 +81,7 @@ def install(path: str) -> Callable[[], None]:
     def undo() -> None:
         tracing_compilation._create_concrete_function = create
         atomic_function.AtomicFunction.call_flat = call_flat
-        tracing_compilation._t2t_repro_trace_log = None
+        tracing_compilation._t2t_repro_trace_log = before
 
     return undo
 
