@@ -1,20 +1,21 @@
 """Where the suite's TensorFlow CPU goes: each trace of a ``tf.function`` and each traced
 function's first call, with the CPU seconds it took and the test it ran in.
 
-A suite run spends about a third of its CPU tracing (each trainer run traces its training
-loop, each decode its search) and a fifth in the first calls of what it traced (TensorFlow
-instantiates the graph there: placement, control-flow lowering, oneDNN's layout pass on a CPU
-that has it, an executor per function). Which functions and which tests pay it decides what
-to cut; ``bench/bench_suite.py --traces`` reports it.
+A suite run spent ~29% of its CPU tracing (each trainer run traces its training loop, each
+decode its search) and ~18% in the first calls of what it traced (TensorFlow instantiates the
+graph there: placement, control-flow lowering, oneDNN's layout pass on a CPU that has it, an
+executor per function; then runs it once): Intel Xeon, session 44. Which functions and which
+tests pay it decides what to cut; ``bench/bench_suite.py --traces`` reports it.
 
 With ``T2T_REPRO_TEST_TRACE_LOG`` set to a file, every process that runs the suite's code (the
 test processes, the tool servers, whose forked runs inherit it, ``tests/fresh_process.py``'s
 children) appends a JSON line per outermost trace
 (``tensorflow/python/eager/polymorphic_function/tracing_compilation.py``,
-``_create_concrete_function``) and per first call of a traced function
-(``atomic_function.py``, ``AtomicFunction.call_flat``, executing: a call made while tracing
-another function only adds a call to that graph). A function is named by its graph's
-name (``loop``, ``fn``, ``eval_step``, ``Dataset_map_...``): a first call's function is
+``_create_concrete_function``) and per first call of a traced function (``atomic_function.py``,
+``AtomicFunction.call_flat``, executing, outside any trace). A first call's CPU is its
+instantiation and its first run together: a training loop's first ``steps_per_loop`` updates,
+a search's XLA compile when it has one. A function is named by its graph's name (``loop``,
+``fn``, ``eval_step``, ``Dataset_map_...``): a first call's function is
 ``__inference_<graph name>_<number>``. The CPU is the process's (``time.process_time``: a
 strategy traces each replica in a thread of its own). Unset, nothing is wrapped.
 """
@@ -62,8 +63,9 @@ def install(path: str) -> Callable[[], None]:
     called = weakref.WeakSet()  # this install's own: an install inside another logs apart
 
     def first_call(self, *args, **kwargs):
-        # Called while tracing another function, it adds a call to that graph: not a run.
-        if self in called or not context.executing_eagerly():
+        # Called while tracing another function, it adds a call to that graph (or, under the
+        # trace's init_scope, runs inside that trace's CPU): not a first call of its own.
+        if self in called or depth[0] or not context.executing_eagerly():
             return call_flat(self, *args, **kwargs)
         called.add(self)
         start = time.process_time()
@@ -98,8 +100,14 @@ def install_from_env() -> None:
 
 
 def graph_name(function_name: str) -> str:
-    """The traced graph's name in a function's (``__inference_loop_3162`` -> ``loop``)."""
-    return re.sub(r"^__inference_(.*)_\d+$", r"\1", function_name)
+    """The traced graph's name in a function's: ``__inference_loop_3162`` -> ``loop``; a
+    function run under a gradient tape, ``__forward_g_27`` -> ``g (forward)`` and
+    ``__inference___backward_g_19_28`` -> ``g (backward)``."""
+    name = re.sub(r"^__inference_", "", function_name)
+    tape = re.match(r"^__(forward|backward)_(.+?)(?:_\d+)+$", name)
+    if tape:
+        return f"{tape.group(2)} ({tape.group(1)})"
+    return re.sub(r"_\d+$", "", name)
 
 
 def summarize(path: str, top: int = 15) -> dict:
