@@ -91,10 +91,18 @@ def test_over_budget_is_scaled_to_the_machine_and_fails_only_with_a_file_named()
 
 
 def test_cpu_kind_is_the_line_and_its_widest_vector_unit():
-    def info(model, flags):
-        return f"processor\t: 0\nmodel name\t: {model}\nflags\t\t: fpu sse2 {flags}\n"
+    def info(model, flags, family=25, number=1):
+        return (
+            f"processor\t: 0\ncpu family\t: {family}\nmodel\t\t: {number}\n"
+            f"model name\t: {model}\nflags\t\t: fpu sse2 {flags}\n"
+        )
 
     assert suite_cpu.cpu_kind(info("AMD EPYC 7B13", "avx2")) == "AMD EPYC, no AVX-512"
+    # Zen 1 and Zen+ (family 23 below model 0x30), not Zen 2 (family 23 model 0x31)
+    zen1 = "AMD EPYC, no AVX-512, Zen 1"
+    assert suite_cpu.cpu_kind(info("AMD EPYC Processor", "avx2", 23, 1)) == zen1
+    assert suite_cpu.cpu_kind(info("AMD EPYC 7551", "avx2", 23, 8)) == zen1
+    assert suite_cpu.cpu_kind(info("AMD EPYC 7B12", "avx2", 23, 49)) == "AMD EPYC, no AVX-512"
     assert suite_cpu.cpu_kind(info("AMD EPYC", "avx512f avx512_bf16")) == "AMD EPYC, avx512_bf16"
     xeon = info("Intel(R) Xeon(R) Platinum 8481C", "avx512f avx512_bf16 amx_bf16 amx_tile")
     assert suite_cpu.cpu_kind(xeon) == "Intel Xeon, AMX"
