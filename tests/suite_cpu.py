@@ -161,8 +161,8 @@ def cpu_kind(cpuinfo: str | None = None) -> str:
     for flag, unit in (("amx_tile", "AMX"), ("avx512_bf16", "avx512_bf16"), ("avx512f", "AVX-512")):
         if flag in flags:
             return f"{line}, {unit}"
-    family, number = fields.get("cpu family", ""), fields.get("model", "")
-    zen1 = family.isdigit() and number.isdigit() and int(family) == ZEN1_FAMILY
+    number = fields.get("model", "")
+    zen1 = fields.get("cpu family") == str(ZEN1_FAMILY) and number.isdigit()
     if line == "AMD EPYC" and zen1 and int(number) < ZEN2_FIRST_MODEL:
         return f"{line}, no AVX-512, Zen 1"
     return f"{line}, no AVX-512"
