@@ -41,3 +41,13 @@ def chain_relative_bound(contraction_lengths: list[int]) -> float:
     sum of their relative errors, twice (one per evaluation). A bound for well-conditioned
     layers; it is what a forward pass of a network rounds in the worst case."""
     return 2 * sum(gamma(k) for k in contraction_lengths)
+
+
+def assert_same_bits(got, want) -> None:
+    """Each pair of float tensors (float32, bfloat16) equal to the bit: one computation."""
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == b.dtype, (a.dtype, b.dtype)
+        bits = {2: np.uint16, 4: np.uint32}[a.dtype.size]
+        np.testing.assert_array_equal(
+            np.asarray(a.numpy()).view(bits), np.asarray(b.numpy()).view(bits)
+        )

@@ -17,16 +17,27 @@ Zen 4).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 
 def grappler_off() -> Iterator[None]:
     """Behind tests/conftest.py's module fixture ``without_grappler``: a module takes it with
     ``pytestmark = pytest.mark.usefixtures("without_grappler")``."""
+    yield from _grappler(on=False)
+
+
+@contextlib.contextmanager
+def grappler(on: bool) -> Iterator[None]:
+    """Grappler on or off for the functions traced and run inside, then as it was."""
+    yield from _grappler(on)
+
+
+def _grappler(on: bool) -> Iterator[None]:
     import tensorflow as tf
 
     before = tf.config.optimizer.get_experimental_options().get("disable_meta_optimizer", False)
-    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": not on})
     try:
         yield
     finally:

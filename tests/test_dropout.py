@@ -9,6 +9,7 @@ import tensorflow as tf
 from t2t_repro.layers.attention import attention_bias_ignore_padding
 from t2t_repro.layers.dropout import Dropout, kept_and_scaled, parse_broadcast_dims
 from t2t_repro.layers.pad_remover import PadRemover
+from tests.float_bounds import assert_same_bits
 
 
 def test_inference_and_rate_zero_are_identity():
@@ -152,11 +153,7 @@ def test_written_out_gradient_is_automatic_differentiations_bit_for_bit(dtype):
 
     ours = value_and_grad(lambda x, keep: kept_and_scaled(x, keep, scale))
     autodiff = value_and_grad(formula)
-    for got, want in zip(ours(x, keep, dy), autodiff(x, keep, dy), strict=True):
-        np.testing.assert_array_equal(
-            tf.bitcast(got, tf.uint16 if dtype == tf.bfloat16 else tf.uint32).numpy(),
-            tf.bitcast(want, tf.uint16 if dtype == tf.bfloat16 else tf.uint32).numpy(),
-        )
+    assert_same_bits(ours(x, keep, dy), autodiff(x, keep, dy))
 
     def op_count(run) -> int:
         return len(run.get_concrete_function().graph.get_operations())

@@ -8,6 +8,8 @@ import pytest
 import tensorflow as tf
 
 from t2t_repro.layers.layer_norm import LayerNorm
+from tests.float_bounds import assert_same_bits
+from tests.grappler import grappler
 
 
 def _norm_and_grads(layer, x):
@@ -57,9 +59,9 @@ def test_matches_keras_layer_normalization(precision):
             np.testing.assert_allclose(a, b, rtol=2**-7, atol=0)
 
 
-@pytest.mark.parametrize("grappler", [True, False])
+@pytest.mark.parametrize("grappler_on", [True, False])
 @pytest.mark.parametrize("shape", [(7, 32), (3, 5, 48)])
-def test_float32_training_gradient_is_automatic_differentiations_bit_for_bit(shape, grappler):
+def test_float32_training_gradient_is_automatic_differentiations_bit_for_bit(shape, grappler_on):
     """In training (a traced step, unknown batch and length, x also read by a residual), the
     written-out float32 gradient gives Keras' output and automatic differentiation's gradients
     to the bit, with Grappler's rewrites or without, in far fewer graph ops."""
@@ -82,19 +84,10 @@ def test_float32_training_gradient_is_automatic_differentiations_bit_for_bit(sha
 
         return run
 
-    before = tf.config.optimizer.get_experimental_options()
-    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": not grappler})
-    try:
+    with grappler(on=grappler_on):
         ours_step, ref_step = step(ours), step(ref)
         got, want = ours_step(x, dz), ref_step(x, dz)
-    finally:
-        tf.config.optimizer.set_experimental_options(
-            {"disable_meta_optimizer": before.get("disable_meta_optimizer", False)}
-        )
-    for a, b in zip(got, want, strict=True):
-        np.testing.assert_array_equal(
-            tf.bitcast(a, tf.uint32).numpy(), tf.bitcast(b, tf.uint32).numpy()
-        )
+    assert_same_bits(got, want)
 
     def op_count(run) -> int:
         return len(run.get_concrete_function().graph.get_operations())
