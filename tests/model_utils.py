@@ -33,6 +33,11 @@ def shared_toy_checkpoint() -> Path:
     return build_once("toy_checkpoint", lambda root: toy_checkpoint_dir(root, step=7))
 
 
+def traced_op_count(fn) -> int:
+    """The ops of ``fn``'s traced graph (a ``tf.function`` with an input signature)."""
+    return len(fn.get_concrete_function().graph.get_operations())
+
+
 def build_model(
     hparams_set: str = "transformer_tiny",
     overrides: str = "",

@@ -16,7 +16,7 @@ from t2t_repro.layers.attention import (
 )
 from tests.float_bounds import assert_same_bits
 from tests.grappler import grappler
-from tests.model_utils import build_model
+from tests.model_utils import build_model, traced_op_count
 
 X = tf.random.stateless_normal([2, 5, 8], seed=[1, 2])
 MEMORY = tf.random.stateless_normal([2, 4, 8], seed=[3, 4])
@@ -138,7 +138,4 @@ def test_heads_matmul_gradient_is_automatic_differentiations_bit_for_bit(transpo
         got, want = ours(x, y, dz), theirs(x, y, dz)
     assert_same_bits(got, want)
 
-    def op_count(run) -> int:
-        return len(run.get_concrete_function().graph.get_operations())
-
-    assert op_count(ours) <= op_count(theirs) - 10
+    assert traced_op_count(ours) <= traced_op_count(theirs) - 10

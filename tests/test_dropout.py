@@ -10,6 +10,7 @@ from t2t_repro.layers.attention import attention_bias_ignore_padding
 from t2t_repro.layers.dropout import Dropout, kept_and_scaled, parse_broadcast_dims
 from t2t_repro.layers.pad_remover import PadRemover
 from tests.float_bounds import assert_same_bits
+from tests.model_utils import traced_op_count
 
 
 def test_inference_and_rate_zero_are_identity():
@@ -155,7 +156,4 @@ def test_written_out_gradient_is_automatic_differentiations_bit_for_bit(dtype):
     autodiff = value_and_grad(formula)
     assert_same_bits(ours(x, keep, dy), autodiff(x, keep, dy))
 
-    def op_count(run) -> int:
-        return len(run.get_concrete_function().graph.get_operations())
-
-    assert op_count(ours) <= op_count(autodiff) - 8  # 15 against 23
+    assert traced_op_count(ours) <= traced_op_count(autodiff) - 8  # 15 against 23
