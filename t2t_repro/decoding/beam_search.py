@@ -185,7 +185,7 @@ def beam_search(
         states = tf.nest.map_structure(
             lambda t: unmerge_beam_dim(t, batch_size, beam_size), flat_states
         )
-        log_probs = log_probs + alive_log_probs[:, :, None]
+        log_probs = log_probs + tf.expand_dims(alive_log_probs, 2)
         penalty = length_penalty(i + 1, alpha)
         flat_scores = tf.reshape(log_probs / penalty, [batch_size, beam_size * vocab_size])
         topk_scores, topk_flat_ids = top_k(flat_scores, 2 * beam_size)  # tf.math.top_k's
@@ -193,7 +193,7 @@ def beam_search(
         topk_parents = topk_flat_ids // vocab_size
         topk_ids = topk_flat_ids % vocab_size
         topk_seq = tf.where(
-            positions == i + 1, topk_ids[:, :, None], gather_beams(alive_seq, topk_parents)
+            positions == i + 1, tf.expand_dims(topk_ids, 2), gather_beams(alive_seq, topk_parents)
         )
         topk_finished = tf.equal(topk_ids, eos_id)
         return topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states, buffers

@@ -43,7 +43,7 @@ class SymbolEmbedding(keras.layers.Layer):
         x = tf.gather(table, ids)
         if self.multiply_by_sqrt_depth:
             x = x * tf.cast(self.hidden_size**0.5, x.dtype)
-        return x * tf.cast(tf.not_equal(ids, 0), x.dtype)[..., None]
+        return x * tf.expand_dims(tf.cast(tf.not_equal(ids, 0), x.dtype), -1)
 
     def logits(self, hidden: tf.Tensor) -> tf.Tensor:
         """``hidden @ E^T``: [..., d] -> [..., V] (the softmax top).

@@ -24,12 +24,14 @@ def timing_signal(
     """T2T's signal for float ``positions`` [L] -> [L, channels] (concatenated sin|cos)."""
     num_timescales = channels // 2
     log_increment = math.log(max_timescale / min_timescale) / max(num_timescales - 1, 1)
-    inv_timescales = min_timescale * tf.exp(
-        tf.range(num_timescales, dtype=tf.float32) * -log_increment
-    )
-    scaled = positions[:, None] * inv_timescales[None, :]
+    inv_timescales = tf.exp(tf.range(num_timescales, dtype=tf.float32) * -log_increment)
+    if min_timescale != 1.0:  # (a product with 1.0 is exact: no op for T2T's default)
+        inv_timescales = min_timescale * inv_timescales
+    scaled = tf.expand_dims(positions, 1) * tf.expand_dims(inv_timescales, 0)
     signal = tf.concat([tf.sin(scaled), tf.cos(scaled)], axis=1)
-    return tf.pad(signal, [[0, 0], [0, channels % 2]])
+    if channels % 2:  # T2T pads an odd width with a zero channel
+        signal = tf.pad(signal, [[0, 0], [0, 1]])
+    return signal
 
 
 def paper_signal(positions: tf.Tensor, channels: int) -> tf.Tensor:
@@ -70,7 +72,10 @@ class PositionalSignal(keras.layers.Layer):
             return tf.gather(self.position_embeddings, tf.range(length) + start)
         if self.mode == "none":
             return tf.zeros([length, self.hidden_size])
-        positions = tf.cast(tf.range(length) + start, tf.float32)
+        positions = tf.range(length)
+        if not (isinstance(start, int) and start == 0):  # (no op to add a Python 0)
+            positions += start
+        positions = tf.cast(positions, tf.float32)
         if self.mode == "timing":
             return timing_signal(positions, self.hidden_size)
         return paper_signal(positions, self.hidden_size)
@@ -88,7 +93,7 @@ class PositionalSignal(keras.layers.Layer):
     def call(self, x: tf.Tensor, start=0) -> tf.Tensor:
         if self.mode == "none":
             return x
-        return x + tf.cast(self.signal(start, tf.shape(x)[1])[None], x.dtype)
+        return x + tf.cast(tf.expand_dims(self.signal(start, tf.shape(x)[1]), 0), x.dtype)
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -333,7 +333,7 @@ class Transformer(keras.Model):
     def decode_step(self, ids: tf.Tensor, i, cache: dict) -> tuple[tf.Tensor, dict]:
         """Consumes ``ids[:, i]`` (position i) and returns logits [N, V] for position i."""
         token = ids[:, i]
-        x = self.target_embedding(token[:, None])
+        x = self.target_embedding(tf.expand_dims(token, 1))
         x = x * tf.cast(i > 0, x.dtype)  # Position 0 is the zero GO vector, as in training.
         x = self.positional(x, start=i)
         if self.slot_features is not None:
