@@ -32,9 +32,13 @@ INF = 1.0 * 1e7
 
 
 def shape_list(x: tf.Tensor) -> list:
-    """Static dimensions where known, dynamic scalars otherwise."""
-    dynamic = tf.shape(x)
-    return [d if d is not None else dynamic[k] for k, d in enumerate(x.shape.as_list())]
+    """Static dimensions where known, dynamic scalars otherwise (one unstacked ``tf.shape``,
+    built only when a dimension is unknown)."""
+    static = x.shape.as_list()
+    if None not in static:
+        return static
+    dynamic = tf.unstack(tf.shape(x), num=len(static))
+    return [d if d is not None else dynamic[k] for k, d in enumerate(static)]
 
 
 def expand_to_beam(tensor: tf.Tensor, beam_size: int) -> tf.Tensor:

@@ -332,8 +332,7 @@ class Transformer(keras.Model):
 
     def decode_step(self, ids: tf.Tensor, i, cache: dict) -> tuple[tf.Tensor, dict]:
         """Consumes ``ids[:, i]`` (position i) and returns logits [N, V] for position i."""
-        token = ids[:, i]
-        x = self.target_embedding(tf.expand_dims(token, 1))
+        x = self.target_embedding(tf.gather(ids, [i], axis=1))  # [N, 1]: ids[:, i:i + 1]
         x = x * tf.cast(i > 0, x.dtype)  # Position 0 is the zero GO vector, as in training.
         x = self.positional(x, start=i)
         if self.slot_features is not None:
@@ -342,7 +341,7 @@ class Transformer(keras.Model):
             )
         layer_cache = {k: v for k, v in cache.items() if k not in self._MODEL_CACHE_KEYS}
         hidden, layer_cache = self.decoder.step(x, layer_cache, i, cache.get("encoder_bias"))
-        logits = tf.cast(self.softmax.logits(hidden[:, 0]), tf.float32)
+        logits = tf.cast(self.softmax.logits(tf.squeeze(hidden, 1)), tf.float32)
         layer_cache.update({k: cache[k] for k in self._MODEL_CACHE_KEYS if k in cache})
         return logits, layer_cache
 
