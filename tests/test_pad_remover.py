@@ -195,3 +195,30 @@ def test_remove_and_restore_move_rows_and_gradients_exactly():
     grad = tape.gradient(loss, x).numpy().reshape(-1, 5)
     np.testing.assert_array_equal(grad[kept], 2.0 * upstream.numpy().reshape(-1, 5)[kept])
     np.testing.assert_array_equal(grad[~kept], 0.0)
+
+
+@pytest.mark.parametrize("gather", [True, False])
+def test_restore_split_is_restore_with_its_last_axis_split(gather):
+    """Attention's heads from kept rows (``restore_split``): restore's values and gradients
+    bit for bit, in one reshape whose shape a stack's queries, keys and values share."""
+    keep = tf.constant(np.arange(4)[None, :] <= np.array([2, 1, 3])[:, None])
+    remover = PadRemover(keep, gather=gather)
+    rows = tf.Variable(tf.random.stateless_normal([3 * 4, 6], seed=[7, 8]))
+    if gather:
+        rows = tf.Variable(remover.remove(rows))
+    upstream = tf.random.stateless_normal([3, 4, 2, 3], seed=[9, 10])
+    grads = []
+    for split in (
+        lambda y: tf.reshape(remover.restore(y), [3, 4, 2, 3]),
+        lambda y: remover.restore_split(y, 2),
+    ):
+        with tf.GradientTape() as tape:
+            x = rows if gather else tf.reshape(rows, [3, 4, 6])
+            heads = split(x * 1.0)
+            loss = tf.reduce_sum(heads * upstream)
+        grads.append((heads.numpy(), tape.gradient(loss, rows).numpy()))
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    np.testing.assert_array_equal(grads[0][1], grads[1][1])
+    if gather:  # the heads' shape is built once for every split of the same width
+        assert remover.restore_split(rows, 2).shape.as_list() == [3, 4, 2, 3]
+        assert len(remover._split_shapes) == 1

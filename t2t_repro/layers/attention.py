@@ -185,7 +185,9 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def _heads(self, dense: keras.layers.Dense, x: tf.Tensor, rows) -> tf.Tensor:
         y = dense(x)
-        return split_heads(y if rows is None else rows.restore(y), self.num_heads)
+        if rows is None:
+            return split_heads(y, self.num_heads)
+        return tf.transpose(rows.restore_split(y, self.num_heads), [0, 2, 1, 3])
 
     def empty_cache(self, batch_size, length: int, dtype) -> tuple[tf.Tensor, tf.Tensor]:
         """Zero self-attention buffers for ``length`` positions: 2 x [B, h, length, d/h]."""
