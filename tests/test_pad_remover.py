@@ -222,3 +222,14 @@ def test_restore_split_is_restore_with_its_last_axis_split(gather):
     if gather:  # the heads' shape is built once for every split of the same width
         assert remover.restore_split(rows, 2).shape.as_list() == [3, 4, 2, 3]
         assert len(remover._split_shapes) == 1
+
+
+def test_heads_combined_flat_are_the_combined_rows():
+    """What attention hands a ``PadRemover``'s ``remove``: ``combine_heads``' [B, L, h*d] as
+    [B*L, h*d] rows, in one reshape."""
+    from t2t_repro.layers.attention import combine_heads, combine_heads_flat
+
+    x = tf.random.stateless_normal([3, 2, 4, 5], seed=[11, 12])
+    flat = combine_heads_flat(x)
+    assert flat.shape == (12, 10)
+    np.testing.assert_array_equal(flat.numpy(), combine_heads(x).numpy().reshape(12, 10))

@@ -107,6 +107,13 @@ def combine_heads(x: tf.Tensor) -> tf.Tensor:
     return tf.reshape(x, tf.stack([batch, length, x.shape[2] * x.shape[3]]))
 
 
+def combine_heads_flat(x: tf.Tensor) -> tf.Tensor:
+    """[B, h, L, d] -> [B*L, h*d]: ``combine_heads``' rows, flat (for a ``PadRemover``'s
+    ``remove``), in one reshape."""
+    x = tf.transpose(x, [0, 2, 1, 3])
+    return tf.reshape(x, [-1, x.shape[2] * x.shape[3]])
+
+
 @keras.saving.register_keras_serializable(package="t2t_repro")
 class MultiHeadAttention(keras.layers.Layer):
     """Attention from ``query`` [B, Lq, d] over ``memory`` [B, Lk, d] (self-attention if None).
@@ -248,8 +255,10 @@ class MultiHeadAttention(keras.layers.Layer):
         attended = matmul(dropped, v)
         if self.relative is not None:
             attended += self.relative.weighted_values(dropped, positions)
-        combined = combine_heads(attended)
-        output = self.output_transform(combined if rows is None else rows.remove(combined))
+        if rows is None:
+            output = self.output_transform(combine_heads(attended))
+        else:
+            output = self.output_transform(rows.remove(combine_heads_flat(attended)))
         if cache is not None:
             return output, (k, v)
         return (output, weights) if return_weights else output

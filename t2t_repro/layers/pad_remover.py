@@ -76,7 +76,7 @@ class PadRemover:
         """[B, L, d] or [B*L, d] -> [N, d] kept rows (gather mode); unchanged otherwise."""
         if not self.gather:
             return x
-        flat = tf.reshape(x, [-1, x.shape[-1]])
+        flat = x if x.shape.rank == 2 else tf.reshape(x, [-1, x.shape[-1]])
         if not flat.dtype.is_floating:  # A dropout mask: no gradient.
             return tf.gather_nd(flat, self.indices)
         return self._remove_rows(flat)
