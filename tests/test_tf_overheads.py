@@ -1,10 +1,9 @@
 """The suite's graphs carry no creation stacks, its eager variables' handles no debug name, its
 ops no dtype message unless one is refused, its thread pools do not spin, its traces ask no op
 without a resource input for its read-only ones nor its resolvers, its ops do not enter their
-graph again, Grappler skips three passes that change nothing, and nothing they hold, compute
-or say changes (tests/tf_overheads.py). Each test
-starts from TensorFlow's own function, whatever this process runs with, and leaves it as it
-found it."""
+graph again, and nothing they hold, compute or say changes (tests/tf_overheads.py; its
+Grappler passes: test_idle_grappler_passes.py). Each test starts from TensorFlow's own
+function, whatever this process runs with, and leaves it as it found it."""
 
 import functools
 import json
@@ -20,7 +19,6 @@ from tensorflow.python.ops import gen_resource_variable_ops
 from tests.tf_overheads import (
     KEEP_ATTR_LOOKUPS_ENV,
     KEEP_GRAPH_REENTRY_ENV,
-    KEEP_GRAPPLER_PASSES_ENV,
     KEEP_OP_TRACEBACKS_ENV,
     KEEP_RESOURCE_RESOLVERS_ENV,
     KEEP_THREAD_SPINNING_ENV,
@@ -31,10 +29,8 @@ from tests.tf_overheads import (
     look_up_resource_inputs_first,
     resolve_only_ops_with_resources,
     share_variable_handle_kernels,
-    skip_idle_grappler_passes,
     skip_op_tracebacks,
     stop_thread_spinning,
-    without_idle_grappler_passes,
 )
 from tests.tools import PYTHON, ROOT
 
@@ -449,96 +445,3 @@ def test_thread_pools_do_not_spin_and_compute_the_same():
 def test_asked_to_keep_thread_spinning_it_changes_nothing(monkeypatch):
     monkeypatch.setenv(KEEP_THREAD_SPINNING_ENV, "1")
     assert not stop_thread_spinning()
-
-
-def _training_loop_meta_graph():
-    """A toy model's two training steps in a loop (dropout, attention, layer norm, their
-    gradients, the weights' updates), as Grappler gets them at the loop's first call."""
-    from tensorflow.python.framework import meta_graph
-
-    from tests.model_utils import build_model
-    from tests.tools import TINY_MODEL
-
-    model = build_model("transformer_tiny", TINY_MODEL)  # T2T's dropout, one layer
-
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
-    def loop(inputs, targets):
-        def step(i, _):
-            with tf.GradientTape() as tape:
-                logits = model({"inputs": inputs, "targets": targets}, training=True)
-                loss = tf.reduce_mean(
-                    tf.nn.sparse_softmax_cross_entropy_with_logits(targets, logits)
-                )
-            weights = model.trainable_variables
-            for weight, gradient in zip(weights, tape.gradient(loss, weights), strict=True):
-                weight.assign_sub(0.01 * gradient)
-            return i + 1, loss
-
-        return tf.while_loop(lambda i, _: i < 2, step, (0, 0.0))[1]
-
-    graph = loop.get_concrete_function().graph
-    graph.add_to_collection("train_op", graph.outputs[0].op)  # what Grappler must keep
-    return meta_graph.create_meta_graph_def(graph=graph)
-
-
-def _without_colocation(node):
-    node = type(node).FromString(node.SerializeToString())
-    node.attr.pop("_class", None)
-    return node
-
-
-def _optimized_nodes(meta_graph_def, skip_idle_passes: bool) -> list:
-    """Grappler's graph of ``meta_graph_def`` with TensorFlow's default passes (or without the
-    idle ones): every node's name, op, inputs, device and attributes (but for colocation
-    hints), constants by value."""
-    from tensorflow.core.protobuf import config_pb2
-    from tensorflow.python.grappler import tf_optimizer
-
-    config = config_pb2.ConfigProto()
-    if skip_idle_passes:
-        without_idle_grappler_passes(config.graph_options.rewrite_options)
-    graph = tf_optimizer.OptimizeGraph(config, meta_graph_def)
-    nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
-
-    def attribute(node, key):
-        value = node.attr[key]
-        if node.op == "Const" and key == "value":  # the TFG pass writes the same values
-            array = tf.make_ndarray(value.tensor)  # in another encoding
-            values = array.tolist() if array.dtype == object else array.tobytes()  # strings
-            return str(array.dtype), array.shape, values
-        return value.SerializeToString(deterministic=True)
-
-    # Without the TFG pass's round trip, other nodes of the inlined loop carry a colocation
-    # hint (``_class``: place beside another node), which one device makes moot.
-    return sorted(
-        (n.name, n.op, list(n.input), n.device, [(k, attribute(n, k)) for k in sorted(n.attr)])
-        for n in nodes
-        for n in [_without_colocation(n)]
-    )
-
-
-def test_grappler_skips_its_idle_passes_and_makes_the_same_graph():
-    from tensorflow.core.protobuf import config_pb2
-    from tensorflow.python.eager import context
-
-    # What this process's functions run with (set before its context started, as the tool
-    # server's and so its forked runs'), unless this run was asked to keep them.
-    skipped = os.environ.get(KEEP_GRAPPLER_PASSES_ENV) != "1"
-    config = config_pb2.ConfigProto.FromString(
-        context.context().function_call_options.config_proto_serialized
-    )
-    rewrite = config.graph_options.rewrite_options
-    assert rewrite.disable_tfg_optimizer == skipped
-    assert (rewrite.layout_optimizer == rewrite.OFF) == skipped
-    assert (rewrite.implementation_selector == rewrite.OFF) == skipped
-    meta_graph_def = _training_loop_meta_graph()
-    own = _optimized_nodes(meta_graph_def, skip_idle_passes=False)
-    assert _optimized_nodes(meta_graph_def, skip_idle_passes=True) == own
-    ops_made = [op for _, op, *_ in own]
-    assert "Enter" in ops_made or "While" in ops_made  # the loop, optimized with its body
-    assert ops_made.count("Const") > 50 and ops_made.count("MatMul") > 10
-
-
-def test_asked_to_keep_grappler_passes_it_changes_nothing(monkeypatch):
-    monkeypatch.setenv(KEEP_GRAPPLER_PASSES_ENV, "1")
-    assert not skip_idle_grappler_passes()
