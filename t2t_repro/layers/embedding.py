@@ -55,12 +55,13 @@ class SymbolEmbedding(keras.layers.Layer):
             self.build()
         with tf.name_scope("logits"):  # Names the kernels in a profile.
             table = tf.cast(self.embeddings, hidden.dtype)
-            flat = hidden if hidden.shape.rank == 2 else tf.reshape(hidden, [-1, self.hidden_size])
+            already_flat = hidden.shape.rank == 2  # a search step's [N, d]
+            flat = hidden if already_flat else tf.reshape(hidden, [-1, self.hidden_size])
             if flat.dtype == tf.float32:
                 logits = _project_fp32(flat, table)
             else:
                 logits = tf.matmul(flat, table, transpose_b=True)
-            if hidden.shape.rank == 2:  # a search step's [N, d]: already flat
+            if already_flat:
                 return logits
             return tf.reshape(logits, tf.concat([tf.shape(hidden)[:-1], [self.vocab_size]], 0))
 
