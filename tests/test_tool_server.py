@@ -99,6 +99,45 @@ def test_signals_are_forwarded_and_death_by_signal_is_reported():
     assert out.returncode == -signal.SIGKILL
 
 
+RACE = """
+import json, os, signal, socket, subprocess, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+import tool_client
+
+program = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+client_end, server_end = socket.socketpair()
+forwarder = tool_client._Forwarder({signal.SIGTERM})
+forwarder.install()
+forwarder.start(program.pid)
+
+def server():
+    time.sleep(0.2)  # the main thread waits for a line by then
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)  # this thread takes it
+    server_end.sendall((json.dumps({"returncode": program.wait()}) + "\\n").encode())
+
+threading.Thread(target=server).start()
+print(tool_client._Lines(client_end, forwarder).next(), end="")
+"""
+
+
+def test_a_signal_taken_while_the_client_waits_reaches_the_program():
+    """The client forwards a signal that its interpreter's Python handler would not see until
+    its blocking read returned: here another thread takes the signal, as the main thread
+    itself does between the handlers' check and the read (a test's SIGTERM once waited 60 s
+    so: the read waited for the end of the program the signal was to end)."""
+    import json
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", RACE, str(ROOT / "tests")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"returncode": -signal.SIGTERM}
+
+
 def test_a_killed_client_takes_its_program_along(tmp_path):
     code = "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(120)\n"
     for _ in range(2):
@@ -121,20 +160,12 @@ def test_a_client_killed_before_it_read_the_pid_takes_its_program_along():
     import socket
     import struct
 
-    from tests import tool_client
+    from tests.tool_client import _connect
 
-    for _ in range(2):  # a server for this environment (a first run may be a real one)
-        subprocess.run([*PYTHON, "-c", "pass"], cwd=ROOT, check=True, timeout=300)
-    path = tool_client._server_path(os.environ[tool_client.SERVERS_ENV])
-    conn = tool_client._connect(path)
+    conn = _connect(_this_environments_server())
     server = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
     server_started = _start_time(server)
-    code = "import time\ntime.sleep(120)\n"
-    request = json.dumps({"args": ["-c", code], "cwd": str(ROOT), "env": dict(os.environ)})
-    null = os.open(os.devnull, os.O_RDWR)
-    payload = len(request.encode()).to_bytes(8, "big") + request.encode()
-    socket.send_fds(conn, [payload], [null, null, null])  # as tool_client's _relay
-    os.close(null)
+    _request(conn, "import time\ntime.sleep(120)\n")
     line, deadline = b"", time.monotonic() + 60
     while not line.endswith(b"\n") and time.monotonic() < deadline:
         line = conn.recv(100, socket.MSG_PEEK)  # the pid line, left unread
@@ -148,6 +179,56 @@ def test_a_client_killed_before_it_read_the_pid_takes_its_program_along():
     assert _alive(server, server_started)  # and the server serves on
     assert subprocess.run([*PYTHON, "-c", "pass"], cwd=ROOT, timeout=300).returncode == 0
     assert _alive(server, server_started)
+
+
+def test_a_signal_sent_before_the_program_runs_reaches_it():
+    """A client forwards a signal it got before it knew the program's pid as soon as it knows
+    it, which can be before the forked child runs the program. The child held it till then:
+    it once met the server's own SIGTERM handler there (the child stopped the server's other
+    runs, unlinked its socket and exited 0) or was dropped (the program ran on)."""
+    import json
+
+    from tests.tool_client import _connect
+
+    server = _this_environments_server()
+    for _ in range(10):
+        conn = _connect(server)
+        assert conn is not None, "the server's socket is gone"
+        _request(conn, "import time\ntime.sleep(60)\n")
+        conn.settimeout(30)
+        stream = conn.makefile("r")
+        program = json.loads(stream.readline())["pid"]
+        os.kill(program, signal.SIGTERM)
+        try:
+            end = json.loads(stream.readline())
+        except TimeoutError:
+            os.kill(program, signal.SIGKILL)
+            end = {"still running 30 s later": True}
+        conn.close()
+        assert end.get("signal") == signal.SIGTERM, end
+
+
+def _this_environments_server() -> str:
+    """The path of the tool server of this test process's environment (started here if none
+    is: a first run may be a real one)."""
+    from tests import tool_client
+
+    for _ in range(2):
+        subprocess.run([*PYTHON, "-c", "pass"], cwd=ROOT, check=True, timeout=300)
+    return tool_client._server_path(os.environ[tool_client.SERVERS_ENV])
+
+
+def _request(conn, code: str) -> None:
+    """Asks the server to run ``python -c code`` with stdio on /dev/null, as tool_client's
+    ``_relay`` asks."""
+    import json
+    import socket
+
+    request = json.dumps({"args": ["-c", code], "cwd": str(ROOT), "env": dict(os.environ)})
+    null = os.open(os.devnull, os.O_RDWR)
+    payload = len(request.encode()).to_bytes(8, "big") + request.encode()
+    socket.send_fds(conn, [payload], [null, null, null])
+    os.close(null)
 
 
 def _stat(pid: int) -> list[str] | None:

@@ -33,7 +33,8 @@ _AFTER_START = {"TF_CONFIG", "PYTHONUNBUFFERED", "TF_NUM_INTRAOP_THREADS", "TF_N
 _AT_IMPORT = ("TF_", "XLA_", "KERAS", "PYTHON", "CUDA", "OMP_", "MKL", "OPENBLAS", "LD_")
 _AT_IMPORT_NAMES = {"HOME", "LANG", "LC_ALL", "LC_CTYPE"}
 # Forwarded to the program; SIGKILL cannot be, so the server kills the program when this dies.
-_FORWARDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+# The server holds them from its fork until the program runs (tests/tool_server.py).
+FORWARDED_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 TEST_PROCESS = "--test-process"
 
 
@@ -119,31 +120,20 @@ def _relay(conn, args: list, unbuffered: bool, log_cpu: bool) -> None:
     import signal
     import socket
 
-    pending = []
-    child = None
-
-    def forward(signum, _frame):
-        if child is None:
-            pending.append(signum)
-        else:
-            os.kill(child, signum)
-
+    forwarder = _Forwarder({getattr(signal, name) for name in FORWARDED_SIGNALS})
     # Before the request: the program may start and say it is ready (a test then signals
     # this process) before this process runs again; a signal not yet forwarded waits here.
-    for name in _FORWARDED:
-        signal.signal(getattr(signal, name), forward)
+    forwarder.install()
     request = {"args": args, "cwd": os.getcwd(), "env": dict(os.environ), "unbuffered": unbuffered}
     payload = json.dumps(request).encode()
     socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], [0, 1, 2])
-    stream = conn.makefile("r")
-    line = stream.readline()
+    lines = _Lines(conn, forwarder)
+    line = lines.next()
     if not line:
         sys.stderr.write("tests/tool_client.py: the tool server closed the connection\n")
         os._exit(70)
-    child = json.loads(line)["pid"]
-    for signum in pending:
-        os.kill(child, signum)
-    line = stream.readline()
+    forwarder.start(json.loads(line)["pid"])
+    line = lines.next()
     if line:
         end = json.loads(line)
     else:  # the server died while the program ran
@@ -152,10 +142,79 @@ def _relay(conn, args: list, unbuffered: bool, log_cpu: bool) -> None:
     if log_cpu and os.environ.get(CPU_LOG_ENV) and "cpu_s" in end:
         _log_cpu(os.environ[CPU_LOG_ENV], end["cpu_s"], end.get("maxrss_kib", 0))
     if "signal" in end:
-        if end["signal"] in {getattr(signal, name) for name in _FORWARDED}:  # handled here
+        if end["signal"] in forwarder.signals:  # handled here
             signal.signal(end["signal"], signal.SIG_DFL)
         os.kill(os.getpid(), end["signal"])
     os._exit(end["exit"])
+
+
+class _Forwarder:
+    """Sends the program each forwarded signal this process gets (held until its pid is known).
+
+    The signals come as bytes on a pipe (the interpreter's wakeup fd), read where this process
+    waits (``_Lines``), not through Python handlers: a handler runs only between bytecodes, so
+    one for a signal that came just before a blocking ``recv`` waited for the program's end,
+    which the signal was to cause (a test's SIGTERM once waited 60 s for its program's sleep)."""
+
+    def __init__(self, signals: set):
+        self.signals = signals
+        self.child = None
+        self.pending = []
+        self.wake = None
+
+    def install(self) -> None:
+        import signal
+
+        self.wake, wake_write = os.pipe()
+        os.set_blocking(wake_write, False)
+        signal.set_wakeup_fd(wake_write)
+        for signum in self.signals:
+            signal.signal(signum, lambda *_: None)  # caught: the byte on the pipe does the work
+
+    def received(self) -> None:
+        for signum in os.read(self.wake, 512):
+            if signum not in self.signals:
+                continue
+            if self.child is None:
+                self.pending.append(signum)
+            else:
+                self._send(signum)
+
+    def start(self, child: int) -> None:
+        self.child = child
+        for signum in self.pending:
+            self._send(signum)
+
+    def _send(self, signum: int) -> None:
+        try:
+            os.kill(self.child, signum)
+        except ProcessLookupError:  # it ended already: its end line follows
+            pass
+
+
+class _Lines:
+    """The server's lines, read as the forwarder's signals come."""
+
+    def __init__(self, conn, forwarder: _Forwarder):
+        self.conn = conn
+        self.forwarder = forwarder
+        self.buffer = b""
+
+    def next(self) -> str:
+        """The next line ("" when the server closed the connection first)."""
+        import select
+
+        while b"\n" not in self.buffer:
+            readable, _, _ = select.select([self.conn, self.forwarder.wake], [], [])
+            if self.forwarder.wake in readable:
+                self.forwarder.received()
+            if self.conn in readable:
+                more = self.conn.recv(4096)
+                if not more:
+                    return ""
+                self.buffer += more
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line.decode() + "\n"
 
 
 def _log_cpu(path: str, cpu_s: float, maxrss_kib: int) -> None:

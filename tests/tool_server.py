@@ -9,6 +9,7 @@ a client that dies (a test's SIGKILL, a timeout) takes its child with it.
 It exits when the test process that owns it (``T2T_REPRO_TEST_TOOL_SERVERS_OWNER``) is gone.
 """
 
+import functools
 import os
 import sys
 
@@ -124,6 +125,7 @@ def serve(path: str) -> dict:
     import socket
 
     _preload()
+    forwarded = _forwarded_signals()
     owner = int(os.environ.get("T2T_REPRO_TEST_TOOL_SERVERS_OWNER", os.getppid()))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if os.path.exists(path):
@@ -153,6 +155,11 @@ def serve(path: str) -> dict:
                     continue
                 sys.stdout.flush()
                 sys.stderr.flush()
+                # Held from the fork until the program runs: one sent early (a client forwards
+                # what it got before the pid line) would otherwise meet this server's SIGTERM
+                # handler in the child (which stops the server's runs and unlinks its socket) or
+                # be dropped when the child resets it. Delivered then, as a fresh process would.
+                signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
                 pid = os.fork()
                 if pid == 0:
                     signal.set_wakeup_fd(-1)
@@ -161,6 +168,7 @@ def serve(path: str) -> dict:
                         other.close()
                     _become(request, fds)
                     return request
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded)
                 for fd in fds:
                     os.close(fd)
                 children[pid] = conn
@@ -174,6 +182,15 @@ def serve(path: str) -> dict:
         _reap(children, selector)
         if not _alive(owner):
             _stop(children, path)
+
+
+@functools.cache
+def _forwarded_signals() -> frozenset:
+    """The signals a client forwards to its program (tests/tool_client.py)."""
+    import signal
+
+    names = _load_beside("tool_client").FORWARDED_SIGNALS
+    return frozenset(getattr(signal, name) for name in names)
 
 
 def _send(conn, message: dict) -> bool:
@@ -284,6 +301,7 @@ def _run_and_exit(request: dict) -> None:
     import threading
 
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _forwarded_signals())  # held since the fork
         _run(request)
         code = 0
     except SystemExit as exit:
