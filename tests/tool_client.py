@@ -126,7 +126,9 @@ def _relay(conn, args: list, unbuffered: bool, log_cpu: bool) -> None:
     forwarder.install()
     request = {"args": args, "cwd": os.getcwd(), "env": dict(os.environ), "unbuffered": unbuffered}
     payload = json.dumps(request).encode()
-    socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], [0, 1, 2])
+    data = len(payload).to_bytes(8, "big") + payload
+    sent = socket.send_fds(conn, [data], [0, 1, 2])  # a signal can cut it short
+    conn.sendall(data[sent:])
     lines = _Lines(conn, forwarder)
     line = lines.next()
     if not line:
@@ -141,10 +143,13 @@ def _relay(conn, args: list, unbuffered: bool, log_cpu: bool) -> None:
         end = {"exit": 70}
     if log_cpu and os.environ.get(CPU_LOG_ENV) and "cpu_s" in end:
         _log_cpu(os.environ[CPU_LOG_ENV], end["cpu_s"], end.get("maxrss_kib", 0))
-    if "signal" in end:
-        if end["signal"] in forwarder.signals:  # handled here
+    if "signal" in end:  # dies by it too (handled or ignored here: SIGPIPE, SIGXFSZ)
+        try:
             signal.signal(end["signal"], signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP: not to be caught anyway
+            pass
         os.kill(os.getpid(), end["signal"])
+        os._exit(128 + end["signal"])  # a signal whose default is not to end (SIGCHLD, ...)
     os._exit(end["exit"])
 
 
@@ -154,7 +159,7 @@ class _Forwarder:
     The signals come as bytes on a pipe (the interpreter's wakeup fd), read where this process
     waits (``_Lines``), not through Python handlers: a handler runs only between bytecodes, so
     one for a signal that came just before a blocking ``recv`` waited for the program's end,
-    which the signal was to cause (a test's SIGTERM once waited 60 s for its program's sleep)."""
+    which the signal was to cause (tests/test_tool_server.py makes it happen)."""
 
     def __init__(self, signals: set):
         self.signals = signals
@@ -169,7 +174,7 @@ class _Forwarder:
         os.set_blocking(wake_write, False)
         signal.set_wakeup_fd(wake_write)
         for signum in self.signals:
-            signal.signal(signum, lambda *_: None)  # caught: the byte on the pipe does the work
+            signal.signal(signum, _caught)
 
     def received(self) -> None:
         for signum in os.read(self.wake, 512):
@@ -192,6 +197,11 @@ class _Forwarder:
             pass
 
 
+def _caught(_signum, _frame) -> None:
+    """A forwarded signal's Python handler: it only keeps the signal from ending this process;
+    the byte the interpreter writes to the wakeup pipe is what forwards it."""
+
+
 class _Lines:
     """The server's lines, read as the forwarder's signals come."""
 
@@ -209,7 +219,10 @@ class _Lines:
             if self.forwarder.wake in readable:
                 self.forwarder.received()
             if self.conn in readable:
-                more = self.conn.recv(4096)
+                try:
+                    more = self.conn.recv(4096)
+                except OSError:  # reset: the server died
+                    more = b""
                 if not more:
                     return ""
                 self.buffer += more

@@ -118,6 +118,19 @@ def _become(request: dict, fds: list) -> None:
         )
 
 
+def _become_or_exit(request: dict, fds: list) -> None:
+    """``_become``, or, if that fails (the client's directory gone, ...), the child says why on
+    the client's stderr and exits 1, not on into the server's loop with its signals held."""
+    try:
+        _become(request, fds)
+    except BaseException:  # noqa: BLE001 - any failure ends this child, as a failed start would
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+
+
 def serve(path: str) -> dict:
     """Serves until the owner is gone; returns only in a child, with the run to do."""
     import selectors
@@ -160,15 +173,19 @@ def serve(path: str) -> dict:
                 # handler in the child (which stops the server's runs and unlinks its socket) or
                 # be dropped when the child resets it. Delivered then, as a fresh process would.
                 signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
-                pid = os.fork()
-                if pid == 0:
-                    signal.set_wakeup_fd(-1)
-                    selector.close()
-                    for other in [listener, wake_read, wake_write, conn, *children.values()]:
-                        other.close()
-                    _become(request, fds)
-                    return request
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded)
+                pid = -1  # (a fork that fails ends the server: its clients say so)
+                try:
+                    pid = os.fork()
+                    if pid == 0:
+                        signal.set_wakeup_fd(-1)
+                        selector.close()
+                        for other in [listener, wake_read, wake_write, conn, *children.values()]:
+                            other.close()
+                        _become_or_exit(request, fds)
+                        return request
+                finally:
+                    if pid != 0:
+                        signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded)
                 for fd in fds:
                     os.close(fd)
                 children[pid] = conn
