@@ -51,10 +51,10 @@ class PadRemover:
             self.inverse = tf.maximum(tf.cumsum(tf.cast(flat_keep, tf.int32)) - 1, 0)
             self.kept = flat_keep[:, None]
             self.full_rows = tf.size(keep, out_type=tf.int64)
-            self.batch_shape = tf.shape(keep)  # [B, L]
-            self._split_shapes: dict = {}  # (parts, width) -> [B, L, parts, width]
         else:
             self.mask = keep[:, :, None]
+        self.batch_shape = tf.shape(keep)  # [B, L]
+        self._split_shapes: dict = {}  # (parts, width) -> [B, L, parts, width]
 
     @classmethod
     def from_padding_bias(cls, padding_bias: tf.Tensor) -> PadRemover:
@@ -92,17 +92,13 @@ class PadRemover:
     def restore_split(self, y: tf.Tensor, parts: int) -> tf.Tensor:
         """Kept rows [N, D] back as [B, L, parts, D/parts] (``restore`` then a reshape of its
         last axis, in one reshape: the same values; attention heads' shape, built once per
-        stack for its queries, keys and values)."""
-        if not self.gather:
-            restored = self.restore(y)
-            batch, length, _ = tf.unstack(tf.shape(restored), num=3)
-            shape = tf.stack([batch, length, parts, y.shape[-1] // parts])
-            return tf.reshape(restored, shape)
+        stack for its queries, keys and values; in mask mode ``y`` is [B, L, D])."""
         key = (parts, y.shape[-1] // parts)
         if key not in self._split_shapes:
             batch, length = tf.unstack(self.batch_shape, num=2)
             self._split_shapes[key] = tf.stack([batch, length, *key])
-        return tf.reshape(self._restore_rows(y), self._split_shapes[key])
+        restored = self._restore_rows(y) if self.gather else self.restore(y)
+        return tf.reshape(restored, self._split_shapes[key])
 
     # The two moves and their gradients, each the other's: every row is copied, nothing is
     # summed, so values and gradients are exact. Spreading with a gather and a select took
