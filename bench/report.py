@@ -34,6 +34,17 @@ def cpu_model() -> str:
     return "unknown CPU"
 
 
+def python_loop_s(results: dict) -> float | None:
+    """A bench_suite report's Python-loop seconds: the mean of its start and end calibrations
+    (the machine's speed phase, by which the suite's budget scales its total)."""
+    loops = [
+        results.get(key, {}).get("python_loop_s")
+        for key in ("calibration_start", "calibration_end")
+    ]
+    loops = [loop for loop in loops if loop]
+    return sum(loops) / len(loops) if loops else None
+
+
 def busy_and_total_ticks() -> tuple[int, int]:
     """The whole machine's busy and total CPU clock ticks since boot (/proc/stat): busy is
     user, nice, system, irq and softirq; idle and I/O wait are not, nor a VM's steal (another

@@ -22,16 +22,6 @@ from bench import report as bench_report
 from tests import suite_cpu
 
 
-def calibration(results: dict) -> float | None:
-    """The report's Python-loop seconds (the mean of its start and end calibrations)."""
-    loops = [
-        results.get(key, {}).get("python_loop_s")
-        for key in ("calibration_start", "calibration_end")
-    ]
-    loops = [loop for loop in loops if loop]
-    return sum(loops) / len(loops) if loops else None
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", help="a bench/bench_suite.py JSON report")
@@ -63,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             f"suite_budget: error: {args.results}: not a bench_suite report ({e})", file=sys.stderr
         )
         return 2
-    loop_s = calibration(results)
+    loop_s = bench_report.python_loop_s(results)
     kind = args.cpu_kind or results.get("cpu_kind") or suite_cpu.cpu_kind()
     try:
         with open(args.budget, encoding="utf-8") as f:

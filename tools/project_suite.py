@@ -1,0 +1,166 @@
+"""The suite's cost on a CPU kind this machine is not, projected from a run of an older tree on
+that kind and the same tree run here: each test file's ratio between the two carries this
+tree's cost here over to that kind.
+
+    python -m tools.project_suite NOW.json --pair THERE.json:SAME_TREE_HERE.json \\
+        [--pair ...] [--cpu_kind "AMD EPYC, no AVX-512, Zen 1"]
+
+NOW.json and each SAME_TREE_HERE.json are ``bench/bench_suite.py`` reports from this machine
+in one sitting and with the same ``--env`` (the old tree checked out with ``git worktree``);
+THERE.json is the old tree's report from the other kind. A file is dearer there by its own
+ratio when it cost at least ``MIN_FILE_CORE_S`` in both old runs, else by the whole suite's.
+The projection is then checked against that kind's budget total (``tests/suite_budget.json``)
+at the THERE run's Python-loop speed. Exit 1 when a projection is over, 2 on a bad report.
+
+Why: the slowest kind (AMD EPYC Zen 1) is seldom the machine a session runs on, and the
+Python loop alone understates its cost (its float32 matmul is ~7x slower than an AMX host's,
+its interpreter ~3x); a file's ratio on the same code holds both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from bench import report as bench_report
+from tests import suite_cpu
+
+# A file cheaper than this in either old run (seconds of CPU) is projected by the whole
+# suite's ratio: its own is mostly noise.
+MIN_FILE_CORE_S = 0.5
+
+
+class ReportError(ValueError):
+    """A file that is not a bench_suite report."""
+
+
+def load_report(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+        by_file, busy, cores = (
+            report["cpu_accounts"]["by_file"],
+            report["busy_core_s"],
+            report["mean_busy_cores"],
+        )
+        if not isinstance(by_file, dict) or not (busy > 0 and cores > 0):
+            raise ValueError("no per-file CPU, busy core-s or busy cores")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ReportError(f"{path}: not a bench_suite report ({e})") from e
+    return report
+
+
+def file_ratios(there: dict, here: dict) -> tuple[dict[str, float], float]:
+    """Per-file ratios (there / here) for the files dear enough in both, and the whole suite's
+    ratio (over the files both ran) for the rest."""
+    common = [name for name in there if name in here]
+    whole = sum(there[n] for n in common) / max(sum(here[n] for n in common), 1e-9)
+    ratios = {
+        name: there[name] / here[name]
+        for name in common
+        if min(there[name], here[name]) >= MIN_FILE_CORE_S
+    }
+    return ratios, whole
+
+
+def project(now: dict, there: dict, here: dict) -> dict:
+    """``now``'s accounted and busy core-s and wall at ``there``'s kind and speed. ``now``'s
+    figures are first brought to ``here``'s Python-loop speed (one sitting: a few percent)."""
+    here_loop, now_loop = bench_report.python_loop_s(here), bench_report.python_loop_s(now)
+    speed = here_loop / now_loop if here_loop and now_loop else 1.0
+    ratios, whole = file_ratios(there["cpu_accounts"]["by_file"], here["cpu_accounts"]["by_file"])
+    accounted = speed * sum(
+        seconds * ratios.get(name, whole)
+        for name, seconds in now["cpu_accounts"]["by_file"].items()
+    )
+    busy = speed * now["busy_core_s"] * there["busy_core_s"] / here["busy_core_s"]
+    return {
+        "accounted_core_s": accounted,
+        "whole_suite_ratio": whole,
+        "files_by_own_ratio": len(ratios),
+        "busy_core_s": busy,
+        "wall_s": busy / there["mean_busy_cores"],
+    }
+
+
+def mismatches(now: dict, here: dict) -> list[str]:
+    """What makes ``here`` not side by side with ``now``."""
+    found = []
+    for key in ("cpu", "cpu_kind", "env", "cores"):
+        if now.get(key) != here.get(key):
+            found.append(f"{key} {here.get(key)!r} against {now.get(key)!r}")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("now", help="this tree's bench_suite report from this machine")
+    parser.add_argument(
+        "--pair",
+        action="append",
+        required=True,
+        metavar="THERE:HERE",
+        help="an old tree's report from the other kind and the same tree's from this machine",
+    )
+    parser.add_argument("--budget", default=str(suite_cpu.BUDGET), help="the budget file")
+    parser.add_argument(
+        "--cpu_kind", help="the other kind's budget name (default: THERE's cpu_kind)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        now = load_report(args.now)
+        pairs = []
+        for pair in args.pair:
+            there_path, sep, here_path = pair.partition(":")
+            if not sep:
+                raise ReportError(f"--pair {pair!r}: give THERE.json:HERE.json")
+            pairs.append((there_path, load_report(there_path), here_path, load_report(here_path)))
+        with open(args.budget, encoding="utf-8") as f:
+            totals = json.load(f)["totals"]
+    except ReportError as e:
+        print(f"project_suite: error: {e}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError, KeyError) as e:
+        print(f"project_suite: error: {args.budget}: not a budget ({e})", file=sys.stderr)
+        return 2
+    over = False
+    for there_path, there, here_path, here in pairs:
+        kind = args.cpu_kind or there.get("cpu_kind", "")
+        if kind not in totals:
+            print(
+                f"project_suite: error: no budget total for {kind!r} ({there_path}; --cpu_kind "
+                f"names one of: {', '.join(totals)})",
+                file=sys.stderr,
+            )
+            return 2
+        p = project(now, there, here)
+        loop, reference = bench_report.python_loop_s(there), totals[kind]
+        # The budget's own scaling (a run at loop L is checked at its reference loop's speed).
+        scaled = suite_cpu.scaled_total(p["accounted_core_s"], loop, reference)
+        over |= bool(loop) and scaled > reference["total_core_s"]
+        print(
+            f"{there_path} over {here_path}: {p['whole_suite_ratio']:.2f}x the suite "
+            f"({p['files_by_own_ratio']} files by their own ratio)"
+        )
+        for problem in mismatches(now, here):
+            print(f"  not side by side with {args.now}: {problem}")
+        verdict = (
+            f"~{scaled:,.0f} at the budget's loop {reference['reference_python_loop_s']} s, "
+            f"budget {reference['total_core_s']:,}: "
+            f"{'over' if scaled > reference['total_core_s'] else 'within'}"
+            if loop
+            else "no calibration there to check the budget at"
+        )
+        minutes, seconds = divmod(round(p["wall_s"]), 60)
+        print(
+            f"  {args.now} on {kind} at loop {loop or 0:.3f} s: "
+            f"~{p['accounted_core_s']:,.0f} accounted core-s ({verdict}); "
+            f"~{p['busy_core_s']:,.0f} busy core-s, ~{minutes}:{seconds:02d} wall at "
+            f"{there['mean_busy_cores']} busy cores"
+        )
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
