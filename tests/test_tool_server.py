@@ -1,7 +1,8 @@
 """The suite's ``python`` (``tests/tools.py``'s ``PYTHON``: a client of a fork server) behaves as
 a process of its own: stdio, environment, working directory, arguments, exit codes, uncaught
 exceptions, death by signal, signals forwarded, a killed client takes its program along, and
-the start-up under test (no TF_CPP_MIN_LOG_LEVEL, T2T_VERBOSE) runs a real interpreter. The
+the start-up under test (no TF_CPP_MIN_LOG_LEVEL, T2T_VERBOSE) runs a real interpreter, and so
+does a run the server could not fork (it serves on). The
 suite's test processes are its children too (tests/conftest.py)."""
 
 import os
@@ -310,3 +311,53 @@ def test_the_server_forks_before_any_device_or_runtime_is_set_up():
         "runtime": False,
         "listed_by_the_tool": True,
     }
+
+
+# A server of its own whose first fork fails (as under a process or memory limit), then forks.
+FAILING_FORK_SERVER = """
+import os, sys
+from tests import tool_client, tool_server
+real_fork, forks = os.fork, []
+def fork_failing_once():
+    forks.append(1)
+    if len(forks) == 1:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+    return real_fork()
+os.fork = fork_failing_once
+tool_server._run_and_exit(tool_server.serve(tool_client._server_path(sys.argv[1]) + ".sock"))
+"""
+WHERE_AM_I = """
+import json, sys
+print(json.dumps({"forked": "tensorflow" in sys.modules, "argv": sys.argv}))
+sys.exit(3)
+"""
+
+
+def test_a_failed_fork_runs_a_real_interpreter_and_the_server_serves_on(tmp_path):
+    import json
+
+    from tests import tool_client
+
+    server = subprocess.Popen(
+        [*PYTHON, "-c", FAILING_FORK_SERVER, str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        socket_path = Path(tool_client._server_path(str(tmp_path)) + ".sock")
+        deadline = time.monotonic() + 120
+        while not socket_path.exists() and server.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert socket_path.exists(), server.communicate(timeout=60)
+        env = {**os.environ, tool_client.SERVERS_ENV: str(tmp_path)}
+        runs = [run("-u", "-c", WHERE_AM_I, "x", env=env) for _ in range(2)]
+    finally:
+        server.kill()  # its client's end takes the server along
+        _, log = server.communicate(timeout=60)
+    assert [r.returncode for r in runs] == [3, 3], [r.stderr for r in runs]
+    first, second = (json.loads(r.stdout) for r in runs)
+    assert first == {"forked": False, "argv": ["-c", "x"]}  # a real interpreter's
+    assert second == {"forked": True, "argv": ["-c", "x"]}  # the same server's next fork
+    assert "tool server: fork failed (BlockingIOError: [Errno 11]" in log

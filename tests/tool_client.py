@@ -10,8 +10,9 @@ TensorFlow and the project once, so a run starts in ~0.2 s instead of ~4 s.
 A real interpreter runs the program instead (``exec``) when the suite's servers are not set up
 (no ``T2T_REPRO_TEST_TOOL_SERVERS``) or when the start-up itself is under test: no
 ``TF_CPP_MIN_LOG_LEVEL`` (a user's environment, ``tests/tools.py``'s ``USER_ENV``) or
-``T2T_VERBOSE`` set. Environment variables read while importing (TensorFlow's, Python's,
-Keras', the locale) pick the server: one server per distinct set of them.
+``T2T_VERBOSE`` set; and when the server could not fork (a process or memory limit: it says
+why in its log and serves on). Environment variables read while importing (TensorFlow's,
+Python's, Keras', the locale) pick the server: one server per distinct set of them.
 
 ``--test-process`` first: the program is one of the suite's test processes (pytest-xdist
 starts them so: tests/conftest.py). Its server starts with it, not from the second run on,
@@ -134,7 +135,11 @@ def _relay(conn, args: list, unbuffered: bool, log_cpu: bool) -> None:
     if not line:
         sys.stderr.write("tests/tool_client.py: the tool server closed the connection\n")
         os._exit(70)
-    forwarder.start(json.loads(line)["pid"])
+    started = json.loads(line)
+    if "fork_failed" in started:  # the server could not fork (it says why in its log)
+        conn.close()
+        _exec_after_a_failed_fork(["-u", *args] if unbuffered else args, forwarder)
+    forwarder.start(started["pid"])
     line = lines.next()
     if line:
         end = json.loads(line)
@@ -151,6 +156,19 @@ def _relay(conn, args: list, unbuffered: bool, log_cpu: bool) -> None:
         os.kill(os.getpid(), end["signal"])
         os._exit(128 + end["signal"])  # a signal whose default is not to end (SIGCHLD, ...)
     os._exit(end["exit"])
+
+
+def _exec_after_a_failed_fork(args: list, forwarder: "_Forwarder") -> None:
+    """The program in a real interpreter, as if the server were not there; a forwarded signal
+    taken while the server tried ends this process by it, as it would have ended the program
+    at its start."""
+    import signal
+
+    forwarder.received_so_far()
+    for signum in forwarder.pending[:1]:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    _exec_python(args)
 
 
 class _Forwarder:
@@ -175,6 +193,13 @@ class _Forwarder:
         signal.set_wakeup_fd(wake_write)
         for signum in self.signals:
             signal.signal(signum, _caught)
+
+    def received_so_far(self) -> None:
+        """Takes what the pipe holds now, without waiting."""
+        import select
+
+        if select.select([self.wake], [], [], 0)[0]:
+            self.received()
 
     def received(self) -> None:
         for signum in os.read(self.wake, 512):

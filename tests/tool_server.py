@@ -173,21 +173,25 @@ def serve(path: str) -> dict:
                 # handler in the child (which stops the server's runs and unlinks its socket) or
                 # be dropped when the child resets it. Delivered then, as a fresh process would.
                 signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
-                pid = -1  # (a fork that fails ends the server: its clients say so)
                 try:
                     pid = os.fork()
-                    if pid == 0:
-                        signal.set_wakeup_fd(-1)
-                        selector.close()
-                        for other in [listener, wake_read, wake_write, conn, *children.values()]:
-                            other.close()
-                        _become_or_exit(request, fds)
-                        return request
-                finally:
-                    if pid != 0:
-                        signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded)
+                except OSError as e:  # EAGAIN, ENOMEM: the client runs a real interpreter
+                    pid, failure = None, f"{type(e).__name__}: {e}"
+                if pid == 0:
+                    signal.set_wakeup_fd(-1)
+                    selector.close()
+                    for other in [listener, wake_read, wake_write, conn, *children.values()]:
+                        other.close()
+                    _become_or_exit(request, fds)
+                    return request
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded)
                 for fd in fds:
                     os.close(fd)
+                if pid is None:  # this server goes on serving the next requests
+                    print(f"tool server: fork failed ({failure})", file=sys.stderr, flush=True)
+                    _send(conn, {"fork_failed": failure})
+                    conn.close()
+                    continue
                 children[pid] = conn
                 if _send(conn, {"pid": pid}):
                     selector.register(conn, selectors.EVENT_READ, pid)
