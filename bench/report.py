@@ -38,10 +38,10 @@ def python_loop_s(results: dict) -> float | None:
     """A bench_suite report's Python-loop seconds: the mean of its start and end calibrations
     (the machine's speed phase, by which the suite's budget scales its total)."""
     loops = [
-        results.get(key, {}).get("python_loop_s")
+        (results.get(key) or {}).get("python_loop_s")
         for key in ("calibration_start", "calibration_end")
     ]
-    loops = [loop for loop in loops if loop]
+    loops = [float(loop) for loop in loops if loop]
     return sum(loops) / len(loops) if loops else None
 
 

@@ -79,20 +79,39 @@ def test_runs_not_side_by_side_are_said(tmp_path, capsys):
     assert "not side by side with" in capsys.readouterr().out
 
 
-def test_bad_inputs_are_refused_in_one_line(tmp_path, capsys):
+def test_bad_inputs_are_refused_in_one_line_before_any_projection(tmp_path, capsys):
     now = write(tmp_path, "now.json", report({"a.py": 1.0}, busy=2.0))
-    good = f"{write(tmp_path, 'there.json', THERE)}:{write(tmp_path, 'here.json', HERE)}"
+    there, here = write(tmp_path, "there.json", THERE), write(tmp_path, "here.json", HERE)
+    good = f"{there}:{here}"
+
+    def bad(name, **changes):
+        return write(tmp_path, name, {**THERE, **changes})
+
+    elsewhere = report({"tests/a.py": 1.0}, busy=2.0)  # no file in common with THERE
+    budgets = tmp_path / "budgets"
+    budgets.mkdir()
+    incomplete = write(budgets, "b.json", {"totals": {KIND: {"total_core_s": 9}}})
     cases = [
         ([now, "--pair", "there.json"], "give THERE.json:HERE.json"),
-        ([now, "--pair", f"{write(tmp_path, 'x.json', '{[')}:{now}"], "not a bench_suite report"),
+        ([now, "--pair", f"{write(tmp_path, 'x.json', '{[')}:{here}"], "not a bench_suite report"),
         ([now, "--pair", good, "--cpu_kind", "Zen 9"], "no budget total for 'Zen 9'"),
-        ([now, "--pair", f"{write(tmp_path, 'y.json', {'cpu_accounts': {}})}:{now}"], "by_file"),
+        ([now, "--pair", f"{bad('y.json', cpu_accounts={})}:{here}"], "by_file"),
+        ([now, "--pair", f"{bad('z.json', busy_core_s=0)}:{here}"], "no busy core-s"),
         (
-            [now, "--pair", f"{write(tmp_path, 'z.json', {**THERE, 'busy_core_s': 0})}:{now}"],
-            "no per-file",
+            [now, "--pair", f"{bad('n.json', cpu_accounts={'by_file': {'a.py': None}})}:{here}"],
+            "not a number",
         ),
+        (
+            [now, "--pair", f"{bad('c.json', calibration_start=None, calibration_end='x')}:{here}"],
+            "not a bench_suite report",
+        ),
+        ([now, "--pair", f"{there}:{write(tmp_path, 'e.json', elsewhere)}"], "share no test file"),
+        ([now, "--pair", f"{here}:{there}"], "HERE must come from this machine"),  # swapped
+        ([now, "--pair", good, "--budget", incomplete], "not a budget"),
     ]
     for argv, message in cases:
-        assert project_suite.main([*argv, "--budget", budget(tmp_path, 1)]) == 2
-        err = capsys.readouterr().err
+        argv = argv if "--budget" in argv else [*argv, "--budget", budget(tmp_path, 1)]
+        assert project_suite.main([argv[0], "--pair", good, *argv[1:]]) == 2, message
+        out, err = capsys.readouterr()
+        assert not out, out  # nothing printed: not even the good pair before the bad one
         assert message in err and len(err.strip().splitlines()) == 1, err

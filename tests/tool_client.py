@@ -164,9 +164,10 @@ def _exec_after_a_failed_fork(args: list, forwarder: "_Forwarder") -> None:
     at its start."""
     import signal
 
+    for signum in forwarder.signals:  # from here on a signal ends this process, as a real start
+        signal.signal(signum, signal.SIG_DFL)
     forwarder.received_so_far()
     for signum in forwarder.pending[:1]:
-        signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
     _exec_python(args)
 

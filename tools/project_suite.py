@@ -44,18 +44,29 @@ def load_report(path: str) -> dict:
             report["busy_core_s"],
             report["mean_busy_cores"],
         )
-        if not isinstance(by_file, dict) or not (busy > 0 and cores > 0):
-            raise ValueError("no per-file CPU, busy core-s or busy cores")
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        if not isinstance(by_file, dict) or not by_file:
+            raise ValueError("no per-file CPU")
+        if not all(_number(v) and v >= 0 for v in (*by_file.values(), busy, cores)):
+            raise ValueError("a per-file CPU, busy core-s or busy cores that is not a number")
+        if not (busy > 0 and cores > 0):
+            raise ValueError("no busy core-s or busy cores")
+        bench_report.python_loop_s(report)  # a calibration that is not one raises here
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise ReportError(f"{path}: not a bench_suite report ({e})") from e
     return report
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def file_ratios(there: dict, here: dict) -> tuple[dict[str, float], float]:
     """Per-file ratios (there / here) for the files dear enough in both, and the whole suite's
     ratio (over the files both ran) for the rest."""
     common = [name for name in there if name in here]
-    whole = sum(there[n] for n in common) / max(sum(here[n] for n in common), 1e-9)
+    if not sum(here[n] for n in common) > 0:
+        raise ReportError("the two runs of the old tree share no test file with CPU")
+    whole = sum(there[n] for n in common) / sum(here[n] for n in common)
     ratios = {
         name: there[name] / here[name]
         for name in common
@@ -93,6 +104,48 @@ def mismatches(now: dict, here: dict) -> list[str]:
     return found
 
 
+def _budget_totals(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            totals = json.load(f)["totals"]
+        for kind, entry in totals.items():
+            if not (_number(entry["total_core_s"]) and entry["reference_python_loop_s"] > 0):
+                raise ValueError(f"{kind!r} has no total or reference loop")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ReportError(f"{path}: not a budget ({e})") from e
+    return totals
+
+
+def _inputs(args) -> tuple[dict, list]:
+    """NOW's report and, per pair, its reports, kind, budget entry and projection: every bad
+    input refused before anything is printed."""
+    now = load_report(args.now)
+    totals = _budget_totals(args.budget)
+    pairs = []
+    for pair in args.pair:
+        there_path, sep, here_path = pair.partition(":")
+        if not sep:
+            raise ReportError(f"--pair {pair!r}: give THERE.json:HERE.json")
+        there, here = load_report(there_path), load_report(here_path)
+        if here.get("cpu_kind") != now.get("cpu_kind"):
+            raise ReportError(
+                f"{here_path} ran on {here.get('cpu_kind')!r}, {args.now} on "
+                f"{now.get('cpu_kind')!r}: HERE must come from this machine (THERE:HERE?)"
+            )
+        kind = args.cpu_kind or there.get("cpu_kind", "")
+        if kind not in totals:
+            raise ReportError(
+                f"no budget total for {kind!r} ({there_path}; --cpu_kind names one of: "
+                f"{', '.join(totals)})"
+            )
+        try:
+            projection = project(now, there, here)
+        except ReportError as e:
+            raise ReportError(f"{there_path}, {here_path}: {e}") from e
+        pairs.append((there_path, there, here_path, here, kind, totals[kind], projection))
+    return now, pairs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("now", help="this tree's bench_suite report from this machine")
@@ -109,33 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        now = load_report(args.now)
-        pairs = []
-        for pair in args.pair:
-            there_path, sep, here_path = pair.partition(":")
-            if not sep:
-                raise ReportError(f"--pair {pair!r}: give THERE.json:HERE.json")
-            pairs.append((there_path, load_report(there_path), here_path, load_report(here_path)))
-        with open(args.budget, encoding="utf-8") as f:
-            totals = json.load(f)["totals"]
+        now, pairs = _inputs(args)
     except ReportError as e:
         print(f"project_suite: error: {e}", file=sys.stderr)
         return 2
-    except (OSError, ValueError, KeyError) as e:
-        print(f"project_suite: error: {args.budget}: not a budget ({e})", file=sys.stderr)
-        return 2
     over = False
-    for there_path, there, here_path, here in pairs:
-        kind = args.cpu_kind or there.get("cpu_kind", "")
-        if kind not in totals:
-            print(
-                f"project_suite: error: no budget total for {kind!r} ({there_path}; --cpu_kind "
-                f"names one of: {', '.join(totals)})",
-                file=sys.stderr,
-            )
-            return 2
-        p = project(now, there, here)
-        loop, reference = bench_report.python_loop_s(there), totals[kind]
+    for there_path, there, here_path, here, kind, reference, p in pairs:
+        loop = bench_report.python_loop_s(there)
         # The budget's own scaling (a run at loop L is checked at its reference loop's speed).
         scaled = suite_cpu.scaled_total(p["accounted_core_s"], loop, reference)
         over |= bool(loop) and scaled > reference["total_core_s"]
