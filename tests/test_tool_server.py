@@ -326,11 +326,6 @@ def fork_failing_once():
 os.fork = fork_failing_once
 tool_server._run_and_exit(tool_server.serve(tool_client._server_path(sys.argv[1]) + ".sock"))
 """
-WHERE_AM_I = """
-import json, sys
-print(json.dumps({"forked": "tensorflow" in sys.modules, "argv": sys.argv}))
-sys.exit(3)
-"""
 
 
 def test_a_failed_fork_runs_a_real_interpreter_and_the_server_serves_on(tmp_path):
@@ -351,13 +346,13 @@ def test_a_failed_fork_runs_a_real_interpreter_and_the_server_serves_on(tmp_path
         while not socket_path.exists() and server.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert socket_path.exists(), server.communicate(timeout=60)
-        env = {**os.environ, tool_client.SERVERS_ENV: str(tmp_path)}
-        runs = [run("-u", "-c", WHERE_AM_I, "x", env=env) for _ in range(2)]
+        env = {**os.environ, tool_client.SERVERS_ENV: str(tmp_path), "PROBE_CODE": "3"}
+        runs = [run("-u", "-c", PROBE, "x", env=env) for _ in range(2)]
     finally:
         server.kill()  # its client's end takes the server along
         _, log = server.communicate(timeout=60)
     assert [r.returncode for r in runs] == [3, 3], [r.stderr for r in runs]
-    first, second = (json.loads(r.stdout) for r in runs)
+    first, second = ({k: json.loads(r.stdout)[k] for k in ("forked", "argv")} for r in runs)
     assert first == {"forked": False, "argv": ["-c", "x"]}  # a real interpreter's
     assert second == {"forked": True, "argv": ["-c", "x"]}  # the same server's next fork
     assert "tool server: fork failed (BlockingIOError: [Errno 11]" in log

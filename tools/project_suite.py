@@ -98,7 +98,7 @@ def project(now: dict, there: dict, here: dict) -> dict:
 def mismatches(now: dict, here: dict) -> list[str]:
     """What makes ``here`` not side by side with ``now``."""
     found = []
-    for key in ("cpu", "cpu_kind", "env", "cores"):
+    for key in ("cpu", "env", "cores"):  # the kind: refused in _inputs
         if now.get(key) != here.get(key):
             found.append(f"{key} {here.get(key)!r} against {now.get(key)!r}")
     return found
