@@ -79,6 +79,17 @@ def test_runs_not_side_by_side_are_said(tmp_path, capsys):
     assert "not side by side with" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("loop,said", [(0.22, False), (0.24, True), (0.16, True)])
+def test_a_now_run_in_another_speed_phase_is_said(tmp_path, capsys, loop, said):
+    """HERE ran at loop 0.2 s: a NOW more than 15% slower or faster is not one sitting."""
+    now = report({"a.py": 10.0}, busy=10.0, loop=loop)
+    pair = f"{write(tmp_path, 'there.json', THERE)}:{write(tmp_path, 'here.json', HERE)}"
+    argv = [write(tmp_path, "now.json", now), "--pair", pair, "--budget", budget(tmp_path, 99)]
+    assert project_suite.main(argv) == 0
+    out = capsys.readouterr().out
+    assert (f"Python loop 0.200 s against {loop:.3f} s (the host's speed changed" in out) == said
+
+
 def test_bad_inputs_are_refused_in_one_line_before_any_projection(tmp_path, capsys):
     now = write(tmp_path, "now.json", report({"a.py": 1.0}, busy=2.0))
     there, here = write(tmp_path, "there.json", THERE), write(tmp_path, "here.json", HERE)
