@@ -19,6 +19,7 @@ from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.serving import ExportError
 from t2t_repro.serving.ctranslate2_export import check_exportable, export_ctranslate2
 from tests.model_utils import toy_checkpoint_dir
+from tests.tools import TINY_MODEL
 
 REPO = Path(__file__).resolve().parents[1]
 # Six lines to decode (two blank): batches of 3 and of 2 are full, so each search below
@@ -46,10 +47,13 @@ ONE_BUCKET = (16,)
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
-    # transformer_tiny as it is: on its seeded weights the two beam searches agree (on the
-    # one-layer toy model, line 0's beams run into the length limit, where CTranslate2 and
-    # T2T differ as docs/ctranslate2.md says).
-    root = toy_checkpoint_dir(tmp_path_factory.mktemp("ct2"), step=3, size="")
+    # One layer of width 32 (TINY_MODEL), seeded so that the two beam searches agree: no
+    # beam ends early, where CTranslate2 and T2T differ at the length limit
+    # (docs/ctranslate2.md; seed 1's line 0 does). Far from a tie: seed 5's decodes keep every
+    # id with each weight times 1 + 0.003 N(0, 1) (4 draws a search); transformer_tiny as it
+    # was here (width 128, two layers: ~6x this test's CPU on AMD EPYC Zen 1, the suite ~3.4x)
+    # changed 2 lines.
+    root = toy_checkpoint_dir(tmp_path_factory.mktemp("ct2"), step=3, size=TINY_MODEL, seed=5)
     flags = [
         "--problem=translate_toy",
         f"--data_dir={root / 'data'}",
