@@ -129,7 +129,8 @@ def _relay(conn, args: list, unbuffered: bool, log_cpu: bool) -> None:
     payload = json.dumps(request).encode()
     data = len(payload).to_bytes(8, "big") + payload
     sent = socket.send_fds(conn, [data], [0, 1, 2])  # a signal can cut it short
-    conn.sendall(data[sent:])
+    if sent < len(data):  # not when all went: a server that could not fork may have closed the
+        conn.sendall(data[sent:])  # connection already, and even an empty send is then EPIPE
     lines = _Lines(conn, forwarder)
     line = lines.next()
     if not line:
