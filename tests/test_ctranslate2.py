@@ -51,7 +51,7 @@ def toy(tmp_path_factory):
     # beam ends early, where CTranslate2 and T2T differ at the length limit
     # (docs/ctranslate2.md; seed 1's line 0 does). Far from a tie: seed 5's decodes keep every
     # id with each weight times 1 + 0.003 N(0, 1) (4 draws a search); transformer_tiny as it
-    # was here (width 128, two layers: ~6x this test's CPU on AMD EPYC Zen 1, the suite ~3.4x)
+    # was here (width 128, two layers: ~6x this test's CPU on AMD EPYC Zen 1, the suite ~3.3x)
     # changed 2 lines.
     root = toy_checkpoint_dir(tmp_path_factory.mktemp("ct2"), step=3, size=TINY_MODEL, seed=5)
     flags = [
