@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from bench import report as bench_report
 from tests import suite_cpu
@@ -118,8 +119,7 @@ def mismatches(now: dict, here: dict) -> list[str]:
 
 def _budget_totals(path: str) -> dict:
     try:
-        with open(path, encoding="utf-8") as f:
-            totals = json.load(f)["totals"]
+        totals = suite_cpu.load_budget(Path(path))["totals"]
         for kind, entry in totals.items():
             if not (_number(entry["total_core_s"]) and entry["reference_python_loop_s"] > 0):
                 raise ValueError(f"{kind!r} has no total or reference loop")
