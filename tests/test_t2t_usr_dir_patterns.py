@@ -15,6 +15,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen
+from t2t_repro.text_encoding.reserved_tokens import PAD
 from tests.usr_dir_registry import restored_registry
 
 HERE = Path(__file__).resolve().parent
@@ -124,11 +125,14 @@ def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_pa
         ]
         assert decoder.main([*flags, *args, *filter(None, [hparams])]) == 0
         # Each record: its text, a tab, its score, a newline (a character model's text may
-        # hold any byte, a newline too): up to the batch's longest prompt (3) + 4 characters.
+        # hold any byte, a newline too): up to the batch's longest prompt (3) + 4 ids. As in
+        # T2T's ByteTextEncoder.decode, a sampled id 0 is written as the 5 characters "<pad>"
+        # and invalid UTF-8 as U+FFFD (one per byte or fewer): count each "<pad>" as one id.
         *texts, rest = re.split(r"\t(-?\d+\.\d{6})\n", result.read_bytes().decode("utf-8"))
         assert rest == "" and len(texts) == 6, texts
         for text, score in zip(texts[::2], texts[1::2], strict=True):
-            assert len(text) <= 3 + 4 and float(score) <= 0, (text, score)
+            ids_at_least = len(text.replace(PAD, "\0"))
+            assert ids_at_least <= 3 + 4 and float(score) <= 0, (text, score)
 
 
 def test_datagen_refuses_a_problem_it_cannot_write_before_writing_any(tmp_path, capsys):
