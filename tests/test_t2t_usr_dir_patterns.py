@@ -126,7 +126,7 @@ def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_pa
         assert decoder.main([*flags, *args, *filter(None, [hparams])]) == 0
         # Each record: its text, a tab, its score, a newline (a character model's text may
         # hold any byte, a newline too): up to the batch's longest prompt (3) + 4 ids. As in
-        # T2T's ByteTextEncoder.decode, a sampled id 0 is written as the 5 characters "<pad>"
+        # T2T's ByteTextEncoder.decode, an id 0 before EOS is written as the 5 characters "<pad>"
         # and invalid UTF-8 as U+FFFD (one per byte or fewer): count each "<pad>" as one id.
         *texts, rest = re.split(r"\t(-?\d+\.\d{6})\n", result.read_bytes().decode("utf-8"))
         assert rest == "" and len(texts) == 6, texts
