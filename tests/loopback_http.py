@@ -59,9 +59,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if kind == "stall" and sum(p.startswith("/stall") for p, _ in srv.requests) == 1:
-            self.wfile.write(body[:1000])  # then nothing for longer than the client waits
+            self.wfile.write(body[:1000])  # then nothing until the client gives up and closes
             self.wfile.flush()
-            time.sleep(0.5)
+            # Not a sleep of a fixed length: a client held up longer (a loaded host) would see
+            # the close first, a cut transfer, not a stall. 30 s at most.
+            self.connection.settimeout(30)
+            with contextlib.suppress(OSError):
+                self.rfile.read()
             self.close_connection = True
             return
         if kind == "slow":

@@ -97,7 +97,9 @@ def test_transient_errors_are_retried(tmp_path, capsys):
 def test_a_stalled_transfer_times_out_and_resumes(tmp_path, capsys):
     dest = tmp_path / "s.tgz"
     with serving(PAYLOAD) as server:
-        download.fetch(f"{server.url}/stall/s.tgz", str(dest), **dict(FAST, timeout=0.2))
+        # The server stalls until the client's read times out (tests/loopback_http.py); 1 s,
+        # not less, so that no other read of a loaded host's test times out first.
+        download.fetch(f"{server.url}/stall/s.tgz", str(dest), **dict(FAST, timeout=1.0))
     assert dest.read_bytes() == PAYLOAD and _leftovers(tmp_path) == []
     assert server.requests == [("/stall/s.tgz", None), ("/stall/s.tgz", "bytes=1000-")]
     assert "timed out" in capsys.readouterr().err
