@@ -25,6 +25,13 @@ SUMMARY = json.loads((REFERENCE / "t2t_1.15.7_datagen.json").read_text())
 CWD_RELATIVE = {"sparse_shards_usr"}  # its generate_samples opens verses/lines.txt
 
 
+def one_character_a_pad(text: str) -> str:
+    """A character model's decoded text with each ``<pad>`` as one character, so that its
+    length never exceeds its ids': T2T's ByteTextEncoder.decode writes an id 0 before EOS as
+    the 5 characters ``<pad>``, and invalid UTF-8 as U+FFFD (one per byte or fewer)."""
+    return text.replace(PAD, "\0")
+
+
 def test_every_reference_usr_dir_is_tested():
     assert sorted(SUMMARY["problems"]) == sorted(
         p.name for p in USR_DIRS.iterdir() if (p / "__init__.py").exists()
@@ -125,13 +132,11 @@ def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_pa
         ]
         assert decoder.main([*flags, *args, *filter(None, [hparams])]) == 0
         # Each record: its text, a tab, its score, a newline (a character model's text may
-        # hold any byte, a newline too): up to the batch's longest prompt (3) + 4 ids. As in
-        # T2T's ByteTextEncoder.decode, an id 0 before EOS is written as the 5 characters "<pad>"
-        # and invalid UTF-8 as U+FFFD (one per byte or fewer): count each "<pad>" as one id.
+        # hold any byte, a newline too): up to the batch's longest prompt (3) + 4 ids.
         *texts, rest = re.split(r"\t(-?\d+\.\d{6})\n", result.read_bytes().decode("utf-8"))
         assert rest == "" and len(texts) == 6, texts
         for text, score in zip(texts[::2], texts[1::2], strict=True):
-            ids_at_least = len(text.replace(PAD, "\0"))
+            ids_at_least = len(one_character_a_pad(text))
             assert ids_at_least <= 3 + 4 and float(score) <= 0, (text, score)
 
 
