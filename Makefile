@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.sha256
 INSTALLED := $(VENV)/.t2t_repro.installed
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: setup lint test test-fast test-durations quickstart clean-venv
+.PHONY: setup lint test test-fast test-avx2 test-durations quickstart clean-venv
 
 setup: $(STAMP) $(INSTALLED)
 
@@ -54,6 +54,11 @@ test: setup
 # training; pyproject.toml's markers) in under 2 minutes. CI runs everything.
 test-fast: setup
 	$(PYTEST) -m "not slow" tests
+
+# The whole suite on the kernels of a CPU without AVX-512 (the AMD EPYC Zen 1 kind), on any
+# host: a test's claim must hold on every CPU kind (tests/conftest.py says what it caps).
+test-avx2: setup
+	T2T_REPRO_TEST_MAX_ISA=AVX2 $(PYTEST) tests
 
 # The whole suite with its 30 slowest tests and the total (the figures quoted for #33).
 test-durations: setup

@@ -22,9 +22,18 @@ os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 # test_decode_length_buckets). Both keep IEEE float semantics (XLA's CPU back end runs without
 # fast-math either way), so every XLA-against-TensorFlow check means what it did. The tools
 # and benchmarks (bench/) outside the suite compile with XLA's defaults.
-os.environ.setdefault(
-    "XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
-)
+_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
+# `make test-avx2` (T2T_REPRO_TEST_MAX_ISA=AVX2): the kernels TensorFlow runs on a CPU without
+# AVX-512 (the AMD EPYC Zen 1 kind), checked on any host: oneDNN's ops off (TensorFlow's
+# default there), oneDNN's kernels (its sgemm serves TensorFlow's float32 MatMul either way)
+# and XLA's code generation capped at that instruction set. Set before any TensorFlow import,
+# here and in the tool servers this file starts.
+_MAX_ISA = os.environ.get("T2T_REPRO_TEST_MAX_ISA")
+if _MAX_ISA:
+    os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
+    os.environ["ONEDNN_MAX_CPU_ISA"] = _MAX_ISA
+    _XLA_FLAGS += f" --xla_cpu_max_isa={_MAX_ISA}"
+os.environ.setdefault("XLA_FLAGS", _XLA_FLAGS)
 # The suite's processes and the tools they start log no TensorFlow C++ lines below fatal ones
 # (the tests of what a user sees run without it: tests/tools.py's USER_ENV). One value for
 # every run: a tool server serves one import-time environment (tests/tool_client.py), so
