@@ -29,6 +29,8 @@ _XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=f
 # and XLA's code generation capped at that instruction set. Set before any TensorFlow import,
 # here and in the tool servers this file starts.
 _MAX_ISA = os.environ.get("T2T_REPRO_TEST_MAX_ISA")
+if _MAX_ISA and _MAX_ISA not in ("AVX", "AVX2"):  # the names oneDNN and XLA both know
+    pytest.exit(f"T2T_REPRO_TEST_MAX_ISA={_MAX_ISA}: use AVX2 (or AVX), or unset it", returncode=4)
 if _MAX_ISA:
     os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     os.environ["ONEDNN_MAX_CPU_ISA"] = _MAX_ISA
