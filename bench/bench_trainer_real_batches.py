@@ -42,6 +42,7 @@ from bench.report import cpu_model, emit  # noqa: E402
 from t2t_repro import registry  # noqa: E402
 from t2t_repro.commands.builtins import register_builtins  # noqa: E402
 from t2t_repro.data.input_pipeline import TRAIN, make_dataset  # noqa: E402
+from t2t_repro.hparam import join_overrides  # noqa: E402
 from t2t_repro.optimizers import make_optimizer  # noqa: E402
 from t2t_repro.training.config import TrainerConfig  # noqa: E402
 from t2t_repro.training.loop.train_step import batch_loss_sums  # noqa: E402
@@ -178,7 +179,7 @@ def main() -> int:
     )
     parser.add_argument("--out", default="")
     args = parser.parse_args()
-    overrides = ",".join(o for o in (SMALL, args.hparams) if o)
+    overrides = join_overrides(SMALL, args.hparams)
     total = args.warmup + args.steps
     load_start = open("/proc/loadavg").read().strip()
     with tempfile.TemporaryDirectory() as output_dir:

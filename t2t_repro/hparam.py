@@ -68,6 +68,22 @@ def _split_overrides(text: str) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
+def _override_name(item: str) -> str:
+    return item.split("=", 1)[0].strip()
+
+
+def join_overrides(*parts: str) -> str:
+    """Override strings in rising precedence as one: a name a later part sets replaces an
+    earlier part's setting. Within one part a name given twice stays, for ``parse`` to refuse
+    as T2T does; this is for strings the project adds to a user's, not for the user's own."""
+    kept: list[str] = []
+    for part in parts:
+        items = _split_overrides(part or "")
+        names = {_override_name(item) for item in items}
+        kept = [item for item in kept if _override_name(item) not in names] + items
+    return ",".join(kept)
+
+
 def _parse_value(name: str, text: str, kind: type) -> Any:
     text = text.strip()
     if kind is list:
@@ -223,7 +239,11 @@ class HParams:
 
     # -- overrides and serialisation -------------------------------------------------------
     def parse(self, overrides: str) -> HParams:
-        """Apply ``"name=value,name2=value2"``; returns self. Empty string is a no-op."""
+        """Apply ``"name=value,name2=value2"``; returns self. Empty string is a no-op.
+
+        A name given twice is refused, as T2T's ``HParams.parse`` refuses it
+        (``tensor2tensor/utils/hparam.py``, ``_process_scalar_value``: "Multiple assignments")."""
+        given: set[str] = set()
         for item in _split_overrides(overrides or ""):
             if "=" not in item:
                 raise HParamsError(
@@ -232,6 +252,12 @@ class HParams:
                 )
             name, text = item.split("=", 1)
             name = name.strip()
+            if name in given:
+                raise HParamsError(
+                    f"hparams override {name!r} is given twice in {overrides!r}: give it once "
+                    "(T2T's HParams.parse refuses a name assigned twice too)."
+                )
+            given.add(name)
             if name not in self._values and t2t_hparams.is_t2t_only(name):
                 default = getattr(self, name)
                 kind = type(default) if isinstance(default, _TYPES) else str

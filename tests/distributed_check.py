@@ -23,6 +23,7 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.commands.builtins import register_builtins
+from t2t_repro.hparam import join_overrides
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training.cluster.distribution import split_cpu
@@ -81,7 +82,10 @@ def run(
     batches' inputs unread)."""
     register_builtins()  # Here, not at import: the logical CPUs are configured first.
     hp = create_hparams(
-        "transformer_test", OVERRIDES + overrides, input_vocab_size=40, has_input=has_input
+        "transformer_test",
+        join_overrides(OVERRIDES, overrides),
+        input_vocab_size=40,
+        has_input=has_input,
     )
     with strategy.scope():
         model = registry.model("transformer")(hp)

@@ -4,7 +4,7 @@ import pytest
 
 from t2t_repro import registry
 from t2t_repro.errors import UserError
-from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparam import HParams, HParamsError, join_overrides
 from t2t_repro.hparams_lib.build import create_hparams
 
 
@@ -66,6 +66,22 @@ def test_unknown_hparam_suggests():
 def test_malformed_override():
     with pytest.raises(HParamsError, match="expected name=value"):
         create_hparams("transformer_base", "hidden_size")
+
+
+def test_a_name_given_twice_is_refused_as_t2ts_parse_refuses_it():
+    """T2T's HParams.parse raises "Multiple assignments" rather than keep either value."""
+    with pytest.raises(HParamsError, match="'hidden_size' is given twice in .*give it once"):
+        create_hparams("transformer_base", "hidden_size=256,num_heads=4, hidden_size =512")
+    with pytest.raises(HParamsError, match="'proximity_bias' is given twice"):  # T2T-only
+        create_hparams("transformer_base", "proximity_bias=false,proximity_bias=false")
+    assert create_hparams("transformer_base", "hidden_size=256").hidden_size == 256
+
+
+def test_join_overrides_lets_a_later_string_win_and_keeps_a_users_repeat():
+    joined = join_overrides("use_xla=True", "use_xla=False,beam_size=2")
+    assert joined == "use_xla=False,beam_size=2"
+    assert join_overrides("a=[1,2],b=1", "", "b=2", "c=3") == "a=[1,2],b=2,c=3"
+    assert join_overrides("", "b=1,b=2") == "b=1,b=2"  # for parse to refuse
 
 
 def test_overrides_are_typed_and_json_round_trips():

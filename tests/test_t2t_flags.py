@@ -8,6 +8,8 @@ import pytest
 
 from t2t_repro.commands import avg_all, bleu, datagen, decoder, t2t_flags, trainer
 from t2t_repro.errors import UsageError
+from t2t_repro.hparam import HParamsError
+from t2t_repro.hparams_lib.build import create_hparams
 
 # The flag names of T2T 1.15.7's tools, read from its sources (flags.DEFINE_* in
 # bin/t2t_trainer.py + utils/flags.py; t2t_decoder.py imports both and adds its own;
@@ -120,6 +122,17 @@ def test_t2t_hp_pairs_become_hparams():
     assert args.hparams == "num_heads=2,hidden_size=32,dropout=0.2"
     with pytest.raises(UsageError, match="needs a value"):
         t2t_flags.split_hp_args(["--hp_hidden_size"])
+
+
+def test_an_hparam_set_by_hparams_and_by_hp_is_refused_as_t2t_refuses_it():
+    """T2T's t2t_trainer.set_hparams_from_args appends the --hp_ pairs to --hparams, and its
+    HParams.parse refuses a name assigned twice; neither value is picked here."""
+    rest, pairs = t2t_flags.split_hp_args(["--hparams=hidden_size=32", "--hp_hidden_size=64"])
+    parser = trainer.build_parser()
+    args = parser.parse_args(rest)
+    trainer.check_flags(parser, args, pairs)
+    with pytest.raises(HParamsError, match="'hidden_size' is given twice"):
+        create_hparams("transformer_quickstart", args.hparams)
 
 
 def test_trainer_aliases_and_their_conflicts():

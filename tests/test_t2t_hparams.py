@@ -89,6 +89,8 @@ def test_former_meanings_are_the_sets_values_before_47():
         "shared_embedding_and_softmax_weights": (False, True),
         "batch_size": (64, 2048),
     }
+    tied = former_hparams("transformer_parsing_big", "shared_embedding_and_softmax_weights=true")
+    assert tied == registry.hparams("transformer_parsing_big")  # the user's value wins
     assert former_hparams("transformer_tiny") is None and len(FORMER_MEANINGS) == 4
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from t2t_repro.hparam import join_overrides
 from tests.cluster_run import free_ports
 from tests.grappler import grappler_off_env
 from tests.tools import (
@@ -217,7 +218,9 @@ def test_killed_and_resumed_run_equals_uninterrupted(data_dir, tmp_path):
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)
     # The output_dir keeps its hparams: other ones are refused (folded in from its own test,
     # which trained a run first only to have one).
-    again = run_trainer(data_dir, tmp_path / "whole", f"--hparams={TINY},num_heads=4", *flags[1:])
+    again = run_trainer(
+        data_dir, tmp_path / "whole", f"--hparams={join_overrides(TINY, 'num_heads=4')}", *flags[1:]
+    )
     assert again.returncode == 1
     assert "num_heads: saved 2, now 4" in again.stderr and "new --output_dir" in again.stderr
 

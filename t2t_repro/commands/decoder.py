@@ -225,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import runner, shards
+    from t2t_repro.hparam import join_overrides
 
     if args.score_file:
         runner.check_decode_paths(
@@ -255,7 +256,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.decode_reference and not fileio.isfile(cli.expand(args.decode_reference)):
         raise FileNotFoundError(f"--decode_reference: {args.decode_reference!r} does not exist.")
     if args.xla_compile:
-        args.decode_hparams = ",".join(filter(None, ("use_xla=True", args.decode_hparams)))
+        args.decode_hparams = join_overrides("use_xla=True", args.decode_hparams)
     max_examples = -1
     if not (args.decode_interactive or args.decode_from_file):
         args.decode_hparams, max_examples = runner.split_example_cap(args.decode_hparams)

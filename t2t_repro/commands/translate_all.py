@@ -79,6 +79,7 @@ def check_flags(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding.translate_all import TranslateAllConfig, translate_all
+    from t2t_repro.hparam import join_overrides
 
     beam = [f"beam_size={args.beam_size}"] if args.beam_size is not None else []
     alpha = [f"alpha={args.alpha}"] if args.alpha is not None else []
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         hparams_set=args.hparams_set,
         hparams=args.hparams,
         model=args.model,
-        decode_hparams=",".join(beam + alpha + [args.decode_hparams]).strip(","),
+        decode_hparams=join_overrides(*beam, *alpha, args.decode_hparams),
         min_steps=args.min_steps,
         wait_minutes=args.wait_minutes,
         decoder_command=args.decoder_command,

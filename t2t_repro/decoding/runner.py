@@ -18,7 +18,7 @@ from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
 from t2t_repro.decoding.precision import decoding_policy
 from t2t_repro.errors import UsageError
-from t2t_repro.hparam import HParams
+from t2t_repro.hparam import HParams, join_overrides
 from t2t_repro.paths import expect_file_destination
 
 
@@ -308,7 +308,7 @@ def split_example_cap(decode_overrides: str) -> tuple[str, int]:
     cap = decode_hparams(decode_overrides).num_samples
     if cap < 0:
         return decode_overrides, -1
-    return ",".join(filter(None, (decode_overrides, "num_samples=-1"))), cap
+    return join_overrides(decode_overrides, "num_samples=-1"), cap
 
 
 def decode_split(

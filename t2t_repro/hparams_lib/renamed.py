@@ -11,7 +11,7 @@ recognised by its values and resumes with them, saying so in one line
 
 from __future__ import annotations
 
-from t2t_repro.hparam import HParams
+from t2t_repro.hparam import HParams, join_overrides
 from t2t_repro.hparams_lib.build import create_hparams
 
 # name: (the set that now has the former values, the overrides that give them)
@@ -32,8 +32,7 @@ def former_hparams(hparams_set: str, overrides: str = "", **problem_hparams) -> 
     if hparams_set not in FORMER_MEANINGS:
         return None
     set_name, former = FORMER_MEANINGS[hparams_set]
-    joined = ",".join(filter(None, (former, overrides)))
-    return create_hparams(set_name, joined, **problem_hparams)
+    return create_hparams(set_name, join_overrides(former, overrides), **problem_hparams)
 
 
 def former_note(output_dir: str, hparams_set: str) -> str:
