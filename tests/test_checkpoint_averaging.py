@@ -27,7 +27,7 @@ def _train_dir_with_known_checkpoints(tmp_path, values=(1.0, 2.0, 6.0)):
 
 def test_average_of_known_weights_is_exact(tmp_path):
     _train_dir_with_known_checkpoints(tmp_path)
-    path = average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=2, log=lambda m: None)
+    path, _ = average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=2, log=lambda m: None)
     assert path.endswith("ckpt-300")
     model = build_model("transformer_tiny", vocab_size=30)
     restore_model(model, str(tmp_path / "avg"))
@@ -83,6 +83,8 @@ def test_cli_average_then_decode(tmp_path):
     manager.save(checkpoint_number=2)
     out = run_tool("t2t-avg-all", f"--model_dir={train}", "--n=2")
     assert out.returncode == 0, out.stderr
+    again = run_tool("t2t-avg-all", f"--model_dir={train}", "--n=2")  # a rerun keeps it
+    assert again.returncode == 0 and f"kept {train / 'avg' / 'ckpt-2'}" in again.stdout, again
     src = tmp_path / "src.txt"
     src.write_text("the big dog sees a cat .\n\nmany cats run .\n")
     out = run_tool(

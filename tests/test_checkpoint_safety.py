@@ -1,5 +1,7 @@
 """Nothing already written is lost: garbled state files, foreign checkpoints, averaging."""
 
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -93,10 +95,23 @@ def test_averaging_never_touches_training_checkpoints(tmp_path):
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == files
     # Into <dir>/avg: fine, and again (newer checkpoint) keeps the earlier average listed.
     log = []
-    first = average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=2, log=log.append)
+    first, _ = average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=2, log=log.append)
     assert "averaging ckpt-400, ckpt-600" in log
-    with pytest.raises(CheckpointError, match="already holds ckpt-600"):
+    averaged = {p.name: p.read_bytes() for p in (tmp_path / "avg").iterdir()}
+    # A rerun asks for the average it wrote: kept as it is (T2T would write it again).
+    again = average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=2, log=log.append)
+    assert again == (first, False)
+    assert log[-1] == f"{first} is already the average of ckpt-400, ckpt-600; kept"
+    assert {p.name: p.read_bytes() for p in (tmp_path / "avg").iterdir()} == averaged
+    with pytest.raises(
+        CheckpointError, match="already holds ckpt-600, an earlier average of other"
+    ):
         average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=3, log=log.append)
+    later = os.path.getmtime(first + ".index") + 10  # ckpt-600 rewritten since the average
+    os.utime(tmp_path / "ckpt-600.index", (later, later))
+    with pytest.raises(CheckpointError, match="or of them before they were rewritten"):
+        average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=2, log=log.append)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "avg").iterdir()} == averaged
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "avg"} == files
     assert len(variable_names(str(tmp_path / "ckpt-600"))) > len(variable_names(first))
 

@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.checkpoints.averaging import average_checkpoints, average_sliding_windows
+from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.checkpoints.loading import restore_model
 from t2t_repro.commands import avg_all, bleu, decoder, translate_all
 from t2t_repro.metrics.bleu import t2t_bleu
@@ -261,7 +262,11 @@ def test_avg_all_sliding_windows_equal_by_hand_averages(tmp_path):
     written = average_sliding_windows(str(train), str(avg3), 3, log=log.append)
     assert [os.path.basename(p) for p in written] == ["ckpt-300"]
     _assert_weights(avg3 / "ckpt-300", by_hand(100, 200, 300))
-    default = average_checkpoints(str(train), str(tmp_path / "default"), 3, log=log.append)
+    kept = f"{avg3 / 'ckpt-400'} is already the average of ckpt-200, ckpt-300, ckpt-400; kept"
+    assert log[-1] == kept
+    with pytest.raises(CheckpointError, match="holds ckpt-300, an earlier average of other"):
+        average_sliding_windows(str(train), str(avg3), 2, log=log.append)  # n=3's windows
+    default, _ = average_checkpoints(str(train), str(tmp_path / "default"), 3, log=log.append)
     assert os.path.basename(default) == "ckpt-400"
     _assert_weights(avg3 / "ckpt-400", by_hand(200, 300, 400))
     _assert_weights(default, by_hand(200, 300, 400))

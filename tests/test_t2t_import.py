@@ -213,7 +213,7 @@ def test_averaging_and_attention_maps_read_the_import(imported_test_ckpt, tmp_pa
     from t2t_repro.visualization import attention_maps
 
     out, _ = imported_test_ckpt
-    averaged = average_checkpoints(str(out), str(tmp_path / "avg"), 1, log=lambda _: None)
+    averaged, _ = average_checkpoints(str(out), str(tmp_path / "avg"), 1, log=lambda _: None)
     ref = reference("t2t_1.15.7_transformer_test.npz")
     model = registry.model("transformer")(saved_hparams(str(out)))
     restore_model(model, averaged)

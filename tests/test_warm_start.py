@@ -104,7 +104,7 @@ def test_a_warm_start_has_the_sources_weights_and_eval_loss_at_step_0(source, tm
     assert f"--warm_start_from={src} is ignored: the run resumes from" in capsys.readouterr().out
 
     # A ckpt-N prefix and a t2t-avg-all directory are sources too.
-    avg = average_checkpoints(str(src), str(tmp_path / "avg"), n=2, log=lambda _: None)
+    avg, _ = average_checkpoints(str(src), str(tmp_path / "avg"), n=2, log=lambda _: None)
     for source_path, expected in [(src / "ckpt-10", src / "ckpt-10"), (tmp_path / "avg", avg)]:
         model = load_trained_model(str(src), restore=False).model
         warm_start.warm_start(model, warm_start.source_prefix(str(source_path)))

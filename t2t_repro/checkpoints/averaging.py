@@ -7,11 +7,13 @@ state file replaced last, so an interrupted run never leaves a half-written aver
 
 It never overwrites or removes a checkpoint it did not write: the output directory must be
 new or hold only earlier averages (marked by ``averaged_from.txt``), and an existing
-``ckpt-N`` there is not replaced. The checkpoints averaged are the complete ones on disk
-(a garbled state file does not hide them); any the state file lists but that are incomplete
-are named as skipped.
+``ckpt-N`` there is not replaced: kept when it is already the average asked for (a rerun,
+as T2T's ``t2t-avg-all`` rewrites the same average), refused when it averaged others.
+The checkpoints averaged are the complete ones on disk (a garbled state file does not hide
+them); any the state file lists but that are incomplete are named as skipped.
 
-``average_sliding_windows`` is T2T's ``t2t-avg-all``: one such average per checkpoint step.
+``average_sliding_windows`` is T2T's ``t2t-avg-all``: one such average per checkpoint step
+(and the same rule for those already there).
 """
 
 from __future__ import annotations
@@ -82,6 +84,42 @@ def check_output_dir(model_dir: str, output_dir: str) -> None:
         )
 
 
+def is_current_average(output_dir: str, step: int, sources: list[str]) -> bool:
+    """Whether ``output_dir/ckpt-<step>`` is the average of ``sources`` as they are now: the
+    marker lists exactly them for it (its last line for that step) and none was written after
+    it (the sliding window dates an average like its newest source: <=, give or take the
+    rounding of a time set through ``os.utime``)."""
+    marker, head = os.path.join(output_dir, MARKER), f"ckpt-{step}: "
+    if not fileio.exists(marker):
+        return False
+    with fileio.open(marker, encoding="utf-8") as f:
+        lines = [line.rstrip("\n")[len(head) :] for line in f if line.startswith(head)]
+    listed = lines[-1].split(" ") if lines else []
+    if len(listed) != len(sources):
+        return False
+    if not all(fileio.same_path(a, b) for a, b in zip(listed, sources, strict=True)):
+        return False
+    written = fileio.getmtime(os.path.join(output_dir, f"ckpt-{step}.index"))
+    return all(fileio.getmtime(s + ".index") <= written + 1e-3 for s in sources)
+
+
+def _existing_average(output_dir: str, step: int, sources: list[str], log) -> str | None:
+    """``output_dir/ckpt-<step>`` when it is already the average of ``sources`` (kept, said
+    in one line); None when there is none; refused when it averaged other checkpoints."""
+    final = os.path.join(output_dir, f"ckpt-{step}")
+    if not fileio.exists(final + ".index"):
+        return None
+    names = ", ".join(os.path.basename(p) for p in sources)
+    if is_current_average(output_dir, step, sources):
+        log(f"{final} is already the average of {names}; kept")
+        return final
+    raise CheckpointError(
+        f"{output_dir} already holds ckpt-{step}, an earlier average of other checkpoints "
+        f"than {names} (or of them before they were rewritten); not replacing it. Remove it "
+        "or choose another --output_dir."
+    )
+
+
 def average_checkpoints(
     model_dir: str,
     output_dir: str,
@@ -89,9 +127,10 @@ def average_checkpoints(
     model_name: str = "transformer",
     log=None,
     max_step: int | None = None,
-) -> str:
+) -> tuple[str, bool]:
     """Writes the average of the last ``n`` checkpoints (of those at or before ``max_step``,
-    if given: e.g. the ones around the best dev score); returns the new checkpoint prefix."""
+    if given: e.g. the ones around the best dev score). Returns its checkpoint prefix and
+    whether it was written (False: the one already in ``output_dir`` is it, and is kept)."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     check_output_dir(model_dir, output_dir)
     found, skipped = checkpoints_by_step(model_dir)
@@ -105,11 +144,10 @@ def average_checkpoints(
             )
     checkpoints = found[-n:]
     newest = checkpoints[-1][0]
-    if fileio.exists(os.path.join(output_dir, f"ckpt-{newest}.index")):
-        raise CheckpointError(
-            f"{output_dir} already holds ckpt-{newest} (an earlier average); "
-            "not replacing it. Remove it or choose another --output_dir."
-        )
+    sources = [p for _, p in checkpoints]
+    kept = _existing_average(output_dir, newest, sources, log)
+    if kept:
+        return kept, False
     if skipped:
         log(f"warning: skipped {', '.join(skipped)}: listed in the state file but incomplete.")
     if len(checkpoints) < n:
@@ -117,10 +155,10 @@ def average_checkpoints(
             f"warning: only {len(checkpoints)} checkpoint(s) available; averaging those "
             f"instead of {n}."
         )
-    log(f"averaging {', '.join(os.path.basename(p) for _, p in checkpoints)}")
+    log(f"averaging {', '.join(os.path.basename(p) for p in sources)}")
     model = load_trained_model(model_dir, model_name=model_name, restore=False).model
-    _average_into(model, [p for _, p in checkpoints], log)
-    return _write_model_checkpoint(model, output_dir, newest, [p for _, p in checkpoints])
+    _average_into(model, sources, log)
+    return _write_model_checkpoint(model, output_dir, newest, sources), True
 
 
 def average_sliding_windows(
@@ -136,8 +174,9 @@ def average_sliding_windows(
     """T2T's ``t2t-avg-all`` (``tensor2tensor/bin/t2t_avg_all.py``): for every checkpoint
     from the n-th on (steps >= ``min_steps``), the average of it and the n-1 before it, as
     ``output_dir/ckpt-<its step>`` with its .index dated like that checkpoint's. With
-    ``wait_minutes``, follows a running job (``step_files.follow_steps``). Averages already
-    in ``output_dir`` are kept, so a rerun continues. Returns the prefixes written.
+    ``wait_minutes``, follows a running job (``step_files.follow_steps``). An average
+    already in ``output_dir`` is kept when it is that window's, so a rerun continues, and
+    refused when it averaged others. Returns the prefixes written.
 
     Each window is summed afresh, oldest first (T2T keeps a running sum, adding the newest
     and subtracting the oldest): so the newest window is bit for bit what
@@ -160,9 +199,7 @@ def average_sliding_windows(
         window.append(checkpoint)
         if len(window) < n:
             continue
-        final = os.path.join(output_dir, f"ckpt-{checkpoint.step}")
-        if fileio.exists(final + ".index"):
-            log(f"{final} exists; kept")
+        if _existing_average(output_dir, checkpoint.step, [f.path for f in window], log):
             continue
         missing = [f.path for f in window if not checkpoint_files.is_complete(f.path)]
         if missing:

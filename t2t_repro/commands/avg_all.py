@@ -97,14 +97,10 @@ def run(args: argparse.Namespace) -> int:
         )
         print(f"wrote {len(written)} average(s) in {output_dir}")
         return 0
-    path = average_checkpoints(
-        model_dir,
-        output_dir,
-        args.n,
-        args.model,
-        max_step=args.max_step or None,
+    path, written = average_checkpoints(
+        model_dir, output_dir, args.n, args.model, max_step=args.max_step or None
     )
-    print(f"wrote {path}")
+    print(f"{'wrote' if written else 'kept'} {path}")
     return 0
 
 
