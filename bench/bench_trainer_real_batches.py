@@ -168,7 +168,11 @@ def main() -> int:
     parser.add_argument("--problem", default="translate_ende_multi30k")
     parser.add_argument("--data_dir", required=True)
     parser.add_argument("--hparams_set", default="transformer_base_v1")
-    parser.add_argument("--hparams", default="", help=f"appended to the small model's: {SMALL}")
+    parser.add_argument(
+        "--hparams",
+        default="",
+        help=f"over the small model's (a name here replaces its value): {SMALL}",
+    )
     parser.add_argument("--xla", action="store_true")
     parser.add_argument("--mixed_precision", default="", choices=["", "bfloat16"])
     parser.add_argument("--warmup", type=int, default=20)

@@ -72,6 +72,11 @@ def _override_name(item: str) -> str:
     return item.split("=", 1)[0].strip()
 
 
+def override_names(text: str) -> list[str]:
+    """The names an override string sets, in order (``"a=1,b=[1,2]"`` -> ``["a", "b"]``)."""
+    return [_override_name(item) for item in _split_overrides(text or "")]
+
+
 def join_overrides(*parts: str) -> str:
     """Override strings in rising precedence as one: a name a later part sets replaces an
     earlier part's setting. Within one part a name given twice stays, for ``parse`` to refuse
@@ -79,7 +84,7 @@ def join_overrides(*parts: str) -> str:
     kept: list[str] = []
     for part in parts:
         items = _split_overrides(part or "")
-        names = {_override_name(item) for item in items}
+        names = set(override_names(part))
         kept = [item for item in kept if _override_name(item) not in names] + items
     return ",".join(kept)
 

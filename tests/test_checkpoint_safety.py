@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_repro.checkpoints import files as checkpoint_files
-from t2t_repro.checkpoints.averaging import average_checkpoints
+from t2t_repro.checkpoints.averaging import average_checkpoints, is_current_average
 from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.checkpoints.loading import resolve_checkpoint
 from t2t_repro.checkpoints.training import TrainingCheckpoint
@@ -103,6 +103,9 @@ def test_averaging_never_touches_training_checkpoints(tmp_path):
     assert again == (first, False)
     assert log[-1] == f"{first} is already the average of ckpt-400, ckpt-600; kept"
     assert {p.name: p.read_bytes() for p in (tmp_path / "avg").iterdir()} == averaged
+    (tmp_path / "avg" / "checkpoint").unlink()  # a write stopped before the state file
+    assert average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=2) == (first, False)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "avg").iterdir()} == averaged
     with pytest.raises(
         CheckpointError, match="already holds ckpt-600, an earlier average of other"
     ):
@@ -114,6 +117,33 @@ def test_averaging_never_touches_training_checkpoints(tmp_path):
     assert {p.name: p.read_bytes() for p in (tmp_path / "avg").iterdir()} == averaged
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "avg"} == files
     assert len(variable_names(str(tmp_path / "ckpt-600"))) > len(variable_names(first))
+
+
+def test_an_average_is_current_while_its_sources_are_as_it_read_them(tmp_path):
+    """Files only: the marker's last line for the step names the sources, a path with a space
+    included, and none still on disk is newer than the average's data file (its .index may
+    be dated like its newest source: the sliding window's, T2T's)."""
+    train, avg = tmp_path / "my run", tmp_path / "my run" / "avg"
+    avg.mkdir(parents=True)
+    sources = [str(train / f"ckpt-{s}") for s in (100, 200)]
+    for name in ("ckpt-100.index", "ckpt-200.index"):
+        (train / name).write_bytes(b"")
+    (avg / "averaged_from.txt").write_text(
+        f"ckpt-200: {sources[0]}\nckpt-200: {' '.join(sources)}\n"
+    )
+    (avg / "ckpt-200.index").write_bytes(b"")
+    (avg / "ckpt-200.data-00000-of-00001").write_bytes(b"")
+    now = os.path.getmtime(avg / "ckpt-200.data-00000-of-00001")
+    os.utime(avg / "ckpt-200.index", (now - 50, now - 50))  # dated like ckpt-200
+    os.utime(train / "ckpt-100.index", (now - 40, now - 40))  # copied after ckpt-200
+    os.utime(train / "ckpt-200.index", (now - 50, now - 50))
+    assert is_current_average(str(avg), 200, sources)
+    assert not is_current_average(str(avg), 200, sources[1:])  # the last line counts
+    assert not is_current_average(str(avg), 100, sources)  # no line for that step
+    (train / "ckpt-100.index").unlink()  # training removed it: it was not rewritten
+    assert is_current_average(str(avg), 200, sources)
+    os.utime(train / "ckpt-200.index", (now + 5, now + 5))
+    assert not is_current_average(str(avg), 200, sources)
 
 
 @pytest.mark.slow

@@ -129,9 +129,12 @@ def test_an_hparam_set_by_hparams_and_by_hp_is_refused_as_t2t_refuses_it():
     HParams.parse refuses a name assigned twice; neither value is picked here."""
     rest, pairs = t2t_flags.split_hp_args(["--hparams=hidden_size=32", "--hp_hidden_size=64"])
     parser = trainer.build_parser()
+    with pytest.raises(UsageError, match="--hp_hidden_size sets hidden_size, which --hparams"):
+        trainer.check_flags(parser, parser.parse_args(rest), pairs)
+    rest, pairs = t2t_flags.split_hp_args(["--hp_num_heads=2", "--hp_num_heads=4"])
     args = parser.parse_args(rest)
-    trainer.check_flags(parser, args, pairs)
-    with pytest.raises(HParamsError, match="'hidden_size' is given twice"):
+    trainer.check_flags(parser, args, pairs)  # as T2T: both pairs reach HParams.parse
+    with pytest.raises(HParamsError, match="'num_heads' is given twice"):
         create_hparams("transformer_quickstart", args.hparams)
 
 

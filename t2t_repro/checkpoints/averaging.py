@@ -7,8 +7,8 @@ state file replaced last, so an interrupted run never leaves a half-written aver
 
 It never overwrites or removes a checkpoint it did not write: the output directory must be
 new or hold only earlier averages (marked by ``averaged_from.txt``), and an existing
-``ckpt-N`` there is not replaced: kept when it is already the average asked for (a rerun,
-as T2T's ``t2t-avg-all`` rewrites the same average), refused when it averaged others.
+``ckpt-N`` there is not replaced: kept when it is already the average asked for (a rerun;
+T2T's ``t2t-avg-all`` writes the same average again), refused when it averaged others.
 The checkpoints averaged are the complete ones on disk (a garbled state file does not hide
 them); any the state file lists but that are incomplete are named as skipped.
 
@@ -86,21 +86,32 @@ def check_output_dir(model_dir: str, output_dir: str) -> None:
 
 def is_current_average(output_dir: str, step: int, sources: list[str]) -> bool:
     """Whether ``output_dir/ckpt-<step>`` is the average of ``sources`` as they are now: the
-    marker lists exactly them for it (its last line for that step) and none was written after
-    it (the sliding window dates an average like its newest source: <=, give or take the
-    rounding of a time set through ``os.utime``)."""
+    marker lists exactly them for it (its last line for that step) and none that is still
+    there was written after it. The time is its data file's: the sliding window dates the
+    .index like its newest source (T2T), which says nothing of when it was written."""
     marker, head = os.path.join(output_dir, MARKER), f"ckpt-{step}: "
-    if not fileio.exists(marker):
+    data = [n for n in fileio.listdir(output_dir) if n.startswith(f"ckpt-{step}.data-")]
+    if not fileio.exists(marker) or not data:
         return False
     with fileio.open(marker, encoding="utf-8") as f:
         lines = [line.rstrip("\n")[len(head) :] for line in f if line.startswith(head)]
-    listed = lines[-1].split(" ") if lines else []
-    if len(listed) != len(sources):
+    if not lines:
         return False
-    if not all(fileio.same_path(a, b) for a, b in zip(listed, sources, strict=True)):
-        return False
-    written = fileio.getmtime(os.path.join(output_dir, f"ckpt-{step}.index"))
-    return all(fileio.getmtime(s + ".index") <= written + 1e-3 for s in sources)
+    listed = lines[-1].split(" ")  # as written; a path with a space matches whole
+    same = lines[-1] == " ".join(sources) or (
+        len(listed) == len(sources)
+        and all(fileio.same_path(a, b) for a, b in zip(listed, sources, strict=True))
+    )
+    written = min(fileio.getmtime(os.path.join(output_dir, n)) for n in data)
+    return same and all(_mtime(s + ".index", 0.0) <= written for s in sources)
+
+
+def _mtime(path: str, missing: float) -> float:
+    """``path``'s modification time; ``missing`` once it is gone (training removed it)."""
+    try:
+        return fileio.getmtime(path)
+    except OSError:
+        return missing
 
 
 def _existing_average(output_dir: str, step: int, sources: list[str], log) -> str | None:
@@ -112,6 +123,10 @@ def _existing_average(output_dir: str, step: int, sources: list[str], log) -> st
     names = ", ".join(os.path.basename(p) for p in sources)
     if is_current_average(output_dir, step, sources):
         log(f"{final} is already the average of {names}; kept")
+        if not any(
+            fileio.same_path(p, final) for p in checkpoint_files.read_state(output_dir).listed
+        ):
+            _list_in_state(output_dir, final)  # a write stopped before the state file
         return final
     raise CheckpointError(
         f"{output_dir} already holds ckpt-{step}, an earlier average of other checkpoints "
@@ -252,9 +267,13 @@ def _write_model_checkpoint(model, output_dir: str, step: int, sources: list[str
         fileio.replace(
             os.path.join(output_dir, name), final + name[len(os.path.basename(written)) :]
         )
-    # Earlier averages stay listed (and on disk); the new one is the latest.
+    _list_in_state(output_dir, final)
+    return final
+
+
+def _list_in_state(output_dir: str, final: str) -> None:
+    """Earlier averages stay listed (and on disk); ``final`` is the latest."""
     checkpoint_files.write_state(
         output_dir,
         [p for _, p in checkpoint_files.complete_checkpoints(output_dir) if p != final] + [final],
     )
-    return final

@@ -17,6 +17,7 @@ import sys
 from t2t_repro import console
 from t2t_repro.commands import cli, t2t_flags
 from t2t_repro.errors import UsageError, UserError
+from t2t_repro.hparam import override_names
 from t2t_repro.training.cluster import cluster_flags
 from t2t_repro.training.config import (
     FLAG_ALIASES,
@@ -218,10 +219,18 @@ def check_flags(
     parser: argparse.ArgumentParser, args: argparse.Namespace, hp_args: str = ""
 ) -> None:
     """Before TensorFlow starts: T2T's flags refused here, and T2T's aliases resolved
-    (``hp_args``: T2T's ``--hp_NAME VALUE`` pairs, applied after --hparams as T2T does)."""
+    (``hp_args``: T2T's ``--hp_NAME VALUE`` pairs, appended to --hparams as T2T's
+    ``set_hparams_from_args`` appends them; a name set both ways is refused, as T2T's
+    ``HParams.parse`` refuses a name assigned twice)."""
     t2t_flags.check_t2t_flags(parser, args)
     if args.job_dir:  # T2T's bin/t2t_trainer.py main: --job-dir overrides --output_dir
         args.output_dir = args.job_dir
+    both = [name for name in override_names(hp_args) if name in override_names(args.hparams)]
+    if both:
+        raise UsageError(
+            f"--hp_{both[0]} sets {both[0]}, which --hparams sets too: give it once (T2T's "
+            "HParams.parse refuses a name assigned twice)."
+        )
     args.hparams = ",".join(filter(None, (args.hparams, hp_args)))
     cluster_flags.check_cluster_flags(vars(args))
     if args.gpu_automatic_mixed_precision:
