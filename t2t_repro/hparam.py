@@ -247,8 +247,11 @@ class HParams:
         """Apply ``"name=value,name2=value2"``; returns self. Empty string is a no-op.
 
         A name given twice is refused, as T2T's ``HParams.parse`` refuses it
-        (``tensor2tensor/utils/hparam.py``, ``_process_scalar_value``: "Multiple assignments")."""
-        given: set[str] = set()
+        (``tensor2tensor/utils/hparam.py``, ``_process_scalar_value``: "Multiple assignments").
+        As there, every item is read and checked before any is set: a refused string changes
+        nothing."""
+        values: dict[str, Any] = {}
+        t2t_only: dict[str, Any] = {}
         for item in _split_overrides(overrides or ""):
             if "=" not in item:
                 raise HParamsError(
@@ -257,19 +260,22 @@ class HParams:
                 )
             name, text = item.split("=", 1)
             name = name.strip()
-            if name in given:
+            if name in values or name in t2t_only:
                 raise HParamsError(
                     f"hparams override {name!r} is given twice in {overrides!r}: give it once "
                     "(T2T's HParams.parse refuses a name assigned twice too)."
                 )
-            given.add(name)
             if name not in self._values and t2t_hparams.is_t2t_only(name):
                 default = getattr(self, name)
                 kind = type(default) if isinstance(default, _TYPES) else str
-                self._set_t2t_only(name, _parse_value(name, text, kind))
+                t2t_only[name] = _parse_value(name, text, kind)
+                refusal = t2t_hparams.check_t2t_only(name, t2t_only[name])
+                if refusal:
+                    raise HParamsError(refusal)
                 continue
-            current = self._get_existing(name)
-            self._values[name] = _parse_value(name, text, type(current))
+            values[name] = _parse_value(name, text, type(self._get_existing(name)))
+        self._values.update(values)
+        self._t2t_only.update(t2t_only)
         return self
 
     def diff(self, other: HParams) -> dict[str, tuple[Any, Any]]:

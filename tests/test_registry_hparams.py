@@ -75,6 +75,11 @@ def test_a_name_given_twice_is_refused_as_t2ts_parse_refuses_it():
     with pytest.raises(HParamsError, match="'proximity_bias' is given twice"):  # T2T-only
         create_hparams("transformer_base", "proximity_bias=false,proximity_bias=false")
     assert create_hparams("transformer_base", "hidden_size=256").hidden_size == 256
+    hp = create_hparams("transformer_base")
+    for refused in ("hidden_size=256,hidden_size=512", "hidden_size=256,num_heads=eight"):
+        with pytest.raises(HParamsError):  # read whole before anything is set, as T2T's
+            hp.parse(refused)
+        assert hp == create_hparams("transformer_base"), refused
 
 
 def test_join_overrides_lets_a_later_string_win_and_keeps_a_users_repeat():
