@@ -93,12 +93,16 @@ def _parse_value(name: str, text: str, kind: type) -> Any:
     text = text.strip()
     if kind is list:
         return _parse_list(name, text)
-    if kind is bool:
+    if kind is bool:  # T2T's parse_bool: true/false, else any integer's truth
         lowered = text.lower()
-        if lowered in ("true", "1", "yes"):
+        if lowered in ("true", "yes"):
             return True
-        if lowered in ("false", "0", "no"):
+        if lowered in ("false", "no"):
             return False
+        try:
+            return bool(int(text))
+        except ValueError:
+            pass
     elif kind is int:
         try:
             return int(text)
