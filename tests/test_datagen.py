@@ -312,6 +312,16 @@ def test_cli_generates_and_prints_a_summary(tmp_path):
     assert os.path.isfile(tmp_path / "vocab.algorithmic_copy.64.subwords")
 
 
+def test_no_data_dir_writes_to_the_temp_dir_with_t2ts_warning(tmp_path, monkeypatch, capsys):
+    from t2t_repro.commands import datagen
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # what gettempdir() returns
+    argv = ["--problem=algorithmic_copy", "--max_cases=30", "--num_workers=1", "--noprogress"]
+    assert datagen.main(argv) == 0
+    assert f"no --data_dir: the data goes to {tmp_path} (T2T's default)" in capsys.readouterr().err
+    assert os.path.isfile(tmp_path / "vocab.algorithmic_copy.64.subwords")
+
+
 @pytest.mark.slow
 def test_cli_unknown_problem_and_missing_data_fail_cleanly(tmp_path):
     out = _datagen("--problem=translate_toyy", f"--data_dir={tmp_path}")

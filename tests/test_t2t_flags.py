@@ -208,6 +208,12 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
         listed and "translate_toy" not in listed and all(n.startswith("translate_") for n in listed)
     )
     assert not list(tmp_path.iterdir())  # --only_list generates nothing
+    # T2T drops every name containing an item (t2t_datagen.py main); no --data_dir needed.
+    assert (
+        datagen.main(["--problem=translate_*", "--exclude_problems=wmt,_rev", "--only_list"]) == 0
+    )
+    listed = capsys.readouterr().out.split()
+    assert "translate_toy" in listed and not [n for n in listed if "wmt" in n or "_rev" in n]
     # T2T raises for --num_shards with a registered problem (t2t_datagen.py); one line here.
     assert (
         datagen.main(["--problem=translate_toy", f"--data_dir={tmp_path}", "--num_shards=4"]) == 1

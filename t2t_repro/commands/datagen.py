@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import sys
+import tempfile
 
 from t2t_repro import paths
 from t2t_repro.commands import cli, t2t_flags
@@ -23,7 +24,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--problem", default="", help="problem name, a comma list, or a prefix* pattern"
     )
-    parser.add_argument("--data_dir", default="", help="where the vocab and TFRecord shards go")
+    parser.add_argument(
+        "--data_dir",
+        default="",
+        help="where the vocab and TFRecord shards go (T2T's default: the system's temp dir)",
+    )
     parser.add_argument(
         "--tmp_dir", default="/tmp/t2t_datagen", help="raw data (read, downloaded to)"
     )
@@ -36,7 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="encoding processes (default: all cores; T2T's name: --num_concurrent_processes)",
     )
     parser.add_argument(
-        "--exclude_problems", default="", help="comma list of problems --problem leaves out"
+        "--exclude_problems",
+        default="",
+        help="comma list: --problem leaves out every name containing an item (T2T's), or "
+        "matching it as a pattern",
     )
     cli.add_bool(parser, "only_list", "print the problems that would be generated and exit")
     parser.add_argument(
@@ -75,22 +83,33 @@ def problem_names(pattern: str) -> list[str]:
     return names
 
 
+def excluded(name: str, exclude_problems: str) -> bool:
+    """T2T's ``t2t_datagen.py`` main drops every problem whose name contains an item of
+    --exclude_problems (``wmt`` drops them all); an item with ``*?[`` is also a pattern."""
+    items = filter(None, (s.strip() for s in exclude_problems.split(",")))
+    return any(item in name or fnmatch.fnmatchcase(name, item) for item in items)
+
+
 def run(args: argparse.Namespace) -> int:
     from t2t_repro import registry
     from t2t_repro.data import download
 
-    if not args.problem or not args.data_dir:
-        raise cli.UsageError(
-            "--problem and --data_dir are required (see --help; --registry_help lists problems)."
-        )
-    excluded = set(problem_names(args.exclude_problems))
-    names = [n for n in problem_names(args.problem) if n not in excluded]
+    if not args.problem:
+        raise cli.UsageError("--problem is required (see --help; --registry_help lists them).")
+    names = [n for n in problem_names(args.problem) if not excluded(n, args.exclude_problems)]
     if args.only_list:
         print("\n".join(names))
         return 0
     problems = [registry.problem(name) for name in names]
     for problem in problems:  # before any problem's files are written
         problem.check_datagen()
+    if not args.data_dir:  # T2T's t2t_datagen.py main: the temp dir, with a warning
+        args.data_dir = tempfile.gettempdir()
+        print(
+            f"warning: no --data_dir: the data goes to {args.data_dir} (T2T's default); "
+            "giving --data_dir is strongly recommended.",
+            file=sys.stderr,
+        )
     data_dir, tmp_dir = cli.expand(args.data_dir), cli.expand(args.tmp_dir)
     paths.expect_directory(data_dir, "--data_dir")
     with download.settings(offline=args.offline, progress=not args.noprogress):
