@@ -78,11 +78,15 @@ def test_a_saved_record_without_a_model_size_is_refused(name):
 
 
 @pytest.mark.parametrize(
-    "overrides", ["beam_size=0", "extra_length=-1", "alpha=-0.5", "batch_size=0"]
+    "overrides", ["beam_size=0", "extra_length=-1", "alpha=-0.5", "batch_size=-1"]
 )
 def test_decode_hparams_are_validated(overrides):
     with pytest.raises(HParamsError, match="must be at least"):
         decode_hparams(overrides)
+
+
+def test_decode_batch_size_0_is_t2ts_default_of_32():
+    assert decode_hparams("batch_size=0").batch_size == 32 == decode_hparams().batch_size
 
 
 def test_paths_are_checked(tmp_path):

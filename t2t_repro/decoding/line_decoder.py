@@ -1,10 +1,10 @@
 """Decodes text lines: encode, sort by length, batch, search, detokenize, restore order.
 
 As T2T's ``decode_from_file`` (``tensor2tensor/utils/decoding.py``): inputs get EOS appended, are
-sorted by descending length and batched (``batch_size``, default 32), and outputs are cut at the
-first EOS and returned in the original order. Every input line yields exactly one output: an empty
-line gives an empty line without running the model; a line longer than the model's maximum input is
-truncated with a warning.
+sorted by descending length and batched (``batch_size``, default 32, which T2T's 0 means too),
+and outputs are cut at the first EOS and returned in the original order. Every input line
+yields exactly one output: an empty line gives an empty line without running the model; a line
+longer than the model's maximum input is truncated with a warning.
 
 A model without inputs (a language model, ``has_input`` false) continues each line instead, as
 T2T's ``decode_from_file`` does (``_get_language_modeling_inputs``, ``_decode_batch_input_fn``):
@@ -65,6 +65,8 @@ def decode_hparams(overrides: str = "", problem_defaults: dict | None = None) ->
         else:
             hp.add_hparam(name, value)
     hp = hp.parse(overrides)
+    if hp.batch_size == 0:  # T2T's default, which decode_from_file reads as 32
+        hp.set_hparam("batch_size", DECODE_DEFAULTS["batch_size"])
     # A newline or tab cannot be typed inside --decode_hparams: "\n", "\t" stand for them.
     hp.set_hparam("delimiter", _unescape(hp.delimiter))
     validate_decode_hparams(hp)
