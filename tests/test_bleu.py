@@ -1,13 +1,16 @@
 """BLEU variants: agreement with sacreBLEU, a hand-computed case, the paper's compound split."""
 
+import hashlib
 import json
 import math
+import unicodedata
 from pathlib import Path
 
 import pytest
 import sacrebleu
 
 from t2t_repro.metrics.bleu import (
+    bleu_tokenize,
     compute_bleu,
     paper_ende_bleu,
     paper_tokenize,
@@ -119,3 +122,21 @@ def test_t2t_invocation_prints_t2t_lines(tmp_path, capsys):
         out = capsys.readouterr()
         assert out.out == run["stdout"]
         assert "sacreBLEU 13a cased" in out.err
+
+
+def test_the_tokenizer_is_t2ts_on_every_punctuation_symbol_and_number_character():
+    """T2T's bleu_tokenize as tools/t2t_reference/make_t2t_bleu_reference.py ran it: its tokens
+    of named strings, and the sha256 of its tokens of one probe per character of the spec."""
+    record = json.loads((REFERENCE_DIR / "t2t_1.15.7_bleu.json").read_text())["bleu_tokenize"]
+    for text, tokens in record["named"].items():
+        assert bleu_tokenize(text) == tokens, text
+    spec = record["probe_spec"]
+    chars = [
+        chr(c)
+        for c in range(spec["below"])
+        if any(unicodedata.category(chr(c)).startswith(k) for k in spec["categories"])
+    ]
+    assert len(chars) == record["probes"]  # the Unicode database of T2T's run
+    tokens = [bleu_tokenize(spec["template"].format(c=c)) for c in chars]
+    digest = hashlib.sha256(json.dumps(tokens, ensure_ascii=False).encode()).hexdigest()
+    assert digest == record["sha256"]

@@ -3,7 +3,11 @@
 Runs T2T's own ``bin/t2t_bleu.py:main`` (through absl, as its console script does) on a few
 fixed translation/reference lines, once per ``--bleu_variant`` (T2T's default ``both``, then
 ``cased`` and ``uncased``), in a new process each (absl parses its flags once per process),
-and writes the lines and each run's stdout to ``<out>/t2t_1.15.7_bleu.json``.
+and writes the lines and each run's stdout to ``<out>/t2t_1.15.7_bleu.json``. It also
+records T2T's ``utils/bleu_hook.py:bleu_tokenize`` on named strings (its tokens) and on one
+probe per code point of ``PROBES`` (every punctuation, symbol and number character below
+it, as ``PROBES["template"]``): the sha256 of their tokens, which a test recomputes from
+the same spec with this project's tokenizer.
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (README.md
 here). Usage::
@@ -23,6 +27,12 @@ from importlib.metadata import version
 TRANSLATION = ["the cat sat on the mat .", "A dog runs in the park", "Zwei Hunde spielen !"]
 REFERENCE = ["The cat sat on the mat .", "a dog runs in a park", "Zwei Hunde spielen im Schnee !"]
 VARIANTS = [None, "cased", "uncased"]  # None: T2T's default (both)
+NAMED = ["5 km².", "½.", "a\\b c", "Ⅻ.", "1,000.5 x", "٣,٤", "€5, $6^2", "(a)-[b]"]
+PROBES = {
+    "below": 0x3100,
+    "categories": ["P", "S", "Nd", "Nl", "No"],
+    "template": "a{c}b 1{c}2 {c}.",
+}
 
 RUN = """
 import sys
@@ -33,6 +43,21 @@ from absl import app
 from tensor2tensor.bin import t2t_bleu
 sys.argv = ["t2t-bleu"] + {argv!r}
 app.run(t2t_bleu.main)
+"""
+
+TOKENIZE = """
+import hashlib, json, sys, unicodedata
+sys.path.insert(0, {shim!r})
+import t2t_compat
+t2t_compat.install()
+from tensor2tensor.utils.bleu_hook import bleu_tokenize
+named, spec = {named!r}, {probes!r}
+chars = [chr(c) for c in range(spec["below"])
+         if any(unicodedata.category(chr(c)).startswith(k) for k in spec["categories"])]
+tokens = [bleu_tokenize(spec["template"].format(c=c)) for c in chars]
+digest = hashlib.sha256(json.dumps(tokens, ensure_ascii=False).encode()).hexdigest()
+print(json.dumps({{"named": {{s: bleu_tokenize(s) for s in named}}, "probes": len(chars),
+                  "sha256": digest}}))
 """
 
 
@@ -55,10 +80,14 @@ def main() -> None:
                 [sys.executable, "-c", code], capture_output=True, text=True, check=True
             )
             runs.append({"bleu_variant": variant, "stdout": out.stdout})
+    code = TOKENIZE.format(shim=os.path.abspath(args.shim), named=NAMED, probes=PROBES)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    tokenized = json.loads(out.stdout.strip().splitlines()[-1])
     record = {
         "translation": TRANSLATION,
         "reference": REFERENCE,
         "runs": runs,
+        "bleu_tokenize": {"probe_spec": PROBES, **tokenized},
         "versions": {name: version(name) for name in ("tensor2tensor", "tensorflow")},
     }
     path = os.path.join(args.out, "t2t_1.15.7_bleu.json")
