@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--decoder_command",
         default="",
         help="T2T's: run this shell command per checkpoint instead of decoding here, "
-        '{params} replaced by t2t-decoder\'s flags (e.g. "qsub run.sh t2t-decoder {params}")',
+        '{params} replaced by t2t-decoder\'s flags (e.g. "qsub run.sh t2t-decoder {params}"); '
+        "T2T's other fields too: {out_file}, {model.steps}, {model.filename}, {model_dir}...",
     )
     parser.add_argument(
         "--t2t_usr_dir", default="", help="a module/package of your own registrations"

@@ -17,6 +17,7 @@ import os
 import shlex
 import subprocess
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -52,17 +53,43 @@ def translation_path(translations_dir: str, problem: str, step: int) -> str:
     return os.path.join(translations_dir, f"{problem}-{step}")
 
 
-def check_decoder_command(command: str) -> None:
-    """The command must hold ``{params}`` and no other ``{...}`` field."""
+def command_fields(
+    config: TranslateAllConfig, checkpoint: StepFile, out_file: str, params: str
+) -> dict:
+    """What T2T's ``t2t_translate_all.py`` main fills ``--decoder_command`` from (its
+    ``locals()``): ``{params}``, the paths, and ``{model.filename}``, ``{model.steps}``,
+    ``{model.mtime}``, ``{model.ctime}`` of the checkpoint (its ``bleu_hook.StepFile``: the
+    .index file's times; ctime is the mtime on a remote file system)."""
+    base = os.path.join(config.translations_dir, config.problem)
+    index = checkpoint.path + ".index"
+    local = not fileio.is_url(index) and os.path.exists(index)
+    ctime = os.path.getctime(index) if local else checkpoint.mtime
+    return {
+        "params": params,
+        "model_dir": config.model_dir,
+        "translations_dir": config.translations_dir,
+        "source": config.source,
+        "translated_base_file": base,
+        "flags_path": base + "-flags.txt",
+        "out_file": out_file,
+        "model": types.SimpleNamespace(
+            filename=checkpoint.path, mtime=checkpoint.mtime, ctime=ctime, steps=checkpoint.step
+        ),
+    }
+
+
+def check_decoder_command(config: TranslateAllConfig) -> None:
+    """Before any checkpoint: the command's ``{...}`` fields are T2T's (:func:`command_fields`)."""
+    command = config.decoder_command
     try:
-        command.format(params="")
-    except (KeyError, IndexError, ValueError) as e:
+        command.format(**command_fields(config, StepFile("ckpt-0", 0.0, 0), "out", ""))
+    except (KeyError, IndexError, ValueError, AttributeError) as e:
         raise UsageError(
-            f"--decoder_command={command!r}: only {{params}} is replaced ({e}); "
-            "write other braces as {{ and }}."
+            f"--decoder_command={command!r}: {e!r} is not a field T2T fills (params, "
+            "model_dir, translations_dir, source, translated_base_file, flags_path, out_file, "
+            "model.filename, model.steps, model.mtime, model.ctime); write other braces as "
+            "{{ and }}."
         ) from None
-    if "{params}" not in command:
-        raise UsageError(f"--decoder_command={command!r} has no {{params}} to put the flags in.")
 
 
 def translate_all(
@@ -76,7 +103,7 @@ def translate_all(
     if not fileio.isdir(config.model_dir) and not config.wait_minutes:
         raise CheckpointError(f"--model_dir {config.model_dir!r} is not a directory.")
     if config.decoder_command:
-        check_decoder_command(config.decoder_command)
+        check_decoder_command(config)
     fileio.makedirs(config.translations_dir)
     lines = list(iter_raw_lines(config.source))
     setup, written, seen = None, [], 0
@@ -159,7 +186,8 @@ def _run_decoder_command(
         "decode_to_file": out,
     }
     params = " ".join(f"--{k}={shlex.quote(v)}" for k, v in flags.items() if v)
-    command = config.decoder_command.format(params=params + " --keep_timestamp")
+    fields = command_fields(config, checkpoint, out, params + " --keep_timestamp")
+    command = config.decoder_command.format(**fields)
     log(f"running: {command}")
     status = subprocess.run(command, shell=True, check=False).returncode
     if status:
