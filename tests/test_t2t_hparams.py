@@ -255,3 +255,27 @@ def test_import_with_dropout_0_prints_a_resume_command_the_trainer_accepts(tmp_p
     hp = create_hparams(set_name, overrides, **sizes)  # what t2t-trainer builds from it
     validate(hp, "hparams", training=True)
     assert check_saved(str(out), hp, set_name) is hp
+
+
+def test_every_decode_hparam_of_t2t_is_read_here_or_settled_by_the_table():
+    """T2T 1.15.7's decode_hparams (its names and defaults, recorded by T2T): each is stored
+    here with T2T's default, or in t2t_decode_names's table with it; a table name is accepted
+    at any value when it changes nothing here, else refused in one line off T2T's default."""
+    from t2t_repro.decoding.line_decoder import DECODE_DEFAULTS, decode_hparams
+    from t2t_repro.decoding.t2t_decode_names import NOT_DONE, t2t_decode_defaults
+
+    t2t = REFERENCE["decode_hparams"]
+    ours = {**DECODE_DEFAULTS, **t2t_decode_defaults()}
+    assert set(t2t) <= set(ours)
+    # batch_size 0 is T2T's "32" (decode_from_file); extra_length etc. are T2T's own.
+    assert {n: v for n, v in t2t.items() if ours[n] != v} == {"batch_size": 0}
+    assert decode_hparams("batch_size=0").batch_size == ours["batch_size"] == 32
+    accepted = decode_hparams("eos_penalty=0.5,shards=4,decode_to_file=x,log_results=true")
+    assert "eos_penalty" not in accepted and accepted.beam_size == t2t["beam_size"]
+    for name, (default, _) in NOT_DONE.items():
+        other = not default if isinstance(default, bool) else "x" if default == "" else 7
+        with pytest.raises(HParamsError, match=f"{name}=.* is not implemented here") as error:
+            decode_hparams(f"{name}={other}")
+        assert "\n" not in str(error.value)
+    with pytest.raises(HParamsError, match="Unknown hparam 'no_such_name'"):
+        decode_hparams("no_such_name=1")

@@ -33,6 +33,7 @@ from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.precision import DECODE_PRECISIONS
 from t2t_repro.decoding.prompt import PromptConstraint
 from t2t_repro.decoding.search import SearchConfig, Searcher
+from t2t_repro.decoding.t2t_decode_names import settle_t2t_names, t2t_decode_defaults
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
@@ -57,14 +58,16 @@ DECODE_DEFAULTS = dict(
 
 def decode_hparams(overrides: str = "", problem_defaults: dict | None = None) -> HParams:
     """T2T's decode hparams: built-in defaults, then the problem's (which may add its own,
-    e.g. for its search constraint), then ``overrides``."""
-    hp = HParams(**DECODE_DEFAULTS)
+    e.g. for its search constraint), then ``overrides``; T2T's other names are settled by
+    ``t2t_decode_names`` (accepted, or refused in one line)."""
+    hp = HParams(**DECODE_DEFAULTS, **t2t_decode_defaults())
     for name, value in (problem_defaults or {}).items():
         if name in hp:
             hp.set_hparam(name, value)
         else:
             hp.add_hparam(name, value)
     hp = hp.parse(overrides)
+    settle_t2t_names(hp)
     if hp.batch_size == 0:  # T2T's default, which decode_from_file reads as 32
         hp.set_hparam("batch_size", DECODE_DEFAULTS["batch_size"])
     # A newline or tab cannot be typed inside --decode_hparams: "\n", "\t" stand for them.

@@ -8,6 +8,8 @@ Calls T2T 1.15.7's registered hparams functions (``models/transformer.py`` and
 * ``added_names``: the hparams that T2T's other ``models/transformer.py`` sets add beyond
   ``transformer_base``, each with the first set (in registration order) that has it and its
   value there;
+* ``decode_hparams``: T2T's decode hparams and their defaults (``utils/decoding.py``,
+  ``decode_hparams``);
 
 and, in ``t2t_1.15.7_transformer_sets.json``, every set that ``models/transformer.py``
 registers (what ``--hparams_set`` names T2T has), one line a set: the values in which it
@@ -105,9 +107,12 @@ def main():
         for key, value in hp.items():
             if key not in base and key not in added:
                 added[key] = {"set": name, "value": value}
+    from tensor2tensor.utils import decoding
+
     out = {
         "sets": sets,
         "added_names": dict(sorted(added.items())),
+        "decode_hparams": decoding.decode_hparams().values(),
         "versions": {"tensor2tensor": "1.15.7", "tensorflow": tf.__version__},
     }
     path = os.path.join(args.out, "t2t_1.15.7_hparams.json")
