@@ -291,3 +291,14 @@ def test_keep_checkpoint_every_n_hours_reaches_the_checkpoint_manager(tmp_path):
     ckpt = TrainingCheckpoint(str(tmp_path), model, tf.Module(), 3, keep_checkpoint_every_n_hours=2)
     ckpt.restore_latest()
     assert ckpt.manager._keep_checkpoint_every_n_hours == 2
+
+
+def test_translate_all_defaults_are_t2ts():
+    """bin/t2t_translate_all.py's flags: --hparams_set names T2T's default set (a run's
+    hparams.json wins over it here, as over any set)."""
+    from t2t_repro.commands import translate_all
+
+    args = translate_all.build_parser().parse_args([])
+    assert args.hparams_set == "transformer_big_single_gpu"
+    assert (args.translations_dir, args.min_steps, args.wait_minutes) == ("translations", 0, 0)
+    assert args.model == "transformer"

@@ -50,9 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default="transformer", help="registered model name")
     parser.add_argument(
         "--hparams_set",
-        default="",
-        help="registered hparams set, needed only without a hparams.json in the model dir "
-        "or its parent",
+        default="transformer_big_single_gpu",
+        help="registered hparams set (T2T's default); a hparams.json in the model dir or its "
+        "parent, the trained run's values, wins over it",
     )
     parser.add_argument("--hparams", default="", help='overrides, "name=value,..."')
     parser.add_argument(
