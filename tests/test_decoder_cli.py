@@ -69,8 +69,23 @@ def test_default_output_name_and_scores(setup, tmp_path):
 
 @pytest.mark.slow
 def test_interactive(setup):
-    out = decode(setup, "--decode_interactive", stdin="a cat .\nq\n")
-    assert out.returncode == 0 and len(out.stdout.splitlines()) == 1
+    """T2T's interactive lines: dl=N (decode length past the input), ns=N (outputs per input:
+    sampling only here), it=text; each other value is one line on stderr, and decoding goes on."""
+    lines = "a cat .\ndl=0\na cat .\ndl=x\nns=2\nit=image\nit=text\nq\nnot read\n"
+    out = decode(setup, "--decode_interactive", stdin=lines)
+    assert out.returncode == 0 and len(out.stdout.splitlines()) == 2, out
+    for said in (
+        "extra_length=0 from the next line on",
+        "error: dl=x: expected a whole number",
+        "error: ns=2: --decode_hparams: num_samples=2 draws several outputs per input",
+        "error: it=image: only text input",
+        "input type: text",
+    ):
+        assert said in out.stderr, said
+    sampling = ("--decode_hparams=beam_size=1", "--hparams=sampling_method=random")
+    out = decode(setup, "--decode_interactive", *sampling, stdin="a cat .\nns=3\na cat .\n")
+    assert "num_samples=3 from the next line on" in out.stderr, out.stderr
+    assert [len(line.split("\t")) for line in out.stdout.splitlines()] == [1, 3], out.stdout
 
 
 @pytest.mark.slow

@@ -216,6 +216,7 @@ class LineDecoder:
                 )
             searcher = LabelSearcher(model)
         self.constraint = constraint
+        self.random_seed = random_seed
         self.outputs_per_input = 0
         if searcher is None:
             searcher = Searcher(
@@ -224,6 +225,18 @@ class LineDecoder:
             if searcher.config.num_samples > 1:
                 self.outputs_per_input = searcher.config.num_samples
         self.searcher = searcher
+
+    def set_search(self, dhp: HParams) -> None:
+        """The search of ``dhp`` for the lines that follow (t2t-decoder's interactive ``ns=``
+        and ``dl=``, as T2T's ``_interactive_input_fn``); this project's own engine only."""
+        if type(self.searcher) is not Searcher:
+            raise HParamsError("this engine's search is fixed when it starts; restart it.")
+        validate_decode_hparams(dhp)
+        model = self.searcher.model
+        config = search_config(dhp, model.hparams, self.random_seed, self.log)
+        self.searcher = Searcher(model, config, self.constraint)
+        self.dhp = dhp
+        self.outputs_per_input = config.num_samples if config.num_samples > 1 else 0
 
     def encode(self, line: str, index: int | None) -> list[int]:
         """The line's ids with EOS, truncated to the model's maximum input (with a warning

@@ -18,7 +18,7 @@ from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
 from t2t_repro.decoding.precision import decoding_policy
 from t2t_repro.errors import UsageError
-from t2t_repro.hparam import HParams, join_overrides
+from t2t_repro.hparam import HParams, HParamsError, join_overrides
 from t2t_repro.paths import expect_file_destination
 
 
@@ -363,15 +363,45 @@ def reference_bleu(decodes_path: str, reference_path: str) -> str:
     return f"{decodes_path}: BLEU = {t2t_bleu(refs, hyps, True):6.2f}"
 
 
+# T2T's interactive settings (decoding.py, _interactive_input_fn): a line "ns=N" or "dl=N"
+INTERACTIVE_SETTINGS = {"ns": "num_samples", "dl": "extra_length"}
+
+
 def decode_interactive(setup: DecoderSetup, stdin=sys.stdin, stdout=sys.stdout) -> None:
-    """Reads one source sentence per line until EOF (or 'q'); prints its translation."""
-    print("Type a sentence and press Enter (Ctrl-D or 'q' to quit).", file=sys.stderr)
+    """Reads one source sentence per line until EOF (or 'q'); prints its translation. As in
+    T2T's interactive decoding, a line ``ns=N`` sets the outputs per input (num_samples),
+    ``dl=N`` the length decoded past the input (extra_length), ``it=text`` the input type."""
+    print(
+        "Type a sentence and press Enter (Ctrl-D or 'q' to quit; ns=N: outputs per input, "
+        "dl=N: decode length past the input).",
+        file=sys.stderr,
+    )
     for raw in getattr(stdin, "buffer", stdin):  # bytes: invalid UTF-8 is not fatal
         line = normalize_source_line(raw)
         if line == "q":
             break
+        if line[:3] in ("ns=", "dl=", "it="):
+            print(_interactive_setting(setup.decoder, line[:2], line[3:]), file=sys.stderr)
+            continue
         hyps = setup.decoder.decode_lines([line])[0]
         print(format_hypotheses(hyps, setup.dhp.write_beam_scores), file=stdout, flush=True)
+
+
+def _interactive_setting(decoder: LineDecoder, key: str, value: str) -> str:
+    """Applies T2T's ``ns=``, ``dl=`` or ``it=`` line; returns what to tell the user."""
+    if key == "it":
+        if value == "text":
+            return "input type: text"
+        return f"error: it={value}: only text input is decoded here (not T2T's image or label)."
+    name = INTERACTIVE_SETTINGS[key]
+    try:
+        dhp = decoder.dhp.copy()
+        dhp.set_hparam(name, int(value))
+        decoder.set_search(dhp)
+    except ValueError as e:  # HParamsError included
+        detail = str(e) if isinstance(e, HParamsError) else "expected a whole number"
+        return f"error: {key}={value}: {detail}"
+    return f"{name}={int(value)} from the next line on"
 
 
 def score_file(
