@@ -169,11 +169,16 @@ def test_decoder_command_is_run_per_checkpoint(run, tmp_path):
         assert line.endswith("--keep_timestamp")
         assert "--decode_hparams=beam_size=2,extra_length=4,batch_size=1 " in line
     # T2T fills the command from its main's locals: the checkpoint's StepFile too.
-    fields = "{model.steps} {out_file} {model_dir}"
+    fields = "{model.steps} {out_file} {model[1]:.0f}x{model_dir}"
     assert _translate_all(run, tmp_path / "t3", f"--decoder_command=echo {fields} >> {log}") == 0
     tail = log.read_text().splitlines()[3:]
-    assert tail == [f"{s} {tmp_path}/t3/translate_toy-{s} {run / 'train'}" for s in (10, 20, 30)]
-    assert _translate_all(run, tmp_path / "t2", "--decoder_command=qsub {FLAGS.model}") == 1
+    mtimes = [os.path.getmtime(run / "train" / f"ckpt-{s}.index") for s in (10, 20, 30)]
+    assert tail == [
+        f"{s} {tmp_path}/t3/translate_toy-{s} {t:.0f}x{run / 'train'}"
+        for s, t in zip((10, 20, 30), mtimes, strict=True)
+    ]
+    for command in ("qsub {FLAGS.model}", "qsub {", "qsub {0}"):  # one line each
+        assert _translate_all(run, tmp_path / "t2", f"--decoder_command={command}") == 1
 
 
 def test_decoder_flag_errors_are_one_line(run, tmp_path, capsys):

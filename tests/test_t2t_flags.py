@@ -214,6 +214,9 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
     )
     listed = capsys.readouterr().out.split()
     assert "translate_toy" in listed and not [n for n in listed if "wmt" in n or "_rev" in n]
+    argv = ["--problem=algorithmic_copy", "--exclude_problems=copy", "--only_list"]
+    assert datagen.main(argv) == 1  # nothing left: T2T raises there too
+    assert "leaves none of --problem=algorithmic_copy" in capsys.readouterr().err
     # T2T raises for --num_shards with a registered problem (t2t_datagen.py); one line here.
     assert (
         datagen.main(["--problem=translate_toy", f"--data_dir={tmp_path}", "--num_shards=4"]) == 1

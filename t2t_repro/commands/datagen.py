@@ -97,6 +97,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.problem:
         raise cli.UsageError("--problem is required (see --help; --registry_help lists them).")
     names = [n for n in problem_names(args.problem) if not excluded(n, args.exclude_problems)]
+    if not names:  # T2T's main raises "You must specify one of the supported problems"
+        raise cli.UsageError(
+            f"--exclude_problems={args.exclude_problems} leaves none of --problem={args.problem}"
+            " (an item drops every problem whose name contains it)."
+        )
     if args.only_list:
         print("\n".join(names))
         return 0

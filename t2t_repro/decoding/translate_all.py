@@ -13,11 +13,11 @@ copied with its date, which ``t2t-bleu``'s ``report_zero`` takes as the start ti
 
 from __future__ import annotations
 
+import collections
 import os
 import shlex
 import subprocess
 import sys
-import types
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -53,6 +53,10 @@ def translation_path(translations_dir: str, problem: str, step: int) -> str:
     return os.path.join(translations_dir, f"{problem}-{step}")
 
 
+# T2T's bleu_hook.StepFile, what {model.filename} or {model[0]} reads in --decoder_command
+T2TStepFile = collections.namedtuple("T2TStepFile", "filename mtime ctime steps")
+
+
 def command_fields(
     config: TranslateAllConfig, checkpoint: StepFile, out_file: str, params: str
 ) -> dict:
@@ -72,9 +76,7 @@ def command_fields(
         "translated_base_file": base,
         "flags_path": base + "-flags.txt",
         "out_file": out_file,
-        "model": types.SimpleNamespace(
-            filename=checkpoint.path, mtime=checkpoint.mtime, ctime=ctime, steps=checkpoint.step
-        ),
+        "model": T2TStepFile(checkpoint.path, checkpoint.mtime, ctime, checkpoint.step),
     }
 
 
@@ -83,12 +85,17 @@ def check_decoder_command(config: TranslateAllConfig) -> None:
     command = config.decoder_command
     try:
         command.format(**command_fields(config, StepFile("ckpt-0", 0.0, 0), "out", ""))
-    except (KeyError, IndexError, ValueError, AttributeError) as e:
+    except (KeyError, AttributeError) as e:
         raise UsageError(
-            f"--decoder_command={command!r}: {e!r} is not a field T2T fills (params, "
+            f"--decoder_command={command!r}: {e} is not a field T2T fills (params, "
             "model_dir, translations_dir, source, translated_base_file, flags_path, out_file, "
             "model.filename, model.steps, model.mtime, model.ctime); write other braces as "
             "{{ and }}."
+        ) from None
+    except (IndexError, ValueError, TypeError) as e:
+        raise UsageError(
+            f"--decoder_command={command!r} is not a format string T2T can fill: {e} (write "
+            "a literal brace as {{ or }})."
         ) from None
 
 
