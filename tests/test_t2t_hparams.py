@@ -260,7 +260,9 @@ def test_import_with_dropout_0_prints_a_resume_command_the_trainer_accepts(tmp_p
 def test_every_decode_hparam_of_t2t_is_read_here_or_settled_by_the_table():
     """T2T 1.15.7's decode_hparams (its names and defaults, recorded by T2T): each is stored
     here with T2T's default, or in t2t_decode_names's table with it; a table name is accepted
-    at any value when it changes nothing here, else refused in one line off T2T's default."""
+    at any value when it changes nothing here, else refused in one line off T2T's default in
+    the decode modes that read it."""
+    from t2t_repro.decoding import t2t_decode_names as names
     from t2t_repro.decoding.line_decoder import DECODE_DEFAULTS, decode_hparams
     from t2t_repro.decoding.t2t_decode_names import NOT_DONE, t2t_decode_defaults
 
@@ -270,12 +272,19 @@ def test_every_decode_hparam_of_t2t_is_read_here_or_settled_by_the_table():
     # batch_size 0 is T2T's "32" (decode_from_file); extra_length etc. are T2T's own.
     assert {n: v for n, v in t2t.items() if ours[n] != v} == {"batch_size": 0}
     assert decode_hparams("batch_size=0").batch_size == ours["batch_size"] == 32
-    accepted = decode_hparams("eos_penalty=0.5,shards=4,decode_to_file=x,log_results=true")
+    accepted = decode_hparams("eos_penalty=0.5,shards=4,force_decode_length=true")
     assert "eos_penalty" not in accepted and accepted.beam_size == t2t["beam_size"]
-    for name, (default, _) in NOT_DONE.items():
+    for name, (default, _, modes) in NOT_DONE.items():
         other = not default if isinstance(default, bool) else "x" if default == "" else 7
-        with pytest.raises(HParamsError, match=f"{name}=.* is not implemented here") as error:
-            decode_hparams(f"{name}={other}")
-        assert "\n" not in str(error.value)
+        dhp = decode_hparams(f"{name}={other}")
+        for mode in (names.SPLIT, names.FILE, names.STDIN, names.SHARDS, names.EXPORT):
+            if mode not in modes:
+                names.check_mode(dhp, mode)  # a mode that does not read it
+                continue
+            with pytest.raises(
+                HParamsError, match=rf"{name}=.* not implemented here \(decoding a {mode}"
+            ) as error:
+                names.check_mode(dhp, mode)
+            assert "\n" not in str(error.value)
     with pytest.raises(HParamsError, match="Unknown hparam 'no_such_name'"):
         decode_hparams("no_such_name=1")

@@ -289,10 +289,11 @@ def _run(args: argparse.Namespace) -> int:
 def decode_from_file(args: argparse.Namespace, setup, share: tuple | None) -> str:
     """Decodes the file (or this worker's ``share`` of it: ``shards.worker_lines``) and
     returns the output's path."""
-    from t2t_repro.decoding import runner, shards
+    from t2t_repro.decoding import runner, shards, t2t_decode_names
 
     source = args.decode_from_file
     if share is not None:  # T2T: both names get the shard suffix
+        t2t_decode_names.check_mode(setup.dhp, t2t_decode_names.SHARDS)
         out = shards.with_shard(args.decode_to_file, args.worker_id) if args.decode_to_file else ""
         out = cli.expand(
             out

@@ -104,10 +104,12 @@ def export_ctranslate2_from_flags(args: argparse.Namespace, setup) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from t2t_repro.decoding import t2t_decode_names
     from t2t_repro.serving.export_check import check_export
     from t2t_repro.serving.exporter import default_export_dir, export_saved_model
 
     setup = cli.load_decoder_from_flags(args)
+    t2t_decode_names.check_mode(setup.dhp, t2t_decode_names.EXPORT)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     if args.export_format == "ctranslate2":
         export_dir = export_ctranslate2_from_flags(args, setup)

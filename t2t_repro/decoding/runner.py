@@ -14,6 +14,7 @@ from t2t_repro.atomic_write import atomic_open
 from t2t_repro.checkpoints.loading import HPARAMS_FILE, load_trained_model
 from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.data.text_files import iter_raw_lines, open_binary
+from t2t_repro.decoding import t2t_decode_names
 from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
 from t2t_repro.decoding.precision import decoding_policy
@@ -228,6 +229,7 @@ def decode_lines_to_file(
     """Decodes ``lines`` and writes exactly one output record per input record (several
     outputs of one input, ``return_beams`` or ``num_samples``, tab-separated in it).
     ``earlier``: the file's lines before these (``LineDecoder.decode_lines``)."""
+    t2t_decode_names.check_mode(setup.dhp, t2t_decode_names.FILE)
     results = setup.decoder.decode_lines(lines, earlier)
     outputs = [format_hypotheses(h, setup.dhp.write_beam_scores) for h in results]
     write_lines_atomically(output_path, outputs, setup.dhp.delimiter)
@@ -323,6 +325,7 @@ def decode_split(
     them and, when ``paths.inputs`` is set, the sources (one record each, in order, ended by
     the decode hparam ``delimiter``). ``max_examples`` >= 0 keeps only the first that many
     examples (``split_example_cap``)."""
+    t2t_decode_names.check_mode(decoder.dhp, t2t_decode_names.SPLIT)
     if decoder.multi_label:
         raise UsageError(
             "a multi-label problem's dev references are label lists, which T2T's decoder cannot "
@@ -376,6 +379,7 @@ def decode_interactive(setup: DecoderSetup, stdin=sys.stdin, stdout=sys.stdout) 
         "dl=N: decode length past the input).",
         file=sys.stderr,
     )
+    t2t_decode_names.check_mode(setup.dhp, t2t_decode_names.STDIN)
     for raw in getattr(stdin, "buffer", stdin):  # bytes: invalid UTF-8 is not fatal
         line = normalize_source_line(raw)
         if line == "q":

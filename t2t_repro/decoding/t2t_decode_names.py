@@ -4,8 +4,10 @@ T2T's ``decode_hparams`` (``tensor2tensor/utils/decoding.py``) defines 41 names;
 the searches here read are ``line_decoder.DECODE_DEFAULTS``. Every other one is accepted in
 ``--decode_hparams`` under its name, typed by T2T's default, as T2T's ``HParams.parse``
 takes it: one that changes nothing for a text model here takes any value (``NO_EFFECT``,
-with why), and one that would change the output is refused in one line unless it is at
-T2T's default (``NOT_DONE``, with what T2T does). Neither is kept on the decode hparams.
+with why), and one that would change the output where it is read is refused in one line
+there unless it is at T2T's default (``NOT_DONE``: what T2T does, and in which of its decode
+modes: a split, a file, stdin, ``--decode_shards``' output names, an export). The first are
+dropped from the decode hparams; the second stay, for :func:`check_mode` where a mode runs.
 """
 
 from __future__ import annotations
@@ -42,19 +44,29 @@ NO_EFFECT = {
     "mlperf_decode_step": (0.0, "MLPerf compliance logging"),
     "mlperf_threshold": (25.0, "MLPerf compliance logging"),
     "mlperf_success": (False, "MLPerf compliance logging"),
+    "force_decode_length": (
+        False,
+        "greedy search decodes on after EOS, but the output is cut at EOS and its score "
+        "stops there (models/transformer.py, fast_decode)",
+    ),
 }
 
-# name: (T2T's default, what another value does in T2T's decoding.py or transformer.py)
+SPLIT, FILE, STDIN, SHARDS, EXPORT = "split", "file", "stdin", "shards", "export"
+
+# name: (T2T's default, what another value does in T2T's decoding.py, the modes reading it)
 NOT_DONE = {
-    "log_results": (True, "writes no decode file for a split (its decodes are only returned)"),
-    "skip_eos_postprocess": (False, "keeps what follows EOS in each output"),
-    "identity_output": (False, "writes the output ids instead of text"),
-    "force_decode_length": (False, "greedy search decodes on after EOS to the full length"),
-    "num_decodes": (1, "decodes a split that many times, or repeats each input line"),
-    "shards_start_offset": (0, "adds an offset to the shard number in output file names"),
-    "shard_google_format": (False, "names output shards name-NNNNN-of-NNNNN"),
-    "multiproblem_task_id": (-1, "prepends a task id to each input (multi-problem models)"),
-    "export_extra_infer_outputs": ("", "adds model outputs to an exported SavedModel"),
+    "log_results": (True, "writes no decode file, the decodes only returned", {SPLIT}),
+    "skip_eos_postprocess": (False, "keeps what follows EOS in each output", {SPLIT, FILE}),
+    "identity_output": (False, "writes the output ids instead of text", {SPLIT, STDIN}),
+    "num_decodes": (
+        1,
+        "decodes a split that many times, or repeats a language model's lines",
+        {SPLIT, FILE},
+    ),
+    "shards_start_offset": (0, "adds an offset to the shard number of each output", {SHARDS}),
+    "shard_google_format": (False, "names each output NAME-NNNNN-of-NNNNN", {SHARDS}),
+    "multiproblem_task_id": (-1, "ends each input with that task id instead of EOS", {FILE}),
+    "export_extra_infer_outputs": ("", "adds model outputs to the SavedModel", {EXPORT}),
 }
 
 
@@ -64,14 +76,17 @@ def t2t_decode_defaults() -> dict:
 
 
 def settle_t2t_names(hp: HParams) -> None:
-    """Refuses a ``NOT_DONE`` name set to another value than T2T's default (one line), then
-    removes every name of this table from ``hp``: nothing here reads them."""
-    for name, (default, effect) in NOT_DONE.items():
-        if name in hp and hp.get(name) != default:
-            raise HParamsError(
-                f"--decode_hparams: {name}={hp.get(name)!r} is not implemented here (in T2T it "
-                f"{effect}); leave it at T2T's default {default!r}."
-            )
-    for name in t2t_decode_defaults():
+    """Drops the ``NO_EFFECT`` names from ``hp``: nothing here reads them."""
+    for name in NO_EFFECT:
         if name in hp:
             hp.del_hparam(name)
+
+
+def check_mode(hp: HParams, mode: str) -> None:
+    """Refuses (one line) a ``NOT_DONE`` name off T2T's default that ``mode`` would read."""
+    for name, (default, effect, modes) in NOT_DONE.items():
+        if mode in modes and name in hp and hp.get(name) != default:
+            raise HParamsError(
+                f"--decode_hparams: {name}={hp.get(name)!r} is not implemented here (decoding "
+                f"a {mode}, T2T {effect}); leave it at T2T's default {default!r}."
+            )
