@@ -231,3 +231,17 @@ def test_ctranslate2_generator_continues_prompts_as_t2t(t2t_lm, tmp_path):
     for p, hyps in enumerate(decoder.decode_ids(prompts)):  # one batch, three lengths
         want = until_eos(ref[f"prompt{p}_greedy_ids"][0])
         assert list(hyps[0].ids[: len(want)]) == want, p
+
+
+def test_set_search_takes_the_next_lines_decode_length(t2t_lm):
+    """t2t-decoder's interactive dl=N (LineDecoder.set_search): the lines after it are
+    decoded with the shorter length, a prefix of the longer greedy decode (shorter for some)."""
+    ref = reference(REF)
+    dhp = decode_hparams("beam_size=1,extra_length=6")
+    decoder = LineDecoder(t2t_lm, IdsText(), IdsText(), dhp)
+    prompts = [ref[f"prompt{p}"].tolist() for p in range(int(ref["num_prompts"]))]
+    before = [list(decoder.decode_ids([p])[0][0].ids) for p in prompts]
+    decoder.set_search(decode_hparams("beam_size=1,extra_length=1"))
+    after = [list(decoder.decode_ids([p])[0][0].ids) for p in prompts]
+    assert all(a == b[: len(a)] for a, b in zip(after, before, strict=True)), (after, before)
+    assert any(len(a) < len(b) for a, b in zip(after, before, strict=True)), (after, before)

@@ -229,11 +229,20 @@ class LineDecoder:
     def set_search(self, dhp: HParams) -> None:
         """The search of ``dhp`` for the lines that follow (t2t-decoder's interactive ``ns=``
         and ``dl=``, as T2T's ``_interactive_input_fn``); this project's own engine only."""
+        if isinstance(self.searcher, LabelSearcher):
+            raise HParamsError("a text classifier writes each line's label: no length or samples.")
         if type(self.searcher) is not Searcher:
-            raise HParamsError("this engine's search is fixed when it starts; restart it.")
+            raise HParamsError(
+                "this engine's search is set when it starts: give it --decode_hparams="
+                "extra_length=N,num_samples=N."
+            )
         validate_decode_hparams(dhp)
-        model = self.searcher.model
-        config = search_config(dhp, model.hparams, self.random_seed, self.log)
+        model, seed = self.searcher.model, self.random_seed
+        if seed is None and (self.searcher.config.samples or self.searcher.config.num_samples > 1):
+            seed = self.searcher.config.random_seed  # the session's, already logged
+        config = search_config(dhp, model.hparams, seed, self.log)
+        if seed is None and (config.samples or config.num_samples > 1):
+            self.random_seed = config.random_seed  # drawn and logged once for the session
         self.searcher = Searcher(model, config, self.constraint)
         self.dhp = dhp
         self.outputs_per_input = config.num_samples if config.num_samples > 1 else 0
