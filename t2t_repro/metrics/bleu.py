@@ -99,15 +99,25 @@ def _t2t_tokenizer_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
     ``sys.maxunicode`` of a Unicode category P, symbols of a category S, each written into a
     ``[...]`` class unescaped. So a backslash, which escapes the ``]`` after it there, is not
     split off, and a digit is ``\\d`` (decimal digits only, not ``²`` or ``½``): sacreBLEU's
-    intl tokenizer differs on both. Built on first use (~1 s): 1.1M code points."""
+    intl tokenizer differs on both. Built on first use (~0.3 s): 1.1M code points.
 
-    def category(prefix: str) -> str:
-        return "".join(
-            chr(c) for c in range(sys.maxunicode) if unicodedata.category(chr(c))[0] == prefix
-        )
+    The symbols' class holds no character special in a class, so it is written as ranges of
+    escaped code points: the same set, matched ~40x faster than T2T's 7,741 characters."""
 
-    punct, symbols = category("P"), category("S")
-    with warnings.catch_warnings():  # "possible nested set": T2T's classes hold [ and ]
+    def category(prefix: str) -> list[int]:
+        return [c for c in range(sys.maxunicode) if unicodedata.category(chr(c))[0] == prefix]
+
+    punct = "".join(map(chr, category("P")))  # as T2T pastes it: its \] is part of the rule
+    runs: list[list[int]] = []
+    for c in category("S"):
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    symbols = "".join(
+        re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in runs
+    )
+    with warnings.catch_warnings():  # "possible nested set": T2T's class holds [ and ]
         warnings.simplefilter("ignore", FutureWarning)
         return (
             re.compile(r"([^\d])([" + punct + "])"),
