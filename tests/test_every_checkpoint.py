@@ -93,7 +93,7 @@ def _events(event_dir):
 
 
 @pytest.mark.slow
-def test_translate_all_then_bleu_per_step(run, tmp_path):
+def test_translate_all_then_bleu_per_step(run, tmp_path, capsys):
     transl, events = tmp_path / "transl", tmp_path / "events"
     assert _translate_all(run, transl) == 0
     names = sorted(os.listdir(transl))
@@ -132,7 +132,9 @@ def test_translate_all_then_bleu_per_step(run, tmp_path):
     # One BLEU scalar per checkpoint step under T2T's tags, dated like the translation, plus
     # T2T's report_zero at step 0 dated like the oldest file (the run's flags.txt).
     argv = [f"--translations_dir={transl}", f"--reference={run / 'ref.txt'}"]
+    capsys.readouterr()
     assert bleu.main([*argv, f"--event_dir={events}"]) == 0
+    said = capsys.readouterr().err.splitlines()
     written = _events(events)
     assert sorted(written) == [0, 10, 20, 30]
     assert written[0] == ({"BLEU_uncased": 0.0, "BLEU_cased": 0.0}, 1_699_999_000)
@@ -144,6 +146,8 @@ def test_translate_all_then_bleu_per_step(run, tmp_path):
         }
         values, wall_time = written[s]
         assert values == pytest.approx(expected, abs=1e-4)
+        for tag, value in values.items():  # T2T's log lines, one a tag
+            assert f"{transl}/translate_toy-{s}: {tag} = {value:6.2f}" in said, said
         assert wall_time == os.path.getmtime(transl / f"translate_toy-{s}")
     assert (events / "last_evaluated_step.txt").read_text().strip() == "30"
 

@@ -149,7 +149,8 @@ def bleu_every_step(
             values = {tag: t2t_bleu(refs, hyps, case_sensitive=cased) for tag, cased in tags}
             events.write(translation.step, translation.mtime, values)
             write_text_atomically(os.path.join(event_dir, LAST_STEP_FILE), f"{translation.step}\n")
-            log(f"{translation.path}: " + ", ".join(f"{t} = {v:6.2f}" for t, v in values.items()))
+            for (_, cased), value in zip(tags, values.values(), strict=True):  # T2T's lines
+                log(f"{translation.path}: BLEU_{'cased' if cased else 'uncased'} = {value:6.2f}")
             results.append((translation.step, values))
     finally:
         events.close()
