@@ -3,8 +3,9 @@
 As T2T's ``decode_from_file`` (``tensor2tensor/utils/decoding.py``): inputs get EOS appended, are
 sorted by descending length and batched (``batch_size``, default 32, which T2T's 0 means too),
 and outputs are cut at the first EOS and returned in the original order. Every input line
-yields exactly one output: an empty line gives an empty line without running the model; a line
-longer than the model's maximum input is truncated with a warning.
+yields exactly one output: an empty line gives an empty line without running the model. A line
+is cut (with a warning) only to ``max_input_size`` when set, as T2T cuts it, or to
+``max_length`` for a model whose positions are a learned table (``pos=emb``).
 
 A model without inputs (a language model, ``has_input`` false) continues each line instead, as
 T2T's ``decode_from_file`` does (``_get_language_modeling_inputs``, ``_decode_batch_input_fn``):
@@ -38,7 +39,7 @@ from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 FILLER_SCORE = -1e6
-PROMPT_UNLIMITED = 2**30  # a language model's prompt is not cut unless max_input_size is set
+UNLIMITED = 2**30  # an input is not cut unless max_input_size is set (T2T's decode_from_file)
 DECODE_DEFAULTS = dict(
     beam_size=4,
     alpha=0.6,
@@ -187,10 +188,12 @@ class LineDecoder:
         self.target_encoder = target_encoder
         self.dhp = dhp
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-        model_max = model.hparams.get("max_length", 0) or 256
-        self.max_input_length = dhp.max_input_size if dhp.max_input_size > 0 else model_max
-        if not model.hparams.get("has_input", True) and dhp.max_input_size <= 0:
-            self.max_input_length = PROMPT_UNLIMITED  # T2T cuts a prompt only when asked
+        if dhp.max_input_size > 0:  # T2T's decode_from_file cuts a line only when asked
+            self.max_input_length = dhp.max_input_size
+        elif model.hparams.get("pos", "timing") == "emb" and model.hparams.get("has_input", True):
+            self.max_input_length = model.hparams.get("max_length", 0) or 256  # a learned table
+        else:
+            self.max_input_length = UNLIMITED  # the timing signal has no end
         # T2T's has_input: without inputs each line is a prompt the output continues.
         self.prompt = not model.hparams.get("has_input", True)
         if self.prompt:

@@ -151,8 +151,8 @@ def load_ctranslate2_decoder(
     decoder = LineDecoder(searcher, encoders["inputs"], encoders["targets"], dhp, searcher=searcher)
     if length_penalty_note(dhp):
         decoder.log(length_penalty_note(dhp))
-    if decoder.prompt and metadata["max_positions"] and dhp.max_input_size <= 0:
-        # A prompt is cut only when asked (T2T); here the export's position table bounds it.
+    if metadata["max_positions"] and dhp.max_input_size <= 0:
+        # An input is cut only when asked (T2T); here the export's position table bounds it.
         decoder.max_input_length = metadata["max_positions"] - dhp.extra_length
     longest = decoder.max_input_length + dhp.extra_length
     if metadata["max_positions"] and longest > metadata["max_positions"]:  # 0: no table
