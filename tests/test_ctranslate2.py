@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from t2t_repro.commands import decoder, exporter
 from t2t_repro.decoding import runner
+from t2t_repro.decoding.ctranslate2_search import CTranslate2Error
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.serving import ExportError
@@ -118,6 +119,9 @@ def test_toy_model_decodes_and_scores_like_t2t_decoder(toy, tmp_path, capsys):
             atol=1e-4,
         )
     assert got[1][0].text == "" and got[6][0].text == ""  # blank lines stay blank
+    # The export's table bounds input + extra_length: a length it cannot hold is one line.
+    with pytest.raises(CTranslate2Error, match="leaves no position for an input"):
+        ctranslate2_setup(toy, "extra_length=100000")
 
     # t2t-decoder --engine=ctranslate2 on a file: one line out per line in, like the default.
     src = tmp_path / "src"

@@ -195,3 +195,22 @@ def test_cli_one_liners_for_decoder_and_datagen(tmp_path):
     )
     assert out.returncode == 1 and "a directory is expected" in out.stderr, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
+
+
+def test_an_input_is_cut_where_t2t_cuts_it_or_a_position_table_ends():
+    """T2T's decode_from_file cuts a line only to max_input_size, its dataset decodes never;
+    a learned position table (pos=emb) holds the input and extra_length past it."""
+    from t2t_repro.decoding.line_decoder import UNLIMITED, input_limit
+    from t2t_repro.hparam import HParams
+
+    timing = HParams(pos="timing", max_length=256, max_position_embeddings=64)
+    emb = HParams(pos="emb", max_length=256, max_position_embeddings=64)
+    asked, default = decode_hparams("max_input_size=20,extra_length=10"), decode_hparams()
+    assert input_limit(timing, default, labels=False) == UNLIMITED
+    assert input_limit(timing, asked, labels=False) == 20
+    assert input_limit(timing, asked, labels=False, split=True) == UNLIMITED
+    assert input_limit(emb, asked, labels=False, split=True) == 64 - 10
+    assert input_limit(emb, asked, labels=False) == 20
+    assert input_limit(emb, default, labels=True) == 64  # a classifier decodes no output
+    with pytest.raises(HParamsError, match="extra_length=100 leaves no position"):
+        input_limit(emb, default, labels=False)

@@ -164,7 +164,7 @@ class CTranslate2Searcher(EngineSearcher):
             beam_size=self.beam_size,
             num_hypotheses=self.beam_size,  # to prefer finished ones, as T2T (below)
             length_penalty=self.alpha,
-            max_input_length=0,  # LineDecoder already truncated to the model's maximum
+            max_input_length=0,  # LineDecoder already cut what the export's table cannot hold
             max_decoding_length=inputs.shape[1] + self.extra_length,
             min_decoding_length=0,  # T2T may emit EOS first (an empty translation)
             return_scores=True,

@@ -168,6 +168,23 @@ def search_config(
     return config
 
 
+def input_limit(model_hparams: HParams, dhp: HParams, labels: bool, split: bool = False) -> int:
+    """T2T's decode_from_file cuts a line to ``max_input_size`` only when it is set, and a
+    dataset decode (``split``) never reads it. A learned position table (``pos=emb``) holds
+    ``max_position_embeddings`` positions, the output's ``extra_length`` more included."""
+    limit = dhp.max_input_size if dhp.max_input_size > 0 and not split else UNLIMITED
+    if model_hparams.get("pos", "timing") == "emb":
+        rows = int(model_hparams.get("max_position_embeddings", 1024))
+        table = rows if labels else rows - dhp.extra_length
+        if table < 2:
+            raise HParamsError(
+                f"--decode_hparams: extra_length={dhp.extra_length} leaves no position for an "
+                f"input in the model's table of {rows} (pos=emb): lower extra_length."
+            )
+        limit = min(limit, table)
+    return limit
+
+
 class LineDecoder:
     def __init__(
         self,
@@ -188,12 +205,6 @@ class LineDecoder:
         self.target_encoder = target_encoder
         self.dhp = dhp
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-        if dhp.max_input_size > 0:  # T2T's decode_from_file cuts a line only when asked
-            self.max_input_length = dhp.max_input_size
-        elif model.hparams.get("pos", "timing") == "emb" and model.hparams.get("has_input", True):
-            self.max_input_length = model.hparams.get("max_length", 0) or 256  # a learned table
-        else:
-            self.max_input_length = UNLIMITED  # the timing signal has no end
         # T2T's has_input: without inputs each line is a prompt the output continues.
         self.prompt = not model.hparams.get("has_input", True)
         if self.prompt:
@@ -219,6 +230,9 @@ class LineDecoder:
                 )
             searcher = LabelSearcher(model)
         self.constraint = constraint
+        # The longest input a line keeps (ids with EOS); a split's: decode_split
+        self.max_input_length = input_limit(model.hparams, dhp, self.labels)
+        self.split_input_length = input_limit(model.hparams, dhp, self.labels, split=True)
         self.random_seed = random_seed
         self.outputs_per_input = 0
         if searcher is None:
@@ -248,6 +262,8 @@ class LineDecoder:
             self.random_seed = config.random_seed  # drawn and logged once for the session
         self.searcher = Searcher(model, config, self.constraint)
         self.dhp = dhp
+        self.max_input_length = input_limit(model.hparams, dhp, self.labels)
+        self.split_input_length = input_limit(model.hparams, dhp, self.labels, split=True)
         self.outputs_per_input = config.num_samples if config.num_samples > 1 else 0
 
     def encode(self, line: str, index: int | None) -> list[int]:

@@ -151,16 +151,25 @@ def load_ctranslate2_decoder(
     decoder = LineDecoder(searcher, encoders["inputs"], encoders["targets"], dhp, searcher=searcher)
     if length_penalty_note(dhp):
         decoder.log(length_penalty_note(dhp))
-    if metadata["max_positions"] and dhp.max_input_size <= 0:
+    positions = metadata["max_positions"]  # 0: no table (relative attention)
+    if positions and positions - dhp.extra_length < 2:  # an id and EOS
+        raise CTranslate2Error(
+            f"extra_length={dhp.extra_length} leaves no position for an input in the export's "
+            f"{positions}: lower extra_length in --decode_hparams, or export again with a "
+            "larger --ct2_max_positions."
+        )
+    if positions and dhp.max_input_size <= 0:
         # An input is cut only when asked (T2T); here the export's position table bounds it.
-        decoder.max_input_length = metadata["max_positions"] - dhp.extra_length
+        decoder.max_input_length = positions - dhp.extra_length
+    if positions:
+        decoder.split_input_length = positions - dhp.extra_length
     longest = decoder.max_input_length + dhp.extra_length
-    if metadata["max_positions"] and longest > metadata["max_positions"]:  # 0: no table
+    if positions and longest > positions:
         raise CTranslate2Error(
             f"inputs of up to {decoder.max_input_length} tokens plus extra_length="
-            f"{dhp.extra_length} need {longest} positions; the export has "
-            f"{metadata['max_positions']}. Lower max_input_size or extra_length in "
-            "--decode_hparams, or export again with a larger --ct2_max_positions."
+            f"{dhp.extra_length} need {longest} positions; the export has {positions}. Lower "
+            "max_input_size or extra_length in --decode_hparams, or export again with a larger "
+            "--ct2_max_positions."
         )
     return DecoderSetup(decoder, dhp, problem, model_dir, searcher)
 
@@ -340,7 +349,12 @@ def decode_split(
         if path:
             expect_file_destination(path, "--decode_to_file")
     delimiter = decoder.dhp.delimiter
-    results = decoder.decode_lines(sources)
+    # T2T's dataset decode does not read max_input_size (only its decode_from_file does)
+    file_limit, decoder.max_input_length = decoder.max_input_length, decoder.split_input_length
+    try:
+        results = decoder.decode_lines(sources)
+    finally:
+        decoder.max_input_length = file_limit
     outputs = [format_hypotheses(h, decoder.dhp.write_beam_scores) for h in results]
     write_lines_atomically(paths.decodes, outputs, delimiter)
     write_lines_atomically(paths.targets, references, delimiter)

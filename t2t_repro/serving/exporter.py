@@ -3,15 +3,15 @@
 The serving signature ``serving_default(sources: string [B]) -> {"translations": string [B],
 "scores": float32 [B]}`` does what ``t2t-decoder`` does for a batch: subword-encode with the
 problem's vocabulary (an asset of the SavedModel; a one-id-per-word vocabulary is a lookup
-table instead, ``GraphWordEncoder``), append EOS, truncate to the model's
-maximum input, run the same search (``t2t_repro.decoding.search``) with the decode hparams,
-keep the best beam cut at its first EOS, and detokenize. Sources are first normalised as
-the decoder's lines are (:mod:`t2t_repro.data.source_lines`); blank ones give "" and score 0.
-A language model's (``has_input`` false) sources are prompts, as ``t2t-decoder`` reads them
-(``decoding/prompt.py``): a space after final punctuation, no EOS, the prompt forced, its
-continuation returned; a blank prompt is decoded from nothing. A text classifier's (a
-class-label target) returns its label's name, log-probability, id and the class probabilities
-(``serving/labels.py``).
+table instead, ``GraphWordEncoder``), append EOS, truncate where the decoder would
+(``LineDecoder.max_input_length``), run the same search (``t2t_repro.decoding.search``) with
+the decode hparams, keep the best beam cut at its first EOS, and detokenize. Sources are
+first normalised as the decoder's lines are (:mod:`t2t_repro.data.source_lines`); blank ones
+give "" and score 0. A language model's (``has_input`` false) sources are prompts, as
+``t2t-decoder`` reads them (``decoding/prompt.py``): a space after final punctuation, no
+EOS, the prompt forced, its continuation returned; a blank prompt is decoded from nothing. A
+text classifier's (a class-label target) returns its label's name, log-probability, id and
+the class probabilities (``serving/labels.py``).
 
 The signature ``nbest`` (same input) returns every beam, best first: ``translations``
 string [B, beam_size] and ``scores`` float32 [B, beam_size], what ``t2t-decoder
