@@ -245,3 +245,24 @@ def test_set_search_takes_the_next_lines_decode_length(t2t_lm):
     after = [list(decoder.decode_ids([p])[0][0].ids) for p in prompts]
     assert all(a == b[: len(a)] for a, b in zip(after, before, strict=True)), (after, before)
     assert any(len(a) < len(b) for a, b in zip(after, before, strict=True)), (after, before)
+
+
+def test_a_splits_decode_does_not_read_max_input_size(t2t_lm, tmp_path):
+    """T2T's dataset decode never reads max_input_size; its decode_from_file cuts to it."""
+    from t2t_repro.decoding import runner
+
+    ref = reference(REF)
+    prompts = [" ".join(map(str, ref[f"prompt{p}"])) for p in range(int(ref["num_prompts"]))]
+    whole = LineDecoder(t2t_lm, IdsText(), IdsText(), decode_hparams("beam_size=1,extra_length=6"))
+    dhp = decode_hparams("beam_size=1,extra_length=6,max_input_size=2")
+    cut = LineDecoder(t2t_lm, IdsText(), IdsText(), dhp, log=lambda msg: None)
+
+    class Split:  # a problem whose split is these prompts
+        def source_lines(self, tmp_dir, split):
+            return prompts, prompts
+
+    paths = runner.SplitPaths(str(tmp_path / "decodes"), str(tmp_path / "targets"))
+    runner.decode_split(cut, Split(), "", "dev", paths)
+    split_decodes = (tmp_path / "decodes").read_text().splitlines()
+    assert split_decodes == [hyps[0].text for hyps in whole.decode_lines(prompts)]
+    assert split_decodes != [hyps[0].text for hyps in cut.decode_lines(prompts)]  # a file's
