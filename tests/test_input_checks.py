@@ -214,3 +214,20 @@ def test_an_input_is_cut_where_t2t_cuts_it_or_a_position_table_ends():
     assert input_limit(emb, default, labels=True) == 64  # a classifier decodes no output
     with pytest.raises(HParamsError, match="extra_length=100 leaves no position"):
         input_limit(emb, default, labels=False)
+
+
+def test_an_ensembles_input_bound_is_its_smallest_members():
+    """Member 1 has the timing signal (no bound), member 2 a learned table of 40 positions:
+    the ensemble's lines are cut to what member 2 can hold (40 less extra_length 10)."""
+    from t2t_repro.decoding.ensemble import Ensemble
+    from t2t_repro.decoding.line_decoder import LineDecoder
+    from tests.model_utils import build_model
+    from tests.tools import PLUMBING_MODEL
+
+    timing = build_model("transformer_tiny", PLUMBING_MODEL, vocab_size=20)
+    emb = build_model(
+        "transformer_tiny", f"{PLUMBING_MODEL},pos=emb,max_position_embeddings=40", 20
+    )
+    dhp = decode_hparams("extra_length=10")
+    decoder = LineDecoder(Ensemble([timing, emb]), None, None, dhp, log=lambda msg: None)
+    assert decoder.max_input_length == decoder.split_input_length == 30

@@ -45,7 +45,8 @@ class Ensemble:
                         "the same problem and vocabulary."
                     )
         self.models = list(models)
-        # The decoders read max_length and the vocabulary sizes from here: the first member's.
+        # The decoders read the vocabulary sizes from here (the first member's; the input bound
+        # is the smallest over self.models: LineDecoder).
         self.hparams = first
         self.CONSTANT_CACHE_KEYS = tuple(
             sorted({key for m in models for key in getattr(m, "CONSTANT_CACHE_KEYS", ())})

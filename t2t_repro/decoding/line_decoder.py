@@ -230,9 +230,7 @@ class LineDecoder:
                 )
             searcher = LabelSearcher(model)
         self.constraint = constraint
-        # The longest input a line keeps (ids with EOS); a split's: decode_split
-        self.max_input_length = input_limit(model.hparams, dhp, self.labels)
-        self.split_input_length = input_limit(model.hparams, dhp, self.labels, split=True)
+        self._set_input_limits(model, dhp)
         self.random_seed = random_seed
         self.outputs_per_input = 0
         if searcher is None:
@@ -242,6 +240,15 @@ class LineDecoder:
             if searcher.config.num_samples > 1:
                 self.outputs_per_input = searcher.config.num_samples
         self.searcher = searcher
+
+    def _set_input_limits(self, model, dhp: HParams) -> None:
+        """The longest input a line keeps (ids with EOS), and a split's (``decode_split``):
+        the smallest over an ensemble's members."""
+        members = getattr(model, "models", [model])
+        self.max_input_length = min(input_limit(m.hparams, dhp, self.labels) for m in members)
+        self.split_input_length = min(
+            input_limit(m.hparams, dhp, self.labels, split=True) for m in members
+        )
 
     def set_search(self, dhp: HParams) -> None:
         """The search of ``dhp`` for the lines that follow (t2t-decoder's interactive ``ns=``
@@ -262,8 +269,7 @@ class LineDecoder:
             self.random_seed = config.random_seed  # drawn and logged once for the session
         self.searcher = Searcher(model, config, self.constraint)
         self.dhp = dhp
-        self.max_input_length = input_limit(model.hparams, dhp, self.labels)
-        self.split_input_length = input_limit(model.hparams, dhp, self.labels, split=True)
+        self._set_input_limits(model, dhp)
         self.outputs_per_input = config.num_samples if config.num_samples > 1 else 0
 
     def encode(self, line: str, index: int | None) -> list[int]:
