@@ -89,6 +89,14 @@ def join_overrides(*parts: str) -> str:
     return ",".join(kept)
 
 
+def _checked_t2t_only(name: str, value: Any) -> Any:
+    """``value`` for a T2T name not stored here, or its one-line refusal (t2t_hparams.py)."""
+    refusal = t2t_hparams.check_t2t_only(name, value)
+    if refusal:
+        raise HParamsError(refusal)
+    return value
+
+
 def _parse_value(name: str, text: str, kind: type) -> Any:
     text = text.strip()
     if kind is list:
@@ -168,10 +176,7 @@ class HParams:
         self._values[name] = value
 
     def _set_t2t_only(self, name: str, value: Any) -> None:
-        refusal = t2t_hparams.check_t2t_only(name, value)
-        if refusal:
-            raise HParamsError(refusal)
-        self._t2t_only[name] = value
+        self._t2t_only[name] = _checked_t2t_only(name, value)
 
     def del_hparam(self, name: str) -> None:
         """Remove an hparam (T2T's ``HParams.del_hparam``)."""
@@ -272,10 +277,7 @@ class HParams:
             if name not in self._values and t2t_hparams.is_t2t_only(name):
                 default = getattr(self, name)
                 kind = type(default) if isinstance(default, _TYPES) else str
-                t2t_only[name] = _parse_value(name, text, kind)
-                refusal = t2t_hparams.check_t2t_only(name, t2t_only[name])
-                if refusal:
-                    raise HParamsError(refusal)
+                t2t_only[name] = _checked_t2t_only(name, _parse_value(name, text, kind))
                 continue
             values[name] = _parse_value(name, text, type(self._get_existing(name)))
         self._values.update(values)

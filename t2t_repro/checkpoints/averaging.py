@@ -103,15 +103,15 @@ def is_current_average(output_dir: str, step: int, sources: list[str]) -> bool:
         and all(fileio.same_path(a, b) for a, b in zip(listed, sources, strict=True))
     )
     written = min(fileio.getmtime(os.path.join(output_dir, n)) for n in data)
-    return same and all(_mtime(s + ".index", 0.0) <= written for s in sources)
+    return same and all(_mtime(s + ".index") <= written for s in sources)
 
 
-def _mtime(path: str, missing: float) -> float:
-    """``path``'s modification time; ``missing`` once it is gone (training removed it)."""
+def _mtime(path: str) -> float:
+    """``path``'s modification time; 0 once it is gone (training removed it: not rewritten)."""
     try:
         return fileio.getmtime(path)
     except OSError:
-        return missing
+        return 0.0
 
 
 def _existing_average(output_dir: str, step: int, sources: list[str], log) -> str | None:

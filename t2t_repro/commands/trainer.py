@@ -225,7 +225,8 @@ def check_flags(
     t2t_flags.check_t2t_flags(parser, args)
     if args.job_dir:  # T2T's bin/t2t_trainer.py main: --job-dir overrides --output_dir
         args.output_dir = args.job_dir
-    both = [name for name in override_names(hp_args) if name in override_names(args.hparams)]
+    given = set(override_names(args.hparams))
+    both = [name for name in override_names(hp_args) if name in given]
     if both:
         raise UsageError(
             f"--hp_{both[0]} sets {both[0]}, which --hparams sets too: give it once (T2T's "

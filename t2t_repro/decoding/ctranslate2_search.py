@@ -123,8 +123,9 @@ def t2t_beams(hypotheses: list, scores: list) -> list[tuple[list[int], float]]:
 
 class EngineSearcher:
     """What every CTranslate2 searcher keeps: the export's metadata, the search settings, and
-    the hparams ``LineDecoder`` reads of a model (the maximum input length, the vocabularies;
-    ``model_hparams``: more, e.g. a language model's ``has_input=False``)."""
+    the hparams ``LineDecoder`` reads of a model (the vocabularies; ``model_hparams``: more,
+    e.g. a language model's ``has_input=False``; the input bound is the export's table:
+    ``runner.load_ctranslate2_decoder``)."""
 
     def __init__(
         self,
@@ -141,7 +142,6 @@ class EngineSearcher:
         self.extra_length = extra_length
         self.num_hypotheses = beam_size if return_beams else 1
         self.hparams = HParams(
-            max_length=self.metadata.get("max_length", 0),
             input_vocab_size=self.metadata["input_vocab_size"],
             target_vocab_size=self.metadata["target_vocab_size"],
             **model_hparams,

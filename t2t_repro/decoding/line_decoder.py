@@ -4,8 +4,8 @@ As T2T's ``decode_from_file`` (``tensor2tensor/utils/decoding.py``): inputs get 
 sorted by descending length and batched (``batch_size``, default 32, which T2T's 0 means too),
 and outputs are cut at the first EOS and returned in the original order. Every input line
 yields exactly one output: an empty line gives an empty line without running the model. A line
-is cut (with a warning) only to ``max_input_size`` when set, as T2T cuts it, or to
-``max_length`` for a model whose positions are a learned table (``pos=emb``).
+is cut (with a warning) only to ``max_input_size`` when set, as T2T cuts it, or where a learned
+position table ends (``pos=emb``: ``input_limit``).
 
 A model without inputs (a language model, ``has_input`` false) continues each line instead, as
 T2T's ``decode_from_file`` does (``_get_language_modeling_inputs``, ``_decode_batch_input_fn``):

@@ -152,25 +152,24 @@ def load_ctranslate2_decoder(
     if length_penalty_note(dhp):
         decoder.log(length_penalty_note(dhp))
     positions = metadata["max_positions"]  # 0: no table (relative attention)
-    if positions and positions - dhp.extra_length < 2:  # an id and EOS
-        raise CTranslate2Error(
-            f"extra_length={dhp.extra_length} leaves no position for an input in the export's "
-            f"{positions}: lower extra_length in --decode_hparams, or export again with a "
-            "larger --ct2_max_positions."
-        )
-    if positions and dhp.max_input_size <= 0:
-        # An input is cut only when asked (T2T); here the export's position table bounds it.
-        decoder.max_input_length = positions - dhp.extra_length
     if positions:
-        decoder.split_input_length = positions - dhp.extra_length
-    longest = decoder.max_input_length + dhp.extra_length
-    if positions and longest > positions:
-        raise CTranslate2Error(
-            f"inputs of up to {decoder.max_input_length} tokens plus extra_length="
-            f"{dhp.extra_length} need {longest} positions; the export has {positions}. Lower "
-            "max_input_size or extra_length in --decode_hparams, or export again with a larger "
-            "--ct2_max_positions."
-        )
+        room = positions - dhp.extra_length  # what the export's table holds of an input
+        if room < 2:  # an id and EOS
+            raise CTranslate2Error(
+                f"extra_length={dhp.extra_length} leaves no position for an input in the "
+                f"export's {positions}: lower extra_length in --decode_hparams, or export again "
+                "with a larger --ct2_max_positions."
+            )
+        decoder.split_input_length = room
+        if dhp.max_input_size <= 0:  # cut only when asked (T2T); here the table bounds it
+            decoder.max_input_length = room
+        elif decoder.max_input_length > room:
+            raise CTranslate2Error(
+                f"inputs of up to {decoder.max_input_length} tokens plus extra_length="
+                f"{dhp.extra_length} need {decoder.max_input_length + dhp.extra_length} "
+                f"positions; the export has {positions}. Lower max_input_size or extra_length "
+                "in --decode_hparams, or export again with a larger --ct2_max_positions."
+            )
     return DecoderSetup(decoder, dhp, problem, model_dir, searcher)
 
 
@@ -398,7 +397,7 @@ def decode_interactive(setup: DecoderSetup, stdin=sys.stdin, stdout=sys.stdout) 
         line = normalize_source_line(raw)
         if line == "q":
             break
-        if line[:3] in ("ns=", "dl=", "it="):
+        if line[2:3] == "=" and line[:2] in (*INTERACTIVE_SETTINGS, "it"):
             print(_interactive_setting(setup.decoder, line[:2], line[3:]), file=sys.stderr)
             continue
         hyps = setup.decoder.decode_lines([line])[0]
