@@ -1,7 +1,10 @@
 """t2t-decoder as users run it: one output line per input line, whatever the input."""
 
+import re
+
 import pytest
 
+from t2t_repro.decoding.line_decoder import SCORES_NEED_BEAMS
 from tests.grappler import grappler_off_env
 from tests.model_utils import toy_checkpoint_dir
 from tests.tools import USER_ENV, assert_quiet, run_tool
@@ -64,12 +67,16 @@ def test_default_output_name_and_scores(setup, tmp_path):
         setup,
         f"--decode_from_file={src}",
         "--hparams_set=transformer_tiny",
-        "--decode_hparams=beam_size=2,extra_length=3,write_beam_scores=True",
+        "--decode_hparams=beam_size=2,extra_length=3,return_beams=True,write_beam_scores=True",
     )
     assert out.returncode == 0, out.stderr[-3000:]
     name = tmp_path / "in.txt.transformer.transformer_tiny.translate_toy.beam2.alpha0.6.decodes"
-    text, score = name.read_text().rstrip("\n").split("\t")
-    assert float(score) < 0
+    # T2T's record: each beam followed by its score, "%.2f", tab-separated
+    fields = name.read_text().rstrip("\n").split("\t")
+    assert len(fields) in (2, 4), fields
+    scores = fields[1::2]
+    assert all(re.fullmatch(r"-\d+\.\d\d", s) for s in scores), fields
+    assert sorted(map(float, scores), reverse=True) == list(map(float, scores))
 
 
 @pytest.mark.slow
@@ -77,8 +84,11 @@ def test_interactive(setup):
     """T2T's interactive lines: dl=N (decode length past the input), ns=N (outputs per input:
     sampling only here), it=text; each other value is one line on stderr, and decoding goes on."""
     lines = "a cat .\ndl=0\na cat .\ndl=x\nns=2\nit=image\nit=text\nq\nnot read\n"
-    out = decode(setup, "--decode_interactive", stdin=lines)
+    scores = "--decode_hparams=beam_size=2,extra_length=4,batch_size=2,write_beam_scores=True"
+    out = decode(setup, "--decode_interactive", scores, stdin=lines)
     assert out.returncode == 0 and len(out.stdout.splitlines()) == 2, out
+    # T2T writes a score only after each of return_beams' beams: one output has none, said
+    assert "\t" not in out.stdout and SCORES_NEED_BEAMS in out.stderr, out
     for said in (
         "extra_length=0 from the next line on",
         "error: dl=x: expected a whole number",

@@ -146,7 +146,7 @@ def test_decoder_cli_decodes_an_ensemble_of_two_runs(two_runs, tmp_path):
             f"--checkpoint_path={checkpoints}",
             f"--decode_from_file={src}",
             f"--decode_to_file={tmp_path / name}",
-            "--decode_hparams=beam_size=2,extra_length=4,write_beam_scores=True",
+            "--decode_hparams=beam_size=2,extra_length=4,return_beams=True,write_beam_scores=True",
         )
         assert out.returncode == 0, out.stderr[-3000:]
         outputs[name] = (tmp_path / name).read_text().splitlines()

@@ -115,10 +115,17 @@ def test_translate_all_then_bleu_per_step(run, tmp_path, capsys):
     assert single.read_text() == outputs[20]
     assert os.path.getmtime(single) == os.path.getmtime(str(ckpt20) + ".index")
     # --decode_shards: two workers' shares (1 and 2 lines), joined, are the whole decode.
-    for worker in (0, 1):
-        shard = ["--decode_shards=2", f"--worker_id={worker}", f"--decode_to_file={single}"]
-        assert _decode(run, *flags, *shard) == 0
-    parts = [(tmp_path / f"single.txt00{w}").read_text() for w in (0, 1)]
+    # Worker 1 names its output as T2T does with shards_start_offset=2, shard_google_format
+    # and no --decode_to_file: the input's shard name, suffixed again (_decode_filename).
+    shard = ["--decode_shards=2", "--worker_id=0", f"--decode_to_file={single}"]
+    assert _decode(run, *flags, *shard) == 0
+    named = f"--decode_hparams={DECODE},shards_start_offset=2,shard_google_format=True"
+    assert _decode(run, *flags, "--decode_shards=2", "--worker_id=1", named) == 0
+    suffix = "-00003-of-00002"
+    (second,) = run.glob(
+        f"src.txt{suffix}{suffix}.transformer.*.translate_toy.beam2.alpha0.6.decodes"
+    )
+    parts = [(tmp_path / "single.txt000").read_text(), second.read_text()]
     assert [len(p.splitlines()) for p in parts] == [1, 2]
     assert "".join(parts) == outputs[20]
 
@@ -198,13 +205,34 @@ def test_decoder_flag_errors_are_one_line(run, tmp_path, capsys):
 
 
 def test_t2t_pre_split_shard_files_are_read_when_the_whole_file_is_absent(tmp_path):
-    from t2t_repro.decoding.shards import share_bounds, worker_lines
+    from t2t_repro.decoding.shards import ShardNames, share_bounds, worker_lines
 
     assert [share_bounds(5, 3, w) for w in range(3)] == [(0, 1), (1, 3), (3, 5)]
     (tmp_path / "in.en001").write_text("b\nc\n")
-    assert worker_lines(str(tmp_path / "in.en"), 2, 1) == ([b"b", b"c"], f"{tmp_path}/in.en001")
+    (tmp_path / "in.en-00005-of-00004").write_text("d\n")
+    src = str(tmp_path / "in.en")
+    assert worker_lines(src, ShardNames(2, 1)) == ([b"b", b"c"], f"{src}001")
+    google = ShardNames(4, 2, start_offset=3, google_format=True)
+    assert worker_lines(src, google) == ([b"d"], f"{src}-00005-of-00004")
     with pytest.raises(FileNotFoundError, match="pre-split"):
-        worker_lines(str(tmp_path / "in.en"), 2, 0)
+        worker_lines(src, ShardNames(2, 0))
+
+
+def test_shard_names_are_t2ts():
+    """As T2T 1.15.7's decoding._add_shard_to_filename names them (its outputs, recorded with
+    decode hparams shards=4, shard_id=2 and these)."""
+    from t2t_repro.decoding.shards import ShardNames
+
+    t2t = {
+        (0, False): "src.en002",
+        (10, False): "src.en012",
+        (0, True): "src.en-00002-of-00004",
+        (3, True): "src.en-00005-of-00004",
+    }
+    for (offset, google), name in t2t.items():
+        assert ShardNames(4, 2, offset, google).of("src.en") == name
+    assert ShardNames(4, 0, -1).of("x") == "x-001"  # "%.3d" % -1
+    assert ShardNames(1200, 1100, 10).of("x") == "x1110"
 
 
 # Averaging treats every weight alike: the one-layer model of width 32 (with transformer_tiny's

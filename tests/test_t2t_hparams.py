@@ -277,7 +277,7 @@ def test_every_decode_hparam_of_t2t_is_read_here_or_settled_by_the_table():
     for name, (default, _, modes) in NOT_DONE.items():
         other = not default if isinstance(default, bool) else "x" if default == "" else 7
         dhp = decode_hparams(f"{name}={other}")
-        for mode in (names.SPLIT, names.FILE, names.STDIN, names.SHARDS, names.EXPORT):
+        for mode in (names.SPLIT, names.FILE, names.STDIN, names.EXPORT):
             if mode not in modes:
                 names.check_mode(dhp, mode)  # a mode that does not read it
                 continue

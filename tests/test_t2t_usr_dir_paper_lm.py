@@ -72,7 +72,7 @@ def test_it_trains_evaluates_and_continues_a_prompt(tmp_path, capsys):
     result = tmp_path / "out.txt"
     args = [
         f"--output_dir={out}",
-        "--decode_hparams=beam_size=1,extra_length=6,write_beam_scores=True",
+        "--decode_hparams=beam_size=1,extra_length=6,return_beams=True,write_beam_scores=True",
         f"--decode_from_file={prompts}",
         f"--decode_to_file={result}",
     ]

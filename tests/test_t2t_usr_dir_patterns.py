@@ -10,7 +10,6 @@ import re
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from t2t_repro import registry
@@ -116,26 +115,31 @@ def test_a_language_model_trains_evaluates_averages_and_continues_prompts(tmp_pa
     assert avg_all.main([f"--model_dir={out}", f"--output_dir={out / 'avg'}", "--n=2"]) == 0
     prompts = tmp_path / "prompts.txt"
     prompts.write_text("abc\nx.\n\n", encoding="utf-8")
-    for decode_hparams, hparams in (
-        ("beam_size=1", ""),
-        ("beam_size=2", ""),
-        ("beam_size=1", "--hparams=sampling_method=random,sampling_temp=0.8"),
+    # T2T's num_decodes=2 reads a language model's file twice over: 6 records of 3 prompts
+    for decode_hparams, hparams, records in (
+        ("beam_size=1", "", 3),
+        ("beam_size=2", "", 3),
+        ("beam_size=1,num_decodes=2", "--hparams=sampling_method=random,sampling_temp=0.8", 6),
     ):
         result = tmp_path / "out.txt"
         args = [
             f"--output_dir={out}",
             f"--checkpoint_path={out / 'avg'}",
-            f"--decode_hparams={decode_hparams},extra_length=4,write_beam_scores=True",
+            f"--decode_hparams={decode_hparams},extra_length=4,return_beams=True,"
+            "write_beam_scores=True",
             f"--decode_from_file={prompts}",
             f"--decode_to_file={result}",
             "--random_seed=1",
         ]
         assert decoder.main([*flags, *args, *filter(None, [hparams])]) == 0
-        # Each record: its text, a tab, its score, a newline (a character model's text may
-        # hold any byte, a newline too): up to the batch's longest prompt (3) + 4 ids.
-        *texts, rest = re.split(r"\t(-?\d+\.\d{6})\n", result.read_bytes().decode("utf-8"))
-        assert rest == "" and len(texts) == 6, texts
-        for text, score in zip(texts[::2], texts[1::2], strict=True):
+        # Each record: each output (return_beams' beams) followed by a tab and its score
+        # (T2T's "%.2f"), tab-separated, then a newline (a character model's text may hold
+        # any byte): up to the batch's longest prompt (3) + 4 ids.
+        *fields, rest = re.split(r"\t(-?\d+\.\d\d)([\t\n])", result.read_bytes().decode())
+        outputs = list(zip(fields[::3], fields[1::3], fields[2::3], strict=True))
+        assert rest == "" and [end for *_, end in outputs].count("\n") == records, fields
+        assert len(outputs) <= records * (2 if "beam_size=2" in decode_hparams else 1)
+        for text, score, _ in outputs:
             ids_at_least = len(one_character_a_pad(text))
             assert ids_at_least <= 3 + 4 and float(score) <= 0, (text, score)
 
@@ -275,16 +279,17 @@ def test_a_text_classifier_trains_evaluates_and_decodes_labels(tmp_path, capsys)
     result = tmp_path / "labels.txt"
     args = [
         f"--output_dir={out}",
-        "--decode_hparams=write_beam_scores=True",
+        "--decode_hparams=return_beams=True,write_beam_scores=True",
         f"--decode_from_file={lines}",
         f"--decode_to_file={result}",
     ]
     assert decoder.main([*flags, *args]) == 0
     rows = result.read_text(encoding="utf-8").split("\n")
-    assert rows[1] == "\t0.000000" and rows[3] == "", rows  # an empty line: an empty output
+    assert rows[1] == "\t0.00" and rows[3] == "", rows  # an empty line: an empty output
     for row in (rows[0], rows[2]):
         label, score = row.split("\t")
-        assert label in ("negative", "positive") and -np.log(2) - 1e-6 <= float(score) <= 0, row
+        # "%.2f" (T2T's): a score rounded to two places, of at least log(1/2)
+        assert label in ("negative", "positive") and -0.69 <= float(score) <= 0, row
     # The dev split (its text in --tmp_dir): one label a record, its reference the label's name.
     split = [f"--output_dir={out}", f"--tmp_dir={REFERENCE / 'tmp' / 'class_label_usr'}"]
     assert decoder.main([*flags, *split, f"--decode_to_file={tmp_path / 'dev'}"]) == 0

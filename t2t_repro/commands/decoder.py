@@ -244,11 +244,10 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
 
-    share = None
+    share = names = None
     if args.decode_shards > 1:  # read first: a missing file costs no model load
-        share = shards.worker_lines(
-            cli.expand(args.decode_from_file), args.decode_shards, args.worker_id
-        )
+        names = shard_names(args)
+        share = shards.worker_lines(cli.expand(args.decode_from_file), names)
     elif args.decode_from_file and args.decode_to_file:
         runner.check_decode_paths(
             cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
@@ -266,7 +265,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.decode_interactive:
         runner.decode_interactive(setup)
     elif args.decode_from_file:
-        out = decode_from_file(args, setup, share)
+        out = decode_from_file(args, setup, share, names)
         print(f"wrote {out}", file=sys.stderr)
     else:
         split = "test" if args.eval_use_test_set else "dev"
@@ -275,34 +274,49 @@ def _run(args: argparse.Namespace) -> int:
         names = (args.model, args.hparams_set, args.problem)
         to_file = cli.expand(args.decode_to_file) if args.decode_to_file else ""
         paths = runner.split_paths(out_dir, split, to_file, names, setup.dhp)
-        runner.decode_split(
+        written = runner.decode_split(
             setup.decoder, setup.problem, cli.expand(args.tmp_dir), split, paths, max_examples
         )
-        out = paths.decodes
-        also = f", sources: {paths.inputs}" if paths.inputs else ""
-        print(f"wrote {out} (references: {paths.targets}{also})", file=sys.stderr)
+        if written is None:
+            no_bleu = "; no BLEU for --decode_reference" if args.decode_reference else ""
+            print(runner.nothing_written(setup.dhp) + no_bleu, file=sys.stderr)
+        else:
+            out = paths.decodes
+            also = f", sources: {paths.inputs}" if paths.inputs else ""
+            print(f"wrote {out} (references: {paths.targets}{also})", file=sys.stderr)
     if args.decode_reference and out:
         print(runner.reference_bleu(cli.expand(out), cli.expand(args.decode_reference)))
     return 0
 
 
-def decode_from_file(args: argparse.Namespace, setup, share: tuple | None) -> str:
-    """Decodes the file (or this worker's ``share`` of it: ``shards.worker_lines``) and
-    returns the output's path."""
-    from t2t_repro.decoding import runner, shards, t2t_decode_names
+def shard_names(args: argparse.Namespace):
+    """This worker's ``shards.ShardNames``, from the flags and the decode hparams
+    ``shards_start_offset`` and ``shard_google_format`` (read before the model loads)."""
+    from t2t_repro import registry
+    from t2t_repro.decoding import shards
+    from t2t_repro.decoding.line_decoder import decode_hparams
+
+    defaults = getattr(registry.problem(args.problem), "decode_defaults", None)
+    dhp = decode_hparams(args.decode_hparams, defaults)
+    return shards.ShardNames(
+        args.decode_shards, args.worker_id, dhp.shards_start_offset, dhp.shard_google_format
+    )
+
+
+def decode_from_file(args: argparse.Namespace, setup, share: tuple | None, names=None) -> str:
+    """Decodes the file (or this worker's ``share`` of it: ``shards.worker_lines``, named
+    by ``names``) and returns the output's path."""
+    from t2t_repro.decoding import runner, shards
 
     source = args.decode_from_file
     if share is not None:  # T2T: both names get the shard suffix
-        t2t_decode_names.check_mode(setup.dhp, t2t_decode_names.SHARDS)
-        out = shards.with_shard(args.decode_to_file, args.worker_id) if args.decode_to_file else ""
+        # without --decode_to_file, T2T's _decode_filename suffixes the input's shard name again
+        default = names.of(names.of(source))
+        out = names.of(args.decode_to_file) if args.decode_to_file else ""
         out = cli.expand(
             out
             or runner.default_output_name(
-                shards.with_shard(source, args.worker_id),
-                args.model,
-                args.hparams_set,
-                args.problem,
-                setup.dhp,
+                default, args.model, args.hparams_set, args.problem, setup.dhp
             )
         )
         lines, what = share
@@ -310,7 +324,7 @@ def decode_from_file(args: argparse.Namespace, setup, share: tuple | None) -> st
         expect_file_destination(out, "--decode_to_file")
         earlier = ()
         if setup.decoder.samples:  # repeats in the shares before this one count
-            earlier = shards.earlier_lines(cli.expand(source), args.decode_shards, args.worker_id)
+            earlier = shards.earlier_lines(cli.expand(source), names)
         runner.decode_lines_to_file(setup, lines, out, earlier)
     else:
         out = cli.expand(

@@ -53,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="every beam, tab-separated, from the export's nbest signature",
     )
     parser.add_argument(
-        "--write_beam_scores", action="store_true", help="follow each translation by its score"
+        "--write_beam_scores",
+        action="store_true",
+        help="with --return_beams: follow each beam by its score (as t2t-decoder)",
     )
     parser.add_argument(
         "--batch_size",
@@ -109,9 +111,16 @@ def run(args: argparse.Namespace, stdin=None, stdout=None) -> int:
         if stdin.isatty():
             print("Type a sentence and press Enter (Ctrl-D to quit).", file=sys.stderr)
         batches = iter(lambda: list(itertools.islice(lines, size)), [])
+    scores = args.write_beam_scores and args.return_beams  # as t2t-decoder's writes_scores
+    if args.write_beam_scores and not args.return_beams:
+        print(
+            "note: --write_beam_scores writes a score after each beam of --return_beams only "
+            "(as t2t-decoder): these outputs have none.",
+            file=sys.stderr,
+        )
     for batch in batches:
         for hyps in query.query(batch, request_fn, args.return_beams):
-            print(format_hypotheses(hyps, args.write_beam_scores), file=stdout, flush=True)
+            print(format_hypotheses(hyps, scores), file=stdout, flush=True)
     return 0
 
 

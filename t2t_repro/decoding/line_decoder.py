@@ -54,6 +54,13 @@ DECODE_DEFAULTS = dict(
     # decoding a split, only its first N examples (runner.split_example_cap; -1: all).
     num_samples=-1,
     delimiter="\n",  # T2T's: what ends each record of --decode_from_file and its output
+    # T2T's: a language model's --decode_from_file is read that many times over; a split is
+    # decoded that many times into one file, which keeps the last: one decode here, none for 0
+    # (runner.py; nothing else reads it)
+    num_decodes=1,
+    log_results=True,  # T2T's: False decodes a split and writes nothing (runner.decode_split)
+    shards_start_offset=0,  # T2T's: added to --worker_id in the shard names (shards.py)
+    shard_google_format=False,  # T2T's: shard names NAME-NNNNN-of-NNNNN (shards.py)
 )
 
 
@@ -123,11 +130,25 @@ class Hypothesis:
 
 
 def format_hypotheses(hyps: Sequence[Hypothesis], write_scores: bool) -> str:
-    """One output line: beams separated by tabs, each optionally followed by its score."""
+    """One output line: beams separated by tabs, each optionally followed by its score,
+    written ``%.2f`` as T2T writes it (``utils/decoding.py``, ``decode_from_file``)."""
     parts = []
     for h in hyps:
-        parts.append(f"{h.text}\t{h.score:.6f}" if write_scores else h.text)
+        parts.append(f"{h.text}\t{h.score:.2f}" if write_scores else h.text)
     return "\t".join(parts)
+
+
+def writes_scores(dhp: HParams) -> bool:
+    """Whether outputs are followed by their scores. T2T reads ``write_beam_scores`` only
+    where it writes several outputs of an input, ``return_beams`` (``utils/decoding.py``,
+    ``decode_from_file``: one output alone gets no score); here ``num_samples``' samples too."""
+    return bool(dhp.write_beam_scores) and (bool(dhp.return_beams) or dhp.num_samples > 1)
+
+
+SCORES_NEED_BEAMS = (
+    "note: write_beam_scores=True writes a score after each output only with "
+    "return_beams=True (or num_samples>1), as T2T's decode_from_file: these outputs have none."
+)
 
 
 def search_config(
@@ -240,6 +261,13 @@ class LineDecoder:
             if searcher.config.num_samples > 1:
                 self.outputs_per_input = searcher.config.num_samples
         self.searcher = searcher
+        if dhp.write_beam_scores and not writes_scores(dhp):
+            self.log(SCORES_NEED_BEAMS)
+
+    def format(self, hyps: Sequence[Hypothesis]) -> str:
+        """The output record of one input's hypotheses (``format_hypotheses``, with a score
+        after each where ``writes_scores``)."""
+        return format_hypotheses(hyps, writes_scores(self.dhp))
 
     def _set_input_limits(self, model, dhp: HParams) -> None:
         """The longest input a line keeps (ids with EOS), and a split's (``decode_split``):

@@ -16,7 +16,7 @@ from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.data.text_files import iter_raw_lines, open_binary
 from t2t_repro.decoding import t2t_decode_names
 from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
-from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, format_hypotheses
+from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 from t2t_repro.decoding.precision import decoding_policy
 from t2t_repro.errors import UsageError
 from t2t_repro.hparam import HParams, HParamsError, join_overrides
@@ -235,11 +235,14 @@ def decode_lines_to_file(
     setup: DecoderSetup, lines: list[str], output_path: str, earlier: Sequence = ()
 ) -> list[str]:
     """Decodes ``lines`` and writes exactly one output record per input record (several
-    outputs of one input, ``return_beams`` or ``num_samples``, tab-separated in it).
+    outputs of one input, ``return_beams`` or ``num_samples``, tab-separated in it); a
+    language model's lines are read ``num_decodes`` times over, as T2T reads them.
     ``earlier``: the file's lines before these (``LineDecoder.decode_lines``)."""
     t2t_decode_names.check_mode(setup.dhp, t2t_decode_names.FILE)
+    if setup.decoder.prompt:  # T2T's _get_language_modeling_inputs(repeat=num_decodes)
+        lines = list(lines) * max(0, setup.dhp.num_decodes)
     results = setup.decoder.decode_lines(lines, earlier)
-    outputs = [format_hypotheses(h, setup.dhp.write_beam_scores) for h in results]
+    outputs = [setup.decoder.format(h) for h in results]
     write_lines_atomically(output_path, outputs, setup.dhp.delimiter)
     return outputs
 
@@ -328,11 +331,13 @@ def decode_split(
     split: str,
     paths: SplitPaths,
     max_examples: int = -1,
-) -> SplitPaths:
+) -> SplitPaths | None:
     """Decodes a problem split's source text; writes the decodes, the references beside
     them and, when ``paths.inputs`` is set, the sources (one record each, in order, ended by
     the decode hparam ``delimiter``). ``max_examples`` >= 0 keeps only the first that many
-    examples (``split_example_cap``)."""
+    examples (``split_example_cap``). None: nothing written, as T2T's ``decode_from_dataset``
+    writes nothing with ``num_decodes=0`` (no decode) or ``log_results=False`` (``decode_once``
+    returns the decodes unwritten)."""
     t2t_decode_names.check_mode(decoder.dhp, t2t_decode_names.SPLIT)
     if decoder.multi_label:
         raise UsageError(
@@ -347,6 +352,8 @@ def decode_split(
     for path in (paths.decodes, paths.targets, paths.inputs):
         if path:
             expect_file_destination(path, "--decode_to_file")
+    if decoder.dhp.num_decodes < 1:
+        return None
     delimiter = decoder.dhp.delimiter
     # T2T's dataset decode does not read max_input_size (only its decode_from_file does)
     file_limit, decoder.max_input_length = decoder.max_input_length, decoder.split_input_length
@@ -354,13 +361,22 @@ def decode_split(
         results = decoder.decode_lines(sources)
     finally:
         decoder.max_input_length = file_limit
-    outputs = [format_hypotheses(h, decoder.dhp.write_beam_scores) for h in results]
+    if not decoder.dhp.log_results:
+        return None
+    outputs = [decoder.format(h) for h in results]
     write_lines_atomically(paths.decodes, outputs, delimiter)
     write_lines_atomically(paths.targets, references, delimiter)
     if paths.inputs:
         inputs = [normalize_source_line(s) for s in sources]
         write_lines_atomically(paths.inputs, inputs, delimiter)
     return paths
+
+
+def nothing_written(dhp: HParams) -> str:
+    """Why ``decode_split`` wrote nothing (it returned None), to tell the user."""
+    if dhp.num_decodes < 1:
+        return f"num_decodes={dhp.num_decodes}: the split is not decoded, nothing is written (T2T)"
+    return "log_results=False: the decodes are not written (T2T's decode_once only returns them)"
 
 
 def reference_bleu(decodes_path: str, reference_path: str) -> str:
@@ -401,7 +417,7 @@ def decode_interactive(setup: DecoderSetup, stdin=sys.stdin, stdout=sys.stdout) 
             print(_interactive_setting(setup.decoder, line[:2], line[3:]), file=sys.stderr)
             continue
         hyps = setup.decoder.decode_lines([line])[0]
-        print(format_hypotheses(hyps, setup.dhp.write_beam_scores), file=stdout, flush=True)
+        print(setup.decoder.format(hyps), file=stdout, flush=True)
 
 
 def _interactive_setting(decoder: LineDecoder, key: str, value: str) -> str:

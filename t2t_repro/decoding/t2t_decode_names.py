@@ -1,12 +1,13 @@
 """T2T 1.15.7's decode hparams that this project does not store, in one table.
 
 T2T's ``decode_hparams`` (``tensor2tensor/utils/decoding.py``) defines 41 names; the ones
-the searches here read are ``line_decoder.DECODE_DEFAULTS``. Every other one is accepted in
+read here (by the searches, and for the outputs' names and records) are
+``line_decoder.DECODE_DEFAULTS``. Every other one is accepted in
 ``--decode_hparams`` under its name, typed by T2T's default, as T2T's ``HParams.parse``
 takes it: one that changes nothing for a text model here takes any value (``NO_EFFECT``,
 with why), and one that would change the output where it is read is refused in one line
 there unless it is at T2T's default (``NOT_DONE``: what T2T does, and in which of its decode
-modes: a split, a file, stdin, ``--decode_shards``' output names, an export). The first are
+modes: a split, a file, stdin, an export). The first are
 dropped from the decode hparams; the second stay, for :func:`check_mode` where a mode runs.
 """
 
@@ -51,20 +52,16 @@ NO_EFFECT = {
     ),
 }
 
-SPLIT, FILE, STDIN, SHARDS, EXPORT = "split", "file", "stdin", "shards", "export"
+SPLIT, FILE, STDIN, EXPORT = "split", "file", "stdin", "export"
 
-# name: (T2T's default, what another value does in T2T's decoding.py, the modes reading it)
+# name: (T2T's default, what another value does in T2T's decoding.py, the modes reading it).
+# The first two write what T2T's search leaves after EOS (ids or "<pad>"s up to its loop's
+# last step, which depends on T2T's batches of the split, padded as its input pipeline pads
+# them), which no other search reproduces; the last two need T2T's multi-problem models and
+# its Estimator's infer outputs.
 NOT_DONE = {
-    "log_results": (True, "writes no decode file, the decodes only returned", {SPLIT}),
     "skip_eos_postprocess": (False, "keeps what follows EOS in each output", {SPLIT, FILE}),
     "identity_output": (False, "writes the output ids instead of text", {SPLIT, STDIN}),
-    "num_decodes": (
-        1,
-        "decodes a split that many times, or repeats a language model's lines",
-        {SPLIT, FILE},
-    ),
-    "shards_start_offset": (0, "adds an offset to the shard number of each output", {SHARDS}),
-    "shard_google_format": (False, "names each output NAME-NNNNN-of-NNNNN", {SHARDS}),
     "multiproblem_task_id": (-1, "ends each input with that task id instead of EOS", {FILE}),
     "export_extra_infer_outputs": ("", "adds model outputs to the SavedModel", {EXPORT}),
 }

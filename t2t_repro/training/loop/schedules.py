@@ -76,6 +76,8 @@ class SplitDecodes:
         paths = runner.decode_split(
             self.decoder, self.problem, self.cfg.tmp_dir, "dev", self.paths, self.max_examples
         )
+        if paths is None:
+            return f"dev decodes at step {step}: {runner.nothing_written(self.decoder.dhp)}"
         text = f"decoded dev at step {step}: {paths.decodes} (references: {paths.targets})"
         if self.cfg.decode_reference:
             text += "\n" + runner.reference_bleu(paths.decodes, self.cfg.decode_reference)

@@ -1,0 +1,79 @@
+"""What t2t-decoder writes for T2T's decode hparams that shape its records, read as T2T's
+``utils/decoding.py`` reads them: scores only after ``return_beams``' outputs (``%.2f``),
+``num_decodes`` and ``log_results``. The searches are stood in for: these check the records."""
+
+from types import SimpleNamespace
+
+from t2t_repro.decoding import runner
+from t2t_repro.decoding.line_decoder import (
+    Hypothesis,
+    LineDecoder,
+    decode_hparams,
+    format_hypotheses,
+    writes_scores,
+)
+
+BEAMS = [Hypothesis("ein hund", -1.234567), Hypothesis("hund", -2.005)]
+
+
+def test_scores_follow_return_beams_outputs_only_as_t2t_writes_them():
+    """T2T's decode_from_file: ``"\\t".join(d + "\\t%.2f" % s)`` with return_beams and
+    write_beam_scores; without return_beams the decode alone, whatever write_beam_scores."""
+    for overrides, scored in (
+        ("write_beam_scores=True", False),
+        ("return_beams=True", False),
+        ("return_beams=True,write_beam_scores=True", True),
+        ("beam_size=1,num_samples=2,write_beam_scores=True", True),  # samples, as beams
+    ):
+        assert writes_scores(decode_hparams(overrides)) is scored, overrides
+    assert format_hypotheses(BEAMS, True) == "ein hund\t-1.23\thund\t-2.00"
+    assert format_hypotheses(BEAMS, False) == "ein hund\thund"
+    assert format_hypotheses([Hypothesis("x", -0.004)], True) == "x\t-0.00"
+
+
+class _StandIn:
+    """A LineDecoder's record-writing surface; its 'search' echoes each line upper-cased."""
+
+    def __init__(self, overrides: str, prompt: bool = False) -> None:
+        self.dhp = decode_hparams(overrides)
+        self.prompt, self.multi_label, self.samples = prompt, False, False
+        self.max_input_length = self.split_input_length = 100
+        self.decoded: list[str] = []
+
+    def decode_lines(self, lines, earlier=()):
+        lines = [line.decode() if isinstance(line, bytes) else line for line in lines]
+        self.decoded += lines
+        return [[Hypothesis(line.upper(), -1.0)] for line in lines]
+
+    format = LineDecoder.format
+
+
+def test_num_decodes_reads_a_language_models_file_that_many_times(tmp_path):
+    """T2T's _get_language_modeling_inputs(repeat=num_decodes): the whole file again; a model
+    with inputs reads it once (T2T's _get_sorted_inputs has no repeat)."""
+    out = tmp_path / "out"
+    for prompt, want in ((True, ["A", "B", "A", "B", "A", "B"]), (False, ["A", "B"])):
+        setup = SimpleNamespace(decoder=_StandIn("num_decodes=3", prompt=prompt))
+        setup.dhp = setup.decoder.dhp
+        runner.decode_lines_to_file(setup, [b"a", b"b"], str(out))
+        assert out.read_text().splitlines() == want
+    setup = SimpleNamespace(decoder=_StandIn("num_decodes=0", prompt=True))
+    setup.dhp = setup.decoder.dhp
+    runner.decode_lines_to_file(setup, [b"a"], str(out))
+    assert out.read_text() == ""
+
+
+def test_a_split_decoded_with_log_results_off_or_no_decodes_writes_nothing(tmp_path):
+    """T2T's decode_from_dataset: num_decodes=0 runs no decode, log_results=False returns the
+    decodes from decode_once unwritten; num_decodes=2 writes what one decode writes."""
+    problem = SimpleNamespace(source_lines=lambda tmp_dir, split: (["a", "b"], ["x", "y"]))
+    paths = runner.SplitPaths(str(tmp_path / "dec"), str(tmp_path / "ref"))
+    for overrides, decoded in (("num_decodes=0", []), ("log_results=False", ["a", "b"])):
+        decoder = _StandIn(overrides)
+        assert runner.decode_split(decoder, problem, "", "dev", paths) is None
+        assert decoder.decoded == decoded and not list(tmp_path.iterdir())
+        assert overrides.split("=")[0] in runner.nothing_written(decoder.dhp)
+    decoder = _StandIn("num_decodes=2")
+    assert runner.decode_split(decoder, problem, "", "dev", paths) == paths
+    assert decoder.decoded == ["a", "b"]
+    assert (tmp_path / "dec").read_text() == "A\nB\n" and (tmp_path / "ref").read_text() == "x\ny\n"
