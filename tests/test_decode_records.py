@@ -4,7 +4,8 @@
 
 from types import SimpleNamespace
 
-from t2t_repro.decoding import runner
+from t2t_repro.data.source_lines import normalize_source_line
+from t2t_repro.decoding import runner, split_decoding
 from t2t_repro.decoding.line_decoder import (
     Hypothesis,
     LineDecoder,
@@ -41,9 +42,10 @@ class _StandIn:
         self.decoded: list[str] = []
 
     def decode_lines(self, lines, earlier=()):
-        lines = [line.decode() if isinstance(line, bytes) else line for line in lines]
+        lines = [normalize_source_line(line) for line in lines]  # as LineDecoder's
         self.decoded += lines
-        return [[Hypothesis(line.upper(), -1.0)] for line in lines]
+        beams = (-1.0, -2.0) if self.dhp.return_beams else (-1.0,)
+        return [[Hypothesis(line.upper() * -int(s), s) for s in beams] for line in lines]
 
     format = LineDecoder.format
 
@@ -67,13 +69,29 @@ def test_a_split_decoded_with_log_results_off_or_no_decodes_writes_nothing(tmp_p
     """T2T's decode_from_dataset: num_decodes=0 runs no decode, log_results=False returns the
     decodes from decode_once unwritten; num_decodes=2 writes what one decode writes."""
     problem = SimpleNamespace(source_lines=lambda tmp_dir, split: (["a", "b"], ["x", "y"]))
-    paths = runner.SplitPaths(str(tmp_path / "dec"), str(tmp_path / "ref"))
+    paths = split_decoding.SplitPaths(str(tmp_path / "dec"), str(tmp_path / "ref"))
     for overrides, decoded in (("num_decodes=0", []), ("log_results=False", ["a", "b"])):
         decoder = _StandIn(overrides)
-        assert runner.decode_split(decoder, problem, "", "dev", paths) is None
+        assert split_decoding.decode_split(decoder, problem, "", "dev", paths) is None
         assert decoder.decoded == decoded and not list(tmp_path.iterdir())
-        assert overrides.split("=")[0] in runner.nothing_written(decoder.dhp)
+        assert overrides.split("=")[0] in split_decoding.nothing_written(decoder.dhp)
     decoder = _StandIn("num_decodes=2")
-    assert runner.decode_split(decoder, problem, "", "dev", paths) == paths
+    assert split_decoding.decode_split(decoder, problem, "", "dev", paths) == paths
     assert decoder.decoded == ["a", "b"]
     assert (tmp_path / "dec").read_text() == "A\nB\n" and (tmp_path / "ref").read_text() == "x\ny\n"
+
+
+def test_a_splits_beams_are_records_of_their_own_beside_their_reference_and_source(tmp_path):
+    """T2T's decode_once with return_beams: one record per beam (its score after it with
+    write_beam_scores), the target and the input written again for each."""
+    problem = SimpleNamespace(source_lines=lambda tmp_dir, split: ([" a ", "b"], ["x", "y"]))
+    names = ("dec", "ref", "src")
+    paths = split_decoding.SplitPaths(*(str(tmp_path / n) for n in names))
+    decoder = _StandIn("return_beams=True,write_beam_scores=True")
+    assert split_decoding.decode_split(decoder, problem, "", "dev", paths) == paths
+    written = [(tmp_path / n).read_text().splitlines() for n in names]
+    assert written == [
+        ["A\t-1.00", "AA\t-2.00", "B\t-1.00", "BB\t-2.00"],
+        ["x", "x", "y", "y"],
+        ["a", "a", "b", "b"],
+    ]

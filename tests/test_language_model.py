@@ -249,7 +249,7 @@ def test_set_search_takes_the_next_lines_decode_length(t2t_lm):
 
 def test_a_splits_decode_does_not_read_max_input_size(t2t_lm, tmp_path):
     """T2T's dataset decode never reads max_input_size; its decode_from_file cuts to it."""
-    from t2t_repro.decoding import runner
+    from t2t_repro.decoding import split_decoding
 
     ref = reference(REF)
     prompts = [" ".join(map(str, ref[f"prompt{p}"])) for p in range(int(ref["num_prompts"]))]
@@ -261,8 +261,8 @@ def test_a_splits_decode_does_not_read_max_input_size(t2t_lm, tmp_path):
         def source_lines(self, tmp_dir, split):
             return prompts, prompts
 
-    paths = runner.SplitPaths(str(tmp_path / "decodes"), str(tmp_path / "targets"))
-    runner.decode_split(cut, Split(), "", "dev", paths)
+    paths = split_decoding.SplitPaths(str(tmp_path / "decodes"), str(tmp_path / "targets"))
+    split_decoding.decode_split(cut, Split(), "", "dev", paths)
     split_decodes = (tmp_path / "decodes").read_text().splitlines()
     assert split_decodes == [hyps[0].text for hyps in whole.decode_lines(prompts)]
     assert split_decodes != [hyps[0].text for hyps in cut.decode_lines(prompts)]  # a file's

@@ -264,7 +264,7 @@ def test_eval_due_follows_t2t_schedules():
 
 
 def test_split_decode_names_are_t2ts():
-    from t2t_repro.decoding.runner import split_paths
+    from t2t_repro.decoding.split_decoding import split_paths
     from t2t_repro.hparam import HParams
 
     dhp = HParams(beam_size=4, alpha=0.6)

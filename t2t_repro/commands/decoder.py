@@ -224,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from t2t_repro.decoding import runner, shards
+    from t2t_repro.decoding import runner, shards, split_decoding
     from t2t_repro.hparam import join_overrides
 
     if args.score_file:
@@ -258,7 +258,7 @@ def _run(args: argparse.Namespace) -> int:
         args.decode_hparams = join_overrides("use_xla=True", args.decode_hparams)
     max_examples = -1
     if not (args.decode_interactive or args.decode_from_file):
-        args.decode_hparams, max_examples = runner.split_example_cap(args.decode_hparams)
+        args.decode_hparams, max_examples = split_decoding.split_example_cap(args.decode_hparams)
     setup = load_setup(args)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     out = ""
@@ -273,13 +273,13 @@ def _run(args: argparse.Namespace) -> int:
         out_dir = cli.expand(args.output_dir or os.path.dirname(first_checkpoint))
         names = (args.model, args.hparams_set, args.problem)
         to_file = cli.expand(args.decode_to_file) if args.decode_to_file else ""
-        paths = runner.split_paths(out_dir, split, to_file, names, setup.dhp)
-        written = runner.decode_split(
+        paths = split_decoding.split_paths(out_dir, split, to_file, names, setup.dhp)
+        written = split_decoding.decode_split(
             setup.decoder, setup.problem, cli.expand(args.tmp_dir), split, paths, max_examples
         )
         if written is None:
             no_bleu = "; no BLEU for --decode_reference" if args.decode_reference else ""
-            print(runner.nothing_written(setup.dhp) + no_bleu, file=sys.stderr)
+            print(split_decoding.nothing_written(setup.dhp) + no_bleu, file=sys.stderr)
         else:
             out = paths.decodes
             also = f", sources: {paths.inputs}" if paths.inputs else ""

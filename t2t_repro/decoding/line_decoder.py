@@ -51,14 +51,14 @@ DECODE_DEFAULTS = dict(
     use_xla=False,
     precision="",  # "bfloat16": compute in bf16 (t2t_repro/decoding/precision.py)
     # T2T's: outputs per input when sampling (its interactive decoding's meaning; -1: one);
-    # decoding a split, only its first N examples (runner.split_example_cap; -1: all).
+    # decoding a split, only its first N examples (split_decoding.split_example_cap; -1: all).
     num_samples=-1,
     delimiter="\n",  # T2T's: what ends each record of --decode_from_file and its output
     # T2T's: a language model's --decode_from_file is read that many times over; a split is
     # decoded that many times into one file, which keeps the last: one decode here, none for 0
-    # (runner.py; nothing else reads it)
+    # (runner.py, split_decoding.py; nothing else reads it)
     num_decodes=1,
-    log_results=True,  # T2T's: False decodes a split and writes nothing (runner.decode_split)
+    log_results=True,  # T2T's: False decodes a split and writes nothing (split_decoding.py)
     shards_start_offset=0,  # T2T's: added to --worker_id in the shard names (shards.py)
     shard_google_format=False,  # T2T's: shard names NAME-NNNNN-of-NNNNN (shards.py)
 )

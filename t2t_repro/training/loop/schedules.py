@@ -57,27 +57,30 @@ class SplitDecodes:
     BLEU line. One decoder for the run, so each input length is traced once."""
 
     def __init__(self, model, problem, cfg: TrainerConfig) -> None:
-        from t2t_repro.decoding import runner
+        from t2t_repro.decoding import runner, split_decoding
         from t2t_repro.decoding.line_decoder import decode_hparams
 
         self.problem, self.cfg = problem, cfg
-        overrides, self.max_examples = runner.split_example_cap(cfg.decode_hparams)
+        overrides, self.max_examples = split_decoding.split_example_cap(cfg.decode_hparams)
         dhp = decode_hparams(overrides, getattr(problem, "decode_defaults", None))
         self.decoder = runner.decoder_for_model(
             model, problem, cfg.data_dir, dhp, random_seed=cfg.random_seed
         )
         names = (cfg.model, cfg.hparams_set, cfg.problem)
-        self.paths = runner.split_paths(cfg.output_dir, "dev", cfg.decode_to_file, names, dhp)
+        self.paths = split_decoding.split_paths(
+            cfg.output_dir, "dev", cfg.decode_to_file, names, dhp
+        )
 
     def __call__(self, step: int) -> str:
         """Writes the decodes; returns what to log."""
-        from t2t_repro.decoding import runner
+        from t2t_repro.decoding import runner, split_decoding
 
-        paths = runner.decode_split(
+        paths = split_decoding.decode_split(
             self.decoder, self.problem, self.cfg.tmp_dir, "dev", self.paths, self.max_examples
         )
         if paths is None:
-            return f"dev decodes at step {step}: {runner.nothing_written(self.decoder.dhp)}"
+            nothing = split_decoding.nothing_written(self.decoder.dhp)
+            return f"dev decodes at step {step}: {nothing}"
         text = f"decoded dev at step {step}: {paths.decodes} (references: {paths.targets})"
         if self.cfg.decode_reference:
             text += "\n" + runner.reference_bleu(paths.decodes, self.cfg.decode_reference)
