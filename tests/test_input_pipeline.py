@@ -164,6 +164,20 @@ def test_eval_sees_every_example_once_and_pads_features_separately(shards):
         assert batch["targets"].shape[1] == (batch["targets"] > 0).sum(1).max()
 
 
+def test_eval_drops_short_examples_and_long_ones_only_when_asked(shards):
+    """T2T's data_reader.input_fn (gpu_valid_size): min_length holds in eval too;
+    max_length only with eval_drop_long_sequences."""
+    pattern, examples = shards
+    length = {e["inputs"][0]: max(len(e["inputs"]), len(e["targets"])) for e in examples}
+    for drop_long, kept in ((False, range(5, 31)), (True, range(5, 21))):
+        hp = hparams(max_length=20)
+        hp.set_hparam("min_length", 5)
+        hp.add_hparam("eval_drop_long_sequences", drop_long)
+        batches = all_batches(make_dataset(pattern, EVAL, hp))
+        seen = sorted(length[int(b)] for batch in batches for b in batch["inputs"][:, 0])
+        assert seen == list(kept)
+
+
 def test_train_drops_long_examples_and_respects_token_budget(shards):
     pattern, _ = shards
     hp = hparams(batch_size=64, max_length=20)

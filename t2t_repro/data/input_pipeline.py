@@ -200,12 +200,16 @@ def make_dataset(
         ds = augment(ds)
 
     max_length = max_length or hparams.max_length or hparams.batch_size
-    if is_train or hparams.get("eval_drop_long_sequences", False):
-        min_length = hparams.get("min_length", 0)
+    # T2T's data_reader.input_fn (gpu_valid_size): min_length in every mode, max_length in
+    # training or with eval_drop_long_sequences
+    drop_long = is_train or hparams.get("eval_drop_long_sequences", False)
+    min_length = hparams.get("min_length", 0)
+    if drop_long or min_length > 0:
+        longest = max_length if drop_long else 10**9
         ds = ds.filter(
             _as_written(
                 lambda ex: tf.logical_and(
-                    example_length(ex) >= min_length, example_length(ex) <= max_length
+                    example_length(ex) >= min_length, example_length(ex) <= longest
                 )
             )
         )
