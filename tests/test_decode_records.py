@@ -13,6 +13,8 @@ from t2t_repro.decoding.line_decoder import (
     format_hypotheses,
     writes_scores,
 )
+from t2t_repro.hparam import HParams
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 BEAMS = [Hypothesis("ein hund", -1.234567), Hypothesis("hund", -2.005)]
 
@@ -32,17 +34,40 @@ def test_scores_follow_return_beams_outputs_only_as_t2t_writes_them():
     assert format_hypotheses([Hypothesis("x", -0.004)], True) == "x\t-0.00"
 
 
+class _Words:
+    """A word vocabulary growing as it encodes (ids from 2: 0 and 1 are PAD and EOS)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+
+    def encode(self, text: str) -> list[int]:
+        return [self.ids.setdefault(w, len(self.ids) + 2) for w in text.split()]
+
+    def decode(self, ids) -> str:
+        words = {i: w for w, i in self.ids.items()}
+        return " ".join(words[i] for i in ids)
+
+
 class _StandIn:
     """A LineDecoder's record-writing surface; its 'search' echoes each line upper-cased."""
 
-    def __init__(self, overrides: str, prompt: bool = False) -> None:
+    def __init__(self, overrides: str, prompt: bool = False, **model_hparams) -> None:
         self.dhp = decode_hparams(overrides)
-        self.prompt, self.multi_label, self.samples = prompt, False, False
+        self.model_hparams = HParams(**model_hparams)
+        self.prompt, self.labels, self.multi_label, self.samples = prompt, False, False, False
         self.max_input_length = self.split_input_length = 100
+        self.input_encoder, self.target_encoder = _Words(), _Words()
         self.decoded: list[str] = []
+        self.encoded = None
+        self.said: list[str] = []
+        self.log = self.said.append
 
-    def decode_lines(self, lines, earlier=()):
+    def encode(self, line: str, index: int) -> list[int]:
+        return self.input_encoder.encode(line) + [EOS_ID]
+
+    def decode_lines(self, lines, earlier=(), encoded=None):
         lines = [normalize_source_line(line) for line in lines]  # as LineDecoder's
+        self.encoded = encoded
         self.decoded += lines
         beams = (-1.0, -2.0) if self.dhp.return_beams else (-1.0,)
         return [[Hypothesis(line.upper() * -int(s), s) for s in beams] for line in lines]
@@ -95,3 +120,24 @@ def test_a_splits_beams_are_records_of_their_own_beside_their_reference_and_sour
         ["x", "x", "y", "y"],
         ["a", "a", "b", "b"],
     ]
+
+
+def test_a_splits_examples_are_cut_and_filtered_as_t2ts_predict_input():
+    """T2T's dataset decode: inputs and targets (EOS appended) cut to max_input_seq_length and
+    max_target_seq_length (problem.py, preprocess_example_common: a cut drops the EOS); then
+    examples shorter than min_length dropped, and with eval_drop_long_sequences those longer
+    than max_length (data_reader.py, input_fn: gpu_valid_size), by the longer feature."""
+    sources, refs = ["a b c d", "e", "f g"], ["x y z", "w", "v"]
+    cut = _StandIn("", max_input_seq_length=3, max_target_seq_length=2, min_length=3)
+    kept = split_decoding.t2t_predict_examples(cut, sources, refs)
+    a, b, c, f, g = (cut.input_encoder.ids[w] for w in "abcfg")
+    # lengths after the cut: 3, 2 (dropped: below 3) and 3; written as the cut ids decode
+    assert kept == (["a b c", "f g"], ["x y", "v"], [[a, b, c], [f, g, EOS_ID]])
+    assert cut.said == [
+        "kept 2 of the split's 3 examples, as T2T's input_fn keeps them (min_length=3, "
+        "eval_drop_long_sequences=False, longest 1000000000)"
+    ]
+    long = _StandIn("", eval_drop_long_sequences=True, max_length=2, batch_size=4096)
+    assert split_decoding.t2t_predict_examples(long, sources, refs)[:2] == (["e"], ["w"])
+    unset = _StandIn("", max_input_seq_length=0, min_length=0, eval_drop_long_sequences=False)
+    assert split_decoding.t2t_predict_examples(unset, sources, refs) == (sources, refs, None)

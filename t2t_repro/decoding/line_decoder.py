@@ -225,6 +225,7 @@ class LineDecoder:
         self.input_encoder = input_encoder
         self.target_encoder = target_encoder
         self.dhp = dhp
+        self.model_hparams = model.hparams
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         # T2T's has_input: without inputs each line is a prompt the output continues.
         self.prompt = not model.hparams.get("has_input", True)
@@ -367,16 +368,21 @@ class LineDecoder:
         return results
 
     def decode_lines(
-        self, lines: Sequence[str | bytes], earlier: Sequence[str | bytes] = ()
+        self,
+        lines: Sequence[str | bytes],
+        earlier: Sequence[str | bytes] = (),
+        encoded: Sequence[list[int]] | None = None,
     ) -> list[list[Hypothesis]]:
         """Hypotheses for every line, in input order (best first within a line).
 
         Lines (text or raw bytes) are normalised first, as in every decoding path.
         ``earlier``: the lines of the file before these (another worker's share), whose
-        repeats sampling counts as if one process decoded the whole file."""
+        repeats sampling counts as if one process decoded the whole file. ``encoded``: each
+        line's ids as the caller made them (a split's, ``split_decoding.py``), else ``encode``'s."""
         lines = [normalize_source_line(line) for line in lines]
         results: list[list[Hypothesis]] = [[Hypothesis("", 0.0)] for _ in lines]
-        todo = [(i, self.encode(line, i)) for i, line in enumerate(lines) if line or self.prompt]
+        ids_of = (lambda line, i: encoded[i]) if encoded is not None else self.encode
+        todo = [(i, ids_of(line, i)) for i, line in enumerate(lines) if line or self.prompt]
         # T2T samples every line on its own: a repeated line is told apart by its count.
         before = []
         if self.samples:

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.decoding import t2t_decode_names
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+from t2t_repro.decoding.postprocess import strip_after_eos
 from t2t_repro.decoding.runner import default_output_name, write_lines_atomically
 from t2t_repro.errors import UsageError
 from t2t_repro.hparam import HParams, join_overrides
 from t2t_repro.paths import expect_file_destination
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,8 @@ def decode_split(
     # T2T's dataset decode does not read max_input_size (only its decode_from_file does)
     file_limit, decoder.max_input_length = decoder.max_input_length, decoder.split_input_length
     try:
-        results = decoder.decode_lines(sources)
+        sources, references, encoded = t2t_predict_examples(decoder, sources, references)
+        results = decoder.decode_lines(sources, encoded=encoded)
     finally:
         decoder.max_input_length = file_limit
     if not decoder.dhp.log_results:
@@ -118,6 +121,51 @@ def decode_split(
         inputs = [normalize_source_line(r[2]) for r in records]
         write_lines_atomically(paths.inputs, inputs, delimiter)
     return paths
+
+
+def t2t_predict_examples(
+    decoder: LineDecoder, sources: list[str], references: list[str]
+) -> tuple[list[str], list[str], list[list[int]] | None]:
+    """A split's examples as T2T's dataset decode reads them: inputs and targets (EOS
+    appended) cut to the model hparams ``max_input_seq_length`` and ``max_target_seq_length``
+    (``data_generators/problem.py``, ``preprocess_example_common``: a cut drops the EOS), then
+    examples shorter than ``min_length`` dropped, and with ``eval_drop_long_sequences`` those
+    longer than ``max_length`` (else the model's ``batch_size``; T2T's ``decode_from_dataset``
+    puts a decode ``batch_size`` given in its place) too (``utils/data_reader.py``,
+    ``input_fn``'s ``gpu_valid_size``); the length is the longer of inputs and targets. A cut
+    source or reference is written as its cut ids decode, as T2T writes them. Returns the
+    kept sources, references and the inputs' ids (None when nothing applies: the decoder's
+    own encoding). A language model or a classifier is read as it is."""
+    hp = decoder.model_hparams
+    max_in = int(hp.get("max_input_seq_length", 0) or 0)
+    max_out = int(hp.get("max_target_seq_length", 0) or 0)
+    min_length = int(hp.get("min_length", 0) or 0)
+    drop_long = bool(hp.get("eval_drop_long_sequences", False))
+    applies = max_in > 0 or max_out > 0 or min_length > 0 or drop_long
+    if decoder.prompt or decoder.labels or not applies:
+        return sources, references, None
+    longest = int(hp.get("max_length", 0) or hp.get("batch_size", 0)) if drop_long else 10**9
+    kept: tuple[list, list, list] = ([], [], [])
+    for i, (source, reference) in enumerate(zip(sources, references, strict=True)):
+        line = normalize_source_line(source)
+        ids = decoder.encode(line, i) if line else []
+        targets = decoder.target_encoder.encode(reference.strip()) + [EOS_ID]
+        if 0 < max_in < len(ids):
+            ids = ids[:max_in]
+            line = decoder.input_encoder.decode(strip_after_eos([0, *ids]))
+        if 0 < max_out < len(targets):
+            reference = decoder.target_encoder.decode(strip_after_eos([0, *targets[:max_out]]))
+            targets = targets[:max_out]
+        if min_length <= max(len(ids), len(targets)) <= longest:
+            for column, value in zip(kept, (line, reference, ids), strict=True):
+                column.append(value)
+    if len(kept[0]) < len(sources):
+        decoder.log(
+            f"kept {len(kept[0])} of the split's {len(sources)} examples, as T2T's input_fn "
+            f"keeps them (min_length={min_length}, eval_drop_long_sequences={drop_long}, "
+            f"longest {longest})"
+        )
+    return kept
 
 
 def nothing_written(dhp: HParams) -> str:
