@@ -294,6 +294,34 @@ def test_keep_checkpoint_every_n_hours_reaches_the_checkpoint_manager(tmp_path):
     ckpt = TrainingCheckpoint(str(tmp_path), model, tf.Module(), 3, keep_checkpoint_every_n_hours=2)
     ckpt.restore_latest()
     assert ckpt.manager._keep_checkpoint_every_n_hours == 2
+    # 0 hours: T2T's Saver keeps every checkpoint (its next kept time never moves on)
+    every = tmp_path / "every"
+    ckpt = TrainingCheckpoint(str(every), model, tf.Module(), 3, keep_checkpoint_every_n_hours=0)
+    ckpt.restore_latest()
+    for step in range(1, 6):
+        ckpt.manager.save(checkpoint_number=step)
+    assert sorted(p.name for p in every.glob("ckpt-*.index")) == [
+        f"ckpt-{s}.index" for s in range(1, 6)
+    ]
+
+
+def test_eval_timeout_minus_one_waits_for_checkpoints_forever(monkeypatch):
+    """T2T's trainer_lib.next_checkpoint: timeout_mins=-1 is no timeout; other values are
+    minutes (below 0: what is there is evaluated, then no wait)."""
+    from types import SimpleNamespace
+
+    import tensorflow as tf
+
+    from t2t_repro.training.trainer import Trainer
+
+    timeouts = []
+    monkeypatch.setattr(
+        tf.train, "checkpoints_iterator", lambda d, timeout: timeouts.append(timeout) or []
+    )
+    for minutes in (-1, 0, 3, -2):
+        fake = SimpleNamespace(cfg=SimpleNamespace(eval_timeout_mins=minutes, output_dir="d"))
+        assert Trainer.continuous_eval(fake) == {}
+    assert timeouts == [None, 0, 180, -120]
 
 
 def test_translate_all_defaults_are_t2ts():

@@ -58,6 +58,14 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     assert test_eval.count("eval at step 6: loss ") == 1, test_eval
     assert test_eval.split("eval at step 6: loss ")[1].split(",")[0] != dev_loss
 
+    # --hparams over the saved hparams.json (T2T's create_hparams): targets cut to 2 tokens,
+    # another eval loss
+    cut = [*common, *model, "--schedule=evaluate", "--eval_steps=1"]
+    cut += ["--hparams=max_target_seq_length=2", "--eval_decode_examples=0"]
+    assert trainer.main([*cut, "--no-attention_images"]) == 0
+    cut_eval = capsys.readouterr().out
+    assert cut_eval.split("eval at step 6: loss ")[1].split(",")[0] != dev_loss, cut_eval
+
     # --schedule=decode: the dev split with the newest checkpoint, as t2t-decoder writes it.
     sched = [*common, *model, f"--tmp_dir={tmp_dir}", "--schedule=decode"]
     sched_hp = "--decode_hparams=beam_size=1,num_samples=3,extra_length=5"

@@ -25,7 +25,8 @@ def _with_train_steps(hp, train_steps: int):
 
 
 def run_hparams(cfg: TrainerConfig, problem) -> HParams:
-    """The run's hparams; a read-only schedule takes the saved ones, a rerun must match them
+    """The run's hparams; a read-only schedule takes the saved ones with --hparams over them
+    (T2T's order), a rerun must match them
     (``output_dir.check_saved``, which also accepts a run saved before its set's values
     changed)."""
     saved = saved_hparams(cfg.output_dir)
@@ -39,7 +40,11 @@ def run_hparams(cfg: TrainerConfig, problem) -> HParams:
     hparams_checks.check_transformer_names(hp, f"--hparams_set={cfg.hparams_set}")
     hparams_checks.validate(hp, f"--hparams_set={cfg.hparams_set}", training=True)
     if cfg.schedule in READ_ONLY_SCHEDULES and saved is not None:
-        hp = saved
+        # T2T's create_hparams (utils/hparams_lib.py): the saved hparams.json, then --hparams
+        hp = saved.parse(cfg.hparams)
+        if cfg.hparams:
+            hparams_checks.check_transformer_names(hp, "--hparams")
+            hparams_checks.validate(hp, "--hparams")
     elif saved is not None:  # a run saved before its set's values changed resumes
         former = former_hparams(cfg.hparams_set, cfg.hparams, **problem_hparams)
         if former is not None:

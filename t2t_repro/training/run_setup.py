@@ -69,7 +69,6 @@ def check_config(cfg: TrainerConfig) -> None:
         "max_train_seconds": 0,
         "eval_decode_examples": 0,
         "eval_throttle_seconds": 0,
-        "eval_timeout_mins": 0,
         "keep_checkpoint_every_n_hours": 0,
         "inter_op_parallelism_threads": 0,
         "intra_op_parallelism_threads": 0,

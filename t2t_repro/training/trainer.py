@@ -290,9 +290,11 @@ class Trainer:
 
     def continuous_eval(self) -> dict:
         """Evaluates every new checkpoint until one at train_steps, or until none came for
-        --eval_timeout_mins (T2T's)."""
+        --eval_timeout_mins (T2T's utils/trainer_lib.py, next_checkpoint: -1 waits forever,
+        another value below 0 evaluates what is there and waits no more)."""
         results, last = {}, None
-        timeout = self.cfg.eval_timeout_mins * 60
+        minutes = self.cfg.eval_timeout_mins
+        timeout = None if minutes == -1 else minutes * 60
         for path in tf.train.checkpoints_iterator(self.cfg.output_dir, timeout=timeout):
             if path != last:
                 self.ckpt.checkpoint.restore(path).expect_partial()
