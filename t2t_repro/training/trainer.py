@@ -289,12 +289,10 @@ class Trainer:
         return self.train()
 
     def continuous_eval(self) -> dict:
-        """Evaluates every new checkpoint until one at train_steps, or until none came for
-        --eval_timeout_mins (T2T's utils/trainer_lib.py, next_checkpoint: -1 waits forever,
-        another value below 0 evaluates what is there and waits no more)."""
+        """Evaluates each new checkpoint up to train_steps, or until none came for
+        --eval_timeout_mins (T2T's trainer_lib.next_checkpoint: -1 waits forever, <0 no wait)."""
         results, last = {}, None
-        minutes = self.cfg.eval_timeout_mins
-        timeout = None if minutes == -1 else minutes * 60
+        timeout = None if self.cfg.eval_timeout_mins == -1 else self.cfg.eval_timeout_mins * 60
         for path in tf.train.checkpoints_iterator(self.cfg.output_dir, timeout=timeout):
             if path != last:
                 self.ckpt.checkpoint.restore(path).expect_partial()
