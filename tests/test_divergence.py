@@ -41,6 +41,6 @@ def test_the_message_names_the_loss_and_a_way_on():
 
     message = str(diverged_error({"first_nonfinite": 140, "bad_loss": 3.9e9}, "/run/ckpt-100"))
     assert "diverged (3.9e+09 > 1000 per token) at step 140" in message
-    assert "/run/ckpt-100" in message and "new --output_dir" in message
+    assert "/run/ckpt-100" in message and "rerun in this --output_dir with" in message
     nan = str(diverged_error({"first_nonfinite": 7, "bad_loss": float("nan")}, None))
     assert nan.startswith("Loss became NaN/Inf at step 7.")

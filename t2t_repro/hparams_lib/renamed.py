@@ -44,15 +44,3 @@ def former_note(output_dir: str, hparams_set: str) -> str:
         f"that name meant T2T 1.15's set; it resumes with its saved hparams ({now} gives "
         "them from now on)."
     )
-
-
-def renamed_hint(hparams_set: str) -> str:
-    """A sentence for the refusal of a rerun with other hparams, when the set's values
-    changed ("" otherwise)."""
-    if hparams_set not in FORMER_MEANINGS:
-        return ""
-    set_name, former = FORMER_MEANINGS[hparams_set]
-    return (
-        f" (--hparams_set={hparams_set} is T2T 1.15's set; its former values are "
-        f"--hparams_set={set_name}{f' with {former}' if former else ''})"
-    )

@@ -2,9 +2,10 @@
 
 Written here; read back by ``t2t_repro.checkpoints.loading.saved_hparams`` (the one reader).
 
-A rerun in the same output_dir must continue the same experiment: its hparams are compared
-with the saved ones and any difference is refused with the list of what differs, instead of
-silently mixing two configurations in one set of checkpoints.
+A rerun in the same output_dir reads its hparams as T2T's ``create_hparams`` does (the set,
+the saved ``hparams.json`` over it, then ``--hparams``): nothing is refused, but every value
+``--hparams`` changes and every saved value that differs from the set is named in one line,
+and ``hparams.json`` is rewritten when it changed, as T2T's ``save_metadata`` rewrites it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import os
 from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import write_text_atomically
 from t2t_repro.checkpoints.loading import HPARAMS_FILE, saved_hparams
-from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparam import HParams
 from t2t_repro.hparams_lib.build import PROBLEM_HPARAMS
-from t2t_repro.hparams_lib.renamed import former_note, renamed_hint
 
 FLAGS_FILE = "flags.txt"
 
@@ -36,42 +36,38 @@ def _saved_diff(saved: HParams, hparams: HParams, hparams_set: str) -> dict:
     return diff
 
 
-def check_saved(
-    output_dir: str,
-    hparams: HParams,
-    hparams_set: str = "basic_1",
-    former: HParams | None = None,
-) -> HParams:
-    """Refuses a run whose hparams differ from those saved in ``output_dir`` (writes nothing);
-    returns the hparams to run with.
+def saved_changes(saved: HParams, hparams: HParams, hparams_set: str = "basic_1") -> dict:
+    """{name: (saved value, value now)} where ``hparams`` differ from the saved run's, less
+    what keeps the same experiment (``_saved_diff``)."""
+    return _saved_diff(saved, hparams, hparams_set)
 
-    An hparam the saved run lacks is accepted at its default in ``basic_1`` or in
-    ``hparams_set`` (the run's set): it was added to the project after that run was saved.
-    ``former``: what ``hparams_set`` gave before its values changed
-    (``hparams_lib/renamed.py``); a run saved with those resumes with them, in one line."""
-    saved = saved_hparams(output_dir)
-    if saved is None:
-        return hparams
-    diff = _saved_diff(saved, hparams, hparams_set)
-    if diff and former is not None and not _saved_diff(saved, former, hparams_set):
-        print(former_note(output_dir, hparams_set), flush=True)
-        return former
-    if diff:
-        lines = "\n".join(
-            f"  {name}: saved {old!r}, now {new!r}" for name, (old, new) in diff.items()
-        )
-        raise HParamsError(
-            f"{output_dir} holds a run with other hparams{renamed_hint(hparams_set)}:\n"
-            f"{lines}\nUse a new --output_dir for a new experiment, or rerun with the saved "
-            f"hparams (see {os.path.join(output_dir, HPARAMS_FILE)})."
-        )
-    return hparams
+
+def changes_note(output_dir: str, changed: dict) -> str:
+    """The line a rerun prints when --hparams changes values its output_dir saved."""
+    values = ", ".join(f"{name} {old!r} -> {new!r}" for name, (old, new) in sorted(changed.items()))
+    return (
+        f"note: --hparams changes the hparams saved in {output_dir}: {values}; the run goes "
+        f"on with them and {HPARAMS_FILE} is rewritten (T2T's order: {HPARAMS_FILE}, then "
+        "--hparams)."
+    )
+
+
+def kept_note(output_dir: str, kept: dict, hparams_set: str) -> str:
+    """The line a rerun prints when the saved run's values differ from its set's (and
+    --hparams does not set them): they are kept, as T2T reads hparams.json over the set."""
+    names = ", ".join(sorted(kept))
+    return (
+        f"note: {output_dir} keeps its saved {names} (T2T reads {HPARAMS_FILE} over "
+        f"--hparams_set={hparams_set}; --hparams changes them)."
+    )
 
 
 def write_record(output_dir: str, hparams: HParams, flags: dict) -> None:
-    """Writes hparams.json (for a new run) and flags.txt: only once every check passed."""
+    """Writes hparams.json (for a new run, or a rerun that changed it) and flags.txt: only
+    once every check passed."""
     fileio.makedirs(output_dir)
-    if saved_hparams(output_dir) is None:
+    saved = saved_hparams(output_dir)
+    if saved is None or saved.diff(hparams):
         write_text_atomically(os.path.join(output_dir, HPARAMS_FILE), hparams.to_json() + "\n")
     write_text_atomically(
         os.path.join(output_dir, FLAGS_FILE),

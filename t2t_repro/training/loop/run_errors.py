@@ -20,10 +20,10 @@ def diverged_error(stats: dict, latest: str | None) -> TrainingError:
     )
     return TrainingError(
         f"Loss {what} at step {step}. Training stopped without saving this state; the "
-        f"last good checkpoint is {latest or '(none yet)'}. To retry with a lower "
-        "learning rate, start a new run in a new --output_dir with, e.g., "
-        "--hparams=learning_rate_constant=<lower> (this output_dir keeps its saved "
-        "hparams and refuses other ones); or check the data."
+        f"last good checkpoint is {latest or '(none yet)'}. To go on from it with a lower "
+        "learning rate, rerun in this --output_dir with, e.g., "
+        "--hparams=learning_rate_constant=<lower> (read over its saved hparams.json, as "
+        "T2T reads them); or check the data."
     )
 
 
