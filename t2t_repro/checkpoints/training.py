@@ -114,10 +114,10 @@ class TrainingCheckpoint:
             self._status.assert_existing_objects_matched()
         except (AssertionError, ValueError, IndexError, tf.errors.OpError) as e:
             raise CheckpointError(
-                f"Cannot resume from {path!r}: {_first_line(e)}. The checkpoint is corrupt or "
-                "was written with other hparams; use a new --output_dir, or move the broken "
-                f"{os.path.basename(path)}.* files away so the previous checkpoint is "
-                "used."
+                f"Cannot resume from {path!r}: {_first_line(e)}. The checkpoint was written "
+                "with other hparams (a --hparams value that changes a shape cannot resume it: "
+                "leave it out, or use a new --output_dir), or it is corrupt (move the broken "
+                f"{os.path.basename(path)}.* files away so the previous checkpoint is used)."
             ) from None
         self._attach_steps_per_update()  # restored on attachment when the checkpoint has it
         self.saved_steps_per_update = int(self.steps_per_update.numpy())
