@@ -6,6 +6,7 @@ import gzip
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -150,11 +151,14 @@ def exported(trained_dir):
     rewrites a function when it is first run, not what is saved)."""
 
     def export(root):
-        out = exporter(trained_dir, f"--export_dir={root / '1'}", env=grappler_off_env())
+        out = exporter(trained_dir, f"--export_dir={root}", env=grappler_off_env())
         assert out.returncode == 0, out.stderr[-3000:]
         assert "checked against t2t-decoder" in out.stderr
 
-    return build_once("export_toy_saved_model", export) / "1"
+    # T2T's layout: a version dir of the export's unix time under --export_dir
+    (version,) = build_once("export_toy_saved_model", export).iterdir()
+    assert version.name.isdigit() and abs(int(version.name) - time.time()) < 3600
+    return version
 
 
 @pytest.fixture(scope="module")
@@ -271,12 +275,17 @@ def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_
     assert stdout.getvalue().split("\n")[:-1] == from_file
 
 
-@pytest.mark.slow
-def test_exporter_refuses_an_existing_dir(trained_dir, tmp_path):
-    (tmp_path / "taken").mkdir()
-    out = exporter(trained_dir, f"--export_dir={tmp_path / 'taken'}")
-    assert out.returncode == 1 and "already exists" in out.stderr
-    assert list((tmp_path / "taken").iterdir()) == []
+def test_an_export_goes_to_a_version_dir_of_its_time_under_the_base(tmp_path, monkeypatch):
+    """T2T's export.py: --export_dir (default <checkpoint dir>/export) is the base, the
+    SavedModel its <unix time> dir (Estimator's export_saved_model); a second taken already
+    (two exports within one second) gives the next one, as Estimator retries a second later."""
+    from t2t_repro.serving.exporter import versioned_export_dir
+
+    monkeypatch.setattr(time, "time", lambda: 1_800_000_000.7)
+    base = tmp_path / "models"
+    assert versioned_export_dir(str(base)) == str(base / "1800000000")
+    (base / "1800000000").mkdir(parents=True)
+    assert versioned_export_dir(str(base)) == str(base / "1800000001")
 
 
 @pytest.mark.slow

@@ -107,9 +107,10 @@ def check_datagen_train_average_decode_export_on_ram(tmp_path):
     decodes = gfile.GFile(out).read().split("\n")
     assert len(decodes) == 2
 
-    export_dir = f"{root}/export/1"
-    assert exporter.main([*dec, f"--export_dir={export_dir}"]) == 0
-    assert not fileio.glob(f"{root}/export/.export-*")  # no staging dir left beside it
+    # no --export_dir: T2T's <the checkpoint's dir>/export/<unix time>, the dir of avg/ here
+    assert exporter.main(dec) == 0
+    assert not fileio.glob(f"{train}/export/.export-*")  # no staging dir left beside it
+    (export_dir,) = fileio.glob(f"{train}/export/[0-9]*")
     # The SavedModel copied to ram:// loads there and translates as t2t-decoder did.
     translate = tf.saved_model.load(export_dir).signatures["serving_default"]
     exported = translate(sources=tf.constant(["a cat ."]))["translations"].numpy()

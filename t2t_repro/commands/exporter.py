@@ -2,7 +2,7 @@
 
     t2t-exporter --problem=translate_ende_multi30k --data_dir=DATA --output_dir=TRAIN \
         [--checkpoint_path=TRAIN/avg] [--decode_hparams="beam_size=4,alpha=0.6"] \
-        [--export_dir=TRAIN/export/<time>]
+        [--export_dir=BASE]   # the SavedModel goes to BASE/<unix time> (T2T's layout)
 
 Serve or load it with TensorFlow and tensorflow-text only:
     m = tf.saved_model.load(DIR); m.signatures["serving_default"](sources=tf.constant([...]))
@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--export_dir",
         default="",
-        help="where the SavedModel goes (default: <output_dir>/export/<unix time>); must not exist",
+        help="T2T's: the SavedModel goes to EXPORT_DIR/<unix time> (default: <the checkpoint's "
+        "dir>/export, i.e. of --checkpoint_path when given, else --output_dir)",
     )
     cli.add_random_seed_flag(parser)
     parser.add_argument(
@@ -106,7 +107,7 @@ def export_ctranslate2_from_flags(args: argparse.Namespace, setup) -> str:
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import t2t_decode_names
     from t2t_repro.serving.export_check import check_export
-    from t2t_repro.serving.exporter import default_export_dir, export_saved_model
+    from t2t_repro.serving.exporter import export_saved_model, versioned_export_dir
 
     setup = cli.load_decoder_from_flags(args)
     t2t_decode_names.check_mode(setup.dhp, t2t_decode_names.EXPORT)
@@ -116,13 +117,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"exported {export_dir}", file=sys.stderr)
         return 0
     decoder = setup.decoder
-    export_dir = (
-        cli.expand(args.export_dir)
-        if args.export_dir
-        else default_export_dir(
-            cli.expand(args.output_dir or os.path.dirname(args.checkpoint_path))
-        )
-    )
+    # T2T's export.py, main: --export_dir, else <the checkpoint's dir>/export (the dir of
+    # --checkpoint_path when given, else --output_dir), a version dir of its time below it
+    checkpoint_dir = os.path.dirname(args.checkpoint_path) if args.checkpoint_path else ""
+    base = args.export_dir or os.path.join(checkpoint_dir or args.output_dir, "export")
+    export_dir = versioned_export_dir(cli.expand(base))
     if decoder.searcher.config.num_samples > 1:
         print(
             f"warning: num_samples={decoder.searcher.config.num_samples}: serving_default "

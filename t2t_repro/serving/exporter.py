@@ -313,6 +313,12 @@ def export_saved_model(
     return export_dir
 
 
-def default_export_dir(output_dir: str) -> str:
-    """T2T's layout: ``<output_dir>/export/<unix time>``."""
-    return os.path.join(output_dir, "export", str(int(time.time())))
+def versioned_export_dir(base: str) -> str:
+    """T2T's layout (Estimator's ``export_saved_model`` under ``--export_dir``, default
+    ``<checkpoint dir>/export``): ``<base>/<unix time>``, the version directory TensorFlow
+    Serving's ``--model_base_path`` expects; a time already taken is followed by the next
+    free second, as Estimator retries a second later."""
+    version = int(time.time())
+    while fileio.exists(os.path.join(base, str(version))):
+        version += 1
+    return os.path.join(base, str(version))
