@@ -184,11 +184,13 @@ def toy_decoders(trained_dir):
 
 
 def saved_functions(export_dir: Path) -> list:
-    """The functions (``FunctionDef``s) in a SavedModel's graph."""
+    """The functions (``FunctionDef``s) in a SavedModel's graph (written as text, T2T's
+    exporter's default --as_text)."""
+    from google.protobuf import text_format
     from tensorflow.core.protobuf import saved_model_pb2
 
     saved = saved_model_pb2.SavedModel()
-    saved.ParseFromString((export_dir / "saved_model.pb").read_bytes())
+    text_format.Parse((export_dir / "saved_model.pbtxt").read_text(), saved)
     return list(saved.meta_graphs[0].graph_def.library.function)
 
 
@@ -228,7 +230,8 @@ def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_
     from t2t_repro.decoding import runner
 
     export_dir = exported
-    assert (export_dir / "saved_model.pb").exists() and list((export_dir / "assets").iterdir())
+    assert not (export_dir / "saved_model.pb").exists()  # T2T's --as_text default: text
+    assert (export_dir / "saved_model.pbtxt").exists() and list((export_dir / "assets").iterdir())
     # Both signatures call one traced search (serving/exporter.py): it, and the beam search's
     # loop in it, are saved once; each passes it its own stop rule.
     names = [function.signature.name for function in saved_functions(export_dir)]

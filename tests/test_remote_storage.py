@@ -108,9 +108,10 @@ def check_datagen_train_average_decode_export_on_ram(tmp_path):
     assert len(decodes) == 2
 
     # no --export_dir: T2T's <the checkpoint's dir>/export/<unix time>, the dir of avg/ here
-    assert exporter.main(dec) == 0
+    assert exporter.main([*dec, "--noas_text"]) == 0  # saved_model.pb, binary
     assert not fileio.glob(f"{train}/export/.export-*")  # no staging dir left beside it
     (export_dir,) = fileio.glob(f"{train}/export/[0-9]*")
+    assert fileio.exists(f"{export_dir}/saved_model.pb")
     # The SavedModel copied to ram:// loads there and translates as t2t-decoder did.
     translate = tf.saved_model.load(export_dir).signatures["serving_default"]
     exported = translate(sources=tf.constant(["a cat ."]))["translations"].numpy()

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from t2t_repro.commands import avg_all, bleu, datagen, decoder, t2t_flags, trainer
+from t2t_repro.commands import avg_all, bleu, datagen, decoder, exporter, t2t_flags, trainer
 from t2t_repro.errors import UsageError
 from t2t_repro.hparam import HParamsError
 from t2t_repro.hparams_lib.build import create_hparams
@@ -34,6 +34,8 @@ T2T_DECODER = (
     + """checkpoint_path keep_timestamp decode_interactive decode_shards
 score_file decode_in_memory disable_grappler_optimizations""".split()
 )
+# serving/export.py imports bin/t2t_trainer.py and adds its own.
+T2T_EXPORTER = T2T_TRAINER + "export_as_tfhub export_dir checkpoint_path as_text".split()
 T2T_DATAGEN = """data_dir tmp_dir problem exclude_problems num_shards max_cases
 env_problem_max_env_steps env_problem_batch_size only_list random_seed task_id task_id_start
 task_id_end num_concurrent_processes t2t_usr_dir""".split()
@@ -44,6 +46,7 @@ min_steps wait_minutes report_zero""".split()
 TOOLS = {
     "t2t-trainer": (trainer, T2T_TRAINER),
     "t2t-decoder": (decoder, T2T_DECODER),
+    "t2t-exporter": (exporter, T2T_EXPORTER),
     "t2t-datagen": (datagen, T2T_DATAGEN),
     "t2t-avg-all": (avg_all, T2T_AVG_ALL),
     "t2t-bleu": (bleu, T2T_BLEU),

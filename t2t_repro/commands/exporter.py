@@ -23,7 +23,7 @@ import argparse
 import os
 import sys
 
-from t2t_repro.commands import cli
+from t2t_repro.commands import cli, t2t_flags
 from t2t_repro.errors import UsageError
 
 
@@ -68,6 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="ctranslate2 only: rows of the position tables (the longest input, and the "
         "longest input plus extra_length, must fit)",
     )
+    cli.add_bool(
+        parser,
+        "as_text",
+        "T2T's: the SavedModel's graph as saved_model.pbtxt, text (T2T's default); "
+        "--noas_text: saved_model.pb, binary",
+        default=True,
+    )
+    t2t_flags.add_t2t_flags(parser, "t2t-exporter")
     return parser
 
 
@@ -137,14 +145,21 @@ def run(args: argparse.Namespace) -> int:
         export_dir,
         decoder.constraint,
         check=lambda saved_model_dir: check_export(saved_model_dir, decoder),
+        as_text=args.as_text,
     )
     print(f"exported {export_dir} (checked against t2t-decoder)", file=sys.stderr)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+
+    def check_all_flags(args: argparse.Namespace) -> None:
+        t2t_flags.check_t2t_flags(parser, args)
+        check_flags(args)
+
     return cli.run(
-        "t2t-exporter", run, build_parser(), argv, uses_registry=True, check_flags=check_flags
+        "t2t-exporter", run, parser, argv, uses_registry=True, check_flags=check_all_flags
     )
 
 

@@ -204,6 +204,38 @@ DECODER = [
     ),
 ]
 
+# serving/export.py takes every trainer flag (it imports bin/t2t_trainer.py) and its own.
+_NOT_READ_BY_EXPORT = "T2T's export.py does not read it either"
+EXPORTER = [
+    *(f for f in DECODER if f.name != "decode_in_memory"),
+    T2TFlag(
+        "export_as_tfhub",
+        False,
+        "a TF Hub module is not written; t2t-exporter writes a SavedModel (docs/serving.md)",
+    ),
+    *(
+        T2TFlag(n, d, accepted=_NOT_READ_BY_EXPORT, kind=k)
+        for n, d, k in (
+            ("decode_from_file", "", None),
+            ("decode_to_file", "", None),
+            ("decode_reference", "", None),
+            ("eval_use_test_set", False, None),
+            ("tmp_dir", "/tmp/t2t_datagen", None),
+            ("xla_compile", False, None),
+        )
+    ),
+    *(
+        T2TFlag(
+            n, d, accepted="TensorFlow's own settings while exporting; the SavedModel is the same"
+        )
+        for n, d in (
+            ("inter_op_parallelism_threads", 0),
+            ("intra_op_parallelism_threads", 0),
+            ("log_device_placement", False),
+        )
+    ),
+]
+
 # bin/t2t_datagen.py
 DATAGEN = [
     T2TFlag(
@@ -243,6 +275,7 @@ BLEU = [
 TABLES = {
     "t2t-trainer": TRAINER,
     "t2t-decoder": DECODER,
+    "t2t-exporter": EXPORTER,
     "t2t-datagen": DATAGEN,
     "t2t-avg-all": AVG_ALL,
     "t2t-bleu": BLEU,

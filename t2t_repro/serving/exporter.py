@@ -231,8 +231,10 @@ def export_saved_model(
     export_dir: str,
     constraint: SearchConstraint | None = None,
     check: Callable[[str], None] | None = None,
+    as_text: bool = False,
 ) -> str:
-    """Writes the SavedModel to ``export_dir`` (via a temp dir, renamed when complete).
+    """Writes the SavedModel to ``export_dir`` (via a temp dir, renamed when complete); with
+    ``as_text``, its graph as ``saved_model.pbtxt`` (T2T's exporter ``--as_text``).
     ``constraint``: the problem's search constraint, in the export too (it builds its inputs
     from the source strings, ``graph_inputs``). ``check(saved_model_dir)``, if given, runs on
     the complete SavedModel before it is renamed into place (``export_check.py``)."""
@@ -305,12 +307,30 @@ def export_saved_model(
             NBEST_SIGNATURE: translator.translate_beams,
         }
         tf.saved_model.save(translator, staging, signatures=signatures)
+        if as_text:
+            _graph_as_text(staging)
         if check is not None:
             check(staging)  # before the rename: a failed check leaves no export behind
         fileio.replace_dir(staging, export_dir)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return export_dir
+
+
+def _graph_as_text(saved_model_dir: str) -> None:
+    """``saved_model.pb`` rewritten as ``saved_model.pbtxt`` (the SavedModel proto in text
+    format, which TensorFlow and TensorFlow Serving load alike), as Estimator writes it with
+    ``as_text``."""
+    from google.protobuf import text_format
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    binary = os.path.join(saved_model_dir, "saved_model.pb")
+    proto = saved_model_pb2.SavedModel()
+    with open(binary, "rb") as f:
+        proto.ParseFromString(f.read())
+    with open(os.path.join(saved_model_dir, "saved_model.pbtxt"), "w") as f:
+        f.write(text_format.MessageToString(proto))
+    os.remove(binary)
 
 
 def versioned_export_dir(base: str) -> str:
