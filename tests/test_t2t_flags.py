@@ -336,3 +336,19 @@ def test_translate_all_defaults_are_t2ts():
     assert args.hparams_set == "transformer_big_single_gpu"
     assert (args.translations_dir, args.min_steps, args.wait_minutes) == ("translations", 0, 0)
     assert args.model == "transformer"
+
+
+def test_checkpoints_come_every_local_eval_frequency_or_t2ts_100_steps():
+    """T2T's create_run_config: save_checkpoints_steps = max(iterations_per_loop (100),
+    local_eval_frequency), none by steps with --save_checkpoints_secs; 0 no longer means a
+    run without evaluations saves only at its end."""
+    from types import SimpleNamespace
+
+    from t2t_repro.training.loop.schedules import checkpoint_every
+
+    def every(frequency, secs=0):
+        return checkpoint_every(
+            SimpleNamespace(local_eval_frequency=frequency, save_checkpoints_secs=secs)
+        )
+
+    assert (every(0), every(1000), every(250), every(1000, secs=600)) == (100, 1000, 250, 0)

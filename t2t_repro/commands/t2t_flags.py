@@ -71,7 +71,7 @@ COMMON = [
         "iterations_per_loop",
         100,
         "is T2T's TPU loop length; here --steps_per_loop sets the updates per tf.function call "
-        "and --local_eval_frequency the checkpoint interval",
+        "and --local_eval_frequency the checkpoint interval (0: T2T's 100)",
     ),
     T2TFlag(
         "xla_jit_level",

@@ -347,7 +347,7 @@ class Trainer:
         cfg = self.cfg
         eval_every = schedules.eval_every(cfg)
         poll_every = schedules.early_stopping_poll_every(cfg)  # another job's eval events
-        save_every = 0 if cfg.save_checkpoints_secs else cfg.local_eval_frequency
+        save_every = schedules.checkpoint_every(cfg)
         agree = Agreement(self.strategy, self.cluster.workers)
         started = last_save = time.time()
         last_eval = -float("inf")

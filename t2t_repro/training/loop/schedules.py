@@ -31,6 +31,20 @@ def early_stopping_poll_every(cfg: TrainerConfig) -> int:
     return cfg.local_eval_frequency
 
 
+# T2T's --iterations_per_loop default, which bin/t2t_trainer.py's create_run_config takes as
+# the checkpoint interval when --local_eval_frequency is below it (max of the two)
+T2T_ITERATIONS_PER_LOOP = 100
+
+
+def checkpoint_every(cfg: TrainerConfig) -> int:
+    """The step interval of checkpoints (0: by time, --save_checkpoints_secs): the one of
+    evaluations, --local_eval_frequency; when that is 0 (no evaluations on a step count),
+    T2T's 100, so a run without periodic evaluations still saves every 100 steps."""
+    if cfg.save_checkpoints_secs:
+        return 0
+    return cfg.local_eval_frequency or T2T_ITERATIONS_PER_LOOP
+
+
 def eval_every(cfg: TrainerConfig) -> int:
     """The step interval of evaluations (0: none on a step count)."""
     return cfg.local_eval_frequency if cfg.schedule in EVERY_N_STEPS else 0
