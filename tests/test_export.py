@@ -423,3 +423,37 @@ def test_nbest_signature_and_query_server_give_the_decoders_hypotheses(
             code, lines, err = query(*flags, "--inputs_once=ta mib")
             assert code == 1 and not lines and err.count("\n") == 1, err
             assert err.startswith("t2t-query-server: error:") and message in err, err
+
+
+def test_an_exports_inputs_are_cut_as_t2ts_serving_input_fn():
+    """T2T's export reads an input as its dataset decode does (serving_input_fn ->
+    preprocess_example_common): ids and EOS cut to max_input_seq_length (a cut drops the EOS),
+    max_input_size unread; the graph (Translator.encode_inputs) and its Python twin for the
+    export's check (export_input_ids) agree."""
+    from types import SimpleNamespace
+
+    from t2t_repro.hparam import HParams
+    from t2t_repro.serving.exporter import Translator, export_input_ids, t2t_input_cut
+
+    def model(**hparams):
+        return SimpleNamespace(hparams=HParams(**hparams))
+
+    assert t2t_input_cut(model(max_input_seq_length=3)) == 3
+    assert t2t_input_cut(model(max_input_seq_length=3, has_input=False)) == 0  # a prompt
+    assert t2t_input_cut(model()) == 0
+
+    class Lengths:  # a word's id: its length + 1
+        def encode(self, text):
+            if isinstance(text, str):
+                return [len(w) + 1 for w in text.split()]
+            return tf.ragged.map_flat_values(tf.strings.length, tf.strings.split(text)) + 1
+
+    lines = ["a bb ccc dddd", "e", "ff gg"]
+    for table, cut in ((100, 0), (100, 3), (3, 0), (3, 2)):
+        stub = SimpleNamespace(input_encoder=Lengths(), max_input_length=table, input_cut=cut)
+        graph = Translator.encode_inputs(stub, tf.constant(lines)).numpy().tolist()
+        python = [export_input_ids(Lengths(), line, table, cut) for line in lines]
+        assert [row[: len(ids)] for row, ids in zip(graph, python, strict=True)] == python
+        assert all(set(row[len(ids) :]) <= {0} for row, ids in zip(graph, python, strict=True))
+    assert export_input_ids(Lengths(), "a bb ccc dddd", 100, 3) == [2, 3, 4]  # EOS cut off
+    assert export_input_ids(Lengths(), "a bb ccc dddd", 3, 0) == [2, 3, 1]  # the table: EOS kept

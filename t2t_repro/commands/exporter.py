@@ -115,7 +115,12 @@ def export_ctranslate2_from_flags(args: argparse.Namespace, setup) -> str:
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import t2t_decode_names
     from t2t_repro.serving.export_check import check_export
-    from t2t_repro.serving.exporter import export_saved_model, versioned_export_dir
+    from t2t_repro.serving.exporter import (
+        export_input_ids,
+        export_saved_model,
+        t2t_input_cut,
+        versioned_export_dir,
+    )
 
     setup = cli.load_decoder_from_flags(args)
     t2t_decode_names.check_mode(setup.dhp, t2t_decode_names.EXPORT)
@@ -137,14 +142,24 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     encoders = {"inputs": decoder.input_encoder, "targets": decoder.target_encoder}
+    # T2T's export reads inputs as its dataset decode does (serving_input_fn): not cut to
+    # max_input_size, but to max_input_seq_length (exporter.t2t_input_cut); a prompt as the
+    # decoder reads it
+    limit, input_ids = decoder.max_input_length, None
+    if not decoder.prompt:
+        limit, cut = decoder.split_input_length, t2t_input_cut(setup.model)
+
+        def input_ids(line: str) -> list[int]:
+            return export_input_ids(decoder.input_encoder, line, limit, cut)
+
     export_saved_model(
         setup.model,
         encoders,
         decoder.searcher.config,
-        decoder.max_input_length,
+        limit,
         export_dir,
         decoder.constraint,
-        check=lambda saved_model_dir: check_export(saved_model_dir, decoder),
+        check=lambda saved_model_dir: check_export(saved_model_dir, decoder, input_ids=input_ids),
         as_text=args.as_text,
     )
     print(f"exported {export_dir} (checked against t2t-decoder)", file=sys.stderr)

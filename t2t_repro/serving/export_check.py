@@ -9,7 +9,7 @@ its own on both sides, so batch padding cannot make the two differ.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -54,11 +54,15 @@ def same_hypotheses(got: Sequence[Hypothesis], want: Sequence[Hypothesis], tol: 
 
 
 def check_export(
-    saved_model_dir: str, decoder: LineDecoder, lines: Sequence[str] = PROBE_LINES
+    saved_model_dir: str,
+    decoder: LineDecoder,
+    lines: Sequence[str] = PROBE_LINES,
+    input_ids: Callable[[str], list[int]] | None = None,
 ) -> object:
     """Raises ``ExportError`` unless both signatures of the SavedModel give the decoder's
     hypotheses for ``lines``; else returns the loaded SavedModel (a caller that checks more
-    reuses it: its signatures' first call, the costly one, is done)."""
+    reuses it: its signatures' first call, the costly one, is done). ``input_ids``: a line's
+    ids as the export makes them (``exporter.export_input_ids``), else the decoder's."""
     loaded = tf.saved_model.load(saved_model_dir)
     best_fn, nbest_fn = loaded.signatures["serving_default"], loaded.signatures[NBEST_SIGNATURE]
     best_decoder, beams_decoder = (
@@ -74,9 +78,10 @@ def check_export(
         )
         nbest = nbest_fn(sources=sources)
         got_beams = rows_to_hypotheses(nbest["translations"].numpy(), nbest["scores"].numpy())[0]
+        encoded = None if input_ids is None else [input_ids(line)]
         for name, got, want in (
-            ("serving_default", [got_best], best_decoder.decode_lines([line])[0][:1]),
-            (NBEST_SIGNATURE, got_beams, beams_decoder.decode_lines([line])[0]),
+            ("serving_default", [got_best], best_decoder.decode_lines([line], (), encoded)[0][:1]),
+            (NBEST_SIGNATURE, got_beams, beams_decoder.decode_lines([line], (), encoded)[0]),
         ):
             if not same_hypotheses(got, want, tol):
                 raise ExportError(

@@ -77,6 +77,7 @@ class Translator(tf.Module):
         self.labels = predicts_labels(model)  # a text classifier's labels, not a search
         self.config = config
         self.max_input_length = max_input_length
+        self.input_cut = t2t_input_cut(model)
         self.constraint = constraint
         # One search graph for both signatures (traced, saved and loaded once), the stop rule
         # an input: ``nbest`` wants T2T's ``return_beams`` rule, ``serving_default`` the best
@@ -103,10 +104,15 @@ class Translator(tf.Module):
             self.target_encoder = GraphSubwordEncoder(self.target_vocab, alphabets["targets"])
 
     def encode_inputs(self, sources: tf.Tensor) -> tf.Tensor:
-        """[B] strings -> [B, L] int32 ids with EOS, padded with 0 (truncated as the decoder)."""
+        """[B] strings -> [B, L] int32 ids with EOS, padded with 0: within the model's
+        position table (``max_input_length``), then T2T's cut (``input_cut``;
+        ``export_input_ids`` is the same in Python)."""
         ids = self.input_encoder.encode(sources)[:, : self.max_input_length - 1]
         eos = tf.fill([tf.shape(sources)[0], 1], EOS_ID)
-        return tf.concat([ids, tf.RaggedTensor.from_tensor(eos)], axis=1).to_tensor(0)
+        ids = tf.concat([ids, tf.RaggedTensor.from_tensor(eos)], axis=1)
+        if self.input_cut > 0:
+            ids = ids[:, : self.input_cut]
+        return ids.to_tensor(0)
 
     def encode_prompts(self, sources: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """A language model's prompts, as ``LineDecoder.encode_prompt``: ids [B, L] padded
@@ -315,6 +321,22 @@ def export_saved_model(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return export_dir
+
+
+def t2t_input_cut(model) -> int:
+    """How many ids (EOS included) of an input T2T's export keeps: the model hparam
+    ``max_input_seq_length`` (its ``serving_input_fn`` runs ``preprocess_example``, i.e.
+    ``data_generators/problem.py``, ``preprocess_example_common``; a cut drops the EOS);
+    0: all. A language model's prompt is not cut here."""
+    if not model.hparams.get("has_input", True):
+        return 0
+    return int(model.hparams.get("max_input_seq_length", 0) or 0)
+
+
+def export_input_ids(encoder, line: str, max_input_length: int, cut: int) -> list[int]:
+    """``Translator.encode_inputs`` for one line, in Python (the export's check)."""
+    ids = encoder.encode(line)[: max_input_length - 1] + [EOS_ID]
+    return ids[:cut] if cut > 0 else ids
 
 
 def _graph_as_text(saved_model_dir: str) -> None:
