@@ -457,3 +457,41 @@ def test_an_exports_inputs_are_cut_as_t2ts_serving_input_fn():
         assert all(set(row[len(ids) :]) <= {0} for row, ids in zip(graph, python, strict=True))
     assert export_input_ids(Lengths(), "a bb ccc dddd", 100, 3) == [2, 3, 4]  # EOS cut off
     assert export_input_ids(Lengths(), "a bb ccc dddd", 3, 0) == [2, 3, 1]  # the table: EOS kept
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("without_grappler_here")  # its own export and decoder run alike
+def test_an_export_with_return_beams_gives_every_beam_by_default(toy_decoders, tmp_path):
+    """T2T's export with return_beams answers every beam in its one signature
+    (t2t_model.py, estimator_spec_predict: top_beams = beam_size): serving_default is then
+    the nbest signature, checked against the decoder's return_beams hypotheses; the query
+    client reads either."""
+    from t2t_repro.serving import query
+    from t2t_repro.serving.export_check import check_export
+    from t2t_repro.serving.exporter import export_saved_model
+
+    setup, beams = toy_decoders
+    encoders = {"inputs": beams.input_encoder, "targets": beams.target_encoder}
+    export_dir = str(tmp_path / "beams")
+    assert beams.searcher.config.return_beams
+    export_saved_model(
+        setup.model,
+        encoders,
+        beams.searcher.config,
+        beams.max_input_length,
+        export_dir,
+        check=lambda d: check_export(d, beams, lines=LINES[:2]),
+    )
+    signatures = tf.saved_model.load(export_dir).signatures
+    default = signatures["serving_default"](sources=tf.constant(LINES[:2]))
+    assert default["translations"].shape == default["scores"].shape == (2, 3)
+
+    def request(lines):
+        out = signatures["serving_default"](sources=tf.constant(lines))
+        return out["translations"].numpy().tolist(), out["scores"].numpy().tolist()
+
+    got, want = query.query(LINES[:2], request, nbest=False), beams.decode_lines(LINES[:2])
+    assert [[h.text for h in hyps] for hyps in got] == [[h.text for h in hyps] for hyps in want]
+    np.testing.assert_allclose(
+        [h.score for hyps in got for h in hyps], [h.score for hyps in want for h in hyps], atol=1e-4
+    )

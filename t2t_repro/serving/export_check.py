@@ -47,6 +47,15 @@ def quiet_decoder(decoder: LineDecoder, return_beams: bool) -> LineDecoder:
     return quiet
 
 
+def as_hypotheses(outputs: dict) -> list[Hypothesis]:
+    """One source's hypotheses from a signature's outputs: [1] (the best) or [1, k] (every
+    beam: ``nbest``, and ``serving_default`` of an export with ``return_beams``)."""
+    texts, scores = outputs["translations"].numpy(), outputs["scores"].numpy()
+    if texts.ndim == 2:
+        return rows_to_hypotheses(texts, scores)[0]
+    return [Hypothesis(as_text(texts[0]), float(scores[0]))]
+
+
 def same_hypotheses(got: Sequence[Hypothesis], want: Sequence[Hypothesis], tol: float) -> bool:
     return [h.text for h in got] == [h.text for h in want] and np.allclose(
         [h.score for h in got], [h.score for h in want], rtol=tol, atol=tol
@@ -70,18 +79,18 @@ def check_export(
         quiet_decoder(decoder, True),
     )
     tol = 2e-2 if decoder.dhp.precision else 1e-4  # bf16 rounds more than float32
+    # serving_default gives every beam with return_beams (a classifier's label stays one)
+    return_beams = decoder.dhp.return_beams and not decoder.labels
     for number, line in enumerate(lines, 1):
         sources = tf.constant([line])
-        best = best_fn(sources=sources)
-        got_best = Hypothesis(
-            as_text(best["translations"].numpy()[0]), float(best["scores"].numpy()[0])
-        )
-        nbest = nbest_fn(sources=sources)
-        got_beams = rows_to_hypotheses(nbest["translations"].numpy(), nbest["scores"].numpy())[0]
+        got_best = as_hypotheses(best_fn(sources=sources))
+        got_beams = as_hypotheses(nbest_fn(sources=sources))
         encoded = None if input_ids is None else [input_ids(line)]
+        want_beams = beams_decoder.decode_lines([line], (), encoded)[0]
+        want_best = best_decoder.decode_lines([line], (), encoded)[0]
         for name, got, want in (
-            ("serving_default", [got_best], best_decoder.decode_lines([line], (), encoded)[0][:1]),
-            (NBEST_SIGNATURE, got_beams, beams_decoder.decode_lines([line], (), encoded)[0]),
+            ("serving_default", got_best, want_best if return_beams else want_best[:1]),
+            (NBEST_SIGNATURE, got_beams, want_beams),
         ):
             if not same_hypotheses(got, want, tol):
                 raise ExportError(

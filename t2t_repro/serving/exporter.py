@@ -308,10 +308,12 @@ def export_saved_model(
             input_byte_offset,
         )
         staging = os.path.join(work, "saved_model")
-        signatures = {
-            "serving_default": translator.translate,
-            NBEST_SIGNATURE: translator.translate_beams,
-        }
+        # return_beams: T2T's export then gives every beam in its one signature
+        # (utils/t2t_model.py, estimator_spec_predict: top_beams = beam_size)
+        default = translator.translate
+        if config.return_beams and not translator.labels:
+            default = translator.translate_beams
+        signatures = {"serving_default": default, NBEST_SIGNATURE: translator.translate_beams}
         tf.saved_model.save(translator, staging, signatures=signatures)
         if as_text:
             _graph_as_text(staging)

@@ -125,7 +125,8 @@ def query(sources: Sequence[str | bytes], request_fn: RequestFn, nbest: bool) ->
     texts, scores = request_fn(lines)
     if len(texts) != len(lines) or len(scores) != len(lines):
         raise ServingError(f"the server answered {len(texts)} results for {len(lines)} lines.")
-    if nbest:
+    # serving_default answers every beam too when the export has return_beams (T2T's)
+    if nbest or (texts and all(isinstance(row, list) for row in texts)):
         if not all(isinstance(row, list) for row in texts):
             raise ServingError(
                 f"signature {NBEST_SIGNATURE!r} answered one result per line; is the server "
