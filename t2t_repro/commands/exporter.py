@@ -9,8 +9,9 @@ Serve or load it with TensorFlow and tensorflow-text only:
 Signatures: serving_default (the best translation and its score; with return_beams=True every
 beam, as T2T's export) and nbest (every beam, [B, beam_size], as t2t-decoder's
 return_beams). Before the export is put in place, both are checked against t2t-decoder on a
-few probe lines (docs/serving.md). A text classifier's export (--model=transformer_encoder) returns each source's label instead: its name, log-probability,
-id and the class probabilities (docs/classification.md).
+few probe lines (docs/serving.md). A text classifier's export (--model=transformer_encoder)
+returns each source's label instead: its name, log-probability, id and the class
+probabilities (docs/classification.md).
 
 --export_format=ctranslate2 writes a CTranslate2 model directory instead (default
 <output_dir>/export/ctranslate2-<unix time>), optionally int8 (--ct2_quantization=int8);
