@@ -185,6 +185,9 @@ TABLE: dict[str, Entry] = {
     "proximity_bias": refused(False),
     "scheduled_sampling_prob": refused(0.0),
     "split_to_length": refused(0),
+    # T2T's data_reader.input_fn cuts each batch's targets into chunks of this length (with a
+    # chunk_number feature); not implemented
+    "split_targets_chunk_length": refused(0),
     "symbol_dropout": refused(0.0),
     "symbol_modality_skip_top": refused(False),
     "target_modality": refused("default"),
@@ -270,7 +273,7 @@ TABLE: dict[str, Entry] = {
     "scheduled_sampling_num_passes": no_effect(1),
     "scheduled_sampling_warmup_schedule": no_effect("exp"),
     "scheduled_sampling_warmup_steps": no_effect(50000),
-    "split_targets_chunk_length": no_effect(0),
+    # read only when split_targets_chunk_length > 0, which is refused (above)
     "split_targets_max_chunks": no_effect(100),
     "split_targets_strided_training": no_effect(False),
     "summarize_grads": no_effect(False),

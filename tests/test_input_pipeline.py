@@ -7,7 +7,7 @@ from t2t_repro.data import records
 from t2t_repro.data.bucketing import batching_scheme
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset, read_records
 from t2t_repro.data.text_files import DataError
-from t2t_repro.hparam import HParams
+from t2t_repro.hparam import HParams, HParamsError
 
 # What tensor2tensor/utils/data_reader.py, batching_scheme gives for batch_size=4096,
 # max_length=256.
@@ -176,6 +176,28 @@ def test_eval_drops_short_examples_and_long_ones_only_when_asked(shards):
         batches = all_batches(make_dataset(pattern, EVAL, hp))
         seen = sorted(length[int(b)] for batch in batches for b in batch["inputs"][:, 0])
         assert seen == list(kept)
+
+
+def test_a_problems_max_length_filters_and_the_hparams_size_the_buckets(shards):
+    """T2T's data_reader.input_fn: Problem.max_length (here 40) keeps examples up to it, the
+    buckets come from hparams_to_batching_scheme (max_length 20): examples past 20 share
+    batches of that scheme's last size, not of a scheme up to 40 (one row each)."""
+    pattern, _ = shards
+    hp = hparams(batch_size=64, max_length=20)
+    batches = all_batches(make_dataset(pattern, TRAIN, hp, seed=3, repeat=False, max_length=40))
+    rows = [len(b["inputs"]) for b in batches if b["inputs"].shape[1] > 20]
+    assert sum(len(b["inputs"]) for b in batches) == 30  # every length 1..30 kept
+    last = batching_scheme(64, 20, 8, 1.1)["batch_sizes"][-1]
+    assert max(rows) == last > 1, rows
+
+
+def test_min_length_above_max_length_is_refused_as_t2t_refuses_it():
+    from t2t_repro.hparams_lib.checks import validate
+
+    hp = hparams(batch_size=64, max_length=20)
+    hp.set_hparam("min_length", 21)
+    with pytest.raises(HParamsError, match="min_length=21 is above max_length"):
+        validate(hp)
 
 
 def test_train_drops_long_examples_and_respects_token_budget(shards):

@@ -171,11 +171,12 @@ def make_dataset(
     """Batches ``{"inputs": int32 [B, Li], "targets": int32 [B, Lt]}``, each padded with 0.
 
     ``augment`` (training only) transforms the repeated stream of examples before batching
-    (word dropout, ``data/word_dropout.py``). ``max_length``: the longest example kept and
-    bucketed (a problem's ``max_length``, T2T's ``Problem.max_length``); by default the
-    ``max_length`` hparam, else ``batch_size``. ``read_example``: the problem's own reading of a
-    serialized record (``Problem.read_example_fn``), in place of this module's parsing and
-    ``max_input_seq_length``/``max_target_seq_length`` truncation."""
+    (word dropout, ``data/word_dropout.py``). ``max_length``: the longest example kept (a
+    problem's ``max_length``, T2T's ``Problem.max_length``); by default the ``max_length``
+    hparam, else ``batch_size``, which alone size the buckets, as in T2T. ``read_example``:
+    the problem's own reading of a serialized record (``Problem.read_example_fn``), in place
+    of this module's parsing and ``max_input_seq_length``/``max_target_seq_length``
+    truncation."""
     is_train = mode == TRAIN
     repeat = is_train if repeat is None else repeat
     files = list_shards(filepattern)
@@ -199,7 +200,10 @@ def make_dataset(
     if is_train and augment is not None:
         ds = augment(ds)
 
-    max_length = max_length or hparams.max_length or hparams.batch_size
+    # T2T's data_reader.input_fn: a problem's max_length (Problem.max_length) filters, the
+    # buckets come from the hparams alone (hparams_to_batching_scheme)
+    bucket_max_length = hparams.max_length or hparams.batch_size
+    max_length = max_length or bucket_max_length
     # T2T's data_reader.input_fn (gpu_valid_size): min_length in every mode, max_length in
     # training or with eval_drop_long_sequences
     drop_long = is_train or hparams.get("eval_drop_long_sequences", False)
@@ -216,11 +220,11 @@ def make_dataset(
     if hparams.get("use_fixed_batch_size", False):
         ds = ds.padded_batch(hparams.batch_size, padded_shapes={k: [None] for k in FEATURES})
     elif hparams.get("padded_bucket_step", 0):
-        ds = _padded_buckets(ds, hparams, max_length, length_multiplier)
+        ds = _padded_buckets(ds, hparams, bucket_max_length, length_multiplier)
     else:
         scheme = batching_scheme(
             hparams.batch_size,
-            max_length,
+            bucket_max_length,
             hparams.min_length_bucket,
             hparams.length_bucket_step,
             length_multiplier=length_multiplier,

@@ -132,6 +132,12 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
                 )
     if hp.get("max_length", 0) < 0:
         raise HParamsError(f"{source}: max_length={hp.max_length} must be >= 0 (0: batch_size).")
+    longest = hp.get("max_length", 0) or hp.get("batch_size", 0)
+    if "min_length" in hp and longest and hp.min_length > longest:
+        raise HParamsError(  # T2T's data_reader.batching_scheme refuses it too
+            f"{source}: min_length={hp.min_length} is above max_length (or batch_size) "
+            f"{longest}: every example would be dropped; lower min_length."
+        )
     step = hp.get("padded_bucket_step", 0)
     if step and not step > 1:
         raise HParamsError(

@@ -184,7 +184,8 @@ class Problem(base.Problem):
 
     def max_length(self, model_hparams: Any) -> int:
         """T2T's default (``split_to_length`` or ``max_length`` or ``batch_size``: the input
-        pipeline's default); the trainer filters and buckets by it, an override's too."""
+        pipeline's default); the trainer filters by it, an override's too (the buckets come
+        from the hparams, as T2T's data_reader.input_fn makes them)."""
         return (
             model_hparams.get("split_to_length")
             or model_hparams.get("max_length")
