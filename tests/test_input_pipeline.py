@@ -191,6 +191,20 @@ def test_a_problems_max_length_filters_and_the_hparams_size_the_buckets(shards):
     assert max(rows) == last > 1, rows
 
 
+def test_a_fixed_batch_is_the_steps_examples_split_over_the_replicas(shards):
+    """use_fixed_batch_size: T2T's batch_size counts the step's examples, which
+    T2TModel._shard_features splits over the datashards (tf.split: they must divide it)."""
+    pattern, _ = shards
+    hp = hparams(batch_size=4)
+    hp.add_hparam("use_fixed_batch_size", True)
+    two = tf.distribute.InputContext(num_input_pipelines=1, num_replicas_in_sync=2)
+    batches = all_batches(make_dataset(pattern, EVAL, hp, input_context=two))
+    assert [len(b["inputs"]) for b in batches] == [2] * 15  # 30 examples, 2 a replica
+    hp.set_hparam("batch_size", 5)
+    with pytest.raises(HParamsError, match="give a multiple of 2"):
+        make_dataset(pattern, EVAL, hp, input_context=two)
+
+
 def test_min_length_above_max_length_is_refused_as_t2t_refuses_it():
     from t2t_repro.hparams_lib.checks import validate
 

@@ -25,6 +25,7 @@ import tensorflow as tf
 from t2t_repro.data import records
 from t2t_repro.data.bucketing import batching_scheme, padded_batching_scheme
 from t2t_repro.data.text_files import DataError
+from t2t_repro.hparam import HParamsError
 
 TRAIN, EVAL = "train", "eval"
 # This module's map, filter and key functions have no tensor control flow, so tf.data traces
@@ -155,6 +156,22 @@ def read_records(
     return ds
 
 
+def fixed_batch_per_replica(batch_size: int, input_context) -> int:
+    """With ``use_fixed_batch_size``, T2T's ``batch_size`` is the examples of a worker's step,
+    which ``T2TModel._shard_features`` splits over its datashards with ``tf.split`` (it fails
+    unless they divide it): here each of this worker's replicas reads its share."""
+    replicas = 1
+    if input_context is not None:
+        replicas = input_context.num_replicas_in_sync // input_context.num_input_pipelines
+    if batch_size % replicas:
+        raise HParamsError(
+            f"batch_size={batch_size} with use_fixed_batch_size is the examples of a step, "
+            f"split over this worker's {replicas} replicas: give a multiple of {replicas} "
+            "(T2T's split fails otherwise)."
+        )
+    return batch_size // replicas
+
+
 def make_dataset(
     filepattern: str,
     mode: str,
@@ -218,7 +235,10 @@ def make_dataset(
             )
         )
     if hparams.get("use_fixed_batch_size", False):
-        ds = ds.padded_batch(hparams.batch_size, padded_shapes={k: [None] for k in FEATURES})
+        ds = ds.padded_batch(
+            fixed_batch_per_replica(hparams.batch_size, input_context),
+            padded_shapes={k: [None] for k in FEATURES},
+        )
     elif hparams.get("padded_bucket_step", 0):
         ds = _padded_buckets(ds, hparams, bucket_max_length, length_multiplier)
     else:
