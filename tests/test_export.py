@@ -4,6 +4,7 @@ translates like t2t-decoder and loads without this project."""
 import contextlib
 import gzip
 import json
+import os
 import subprocess
 import sys
 import time
@@ -151,7 +152,8 @@ def exported(trained_dir):
     rewrites a function when it is first run, not what is saved)."""
 
     def export(root):
-        out = exporter(trained_dir, f"--export_dir={root}", env=grappler_off_env())
+        # binary (its tests load it several times; the text default: the return_beams test)
+        out = exporter(trained_dir, f"--export_dir={root}", "--noas_text", env=grappler_off_env())
         assert out.returncode == 0, out.stderr[-3000:]
         assert "checked against t2t-decoder" in out.stderr
 
@@ -184,13 +186,11 @@ def toy_decoders(trained_dir):
 
 
 def saved_functions(export_dir: Path) -> list:
-    """The functions (``FunctionDef``s) in a SavedModel's graph (written as text, T2T's
-    exporter's default --as_text)."""
-    from google.protobuf import text_format
+    """The functions (``FunctionDef``s) in a SavedModel's graph."""
     from tensorflow.core.protobuf import saved_model_pb2
 
     saved = saved_model_pb2.SavedModel()
-    text_format.Parse((export_dir / "saved_model.pbtxt").read_text(), saved)
+    saved.ParseFromString((export_dir / "saved_model.pb").read_bytes())
     return list(saved.meta_graphs[0].graph_def.library.function)
 
 
@@ -230,8 +230,7 @@ def test_exported_model_translates_like_the_decoder(exported, toy_decoders, tmp_
     from t2t_repro.decoding import runner
 
     export_dir = exported
-    assert not (export_dir / "saved_model.pb").exists()  # T2T's --as_text default: text
-    assert (export_dir / "saved_model.pbtxt").exists() and list((export_dir / "assets").iterdir())
+    assert (export_dir / "saved_model.pb").exists() and list((export_dir / "assets").iterdir())
     # Both signatures call one traced search (serving/exporter.py): it, and the beam search's
     # loop in it, are saved once; each passes it its own stop rule.
     names = [function.signature.name for function in saved_functions(export_dir)]
@@ -480,8 +479,14 @@ def test_an_export_with_return_beams_gives_every_beam_by_default(toy_decoders, t
         beams.searcher.config,
         beams.max_input_length,
         export_dir,
-        check=lambda d: check_export(d, beams, lines=LINES[:2]),
+        check=lambda d: check_export(d, beams, lines=LINES[:1]),
+        as_text=True,  # t2t-exporter's default, T2T's --as_text: loaded (and checked) as text
     )
+    from t2t_repro.commands import exporter as exporter_command
+
+    assert exporter_command.build_parser().parse_args([]).as_text
+    assert os.listdir(export_dir).count("saved_model.pbtxt") == 1
+    assert not os.path.exists(os.path.join(export_dir, "saved_model.pb"))
     signatures = tf.saved_model.load(export_dir).signatures
     default = signatures["serving_default"](sources=tf.constant(LINES[:2]))
     assert default["translations"].shape == default["scores"].shape == (2, 3)
