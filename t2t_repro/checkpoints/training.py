@@ -133,14 +133,11 @@ class TrainingCheckpoint:
         self._status.expect_partial()
 
     def _make_manager(self) -> tf.train.CheckpointManager:
-        # 0 hours: T2T's Saver moves its next kept time by 0 hours at each checkpoint it
-        # would delete, so it keeps every one (TF1 saver.py, _MaybeDeleteOldCheckpoints)
-        keep_all = self.keep_checkpoint_every_n_hours == 0
         return tf.train.CheckpointManager(
             self.checkpoint,
             self.output_dir,
-            max_to_keep=None if keep_all else self.keep_checkpoint_max,
-            keep_checkpoint_every_n_hours=None if keep_all else self.keep_checkpoint_every_n_hours,
+            max_to_keep=self.keep_checkpoint_max,
+            keep_checkpoint_every_n_hours=self.keep_checkpoint_every_n_hours,
             checkpoint_name="ckpt",
         )
 

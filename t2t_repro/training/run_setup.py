@@ -69,13 +69,17 @@ def check_config(cfg: TrainerConfig) -> None:
         "max_train_seconds": 0,
         "eval_decode_examples": 0,
         "eval_throttle_seconds": 0,
-        "keep_checkpoint_every_n_hours": 0,
         "inter_op_parallelism_threads": 0,
         "intra_op_parallelism_threads": 0,
     }
     for name, low in at_least.items():
         if getattr(cfg, name) < low:
             raise TrainingError(f"--{name}={getattr(cfg, name)} must be at least {low}.")
+    if not cfg.keep_checkpoint_every_n_hours > 0:  # as T2T's RunConfig refuses it
+        raise TrainingError(
+            f"--keep_checkpoint_every_n_hours={cfg.keep_checkpoint_every_n_hours} must be above 0 "
+            "(T2T's default 10000: in effect, keep only --keep_checkpoint_max)."
+        )
     if cfg.mixed_precision not in MIXED_PRECISION:
         raise TrainingError(
             f"--mixed_precision must be bfloat16 or float16; got {cfg.mixed_precision!r}."
