@@ -205,6 +205,26 @@ def test_a_fixed_batch_is_the_steps_examples_split_over_the_replicas(shards):
         make_dataset(pattern, EVAL, hp, input_context=two)
 
 
+def test_one_hosts_training_pipeline_knows_its_replicas():
+    """On one host the training pipeline feeds every replica (input_feed.positioned_feed):
+    it is told how many, so a fixed batch is split over them in training as in eval."""
+    from types import SimpleNamespace
+
+    from t2t_repro.training.loop.input_feed import positioned_feed
+
+    contexts = []
+
+    def dataset_fn(ctx=None):
+        contexts.append(ctx)
+        return tf.data.Dataset.range(3)
+
+    strategy = SimpleNamespace(num_replicas_in_sync=2)
+    ckpt = SimpleNamespace(track_input=lambda iterator: None, restored=None)
+    positioned_feed(strategy, ckpt, SimpleNamespace(workers=1), dataset_fn, 0)
+    [ctx] = contexts
+    assert (ctx.num_input_pipelines, ctx.input_pipeline_id, ctx.num_replicas_in_sync) == (1, 0, 2)
+
+
 def test_min_length_above_max_length_is_refused_as_t2t_refuses_it():
     from t2t_repro.hparams_lib.checks import validate
 

@@ -343,3 +343,9 @@ def test_checkpoints_come_every_local_eval_frequency_or_t2ts_100_steps():
         )
 
     assert (every(0), every(1000), every(250), every(1000, secs=600)) == (100, 1000, 250, 0)
+
+
+def test_the_exporters_refusals_name_the_exporter():
+    """Its table reuses t2t-decoder's entries; their one-line refusals are worded for it."""
+    refusals = [f.refusal for f in t2t_flags.EXPORTER if f.refusal]
+    assert refusals and not [r for r in refusals if "t2t-decoder" in r or "decode_shards" in r]

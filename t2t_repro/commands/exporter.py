@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--export_dir",
         default="",
         help="T2T's: the SavedModel goes to EXPORT_DIR/<unix time> (default: <the checkpoint's "
-        "dir>/export, i.e. of --checkpoint_path when given, else --output_dir)",
+        "dir>/export, i.e. of --checkpoint_path when given, else --output_dir); with "
+        "--export_format=ctranslate2, the model directory itself",
     )
     cli.add_random_seed_flag(parser)
     parser.add_argument(

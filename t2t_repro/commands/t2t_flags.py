@@ -15,7 +15,7 @@ of T2T's missing from all of them and from the tool's parser is a gap
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from t2t_repro.commands import cli
@@ -206,8 +206,23 @@ DECODER = [
 
 # serving/export.py takes every trainer flag (it imports bin/t2t_trainer.py) and its own.
 _NOT_READ_BY_EXPORT = "T2T's export.py does not read it either"
+_EXPORT_WORDING = {
+    NOT_TRAINING: "is a t2t-trainer flag; t2t-exporter exports one checkpoint, it does not train",
+    ONE_HOST: "t2t-exporter exports in one process on one device; choose the device with "
+    "CUDA_VISIBLE_DEVICES",
+}
+
+
+def _for_exporter(flag: T2TFlag) -> T2TFlag:
+    """A t2t-decoder table entry, its refusal worded for t2t-exporter."""
+    refusal = flag.refusal
+    for decoder_text, exporter_text in _EXPORT_WORDING.items():
+        refusal = refusal.replace(decoder_text, exporter_text)
+    return replace(flag, refusal=refusal)
+
+
 EXPORTER = [
-    *(f for f in DECODER if f.name != "decode_in_memory"),
+    *(_for_exporter(f) for f in DECODER if f.name != "decode_in_memory"),
     T2TFlag(
         "export_as_tfhub",
         False,

@@ -131,7 +131,8 @@ def t2t_predict_examples(
     (``data_generators/problem.py``, ``preprocess_example_common``: a cut drops the EOS), then
     examples shorter than ``min_length`` dropped, and with ``eval_drop_long_sequences`` those
     longer than ``max_length`` (else the model's ``batch_size``; T2T's ``decode_from_dataset``
-    puts a decode ``batch_size`` given in its place) too (``utils/data_reader.py``,
+    puts an explicit decode ``batch_size`` in its place, which is not done here: T2T's 0 and
+    an explicit 32 are one value once parsed) too (``utils/data_reader.py``,
     ``input_fn``'s ``gpu_valid_size``); the length is the longer of inputs and targets. A cut
     source or reference is written as its cut ids decode, as T2T writes them. Returns the
     kept sources, references and the inputs' ids (None when nothing applies: the decoder's

@@ -111,7 +111,10 @@ def positioned_feed(strategy, ckpt, cluster, dataset_fn, skip: int, restore: boo
             f"skipping the {skip:,} batches consumed so far ({ckpt.restored} holds no input state)",
             flush=True,
         )
-    feed = ReplicaFeed(strategy, dataset_fn())
+    # one pipeline feeding this host's replicas (a fixed batch is split over them)
+    feed = ReplicaFeed(
+        strategy, dataset_fn(tf.distribute.InputContext(1, 0, strategy.num_replicas_in_sync))
+    )
     try:
         ckpt.track_input(feed.iterator)  # restores the saved state, if there is one
     except (tf.errors.OpError, ValueError) as e:
