@@ -22,13 +22,14 @@ BEAMS = [Hypothesis("ein hund", -1.234567), Hypothesis("hund", -2.005)]
 def test_scores_follow_return_beams_outputs_only_as_t2t_writes_them():
     """T2T's decode_from_file: ``"\\t".join(d + "\\t%.2f" % s)`` with return_beams and
     write_beam_scores; without return_beams the decode alone, whatever write_beam_scores."""
-    for overrides, scored in (
-        ("write_beam_scores=True", False),
-        ("return_beams=True", False),
-        ("return_beams=True,write_beam_scores=True", True),
-        ("beam_size=1,num_samples=2,write_beam_scores=True", True),  # samples, as beams
+    for overrides, samples, scored in (
+        ("write_beam_scores=True", 0, False),
+        ("return_beams=True", 0, False),
+        ("return_beams=True,write_beam_scores=True", 0, True),
+        ("beam_size=1,num_samples=2,write_beam_scores=True", 2, True),  # samples, as beams
+        ("num_samples=2,write_beam_scores=True", 0, False),  # a search that does not sample
     ):
-        assert writes_scores(decode_hparams(overrides)) is scored, overrides
+        assert writes_scores(decode_hparams(overrides), samples) is scored, overrides
     assert format_hypotheses(BEAMS, True) == "ein hund\t-1.23\thund\t-2.00"
     assert format_hypotheses(BEAMS, False) == "ein hund\thund"
     assert format_hypotheses([Hypothesis("x", -0.004)], True) == "x\t-0.00"
@@ -55,6 +56,7 @@ class _StandIn:
         self.dhp = decode_hparams(overrides)
         self.model_hparams = HParams(**model_hparams)
         self.prompt, self.labels, self.multi_label, self.samples = prompt, False, False, False
+        self.outputs_per_input = 0
         self.max_input_length = self.split_input_length = 100
         self.input_encoder, self.target_encoder = _Words(), _Words()
         self.decoded: list[str] = []

@@ -138,11 +138,12 @@ def format_hypotheses(hyps: Sequence[Hypothesis], write_scores: bool) -> str:
     return "\t".join(parts)
 
 
-def writes_scores(dhp: HParams) -> bool:
+def writes_scores(dhp: HParams, samples: int = 0) -> bool:
     """Whether outputs are followed by their scores. T2T reads ``write_beam_scores`` only
     where it writes several outputs of an input, ``return_beams`` (``utils/decoding.py``,
-    ``decode_from_file``: one output alone gets no score); here ``num_samples``' samples too."""
-    return bool(dhp.write_beam_scores) and (bool(dhp.return_beams) or dhp.num_samples > 1)
+    ``decode_from_file``: one output alone gets no score); here an input's ``samples`` drawn
+    by sampling (``num_samples``) too."""
+    return bool(dhp.write_beam_scores) and (bool(dhp.return_beams) or samples > 1)
 
 
 SCORES_NEED_BEAMS = (
@@ -156,15 +157,19 @@ def search_config(
 ) -> SearchConfig:
     """The search the decode hparams and the model's sampling hparams (T2T keeps
     ``sampling_method``, ``sampling_temp``, ``sampling_keep_top_k`` in the model's hparams:
-    ``--hparams``) ask for. HParamsError for a combination that cannot sample."""
+    ``--hparams``) ask for; ``num_samples`` above 1 for a search that does not sample gives
+    one output, with a note."""
     method = model_hparams.get("sampling_method", "argmax")
     num_samples = max(1, dhp.num_samples)
     if num_samples > 1 and (dhp.beam_size != 1 or method != "random"):
-        raise HParamsError(
-            f"--decode_hparams: num_samples={dhp.num_samples} draws several outputs per input "
-            "by sampling: set beam_size=1 and --hparams=sampling_method=random (the n best of "
-            "beam search: return_beams=True)."
+        # T2T's decode_from_file does not read num_samples, and its interactive decoding
+        # repeats the input, which a search that does not sample decodes alike each time
+        log(
+            f"note: num_samples={dhp.num_samples} draws several outputs per input by sampling "
+            "(beam_size=1, --hparams=sampling_method=random); this search gives one (the n "
+            "best of beam search: return_beams=True)."
         )
+        num_samples = 1
     if method == "random" and dhp.beam_size != 1:
         log(
             f"warning: sampling_method=random samples only in greedy decoding; beam_size="
@@ -262,13 +267,13 @@ class LineDecoder:
             if searcher.config.num_samples > 1:
                 self.outputs_per_input = searcher.config.num_samples
         self.searcher = searcher
-        if dhp.write_beam_scores and not writes_scores(dhp):
+        if dhp.write_beam_scores and not writes_scores(dhp, self.outputs_per_input):
             self.log(SCORES_NEED_BEAMS)
 
     def format(self, hyps: Sequence[Hypothesis]) -> str:
         """The output record of one input's hypotheses (``format_hypotheses``, with a score
         after each where ``writes_scores``)."""
-        return format_hypotheses(hyps, writes_scores(self.dhp))
+        return format_hypotheses(hyps, writes_scores(self.dhp, self.outputs_per_input))
 
     def _set_input_limits(self, model, dhp: HParams) -> None:
         """The longest input a line keeps (ids with EOS), and a split's (``decode_split``):
