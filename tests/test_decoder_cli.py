@@ -99,8 +99,11 @@ def test_interactive(setup):
         "input type: text",
     ):
         assert said in out.stderr, said
-    out = decode(setup, "--decode_interactive", "--decode_hparams=identity_output=1", stdin="q\n")
+    refused = "--decode_hparams=identity_output=1"
+    out = decode(setup, "--decode_interactive", refused, "--xla_compile", stdin="q\n")
     assert out.returncode == 1 and "identity_output=True is not implemented here" in out.stderr
+    # T2T 1.15's --xla_compile does nothing off TPU: said, and not use_xla
+    assert "note: --xla_compile has no effect, as in T2T 1.15 off TPU" in out.stderr
     sampling = ("--decode_hparams=beam_size=1", "--hparams=sampling_method=random")
     out = decode(setup, "--decode_interactive", *sampling, stdin="a cat .\nns=3\na cat .\n")
     assert "num_samples=3 from the next line on" in out.stderr, out.stderr

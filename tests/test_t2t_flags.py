@@ -96,10 +96,12 @@ def test_other_t2t_flags_are_refused_in_one_line_or_accepted_with_a_reason(tool)
 
 def test_absl_boolean_forms_parse():
     parser = trainer.build_parser()
-    assert parser.parse_args(["--xla_compile"]).xla is True
-    assert parser.parse_args(["--xla_compile=False"]).xla is False
-    assert parser.parse_args(["--xla_compile=true"]).xla is True
-    assert parser.parse_args(["--xla", "--noxla_compile"]).xla is False
+    assert parser.parse_args(["--xla_compile"]).xla_compile is True
+    assert parser.parse_args(["--xla_compile=False"]).xla_compile is False
+    assert parser.parse_args(["--xla_compile=true"]).xla_compile is True
+    # T2T 1.15's --xla_compile has no effect off TPU: it is not --xla here
+    assert parser.parse_args(["--xla", "--noxla_compile"]).xla is True
+    assert parser.parse_args(["--xla_compile"]).xla is False
     assert parser.parse_args(["--generate_data=1"]).generate_data is True
     assert decoder.build_parser().parse_args(["--noeval_use_test_set"]).eval_use_test_set is False
     with pytest.raises(SystemExit):

@@ -107,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli.add_bool(
         group,
         "xla_compile",
-        "XLA-compile the search (= --decode_hparams=use_xla=True; same ids)",
+        "T2T's: no effect, as in T2T 1.15 off TPU (--decode_hparams=use_xla=True compiles the "
+        "search here)",
     )
     cli.add_bool(
         group,
@@ -225,7 +226,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import runner, shards, split_decoding
-    from t2t_repro.hparam import join_overrides
 
     if args.score_file:
         runner.check_decode_paths(
@@ -255,7 +255,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.decode_reference and not fileio.isfile(cli.expand(args.decode_reference)):
         raise FileNotFoundError(f"--decode_reference: {args.decode_reference!r} does not exist.")
     if args.xla_compile:
-        args.decode_hparams = join_overrides("use_xla=True", args.decode_hparams)
+        note = "--decode_hparams=use_xla=True compiles the search here."
+        print(t2t_flags.xla_compile_note(note), file=sys.stderr)
     max_examples = -1
     if not (args.decode_interactive or args.decode_from_file):
         args.decode_hparams, max_examples = split_decoding.split_example_cap(args.decode_hparams)

@@ -76,7 +76,7 @@ COMMON = [
     T2TFlag(
         "xla_jit_level",
         -1,
-        "TensorFlow's global JIT is not used; --xla_compile compiles the train step",
+        "TensorFlow's global JIT is not used; --xla compiles the train step",
     ),
     T2TFlag(
         "optionally_use_dist_strat",
@@ -206,6 +206,16 @@ DECODER = [
 
 # serving/export.py takes every trainer flag (it imports bin/t2t_trainer.py) and its own.
 _NOT_READ_BY_EXPORT = "T2T's export.py does not read it either"
+
+
+def xla_compile_note(instead: str) -> str:
+    """What t2t-trainer and t2t-decoder say when given --xla_compile."""
+    return (
+        "note: --xla_compile has no effect, as in T2T 1.15 off TPU (its "
+        f"trainer_lib.create_estimator deletes use_xla); {instead}"
+    )
+
+
 _EXPORT_WORDING = {
     NOT_TRAINING: "is a t2t-trainer flag; t2t-exporter exports one checkpoint, it does not train",
     ONE_HOST: "t2t-exporter exports in one process on one device; choose the device with "

@@ -80,7 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--mixed_precision", default=d["mixed_precision"], choices=MIXED_PRECISION)
     cli.add_bool(parser, "xla", "XLA-compile the train step", d["xla"])
-    cli.add_bool(parser, "xla_compile", "T2T's name of --xla", d["xla"], dest="xla")
+    cli.add_bool(
+        parser,
+        "xla_compile",
+        "T2T's: no effect, as in T2T 1.15 off TPU (--xla compiles the train step here)",
+        False,
+    )
     parser.add_argument("--log_step_count_steps", type=int, default=d["log_step_count_steps"])
     parser.add_argument(
         "--steps_per_loop",
@@ -246,6 +251,8 @@ def check_flags(
 def run(args: argparse.Namespace) -> int:
     """Trains; the exit code says how it ended (``training/cluster/exit_codes.py``)."""
     cli.require(args, "problem", "hparams_set", "data_dir", "output_dir")
+    if args.xla_compile:
+        print(t2t_flags.xla_compile_note("--xla compiles the train step here."), file=sys.stderr)
     cfg = config_from_flags(vars(args))
     cfg = dataclasses.replace(
         cfg,
