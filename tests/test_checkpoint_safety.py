@@ -193,3 +193,19 @@ def test_corrupt_checkpoint_bytes_are_one_clear_error(tmp_path):
             restore_model(model, str(tmp_path / "ckpt-3"))
         assert "\n" not in str(error.value)
     np.testing.assert_array_equal(data.read_bytes(), bytes(b ^ 0xFF for b in raw))
+
+
+def test_a_shape_the_checkpoint_lacks_stops_the_resume_in_one_line(tmp_path):
+    """A rerun reads --hparams over the saved hparams (T2T's create_hparams), so a changed
+    width reaches the restore: one line naming the shapes and what to do, nothing written."""
+    training_dir(tmp_path, steps=(200,))
+    wider = build_model("transformer_tiny", PLUMBING_MODEL.replace("32", "64"), vocab_size=30)
+    optimizer = make_optimizer(wider.hparams)
+    optimizer.build(wider.trainable_variables)
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(CheckpointError) as error:
+        TrainingCheckpoint(str(tmp_path), wider, optimizer).restore_latest(log=lambda m: None)
+    message = str(error.value)
+    assert "\n" not in message and "incompatible tensor with shape" in message
+    assert "a --hparams value that changes a shape cannot resume it" in message
+    assert sorted(os.listdir(tmp_path)) == before

@@ -228,15 +228,8 @@ def test_killed_and_resumed_run_equals_uninterrupted(data_dir, tmp_path):
     )
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"hparams saved in {whole_dir}: learning_rate_constant" in again.stdout, again.stdout
-    saved = (whole_dir / "hparams.json").read_text()
-    assert json.loads(saved)["learning_rate_constant"] == 0.5
-    # A shape the checkpoint does not have stops at the restore, before anything is written.
-    wider = TINY.replace("hidden_size=32", "hidden_size=64")
-    assert wider != TINY
-    again = run_trainer(data_dir, whole_dir, f"--hparams={wider}", *flags[1:])
-    assert again.returncode == 1 and "Traceback" not in again.stderr
-    assert "a --hparams value that changes a shape cannot resume it" in again.stderr
-    assert (whole_dir / "hparams.json").read_text() == saved
+    assert json.loads((whole_dir / "hparams.json").read_text())["learning_rate_constant"] == 0.5
+    # (a shape the checkpoint does not have: test_checkpoint_safety.py, in this process)
 
 
 def test_a_cluster_checkpoint_is_refused_on_one_host_before_writing(data_dir, tmp_path):
