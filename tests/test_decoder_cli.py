@@ -94,7 +94,7 @@ def test_interactive(setup):
         "error: dl=x: expected a whole number",
         # beam search does not sample: one output a line still, as T2T's file decoding
         "note: num_samples=2 draws several outputs per input by sampling",
-        "num_samples=2 from the next line on",
+        "num_samples=2: one output a line from the next line on (no sampling)",
         "error: it=image: only text input",
         "input type: text",
     ):
@@ -102,7 +102,7 @@ def test_interactive(setup):
     refused = "--decode_hparams=identity_output=1"
     out = decode(setup, "--decode_interactive", refused, "--xla_compile", stdin="q\n")
     assert out.returncode == 1 and "identity_output=True is not implemented here" in out.stderr
-    # T2T 1.15's --xla_compile does nothing off TPU: said, and not use_xla
+    # T2T 1.15's --xla_compile does nothing off TPU: said
     assert "note: --xla_compile has no effect, as in T2T 1.15 off TPU" in out.stderr
     sampling = ("--decode_hparams=beam_size=1", "--hparams=sampling_method=random")
     out = decode(setup, "--decode_interactive", *sampling, stdin="a cat .\nns=3\na cat .\n")

@@ -228,6 +228,14 @@ def test_a_run_saved_as_the_papers_transformer_base_resumes_with_its_values(
     assert "layer_prepostprocess_dropout" in kept and "--hparams_set=transformer_big;" in kept
     rewritten = json.loads((out / "hparams.json").read_text())
     assert rewritten == dict(json.loads(saved), train_steps=2)  # only --train_steps changed
+    # --hparams over the saved ones reaches the restore: a shape the checkpoint lacks stops
+    # the run there in one line, and hparams.json is as it was
+    before = (out / "hparams.json").read_text()
+    wider = tiny_flags(data_dir, out, f"--hparams={TINY_TRAINING.replace('=32', '=64', 1)}")
+    assert trainer.main([*wider, "--hparams_set=transformer_base", "--train_steps=3"]) == 1
+    err = capsys.readouterr().err
+    assert "changes a shape cannot resume it" in err and err.count("\n") == 1, err
+    assert (out / "hparams.json").read_text() == before
 
 
 def test_import_with_dropout_0_prints_a_resume_command_the_trainer_accepts(tmp_path, capsys):

@@ -2,7 +2,7 @@
 accepted (its effect is what happens here anyway, reason given) or refused in one line that
 names what to use instead, so a command line copied from T2T never runs with a flag silently
 ignored. The flags T2T's tools share with ours (``--problem``, ``--train_steps``,
-``--xla_compile``...) are defined, and honoured, by each tool's own parser; this module adds
+``--xla_compile``...) are defined, with T2T's meaning, by each tool's own parser; this module adds
 only the rest, under one ``--help`` heading, and skips any flag the tool already defines.
 
 T2T's sources: ``bin/t2t_trainer.py`` and ``utils/flags.py`` (the trainer's flags; the
@@ -76,7 +76,8 @@ COMMON = [
     T2TFlag(
         "xla_jit_level",
         -1,
-        "TensorFlow's global JIT is not used; --xla compiles the train step",
+        "TensorFlow's global JIT is not used; t2t-trainer's --xla compiles the train step and "
+        "the decode hparam use_xla=True the search",
     ),
     T2TFlag(
         "optionally_use_dist_strat",

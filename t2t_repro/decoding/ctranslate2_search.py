@@ -64,12 +64,6 @@ def check_engine_flags(hparams_overrides: str, random_seed: int | None, dhp: HPa
             "which model hparams cannot change, and does not sample (sampling_method=random: "
             "--engine=tensorflow); drop --hparams."
         )
-    if dhp.num_samples > 1:
-        raise CTranslate2Error(
-            f"--decode_hparams: num_samples={dhp.num_samples} draws samples, which "
-            "--engine=ctranslate2 does not do (beam and greedy search only): decode with "
-            "--engine=tensorflow, or get the n best with return_beams=True."
-        )
     if random_seed is not None:
         raise CTranslate2Error(
             f"--random_seed={random_seed} seeds sampling, which --engine=ctranslate2 does not "

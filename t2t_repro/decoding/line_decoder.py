@@ -148,7 +148,8 @@ def writes_scores(dhp: HParams, samples: int = 0) -> bool:
 
 SCORES_NEED_BEAMS = (
     "note: write_beam_scores=True writes a score after each output only with "
-    "return_beams=True (or num_samples>1), as T2T's decode_from_file: these outputs have none."
+    "return_beams=True (or num_samples>1 when sampling), as T2T's decode_from_file: these "
+    "outputs have none."
 )
 
 
@@ -292,7 +293,7 @@ class LineDecoder:
         if type(self.searcher) is not Searcher:
             raise HParamsError(
                 "this engine's search is set when it starts: give it --decode_hparams="
-                "extra_length=N,num_samples=N."
+                "extra_length=N."
             )
         validate_decode_hparams(dhp)
         model, seed = self.searcher.model, self.random_seed

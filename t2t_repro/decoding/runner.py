@@ -148,6 +148,11 @@ def load_ctranslate2_decoder(
         intra_threads=intra_threads,
     )
     decoder = LineDecoder(searcher, encoders["inputs"], encoders["targets"], dhp, searcher=searcher)
+    if dhp.num_samples > 1:  # as a search of the TensorFlow engine that does not sample
+        decoder.log(
+            f"note: num_samples={dhp.num_samples}: --engine=ctranslate2 does not sample; one "
+            "output a line (the n best of beam search: return_beams=True)."
+        )
     if length_penalty_note(dhp):
         decoder.log(length_penalty_note(dhp))
     positions = metadata["max_positions"]  # 0: no table (relative attention)
@@ -330,6 +335,8 @@ def _interactive_setting(decoder: LineDecoder, key: str, value: str) -> str:
     except ValueError as e:  # HParamsError included
         detail = str(e) if isinstance(e, HParamsError) else "expected a whole number"
         return f"error: {key}={value}: {detail}"
+    if name == "num_samples" and int(value) > 1 and decoder.outputs_per_input <= 1:
+        return f"num_samples={int(value)}: one output a line from the next line on (no sampling)"
     return f"{name}={int(value)} from the next line on"
 
 

@@ -28,7 +28,7 @@ import tensorflow as tf
 from t2t_repro import fileio, registry
 from t2t_repro.checkpoints import files as checkpoint_files
 from t2t_repro.checkpoints.training import TrainingCheckpoint
-from t2t_repro.data.input_pipeline import TRAIN, make_dataset
+from t2t_repro.data.input_pipeline import TRAIN, fixed_batch_per_replica, make_dataset
 from t2t_repro.learning_rate import t2t_steps_per_update
 from t2t_repro.optimizers import make_optimizer
 from t2t_repro.training import warm_start
@@ -112,6 +112,11 @@ class Trainer:
         )
         if cfg.schedule not in READ_ONLY_SCHEDULES:
             step_count.check_train_steps(cfg.train_steps, self.steps_per_update)
+        if hp.use_fixed_batch_size:  # its replicas must divide it: refused before any write
+            replicas = self.strategy.num_replicas_in_sync
+            fixed_batch_per_replica(
+                hp.batch_size, tf.distribute.InputContext(self.cluster.workers, 0, replicas)
+            )
         self.accumulate = self.steps_per_update  # per replica; a reshard may raise it
         self.resharded = False  # resumed on another number of workers (--reshard_on_resume)
         announce(self.strategy, cfg.mixed_precision, cfg.xla)
@@ -317,16 +322,8 @@ class Trainer:
         with self.watchdog.stage("start-up: opening the training data"):
             iterator = self._train_iterator()
         console = ConsoleLog(cfg.train_steps)
-        replicas = self.strategy.num_replicas_in_sync
-        print(
-            f"batch: {self.hparams.batch_size} tokens per replica x {replicas} replica(s) x "
-            f"{self.accumulate} micro-batch(es) = up to "
-            f"{self.hparams.batch_size * replicas * self.accumulate:,} tokens per update "
-            "(padding included; TensorBoard's effective_tokens_per_update counts real "
-            "target tokens)",
-            flush=True,
-        )
-        hp = self.hparams
+        hp, replicas = self.hparams, self.strategy.num_replicas_in_sync
+        print(schedules.batch_line(hp, replicas, self.accumulate, self.cluster.workers), flush=True)
         if cfg.xla and not (hp.get("padded_bucket_step", 0) or hp.use_fixed_batch_size):
             print(
                 "--xla compiles the step once per batch shape, and T2T's length buckets make "

@@ -45,6 +45,24 @@ def checkpoint_every(cfg: TrainerConfig) -> int:
     return cfg.local_eval_frequency or T2T_ITERATIONS_PER_LOOP
 
 
+def batch_line(hparams, replicas: int, accumulate: int, workers: int = 1) -> str:
+    """The start-up line that says what a step reads: tokens per replica, or with
+    ``use_fixed_batch_size`` examples per worker split over its replicas (T2T's meanings)."""
+    if hparams.get("use_fixed_batch_size", False):
+        examples = hparams.batch_size * workers * accumulate
+        return (
+            f"batch: {hparams.batch_size} examples per worker, split over its replicas, x "
+            f"{workers} worker(s) x {accumulate} micro-batch(es) = {examples:,} examples per "
+            "update (use_fixed_batch_size)"
+        )
+    return (
+        f"batch: {hparams.batch_size} tokens per replica x {replicas} replica(s) x "
+        f"{accumulate} micro-batch(es) = up to {hparams.batch_size * replicas * accumulate:,} "
+        "tokens per update (padding included; TensorBoard's effective_tokens_per_update "
+        "counts real target tokens)"
+    )
+
+
 def eval_every(cfg: TrainerConfig) -> int:
     """The step interval of evaluations (0: none on a step count)."""
     return cfg.local_eval_frequency if cfg.schedule in EVERY_N_STEPS else 0
