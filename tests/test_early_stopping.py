@@ -279,7 +279,7 @@ def test_train_schedule_stops_on_the_eval_events_of_a_continuous_eval_job(
     tmp_path, capsys, monkeypatch
 ):
     """--schedule=train reads, every --local_eval_frequency steps, the eval events that a
-    separate --schedule=continuous_eval job writes to output_dir/eval (written here with the
+    separate --schedule=continuous_eval job writes to output_dir/eval_eval (written here with the
     trainer's own event writer, as that job writes them; T2T's EarlyStoppingHook): it trains
     on while they improve, and stops once they show no improvement. One run shows both: the
     job evaluates each checkpoint the trainer saves before the trainer polls (one run's
@@ -300,7 +300,7 @@ def test_train_schedule_stops_on_the_eval_events_of_a_continuous_eval_job(
     def job_then_poll(self, output_dir):
         """The job's evaluation of the newest checkpoint, then the trainer's poll."""
         step = int(tf.train.latest_checkpoint(output_dir).rsplit("-", 1)[1])
-        evals.scalars("eval", {"loss": losses[step], "accuracy": 0.1}, step)
+        evals.scalars("eval_eval", {"loss": losses[step], "accuracy": 0.1}, step)
         polls.append((step, poll(self, output_dir)))
         return polls[-1][1]
 

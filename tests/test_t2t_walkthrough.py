@@ -24,6 +24,17 @@ pytestmark = pytest.mark.usefixtures("without_grappler")
 
 
 @pytest.mark.slow
+def loss_steps(event_dir):
+    """The steps of the ``loss`` scalars in ``event_dir``'s event files, in order."""
+    import tensorflow as tf
+
+    steps = []
+    for path in sorted(event_dir.glob("events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            steps += [event.step for v in event.summary.value if v.tag == "loss"]
+    return steps
+
+
 def test_t2t_readme_walkthrough(tmp_path, capsys):
     data_dir, tmp_dir, train_dir = (
         tmp_path / "t2t_data",
@@ -47,6 +58,9 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     assert evals == ["eval at step 2", "eval at step 6"], out
     flags = (train_dir / "flags.txt").read_text()
     assert "--schedule=continuous_train_and_eval\n" in flags
+    # T2T's event dirs: Estimator's train_and_evaluate writes eval/, then T2T's evaluate()
+    # once more at the end eval_eval/ (the same evaluation here, written to both)
+    assert (loss_steps(train_dir / "eval"), loss_steps(train_dir / "eval_eval")) == ([2, 6], [6])
     dev_loss = out.split("eval at step 6: loss ")[1].split(",")[0]
 
     # continuous_eval stops once no new checkpoint came for --eval_timeout_mins (0 here: after
@@ -57,6 +71,7 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     test_eval = capsys.readouterr().out
     assert test_eval.count("eval at step 6: loss ") == 1, test_eval
     assert test_eval.split("eval at step 6: loss ")[1].split(",")[0] != dev_loss
+    assert loss_steps(train_dir / "eval_eval") == [6, 6]  # Estimator.evaluate(name="eval")
 
     # --hparams over the saved hparams.json (T2T's create_hparams): targets cut to 2 tokens,
     # another eval loss

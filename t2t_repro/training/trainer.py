@@ -261,7 +261,8 @@ class Trainer:
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
             if self.early_stopping is not None:
-                self.early_stopping.read_history(self.cfg.output_dir, self.step)
+                written = schedules.eval_writers(self.cfg.schedule)[0]
+                self.early_stopping.read_history(self.cfg.output_dir, self.step, written)
         if self.cfg.warm_start_from:  # flags.txt records the exact checkpoint
             cfg = self.cfg
             with self.watchdog.stage(f"start-up: warm start from {cfg.warm_start_from}"):
@@ -404,8 +405,8 @@ class Trainer:
             print(f"stopped early at step {self.step}: {why}; {self._saved(path)}", flush=True)
             return dict(results, checkpoint=path, early_stopped=True)
         print(f"training finished at step {self.step}; {self._saved(path)}", flush=True)
-        if cfg.schedule in schedules.EVALUATING and not results.get("step") == self.step:
-            results = self.evals.round()
+        if cfg.schedule in schedules.EVALUATING:
+            results = self.evals.final(results)
         return dict(results, checkpoint=path)
 
     def _steps_to_next_event(self, eval_every: int, save_every: int) -> int:

@@ -178,14 +178,15 @@ class EarlyStopping:
                 break
         return self._decide()
 
-    def read_history(self, output_dir: str, up_to_step: int) -> None:
-        """A resumed run's evaluations so far, from its ``eval`` event files up to
-        ``up_to_step``; none for ValidationMonitor's rule, whose best value lives in the job's
-        memory only (a T2T job resumed on ``train_and_evaluate`` starts afresh)."""
+    def read_history(self, output_dir: str, up_to_step: int, eval_dir: str = "eval") -> None:
+        """A resumed run's evaluations so far, from the event files of ``eval_dir`` (where its
+        schedule writes them: ``schedules.eval_writers``) up to ``up_to_step``; none for
+        ValidationMonitor's rule, whose best value lives in the job's memory only (a T2T job
+        resumed on ``train_and_evaluate`` starts afresh)."""
         if self.monitor:
             self.steps, self.values = [], []
             return
-        self._read(os.path.join(output_dir, "eval"), up_to_step)
+        self._read(os.path.join(output_dir, eval_dir), up_to_step)
 
     def _read(self, eval_dir: str, up_to_step: int) -> None:
         """The metric's values in ``eval_dir``'s event files (the last written for each

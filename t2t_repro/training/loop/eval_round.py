@@ -46,7 +46,9 @@ class EvalRound:
             )
         )
 
-    def evaluate(self) -> dict:
+    def evaluate(self, final: bool = False) -> dict:
+        """One evaluation at the trainer's step (``final``: the one at the end of training,
+        which T2T also writes elsewhere: ``schedules.eval_writers``)."""
         t = self.trainer
         try:
             with t.watchdog.stage("evaluation", waits_for_peers=True):
@@ -61,9 +63,7 @@ class EvalRound:
         if not results["eval_tokens"]:  # an empty split: nothing to report (evaluation.py)
             return evaluation.skipped(t.step, t.problem.filepattern(t.cfg.data_dir, self.split))
         dev_text = t.chief_work("dev decodes", lambda: self._chief_part(results)) or ""
-        t.summaries.scalars(
-            "eval", {k: v for k, v in results.items() if k != "eval_tokens"}, t.step
-        )
+        self._write_scalars(results, final)
         print(
             f"eval at step {t.step}: loss {results['loss']:.4f}, perplexity "
             f"{results['perplexity']:.3f}, accuracy {results['accuracy']:.4f}, "
@@ -74,9 +74,26 @@ class EvalRound:
         )
         return dict(results, step=t.step)
 
-    def round(self) -> dict:
+    def _write_scalars(self, results: dict, final: bool) -> None:
+        t = self.trainer
+        if results.get("eval_skipped"):  # an empty split: nothing recorded (evaluation.skipped)
+            return
+        scalars = {k: v for k, v in results.items() if k not in ("eval_tokens", "step")}
+        for writer in schedules.eval_writers(t.cfg.schedule, final):
+            t.summaries.scalars(writer, scalars, t.step)
+
+    def final(self, results: dict) -> dict:
+        """At the end of training: an evaluation at the last step unless the last one was
+        there; T2T's continuous_train_and_eval writes that one to eval_eval too."""
+        if results.get("step") != self.trainer.step:
+            return self.round(final=True)
+        if self.trainer.cfg.schedule == "continuous_train_and_eval":
+            self._write_scalars(results, final=True)
+        return results
+
+    def round(self, final: bool = False) -> dict:
         """The evaluation, and the dev split's decodes under train_eval_and_decode."""
-        results = self.evaluate()
+        results = self.evaluate(final)
         if self.trainer.cfg.schedule == "train_eval_and_decode":
             results["decodes"] = self.decode_split()
         return results

@@ -36,6 +36,21 @@ def early_stopping_poll_every(cfg: TrainerConfig) -> int:
 T2T_ITERATIONS_PER_LOOP = 100
 
 
+def eval_writers(schedule: str, final: bool = False) -> tuple[str, ...]:
+    """Where an evaluation's scalars go, as T2T 1.15's ``T2TExperiment`` writes them
+    (``utils/trainer_lib.py``): ``evaluate``, ``continuous_eval`` and ``train_eval_and_decode``
+    call ``Estimator.evaluate(name="eval")``, whose directory is ``eval_eval``;
+    ``continuous_train_and_eval`` evaluates into ``eval`` (Estimator's train_and_evaluate), then
+    once more at the end with ``evaluate()``, into ``eval_eval`` (the same checkpoint and data:
+    the end's evaluation is written to both); ``train_and_evaluate``'s ValidationMonitor into
+    ``eval``. Attention images stay in ``eval`` (T2T's ``eval_dir_name``)."""
+    if schedule in ("evaluate", "continuous_eval", "train_eval_and_decode"):
+        return ("eval_eval",)
+    if schedule == "continuous_train_and_eval" and final:
+        return ("eval", "eval_eval")
+    return ("eval",)
+
+
 def checkpoint_every(cfg: TrainerConfig) -> int:
     """The step interval of checkpoints (0: by time, --save_checkpoints_secs): the one of
     evaluations, --local_eval_frequency; when that is 0 (no evaluations on a step count),

@@ -16,11 +16,24 @@ import tensorflow as tf
 class Summaries:
     def __init__(self, output_dir: str, write: bool = True) -> None:
         """``write`` False (a cluster's non-chief workers): writers that write nothing."""
+        self._output_dir, self._write, self._eval_eval = output_dir, write, None
         if not write:
             self.train = self.eval = tf.summary.create_noop_writer()
             return
         self.train = tf.summary.create_file_writer(output_dir)
         self.eval = tf.summary.create_file_writer(os.path.join(output_dir, "eval"))
+
+    @property
+    def eval_eval(self):
+        """``<output_dir>/eval_eval``, where T2T's ``Estimator.evaluate(name="eval")`` writes
+        (``schedules.eval_writers``); made when first written to."""
+        if self._eval_eval is None:
+            self._eval_eval = (
+                tf.summary.create_file_writer(os.path.join(self._output_dir, "eval_eval"))
+                if self._write
+                else tf.summary.create_noop_writer()
+            )
+        return self._eval_eval
 
     def hparams_text(self, hparams, step: int) -> None:
         rows = "\n".join(f"| {k} | {v} |" for k, v in sorted(hparams.values().items()))
