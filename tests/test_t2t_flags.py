@@ -318,6 +318,22 @@ def test_eval_timeout_minus_one_waits_for_checkpoints_forever(monkeypatch):
         fake = SimpleNamespace(cfg=SimpleNamespace(eval_timeout_mins=minutes, output_dir="d"))
         assert Trainer.continuous_eval(fake) == {}
     assert timeouts == [None, 0, 180, -120]
+    # T2T's continuous_eval skips a step-0 checkpoint ("Skipping evaluation at step 0")
+    restored = []
+    monkeypatch.setattr(
+        tf.train, "checkpoints_iterator", lambda d, timeout: ["d/ckpt-0", "d/ckpt-5"]
+    )
+    fake = SimpleNamespace(
+        cfg=SimpleNamespace(eval_timeout_mins=0, output_dir="d", train_steps=10),
+        ckpt=SimpleNamespace(
+            checkpoint=SimpleNamespace(
+                restore=lambda p: restored.append(p) or SimpleNamespace(expect_partial=int)
+            )
+        ),
+        evaluate=lambda: {"step": 5},
+        step=5,
+    )
+    assert Trainer.continuous_eval(fake) == {"step": 5} and restored == ["d/ckpt-5"]
 
 
 def test_translate_all_defaults_are_t2ts():
