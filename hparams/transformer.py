@@ -53,9 +53,9 @@ def transformer_base_v1() -> HParams:
     hp.add_hparam("relu_dropout", 0.0)
     hp.add_hparam("relu_dropout_broadcast_dims", "")
     # "timing": T2T's concatenated sin|cos signal; "timing_paper": the paper's interleaved
-    # formula; "emb": learned positions (Table 3 row E); "none": none (T2T's pos=None).
+    # formula; "emb": T2T's learned positions, a table of max_length rows on each side (Table
+    # 3 row E); "none": none (T2T's pos=None).
     hp.add_hparam("pos", "timing")
-    hp.add_hparam("max_position_embeddings", 1024)  # Only for pos="emb".
     hp.add_hparam("use_target_space_embedding", True)
     hp.add_hparam("target_space_vocab_size", 32)
     hp.add_hparam("use_pad_remover", True)

@@ -44,7 +44,6 @@ class Entry:
     readers: tuple[str, ...] = ()  # modules under t2t_repro/ that read it (honoured)
     values: tuple | None = None  # the values implemented; None: any
     why: str = ""  # why other values are refused (and what to use)
-    training: bool = False  # refused only for training (decoding is unchanged by it)
     stored: bool = False  # in the sets and hparams.json
     added_by: str = ""  # the set that adds it, when T2T's basic_params1 lacks it
 
@@ -59,8 +58,8 @@ def no_effect(default: Any, stored: bool = False) -> Entry:
     return Entry(default, NO_EFFECT, stored=stored)
 
 
-def refused(default: Any, values: tuple = (), why: str = "", training=False, stored=False):
-    return Entry(default, REFUSED, (), values or (default,), why, training, stored)
+def refused(default: Any, values: tuple = (), why: str = "") -> Entry:
+    return Entry(default, REFUSED, (), values or (default,), why)
 
 
 _MODEL = "models/transformer"
@@ -92,6 +91,24 @@ TABLE: dict[str, Entry] = {
     "layer_prepostprocess_dropout": honoured(0.1, _MODEL),
     "layer_prepostprocess_dropout_broadcast_dims": honoured("", _MODEL),
     "layer_preprocess_sequence": honoured("n", _MODEL),
+    # T2T's default variable initializer (utils/optimize.py, get_variable_initializer):
+    # layers/initializers.py says which variables take it
+    "initializer": honoured(
+        "uniform_unit_scaling",
+        _MODEL,
+        "hparams_lib/checks",
+        # T2T's empty initializer is TensorFlow's default, glorot_uniform
+        values=(
+            "orthogonal",
+            "uniform",
+            "normal_unit_scaling",
+            "uniform_unit_scaling",
+            "xavier",
+            "",
+        ),
+        why="T2T 1.15 has no other initializer",
+    ),
+    "initializer_gain": honoured(1.0, _MODEL, "hparams_lib/checks"),
     "max_relative_position": honoured(0, _MODEL),
     "multiply_embedding_mode": honoured("sqrt_depth", _MODEL),
     "norm_epsilon": honoured(1e-06, _MODEL),
@@ -193,21 +210,6 @@ TABLE: dict[str, Entry] = {
     "target_modality": refused("default"),
     "unidirectional_encoder": refused(False),
     "vocab_divisor": refused(1),
-    # stored by the sets; only training depends on them
-    "initializer": refused(
-        "uniform_unit_scaling",
-        values=("uniform_unit_scaling", "xavier"),
-        why="the layers are initialised as T2T's uniform_unit_scaling with gain 1.0 (Glorot "
-        "uniform); other initializers are not implemented",
-        training=True,
-        stored=True,
-    ),
-    "initializer_gain": refused(
-        1.0,
-        why="the layers are initialised as T2T's uniform_unit_scaling with gain 1.0",
-        training=True,
-        stored=True,
-    ),
     # -- no effect here -------------------------------------------------------------------------
     "dropout": no_effect(0.2, stored=True),  # T2T's transformer reads the *_dropout ones
     "activation_dtype": no_effect("float32"),
@@ -337,16 +339,13 @@ def stored_defaults(added_by: str = "") -> dict[str, Any]:
     }
 
 
-def refusal(name: str, value: Any, training: bool = True) -> str | None:
-    """Why ``name=value`` is refused (one line), or None: accepted, or not in the table, or a
-    training-only refusal when not ``training``."""
+def refusal(name: str, value: Any) -> str | None:
+    """Why ``name=value`` is refused (one line), or None: accepted, or not in the table."""
     entry = TABLE.get(name)
     if entry is None or entry.values is None or value in entry.values:
         return None
-    if entry.training and not training:
-        return None
     allowed = " or ".join(repr(v) for v in entry.values)
-    if entry.meaning == REFUSED and not entry.stored:
+    if entry.meaning == REFUSED:
         return (
             f"hparam {name}={value!r} asks for a T2T feature this project does not implement "
             f"(only {name}={entry.default!r}, T2T's default, is): leave it at that value."

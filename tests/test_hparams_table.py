@@ -147,6 +147,6 @@ def test_refusals_are_one_line_and_name_what_to_use():
     ):
         message = t2t_hparams.refusal(name, value)
         assert expected in message and "\n" not in message, name
-    assert t2t_hparams.refusal("initializer", "orthogonal", training=False) is None  # decoding
-    assert "uniform_unit_scaling" in t2t_hparams.refusal("initializer", "orthogonal")
+    assert t2t_hparams.refusal("initializer", "orthogonal") is None  # honoured
+    assert "T2T 1.15 has no other initializer" in t2t_hparams.refusal("initializer", "he")
     assert t2t_hparams.refusal("moe_k", 7) is None and t2t_hparams.refusal("not_t2t", 1) is None

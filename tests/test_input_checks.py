@@ -197,37 +197,13 @@ def test_cli_one_liners_for_decoder_and_datagen(tmp_path):
     assert "Traceback" not in out.stderr
 
 
-def test_an_input_is_cut_where_t2t_cuts_it_or_a_position_table_ends():
+def test_an_input_is_cut_only_where_t2t_cuts_it():
     """T2T's decode_from_file cuts a line only to max_input_size, its dataset decodes never;
-    a learned position table (pos=emb) holds the input and extra_length past it."""
+    nothing else bounds an input (past a learned position table T2T adds no signal:
+    tests/test_t2t_initializer_and_positions.py)."""
     from t2t_repro.decoding.line_decoder import UNLIMITED, input_limit
-    from t2t_repro.hparam import HParams
 
-    timing = HParams(pos="timing", max_length=256, max_position_embeddings=64)
-    emb = HParams(pos="emb", max_length=256, max_position_embeddings=64)
     asked, default = decode_hparams("max_input_size=20,extra_length=10"), decode_hparams()
-    assert input_limit(timing, default, labels=False) == UNLIMITED
-    assert input_limit(timing, asked, labels=False) == 20
-    assert input_limit(timing, asked, labels=False, split=True) == UNLIMITED
-    assert input_limit(emb, asked, labels=False, split=True) == 64 - 10
-    assert input_limit(emb, asked, labels=False) == 20
-    assert input_limit(emb, default, labels=True) == 64  # a classifier decodes no output
-    with pytest.raises(HParamsError, match="extra_length=100 leaves no position"):
-        input_limit(emb, default, labels=False)
-
-
-def test_an_ensembles_input_bound_is_its_smallest_members():
-    """Member 1 has the timing signal (no bound), member 2 a learned table of 40 positions:
-    the ensemble's lines are cut to what member 2 can hold (40 less extra_length 10)."""
-    from t2t_repro.decoding.ensemble import Ensemble
-    from t2t_repro.decoding.line_decoder import LineDecoder
-    from tests.model_utils import build_model
-    from tests.tools import PLUMBING_MODEL
-
-    timing = build_model("transformer_tiny", PLUMBING_MODEL, vocab_size=20)
-    emb = build_model(
-        "transformer_tiny", f"{PLUMBING_MODEL},pos=emb,max_position_embeddings=40", 20
-    )
-    dhp = decode_hparams("extra_length=10")
-    decoder = LineDecoder(Ensemble([timing, emb]), None, None, dhp, log=lambda msg: None)
-    assert decoder.max_input_length == decoder.split_input_length == 30
+    assert input_limit(default) == UNLIMITED
+    assert input_limit(asked) == 20
+    assert input_limit(asked, split=True) == UNLIMITED

@@ -102,13 +102,12 @@ def test_every_hparam_is_read_or_refused(registered):
 
 
 def test_every_registered_set_is_implemented(registered):
-    """The registered sets themselves pass the refusal (basic_1 is T2T's base of all models,
-    not a model's set: its orthogonal initializer and weight decay are T2T's defaults)."""
+    """The registered sets themselves pass the refusal, basic_1 too (T2T's base of all
+    models: its orthogonal initializer and weight decay are honoured)."""
     from t2t_repro.hparams_lib.unimplemented import check_implemented
 
     for set_name in project_names(registered, registered.HPARAMS):
-        if set_name != "basic_1":
-            check_implemented(registered.hparams(set_name), set_name, training=True)
+        check_implemented(registered.hparams(set_name), set_name)
 
 
 def test_refused_hparams_name_what_to_use(registered):
@@ -119,12 +118,13 @@ def test_refused_hparams_name_what_to_use(registered):
     for override, expected in (
         ("sampling_method=random_per_example", "not supported .random: draw each token"),
         ("norm_type=batch", "layer norm"),
-        ("initializer=orthogonal", "uniform_unit_scaling"),
+        ("initializer=he_normal", "not supported .T2T 1.15 has no other initializer.; use "),
+        ("initializer_gain=0", "initializer=uniform_unit_scaling needs initializer_gain > 0"),
     ):
         with pytest.raises(HParamsError, match=expected):
             checks.validate(hp.copy().parse(override), training=True)
-    # Decoding checks only what changes decoding: a training-only value does not stop it.
-    checks.validate(hp.copy().parse("initializer_gain=2.0"))
+    # T2T's initializers are honoured (t2t_repro/layers/initializers.py).
+    checks.validate(hp.copy().parse("initializer=orthogonal,initializer_gain=1.5"), training=True)
     # T2T's L2 weight decay is honoured (t2t_repro/optimizers/regularization.py).
     checks.validate(hp.copy().parse("weight_decay=0.0001"), training=True)
     with pytest.raises(HParamsError, match="sampling"):

@@ -4,7 +4,7 @@ name ``basic_params1`` lacks (google-research's CFQ usr_dir does both). T2T's ``
 such a name as a plain attribute, not a hyperparameter: T2T 1.15.7's own
 ``transformer_base_v1().values()`` (tests/data/t2t_reference) has no ``num_sampled_classes``
 although the function assigns it. The model runs on such a set, which lacks the project's own
-names (``max_position_embeddings``, ``target_space_vocab_size``)."""
+names (``slot_signal``, ``target_space_vocab_size``)."""
 
 import json
 from pathlib import Path
@@ -69,7 +69,7 @@ def test_an_assigned_unknown_name_is_a_plain_attribute_as_in_t2t(usr_set, capsys
 
 def test_the_model_runs_on_a_set_without_the_projects_own_names(usr_set):
     hp = registry.hparams(usr_set)
-    assert "max_position_embeddings" not in hp and "target_space_vocab_size" not in hp
+    assert "slot_signal" not in hp and "target_space_vocab_size" not in hp
     model = build_model(usr_set, vocab_size=20)
     logits = model({"inputs": tf.constant([[3, 4, 1]]), "targets": tf.constant([[5, 6, 1]])})
     assert logits.shape == (1, 3, 20)

@@ -25,7 +25,6 @@ REFERENCE = json.loads(
 PROJECT_ONLY = {
     "padded_bucket_step": 0.0,
     "word_dropout_alpha": 0.0,
-    "max_position_embeddings": 1024,  # read only with pos="emb"
     "target_space_vocab_size": 32,  # T2T's fixed 32 rows of the target-space embedding
     "slot_signal": False,
     "slot_source_feed": False,

@@ -4,8 +4,8 @@ As T2T's ``decode_from_file`` (``tensor2tensor/utils/decoding.py``): inputs get 
 sorted by descending length and batched (``batch_size``, default 32, which T2T's 0 means too),
 and outputs are cut at the first EOS and returned in the original order. Every input line
 yields exactly one output: an empty line gives an empty line without running the model. A line
-is cut (with a warning) only to ``max_input_size`` when set, as T2T cuts it, or where a learned
-position table ends (``pos=emb``: ``input_limit``).
+is cut (with a warning) only to ``max_input_size`` when set, as T2T cuts it (``input_limit``),
+or where a CTranslate2 export's position table ends (``decoding/runner.py``).
 
 A model without inputs (a language model, ``has_input`` false) continues each line instead, as
 T2T's ``decode_from_file`` does (``_get_language_modeling_inputs``, ``_decode_batch_input_fn``):
@@ -195,21 +195,11 @@ def search_config(
     return config
 
 
-def input_limit(model_hparams: HParams, dhp: HParams, labels: bool, split: bool = False) -> int:
+def input_limit(dhp: HParams, split: bool = False) -> int:
     """T2T's decode_from_file cuts a line to ``max_input_size`` only when it is set, and a
-    dataset decode (``split``) never reads it. A learned position table (``pos=emb``) holds
-    ``max_position_embeddings`` positions, the output's ``extra_length`` more included."""
-    limit = dhp.max_input_size if dhp.max_input_size > 0 and not split else UNLIMITED
-    if model_hparams.get("pos", "timing") == "emb":
-        rows = int(model_hparams.get("max_position_embeddings", 1024))
-        table = rows if labels else rows - dhp.extra_length
-        if table < 2:
-            raise HParamsError(
-                f"--decode_hparams: extra_length={dhp.extra_length} leaves no position for an "
-                f"input in the model's table of {rows} (pos=emb): lower extra_length."
-            )
-        limit = min(limit, table)
-    return limit
+    dataset decode (``split``) never reads it. Nothing else bounds an input: past a learned
+    position table (``pos=emb``) T2T adds no signal (``layers/positional.py``)."""
+    return dhp.max_input_size if dhp.max_input_size > 0 and not split else UNLIMITED
 
 
 class LineDecoder:
@@ -258,7 +248,7 @@ class LineDecoder:
                 )
             searcher = LabelSearcher(model)
         self.constraint = constraint
-        self._set_input_limits(model, dhp)
+        self._set_input_limits(dhp)
         self.random_seed = random_seed
         self.outputs_per_input = 0
         if searcher is None:
@@ -276,14 +266,10 @@ class LineDecoder:
         after each where ``writes_scores``)."""
         return format_hypotheses(hyps, writes_scores(self.dhp, self.outputs_per_input))
 
-    def _set_input_limits(self, model, dhp: HParams) -> None:
-        """The longest input a line keeps (ids with EOS), and a split's (``decode_split``):
-        the smallest over an ensemble's members."""
-        members = getattr(model, "models", [model])
-        self.max_input_length = min(input_limit(m.hparams, dhp, self.labels) for m in members)
-        self.split_input_length = min(
-            input_limit(m.hparams, dhp, self.labels, split=True) for m in members
-        )
+    def _set_input_limits(self, dhp: HParams) -> None:
+        """The longest input a line keeps (ids with EOS), and a split's (``decode_split``)."""
+        self.max_input_length = input_limit(dhp)
+        self.split_input_length = input_limit(dhp, split=True)
 
     def set_search(self, dhp: HParams) -> None:
         """The search of ``dhp`` for the lines that follow (t2t-decoder's interactive ``ns=``
@@ -304,7 +290,7 @@ class LineDecoder:
             self.random_seed = config.random_seed  # drawn and logged once for the session
         self.searcher = Searcher(model, config, self.constraint)
         self.dhp = dhp
-        self._set_input_limits(model, dhp)
+        self._set_input_limits(dhp)
         self.outputs_per_input = config.num_samples if config.num_samples > 1 else 0
 
     def encode(self, line: str, index: int | None) -> list[int]:

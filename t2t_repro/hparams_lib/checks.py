@@ -110,9 +110,9 @@ def _check_layers(hp: HParams, source: str, training: bool) -> None:
 
 def validate(hp: HParams, source: str = "hparams", training: bool = False) -> None:
     """Values the model, the input pipeline and the optimizer can run with; values of T2T's
-    hparams not implemented here are refused (``unimplemented.py``; those that only change
-    training when ``training``)."""
-    check_implemented(hp, source, training)
+    hparams not implemented here are refused (``unimplemented.py``); ``training``: also what
+    only training needs (a decoder layer, the optimizer's own checks)."""
+    check_implemented(hp, source)
     for name in POSITIVE:
         if name in hp and not hp.get(name) > 0:
             raise HParamsError(f"{source}: {name}={hp.get(name)!r} must be positive.")
@@ -152,6 +152,7 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
     check_sampling(hp, source)
     check_relative_attention(hp, source)
     check_broadcast_dims(hp, source)
+    check_initializer(hp, source)
     if "optimizer" in hp:  # T2T's optimizer names (t2t_repro/optimizer_names.py)
         from t2t_repro.optimizer_names import check_optimizer_name
 
@@ -164,6 +165,19 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
         from t2t_repro.optimizers import check_optimizer
 
         check_optimizer(hp)
+
+
+def check_initializer(hp: HParams, source: str = "hparams") -> None:
+    """T2T's initializer with its gain (``layers/initializers.py``): a variance-scaling one
+    refuses a gain that is not positive, as T2T's does when the model is built."""
+    if "initializer" not in hp:
+        return
+    from t2t_repro.layers.initializers import t2t_initializer
+
+    try:
+        t2t_initializer(hp.get("initializer"), hp.get("initializer_gain", 1.0))
+    except ValueError as e:
+        raise HParamsError(f"{source}: {e}") from None
 
 
 def check_relative_attention(hp: HParams, source: str = "hparams") -> None:

@@ -2,7 +2,7 @@
 here: any other value is refused in one line, so that a ``--hparams`` string or a usr_dir set
 written for T2T never trains or decodes something else than it asks for. Which values, and
 why, is the table of T2T's hparams (``t2t_repro/t2t_hparams.py``: the names the sets store
-with ``values``); the names that only change training are refused only when training.
+with ``values``).
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ CHECKED = tuple(
 )
 
 
-def check_implemented(hp: HParams, source: str = "hparams", training: bool = False) -> None:
+def check_implemented(hp: HParams, source: str = "hparams") -> None:
     """HParamsError (one line) for a value of a ``CHECKED`` hparam that is not implemented
-    here (a training-only one only when ``training``)."""
+    here."""
     for name in CHECKED:
         if name not in hp:
             continue
-        if name == "initializer_gain" and hp.get("initializer") == "xavier":
-            continue  # T2T's xavier ignores the gain
-        refusal = t2t_hparams.refusal(name, hp.get(name), training)
+        refusal = t2t_hparams.refusal(name, hp.get(name))
         if refusal:
             raise HParamsError(f"{source}: {refusal}")

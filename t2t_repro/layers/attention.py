@@ -15,6 +15,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.layers.dropout import Dropout
+from t2t_repro.layers.initializers import GLOROT_UNIFORM
 from t2t_repro.layers.relative_positions import RelativePositions
 
 NEG_INF = -1e9
@@ -137,6 +138,7 @@ class MultiHeadAttention(keras.layers.Layer):
         dropout: float = 0.0,
         max_relative_position: int = 0,
         dropout_broadcast_dims: tuple[int, ...] = (),
+        kernel_initializer: str | dict = GLOROT_UNIFORM,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -150,8 +152,10 @@ class MultiHeadAttention(keras.layers.Layer):
         self.value_channels = value_channels
         self.output_channels = output_channels
         self.dropout = dropout
+        # T2T's default variable initializer (layers/initializers.py).
+        self.kernel_initializer = kernel_initializer
         dense = lambda units, name: keras.layers.Dense(  # noqa: E731
-            units, use_bias=False, kernel_initializer="glorot_uniform", name=name
+            units, use_bias=False, kernel_initializer=kernel_initializer, name=name
         )
         self.q = dense(key_channels, "q")
         self.k = dense(key_channels, "k")
@@ -172,6 +176,7 @@ class MultiHeadAttention(keras.layers.Layer):
             self.relative = RelativePositions(
                 max_relative_position,
                 key_channels // num_heads,
+                kernel_initializer,
                 name="dot_product_attention_relative",
             )
 
@@ -275,4 +280,6 @@ class MultiHeadAttention(keras.layers.Layer):
         )
         if self.dropout_broadcast_dims:
             config.update(dropout_broadcast_dims=list(self.dropout_broadcast_dims))
+        if self.kernel_initializer != GLOROT_UNIFORM:
+            config.update(kernel_initializer=self.kernel_initializer)
         return config

@@ -10,6 +10,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.layers.dropout import Dropout
+from t2t_repro.layers.initializers import GLOROT_UNIFORM
 
 
 @keras.saving.register_keras_serializable(package="t2t_repro")
@@ -20,17 +21,20 @@ class DenseReluDense(keras.layers.Layer):
         output_size: int,
         relu_dropout: float = 0.0,
         dropout_broadcast_dims: tuple[int, ...] = (),
+        kernel_initializer: str | dict = GLOROT_UNIFORM,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
         self.filter_size = filter_size
         self.output_size = output_size
         self.relu_dropout = relu_dropout
+        # T2T's default variable initializer (layers/initializers.py); the biases start at 0.
+        self.kernel_initializer = kernel_initializer
         self.conv1 = keras.layers.Dense(
-            filter_size, activation="relu", name="conv1", kernel_initializer="glorot_uniform"
+            filter_size, activation="relu", name="conv1", kernel_initializer=kernel_initializer
         )
         self.conv2 = keras.layers.Dense(
-            output_size, name="conv2", kernel_initializer="glorot_uniform"
+            output_size, name="conv2", kernel_initializer=kernel_initializer
         )
         # T2T's relu_dropout_broadcast_dims (common_layers.dense_relu_dense).
         self.dropout_broadcast_dims = tuple(dropout_broadcast_dims)
@@ -60,4 +64,6 @@ class DenseReluDense(keras.layers.Layer):
         )
         if self.dropout_broadcast_dims:
             config.update(dropout_broadcast_dims=list(self.dropout_broadcast_dims))
+        if self.kernel_initializer != GLOROT_UNIFORM:
+            config.update(kernel_initializer=self.kernel_initializer)
         return config

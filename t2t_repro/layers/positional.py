@@ -4,8 +4,11 @@ T2T's ``get_timing_signal_1d`` concatenates [sin | cos] and spaces timescales by
 ``10000^(-i/(n-1))`` with n = d/2; the paper interleaves sin/cos with ``10000^(-2i/d)``.
 The two differ slightly (``tensor2tensor/layers/common_attention.py``,
 ``get_timing_signal_1d``), so both are here: "timing" (T2T, default, needed to
-match T2T numbers and checkpoints) and "timing_paper". "emb" is Table 3 row E. "none" adds
-nothing: T2T's ``pos = None`` (``transformer_relative``, whose attention knows positions).
+match T2T numbers and checkpoints) and "timing_paper". "emb" is T2T's learned positions
+(``add_positional_embedding``; the paper's Table 3 row E): a table of ``max_positions`` rows
+(T2T's ``hparams.max_length``) under T2T's default variable initializer, and no signal (zeros)
+past its last row. "none" adds nothing: T2T's ``pos = None`` (``transformer_relative``, whose
+attention knows positions).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import math
 
 import keras
 import tensorflow as tf
+
+from t2t_repro.layers.initializers import GLOROT_UNIFORM
 
 MODES = ("timing", "timing_paper", "emb", "none")
 
@@ -48,28 +53,42 @@ class PositionalSignal(keras.layers.Layer):
     """Adds a positional signal to ``x`` [B, L, d] for positions start, start+1, ..."""
 
     def __init__(
-        self, mode: str = "timing", hidden_size: int = 512, max_positions: int = 1024, **kwargs
+        self,
+        mode: str = "timing",
+        hidden_size: int = 512,
+        max_positions: int = 256,
+        initializer: str | dict = GLOROT_UNIFORM,
+        **kwargs,
     ) -> None:
+        """``max_positions`` and ``initializer``: the "emb" table's rows and initializer."""
         super().__init__(**kwargs)
         if mode not in MODES:
             raise ValueError(f"Unknown positional mode {mode!r}; choose one of {MODES}.")
         self.mode = mode
         self.hidden_size = hidden_size
         self.max_positions = max_positions
+        self.initializer = initializer
 
     def build(self, input_shape=None) -> None:
         if self.mode == "emb":
             self.position_embeddings = self.add_weight(
                 name="position_embedding",
                 shape=(self.max_positions, self.hidden_size),
-                initializer=keras.initializers.RandomNormal(stddev=self.hidden_size**-0.5),
+                initializer=self.initializer,
             )
         self.built = True
+
+    def _table_rows(self, positions: tf.Tensor) -> tf.Tensor:
+        """The "emb" table's rows at int32 ``positions``, zeros past its end (T2T pads the
+        table with zeros to the input's length)."""
+        table = tf.convert_to_tensor(self.position_embeddings)  # (as read: autocast or not)
+        table = tf.concat([table, tf.zeros([1, self.hidden_size], table.dtype)], 0)
+        return tf.gather(table, tf.minimum(positions, self.max_positions))
 
     def signal(self, start, length) -> tf.Tensor:
         """[length, d] signal for positions start .. start+length-1."""
         if self.mode == "emb":
-            return tf.gather(self.position_embeddings, tf.range(length) + start)
+            return self._table_rows(tf.range(length) + start)
         if self.mode == "none":
             return tf.zeros([length, self.hidden_size])
         positions = tf.range(length)
@@ -83,7 +102,7 @@ class PositionalSignal(keras.layers.Layer):
     def signal_at(self, positions: tf.Tensor) -> tf.Tensor:
         """[N, d] signal for float ``positions`` [N] (any order)."""
         if self.mode == "emb":
-            return tf.gather(self.position_embeddings, tf.cast(positions, tf.int32))
+            return self._table_rows(tf.cast(positions, tf.int32))
         if self.mode == "none":
             return tf.zeros([tf.shape(positions)[0], self.hidden_size])
         if self.mode == "timing":
@@ -100,4 +119,6 @@ class PositionalSignal(keras.layers.Layer):
         config.update(
             mode=self.mode, hidden_size=self.hidden_size, max_positions=self.max_positions
         )
+        if self.initializer != GLOROT_UNIFORM:
+            config.update(initializer=self.initializer)
         return config

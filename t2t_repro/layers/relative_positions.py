@@ -18,6 +18,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from t2t_repro.layers.initializers import GLOROT_UNIFORM
+
 
 def relative_positions_matrix(length_q, length_k, max_relative_position: int, query_position=None):
     """[Lq, Lk] table rows: ``clip(j - i, -max, max) + max`` for key j and query i.
@@ -41,7 +43,13 @@ class RelativePositions(keras.layers.Layer):
     ``dot_product_attention_relative/relative_positions_{keys,values}/embeddings``) and the two
     products that use them (T2T's ``_relative_attention_inner``)."""
 
-    def __init__(self, max_relative_position: int, depth: int, **kwargs) -> None:
+    def __init__(
+        self,
+        max_relative_position: int,
+        depth: int,
+        initializer: str | dict = GLOROT_UNIFORM,
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
         if max_relative_position <= 0:
             raise ValueError(
@@ -50,17 +58,18 @@ class RelativePositions(keras.layers.Layer):
             )
         self.max_relative_position = max_relative_position
         self.depth = depth
+        self.initializer = initializer
 
     def build(self, input_shape=None) -> None:
         rows = 2 * self.max_relative_position + 1
-        # T2T's tf.get_variable under its default initializer (uniform_unit_scaling, gain 1).
+        # T2T's tf.get_variable under its default initializer (layers/initializers.py).
         self.keys_table = self.add_weight(
-            name="relative_positions_keys", shape=(rows, self.depth), initializer="glorot_uniform"
+            name="relative_positions_keys", shape=(rows, self.depth), initializer=self.initializer
         )
         self.values_table = self.add_weight(
             name="relative_positions_values",
             shape=(rows, self.depth),
-            initializer="glorot_uniform",
+            initializer=self.initializer,
         )
         self.built = True
 
@@ -87,4 +96,6 @@ class RelativePositions(keras.layers.Layer):
     def get_config(self) -> dict:
         config = super().get_config()
         config.update(max_relative_position=self.max_relative_position, depth=self.depth)
+        if self.initializer != GLOROT_UNIFORM:
+            config.update(initializer=self.initializer)
         return config

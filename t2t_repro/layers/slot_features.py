@@ -5,8 +5,8 @@ linearised parse tree, ``slot_signal``), the decoder input at position i also ge
 positional signal at the number of slots among the targets before i: which input word comes
 next, which the decoder otherwise has to count. With ``source_feed`` it also gets the
 encoder's output at that word (0 past the input or on padding): the word it is about to fill,
-in context. No weights: the signal is the model's positional signal (passed in, so a learned
-one is shared), and the feed reads the encoder's output.
+in context. No weights: the signal is the model's positional signal of the inputs (passed in,
+so a learned one is the encoder's table), and the feed reads the encoder's output.
 
 ``full_pass`` serves the teacher-forced decoder, ``step`` the cached decoding step; they give
 the same features for the same prefix. Both add to the decoder input in place of the model,

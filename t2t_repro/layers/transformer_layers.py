@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from t2t_repro.layers.attention import MultiHeadAttention
 from t2t_repro.layers.feed_forward import DenseReluDense
+from t2t_repro.layers.initializers import GLOROT_UNIFORM
 from t2t_repro.layers.pad_remover import PadRemover, in_xla
 from t2t_repro.layers.prepost import AttentionResidual, LayerPrePostProcess, Residual
 
@@ -47,6 +48,8 @@ class StackConfig:
     # False: a decoder without encoder-decoder attention, T2T's language model (``has_input``
     # false: ``transformer_decoder_layer`` skips it when ``encoder_output`` is None).
     encdec_attention: bool = True
+    # T2T's default variable initializer of the kernels (layers/initializers.py).
+    initializer: str | dict = GLOROT_UNIFORM
 
     @classmethod
     def of(cls, config: StackConfig | dict) -> StackConfig:
@@ -69,6 +72,7 @@ def _attention(cfg: StackConfig, name: str) -> AttentionResidual:
         cfg.attention_dropout,
         max_relative_position=cfg.max_relative_position if name == "self_attention" else 0,
         dropout_broadcast_dims=cfg.attention_broadcast_dims,
+        kernel_initializer=cfg.initializer,
         name="multihead_attention",
     )
     return AttentionResidual(
@@ -88,6 +92,7 @@ def _ffn(cfg: StackConfig) -> Residual:
         cfg.hidden_size,
         cfg.relu_dropout,
         cfg.relu_broadcast_dims,
+        kernel_initializer=cfg.initializer,
         name="dense_relu_dense",
     )
     return Residual(

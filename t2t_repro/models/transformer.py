@@ -22,6 +22,7 @@ from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts
 from t2t_repro.layers.attention import attention_bias_ignore_padding, attention_bias_lower_triangle
 from t2t_repro.layers.dropout import Dropout, parse_broadcast_dims
 from t2t_repro.layers.embedding import SymbolEmbedding
+from t2t_repro.layers.initializers import t2t_initializer
 from t2t_repro.layers.positional import PositionalSignal
 from t2t_repro.layers.slot_features import SlotFeatures
 from t2t_repro.layers.transformer_layers import Decoder, Encoder, StackConfig
@@ -58,6 +59,24 @@ def slot_features(hp: HParams) -> SlotFeatures | None:
     return SlotFeatures(first, end, source_feed=feed, name="slot_features")
 
 
+def variable_initializer(hp: HParams) -> str | dict:
+    """T2T's default variable initializer from ``initializer`` and ``initializer_gain``
+    (``layers/initializers.py``); a set without them has T2T's transformer values."""
+    return t2t_initializer(
+        hp.get("initializer", "uniform_unit_scaling"), hp.get("initializer_gain", 1.0)
+    )
+
+
+def positional_signal(hp: HParams, side: str) -> PositionalSignal:
+    """The positional signal added to one side's embeddings: with ``pos=emb``, T2T's learned
+    table of that side (``inputs_positional_embedding``, ``targets_positional_embedding``:
+    ``models/transformer.py``, ``transformer_prepare_encoder`` and ``_decoder``) of
+    ``max_length`` rows."""
+    return PositionalSignal(
+        hp.pos, hp.hidden_size, hp.max_length, variable_initializer(hp), name=f"{side}_positional"
+    )
+
+
 def stack_config(hp: HParams, num_layers: int) -> StackConfig:
     """``num_layers``: the stack's own count (``hparams_lib.sizes.layer_counts``)."""
     key_channels, value_channels = attention_channels(hp)
@@ -87,6 +106,7 @@ def stack_config(hp: HParams, num_layers: int) -> StackConfig:
             "layer_prepostprocess_dropout_broadcast_dims",
             hp.get("layer_prepostprocess_dropout_broadcast_dims", ""),
         ),
+        initializer=variable_initializer(hp),
     )
 
 
@@ -166,10 +186,12 @@ class Transformer(keras.Model):
             if shared
             else SymbolEmbedding(hp.target_vocab_size, d, False, name="softmax")
         )
-        # A usr_dir's set built on basic_params1 (as T2T's transformer_base_v1 is) lacks the
-        # project's own names: their values in hparams/transformer.py.
-        max_positions = hp.get("max_position_embeddings", 1024)  # read only with pos="emb"
-        self.positional = PositionalSignal(hp.pos, d, max_positions, name="positional")
+        # The decoder's positional signal, and the encoder's: the same but for pos=emb, whose
+        # two tables are T2T's inputs_ and targets_positional_embedding.
+        self.positional = positional_signal(hp, "targets")
+        self.input_positional = self.positional
+        if self.has_input and hp.pos == "emb":
+            self.input_positional = positional_signal(hp, "inputs")
         self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
         encoder_layers, decoder_layers = layer_counts(hp)
         if self.has_input:
@@ -185,7 +207,7 @@ class Transformer(keras.Model):
                 name="target_space_embedding",
                 # T2T's 32 rows (models/transformer.py, transformer_prepare_encoder)
                 shape=(hp.get("target_space_vocab_size", 32), d),
-                initializer="glorot_uniform",
+                initializer=variable_initializer(hp),
             )
         self.target_space_id = hp.get("target_space_id", 0)
         # Extra decoder-input features the hparams ask for (none by default, as T2T).
@@ -196,7 +218,13 @@ class Transformer(keras.Model):
         hidden_shape = (None, None, self.hparams.hidden_size)
         for layer in {
             id(sub): sub
-            for sub in (self.input_embedding, self.target_embedding, self.softmax, self.positional)
+            for sub in (
+                self.input_embedding,
+                self.target_embedding,
+                self.softmax,
+                self.input_positional,
+                self.positional,
+            )
         }.values():
             layer.build()
         if self.has_input:
@@ -211,7 +239,7 @@ class Transformer(keras.Model):
         x = self.input_embedding(inputs)
         if self.use_target_space:
             x = x + tf.cast(self.target_space_embedding[self.target_space_id], x.dtype)
-        x = self.embedding_dropout(self.positional(x), training=training)
+        x = self.embedding_dropout(self.input_positional(x), training=training)
         out = self.encoder(x, bias, training=training, return_weights=return_weights)
         if return_weights:
             return out[0], bias, out[1]
@@ -231,7 +259,7 @@ class Transformer(keras.Model):
         y = self.positional(y)
         if self.slot_features is not None:
             y = self.slot_features.full_pass(
-                y, targets, encoder_output, encoder_bias, self.positional
+                y, targets, encoder_output, encoder_bias, self.input_positional
             )
         y = self.embedding_dropout(y, training=training)
         self_bias = attention_bias_lower_triangle(tf.shape(targets)[1])
@@ -337,7 +365,7 @@ class Transformer(keras.Model):
         x = self.positional(x, start=i)
         if self.slot_features is not None:
             x = self.slot_features.step(
-                x, ids, i, cache.get("encoder_output"), cache["encoder_bias"], self.positional
+                x, ids, i, cache.get("encoder_output"), cache["encoder_bias"], self.input_positional
             )
         layer_cache = {k: v for k, v in cache.items() if k not in self._MODEL_CACHE_KEYS}
         hidden, layer_cache = self.decoder.step(x, layer_cache, i, cache.get("encoder_bias"))

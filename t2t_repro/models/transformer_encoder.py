@@ -24,9 +24,13 @@ from t2t_repro.hparam import HParams
 from t2t_repro.hparams_lib.sizes import layer_counts
 from t2t_repro.layers.dropout import Dropout
 from t2t_repro.layers.embedding import SymbolEmbedding
-from t2t_repro.layers.positional import PositionalSignal
 from t2t_repro.layers.transformer_layers import Encoder
-from t2t_repro.models.transformer import Transformer, stack_config
+from t2t_repro.models.transformer import (
+    Transformer,
+    positional_signal,
+    stack_config,
+    variable_initializer,
+)
 from t2t_repro.registry import register_model
 
 
@@ -71,7 +75,7 @@ class TransformerEncoder(Transformer):
             hp.multiply_embedding_mode == "sqrt_depth",
             name="shared" if shared else "input_emb",
         )
-        self.positional = PositionalSignal(hp.pos, d, hp.max_position_embeddings, name="positional")
+        self.input_positional = positional_signal(hp, "inputs")
         self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
         self.encoder = PooledEncoder(stack_config(hp, layer_counts(hp)[0]), name="encoder")
         self.use_target_space = hp.use_target_space_embedding
@@ -79,19 +83,19 @@ class TransformerEncoder(Transformer):
             self.target_space_embedding = self.add_weight(
                 name="target_space_embedding",
                 shape=(hp.target_space_vocab_size, d),
-                initializer="glorot_uniform",
+                initializer=variable_initializer(hp),
             )
         self.target_space_id = hp.get("target_space_id", 0)
-        # class_label_top's tf.layers.dense under T2T's uniform_unit_scaling initializer.
+        # class_label_top's tf.layers.dense under T2T's default variable initializer.
         self.class_label = keras.layers.Dense(
-            hp.target_vocab_size, kernel_initializer="glorot_uniform", name="dense"
+            hp.target_vocab_size, kernel_initializer=variable_initializer(hp), name="dense"
         )
         self.slot_features = None
 
     def build(self, features_shape=None) -> None:
         d = self.hparams.hidden_size
         self.input_embedding.build()
-        self.positional.build()
+        self.input_positional.build()
         self.encoder.build((None, None, d))
         self.class_label.build((None, d))
         self.built = True

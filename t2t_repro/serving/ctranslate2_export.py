@@ -12,9 +12,9 @@ exactly (``tensor2tensor/models/transformer.py``, ``transformer_encoder`` /
 - post-norm (``layer_preprocess_sequence`` none, ``layer_postprocess_sequence`` "dan") or
   pre-norm ("n" / "da", with the stacks' final LayerNorm); dropout is inference's identity;
 - embeddings scaled by sqrt(d) (``multiply_embedding_mode=sqrt_depth``), then an explicit
-  position table: the model's own signal (``timing``, ``timing_paper`` or learned ``emb``);
-  the learned target-space row is added to every encoder position, so it is folded into the
-  encoder's table;
+  position table per stack: the model's own signal (``timing``, ``timing_paper``, or learned
+  ``emb``, T2T's two tables, zero past their end); the learned target-space row is added to
+  every encoder position, so it is folded into the encoder's table;
 - relative self-attention (T2T's ``dot_product_relative``, ``pos=none``) is CTranslate2's
   ``relative_position`` attention, OpenNMT-py's Shaw et al. attention computed as T2T does
   (scaled queries dotted with the clipped distance's key row, weights summed over its value
@@ -173,8 +173,6 @@ def build_spec(model, max_positions: int = DEFAULT_MAX_POSITIONS):
     encoder.embeddings[0].weight = _input_rows(model.input_embedding)
     decoder.embeddings.weight = _input_rows(model.target_embedding)
     decoder.projection.weight = model.softmax.embeddings.numpy()
-    if hp.pos == "emb":
-        max_positions = min(max_positions, hp.max_position_embeddings)
     space_row = None
     if model.use_target_space:
         space_row = model.target_space_embedding.numpy()[model.target_space_id]
@@ -186,8 +184,10 @@ def build_spec(model, max_positions: int = DEFAULT_MAX_POSITIONS):
                 hp.hidden_size**0.5 if scale else 1.0
             )
     else:
+        encoder_signal = model.input_positional.signal(0, max_positions).numpy()
+        if space_row is not None:
+            encoder_signal = encoder_signal + space_row[None]
         signal = model.positional.signal(0, max_positions).numpy()
-        encoder_signal = signal if space_row is None else signal + space_row[None]
         encoder.position_encodings.encodings = np.ascontiguousarray(encoder_signal)
         decoder.position_encodings.encodings = np.ascontiguousarray(signal)
     for layer_spec, layer in zip(encoder.layer, model.encoder.layers_, strict=True):
@@ -234,8 +234,6 @@ def build_decoder_only_spec(model, max_positions: int = DEFAULT_MAX_POSITIONS):
     decoder.scale_embeddings = hp.multiply_embedding_mode == "sqrt_depth"
     decoder.embeddings.weight = _input_rows(model.target_embedding)
     decoder.projection.weight = model.softmax.embeddings.numpy()
-    if hp.pos == "emb":
-        max_positions = min(max_positions, hp.max_position_embeddings)
     if relative:
         max_positions = 0
     else:

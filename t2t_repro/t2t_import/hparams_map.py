@@ -26,9 +26,9 @@ from t2t_repro.optimizer_names import check_optimizer_name
 from t2t_repro.t2t_hparams import T2T_VALUES
 from t2t_repro.t2t_import.errors import T2TImportError
 
-# What the import maps, beyond the table's rules: T2T's learned positions ("emb") have
-# variables the import does not map. None: T2T's no positional signal ("none" here).
-IMPORTABLE = {"pos": ("timing", "none", None)}
+# What the import maps, beyond the table's rules: T2T's positional signals this project has
+# (not timing_from_features). None: T2T's no positional signal ("none" here).
+IMPORTABLE = {"pos": ("timing", "emb", "none", None)}
 
 
 def _refused_optimizer(name) -> str:
@@ -69,7 +69,7 @@ def _unsupported(t2t_values: dict[str, Any], ours: HParams, ignore: set[str]) ->
     for name, value in sorted(t2t_values.items()):
         if name in ignore:
             continue
-        refusal = t2t_hparams.refusal(name, value, training=False)  # the trainer checks those
+        refusal = t2t_hparams.refusal(name, value)
         if name == "optimizer" and _refused_optimizer(value):
             problems.append(f"optimizer={value!r} ({_refused_optimizer(value)})")
         elif refusal:

@@ -14,7 +14,9 @@ layer_norm``, ``layers/modalities.py, get_weights``), checked against variables 
   each stack's final one under ``<stack>/layer_prepostprocess/layer_norm``;
 * embeddings: ``<model>/symbol_modality_<V>_<d>/{shared,input_emb,target_emb,softmax}/
   weights_0..S-1``, row shards joined in numeric order (weights_2 before weights_10);
-* ``<model>/body/target_space_embedding/kernel``.
+* ``<model>/body/target_space_embedding/kernel``;
+* learned positions (``pos=emb``): ``<model>/body/{inputs,targets}_positional_embedding``
+  (``layers/common_attention.py``, ``add_positional_embedding``).
 
 A language model (a problem without inputs) has no ``encoder`` scope, no ``encdec_attention``
 and no target-space embedding (``tests/data/t2t_reference/t2t_lm_train_dir``).
@@ -111,8 +113,18 @@ def _classifier_entries(model, scope: str) -> list[Entry]:
         entries.append(
             Entry(f"{scope}/body/target_space_embedding/kernel", model.target_space_embedding)
         )
+    entries.extend(_positions(scope, {"inputs": model.input_positional}))
     entries.extend(_stack(f"{scope}/body/encoder", model.encoder, ("self_attention",)))
     return entries
+
+
+def _positions(scope: str, signals: dict) -> list[Entry]:
+    """T2T's learned position tables (``pos=emb``), one a side; none for another signal."""
+    return [
+        Entry(f"{scope}/body/{side}_positional_embedding", signal.position_embeddings)
+        for side, signal in signals.items()
+        if signal.mode == "emb"
+    ]
 
 
 def model_entries(model, scope: str = "transformer") -> list[Entry]:
@@ -140,6 +152,8 @@ def model_entries(model, scope: str = "transformer") -> list[Entry]:
         entries.append(
             Entry(f"{scope}/body/target_space_embedding/kernel", model.target_space_embedding)
         )
+    sides = {"inputs": model.input_positional} if model.has_input else {}
+    entries.extend(_positions(scope, {**sides, "targets": model.positional}))
     if not model.has_input:  # T2T's language model: the decoder alone, no encdec_attention
         entries.extend(_stack(f"{scope}/body/decoder", model.decoder, ("self_attention",)))
         return entries

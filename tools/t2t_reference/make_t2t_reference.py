@@ -12,7 +12,8 @@ few English sentences encoded with ``vocab.translate_ende_wmt8k.8192.subwords``:
   log-prob table with ``stop_early`` True and False (what ``top_beams == 1`` and
   ``return_beams`` give), on a table where the two differ;
 * a tiny relative-attention train dir made by T2T and its outputs (``relative_reference.py``;
-  ``--only=relative`` makes only these, without the test checkpoint);
+  ``--only=relative`` makes only these, without the test checkpoint), and one with learned
+  positions (``pos=emb``: ``learned_positions_reference.py``, ``--only=learned_positions``);
 * a tiny language model (no inputs) made by T2T and its outputs, decodes from prompts included
   (``lm_reference.py``; ``--only=lm`` makes only these);
 * a tiny text classifier (``transformer_encoder``, a class label) made by T2T and its logits
@@ -57,12 +58,13 @@ def parse_args():
     parser.add_argument("--out", required=True, help="output folder for the .npz/.json")
     parser.add_argument(
         "--only",
-        choices=("all", "relative", "lm", "classifier", "multilabel"),
+        choices=("all", "relative", "learned_positions", "lm", "classifier", "multilabel"),
         default="all",
         help="relative: only the relative-attention train dir and its outputs "
-        "(relative_reference.py); lm: only the language model's (lm_reference.py); "
-        "classifier: only the text classifier's (classifier_reference.py); multilabel: only "
-        "the multi-label classifier's (the same module)",
+        "(relative_reference.py); learned_positions: only the pos=emb train dir and its "
+        "outputs (learned_positions_reference.py); lm: only the language model's "
+        "(lm_reference.py); classifier: only the text classifier's (classifier_reference.py); "
+        "multilabel: only the multi-label classifier's (the same module)",
     )
     args = parser.parse_args()
     if args.only == "all" and not (args.t2t_dir and args.vocab):
@@ -79,6 +81,27 @@ def relative_reference(out_dir):
     from tools.t2t_reference.relative_reference import VOCAB, write
 
     return write(out_dir, symbol_problem_hparams(hparam, modalities, VOCAB, VOCAB))
+
+
+def learned_positions_reference(out_dir):
+    """The companion module's train dir and T2T outputs (learned positions, pos=emb)."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tensor2tensor.layers import modalities
+    from tensor2tensor.models import transformer
+    from tensor2tensor.utils import hparam
+
+    from tools.t2t_reference.learned_positions_reference import (
+        REFERENCE,
+        TRAIN_DIR,
+        tiny_learned_positions_hparams,
+    )
+    from tools.t2t_reference.relative_reference import VOCAB, write_trained
+
+    hparams = tiny_learned_positions_hparams(transformer)
+    problem_hparams = symbol_problem_hparams(hparam, modalities, VOCAB, VOCAB)
+    return write_trained(
+        out_dir, problem_hparams, hparams, TRAIN_DIR, REFERENCE, "transformer_tiny"
+    )
 
 
 def lm_reference(out_dir):
@@ -300,6 +323,9 @@ def main():
     if args.only == "relative":
         print("relative train dir:", relative_reference(args.out))
         return
+    if args.only == "learned_positions":
+        print("learned-positions train dir:", learned_positions_reference(args.out))
+        return
     if args.only == "lm":
         print("language-model train dir:", lm_reference(args.out))
         return
@@ -420,6 +446,7 @@ def main():
     seed, early, late = stop_early_reference(args.out)
     print(f"stop_early table: seed {seed}, ids {early} (stop early) vs {late} (not)")
     print("relative train dir:", relative_reference(args.out))
+    print("learned-positions train dir:", learned_positions_reference(args.out))
     print("language-model train dir:", lm_reference(args.out))
     print("classifier train dir:", classifier_reference(args.out))
     print("multi-label train dir:", classifier_reference(args.out, multi_label=True))

@@ -81,16 +81,27 @@ def write_sets(out_dir):
 
 
 def write(out_dir, problem_hparams):
-    """Writes ``TRAIN_DIR`` (model.ckpt-1, checkpoint, hparams.json, flags.txt) and
+    """Writes ``TRAIN_DIR`` (model.ckpt-300, checkpoint, hparams.json, flags.txt) and
     ``REFERENCE`` and ``SETS_FILE`` under ``out_dir``; returns the train dir's files."""
     write_sets(out_dir)
+    from tensor2tensor.models import transformer
+
+    hparams = tiny_relative_hparams(transformer)
+    names = (TRAIN_DIR, REFERENCE, "transformer_relative_tiny")
+    return write_trained(out_dir, problem_hparams, hparams, *names)
+
+
+def write_trained(out_dir, problem_hparams, hparams, train_dir_name, reference, hparams_set):
+    """T2T's random init of ``hparams`` and ``TRAIN_STEPS`` Adam steps on reversal batches,
+    saved as T2T saves (``train_dir_name``); what the saved model computes on ``fixed_ids``
+    (EVAL logits, greedy, beam-3 and beam-3 all-beams decodes) in ``reference``; the train
+    dir's ``flags.txt`` names ``hparams_set``."""
     import numpy as np
     import tensorflow as tf
     from tensor2tensor.models import transformer
 
-    train_dir = os.path.join(out_dir, TRAIN_DIR)
+    train_dir = os.path.join(out_dir, train_dir_name)
     os.makedirs(train_dir, exist_ok=True)
-    hparams = tiny_relative_hparams(transformer)
     hparams.problem_hparams = problem_hparams
     inputs, targets = fixed_ids(np)
     as4d = lambda a: tf.constant(a[:, :, None, None])  # noqa: E731
@@ -155,14 +166,14 @@ def write(out_dir, problem_hparams):
         f.write(hparams.to_json())
     with open(os.path.join(train_dir, "flags.txt"), "w") as f:
         f.write(
-            "--model=transformer\n--hparams_set=transformer_relative_tiny\n--hparams=\n"
+            f"--model=transformer\n--hparams_set={hparams_set}\n--hparams=\n"
             "--problem=tiny_unregistered_problem\n--train_steps=1\n"
         )
     arrays = {"inputs": inputs, "targets": targets}
     arrays["logits"] = values.pop("logits").reshape([*targets.shape, VOCAB]).astype(np.float32)
     arrays.update({k: np.squeeze(v) if k == "greedy_ids" else v for k, v in values.items()})
     np.savez_compressed(
-        os.path.join(out_dir, REFERENCE),
+        os.path.join(out_dir, reference),
         **arrays,
         extra_length=EXTRA_LENGTH,
         beam_size=BEAM_SIZE,
