@@ -268,6 +268,34 @@ def test_eval_due_follows_t2t_schedules():
     assert not eval_due(cfg("train"), 9, 10, True, True)
 
 
+def test_train_eval_and_decode_trains_t2ts_rounds_from_where_it_starts():
+    """T2TExperiment.train_eval_and_decode: ceil(train_steps / local_eval_frequency) rounds of
+    Estimator.train(steps=local_eval_frequency), counted from the step the run starts at."""
+    from t2t_repro.training.config import TrainerConfig
+    from t2t_repro.training.loop.schedules import resume_hint, train_span
+    from t2t_repro.training.run_setup import TrainingError, check_config
+
+    def cfg(schedule, freq=300):
+        return TrainerConfig(
+            "translate_toy",
+            "transformer_tiny",
+            "d",
+            "o",
+            schedule=schedule,
+            train_steps=1000,
+            local_eval_frequency=freq,
+        )
+
+    assert train_span(cfg("train_eval_and_decode"), 0) == (1200, 0)  # 4 rounds of 300
+    assert train_span(cfg("train_eval_and_decode"), 450) == (1650, 450)  # a rerun: 4 more
+    for schedule in ("train", "train_and_evaluate", "continuous_train_and_eval"):
+        assert train_span(cfg(schedule), 450) == (1000, 0)
+    assert resume_hint(cfg("train"), 550) == "rerun the same command to resume."
+    assert "--train_steps=550, what is left" in resume_hint(cfg("train_eval_and_decode"), 550)
+    with pytest.raises(TrainingError, match="rounds of --local_eval_frequency steps"):
+        check_config(cfg("train_eval_and_decode", freq=0))
+
+
 def test_split_decode_names_are_t2ts():
     from t2t_repro.decoding.split_decoding import split_paths
     from t2t_repro.hparam import HParams

@@ -88,15 +88,17 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     name = f"sched.{MODEL}.{HPARAMS}.{PROBLEM}.beam1.alpha0.6.decodes"
     assert len((tmp_path / name).read_text().splitlines()) == 3
 
-    # train_eval_and_decode: resumed to step 8, an eval then the dev decodes (no
-    # --decode_to_file: decode_dev.txt in the output dir, as t2t-decoder's).
-    resume = [*common, *model, f"--hparams={TINY}", "--train_steps=8", "--local_eval_frequency=2"]
+    # train_eval_and_decode: T2T's one round of --train_steps=2 more from step 6, then an eval
+    # and the dev decodes (no --decode_to_file: decode_dev.txt in the output dir, as
+    # t2t-decoder's).
+    resume = [*common, *model, f"--hparams={TINY}", "--train_steps=2", "--local_eval_frequency=2"]
     resume += ["--schedule=train_eval_and_decode", f"--tmp_dir={tmp_dir}", "--eval_steps=1"]
     resume += ["--eval_decode_examples=0", "--no-attention_images", sched_hp]
     capsys.readouterr()
     assert trainer.main(resume) == 0
     out = capsys.readouterr().out
     assert "eval at step 8" in out and "decoded dev at step 8" in out, out
+    assert out.count("eval at step") == 1 and "training finished at step 8" in out, out
     assert len((train_dir / "decode_dev.txt").read_text().splitlines()) == 3
     (train_dir / "decode_dev.txt").unlink()
 

@@ -75,6 +75,11 @@ def check_config(cfg: TrainerConfig) -> None:
     for name, low in at_least.items():
         if getattr(cfg, name) < low:
             raise TrainingError(f"--{name}={getattr(cfg, name)} must be at least {low}.")
+    if cfg.schedule == "train_eval_and_decode" and not cfg.local_eval_frequency:
+        raise TrainingError(  # T2T's loop of range(0, train_steps, 0) raises too
+            "--schedule=train_eval_and_decode trains in rounds of --local_eval_frequency "
+            "steps, each then evaluated and decoded: give it a value above 0."
+        )
     if not cfg.keep_checkpoint_every_n_hours > 0:  # as T2T's RunConfig refuses it
         raise TrainingError(
             f"--keep_checkpoint_every_n_hours={cfg.keep_checkpoint_every_n_hours} must be above 0 "

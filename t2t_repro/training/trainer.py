@@ -323,7 +323,8 @@ class Trainer:
         )
         with self.watchdog.stage("start-up: opening the training data"):
             iterator = self._train_iterator()
-        console = ConsoleLog(cfg.train_steps)
+        self.last_step, self.origin = schedules.train_span(cfg, self.step)
+        console = ConsoleLog(self.last_step)
         hp, replicas = self.hparams, self.strategy.num_replicas_in_sync
         print(schedules.batch_line(hp, replicas, self.accumulate, self.cluster.workers), flush=True)
         if cfg.xla and not (hp.get("padded_bucket_step", 0) or hp.use_fixed_batch_size):
@@ -353,15 +354,15 @@ class Trainer:
         if cfg.max_train_seconds:
             console.deadline = started + cfg.max_train_seconds
         window, results, stopping, traced, early = Counter(), {}, False, False, False
-        while self.step < cfg.train_steps and not stopping and not early:
+        while self.step < self.last_step and not stopping and not early:
             n = self._steps_to_next_event(eval_every or poll_every, save_every)
-            previous = self.step
+            before = self.step - self.origin  # events count from origin (train_span)
             stats = self._run_loop(loop, iterator, n)
             window.update(stats)
             if traced:  # The first call traced the loop: its time says nothing about speed.
                 window.update(timed_seconds=stats["seconds"], timed_updates=stats["updates"])
             traced = True
-            now, step = time.time(), self.step
+            now, step, at = time.time(), self.step, self.step - self.origin
             decided = agree(
                 signal=stop.signal is not None,
                 time_up=bool(cfg.max_train_seconds) and now - started >= cfg.max_train_seconds,
@@ -376,28 +377,28 @@ class Trainer:
                 stop.signal = "the --max_train_seconds limit"
             elif decided["signal"] and stop.signal is None:
                 stop.signal = "a stop signal on another worker"
-            if crossed(previous, step, cfg.log_step_count_steps) or step >= cfg.train_steps:
+            if crossed(before, at, cfg.log_step_count_steps) or step >= self.last_step:
                 self._log_window(window, console)
                 window = Counter()
             if stopping:
                 break
-            saves = decided["save_due"] or crossed(previous, step, save_every)
+            saves = decided["save_due"] or crossed(before, at, save_every)
             if saves:
                 print(self._saved(self.save()), flush=True)
                 last_save = time.time()
-            if schedules.eval_due(cfg, previous, step, bool(saves), decided["throttle_passed"]):
+            if schedules.eval_due(cfg, before, at, bool(saves), decided["throttle_passed"]):
                 if not saves:
                     self.save()
                 results, last_eval = self.evals.round(), time.time()
                 if self.early_stopping is not None:  # agreed: a dev decode metric is the chief's
                     early = agree(stop=self.early_stopping.update(step, results))["stop"]
-            elif crossed(previous, step, poll_every):
+            elif crossed(before, at, poll_every):
                 early = agree(stop=self.early_stopping.poll(cfg.output_dir))["stop"]
         path = self.ckpt.latest if self.ckpt.latest == self._expected_path() else self.save()
         if stopping:
             print(
-                f"received {stop.signal}: {self._saved(path)} at step {self.step}; rerun the "
-                "same command to resume.",
+                f"received {stop.signal}: {self._saved(path)} at step {self.step}; "
+                + schedules.resume_hint(self.cfg, self.last_step - self.step),
                 flush=True,
             )
             return {"interrupted": True, "checkpoint": path}
@@ -414,9 +415,9 @@ class Trainer:
         """Updates in the next loop call: up to the next log line, save, eval or the end."""
         cfg = self.cfg
         return step_count.updates_to_next_event(
-            self.step,
+            self.step - self.origin,
             self.steps_per_update,
-            cfg.train_steps,
+            self.last_step - self.origin,
             cfg.steps_per_loop,
             (cfg.log_step_count_steps, eval_every, save_every),
         )

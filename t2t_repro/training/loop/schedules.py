@@ -78,6 +78,33 @@ def batch_line(hparams, replicas: int, accumulate: int, workers: int = 1) -> str
     )
 
 
+def train_span(cfg: TrainerConfig, start: int) -> tuple[int, int]:
+    """(the step this run trains to, the step its step-counted events count from) for a run
+    that starts at step ``start``. --train_steps and 0, but for train_eval_and_decode, which
+    T2T runs as ceil(train_steps / local_eval_frequency) rounds of training
+    local_eval_frequency more steps, each then evaluated and decoded
+    (``T2TExperiment.train_eval_and_decode``: ``Estimator.train(steps=...)`` counts from the
+    step it starts at): a run resumed at step s trains to s + that many, every round counted
+    from s."""
+    if cfg.schedule != "train_eval_and_decode":
+        return cfg.train_steps, 0
+    every = cfg.local_eval_frequency
+    return start + -(-cfg.train_steps // every) * every, start
+
+
+def resume_hint(cfg: TrainerConfig, left: int) -> str:
+    """What to run after a stop with ``left`` steps to go: the same command, but under
+    train_eval_and_decode, whose rerun trains --train_steps more (``train_span``), with
+    --train_steps lowered to what is left."""
+    if cfg.schedule != "train_eval_and_decode":
+        return "rerun the same command to resume."
+    return (
+        f"to resume, rerun the same command with --train_steps={left}, what is left (under "
+        "train_eval_and_decode a rerun trains --train_steps more, in rounds of "
+        "--local_eval_frequency steps, as T2T's)."
+    )
+
+
 def eval_every(cfg: TrainerConfig) -> int:
     """The step interval of evaluations (0: none on a step count)."""
     return cfg.local_eval_frequency if cfg.schedule in EVERY_N_STEPS else 0
