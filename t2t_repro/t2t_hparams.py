@@ -137,7 +137,7 @@ TABLE: dict[str, Entry] = {
     "eval_drop_long_sequences": honoured(False, _INPUT),
     "length_bucket_step": honoured(1.1, _INPUT),
     "max_input_seq_length": honoured(0, _INPUT),
-    "max_length": honoured(256, _INPUT),
+    "max_length": honoured(256, _INPUT, _MODEL),  # the model's: pos=emb's table rows
     "max_target_seq_length": honoured(0, _INPUT),
     "min_length": honoured(0, _INPUT),
     "min_length_bucket": honoured(8, _INPUT),

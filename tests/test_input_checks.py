@@ -200,7 +200,7 @@ def test_cli_one_liners_for_decoder_and_datagen(tmp_path):
 def test_an_input_is_cut_only_where_t2t_cuts_it():
     """T2T's decode_from_file cuts a line only to max_input_size, its dataset decodes never;
     nothing else bounds an input (past a learned position table T2T adds no signal:
-    tests/test_t2t_initializer_and_positions.py)."""
+    tests/test_learned_positions.py)."""
     from t2t_repro.decoding.line_decoder import UNLIMITED, input_limit
 
     asked, default = decode_hparams("max_input_size=20,extra_length=10"), decode_hparams()

@@ -4,6 +4,7 @@ T2T's default initializer. A T2T 1.15.7 run with them (tests/data/t2t_reference,
 ``tools/t2t_reference/learned_positions_reference.py``: tables of 5 rows, sources of 7
 positions, decodes of up to 15) imports and gives T2T's logits and decodes."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -108,3 +109,27 @@ def test_ctranslate2_decodes_the_imported_t2t_model_like_ours(imported, tmp_path
     width = min(ids.shape[-1], want_ids.shape[-1])
     np.testing.assert_array_equal(ids[:, 0, :width], want_ids.numpy()[:, 0, :width])
     np.testing.assert_allclose(scores, want_scores.numpy()[:, :1], atol=1e-4)
+
+
+def test_a_run_saved_before_the_change_says_why_it_cannot_resume(tmp_path):
+    """A run saved with the retired layout (one table of max_position_embeddings rows): its
+    hparams.json's retired name is dropped when read, and its checkpoint is refused with the
+    reason, not as a corrupt file."""
+    from t2t_repro.checkpoints.errors import CheckpointError
+    from t2t_repro.checkpoints.loading import saved_hparams
+    from t2t_repro.checkpoints.training import TrainingCheckpoint
+
+    old = build_model("transformer_tiny", TINY.replace("max_length=4", "max_length=16"), 20)
+    saved = old.hparams.copy()
+    saved.add_hparam("max_position_embeddings", 16)
+    (tmp_path / "hparams.json").write_text(saved.to_json())
+    assert "max_position_embeddings" not in saved_hparams(str(tmp_path))
+    optimizer = keras.optimizers.Adam()
+    optimizer.build(old.trainable_variables)
+    TrainingCheckpoint(str(tmp_path), old, optimizer, 5).save(1)
+    new = build_model("transformer_tiny", TINY, vocab_size=20)
+    optimizer = keras.optimizers.Adam()
+    optimizer.build(new.trainable_variables)
+    with pytest.raises(CheckpointError, match="cannot be restored at all: train it anew") as e:
+        TrainingCheckpoint(str(tmp_path), new, optimizer, 5).restore_latest()
+    assert "\n" not in str(e.value) and "corrupt" not in str(e.value)

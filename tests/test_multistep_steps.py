@@ -67,10 +67,14 @@ def test_loop_calls_end_at_the_first_update_boundary_after_an_event():
     assert step_count.crossed(96, 104, 100) and not step_count.crossed(104, 112, 100)
     assert step_count.crossed(99, 100, 100) and not step_count.crossed(100, 101, 100)
     assert not step_count.crossed(0, 8, 0)
-    step_count.check_train_steps(48, 8)
-    step_count.check_train_steps(7, 1)
+    step_count.check_train_steps(8, 48)
+    step_count.check_train_steps(1, 7)
     with pytest.raises(TrainingError, match=r"^--train_steps=50 counts batches.*multiple of 8"):
-        step_count.check_train_steps(50, 8)
+        step_count.check_train_steps(8, 50)
+    # train_eval_and_decode ends its training after a round of --local_eval_frequency steps
+    freq = "--local_eval_frequency"
+    with pytest.raises(TrainingError, match=rf"^{freq}=5 counts batches.*multiple of 4"):
+        step_count.check_train_steps(4, 5, freq)
 
 
 def test_a_checkpoint_saved_before_the_meaning_changed():

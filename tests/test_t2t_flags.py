@@ -272,7 +272,7 @@ def test_train_eval_and_decode_trains_t2ts_rounds_from_where_it_starts():
     """T2TExperiment.train_eval_and_decode: ceil(train_steps / local_eval_frequency) rounds of
     Estimator.train(steps=local_eval_frequency), counted from the step the run starts at."""
     from t2t_repro.training.config import TrainerConfig
-    from t2t_repro.training.loop.schedules import resume_hint, train_span
+    from t2t_repro.training.loop.schedules import resume_hint, train_span, training_end
     from t2t_repro.training.run_setup import TrainingError, check_config
 
     def cfg(schedule, freq=300):
@@ -291,7 +291,11 @@ def test_train_eval_and_decode_trains_t2ts_rounds_from_where_it_starts():
     for schedule in ("train", "train_and_evaluate", "continuous_train_and_eval"):
         assert train_span(cfg(schedule), 450) == (1000, 0)
     assert resume_hint(cfg("train"), 550) == "rerun the same command to resume."
-    assert "--train_steps=550, what is left" in resume_hint(cfg("train_eval_and_decode"), 550)
+    assert "with --train_steps=550 (under" in resume_hint(cfg("train_eval_and_decode"), 550)
+    done = resume_hint(cfg("train_eval_and_decode"), 0)  # a stop right at the last round's end
+    assert "--schedule=evaluate and --schedule=decode run them" in done
+    assert training_end(cfg("train_eval_and_decode")) == (300, "--local_eval_frequency")
+    assert training_end(cfg("train")) == (1000, "--train_steps")
     with pytest.raises(TrainingError, match="rounds of --local_eval_frequency steps"):
         check_config(cfg("train_eval_and_decode", freq=0))
 

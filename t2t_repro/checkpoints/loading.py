@@ -19,10 +19,10 @@ import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from t2t_repro import fileio, registry
-from t2t_repro.checkpoints.errors import CheckpointError
+from t2t_repro.checkpoints.errors import CheckpointError, retired_layout
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib import checks as hparams_checks
-from t2t_repro.hparams_lib.build import create_hparams, create_run_hparams
+from t2t_repro.hparams_lib.build import RETIRED_HPARAMS, create_hparams, create_run_hparams
 
 MODEL_KEY = "model"
 HPARAMS_FILE = "hparams.json"
@@ -111,6 +111,8 @@ def restore_model(model, path: str) -> str:
         ) from None
     except (AssertionError, ValueError) as e:
         _quiet_restore_warnings()
+        if retired_layout(str(e)):
+            raise CheckpointError(f"Checkpoint {prefix!r}: {retired_layout(str(e))}.") from None
         raise CheckpointError(
             f"Checkpoint {prefix!r} does not match the model: {_first_line(e)}. "
             f"The checkpoint holds {len(stored)} model variables; the model has "
@@ -150,6 +152,9 @@ def saved_hparams(output_dir: str) -> HParams | None:
     except HParamsError as e:
         raise HParamsError(f"{path}: {e}") from None
     hparams_checks.check_types(hp, path)
+    for name in RETIRED_HPARAMS:
+        if name in hp:
+            hp.del_hparam(name)
     return hp
 
 

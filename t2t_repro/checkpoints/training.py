@@ -30,7 +30,7 @@ import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.checkpoints import files as checkpoint_files
-from t2t_repro.checkpoints.errors import CheckpointError
+from t2t_repro.checkpoints.errors import CheckpointError, retired_layout
 from t2t_repro.checkpoints.loading import MODEL_KEY, checkpoint_reader
 
 INPUT_KEY = "input_iterator"
@@ -113,6 +113,9 @@ class TrainingCheckpoint:
             self._status = self.checkpoint.restore(path)
             self._status.assert_existing_objects_matched()
         except (AssertionError, ValueError, IndexError, tf.errors.OpError) as e:
+            if retired_layout(str(e)):
+                why = retired_layout(str(e))
+                raise CheckpointError(f"Cannot resume from {path!r}: {why}.") from None
             raise CheckpointError(
                 f"Cannot resume from {path!r}: {_first_line(e)}. The checkpoint was written "
                 "with other hparams (a --hparams value that changes a shape cannot resume it: "

@@ -4,8 +4,9 @@
         --data_dir=DATA --output_dir=TRAIN --train_steps=20000
     t2t-trainer --problem=wmt_ende --hparams_set=transformer_big --data_dir=DATA --output_dir=TRAIN
 
-Rerunning the same command resumes from the latest checkpoint. SIGINT/SIGTERM save and exit
-with --signal_exit_code (143), so that a cluster manager restarts the job.
+Rerunning the same command resumes from the latest checkpoint (under
+--schedule=train_eval_and_decode it then trains --train_steps more, as T2T's). SIGINT/SIGTERM
+save and exit with --signal_exit_code (143), so that a cluster manager restarts the job.
 """
 
 from __future__ import annotations

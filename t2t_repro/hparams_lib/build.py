@@ -36,6 +36,13 @@ PROBLEM_HPARAMS = (
 )
 
 
+# This project's own hparams that its sets no longer have: a run's saved hparams.json may
+# still hold them (``checkpoints/loading.py``, ``saved_hparams``, drops them), and nothing reads
+# them. ``max_position_embeddings``: the rows of pos=emb's one table, before learned positions
+# became T2T's tables of max_length rows.
+RETIRED_HPARAMS = ("max_position_embeddings",)
+
+
 def add_problem_hparams(
     hp: HParams,
     input_vocab_size: int,

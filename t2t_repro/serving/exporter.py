@@ -104,9 +104,9 @@ class Translator(tf.Module):
             self.target_encoder = GraphSubwordEncoder(self.target_vocab, alphabets["targets"])
 
     def encode_inputs(self, sources: tf.Tensor) -> tf.Tensor:
-        """[B] strings -> [B, L] int32 ids with EOS, padded with 0: within the model's
-        position table (``max_input_length``), then T2T's cut (``input_cut``;
-        ``export_input_ids`` is the same in Python)."""
+        """[B] strings -> [B, L] int32 ids with EOS, padded with 0: within
+        ``max_input_length`` (the decoder's bound: ``LineDecoder.split_input_length``), then
+        T2T's cut (``input_cut``; ``export_input_ids`` is the same in Python)."""
         ids = self.input_encoder.encode(sources)[:, : self.max_input_length - 1]
         eos = tf.fill([tf.shape(sources)[0], 1], EOS_ID)
         ids = tf.concat([ids, tf.RaggedTensor.from_tensor(eos)], axis=1)

@@ -111,7 +111,7 @@ class Trainer:
             hp.optimizer, hp.optimizer_multistep_accumulate_steps
         )
         if cfg.schedule not in READ_ONLY_SCHEDULES:
-            step_count.check_train_steps(cfg.train_steps, self.steps_per_update)
+            step_count.check_train_steps(self.steps_per_update, *schedules.training_end(cfg))
         if hp.use_fixed_batch_size:  # its replicas must divide it: refused before any write
             replicas = self.strategy.num_replicas_in_sync
             fixed_batch_per_replica(

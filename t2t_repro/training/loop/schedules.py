@@ -92,17 +92,32 @@ def train_span(cfg: TrainerConfig, start: int) -> tuple[int, int]:
     return start + -(-cfg.train_steps // every) * every, start
 
 
+def training_end(cfg: TrainerConfig) -> tuple[int, str]:
+    """The step count a training run's end is a multiple of, and its flag: --train_steps, or
+    under train_eval_and_decode its rounds' --local_eval_frequency (``train_span``)."""
+    if cfg.schedule == "train_eval_and_decode":
+        return cfg.local_eval_frequency, "--local_eval_frequency"
+    return cfg.train_steps, "--train_steps"
+
+
 def resume_hint(cfg: TrainerConfig, left: int) -> str:
-    """What to run after a stop with ``left`` steps to go: the same command, but under
+    """What to run after a stop with ``left`` steps to go: the same command; under
     train_eval_and_decode, whose rerun trains --train_steps more (``train_span``), with
-    --train_steps lowered to what is left."""
+    --train_steps lowered to what is left, or, at its end, the evaluation and decodes the stop
+    skipped."""
     if cfg.schedule != "train_eval_and_decode":
         return "rerun the same command to resume."
-    return (
-        f"to resume, rerun the same command with --train_steps={left}, what is left (under "
-        "train_eval_and_decode a rerun trains --train_steps more, in rounds of "
-        "--local_eval_frequency steps, as T2T's)."
+    rerun = (
+        "under train_eval_and_decode a rerun trains --train_steps more, in rounds of "
+        "--local_eval_frequency steps from the step it resumes at, as T2T's"
     )
+    if left <= 0:
+        return (
+            "training is done, but its last evaluation and dev decodes did not run: "
+            f"--schedule=evaluate and --schedule=decode run them ({rerun})."
+        )
+    left_text = f"to train the {left} steps left, rerun the same command with --train_steps={left}"
+    return f"{left_text} ({rerun})."
 
 
 def eval_every(cfg: TrainerConfig) -> int:

@@ -19,11 +19,13 @@ from __future__ import annotations
 from t2t_repro.training.run_setup import TrainingError
 
 
-def check_train_steps(train_steps: int, steps_per_update: int) -> None:
-    """TrainingError (one line) for a --train_steps that ends inside a multistep_adam update."""
+def check_train_steps(steps_per_update: int, train_steps: int, flag: str = "--train_steps") -> None:
+    """TrainingError (one line) for a --train_steps that ends inside a multistep_adam update
+    (under train_eval_and_decode, whose rounds end the training: a --local_eval_frequency,
+    ``flag``)."""
     if steps_per_update > 1 and train_steps % steps_per_update:
         raise TrainingError(
-            f"--train_steps={train_steps} counts batches as in T2T, and optimizer=multistep_adam "
+            f"{flag}={train_steps} counts batches as in T2T, and optimizer=multistep_adam "
             f"updates every {steps_per_update} (optimizer_multistep_accumulate_steps): T2T would "
             "stop with part of an update accumulated, which a checkpoint here does not keep; "
             f"use a multiple of {steps_per_update}."
