@@ -177,3 +177,35 @@ def test_grappler_flag_lasts_for_the_run_only(tmp_path, monkeypatch, capsys):
     assert decoder.main(flags) != 0
     assert seen == [True, before] and options() == before
     assert "stopped by the test" in capsys.readouterr().err
+
+
+def test_lines_share_batches_as_t2ts_word_count_order_makes_them():
+    """T2T's _get_sorted_inputs sorts by whitespace-separated words (most first, ties in file
+    order), not by subword ids: here the line of fewest words has the most ids, and it is
+    batched last, padded to its batch-mate's length (which sets both lines' decode length)."""
+    import numpy as np
+
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+    from tests.model_utils import build_model
+
+    class CharIds:  # one id a character: "abcdefgh" is 8 ids, "a b c" 5
+        def encode(self, text):
+            return [2 + (ord(c) % 20) for c in text]
+
+        def decode(self, ids):
+            return " ".join(map(str, ids))
+
+    batches = []
+
+    def searcher(padded, occurrences=None):
+        batches.append(padded.copy())
+        return np.zeros([len(padded), 1, 3], np.int32), np.zeros([len(padded), 1], np.float32)
+
+    lines = ["abcdefgh", "a b c", "a b", "x y z w"]
+    dhp = decode_hparams("batch_size=2")
+    model = build_model("transformer_tiny", "hidden_size=16,num_heads=2", vocab_size=30)
+    decoder = LineDecoder(model, CharIds(), CharIds(), dhp, log=lambda _: None, searcher=searcher)
+    assert len(decoder.decode_lines(lines)) == 4
+    # Words: 4 ("x y z w"), 3 ("a b c"), 2 ("a b"), 1 ("abcdefgh"): ids with EOS 8, 6, 4, 9.
+    assert [b.shape for b in batches] == [(2, 8), (2, 9)]
+    assert [row.tolist().count(0) for row in batches[1]] == [5, 0]  # "a b" padded to 9

@@ -1,7 +1,7 @@
 """Decodes text lines: encode, sort by length, batch, search, detokenize, restore order.
 
 As T2T's ``decode_from_file`` (``tensor2tensor/utils/decoding.py``): inputs get EOS appended, are
-sorted by descending length and batched (``batch_size``, default 32, which T2T's 0 means too),
+sorted by descending word count and batched (``batch_size``, default 32, which T2T's 0 means too),
 and outputs are cut at the first EOS and returned in the original order. Every input line
 yields exactly one output: an empty line gives an empty line without running the model. A line
 is cut (with a warning) only to ``max_input_size`` when set, as T2T cuts it (``input_limit``),
@@ -381,9 +381,10 @@ class LineDecoder:
             before = [self.encode(x, None) for x in map(normalize_source_line, earlier) if x]
         counts = occurrences(before + [ids for _, ids in todo])[len(before) :]
         occurrence = dict(zip([i for i, _ in todo], counts, strict=True))
-        # T2T sorts by whitespace-token count, longest first; subword length is equivalent
-        # for batching purposes and pads less.
-        todo.sort(key=lambda item: -len(item[1]))
+        # T2T's order (decoding.py, _get_sorted_inputs): by whitespace-separated words, most
+        # first, ties in file order. It decides which lines share a batch, and so each line's
+        # decode length (the batch's longest input + extra_length).
+        todo.sort(key=lambda item: -len(lines[item[0]].split()))
         start, done, timed_from = time.time(), 0, 0
         batch_size = max(1, self.dhp.batch_size)
         for b in range(0, len(todo), batch_size):
