@@ -174,6 +174,19 @@ def copy(src: str, dst: str) -> None:
         shutil.copyfile(src, dst)
 
 
+def getctime(path: str) -> float:
+    """A local file's inode change time (T2T's ``os.path.getctime``); a URL's modification
+    time, the only one object stores report."""
+    return getmtime(path) if is_url(path) else os.path.getctime(path)
+
+
+def copy_dated(src: str, dst: str) -> None:
+    """Copies ``src`` to ``dst`` with its modification time where the file system lets it be
+    set (``shutil.copy2``'s, as T2T's tools copy a run's flags.txt)."""
+    copy(src, dst)
+    set_mtime(dst, getmtime(src))
+
+
 def getsize(path: str) -> int:
     return _gfile().stat(path).length if is_url(path) else os.path.getsize(path)
 

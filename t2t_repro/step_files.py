@@ -30,6 +30,9 @@ class StepFile:
     path: str  # a file, or a checkpoint prefix
     mtime: float  # seconds since the epoch (a checkpoint's: its .index file's)
     step: int
+    # Its inode's change time (None: ``mtime``): T2T waits from it, which a file dated back to
+    # its checkpoint's time (translations, averages) does not move.
+    ctime: float | None = None
 
 
 def numbered_files(directory: str) -> list[StepFile]:
@@ -43,7 +46,8 @@ def numbered_files(directory: str) -> list[StepFile]:
         match = _NUMBERED.match(name)
         path = os.path.join(directory, name)
         if match and fileio.isfile(path):
-            found.append(StepFile(path, fileio.getmtime(path), int(match.group(1))))
+            step = int(match.group(1))
+            found.append(StepFile(path, fileio.getmtime(path), step, fileio.getctime(path)))
     return sorted(found, key=lambda f: f.step)
 
 
@@ -59,7 +63,7 @@ def follow_steps(
 ) -> Iterator[StepFile]:
     """Yields each file of ``list_files()`` with step >= ``min_steps`` once, in step order;
     with ``wait_minutes``, waits for more until none has come for that long (measured from
-    the start, then from the last file's time, as T2T's ``stepfiles_iterator``)."""
+    the start, then from the last file's ctime, as T2T's ``stepfiles_iterator``)."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     exit_time = now() + wait_minutes * 60
     waiting_said = False
@@ -81,5 +85,5 @@ def follow_steps(
         waiting_said = False
         found = min(pending, key=lambda f: f.step)
         min_steps = found.step + 1
-        exit_time = found.mtime + wait_minutes * 60
+        exit_time = (found.mtime if found.ctime is None else found.ctime) + wait_minutes * 60
         yield found

@@ -81,10 +81,12 @@ def test_cli_average_then_decode(tmp_path):
     )
     manager.save(checkpoint_number=1)
     manager.save(checkpoint_number=2)
-    out = run_tool("t2t-avg-all", f"--model_dir={train}", "--n=2")
-    assert out.returncode == 0, out.stderr
-    again = run_tool("t2t-avg-all", f"--model_dir={train}", "--n=2")  # a rerun keeps it
-    assert again.returncode == 0 and f"kept {train / 'avg' / 'ckpt-2'}" in again.stdout, again
+    avg = ("t2t-avg-all", f"--model_dir={train}", f"--output_dir={train / 'avg'}", "--n=2")
+    out = run_tool(*avg)
+    assert out.returncode == 0 and "wrote 1 average(s)" in out.stdout, out.stderr
+    again = run_tool(*avg)  # a rerun keeps it
+    kept = f"{train / 'avg' / 'ckpt-2'} is already the average of ckpt-1, ckpt-2; kept"
+    assert again.returncode == 0 and kept in again.stderr, again
     src = tmp_path / "src.txt"
     src.write_text("the big dog sees a cat .\n\nmany cats run .\n")
     out = run_tool(

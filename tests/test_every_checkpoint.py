@@ -319,6 +319,30 @@ def test_avg_all_sliding_windows_equal_by_hand_averages(tmp_path):
     assert avg_all.main([f"--model_dir={train}", "--sliding_window", "--max_step=200"]) == 1
 
 
+def test_avg_all_runs_t2ts_defaults(tmp_path, monkeypatch):
+    """T2T's t2t-avg-all without flags: the sliding window into avg/ of the working
+    directory, with the run's flags.txt copied there, dated as it is; beyond T2T,
+    --nosliding_window writes the newest window alone, from fewer checkpoints too."""
+    train = tmp_path / "train"
+    train.mkdir()
+    _checkpoints_with_known_weights(train, steps=(100, 200, 300))
+    (train / "flags.txt").write_text("--problem=translate_toy\n")
+    os.utime(train / "flags.txt", (1_600_000_000,) * 2)
+    monkeypatch.chdir(tmp_path)
+    assert avg_all.main([f"--model_dir={train}", "--n=2"]) == 0
+    avg = tmp_path / "avg"
+    assert sorted(n for n in os.listdir(avg) if n.endswith(".index")) == [
+        "ckpt-200.index",
+        "ckpt-300.index",
+    ]
+    assert os.path.getmtime(avg / "flags.txt") == 1_600_000_000
+    newest = tmp_path / "newest"
+    argv = [f"--model_dir={train}", f"--output_dir={newest}", "--n=5", "--nosliding_window"]
+    assert avg_all.main(argv) == 0
+    assert sorted(n for n in os.listdir(newest) if n.endswith(".index")) == ["ckpt-300.index"]
+    assert avg_all.main([*argv[:3], "--nosliding_window", "--wait_minutes=1"]) == 1
+
+
 def test_follow_steps_waits_for_new_files_then_stops():
     """With wait_minutes, polling continues until no file has come for that long after the
     last one's time; files are handed out once, in step order, from min_steps."""
@@ -344,3 +368,14 @@ def test_follow_steps_waits_for_new_files_then_stops():
     # It waited 3 polls for a-9, then until a-9's time + 60 s.
     assert clock["now"] >= 1030 + 60 and clock["now"] <= 1030 + 60 + 10
     assert [f.step for f in follow_steps(lambda: list(files), 0, 6, log=print)] == [9]
+    # T2T waits from a file's ctime: one dated back (a translation, an average: its
+    # checkpoint's time) was still just made, so the wait goes on from now.
+    files[:] = [StepFile("b-3", 100.0, 3, ctime=clock["now"])]
+    start = clock["now"]
+    assert [
+        f.step
+        for f in follow_steps(
+            lambda: list(files), 1, log=print, sleep=sleep, now=lambda: clock["now"]
+        )
+    ] == [3]
+    assert clock["now"] >= start + 60

@@ -90,7 +90,7 @@ def check_datagen_train_average_decode_export_on_ram(tmp_path):
     assert trainer.main([*args[:-5], "--train_steps=3", "--schedule=train", *args[-3:]]) == 0
     assert "ckpt-3.index" in fileio.listdir(train)
 
-    assert avg_all.main([f"--model_dir={train}", "--n=2"]) == 0
+    assert avg_all.main([f"--model_dir={train}", f"--output_dir={train}/avg", "--n=2"]) == 0
     assert {"ckpt-3.index", "checkpoint", "averaged_from.txt"} <= set(
         fileio.listdir(f"{train}/avg")
     )

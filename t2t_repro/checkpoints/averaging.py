@@ -58,7 +58,7 @@ def checkpoints_by_step(model_dir: str) -> tuple[list[tuple[int, str]], list[str
 
 def check_output_dir(model_dir: str, output_dir: str) -> None:
     """Refuses an output dir where the average could replace someone else's checkpoints."""
-    suggestion = f"use --output_dir={os.path.join(model_dir, 'avg')} (the default)"
+    suggestion = f"use --output_dir={os.path.join(model_dir, 'avg')}"
     if fileio.same_path(output_dir, model_dir):
         raise CheckpointError(
             f"--output_dir is the training directory {model_dir}: averaging "
@@ -233,7 +233,7 @@ def average_sliding_windows(
     if seen < n:
         log(
             f"warning: {seen} checkpoint(s) at step >= {min_steps}; a window needs --n={n}, "
-            "so no average was written."
+            "so no average was written, as in T2T (--nosliding_window averages those there are)."
         )
     return written
 
@@ -253,6 +253,13 @@ def _average_into(model, paths: list[str], log) -> None:
 
 def _write_model_checkpoint(model, output_dir: str, step: int, sources: list[str]) -> str:
     fileio.makedirs(output_dir)
+    # T2T's t2t-avg-all copies the run's flags.txt, dated as it is, so that t2t-bleu dates
+    # step 0 by it (bin/t2t_avg_all.py).
+    run_flags, flags_copy = (
+        os.path.join(d, "flags.txt") for d in (os.path.dirname(sources[0]), output_dir)
+    )
+    if fileio.isfile(run_flags) and not fileio.exists(flags_copy):
+        fileio.copy_dated(run_flags, flags_copy)
     with fileio.open(os.path.join(output_dir, MARKER), "a", encoding="utf-8") as f:
         f.write(f"ckpt-{step}: " + " ".join(sources) + "\n")
     final = os.path.join(output_dir, f"ckpt-{step}")

@@ -65,7 +65,8 @@ def checkpoint_step_files(directory: str) -> list[StepFile]:
     found = []
     for step, prefix in complete_checkpoints(directory):
         try:
-            found.append(StepFile(prefix, fileio.getmtime(prefix + ".index"), step))
+            index = prefix + ".index"
+            found.append(StepFile(prefix, fileio.getmtime(index), step, fileio.getctime(index)))
         except OSError:  # removed since the listing (training's keep_checkpoint_max)
             continue
     return found

@@ -1,24 +1,24 @@
 """t2t-avg-all: average the model weights of the last n checkpoints of a training run.
 
-    t2t-avg-all --model_dir=TRAIN --output_dir=TRAIN/avg --n=5     # the paper: 5 (base), 20 (big)
-    t2t-avg-all --model_dir=TRAIN --n=5 --sliding_window              # T2T's: one per step
-    t2t-avg-all --model_dir=TRAIN --n=5 --wait_minutes=30             # ... following a running job
+    t2t-avg-all --model_dir=TRAIN --output_dir=TRAIN/avg --n=5     # T2T's: one per step
+    t2t-avg-all --model_dir=TRAIN --output_dir=TRAIN/avg --n=5 --wait_minutes=30  # following it
+    t2t-avg-all --model_dir=TRAIN --output_dir=TRAIN/avg --n=20 --nosliding_window  # the newest
 
 The result is a checkpoint the decoder loads: t2t-decoder --checkpoint_path=TRAIN/avg ...
 
-By default one average is written: the newest n checkpoints', as TRAIN/avg/ckpt-<newest step>.
-T2T's t2t-avg-all writes a sliding window instead: for every checkpoint from the n-th on, the
-average of it and the n-1 before it (TRAIN/avg/ckpt-<its step>), for t2t-translate-all and
-t2t-bleu --translations_dir to plot. --sliding_window asks for that, and so do T2T's
---min_steps and --wait_minutes (they exist only in that mode). Its last window is today's
-average, at the same path. It is not the default because it writes one model-sized
-checkpoint per step where one was asked for, and writes nothing with fewer than n checkpoints.
+As T2T's t2t-avg-all (``bin/t2t_avg_all.py``), it writes a sliding window: for every checkpoint
+from the n-th on, the average of it and the n-1 before it (<output_dir>/ckpt-<its step>), for
+t2t-translate-all and t2t-bleu --translations_dir to plot; the last window is the newest n
+checkpoints' average. With fewer than n checkpoints it writes none, as T2T's. Its output_dir
+is T2T's, avg/ (in the working directory), unless given, and it copies the run's flags.txt
+there, dated as it is, as T2T's does. Beyond T2T, --nosliding_window writes the newest
+window alone, also from fewer than n checkpoints, and --max_step picks the window that ends
+at a step (the checkpoints around the best dev score, say).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from t2t_repro.commands import cli, t2t_flags
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t2t-avg-all", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model_dir", default="", help="a t2t-trainer output_dir")
     parser.add_argument(
-        "--output_dir", default="", help="where the average goes (default: <model_dir>/avg)"
+        "--output_dir", default="avg/", help="where the averages go (T2T's default: avg/)"
     )
     parser.add_argument(
         "--n",
@@ -41,14 +41,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--max_step",
         type=int,
         default=0,
-        help="not T2T: average the newest n at or before this step (0: the newest n), e.g. "
-        "the checkpoints around the best dev score",
+        help="not T2T: one average, of the newest n at or before this step (0: the newest "
+        "n), e.g. the checkpoints around the best dev score",
     )
     cli.add_bool(
         parser,
         "sliding_window",
-        "not a T2T flag: T2T's behaviour, one average of the last n at every checkpoint "
-        "step from the n-th on (implied by --min_steps and --wait_minutes)",
+        "not a T2T flag: T2T's behaviour, the default, one average of the last n at every "
+        "checkpoint step from the n-th on; --nosliding_window: the newest n's alone",
+        default=None,
     )
     parser.add_argument(
         "--min_steps", type=int, default=0, help="ignore checkpoints with fewer steps (T2T's)"
@@ -71,13 +72,19 @@ def check_avg_flags(args: argparse.Namespace) -> None:
         raise cli.UsageError("--max_step must be 0 (the newest checkpoints) or a step.")
     if args.min_steps < 0 or args.wait_minutes < 0:
         raise cli.UsageError("--min_steps and --wait_minutes must be 0 or more.")
-    if args.min_steps or args.wait_minutes:
-        args.sliding_window = True
-    if args.sliding_window and args.max_step:
+    follows = args.min_steps or args.wait_minutes  # T2T's, of the sliding window
+    if (args.sliding_window or follows) and args.max_step:
         raise cli.UsageError(
             "--max_step picks one average; the sliding window (--sliding_window, --min_steps, "
             "--wait_minutes) writes one per step: use one or the other."
         )
+    if follows and args.sliding_window is False:
+        raise cli.UsageError(
+            "--min_steps and --wait_minutes are the sliding window's (T2T's): drop "
+            "--nosliding_window."
+        )
+    if args.sliding_window is None:
+        args.sliding_window = not args.max_step
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     cli.require(args, "model_dir")
     model_dir = cli.expand(args.model_dir)
-    output_dir = cli.expand(args.output_dir) or os.path.join(model_dir, "avg")
+    output_dir = cli.expand(args.output_dir)
     if args.sliding_window:
         written = average_sliding_windows(
             model_dir,

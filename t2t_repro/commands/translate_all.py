@@ -6,7 +6,7 @@
 
 Writes TRANSL/<problem>-<step> per checkpoint (skipping those already there, so a rerun
 continues); --wait_minutes follows a running job. --model_dir=TRAIN/avg (t2t-avg-all
---sliding_window) translates the averages instead.
+--output_dir=TRAIN/avg) translates the averages instead.
 """
 
 from __future__ import annotations

@@ -65,9 +65,7 @@ def command_fields(
     ``{model.mtime}``, ``{model.ctime}`` of the checkpoint (its ``bleu_hook.StepFile``: the
     .index file's times; ctime is the mtime on a remote file system)."""
     base = os.path.join(config.translations_dir, config.problem)
-    index = checkpoint.path + ".index"
-    local = not fileio.is_url(index) and os.path.exists(index)
-    ctime = os.path.getctime(index) if local else checkpoint.mtime
+    ctime = checkpoint.mtime if checkpoint.ctime is None else checkpoint.ctime
     return {
         "params": params,
         "model_dir": config.model_dir,
@@ -171,8 +169,7 @@ def _copy_flags_file(config: TranslateAllConfig) -> None:
     source = os.path.join(run_dir, "flags.txt")
     if fileio.exists(target) or not fileio.isfile(source):
         return
-    fileio.copy(source, target)
-    fileio.set_mtime(target, fileio.getmtime(source))
+    fileio.copy_dated(source, target)
 
 
 def _run_decoder_command(
