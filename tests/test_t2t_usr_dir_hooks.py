@@ -206,6 +206,10 @@ REFUSED = {
         "    @property\n    def decode_hooks(self):\n        return [print]\n",
         "overrides decode_hooks, which this project does not call; remove it (score decodes",
     ),
+    "eval_hooks": (
+        "    def eval_hooks(self, features, logits, hparams):\n        return []\n",
+        "overrides eval_hooks, which this project does not call; remove it (the trainer's",
+    ),
     "eval_metrics": (
         "    def eval_metrics(self):\n        return ['accuracy', 'edit_distance']\n",
         "eval_metrics() names edit_distance, which this project does not compute",
@@ -356,3 +360,39 @@ def test_a_usr_dir_that_does_not_import_is_one_line_naming_file_and_line(tmp_pat
     assert err.endswith(
         f"raised SyntaxError: invalid syntax at {path}:3 (in <module>); fix it there."
     )
+
+
+MULTIPROCESS = """
+    @property
+    def multiprocess_generate(self):
+        return True
+
+    @property
+    def num_generate_tasks(self):
+        return 2
+
+    def prepare_to_generate(self, data_dir, tmp_dir):
+        open(data_dir + "/prepared", "w").close()
+
+    def generate_data(self, data_dir, tmp_dir, task_id=-1):
+        open(data_dir + "/task_" + str(task_id), "w").close()
+"""
+
+
+def test_datagen_calls_generate_data_as_t2t_datagen(tmp_path):
+    """bin/t2t_datagen.py: task_id None; with multiprocess_generate, prepare_to_generate
+    once, then each task id. And T2T's filepattern and data_filepaths."""
+    _load_case(tmp_path, MULTIPROCESS)
+    problem = registry.problem("hook_case")
+    data = tmp_path / "data"
+    problem.generate_data(str(data), str(tmp_path))
+    assert sorted(p.name for p in data.iterdir()) == ["prepared", "task_0", "task_1"]
+    _load_case(tmp_path, MULTIPROCESS.replace("return True", "return False"))
+    single = registry.problem("hook_case")
+    single.generate_data(str(tmp_path / "single"), str(tmp_path))
+    assert [p.name for p in (tmp_path / "single").iterdir()] == ["task_None"]
+    d = str(tmp_path)
+    assert single.filepattern(d, "train") == f"{d}/hook_case-train*"
+    assert single.filepattern(d, "infer", shard=3) == f"{d}/hook_case-dev-00003*"
+    assert single.data_filepaths("eval", d, 2, True) == single.dev_filepaths(d, 2, True)
+    assert single.task_id == -1 and not single.was_reversed

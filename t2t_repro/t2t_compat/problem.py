@@ -14,6 +14,7 @@ method: a user's own ``generate_data`` is wrapped at registration (``on_t2t_regi
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import time
 from typing import Any
@@ -112,6 +113,7 @@ class Problem(base.Problem):
         self._was_reversed = was_reversed
         self._was_copy = was_copy
         self._encoders = None
+        self._task_id = -1
 
     # -- T2T's interface --------------------------------------------------------------------
     def eval_metrics(self) -> list[str]:
@@ -136,11 +138,58 @@ class Problem(base.Problem):
     def test_filepaths(self, data_dir: str, num_shards: int, shuffled: bool) -> list[str]:
         return self._data_filepaths(DatasetSplit.TEST, data_dir, num_shards, shuffled)
 
+    def data_filepaths(self, split, output_dir, num_shards, shuffled) -> list[str]:
+        """T2T's dispatch to the three methods above (which a usr_dir may override)."""
+        by_split = {
+            DatasetSplit.TRAIN: self.training_filepaths,
+            DatasetSplit.EVAL: self.dev_filepaths,
+            DatasetSplit.TEST: self.test_filepaths,
+        }
+        if split not in by_split:
+            split_file_name(split)  # one line for an unknown split
+            raise T2TProblemError(f"data_filepaths takes train, eval or test, not {split!r}.")
+        return by_split[split](output_dir, num_shards, shuffled)
+
     def filepattern(self, data_dir: str, mode: str, shard: int | None = None) -> str:
-        """Shards of a split (T2T's or the project's split name)."""
-        split = split_file_name(mode)
-        suffix = f"{shard:05d}" if shard is not None else "*"
-        return os.path.join(data_dir, f"{self.dataset_filename()}-{split}-{suffix}")
+        """T2T's pattern of a split's shards, or of one shard's (T2T's or the project's split
+        name; T2T's ``infer`` mode reads dev)."""
+        split = split_file_name(DatasetSplit.EVAL if mode == "infer" else mode)
+        shard_part = f"-{shard:05d}" if shard is not None else ""
+        return os.path.join(data_dir, f"{self.dataset_filename()}-{split}{shard_part}*")
+
+    # T2T's datagen in several tasks (bin/t2t_datagen.py): the tools call prepare_to_generate
+    # once, then generate_data for each task id, one after another.
+    @property
+    def multiprocess_generate(self) -> bool:
+        return False
+
+    @property
+    def num_generate_tasks(self) -> int:
+        raise NotImplementedError()
+
+    def prepare_to_generate(self, data_dir: str, tmp_dir: str) -> None:
+        raise NotImplementedError()
+
+    @property
+    def num_training_examples(self) -> int:
+        raise NotImplementedError()
+
+    @property
+    def task_id(self) -> int:
+        return self._task_id
+
+    def set_task_id(self, new_task_id: int) -> None:
+        self._task_id = new_task_id
+
+    @property
+    def was_reversed(self) -> bool:
+        return self._was_reversed
+
+    def maybe_reverse_features(self, feature_map: dict) -> None:
+        """T2T's: nothing for a problem that is not a _rev variant (none is made here)."""
+
+    def maybe_copy_features(self, feature_map: dict) -> None:
+        """T2T's: nothing for a problem that is not a _copy variant (none is made here)."""
 
     def feature_encoders(self, data_dir: str) -> dict:
         raise T2TProblemError(
@@ -257,13 +306,32 @@ def _tool_entry(t2t_generate_data):
         start = time.monotonic()
         fileio.makedirs(data_dir)  # as bin/t2t_datagen.py does
         t2t_shards.seed_like_t2t_datagen(random_seed)
-        t2t_generate_data(self, data_dir, tmp_dir)
+        _generate_as_t2t_datagen(self, t2t_generate_data, data_dir, tmp_dir)
         summary = base.DatagenSummary(self.name, data_dir)
         summary.seconds = time.monotonic() - start
         return summary
 
     generate_data.t2t_tool_entry = True
     return generate_data
+
+
+def _generate_as_t2t_datagen(problem, t2t_generate_data, data_dir: str, tmp_dir: str) -> None:
+    """bin/t2t_datagen.py's calls (generate_data_for_registered_problem): the task id None
+    (no --task_id), or with ``multiprocess_generate`` prepare_to_generate, then each task id
+    of ``num_generate_tasks`` (T2T runs them in a pool; here in turn: the same files). A
+    ``generate_data`` without a task id parameter gets none."""
+    takes_task_id = len(inspect.signature(t2t_generate_data).parameters) >= 4
+    if not problem.multiprocess_generate:
+        t2t_generate_data(problem, data_dir, tmp_dir, *([None] if takes_task_id else []))
+        return
+    if not takes_task_id:
+        raise T2TProblemError(
+            f"{type(problem).__name__}: multiprocess_generate is True, but generate_data takes "
+            "no task_id (T2T calls generate_data(data_dir, tmp_dir, task_id) for each task)."
+        )
+    problem.prepare_to_generate(data_dir, tmp_dir)
+    for task_id in range(problem.num_generate_tasks):
+        t2t_generate_data(problem, data_dir, tmp_dir, task_id)
 
 
 # T2T's names this project does not provide: one line when called (refusals.py).
