@@ -226,7 +226,7 @@ def test_flags_parse_as_t2ts_and_unusable_values_are_refused(tmp_path, capsys):
 def test_train_and_evaluate_stops_by_validation_monitor_says_why_and_resumes_afresh(
     tmp_path, capsys
 ):
-    """T2T's default schedule stops by ValidationMonitor's rule. With learning rate 0 every
+    """train_and_evaluate stops by ValidationMonitor's rule. With learning rate 0 every
     evaluation gives the same figures, so none is strictly better than the job's first: the
     run stops at the first evaluation 5 steps after it (step 10, evaluations at 5, 10);
     resumed, the monitor starts afresh (its best lives in memory): evaluations at 15, 20, stop
@@ -251,6 +251,7 @@ def test_train_and_evaluate_stops_by_validation_monitor_says_why_and_resumes_afr
             attention_images=False,
             eval_decode_examples=0,
             eval_early_stopping_steps=5,
+            schedule="train_and_evaluate",
             **flags,
         )
         return Trainer(cfg).run(), capsys.readouterr().out

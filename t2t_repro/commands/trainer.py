@@ -44,8 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--schedule",
         default=d["schedule"],
-        help=f"one of {', '.join(SCHEDULES)} (T2T's; its default is continuous_train_and_eval: "
-        "an eval after a checkpoint, at most every --eval_throttle_seconds); T2T's other "
+        help=f"one of {', '.join(SCHEDULES)} (T2T's; the default, T2T's, is "
+        "continuous_train_and_eval: an eval after a checkpoint, at most every "
+        "--eval_throttle_seconds, and one at the end); T2T's other "
         "schedules are refused with what to run instead",
     )
     parser.add_argument(

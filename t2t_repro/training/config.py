@@ -59,7 +59,7 @@ class TrainerConfig:
     train_steps: int = 250000
     eval_steps: int = 100
     eval_use_test_set: bool = False  # evaluate on the test split instead of dev (T2T's)
-    schedule: str = "train_and_evaluate"
+    schedule: str = "continuous_train_and_eval"  # T2T's default (bin/t2t_trainer.py)
     eval_throttle_seconds: int = 600  # continuous_train_and_eval: least seconds between evals
     eval_timeout_mins: int = 240  # continuous_eval: stop after this long without a checkpoint
     local_eval_frequency: int = 1000
