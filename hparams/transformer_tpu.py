@@ -6,8 +6,8 @@ symbol shard, ``max_length`` 64, batch at most 2048, and dropout masks shared al
 ``transformer_wikitext103_l4k_v0``, which sets the same by hand. Each is checked value by
 value against T2T 1.15.7's own (``tests/test_t2t_sets.py``).
 
-T2T's TPU sets that need more than this (bfloat16 activations or weights, MLPerf mode,
-TransformerMemory, time series) are named, with the reason, when asked for
+T2T's TPU sets that need more than this (bfloat16 weights, MLPerf mode, TransformerMemory,
+time series) are named, with the reason, when asked for
 (``t2t_repro/t2t_compat/refusals.py``).
 """
 
@@ -51,6 +51,15 @@ def update_hparams_for_tpu(hparams: HParams) -> HParams:
 def transformer_tpu() -> HParams:
     """T2T's ``transformer_base`` for TPU."""
     return update_hparams_for_tpu(transformer_base())
+
+
+@_register
+def transformer_tpu_bf16_activation() -> HParams:
+    """T2T's ``transformer_tpu`` with bfloat16 activations (float32 variables): trained and
+    decoded under Keras's mixed bfloat16 policy here (``training/run_setup.py``)."""
+    hparams = transformer_tpu()
+    hparams.activation_dtype = "bfloat16"
+    return hparams
 
 
 @_register

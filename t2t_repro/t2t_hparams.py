@@ -143,6 +143,17 @@ TABLE: dict[str, Entry] = {
     "min_length_bucket": honoured(8, _INPUT),
     "use_fixed_batch_size": honoured(False, _INPUT),
     # -- honoured: training, the optimizer and the learning rate --------------------------------
+    # T2T's bfloat16 activations over float32 variables (utils/t2t_model.py, T2TModel.call):
+    # Keras's mixed policy in training and decoding
+    "activation_dtype": honoured(
+        "float32",
+        "training/run_setup",
+        "decoding/runner",
+        values=("float32", "bfloat16"),
+        why="T2T's float16 activations scale the loss with its mixed_precision_optimizer_* "
+        "hparams, not implemented; t2t-trainer --gpu_automatic_mixed_precision trains in "
+        "float16 with Keras's loss scaling",
+    ),
     "label_smoothing": honoured(0.1, "training/loop/train_step"),
     "train_steps": honoured(ABSENT, _LR),  # set from --train_steps (training/run_hparams.py)
     "clip_grad_norm": honoured(0.0, _OPT),
@@ -212,7 +223,6 @@ TABLE: dict[str, Entry] = {
     "vocab_divisor": refused(1),
     # -- no effect here -------------------------------------------------------------------------
     "dropout": no_effect(0.2, stored=True),  # T2T's transformer reads the *_dropout ones
-    "activation_dtype": no_effect("float32"),
     "add_relative_to_values": no_effect(False),
     "area_key_mode": no_effect("none"),
     "area_value_mode": no_effect("none"),
@@ -286,7 +296,8 @@ TABLE: dict[str, Entry] = {
     "video_num_input_frames": no_effect(1),
     "video_num_target_frames": no_effect(1),
     "warm_start_from_second": no_effect(""),
-    "weight_dtype": no_effect("float32"),
+    # T2T stores the weights in bfloat16 with it (Adafactor only): not implemented
+    "weight_dtype": refused("float32"),
     "weights_fn": no_effect({}),
     # added by other sets of T2T's models/transformer.py (vector-quantised gating, memory,
     # supervised attention): read only by those models' code

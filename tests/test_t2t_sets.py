@@ -70,6 +70,10 @@ def test_a_usr_dir_calls_t2ts_variant_sets_by_their_module_names():
     hp = t2t_transformer.update_hparams_for_tpu(t2t_transformer.transformer_tiny())
     assert hp == t2t_transformer.transformer_tiny_tpu() == registry.hparams("transformer_tiny_tpu")
     assert (hp.optimizer, hp.attention_dropout_broadcast_dims) == ("Adafactor", "0,1")
-    with pytest.raises(T2TApiError, match="transformer_tpu_bf16_activation is not provided.*") as e:
-        t2t_transformer.transformer_tpu_bf16_activation()
-    assert "\n" not in str(e.value) and "--mixed_precision=bfloat16" in str(e.value)
+    # bfloat16 activations are T2T's activation_dtype (tests/test_activation_dtype.py) ...
+    hp = t2t_transformer.transformer_tpu_bf16_activation()
+    assert hp.activation_dtype == "bfloat16" and hp.optimizer == "Adafactor"
+    # ... bfloat16 weights are not
+    with pytest.raises(T2TApiError, match="transformer_tpu_1b is not provided.*") as e:
+        t2t_transformer.transformer_tpu_1b()
+    assert "\n" not in str(e.value) and "weight_dtype" in str(e.value)

@@ -57,19 +57,28 @@ def load_decoder(
             f"--checkpoint_path names {len(members)} checkpoints; this tool takes one "
             "(only t2t-decoder decodes an ensemble)."
         )
-    with decoding_policy(dhp.precision):
-        trained = [
-            load_trained_model(
-                member_dir,
-                checkpoint_path=member_checkpoint,
-                problem_name=problem_name,
-                data_dir=data_dir,
-                hparams_set=hparams_set,
-                hparams_overrides=hparams_overrides,
-                model_name=model_name,
-            )
-            for member_dir, member_checkpoint in members
-        ]
+
+    def load(precision: str) -> list:
+        with decoding_policy(precision):
+            return [
+                load_trained_model(
+                    member_dir,
+                    checkpoint_path=member_checkpoint,
+                    problem_name=problem_name,
+                    data_dir=data_dir,
+                    hparams_set=hparams_set,
+                    hparams_overrides=hparams_overrides,
+                    model_name=model_name,
+                )
+                for member_dir, member_checkpoint in members
+            ]
+
+    trained = load(dhp.precision)
+    # T2T decodes a model trained with activation_dtype=bfloat16 in bfloat16 (utils/
+    # t2t_model.py, T2TModel.call, in every mode): built again under that policy.
+    if not dhp.precision and any(t.hparams.get("activation_dtype") == "bfloat16" for t in trained):
+        dhp.set_hparam("precision", "bfloat16")
+        trained = load(dhp.precision)
     model = trained[0].model if len(trained) == 1 else Ensemble([t.model for t in trained])
     problem = trained[0].problem
     decoder = decoder_for_model(model, problem, data_dir, dhp, random_seed=random_seed)

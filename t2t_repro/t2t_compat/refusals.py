@@ -54,9 +54,9 @@ _START_FROM = (
     "(t2t-trainer --registry_help lists the sets)"
 )
 _SET_BF16 = (
-    "it runs activations (transformer_tpu_1b also weights) in bfloat16 through "
-    "activation_dtype / weight_dtype, which this project does not read; use "
-    "--hparams_set=transformer_tpu with t2t-trainer --mixed_precision=bfloat16, or " + _START_FROM
+    "it stores its weights in bfloat16 (weight_dtype), which this project does not "
+    "implement (its bfloat16 activations, activation_dtype, are: transformer_tpu_bf16_activation); "
+    + _START_FROM
 )
 _SET_MLPERF = (
     "it sets mlperf_mode (T2T's MLPerf compliance logging and stopping at the target BLEU), "
@@ -157,7 +157,7 @@ _TABLE: dict[str, dict[str, str]] = {
             "transformer_prepare_encoder transformer_self_attention_layer"
         ),
         _RANGES: "transformer_base_range transformer_tiny_tpu_range transformer_tpu_range",
-        _SET_BF16: "transformer_tpu_1b transformer_tpu_bf16_activation",
+        _SET_BF16: "transformer_tpu_1b",
         _SET_MLPERF: "transformer_mlperf_tpu",
         _SET_MEMORY: (
             "transformer_cifar10_memory_v0 transformer_imagenet64_memory_v0 "

@@ -93,7 +93,6 @@ class Trainer:
             )
         self.cfg = cfg
         self.flags = flags or dataclasses.asdict(cfg)
-        setup_precision_and_seed(cfg)
         self.problem = registry.problem(cfg.problem)
         if cfg.schedule == "train_eval_and_decode":
             self.problem.check_split_decodes()
@@ -105,6 +104,7 @@ class Trainer:
             self.augment = self.problem.train_augmentation(
                 cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)
             )
+        self.cfg = cfg = setup_precision_and_seed(cfg, hp)  # T2T's activation_dtype too
         # Batches per update: optimizer_multistep_accumulate_steps under multistep_adam only,
         # as in T2T (step_count.py); the step counts batches, as T2T's global step does.
         self.steps_per_update = t2t_steps_per_update(

@@ -1,0 +1,64 @@
+"""T2T's hparam activation_dtype=bfloat16 (utils/t2t_model.py, T2TModel.call: bfloat16
+activations over float32 variables, in training and in decoding) runs under Keras's mixed
+bfloat16 policy here; weight_dtype=bfloat16 and float16 activations are refused in one line."""
+
+import keras
+import pytest
+
+from t2t_repro.decoding import runner
+from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparams_lib import checks
+from t2t_repro.training.config import TrainerConfig
+from t2t_repro.training.run_setup import TrainingError, setup_precision_and_seed
+from tests.model_utils import build_model, toy_checkpoint_dir
+
+
+@pytest.fixture(autouse=True)
+def float32_policy_after():
+    yield
+    keras.mixed_precision.set_global_policy("float32")
+
+
+def config(**flags) -> TrainerConfig:
+    return TrainerConfig("translate_toy", "transformer_tiny", "d", "o", **flags)
+
+
+def test_training_takes_its_precision_from_the_hparam():
+    cfg = setup_precision_and_seed(config(), HParams(activation_dtype="bfloat16"))
+    assert cfg.mixed_precision == "bfloat16"
+    assert keras.mixed_precision.global_policy().name == "mixed_bfloat16"
+    flag = setup_precision_and_seed(config(mixed_precision="bfloat16"), HParams())
+    assert flag.mixed_precision == "bfloat16"  # the flag alone, as before
+    with pytest.raises(TrainingError, match="ask for two precisions"):
+        setup_precision_and_seed(
+            config(mixed_precision="float16"), HParams(activation_dtype="bfloat16")
+        )
+
+
+def test_other_reduced_precisions_are_refused_in_one_line():
+    hp = build_model("transformer_tiny", "hidden_size=16,num_heads=2", vocab_size=20).hparams
+    checks.validate(hp.copy().parse("activation_dtype=bfloat16"), training=True)
+    for override, message in (
+        ("activation_dtype=float16", "gpu_automatic_mixed_precision trains in float16"),
+        ("weight_dtype=bfloat16", "only weight_dtype='float32', T2T's default"),
+    ):
+        with pytest.raises(HParamsError, match=message) as refused:
+            checks.validate(hp.copy().parse(override), training=True)
+        assert "\n" not in str(refused.value)
+
+
+def test_a_model_trained_with_bfloat16_activations_decodes_in_bfloat16(tmp_path):
+    root = toy_checkpoint_dir(tmp_path, overrides="max_length=12,activation_dtype=bfloat16")
+    keras.mixed_precision.set_global_policy("float32")
+    setup = runner.load_decoder(
+        "translate_toy",
+        "",
+        "",
+        str(root / "data"),
+        str(root / "train"),
+        decode_overrides="beam_size=1",
+    )
+    assert setup.dhp.precision == "bfloat16"
+    assert setup.model.compute_dtype == "bfloat16"
+    assert keras.mixed_precision.global_policy().name == "float32"  # restored after loading
+    assert len(setup.decoder.decode_lines(["a b c"])) == 1
