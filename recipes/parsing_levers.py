@@ -80,6 +80,7 @@ def train_variant(args, name: str, overrides: str, data_dir: str) -> None:
         f"--max_train_seconds={args.minutes * 60}",
         "--mixed_precision=bfloat16",
         "--no-attention_images",
+        "--schedule=train_and_evaluate",  # a dev evaluation every --local_eval_frequency steps
         "--local_eval_frequency=250",
         "--keep_checkpoint_max=2",
     )

@@ -170,6 +170,7 @@ def train_members(args, data: str, trains: list[str]) -> None:
             f"--max_train_seconds={args.minutes * 60}",
             f"--mixed_precision={args.mixed_precision}",
             "--no-attention_images",
+            "--schedule=train_and_evaluate",  # a dev evaluation every --eval_every steps
             f"--local_eval_frequency={args.eval_every}",
             "--keep_checkpoint_max=100",
             "--eval_decode_examples=1000",

@@ -97,6 +97,7 @@ def run_workflow(cfg: WorkflowConfig) -> dict:
         f"--model_dir={cfg.train_dir}",
         f"--output_dir={cfg.avg_dir}",
         f"--n={cfg.average_n}",
+        "--nosliding_window",  # the newest average alone (T2T's default writes one per step)
     )
     timings["average_s"] = time.time() - start
 

@@ -336,6 +336,7 @@ def test_avg_all_runs_t2ts_defaults(tmp_path, monkeypatch):
         "ckpt-300.index",
     ]
     assert os.path.getmtime(avg / "flags.txt") == 1_600_000_000
+    assert avg_all.main([f"--model_dir={train}", "--n=2"]) == 0  # a rerun: its own flags.txt
     newest = tmp_path / "newest"
     argv = [f"--model_dir={train}", f"--output_dir={newest}", "--n=5", "--nosliding_window"]
     assert avg_all.main(argv) == 0

@@ -381,15 +381,18 @@ MULTIPROCESS = """
 
 def test_datagen_calls_generate_data_as_t2t_datagen(tmp_path):
     """bin/t2t_datagen.py: task_id None; with multiprocess_generate, prepare_to_generate
-    once, then each task id. And T2T's filepattern and data_filepaths."""
+    once, then each task id. bin/t2t_trainer.py's --generate_data: generate_data(data_dir,
+    tmp_dir), the method's own default. And T2T's filepattern and data_filepaths."""
     _load_case(tmp_path, MULTIPROCESS)
     problem = registry.problem("hook_case")
     data = tmp_path / "data"
-    problem.generate_data(str(data), str(tmp_path))
+    problem.generate_data(str(data), str(tmp_path), None)  # as t2t-datagen calls it
     assert sorted(p.name for p in data.iterdir()) == ["prepared", "task_0", "task_1"]
+    problem.generate_data(str(tmp_path / "trainer"), str(tmp_path))  # as t2t-trainer does
+    assert [p.name for p in (tmp_path / "trainer").iterdir()] == ["task_-1"]
     _load_case(tmp_path, MULTIPROCESS.replace("return True", "return False"))
     single = registry.problem("hook_case")
-    single.generate_data(str(tmp_path / "single"), str(tmp_path))
+    single.generate_data(str(tmp_path / "single"), str(tmp_path), None)
     assert [p.name for p in (tmp_path / "single").iterdir()] == ["task_None"]
     d = str(tmp_path)
     assert single.filepattern(d, "train") == f"{d}/hook_case-train*"

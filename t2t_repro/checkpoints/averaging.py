@@ -73,8 +73,9 @@ def check_output_dir(model_dir: str, output_dir: str) -> None:
     theirs = [
         n
         for n in names
-        if n in ("hparams.json", "flags.txt")
-        or (not ours and (n.startswith("ckpt-") or n == checkpoint_files.STATE_FILE))
+        if n == "hparams.json"
+        # (its own directory holds the run's flags.txt, copied as T2T's t2t-avg-all does)
+        or (not ours and (n in ("flags.txt", checkpoint_files.STATE_FILE) or n.startswith("ckpt-")))
     ]
     if theirs:
         raise CheckpointError(
@@ -253,6 +254,8 @@ def _average_into(model, paths: list[str], log) -> None:
 
 def _write_model_checkpoint(model, output_dir: str, step: int, sources: list[str]) -> str:
     fileio.makedirs(output_dir)
+    with fileio.open(os.path.join(output_dir, MARKER), "a", encoding="utf-8") as f:
+        f.write(f"ckpt-{step}: " + " ".join(sources) + "\n")
     # T2T's t2t-avg-all copies the run's flags.txt, dated as it is, so that t2t-bleu dates
     # step 0 by it (bin/t2t_avg_all.py).
     run_flags, flags_copy = (
@@ -260,8 +263,6 @@ def _write_model_checkpoint(model, output_dir: str, step: int, sources: list[str
     )
     if fileio.isfile(run_flags) and not fileio.exists(flags_copy):
         fileio.copy_dated(run_flags, flags_copy)
-    with fileio.open(os.path.join(output_dir, MARKER), "a", encoding="utf-8") as f:
-        f.write(f"ckpt-{step}: " + " ".join(sources) + "\n")
     final = os.path.join(output_dir, f"ckpt-{step}")
     tmp = os.path.join(output_dir, f".tmp-ckpt-{step}")
     written = tf.train.Checkpoint(**{MODEL_KEY: model}).write(tmp)

@@ -176,6 +176,8 @@ class Problem(base.Problem):
 
     @property
     def task_id(self) -> int:
+        if self._task_id == -1 and hasattr(self, "global_task_id"):
+            self._task_id = self.global_task_id()  # T2T's: a subclass's own numbering
         return self._task_id
 
     def set_task_id(self, new_task_id: int) -> None:
@@ -283,6 +285,9 @@ class Problem(base.Problem):
             cls.generate_data = _tool_entry(entry)
 
 
+_TRAINER_CALL = object()  # generate_data called without a third argument: by t2t-trainer
+
+
 def _tool_entry(t2t_generate_data):
     """A user's T2T ``generate_data(data_dir, tmp_dir, task_id)`` as the tools call it: seeded
     as ``t2t-datagen`` seeds; the summary has only the time (the method reports nothing)."""
@@ -292,7 +297,9 @@ def _tool_entry(t2t_generate_data):
         self,
         data_dir,
         tmp_dir,
-        task_id=-1,  # the tools pass num_workers here: T2T's task_id is not used
+        # t2t-datagen passes its num_workers here (T2T's task_id is not one); t2t-trainer's
+        # --generate_data passes nothing, as T2T's trainer calls generate_data(data_dir, tmp_dir)
+        task_id=_TRAINER_CALL,
         *,
         max_cases=None,
         random_seed=base.DEFAULT_SEED,
@@ -306,7 +313,10 @@ def _tool_entry(t2t_generate_data):
         start = time.monotonic()
         fileio.makedirs(data_dir)  # as bin/t2t_datagen.py does
         t2t_shards.seed_like_t2t_datagen(random_seed)
-        _generate_as_t2t_datagen(self, t2t_generate_data, data_dir, tmp_dir)
+        if task_id is _TRAINER_CALL:  # bin/t2t_trainer.py, generate_data
+            t2t_generate_data(self, data_dir, tmp_dir)
+        else:
+            _generate_as_t2t_datagen(self, t2t_generate_data, data_dir, tmp_dir)
         summary = base.DatagenSummary(self.name, data_dir)
         summary.seconds = time.monotonic() - start
         return summary
