@@ -209,3 +209,35 @@ def test_lines_share_batches_as_t2ts_word_count_order_makes_them():
     # Words: 4 ("x y z w"), 3 ("a b c"), 2 ("a b"), 1 ("abcdefgh"): ids with EOS 8, 6, 4, 9.
     assert [b.shape for b in batches] == [(2, 8), (2, 9)]
     assert [row.tolist().count(0) for row in batches[1]] == [5, 0]  # "a b" padded to 9
+
+
+def test_placeholder_beams_are_written_as_t2t_writes_them():
+    """With return_beams, where fewer beams finished than asked for, T2T's beam search returns
+    the rest as its start (ids 0, score -INF) and its decode_from_file writes them as any beam:
+    the decode of those ids ("<pad>" each) and, with write_beam_scores, -10000000.00."""
+    import numpy as np
+
+    from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams, hypotheses_found
+    from tests.model_utils import build_model
+
+    class Pads:  # T2T's reserved names for ids 0 and 1, the rest as numbers
+        def encode(self, text):
+            return [int(t) for t in text.split()]
+
+        def decode(self, ids):
+            return "".join({0: "<pad>", 1: "<EOS>"}.get(i, f" {i}") for i in ids).strip()
+
+    def searcher(padded, occurrences=None):
+        ids = np.zeros([1, 3, 5], np.int32)  # beam 1 finished, beams 2 and 3 did not
+        ids[0, 0, 1:4] = [7, 8, 1]
+        return ids, np.array([[-1.5, -1e7, -1e7]], np.float32)
+
+    dhp = decode_hparams("beam_size=3,return_beams=True,write_beam_scores=True")
+    model = build_model("transformer_tiny", "hidden_size=16,num_heads=2", vocab_size=30)
+    decoder = LineDecoder(model, Pads(), Pads(), dhp, log=lambda _: None, searcher=searcher)
+    [hyps] = decoder.decode_lines(["5 6"])
+    line = decoder.format(hyps)
+    assert (
+        line == "7 8\t-1.50\t<pad><pad><pad><pad>\t-10000000.00\t<pad><pad><pad><pad>\t-10000000.00"
+    )
+    assert [h.text for h in hypotheses_found(hyps)] == ["7 8"]  # what the export answers

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from t2t_repro.decoding.line_decoder import hypotheses_found
 from tests.grappler import grappler_off_env
 from tests.model_utils import shared_toy_checkpoint
 from tests.shared_build import build_once
@@ -275,7 +276,8 @@ def test_nbest_signature_and_query_server_give_the_decoders_hypotheses(
     setup, beams_decoder = toy_decoders
     exported_data_dir = trained_dir / "data"
     best = [hyps[0] for hyps in setup.decoder.decode_lines(LINES)]
-    all_beams = beams_decoder.decode_lines(LINES)
+    # what the export answers: the decoder's hypotheses, T2T's placeholders not among them
+    all_beams = [hypotheses_found(hyps) for hyps in beams_decoder.decode_lines(LINES)]
     assert any(len(hyps) > 1 for hyps in all_beams) and all_beams[1] == [best[1]]
     assert [hyps[0].text for hyps in all_beams] == [h.text for h in best]
     stdin = "\n".join(LINES).encode() + b"\n"
@@ -415,7 +417,8 @@ def test_an_export_with_return_beams_gives_every_beam_by_default(toy_decoders, t
         out = signatures["serving_default"](sources=tf.constant(lines))
         return out["translations"].numpy().tolist(), out["scores"].numpy().tolist()
 
-    got, want = query.query(LINES[:2], request, nbest=False), beams.decode_lines(LINES[:2])
+    got = query.query(LINES[:2], request, nbest=False)
+    want = [hypotheses_found(hyps) for hyps in beams.decode_lines(LINES[:2])]
     assert [[h.text for h in hyps] for hyps in got] == [[h.text for h in hyps] for hyps in want]
     np.testing.assert_allclose(
         [h.score for hyps in got for h in hyps], [h.score for hyps in want for h in hyps], atol=1e-4

@@ -36,7 +36,7 @@ from t2t_repro.decoding.prompt import PromptConstraint
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.decoding.t2t_decode_names import settle_t2t_names, t2t_decode_defaults
 from t2t_repro.hparam import HParams, HParamsError
-from t2t_repro.text_encoding.reserved_tokens import EOS_ID
+from t2t_repro.text_encoding.reserved_tokens import EOS_ID, PAD_ID
 
 FILLER_SCORE = -1e6
 UNLIMITED = 2**30  # an input is not cut unless max_input_size is set (T2T's decode_from_file)
@@ -127,6 +127,12 @@ class Hypothesis:
     text: str
     score: float
     ids: tuple[int, ...] = ()
+
+
+def hypotheses_found(hyps: Sequence[Hypothesis]) -> list[Hypothesis]:
+    """``hyps`` less the search's placeholders (``LineDecoder.decode_ids``): what the export's
+    nbest signature answers (``serving/nbest.py``)."""
+    return [h for k, h in enumerate(hyps) if k == 0 or h.score >= FILLER_SCORE]
 
 
 def format_hypotheses(hyps: Sequence[Hypothesis], write_scores: bool) -> str:
@@ -344,13 +350,16 @@ class LineDecoder:
         for row in range(len(batch)):
             hyps = []
             for beam in range(beams):
-                if beam > 0 and scores[row, beam] < FILLER_SCORE:
-                    break  # Placeholder beams of the search (score ~ -INF), not hypotheses.
                 row_ids = ids[row, beam].tolist()
                 if self.prompt:  # the continuation (column 0 is the initial id)
                     row_ids = row_ids[:1] + row_ids[1 + len(batch[row]) :]
                 # T2T writes a class label as it is (decoding.py: skip_eos_postprocess).
                 out = row_ids[:1] if self.labels else strip_after_eos(row_ids)
+                if beam > 0 and scores[row, beam] < FILLER_SCORE:
+                    # A placeholder: fewer beams finished than asked for, and T2T's beam
+                    # search returns the rest as its start, ids 0 scored -INF (beam_search.py);
+                    # T2T's decoder writes it as any beam, the decode of those ids, no EOS.
+                    out = [PAD_ID] * (len(row_ids) - 1)
                 hyps.append(
                     Hypothesis(
                         self.target_encoder.decode(out), float(scores[row, beam]), tuple(out)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import tensorflow as tf
 
-from t2t_repro.decoding.line_decoder import Hypothesis, LineDecoder
+from t2t_repro.decoding.line_decoder import Hypothesis, LineDecoder, hypotheses_found
 from t2t_repro.decoding.search import Searcher
 from t2t_repro.serving import ExportError
 from t2t_repro.serving.nbest import NBEST_SIGNATURE, as_text, rows_to_hypotheses
@@ -86,8 +86,9 @@ def check_export(
         got_best = as_hypotheses(best_fn(sources=sources))
         got_beams = as_hypotheses(nbest_fn(sources=sources))
         encoded = None if input_ids is None else [input_ids(line)]
-        want_beams = beams_decoder.decode_lines([line], (), encoded)[0]
-        want_best = best_decoder.decode_lines([line], (), encoded)[0]
+        # The export's columns stop at the search's placeholders, which the decoder writes
+        want_beams = hypotheses_found(beams_decoder.decode_lines([line], (), encoded)[0])
+        want_best = hypotheses_found(best_decoder.decode_lines([line], (), encoded)[0])
         for name, got, want in (
             ("serving_default", got_best, want_best if return_beams else want_best[:1]),
             (NBEST_SIGNATURE, got_beams, want_beams),

@@ -18,8 +18,8 @@ string [B, beam_size] and ``scores`` float32 [B, beam_size], what ``t2t-decoder
 --decode_hparams=return_beams=True,write_beam_scores=True`` prints (the search runs until the
 worst finished beam beats every alive one, as T2T's ``return_beams``). A column that holds no
 hypothesis (the search's placeholders, or the rest of a blank source's row) has translation
-"" and a score below ``PLACEHOLDER_SCORE`` (-1e6); the decoder prints no column for it
-(``serving/nbest.py``).
+"" and a score below ``PLACEHOLDER_SCORE`` (-1e6) (``serving/nbest.py``); t2t-decoder
+writes a placeholder as T2T's decoder does, "<pad>" for each position.
 Loading needs only TensorFlow and tensorflow-text (for its ops), not this project:
 
     import tensorflow as tf, tensorflow_text  # noqa: registers the ops
@@ -204,7 +204,8 @@ class Translator(tf.Module):
         text = tf.reshape(self.target_encoder.decode(self.output_ids(flat)), [batch, beams])
         first = tf.range(beams)[None] == 0
         blank = self.blank(sources)[:, None]
-        # As the decoder: later beams scored like the search's -INF are placeholders.
+        # Later beams scored like the search's -INF are placeholders, no hypothesis (which
+        # t2t-decoder writes as T2T's does: line_decoder.hypotheses_found).
         placeholder = (~first & (scores < PLACEHOLDER_SCORE)) | (blank & ~first)
         return {
             "translations": tf.where(blank | placeholder, "", text),

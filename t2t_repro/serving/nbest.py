@@ -23,8 +23,9 @@ def as_text(value) -> str:
 
 
 def rows_to_hypotheses(texts: Sequence, scores: Sequence) -> list[list[Hypothesis]]:
-    """[B, k] outputs -> the decoder's hypotheses per line: each row's columns up to its first
-    placeholder (where ``LineDecoder.decode_ids`` stops)."""
+    """[B, k] outputs -> the hypotheses per line: each row's columns up to its first
+    placeholder (``line_decoder.hypotheses_found`` of t2t-decoder's, which writes them as
+    T2T's does)."""
     rows = []
     for row_texts, row_scores in zip(texts, scores, strict=True):
         hyps = []
