@@ -9,7 +9,7 @@ from t2t_repro.decoding import runner
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib import checks
 from t2t_repro.training.config import TrainerConfig
-from t2t_repro.training.run_setup import TrainingError, setup_precision_and_seed
+from t2t_repro.training.run_setup import TrainingError, setup_precision
 from tests.model_utils import build_model, toy_checkpoint_dir
 
 
@@ -24,15 +24,13 @@ def config(**flags) -> TrainerConfig:
 
 
 def test_training_takes_its_precision_from_the_hparam():
-    cfg = setup_precision_and_seed(config(), HParams(activation_dtype="bfloat16"))
+    cfg = setup_precision(config(), HParams(activation_dtype="bfloat16"))
     assert cfg.mixed_precision == "bfloat16"
     assert keras.mixed_precision.global_policy().name == "mixed_bfloat16"
-    flag = setup_precision_and_seed(config(mixed_precision="bfloat16"), HParams())
+    flag = setup_precision(config(mixed_precision="bfloat16"), HParams())
     assert flag.mixed_precision == "bfloat16"  # the flag alone, as before
     with pytest.raises(TrainingError, match="ask for two precisions"):
-        setup_precision_and_seed(
-            config(mixed_precision="float16"), HParams(activation_dtype="bfloat16")
-        )
+        setup_precision(config(mixed_precision="float16"), HParams(activation_dtype="bfloat16"))
 
 
 def test_other_reduced_precisions_are_refused_in_one_line():
@@ -62,3 +60,24 @@ def test_a_model_trained_with_bfloat16_activations_decodes_in_bfloat16(tmp_path)
     assert setup.model.compute_dtype == "bfloat16"
     assert keras.mixed_precision.global_policy().name == "float32"  # restored after loading
     assert len(setup.decoder.decode_lines(["a b c"])) == 1
+
+
+def test_an_ensemble_of_both_precisions_asks_which(tmp_path):
+    from t2t_repro.decoding.ensemble import EnsembleError
+
+    bf16 = toy_checkpoint_dir(tmp_path / "a", overrides="max_length=12,activation_dtype=bfloat16")
+    fp32 = toy_checkpoint_dir(tmp_path / "b")
+    members = f"{bf16 / 'train' / 'ckpt-7'},{fp32 / 'train' / 'ckpt-7'}"
+    load = dict(checkpoint_path=members, allow_ensemble=True)
+    with pytest.raises(EnsembleError, match="give --decode_hparams=precision=float32"):
+        runner.load_decoder("translate_toy", "", "", str(bf16 / "data"), "", **load)
+    setup = runner.load_decoder(
+        "translate_toy",
+        "",
+        "",
+        str(bf16 / "data"),
+        "",
+        decode_overrides="precision=float32",
+        **load,
+    )
+    assert setup.dhp.precision == "float32"

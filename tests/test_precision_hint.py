@@ -7,7 +7,7 @@ import tensorflow as tf
 from t2t_repro.hparam import HParams
 from t2t_repro.training import precision_hint
 from t2t_repro.training.config import TrainerConfig
-from t2t_repro.training.run_setup import setup_precision_and_seed
+from t2t_repro.training.run_setup import setup_precision
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -77,7 +77,7 @@ def test_trainer_setup_prints_one_line_and_keeps_the_precision(
         mixed_precision=mixed_precision,
     )
     try:
-        setup_precision_and_seed(cfg, HParams(activation_dtype="float32"))
+        setup_precision(cfg, HParams(activation_dtype="float32"))
         lines = capsys.readouterr().out.splitlines()
         assert keras.mixed_precision.global_policy().name == (
             f"mixed_{mixed_precision}" if mixed_precision else "float32"

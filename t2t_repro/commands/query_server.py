@@ -5,7 +5,8 @@
     t2t-query-server --server=http://localhost:8501 --servable_name=my_model \
         --inputs_once="A man rides a bike ." --return_beams --write_beam_scores
 
-One output line per input line, as t2t-decoder writes them (docs/serving.md).
+One output line per input line, as t2t-decoder writes them but for T2T's placeholder beams,
+which the export does not answer (docs/serving.md).
 
 T2T's ``serving/query.py`` requires ``--problem`` and ``--data_dir`` (with ``--t2t_usr_dir``
 for a problem of your own) to tokenise on the client. The export tokenises in its graph, so

@@ -28,7 +28,8 @@ from t2t_repro.hparam import HParams
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 METADATA_FILE = "t2t_repro.json"  # written by serving/ctranslate2_export.py
-MISSING_SCORE = -1e9  # beams CTranslate2 did not return (LineDecoder skips them)
+# Beams CTranslate2 did not return: LineDecoder writes them as T2T's placeholders
+MISSING_SCORE = -1e9
 
 
 class CTranslate2Error(UserError, ValueError):

@@ -39,6 +39,7 @@ from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID, PAD_ID
 
 FILLER_SCORE = -1e6
+PLACEHOLDER_INF = 1e7  # T2T's beam_search.py INF: a placeholder's score is its negative
 UNLIMITED = 2**30  # an input is not cut unless max_input_size is set (T2T's decode_from_file)
 DECODE_DEFAULTS = dict(
     beam_size=4,
@@ -346,6 +347,7 @@ class LineDecoder:
         ids, scores = self.searcher(padded, *extra, occurrences=occurrences)
         ids, scores = np.asarray(ids), np.asarray(scores)
         beams = ids.shape[1] if self.dhp.return_beams or self.outputs_per_input else 1
+        placeholder_length = self.dhp.extra_length if self.prompt else ids.shape[2] - 1
         results = []
         for row in range(len(batch)):
             hyps = []
@@ -355,16 +357,14 @@ class LineDecoder:
                     row_ids = row_ids[:1] + row_ids[1 + len(batch[row]) :]
                 # T2T writes a class label as it is (decoding.py: skip_eos_postprocess).
                 out = row_ids[:1] if self.labels else strip_after_eos(row_ids)
-                if beam > 0 and scores[row, beam] < FILLER_SCORE:
+                score = float(scores[row, beam])
+                if beam > 0 and score < FILLER_SCORE:
                     # A placeholder: fewer beams finished than asked for, and T2T's beam
                     # search returns the rest as its start, ids 0 scored -INF (beam_search.py);
-                    # T2T's decoder writes it as any beam, the decode of those ids, no EOS.
-                    out = [PAD_ID] * (len(row_ids) - 1)
-                hyps.append(
-                    Hypothesis(
-                        self.target_encoder.decode(out), float(scores[row, beam]), tuple(out)
-                    )
-                )
+                    # T2T's decoder writes it as any beam, the decode of those ids, no EOS:
+                    # its decode length, or a prompt's extra_length past the batch's prompts.
+                    out, score = [PAD_ID] * placeholder_length, -PLACEHOLDER_INF
+                hyps.append(Hypothesis(self.target_encoder.decode(out), score, tuple(out)))
             results.append(hyps)
         return results
 

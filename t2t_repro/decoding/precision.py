@@ -1,8 +1,9 @@
 """Decoding in bfloat16: the model is built under Keras's mixed policy (variables float32, as
 in the checkpoint; layers compute in bfloat16), so matmuls use the CPU's bf16 instructions.
 
-The default stays float32, whose decodes are T2T's id for id; bfloat16 decodes may differ
-(rounding), which is why it is never switched on by itself.
+The default is the model's: float32, whose decodes are T2T's id for id, unless it was trained
+with T2T's activation_dtype=bfloat16, which T2T decodes in bfloat16 too (``runner.py``).
+Otherwise bfloat16 decodes may differ (rounding), which is why only asking switches it on.
 """
 
 from __future__ import annotations

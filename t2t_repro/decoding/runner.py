@@ -76,7 +76,13 @@ def load_decoder(
     trained = load(dhp.precision)
     # T2T decodes a model trained with activation_dtype=bfloat16 in bfloat16 (utils/
     # t2t_model.py, T2TModel.call, in every mode): built again under that policy.
-    if not dhp.precision and any(t.hparams.get("activation_dtype") == "bfloat16" for t in trained):
+    dtypes = {t.hparams.get("activation_dtype") or "float32" for t in trained}
+    if not dhp.precision and len(dtypes) > 1:
+        raise EnsembleError(
+            "the ensemble's members were trained with activation_dtype float32 and bfloat16: "
+            "give --decode_hparams=precision=float32 (or bfloat16) to decode them all so."
+        )
+    if not dhp.precision and dtypes == {"bfloat16"}:
         dhp.set_hparam("precision", "bfloat16")
         trained = load(dhp.precision)
     model = trained[0].model if len(trained) == 1 else Ensemble([t.model for t in trained])

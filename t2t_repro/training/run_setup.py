@@ -157,9 +157,16 @@ class StopFlag:
             signal.signal(sig, handler)
 
 
-def setup_precision_and_seed(cfg: TrainerConfig, hp) -> TrainerConfig:
-    """Seeds, and the run's precision (returned as ``cfg.mixed_precision``): the flag, or T2T's
-    hparam ``activation_dtype=bfloat16`` (``utils/t2t_model.py``, ``T2TModel.call``: bfloat16
+def setup_seed(cfg: TrainerConfig) -> None:
+    """--random_seed, before anything draws (T2T's trainer seeds before --generate_data)."""
+    if cfg.random_seed is not None:
+        keras.utils.set_random_seed(cfg.random_seed)
+        tf.config.experimental.enable_op_determinism()
+
+
+def setup_precision(cfg: TrainerConfig, hp) -> TrainerConfig:
+    """The run's precision (returned as ``cfg.mixed_precision``): the flag, or T2T's hparam
+    ``activation_dtype=bfloat16`` (``utils/t2t_model.py``, ``T2TModel.call``: bfloat16
     activations over float32 variables, which is Keras's mixed policy)."""
     activation = hp.get("activation_dtype", "float32")
     if activation != "float32":
@@ -169,9 +176,6 @@ def setup_precision_and_seed(cfg: TrainerConfig, hp) -> TrainerConfig:
                 f"{activation} ask for two precisions: drop one."
             )
         cfg = dataclasses.replace(cfg, mixed_precision=activation)
-    if cfg.random_seed is not None:
-        keras.utils.set_random_seed(cfg.random_seed)
-        tf.config.experimental.enable_op_determinism()
     if cfg.mixed_precision:
         keras.mixed_precision.set_global_policy(f"mixed_{cfg.mixed_precision}")
     print_bf16_hint(cfg.mixed_precision)

@@ -56,8 +56,9 @@ from t2t_repro.training.run_setup import (
     TrainingError,
     built_model,
     check_config,
-    setup_precision_and_seed,
+    setup_precision,
     setup_runtime,
+    setup_seed,
 )
 
 
@@ -74,8 +75,7 @@ class Trainer:
             cfg.log_device_placement,
         )
         self.strategy = make_strategy(cfg.worker_gpu, cfg.devices, cfg.collective_timeout_secs)
-        # Every stage of a cluster run is watched (watchdog.py; nothing on one host), and the
-        # chief's own work does not count against the collective timeout (chief_work.py).
+        # Every stage of a cluster run watched (watchdog.py), the chief's own work apart.
         self.ckpt = self.optimizer = self._saving = None
         self.watchdog = Watchdog(
             self.cluster.workers > 1,
@@ -93,6 +93,7 @@ class Trainer:
             )
         self.cfg = cfg
         self.flags = flags or dataclasses.asdict(cfg)
+        setup_seed(cfg)
         self.problem = registry.problem(cfg.problem)
         if cfg.schedule == "train_eval_and_decode":
             self.problem.check_split_decodes()
@@ -104,9 +105,8 @@ class Trainer:
             self.augment = self.problem.train_augmentation(
                 cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)
             )
-        self.cfg = cfg = setup_precision_and_seed(cfg, hp)  # T2T's activation_dtype too
-        # Batches per update: optimizer_multistep_accumulate_steps under multistep_adam only,
-        # as in T2T (step_count.py); the step counts batches, as T2T's global step does.
+        self.cfg = cfg = setup_precision(cfg, hp)  # T2T's activation_dtype too
+        # Batches per update, the global step counting batches, as T2T's (step_count.py).
         self.steps_per_update = t2t_steps_per_update(
             hp.optimizer, hp.optimizer_multistep_accumulate_steps
         )
