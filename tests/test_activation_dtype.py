@@ -45,7 +45,7 @@ def test_other_reduced_precisions_are_refused_in_one_line():
         assert "\n" not in str(refused.value)
 
 
-def test_a_model_trained_with_bfloat16_activations_decodes_in_bfloat16(tmp_path):
+def test_a_model_trained_with_bfloat16_activations_decodes_in_bfloat16(tmp_path, capsys):
     root = toy_checkpoint_dir(tmp_path, overrides="max_length=12,activation_dtype=bfloat16")
     keras.mixed_precision.set_global_policy("float32")
     setup = runner.load_decoder(
@@ -57,6 +57,7 @@ def test_a_model_trained_with_bfloat16_activations_decodes_in_bfloat16(tmp_path)
         decode_overrides="beam_size=1",
     )
     assert setup.dhp.precision == "bfloat16"
+    assert "note: decoding in bfloat16, as T2T decodes" in capsys.readouterr().err
     assert setup.model.compute_dtype == "bfloat16"
     assert keras.mixed_precision.global_policy().name == "float32"  # restored after loading
     assert len(setup.decoder.decode_lines(["a b c"])) == 1

@@ -82,12 +82,18 @@ def load_decoder(
             "the ensemble's members were trained with activation_dtype float32 and bfloat16: "
             "give --decode_hparams=precision=float32 (or bfloat16) to decode them all so."
         )
-    if not dhp.precision and dtypes == {"bfloat16"}:
+    model_precision = not dhp.precision and dtypes == {"bfloat16"}
+    if model_precision:
         dhp.set_hparam("precision", "bfloat16")
         trained = load(dhp.precision)
     model = trained[0].model if len(trained) == 1 else Ensemble([t.model for t in trained])
     problem = trained[0].problem
     decoder = decoder_for_model(model, problem, data_dir, dhp, random_seed=random_seed)
+    if model_precision:
+        decoder.log(
+            "note: decoding in bfloat16, as T2T decodes a model trained with "
+            "activation_dtype=bfloat16 (--decode_hparams=precision=float32 decodes in float32)"
+        )
     checkpoint = ",".join(t.checkpoint for t in trained)
     return DecoderSetup(decoder, dhp, problem, checkpoint, model)
 
