@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--local_eval_frequency",
         type=int,
         default=d["local_eval_frequency"],
-        help="evaluate (and checkpoint) every N steps",
+        help="checkpoint every N steps; evaluate every N under train_and_evaluate, after "
+        "rounds of N under train_eval_and_decode",
     )
     parser.add_argument(
         "--save_checkpoints_secs",

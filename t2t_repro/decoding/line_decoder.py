@@ -1,4 +1,4 @@
-"""Decodes text lines: encode, sort by length, batch, search, detokenize, restore order.
+"""Decodes text lines: encode, sort by word count, batch, search, detokenize, restore order.
 
 As T2T's ``decode_from_file`` (``tensor2tensor/utils/decoding.py``): inputs get EOS appended, are
 sorted by descending word count and batched (``batch_size``, default 32, which T2T's 0 means too),
@@ -310,7 +310,8 @@ class LineDecoder:
             if index is not None:
                 self.log(
                     f"warning: line {index + 1} has {len(ids)} subword tokens (with EOS); "
-                    f"truncated to the model's maximum input of {self.max_input_length}."
+                    f"truncated to the maximum input of {self.max_input_length} (max_input_size, "
+                    "or a CTranslate2 export's position table)."
                 )
             ids = ids[: self.max_input_length - 1] + [EOS_ID]
         return ids

@@ -157,8 +157,9 @@ class Problem(base.Problem):
         shard_part = f"-{shard:05d}" if shard is not None else ""
         return os.path.join(data_dir, f"{self.dataset_filename()}-{split}{shard_part}*")
 
-    # T2T's datagen in several tasks (bin/t2t_datagen.py): the tools call prepare_to_generate
-    # once, then generate_data for each task id, one after another.
+    # T2T's datagen in several tasks (bin/t2t_datagen.py): t2t-datagen calls
+    # prepare_to_generate once, then generate_data for each task id, one after another
+    # (t2t-trainer --generate_data calls generate_data(data_dir, tmp_dir) once, as T2T's).
     @property
     def multiprocess_generate(self) -> bool:
         return False
