@@ -111,8 +111,8 @@ def restore_model(model, path: str) -> str:
         ) from None
     except (AssertionError, ValueError) as e:
         _quiet_restore_warnings()
-        if retired_layout(str(e)):
-            raise CheckpointError(f"Checkpoint {prefix!r}: {retired_layout(str(e))}.") from None
+        if why := retired_layout(str(e)):
+            raise CheckpointError(f"Checkpoint {prefix!r}: {why}.") from None
         raise CheckpointError(
             f"Checkpoint {prefix!r} does not match the model: {_first_line(e)}. "
             f"The checkpoint holds {len(stored)} model variables; the model has "

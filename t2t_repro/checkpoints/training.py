@@ -113,8 +113,7 @@ class TrainingCheckpoint:
             self._status = self.checkpoint.restore(path)
             self._status.assert_existing_objects_matched()
         except (AssertionError, ValueError, IndexError, tf.errors.OpError) as e:
-            if retired_layout(str(e)):
-                why = retired_layout(str(e))
+            if why := retired_layout(str(e)):
                 raise CheckpointError(f"Cannot resume from {path!r}: {why}.") from None
             raise CheckpointError(
                 f"Cannot resume from {path!r}: {_first_line(e)}. The checkpoint was written "

@@ -353,11 +353,6 @@ class LineDecoder:
         for row in range(len(batch)):
             hyps = []
             for beam in range(beams):
-                row_ids = ids[row, beam].tolist()
-                if self.prompt:  # the continuation (column 0 is the initial id)
-                    row_ids = row_ids[:1] + row_ids[1 + len(batch[row]) :]
-                # T2T writes a class label as it is (decoding.py: skip_eos_postprocess).
-                out = row_ids[:1] if self.labels else strip_after_eos(row_ids)
                 score = float(scores[row, beam])
                 if beam > 0 and score < FILLER_SCORE:
                     # A placeholder: fewer beams finished than asked for, and T2T's beam
@@ -365,6 +360,12 @@ class LineDecoder:
                     # T2T's decoder writes it as any beam, the decode of those ids, no EOS:
                     # its decode length, or a prompt's extra_length past the batch's prompts.
                     out, score = [PAD_ID] * placeholder_length, -PLACEHOLDER_INF
+                else:
+                    row_ids = ids[row, beam].tolist()
+                    if self.prompt:  # the continuation (column 0 is the initial id)
+                        row_ids = row_ids[:1] + row_ids[1 + len(batch[row]) :]
+                    # T2T writes a class label as it is (decoding.py: skip_eos_postprocess).
+                    out = row_ids[:1] if self.labels else strip_after_eos(row_ids)
                 hyps.append(Hypothesis(self.target_encoder.decode(out), score, tuple(out)))
             results.append(hyps)
         return results

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from t2t_repro.decoding.line_decoder import FILLER_SCORE, Hypothesis
+from t2t_repro.decoding.line_decoder import FILLER_SCORE, Hypothesis, hypotheses_found
 
 NBEST_SIGNATURE = "nbest"
 # Below this a column is no hypothesis: the decoder's rule (line_decoder.FILLER_SCORE).
@@ -23,15 +23,11 @@ def as_text(value) -> str:
 
 
 def rows_to_hypotheses(texts: Sequence, scores: Sequence) -> list[list[Hypothesis]]:
-    """[B, k] outputs -> the hypotheses per line: each row's columns up to its first
-    placeholder (``line_decoder.hypotheses_found`` of t2t-decoder's, which writes them as
-    T2T's does)."""
-    rows = []
-    for row_texts, row_scores in zip(texts, scores, strict=True):
-        hyps = []
-        for beam, (text, score) in enumerate(zip(row_texts, row_scores, strict=True)):
-            if beam > 0 and score < PLACEHOLDER_SCORE:
-                break
-            hyps.append(Hypothesis(as_text(text), float(score)))
-        rows.append(hyps)
-    return rows
+    """[B, k] outputs -> the hypotheses per line, placeholder columns left out
+    (``line_decoder.hypotheses_found``: t2t-decoder writes them, as T2T's does)."""
+    return [
+        hypotheses_found(
+            [Hypothesis(as_text(t), float(s)) for t, s in zip(row_texts, row_scores, strict=True)]
+        )
+        for row_texts, row_scores in zip(texts, scores, strict=True)
+    ]

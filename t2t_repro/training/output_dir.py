@@ -21,8 +21,9 @@ from t2t_repro.hparams_lib.build import PROBLEM_HPARAMS
 FLAGS_FILE = "flags.txt"
 
 
-def _saved_diff(saved: HParams, hparams: HParams, hparams_set: str) -> dict:
-    """What differs between the saved run and ``hparams``, less what is the same experiment."""
+def saved_changes(saved: HParams, hparams: HParams, hparams_set: str = "basic_1") -> dict:
+    """{name: (saved value, value now)} where ``hparams`` differ from the saved run's, less
+    what keeps the same experiment."""
     diff = saved.diff(hparams)
     diff.pop("train_steps", None)  # Training longer is the same experiment.
     for name in PROBLEM_HPARAMS:  # a problem hparam added since that run (same data)
@@ -34,12 +35,6 @@ def _saved_diff(saved: HParams, hparams: HParams, hparams_set: str) -> dict:
             if hparams.get(name) == defaults.get(name):
                 del diff[name]
     return diff
-
-
-def saved_changes(saved: HParams, hparams: HParams, hparams_set: str = "basic_1") -> dict:
-    """{name: (saved value, value now)} where ``hparams`` differ from the saved run's, less
-    what keeps the same experiment (``_saved_diff``)."""
-    return _saved_diff(saved, hparams, hparams_set)
 
 
 def changes_note(output_dir: str, changed: dict) -> str:

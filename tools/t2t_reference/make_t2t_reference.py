@@ -72,19 +72,9 @@ def parse_args():
     return args
 
 
-def relative_reference(out_dir):
-    """The companion module's train dir and T2T outputs (relative self-attention)."""
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    from tensor2tensor.layers import modalities
-    from tensor2tensor.utils import hparam
-
-    from tools.t2t_reference.relative_reference import VOCAB, write
-
-    return write(out_dir, symbol_problem_hparams(hparam, modalities, VOCAB, VOCAB))
-
-
-def learned_positions_reference(out_dir):
-    """The companion module's train dir and T2T outputs (learned positions, pos=emb)."""
+def relative_reference(out_dir, learned_positions=False):
+    """The companion modules' train dir and T2T outputs: relative self-attention, or with
+    ``learned_positions`` T2T's pos=emb (``learned_positions_reference.py``), trained alike."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     from tensor2tensor.layers import modalities
     from tensor2tensor.models import transformer
@@ -95,10 +85,12 @@ def learned_positions_reference(out_dir):
         TRAIN_DIR,
         tiny_learned_positions_hparams,
     )
-    from tools.t2t_reference.relative_reference import VOCAB, write_trained
+    from tools.t2t_reference.relative_reference import VOCAB, write, write_trained
 
-    hparams = tiny_learned_positions_hparams(transformer)
     problem_hparams = symbol_problem_hparams(hparam, modalities, VOCAB, VOCAB)
+    if not learned_positions:
+        return write(out_dir, problem_hparams)
+    hparams = tiny_learned_positions_hparams(transformer)
     return write_trained(
         out_dir, problem_hparams, hparams, TRAIN_DIR, REFERENCE, "transformer_tiny"
     )
@@ -324,7 +316,7 @@ def main():
         print("relative train dir:", relative_reference(args.out))
         return
     if args.only == "learned_positions":
-        print("learned-positions train dir:", learned_positions_reference(args.out))
+        print("learned-positions train dir:", relative_reference(args.out, learned_positions=True))
         return
     if args.only == "lm":
         print("language-model train dir:", lm_reference(args.out))
@@ -446,7 +438,7 @@ def main():
     seed, early, late = stop_early_reference(args.out)
     print(f"stop_early table: seed {seed}, ids {early} (stop early) vs {late} (not)")
     print("relative train dir:", relative_reference(args.out))
-    print("learned-positions train dir:", learned_positions_reference(args.out))
+    print("learned-positions train dir:", relative_reference(args.out, learned_positions=True))
     print("language-model train dir:", lm_reference(args.out))
     print("classifier train dir:", classifier_reference(args.out))
     print("multi-label train dir:", classifier_reference(args.out, multi_label=True))
