@@ -47,6 +47,21 @@ def test_a_run_in_a_slower_phase_is_brought_to_the_old_runs_speed():
     assert project_suite.project(now, THERE, HERE)["accounted_core_s"] == pytest.approx(30.0)
 
 
+def test_without_loop_scaling_the_runs_count_as_one_speed(tmp_path, capsys):
+    now = report({"a.py": 10.0, "b.py": 10.0}, busy=25.0, loop=0.4)
+    assert project_suite.project(now, THERE, HERE, loop_scaling=False)[
+        "accounted_core_s"
+    ] == pytest.approx(60.0)
+    pair = f"{write(tmp_path, 'there.json', THERE)}:{write(tmp_path, 'here.json', HERE)}"
+    argv = [write(tmp_path, "now.json", now), "--pair", pair, "--budget", budget(tmp_path, 99)]
+    assert project_suite.main([*argv, "--noloop_scaling"]) == 0
+    out = capsys.readouterr().out
+    assert "~60 accounted core-s" in out and "not side by side" not in out
+    assert project_suite.main(argv) == 0  # scaled: 30, and the loops' gap is said
+    out = capsys.readouterr().out
+    assert "~30 accounted core-s" in out and "Python loop 0.200 s against 0.400 s" in out
+
+
 def write(tmp_path, name, content):
     path = tmp_path / name
     path.write_text(json.dumps(content) if isinstance(content, dict) else content)
