@@ -37,6 +37,12 @@ _AT_IMPORT_NAMES = {"HOME", "LANG", "LC_ALL", "LC_CTYPE"}
 # The server holds them from its fork until the program runs (tests/tool_server.py).
 FORWARDED_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 TEST_PROCESS = "--test-process"
+# Set by a test for a run that checks plumbing, not T2T's numbers: the program runs without
+# Grappler's graph rewrites (tests/grappler.py says why). Only a forked run can have it (the
+# server turns Grappler off before the program's first op: tests/tool_server.py), so such a
+# run is forked even as the first in its environment: a real interpreter would run with
+# Grappler, and two runs a test compares bit for bit would differ (~1e-7 in Adam's moments).
+GRAPPLER_OFF_ENV = "T2T_REPRO_TEST_GRAPPLER_OFF"
 
 
 def import_signature(environ) -> dict:
@@ -81,8 +87,8 @@ def _connect(path: str):
 def _start_server(path: str, even_first_run: bool = False):
     """Starts the server for this environment (once: a lock file orders racing clients). Not
     for the first run in an environment (unless ``even_first_run``: the suite's test
-    processes, three at once): a server costs more than one real start, so it only pays from
-    the second run on (None: this run starts a real interpreter)."""
+    processes, three at once, and a run without Grappler): a server costs more than one real
+    start, so it only pays from the second run on (None: this run starts a real interpreter)."""
     import fcntl
     import subprocess
     import time
@@ -285,7 +291,8 @@ def main(args: list) -> None:
     if startup_under_test(os.environ):
         _exec_python(args)
     path = _server_path(directory)
-    conn = _connect(path) or _start_server(path, even_first_run=test_process)
+    always_forked = test_process or bool(os.environ.get(GRAPPLER_OFF_ENV))
+    conn = _connect(path) or _start_server(path, even_first_run=always_forked)
     if conn is None:
         _exec_python(args)
     _relay(conn, program, unbuffered, log_cpu=not test_process)

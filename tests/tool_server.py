@@ -13,10 +13,6 @@ import functools
 import os
 import sys
 
-# Set by a test for a run that checks plumbing, not T2T's numbers: the program runs without
-# Grappler's graph rewrites (tests/grappler.py says why; the in-process tests' switch).
-GRAPPLER_OFF_ENV = "T2T_REPRO_TEST_GRAPPLER_OFF"
-
 
 def _load_beside(name: str):
     """A module of tests/ under a private name: a forked run finds no ``tests`` package of
@@ -28,6 +24,11 @@ def _load_beside(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# A run without Grappler's graph rewrites (tests/tool_client.py says when; tests/grappler.py
+# why): the in-process tests' switch, set before the program's first op.
+GRAPPLER_OFF_ENV = _load_beside("tool_client").GRAPPLER_OFF_ENV
 
 
 def _preload() -> None:
