@@ -313,35 +313,33 @@ def test_the_server_forks_before_any_device_or_runtime_is_set_up():
     }
 
 
-GRAPPLER_PROBE = """
-import json, sys
-import tensorflow as tf
-off = tf.config.optimizer.get_experimental_options().get("disable_meta_optimizer", False)
-print(json.dumps({"forked": "t2t_repro.commands.trainer" in sys.modules, "grappler_off": off}))
-"""
-
-
-def test_a_run_without_grappler_is_forked_even_as_the_first_in_its_environment(tmp_path):
+@pytest.mark.parametrize("grappler_off,forked_first", [("1", True), ("", False)])
+def test_a_run_without_grappler_is_forked_even_as_the_first_in_its_environment(
+    tmp_path, monkeypatch, grappler_off, forked_first
+):
     """Only the server's fork turns Grappler off; a first run in a real interpreter ran with
-    it, and test_trainer's killed-and-resumed runs then differed (~1e-7) when run alone."""
-    import json
-
+    it, and test_trainer's killed-and-resumed runs then differed (~1e-7) when run alone. The
+    client's choice, in this process (a server of its own would import TensorFlow again)."""
     from tests import tool_client
 
-    owner = subprocess.Popen(["sleep", "600"])  # the server lives no longer than this
-    env = {
-        **os.environ,
-        tool_client.SERVERS_ENV: str(tmp_path),  # no server there yet: a first run
-        tool_client.OWNER_ENV: str(owner.pid),
-        tool_client.GRAPPLER_OFF_ENV: "1",
-    }
-    try:
-        out = run("-c", GRAPPLER_PROBE, env=env)
-    finally:
-        owner.kill()
-        owner.wait()
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout) == {"forked": True, "grappler_off": True}
+    monkeypatch.setenv(tool_client.SERVERS_ENV, str(tmp_path))  # no server there yet
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "3")
+    monkeypatch.delenv("T2T_VERBOSE", raising=False)
+    monkeypatch.setenv(tool_client.GRAPPLER_OFF_ENV, grappler_off)
+    asked = []
+
+    def start_server(path, even_first_run=False):
+        asked.append(even_first_run)
+        return None  # as for a first run that is not forked: a real interpreter
+
+    def exec_python(args):
+        raise SystemExit(f"real interpreter: {args}")
+
+    monkeypatch.setattr(tool_client, "_start_server", start_server)
+    monkeypatch.setattr(tool_client, "_exec_python", exec_python)
+    with pytest.raises(SystemExit, match="real interpreter"):
+        tool_client.main(["-c", "pass"])
+    assert asked == [forked_first]
 
 
 # A server of its own whose first fork fails (as under a process or memory limit), then forks.
