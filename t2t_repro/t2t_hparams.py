@@ -221,24 +221,34 @@ TABLE: dict[str, Entry] = {
     "target_modality": refused("default"),
     "unidirectional_encoder": refused(False),
     "vocab_divisor": refused(1),
+    # Read by T2T's T2TModel (utils/t2t_model.py): per-feature overrides of the modalities'
+    # bottom, top, loss and loss weights (_bottom/_top/_loss_single) and an evaluation by
+    # greedy decodes (estimator_model_fn). Not implemented.
+    "bottom": refused({}),
+    "top": refused({}),
+    "loss": refused({}),
+    "weights_fn": refused({}),
+    "eval_run_autoregressive": refused(
+        False, why="evaluation here is teacher-forced; the dev BLEU comes from real decodes"
+    ),
     # -- no effect here -------------------------------------------------------------------------
     "dropout": no_effect(0.2, stored=True),  # T2T's transformer reads the *_dropout ones
     "add_relative_to_values": no_effect(False),
     "area_key_mode": no_effect("none"),
     "area_value_mode": no_effect("none"),
-    "bottom": no_effect({}),
     "compress_steps": no_effect(0),
     "conv_first_kernel": no_effect(3),
     "daisy_chain_variables": no_effect(True),
-    "eval_run_autoregressive": no_effect(False),
     "force_full_predict": no_effect(False),
+    # T2T's trainer sets it from --gpu_automatic_mixed_precision, which here trains in float16
+    # (commands/trainer.py); as a set's own hparam it is not read (a T2T run's hparams.json
+    # holds True after that flag, and t2t-import must take it)
     "gpu_automatic_mixed_precision": no_effect(False),
     "gumbel_noise_weight": no_effect(0.0),
     "heads_share_relative_embedding": no_effect(False),
     "kernel_height": no_effect(3),
     "kernel_width": no_effect(1),
     "learning_rate_minimum": no_effect(None),  # T2T 1.15.7 reads it nowhere either
-    "loss": no_effect({}),
     "max_area_height": no_effect(1),
     "max_area_width": no_effect(1),
     "memory_height": no_effect(1),
@@ -290,7 +300,6 @@ TABLE: dict[str, Entry] = {
     "split_targets_strided_training": no_effect(False),
     "summarize_grads": no_effect(False),
     "summarize_vars": no_effect(False),
-    "top": no_effect({}),
     "tpu_enable_host_call": no_effect(False),
     "use_custom_ops": no_effect(True),
     "video_num_input_frames": no_effect(1),
@@ -298,7 +307,6 @@ TABLE: dict[str, Entry] = {
     "warm_start_from_second": no_effect(""),
     # T2T stores the weights in bfloat16 with it (Adafactor only): not implemented
     "weight_dtype": refused("float32"),
-    "weights_fn": no_effect({}),
     # added by other sets of T2T's models/transformer.py (vector-quantised gating, memory,
     # supervised attention): read only by those models' code
     "beta": no_effect(0.25),
@@ -359,7 +367,8 @@ def refusal(name: str, value: Any) -> str | None:
     if entry.meaning == REFUSED:
         return (
             f"hparam {name}={value!r} asks for a T2T feature this project does not implement "
-            f"(only {name}={entry.default!r}, T2T's default, is): leave it at that value."
+            f"(only {name}={entry.default!r}, T2T's default, is): leave it at that value"
+            + (f"; {entry.why}." if entry.why else ".")
         )
     return f"{name}={value!r} is not supported ({entry.why}); use {allowed}."
 

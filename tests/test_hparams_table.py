@@ -76,7 +76,7 @@ def test_the_scan_sees_reads_of_each_form():
 
 def test_no_module_reads_a_name_of_no_effect(reads):
     no_effect = t2t_hparams.no_effect_names()
-    assert "moe_k" in no_effect and "dropout" in no_effect and len(no_effect) > 80
+    assert "moe_k" in no_effect and "dropout" in no_effect and len(no_effect) >= 80
     wrong = {path: sorted(names & no_effect) for path, names in reads.items() if names & no_effect}
     assert not wrong, f"modules read names the table says have no effect here: {wrong}"
 
@@ -150,3 +150,18 @@ def test_refusals_are_one_line_and_name_what_to_use():
     assert t2t_hparams.refusal("initializer", "orthogonal") is None  # honoured
     assert "T2T 1.15 has no other initializer" in t2t_hparams.refusal("initializer", "he")
     assert t2t_hparams.refusal("moe_k", 7) is None and t2t_hparams.refusal("not_t2t", 1) is None
+
+
+def test_what_t2ts_model_reads_and_this_project_does_not_implement_is_refused():
+    """T2TModel's per-feature modality overrides and its evaluation by greedy decodes were
+    accepted with no effect: a run with another meaning."""
+    for name, value, why in (
+        ("weights_fn", {"targets": print}, ""),
+        ("loss", {"targets": print}, ""),
+        ("bottom", {"inputs": print}, ""),
+        ("top", {"targets": print}, ""),
+        ("eval_run_autoregressive", True, "teacher-forced"),
+    ):
+        message = t2t_hparams.refusal(name, value)
+        assert message and "does not implement" in message and why in message, name
+        assert "\n" not in message and t2t_hparams.refusal(name, TABLE[name].default) is None
