@@ -141,7 +141,10 @@ def test_mapped_names_mean_what_t2t_means(edge):
     assert text_encoder.is_unicode("x") and not text_encoder.is_unicode(b"x")
     assert all(
         isinstance(e, text_encoder.TextEncoder)
-        for e in (text_encoder.ByteTextEncoder(), text_encoder.TokenTextEncoder(None))
+        for e in (
+            text_encoder.ByteTextEncoder(),
+            text_encoder.TokenTextEncoder(None, vocab_list=[]),
+        )
     )
     assert generator_utils.combined_data_filenames("p", "d", 2) == [
         "d/p-train-00000-of-00002",
@@ -158,6 +161,29 @@ def test_mapped_names_mean_what_t2t_means(edge):
     base = text_encoder.TextEncoder()
     assert base.encode("0 5") == [2, 7] and base.decode([1, 2, 7]) == "<EOS> 0 5"
     assert base.decode([2, 7, 1, 0], strip_extraneous=True) == "0 5"
+
+
+def test_encoders_take_t2ts_arguments_lists_and_bytes(edge, capsys):
+    """What an audit found running with another meaning: build_to_target_size's positional
+    order, a list's repeated reserved tokens, bytes that are not UTF-8 (T2T drops them), and
+    T2T's public num_reserved_ids and dump()."""
+    text_encoder = edge["tensor2tensor.data_generators.text_encoder"]
+    counts = {"hello": 50, "world": 40, "help": 30, "held": 20}
+    build = text_encoder.SubwordTextEncoder.build_to_target_size
+    positional = build(100, counts, 1, 1000, 2)  # T2T's 5th argument: max_subtoken_length
+    capped = build(100, counts, 1, 1000, max_subtoken_length=2)
+    assert positional.all_subtoken_strings == capped.all_subtoken_strings
+    assert max(len(s) for s in capped.all_subtoken_strings[2:]) <= 2  # past <pad>_, <EOS>_
+    assert "hello_" in build(100, counts, 1, 1000).all_subtoken_strings  # uncapped
+    assert capped.encode(b"help\xff") == capped.encode("help")
+    assert text_encoder.native_to_unicode(b"a\xffb") == "ab"
+    capped.dump()
+    assert capsys.readouterr().out.startswith("0 : '<pad>_', 1 : '<EOS>_', 2 : 'l', ")
+    tokens = text_encoder.TokenTextEncoder(None, vocab_list=["<pad>", "<EOS>", "a", "<EOS>", "b"])
+    assert tokens.vocab_size == 4 and tokens.encode("a b") == [2, 3]
+    assert tokens.num_reserved_ids == 2
+    with pytest.raises(ValueError, match="vocab_filename or a vocab_list"):
+        text_encoder.TokenTextEncoder(None)
 
 
 def test_tokenizer_counts_files_as_t2t_reads_them(edge, tmp_path):

@@ -23,7 +23,7 @@ from t2t_repro.text_encoding.reserved_tokens import (
     PAD_ID,
     RESERVED_TOKENS,
 )
-from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
+from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder, decode_utf8_dropping_errors
 
 __all__ = [
     "EOS",
@@ -48,7 +48,8 @@ __all__ = [
 
 
 def native_to_unicode(s) -> str:
-    return s.decode("utf-8") if isinstance(s, bytes) else s
+    """T2T's: bytes decoded as UTF-8, bytes that are not UTF-8 dropped (T2T logs them)."""
+    return decode_utf8_dropping_errors(s) if isinstance(s, bytes) else s
 
 
 def unicode_to_native(s: str) -> str:
@@ -138,6 +139,8 @@ class TokenTextEncoder(token_encoder.TokenTextEncoder):
         replace_oov: str | None = None,
         num_reserved_ids: int = NUM_RESERVED_TOKENS,
     ) -> None:
+        if not vocab_filename and vocab_list is None:  # T2T asserts
+            raise ValueError("TokenTextEncoder needs a vocab_filename or a vocab_list.")
         super().__init__(
             vocab_filename or None,
             vocab_list or (),
@@ -149,6 +152,10 @@ class TokenTextEncoder(token_encoder.TokenTextEncoder):
         self._num_reserved_ids = num_reserved_ids
         # No in-graph encoder for the exporter: T2T's token files may hold what it cannot.
         self.graph_kind = "T2T token"
+
+    @property
+    def num_reserved_ids(self) -> int:
+        return self._num_reserved_ids
 
     def decode(self, ids: Iterable[int], strip_extraneous: bool = False) -> str:
         """T2T's ignores ``strip_extraneous``: PAD and EOS decode as their tokens."""

@@ -50,8 +50,14 @@ class VocabFileError(DataError, ValueError):
     tools report it in one line)."""
 
 
+def decode_utf8_dropping_errors(s: bytes | bytearray) -> str:
+    """UTF-8 bytes as text, bytes that are not UTF-8 dropped: what T2T's encoders do with the
+    bytes they encode or count (``text_encoder.py``, ``native_to_unicode``)."""
+    return bytes(s).decode("utf-8", "ignore")
+
+
 def _to_text(s) -> str:
-    return s.decode("utf-8") if isinstance(s, (bytes, bytearray)) else s
+    return decode_utf8_dropping_errors(s) if isinstance(s, (bytes, bytearray)) else s
 
 
 _EXPECTED = "(expected one quoted subtoken per line, e.g. 'the_')"
@@ -112,6 +118,12 @@ class SubwordTextEncoder:
     @property
     def all_subtoken_strings(self) -> tuple[str, ...]:
         return tuple(self._all_subtoken_strings)
+
+    def dump(self) -> None:
+        """T2T's debugging print of the vocabulary: ``id : 'subtoken'`` by id, a repeated
+        subtoken at its last id (``SubwordTextEncoder.dump``)."""
+        last = {s: i for i, s in enumerate(self._all_subtoken_strings)}
+        print(", ".join(f"{i} : '{s}'" for s, i in sorted(last.items(), key=lambda x: x[1])))
 
     @property
     def alphabet(self) -> frozenset:
@@ -275,12 +287,12 @@ class SubwordTextEncoder:
         token_counts: Mapping[str, int],
         min_val: int = 1,
         max_val: int = 1000,
-        num_iterations: int = 4,
-        reserved_tokens: Sequence[str] | None = None,
         max_subtoken_length: int | None = None,
+        reserved_tokens: Sequence[str] | None = None,
+        num_iterations: int = 4,
     ) -> SubwordTextEncoder:
         """T2T's recursive bisection over ``min_count`` for a vocabulary near
-        ``target_size`` (:meth:`SubwordBuilder.build_to_target_size`)."""
+        ``target_size`` (:meth:`SubwordBuilder.build_to_target_size`); T2T's argument order."""
         if min_val > max_val:
             raise ValueError(
                 "Lower bound for the minimum token count is greater than the upper bound."

@@ -54,7 +54,9 @@ class TokenTextEncoder:
         if filename:
             tokens = self._read(filename) if strict else self._read_like_t2t(filename)
         tokens = list(tokens)
-        if not filename or strict:
+        if not filename and not strict:  # T2T's _init_vocab_from_list: every one dropped
+            tokens = list(reserved) + [t for t in tokens if t not in reserved]
+        elif not filename or strict:
             if tuple(tokens[: len(reserved)]) != tuple(reserved):
                 tokens = list(reserved) + [t for t in tokens if t not in reserved]
         if strict and len(set(tokens)) != len(tokens):
