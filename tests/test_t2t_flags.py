@@ -219,6 +219,13 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
     )
     listed = capsys.readouterr().out.split()
     assert "translate_toy" in listed and not [n for n in listed if "wmt" in n or "_rev" in n]
+    # T2T's patterns match its base problems: a <name>_rev only when asked for by name.
+    assert datagen.main(["--problem=translate_ende_wmt32k*", "--only_list"]) == 0
+    assert capsys.readouterr().out.split() == ["translate_ende_wmt32k"]
+    assert datagen.main(["--problem=translate_toy*_rev", "--only_list"]) == 0
+    assert capsys.readouterr().out.split() == ["translate_toy_rev"]
+    assert datagen.main(["--problem=no_such_problem", "--only_list"]) == 1  # T2T raises
+    assert "no_such_problem" in capsys.readouterr().err
     argv = ["--problem=algorithmic_copy", "--exclude_problems=copy", "--only_list"]
     assert datagen.main(argv) == 1  # nothing left: T2T raises there too
     assert "leaves none of --problem=algorithmic_copy" in capsys.readouterr().err

@@ -73,3 +73,15 @@ def test_shards_are_t2ts_and_a_rerun_writes_the_lost_ones_alike(tmp_path, layout
     again, _ = write(tmp_path, layout, todo={1, 3})
     assert again == expected
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir() if p.name in kept} == kept
+
+
+def test_datagen_seeds_tensorflow_python_and_numpy_as_t2t():
+    """T2T's t2t_datagen.py set_random_seed: tf.set_random_seed too (a usr_dir's generator may
+    draw from TensorFlow); it was Python's and numpy's only."""
+    import numpy as np
+
+    draws = []
+    for _ in range(2):
+        t2t_shards.seed_like_t2t_datagen(5)
+        draws.append((tf.random.uniform([3]).numpy().tolist(), random.random(), np.random.rand()))
+    assert draws[0] == draws[1]

@@ -74,13 +74,24 @@ def problem_names(pattern: str) -> list[str]:
     names = []
     for item in filter(None, (s.strip() for s in pattern.split(","))):
         if any(c in item for c in "*?["):
-            matched = fnmatch.filter(registry.list_names(registry.PROBLEMS), item)
+            matched = [
+                name
+                for name in fnmatch.filter(registry.list_names(registry.PROBLEMS), item)
+                # T2T's patterns match its base problems, which its <name>_rev are not
+                # (utils/registry.py: the suffix is parsed from a name, not registered)
+                if "_rev" in item or not _is_rev_variant(registry, name)
+            ]
             if not matched:
                 raise cli.UsageError(f"no problem matches {item!r} (--registry_help lists them).")
             names.extend(matched)
         else:
             names.append(item)
     return names
+
+
+def _is_rev_variant(registry, name: str) -> bool:
+    """``<base>_rev`` registered beside ``<base>`` (problems/base.py's ``register_with_rev``)."""
+    return name.endswith("_rev") and name[: -len("_rev")] in registry.list_names(registry.PROBLEMS)
 
 
 def excluded(name: str, exclude_problems: str) -> bool:
@@ -102,10 +113,10 @@ def run(args: argparse.Namespace) -> int:
             f"--exclude_problems={args.exclude_problems} leaves none of --problem={args.problem}"
             " (an item drops every problem whose name contains it)."
         )
-    if args.only_list:
+    problems = [registry.problem(name) for name in names]  # an unknown name: one line
+    if args.only_list:  # T2T's lists only problems it knows
         print("\n".join(names))
         return 0
-    problems = [registry.problem(name) for name in names]
     for problem in problems:  # before any problem's files are written
         problem.check_datagen()
     if not args.data_dir:  # T2T's t2t_datagen.py main: the temp dir, with a warning

@@ -41,8 +41,9 @@ class Shuffler(Protocol):
 
 def seed_like_t2t_datagen(seed: int) -> None:
     """What ``t2t-datagen`` does before each problem (``bin/t2t_datagen.py``,
-    ``set_random_seed``): Python's and numpy's global seeds. A T2T problem's shuffle draws from
-    the former."""
+    ``set_random_seed``): TensorFlow's, Python's and numpy's global seeds. A T2T problem's
+    shuffle draws from Python's; a usr_dir's generator may draw from any."""
+    tf.random.set_seed(seed)
     random.seed(seed)
     np.random.seed(seed)
 
