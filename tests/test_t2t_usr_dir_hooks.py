@@ -170,6 +170,28 @@ def test_the_eval_loss_is_scaled_as_t2ts_and_its_perplexity_is_not():
     assert scaled["perplexity"] == plain["perplexity"]
 
 
+def test_the_eval_loss_is_the_mean_of_the_batches_losses_as_t2ts_estimator():
+    """Estimator's ``loss`` metric is tf.metrics.mean of each batch's loss (estimator.py,
+    _evaluate_build_graph), each T2T's sum over the batch by its token count: a short batch
+    weighs as much as a full one. It was the token-weighted mean (neg_log_perplexity's)."""
+    import tensorflow as tf
+
+    from t2t_repro.training.loop import evaluation
+
+    batches = [(40.0, 20.0), (3.0, 1.0)]  # (cross-entropy sum, tokens): means 2.0 and 3.0
+
+    @tf.function
+    def eval_step(i):
+        xent, tokens = tf.gather([b[0] for b in batches], i), tf.gather([b[1] for b in batches], i)
+        zero = tf.constant(0.0)
+        sums = {"correct": zero, "sequences": zero + 1, "correct_sequences": zero}
+        return {"xent": xent, "tokens": tokens, **sums}
+
+    metrics = evaluation.evaluate(eval_step, tf.data.Dataset.range(2))
+    assert metrics["loss"] == pytest.approx((2.0 + 3.0) / 2)
+    assert metrics["neg_log_perplexity"] == pytest.approx(-43.0 / 21.0)
+
+
 CASE = """
 from tensor2tensor.data_generators import problem, text_problems
 from tensor2tensor.layers import modalities

@@ -2,8 +2,10 @@
 (``tensor2tensor/utils/t2t_model.py``, ``T2TModel.estimator_spec_eval``;
 ``tensor2tensor/utils/metrics.py``).
 
-No dropout and no label smoothing: the loss is the plain per-token cross entropy, so
-``perplexity = exp(loss)`` is the paper's per-wordpiece PPL. Accuracy counts non-PAD target
+No dropout and no label smoothing: a batch's loss is the plain per-token cross entropy, and
+the reported ``loss`` is the mean of the batches' losses, as T2T's Estimator reports it (a short
+batch weighs as much as a full one); ``neg_log_perplexity`` is over all tokens (T2T's metric),
+and ``perplexity = exp(-neg_log_perplexity)`` the paper's per-wordpiece PPL. Accuracy counts non-PAD target
 tokens whose argmax is right; per-sequence accuracy counts sequences with every token right.
 A problem that lists them (``Problem.teacher_forced_metrics``) also gets T2T's
 ``accuracy_top5`` and its ROUGE-2 F and ROUGE-L F of the argmax ids (``metrics/rouge.py``),
@@ -114,19 +116,21 @@ def evaluate(eval_step, dataset, max_steps: int = 0, loss_multiplier: float = 1.
     # would otherwise trace for its own shape and the second retrace without it.
     eval_step.get_concrete_function(dataset.element_spec)
     totals = dict.fromkeys(_KEYS, 0.0)
+    batch_losses = []  # each batch's own loss: T2T's eval loss is their mean
     for step, batch in enumerate(dataset):
         if max_steps and step >= max_steps:
             break
-        for k, v in eval_step(batch).items():
+        sums = {k: np.asarray(v) for k, v in eval_step(batch).items()}
+        batch_losses.append(_batch_loss(sums))
+        for k, v in sums.items():
             if k in ROUGE:  # T2T's tf.metrics.mean keeps a float32 total
                 totals[k] = np.float32(totals.get(k, 0.0)) + np.float32(v)
             else:
                 totals[k] = totals.get(k, 0.0) + float(v)
     tokens = max(totals["tokens"], 1.0)
-    loss = token_loss = totals["xent"] / tokens
+    token_loss = totals["xent"] / tokens
+    loss = sum(batch_losses) / max(len(batch_losses), 1)
     extra = {}
-    if "loss_examples" in totals:  # multi-label: T2T's loss is a mean over the examples
-        loss = totals["example_loss"] / max(totals["loss_examples"], 1.0)
     if "match3" in totals:
         extra[multi_label.ACC_MULTILABEL_MATCH3] = totals["match3"] / max(
             totals["match3_examples"], 1.0
@@ -145,6 +149,17 @@ def evaluate(eval_step, dataset, max_steps: int = 0, loss_multiplier: float = 1.
         **extra,
         "eval_tokens": totals["tokens"],
     }
+
+
+def _batch_loss(sums: dict) -> float:
+    """One eval batch's loss as T2T's model reports it (``utils/t2t_model.py``,
+    ``average_sharded_losses``: the sum over the batch, all replicas, by its weight, at least
+    1; a multi-label batch's, a mean over its examples). Estimator's ``loss`` metric is the
+    plain mean of these over the batches (``estimator.py``, ``_evaluate_build_graph``:
+    ``metrics.mean(loss)``): a short last batch counts as much as a full one."""
+    if "loss_examples" in sums:
+        return float(sums["example_loss"]) / max(float(sums["loss_examples"]), 1.0)
+    return float(sums["xent"]) / max(float(sums["tokens"]), 1.0)
 
 
 def skipped(step: int, pattern: str) -> dict:
