@@ -236,6 +236,13 @@ REFUSED = {
         "    def eval_metrics(self):\n        return ['accuracy', 'edit_distance']\n",
         "eval_metrics() names edit_distance, which this project does not compute",
     ),
+    # Every name of T2T's Metrics exists (it was an AttributeError in the user's own code).
+    "eval_metrics_by_t2ts_name": (
+        "    def eval_metrics(self):\n"
+        "        from tensor2tensor.utils.metrics import Metrics\n"
+        "        return [Metrics.ACC, Metrics.SET_PRECISION, Metrics.IMAGE_RMSE]\n",
+        "eval_metrics() names set_precision, image_rmse, which this project does not compute",
+    ),
     "modality": (
         "    def hparams(self, defaults, model_hparams):\n"
         "        defaults.modality = {'targets': modalities.ModalityType.SIGMOID_CLASS_LABEL}\n",

@@ -3,10 +3,11 @@
 ``tensor2tensor/utils/metrics.py``).
 
 No dropout and no label smoothing: a batch's loss is the plain per-token cross entropy, and
-the reported ``loss`` is the mean of the batches' losses, as T2T's Estimator reports it (a short
-batch weighs as much as a full one); ``neg_log_perplexity`` is over all tokens (T2T's metric),
-and ``perplexity = exp(-neg_log_perplexity)`` the paper's per-wordpiece PPL. Accuracy counts non-PAD target
-tokens whose argmax is right; per-sequence accuracy counts sequences with every token right.
+the reported ``loss`` is the mean of the batches' losses, as T2T's Estimator reports it (a
+short batch weighs as much as a full one); ``neg_log_perplexity`` is over all tokens (T2T's
+metric), and ``perplexity = exp(-neg_log_perplexity)`` the paper's per-wordpiece PPL.
+Accuracy counts non-PAD target tokens whose argmax is right; per-sequence accuracy counts
+sequences with every token right.
 A problem that lists them (``Problem.teacher_forced_metrics``) also gets T2T's
 ``accuracy_top5`` and its ROUGE-2 F and ROUGE-L F of the argmax ids (``metrics/rouge.py``),
 averaged as T2T's ``tf.metrics.mean`` averages them: top-5 over tokens, ROUGE over batches
