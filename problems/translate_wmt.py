@@ -270,6 +270,20 @@ class WmtProblem(TranslateProblem):
         ]
 
 
+# What T2T's problems of these names report (data_generators/text_problems.py,
+# Text2TextProblem.eval_metrics): top-5 accuracy and ROUGE too; "bleu" is this project's dev
+# BLEU of real decodes in place of T2T's teacher-forced approx_bleu_score.
+T2T_TEXT2TEXT_METRICS = (
+    "accuracy",
+    "accuracy_top5",
+    "accuracy_per_sequence",
+    "neg_log_perplexity",
+    "bleu",
+    "rouge_2_fscore",
+    "rouge_L_fscore",
+)
+
+
 @register_with_rev
 class WmtEnde(WmtProblem):
     """WMT14 English -> German as in the paper (dev newstest2013, test newstest2014)."""
@@ -282,6 +296,7 @@ class TranslateEndeWmt32k(WmtProblem):
 
     corpora = ENDE_T2T
     tfds_name = "wmt_t2t_translate/de-en"
+    eval_metrics = T2T_TEXT2TEXT_METRICS
 
 
 @register_with_rev
@@ -303,3 +318,5 @@ class WmtEnfr(WmtProblem):
 @register_with_rev
 class TranslateEnfrWmt32k(WmtEnfr):
     """T2T's ``translate_enfr_wmt32k``: the same WMT14 EN-FR mix under T2T's name."""
+
+    eval_metrics = T2T_TEXT2TEXT_METRICS
