@@ -310,3 +310,17 @@ def test_a_corrupt_shard_is_named(shards, tmp_path):
     open(files[1], "wb").write(bytes(raw))
     where = find_corrupt_record(files)
     assert where.startswith(files[1] + ": ") and "\n" not in where
+
+
+def test_eval_reads_its_files_one_after_another_as_t2t(tmp_path):
+    """T2T's Problem.dataset interleaves files only when it shuffles them (training); eval
+    reads them in order, so --eval_steps cuts the last files, not a round-robin of all."""
+    written = []
+    for f in range(3):
+        path = str(tmp_path / records.shard_name("p", "dev", f, 3))
+        with tf.io.TFRecordWriter(path) as writer:
+            for i in range(4):
+                writer.write(f"{f}-{i}".encode())
+        written.append(path)
+    order = [bytes(r).decode() for r in read_records(written, False).as_numpy_iterator()]
+    assert order == [f"{f}-{i}" for f in range(3) for i in range(4)]

@@ -357,22 +357,33 @@ def test_eval_timeout_minus_one_waits_for_checkpoints_forever(monkeypatch):
         fake = SimpleNamespace(cfg=SimpleNamespace(eval_timeout_mins=minutes, output_dir="d"))
         assert Trainer.continuous_eval(fake) == {}
     assert timeouts == [None, 0, 180, -120]
-    # T2T's continuous_eval skips a step-0 checkpoint ("Skipping evaluation at step 0")
+    # T2T's continuous_eval skips a step-0 checkpoint ("Skipping evaluation at step 0"), and
+    # evaluates every later one until none comes, past --train_steps too (it stopped there)
     restored = []
     monkeypatch.setattr(
-        tf.train, "checkpoints_iterator", lambda d, timeout: ["d/ckpt-0", "d/ckpt-5"]
+        tf.train, "checkpoints_iterator", lambda d, timeout: ["d/ckpt-0", "d/ckpt-5", "d/ckpt-20"]
     )
     fake = SimpleNamespace(
-        cfg=SimpleNamespace(eval_timeout_mins=0, output_dir="d", train_steps=10),
+        cfg=SimpleNamespace(eval_timeout_mins=0, output_dir="d", train_steps=5),
         ckpt=SimpleNamespace(
             checkpoint=SimpleNamespace(
                 restore=lambda p: restored.append(p) or SimpleNamespace(expect_partial=int)
             )
         ),
-        evaluate=lambda: {"step": 5},
-        step=5,
+        evaluate=lambda: {"step": int(restored[-1].rsplit("-", 1)[1])},
+        step=20,
     )
-    assert Trainer.continuous_eval(fake) == {"step": 5} and restored == ["d/ckpt-5"]
+    assert Trainer.continuous_eval(fake) == {"step": 20}
+    assert restored == ["d/ckpt-5", "d/ckpt-20"]
+
+
+def test_a_flags_prefix_is_not_the_flag():
+    """absl matches no prefix of a flag's name (argparse did: --train_step set --train_steps)."""
+    from t2t_repro.commands import trainer
+
+    with pytest.raises(SystemExit):
+        trainer.build_parser().parse_args(["--train_step=7"])
+    assert trainer.build_parser().parse_args(["--train_steps=7"]).train_steps == 7
 
 
 def test_translate_all_defaults_are_t2ts():

@@ -25,7 +25,9 @@ from t2t_repro.commands import cli, t2t_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2t-avg-all", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="t2t-avg-all", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--model_dir", default="", help="a t2t-trainer output_dir")
     parser.add_argument(
         "--output_dir", default="avg/", help="where the averages go (T2T's default: avg/)"

@@ -39,7 +39,9 @@ T2T_TAGS = {"t2t-bleu uncased": "BLEU_uncased", "t2t-bleu cased": "BLEU_cased"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2t-bleu", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="t2t-bleu", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--translation", default="", help="hypotheses, one sentence per line")
     parser.add_argument("--reference", default="", help="references, one sentence per line")
     parser.add_argument(

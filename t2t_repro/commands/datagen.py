@@ -20,7 +20,9 @@ from t2t_repro.commands import cli, t2t_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2t-datagen", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="t2t-datagen", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument(
         "--problem", default="", help="problem name, a comma list, or a prefix* pattern"
     )

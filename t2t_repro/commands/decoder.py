@@ -30,7 +30,9 @@ from t2t_repro.paths import expect_file_destination
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2t-decoder", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="t2t-decoder", description=__doc__.split("\n\n")[0]
+    )
     cli.add_problem_flags(parser, "the training output dir (checkpoints and hparams.json)")
     parser.add_argument(
         "--checkpoint_path",

@@ -22,7 +22,9 @@ from t2t_repro.commands import cli
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2t-evalb", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="t2t-evalb", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--gold", default="", help="gold trees")
     parser.add_argument(
         "--test", default="", help="parser output: trees, or target sequences with --linearized"

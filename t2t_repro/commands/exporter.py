@@ -29,7 +29,9 @@ from t2t_repro.errors import UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2t-exporter", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="t2t-exporter", description=__doc__.split("\n\n")[0]
+    )
     cli.add_problem_flags(
         parser, "the training output dir (checkpoints and hparams.json)", reads_raw_data=False
     )

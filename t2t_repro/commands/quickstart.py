@@ -15,7 +15,9 @@ from t2t_repro.commands import cli
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2t-quickstart", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="t2t-quickstart", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--work_dir", default="out/quickstart", help="where everything goes")
     parser.add_argument("--problem", default="translate_toy")
     parser.add_argument("--hparams_set", default="transformer_quickstart")

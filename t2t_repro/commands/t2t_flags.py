@@ -15,6 +15,7 @@ of T2T's missing from all of them and from the tool's parser is a gap
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -64,7 +65,7 @@ COMMON = [
     T2TFlag("tpu_num_shards", 8, TPU),
     T2TFlag("tpu_job_name", None, TPU, kind=str),
     T2TFlag("tpu_infeed_sleep_secs", None, TPU, kind=int),
-    T2TFlag("cloud_tpu_name", None, TPU, kind=str),
+    T2TFlag("cloud_tpu_name", f"{os.getenv('USER')}-tpu", TPU, kind=str),  # T2T's "$USER-tpu"
     *_refused("use_tpu_estimator use_guarantee_const_getter", False, TPU),
     T2TFlag("export_saved_model_api_version", 1, f"{TPU}; t2t-exporter writes a SavedModel"),
     T2TFlag(

@@ -17,7 +17,9 @@ from t2t_repro.commands import cli
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2t-import", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="t2t-import", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument(
         "--t2t_dir",
         default="",

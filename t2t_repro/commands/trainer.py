@@ -33,7 +33,9 @@ from t2t_repro.training.config import (
 def build_parser() -> argparse.ArgumentParser:
     """T2T's flags; every default comes from ``TrainerConfig`` (one place)."""
     d = config_defaults()
-    parser = argparse.ArgumentParser(prog="t2t-trainer", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="t2t-trainer", description=__doc__.split("\n\n")[0]
+    )
     cli.add_problem_flags(parser, "checkpoints, hparams.json, TensorBoard events")
     parser.set_defaults(model=d["model"], tmp_dir=d["tmp_dir"])
     cli.add_bool(parser, "generate_data", "run datagen first", d["generate_data"])

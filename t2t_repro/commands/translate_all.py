@@ -18,7 +18,9 @@ from t2t_repro.commands import cli
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="t2t-translate-all", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="t2t-translate-all", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--model_dir", default="", help="directory to load checkpoints from")
     parser.add_argument("--source", default="", help="the source-language file to translate")
     parser.add_argument(

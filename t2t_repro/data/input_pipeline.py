@@ -134,8 +134,9 @@ def read_records(
     files; otherwise every pipeline reads all files in the same order (shuffled with the
     same ``seed``, which the workers agree on at start: ``training/cluster/startup_handshake.py``)
     and keeps every n-th record. Either way each record is read by one pipeline per epoch,
-    and no pipeline gets more files than another (T2T dealt whole files:
-    ``tensor2tensor/utils/data_reader.py``, ``input_fn``; 10 files on 4 workers were 3/3/2/2).
+    and no pipeline gets more files than another. (T2T's workers off TPU each read every file
+    from a random offset, ``skip_random_fraction``; it dealt whole files, 10 on 4 hosts
+    3/3/2/2, only to TPU hosts: ``data_generators/problem.py``, ``_dataset_partition``.)
     """
     pipelines = input_context.num_input_pipelines if input_context is not None else 1
     shard_records = pipelines > 1 and len(files) % pipelines != 0
@@ -146,7 +147,9 @@ def read_records(
         ds = ds.shuffle(len(files), seed=seed)
     ds = ds.interleave(
         tf.data.TFRecordDataset,
-        cycle_length=min(8, len(files)),
+        # T2T's Problem.dataset: 8 files at a time when it shuffles them (training), else one
+        # file after another (eval: what --eval_steps cuts short is the last files)
+        cycle_length=min(8, len(files)) if shuffle_files else 1,
         num_parallel_calls=tf.data.AUTOTUNE,
         # Record sharding needs one record order on every pipeline.
         deterministic=seed is not None or not shuffle_files or shard_records,

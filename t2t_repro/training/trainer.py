@@ -295,17 +295,15 @@ class Trainer:
         return self.train()
 
     def continuous_eval(self) -> dict:
-        """Evaluates each new checkpoint but a step-0 one up to train_steps, or until none came
-        for --eval_timeout_mins (T2T's T2TExperiment.continuous_eval and next_checkpoint: -1
-        waits forever, <0 no wait)."""
+        """Evaluates each new checkpoint but a step-0 one until none came for
+        --eval_timeout_mins, whatever its step (T2T's T2TExperiment.continuous_eval and
+        next_checkpoint: -1 waits forever, <0 no wait)."""
         results, last = {}, None
         timeout = None if self.cfg.eval_timeout_mins == -1 else self.cfg.eval_timeout_mins * 60
         for path in tf.train.checkpoints_iterator(self.cfg.output_dir, timeout=timeout):
             if path != last and not path.endswith("-0"):
                 self.ckpt.checkpoint.restore(path).expect_partial()
                 results, last = self.evaluate(), path
-            if self.step >= self.cfg.train_steps:
-                break
         return results
 
     def train(self) -> dict:
