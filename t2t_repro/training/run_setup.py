@@ -54,9 +54,11 @@ def check_config(cfg: TrainerConfig) -> None:
         raise TrainingError(f"--schedule={cfg.schedule}: {REFUSED_SCHEDULES[cfg.schedule]}.")
     if cfg.schedule not in SCHEDULES:
         raise TrainingError(f"--schedule={cfg.schedule}: choose one of {', '.join(SCHEDULES)}.")
-    registry.problem(cfg.problem)
+    problem = registry.problem(cfg.problem)
     registry.model(cfg.model)
     check_hparams(cfg.hparams_set, cfg.hparams)
+    if cfg.decode_hparams:  # parsed at start on every schedule, as T2T's trainer parses them
+        _check_decode_hparams(cfg.decode_hparams, problem)
     # Flag values the loop can run with.
     at_least = {
         "train_steps": 1,
@@ -98,6 +100,16 @@ def check_config(cfg: TrainerConfig) -> None:
             )
     _check_warm_start_and_early_stopping(cfg)
     expect_directory(cfg.output_dir, "--output_dir")
+
+
+def _check_decode_hparams(overrides: str, problem) -> None:
+    """A typo in --decode_hparams refused before training (T2T's bin/t2t_trainer.py, main:
+    ``decoding.decode_hparams``), not at the first dev decodes."""
+    from t2t_repro.decoding import split_decoding
+    from t2t_repro.decoding.line_decoder import decode_hparams
+
+    parsed, _ = split_decoding.split_example_cap(overrides)
+    decode_hparams(parsed, getattr(problem, "decode_defaults", None))
 
 
 def _check_warm_start_and_early_stopping(cfg: TrainerConfig) -> None:
