@@ -77,6 +77,17 @@ def override_names(text: str) -> list[str]:
     return [_override_name(item) for item in _split_overrides(text or "")]
 
 
+def override_text(text: str, name: str) -> str | None:
+    """The text an override string gives ``name`` (its last), or None (``"a=1,b=x"``, ``b``
+    -> ``"x"``)."""
+    given = [
+        item.split("=", 1)[1].strip()
+        for item in _split_overrides(text or "")
+        if "=" in item and _override_name(item) == name
+    ]
+    return given[-1] if given else None
+
+
 def join_overrides(*parts: str) -> str:
     """Override strings in rising precedence as one: a name a later part sets replaces an
     earlier part's setting. Within one part a name given twice stays, for ``parse`` to refuse

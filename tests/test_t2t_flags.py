@@ -435,3 +435,22 @@ def test_a_decode_hparams_typo_is_refused_before_training(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "beam_sise" in err and "beam_size" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "train").exists()
+
+
+def test_decode_to_file_in_the_trainers_decode_hparams_wins_as_in_t2t():
+    """T2T's create_experiment copies --decode_to_file/--decode_reference into the decode
+    hparams only when those are empty; here the hparams' were dropped without a word."""
+    from t2t_repro.commands import trainer
+
+    parser = trainer.build_parser()
+    args = parser.parse_args(
+        ["--decode_hparams=beam_size=2,decode_to_file=/d/out,decode_reference=/d/ref"]
+    )
+    trainer.check_flags(parser, args)
+    assert (args.decode_to_file, args.decode_reference) == ("/d/out", "/d/ref")
+    args = parser.parse_args(["--decode_hparams=decode_to_file=/d/out", "--decode_to_file=/f"])
+    trainer.check_flags(parser, args)
+    assert args.decode_to_file == "/d/out"
+    args = parser.parse_args(["--decode_to_file=/f"])
+    trainer.check_flags(parser, args)
+    assert args.decode_to_file == "/f"

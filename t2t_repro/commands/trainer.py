@@ -18,7 +18,7 @@ import sys
 from t2t_repro import console
 from t2t_repro.commands import cli, t2t_flags
 from t2t_repro.errors import UsageError, UserError
-from t2t_repro.hparam import override_names
+from t2t_repro.hparam import override_names, override_text
 from t2t_repro.training.cluster import cluster_flags
 from t2t_repro.training.config import (
     FLAG_ALIASES,
@@ -244,6 +244,13 @@ def check_flags(
         )
     args.hparams = ",".join(filter(None, (args.hparams, hp_args)))
     cluster_flags.check_cluster_flags(vars(args))
+    # T2T's create_experiment (utils/trainer_lib.py) fills the decode hparams' decode_to_file
+    # and decode_reference from the trainer's flags only when they are empty: given in
+    # --decode_hparams they win over the flags (t2t-decoder's flags always win: t2t_decoder.py).
+    for name in ("decode_to_file", "decode_reference"):
+        given = override_text(args.decode_hparams, name)
+        if given:
+            setattr(args, name, given)
     if args.gpu_automatic_mixed_precision:
         if args.mixed_precision not in ("", "float16"):
             raise UsageError(

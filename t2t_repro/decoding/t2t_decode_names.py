@@ -22,6 +22,7 @@ _RESEARCH = "read only by T2T's research models (transformer_parallel, image_tra
 
 # name: (T2T's default, why no value changes a text model's decodes here)
 NO_EFFECT = {
+    # t2t-trainer takes these two as its flags of those names (commands/trainer.py)
     "decode_to_file": ("", _FLAG),
     "decode_reference": ("", _FLAG),
     "decode_in_memory": (False, _FLAG),
