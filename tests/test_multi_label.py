@@ -214,7 +214,9 @@ def test_multi_label_usr_dir_trains_evaluates_and_decodes(usr_registry, tmp_path
     ]
     out = tmp_path / "run"
     train = [f"--hparams={TINY_PLUMBING}", f"--output_dir={out}", "--train_steps=2"]
-    assert trainer.main([*flags, *train, "--schedule=train_and_evaluate"]) == 0
+    # T2T's ValidationMonitor evaluates every --local_eval_frequency steps only: at step 2
+    every = "--local_eval_frequency=2"
+    assert trainer.main([*flags, *train, every, "--schedule=train_and_evaluate"]) == 0
     log = capsys.readouterr().out
     assert re.search(r"eval at step 2: loss [\d.]+, .*accuracy [01]\.\d{4}", log), log
     assert "rouge_L_fscore" in log and "bleu" not in log.lower()

@@ -346,7 +346,9 @@ def slow_restores_live_chief_collectives_are_refused_and_a_lost_peer_ends(data, 
         "SLOW_PREAD_USECS": str(pause_us),
         "SLOW_PREAD_LOG": str(reads),
     }
-    decode = ("--schedule=train_and_evaluate", "--local_eval_frequency=1", "--eval_steps=1")
+    # The schedule that evaluates at the end, as T2T's continuous_train_and_eval does (its
+    # train_and_evaluate evaluates only every N steps: none when resumed at the last step)
+    decode = ("--schedule=continuous_train_and_eval", "--local_eval_frequency=1", "--eval_steps=1")
     decode += ("--eval_decode_examples=2", "--no-attention_images", "--random_seed=1")
     decode += (f"--hparams={LAUNCH_HPARAMS}",)  # the launch's (a resume keeps them)
     results = cluster_run.run(

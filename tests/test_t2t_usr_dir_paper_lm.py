@@ -64,7 +64,9 @@ def test_it_trains_evaluates_and_continues_a_prompt(tmp_path, capsys):
     ]
     out = tmp_path / "run"
     train = [f"--hparams={TINY_PLUMBING}", f"--output_dir={out}", "--train_steps=2"]
-    assert trainer.main([*flags, *train, "--schedule=train_and_evaluate"]) == 0
+    # T2T's ValidationMonitor evaluates every --local_eval_frequency steps only: at step 2
+    every = "--local_eval_frequency=2"
+    assert trainer.main([*flags, *train, every, "--schedule=train_and_evaluate"]) == 0
     log = capsys.readouterr().out
     assert re.search(r"eval at step 2: loss [\d.]+, perplexity [\d.]+", log), log
     prompts = tmp_path / "prompts.txt"

@@ -10,8 +10,11 @@ from t2t_repro.training.config import TrainerConfig
 # Evaluate every --local_eval_frequency steps (T2T's ValidationMonitor; train_eval_and_decode's
 # loop of eval_freq_in_steps = --local_eval_frequency).
 EVERY_N_STEPS = ("train_and_evaluate", "train_eval_and_decode")
-# Evaluate at the end of training too.
-EVALUATING = (*EVERY_N_STEPS, "continuous_train_and_eval")
+# Evaluate at the end of training too: continuous_train_and_eval's evaluate() after
+# Estimator's train_and_evaluate; train_eval_and_decode's rounds end with one. Not
+# train_and_evaluate: T2T's ValidationMonitor evaluates only every N steps (its end() calls
+# EveryN's no-op every_n_post_step; utils/trainer_lib.py, T2TExperiment.train_and_evaluate).
+EVALUATING = ("train_eval_and_decode", "continuous_train_and_eval")
 
 
 # Train without evaluating, and with --eval_early_stopping_steps read the eval events another
