@@ -112,11 +112,10 @@ def _parse_value(name: str, text: str, kind: type) -> Any:
     text = text.strip()
     if kind is list:
         return _parse_list(name, text)
-    if kind is bool:  # T2T's parse_bool: true/false, else any integer's truth
-        lowered = text.lower()
-        if lowered in ("true", "yes"):
+    if kind is bool:  # T2T's parse_bool (utils/hparam.py): true/True, false/False, else an int
+        if text in ("true", "True"):
             return True
-        if lowered in ("false", "no"):
+        if text in ("false", "False"):
             return False
         try:
             return bool(int(text))

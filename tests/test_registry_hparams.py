@@ -72,8 +72,9 @@ def test_a_bool_takes_true_false_or_an_integer_as_t2ts_parse_bool():
     hp = create_hparams("transformer_base")
     for text, value in (("True", True), ("false", False), ("0", False), ("2", True), ("-1", True)):
         assert hp.parse(f"use_pad_remover={text}").use_pad_remover is value, text
-    with pytest.raises(HParamsError, match="'use_pad_remover' takes a value of type bool"):
-        hp.parse("use_pad_remover=maybe")
+    for refused in ("maybe", "yes", "no", "TRUE"):  # T2T's parse_bool takes none of them
+        with pytest.raises(HParamsError, match="'use_pad_remover' takes a value of type bool"):
+            hp.parse(f"use_pad_remover={refused}")
 
 
 def test_a_name_given_twice_is_refused_as_t2ts_parse_refuses_it():
