@@ -428,3 +428,26 @@ def test_datagen_calls_generate_data_as_t2t_datagen(tmp_path):
     assert single.filepattern(d, "infer", shard=3) == f"{d}/hook_case-dev-00003*"
     assert single.data_filepaths("eval", d, 2, True) == single.dev_filepaths(d, 2, True)
     assert single.task_id == -1 and not single.was_reversed
+
+
+RANDOM_DRAW = """
+    def generate_data(self, data_dir, tmp_dir, task_id=-1):
+        import os, random
+        os.makedirs(data_dir, exist_ok=True)
+        with open(os.path.join(data_dir, "draw"), "w") as f:
+            f.write(repr(random.random()))
+"""
+
+
+def test_the_trainers_generate_data_draws_from_the_trainers_seed_as_t2ts(tmp_path):
+    """bin/t2t_trainer.py seeds with --random_seed, then calls generate_data: no other seed
+    (it was t2t-datagen's 429459 here); t2t-datagen seeds with its own --random_seed."""
+    import random
+
+    _load_case(tmp_path, RANDOM_DRAW)
+    problem = registry.problem("hook_case")
+    random.seed(5)  # what the trainer's --random_seed=5 did before
+    problem.generate_data(str(tmp_path / "trainer"), str(tmp_path))  # t2t-trainer's call
+    assert float((tmp_path / "trainer" / "draw").read_text()) == random.Random(5).random()
+    problem.generate_data(str(tmp_path / "datagen"), str(tmp_path), None)  # t2t-datagen's
+    assert float((tmp_path / "datagen" / "draw").read_text()) == random.Random(429459).random()

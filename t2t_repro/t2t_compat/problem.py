@@ -313,10 +313,11 @@ def _tool_entry(t2t_generate_data):
             )
         start = time.monotonic()
         fileio.makedirs(data_dir)  # as bin/t2t_datagen.py does
-        t2t_shards.seed_like_t2t_datagen(random_seed)
-        if task_id is _TRAINER_CALL:  # bin/t2t_trainer.py, generate_data
+        if task_id is _TRAINER_CALL:  # bin/t2t_trainer.py, generate_data: drawing from the
+            # trainer's --random_seed, which its main set before (training/run_setup.py)
             t2t_generate_data(self, data_dir, tmp_dir)
         else:
+            t2t_shards.seed_like_t2t_datagen(random_seed)
             _generate_as_t2t_datagen(self, t2t_generate_data, data_dir, tmp_dir)
         summary = base.DatagenSummary(self.name, data_dir)
         summary.seconds = time.monotonic() - start
