@@ -41,11 +41,20 @@ class HParamsError(UserError, ValueError):
     """A bad hparam name, value or override string."""
 
 
-def _parse_list(name: str, text: str) -> list:
-    """T2T's list form ``[1000, 2000]`` (numbers: ints when every item is one)."""
+def _parse_list(name: str, text: str, element: type | None = None) -> list:
+    """T2T's list form ``[1000, 2000]``: items of the list's own element type (T2T's
+    ``HParams.parse`` casts ``[1,2]`` to floats for a float list and refuses ``[1.5]`` for an
+    int list), or, for an empty list, ints when every item is one."""
     if not (text.startswith("[") and text.endswith("]")):
         raise HParamsError(f"hparam {name!r} takes a list such as [1000,2000]; got {text!r}.")
     items = [item.strip() for item in text[1:-1].split(",") if item.strip()]
+    if element in (int, float):
+        try:
+            return [element(i) for i in items]
+        except ValueError:
+            raise HParamsError(
+                f"hparam {name!r} takes a list of {element.__name__}s; got {text!r}."
+            ) from None
     try:
         return [int(i) for i in items]
     except ValueError:
@@ -108,10 +117,11 @@ def _checked_t2t_only(name: str, value: Any) -> Any:
     return value
 
 
-def _parse_value(name: str, text: str, kind: type) -> Any:
+def _parse_value(name: str, text: str, kind: type, existing: Any = None) -> Any:
     text = text.strip()
     if kind is list:
-        return _parse_list(name, text)
+        element = type(existing[0]) if isinstance(existing, list) and existing else None
+        return _parse_list(name, text, element)
     if kind is bool:  # T2T's parse_bool (utils/hparam.py): true/True, false/False, else an int
         if text in ("true", "True"):
             return True
@@ -289,7 +299,8 @@ class HParams:
                 kind = type(default) if isinstance(default, _TYPES) else str
                 t2t_only[name] = _checked_t2t_only(name, _parse_value(name, text, kind))
                 continue
-            values[name] = _parse_value(name, text, type(self._get_existing(name)))
+            existing = self._get_existing(name)
+            values[name] = _parse_value(name, text, type(existing), existing)
         self._values.update(values)
         self._t2t_only.update(t2t_only)
         return self

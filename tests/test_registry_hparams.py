@@ -77,6 +77,17 @@ def test_a_bool_takes_true_false_or_an_integer_as_t2ts_parse_bool():
             hp.parse(f"use_pad_remover={refused}")
 
 
+def test_a_list_takes_its_own_element_type_as_t2ts_parse():
+    """T2T's HParams.parse casts each item to the list's element type: [1,2] is floats for a
+    float list, [1.5,2] refused for an int list (both were taken as given)."""
+    hp = HParams(floats=[0.5, 1.0], ints=[1000, 2000])
+    assert hp.parse("floats=[1,2]").floats == [1.0, 2.0]
+    assert all(isinstance(x, float) for x in hp.floats)
+    assert hp.parse("ints=[3,4]").ints == [3, 4]
+    with pytest.raises(HParamsError, match="'ints' takes a list of ints"):
+        hp.parse("ints=[1.5,2]")
+
+
 def test_a_name_given_twice_is_refused_as_t2ts_parse_refuses_it():
     """T2T's HParams.parse raises "Multiple assignments" rather than keep either value."""
     with pytest.raises(HParamsError, match="'hidden_size' is given twice in .*give it once"):
