@@ -91,3 +91,21 @@ def test_scoring_tools_do_not_start_tensorflow(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "Bracketing FMeasure       = 100.00" in proc.stdout
     assert proc.stdout.strip().endswith("False")
+
+
+def test_a_decode_hparams_typo_is_refused_before_training(tmp_path, capsys):
+    """T2T's trainer parses --decode_hparams at start on every schedule; here it was first
+    parsed at the first dev decodes (never under the default schedule)."""
+    from t2t_repro.commands import trainer
+
+    argv = [
+        "--problem=translate_toy",
+        "--hparams_set=transformer_tiny",
+        f"--data_dir={tmp_path / 'data'}",
+        f"--output_dir={tmp_path / 'train'}",
+        "--decode_hparams=beam_sise=4",
+    ]
+    assert trainer.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "beam_sise" in err and "beam_size" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "train").exists()

@@ -419,24 +419,6 @@ def test_the_exporters_refusals_name_the_exporter():
     assert refusals and not [r for r in refusals if "t2t-decoder" in r or "decode_shards" in r]
 
 
-def test_a_decode_hparams_typo_is_refused_before_training(tmp_path, capsys):
-    """T2T's trainer parses --decode_hparams at start on every schedule; here it was first
-    parsed at the first dev decodes (never under the default schedule)."""
-    from t2t_repro.commands import trainer
-
-    argv = [
-        "--problem=translate_toy",
-        "--hparams_set=transformer_tiny",
-        f"--data_dir={tmp_path / 'data'}",
-        f"--output_dir={tmp_path / 'train'}",
-        "--decode_hparams=beam_sise=4",
-    ]
-    assert trainer.main(argv) == 1
-    err = capsys.readouterr().err
-    assert "beam_sise" in err and "beam_size" in err and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / "train").exists()
-
-
 def test_decode_to_file_in_the_trainers_decode_hparams_wins_as_in_t2t():
     """T2T's create_experiment copies --decode_to_file/--decode_reference into the decode
     hparams only when those are empty; here the hparams' were dropped without a word."""

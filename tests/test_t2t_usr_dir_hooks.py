@@ -7,6 +7,7 @@ in one line, and an error raised by a usr_dir's own code is one line naming its 
 problem."""
 
 import json
+import random
 import shutil
 import sys
 from pathlib import Path
@@ -432,18 +433,14 @@ def test_datagen_calls_generate_data_as_t2t_datagen(tmp_path):
 
 RANDOM_DRAW = """
     def generate_data(self, data_dir, tmp_dir, task_id=-1):
-        import os, random
-        os.makedirs(data_dir, exist_ok=True)
-        with open(os.path.join(data_dir, "draw"), "w") as f:
-            f.write(repr(random.random()))
+        import random
+        open(data_dir + "/draw", "w").write(repr(random.random()))
 """
 
 
 def test_the_trainers_generate_data_draws_from_the_trainers_seed_as_t2ts(tmp_path):
     """bin/t2t_trainer.py seeds with --random_seed, then calls generate_data: no other seed
     (it was t2t-datagen's 429459 here); t2t-datagen seeds with its own --random_seed."""
-    import random
-
     _load_case(tmp_path, RANDOM_DRAW)
     problem = registry.problem("hook_case")
     random.seed(5)  # what the trainer's --random_seed=5 did before

@@ -26,9 +26,11 @@ def _load_beside(name: str):
     return module
 
 
-# A run without Grappler's graph rewrites (tests/tool_client.py says when; tests/grappler.py
-# why): the in-process tests' switch, set before the program's first op.
-GRAPPLER_OFF_ENV = _load_beside("tool_client").GRAPPLER_OFF_ENV
+# The client's constants, read once: the signals it forwards; a run without Grappler's graph
+# rewrites (tests/tool_client.py says when; tests/grappler.py why), the in-process tests'
+# switch, set before the program's first op.
+_CLIENT = _load_beside("tool_client")
+GRAPPLER_OFF_ENV = _CLIENT.GRAPPLER_OFF_ENV
 
 
 def _preload() -> None:
@@ -211,8 +213,7 @@ def _forwarded_signals() -> frozenset:
     """The signals a client forwards to its program (tests/tool_client.py)."""
     import signal
 
-    names = _load_beside("tool_client").FORWARDED_SIGNALS
-    return frozenset(getattr(signal, name) for name in names)
+    return frozenset(getattr(signal, name) for name in _CLIENT.FORWARDED_SIGNALS)
 
 
 def _send(conn, message: dict) -> bool:

@@ -73,15 +73,17 @@ def problem_names(pattern: str) -> list[str]:
     """Names from a comma list whose items may be ``fnmatch`` patterns (``translate_*``)."""
     from t2t_repro import registry
 
+    known = registry.list_names(registry.PROBLEMS)
+    # T2T's patterns match its base problems, which its <name>_rev are not (utils/registry.py:
+    # the suffix is parsed from a name, not registered; problems/base.py's register_with_rev)
+    rev_variants = {n for n in known if n.endswith("_rev") and n[: -len("_rev")] in known}
     names = []
     for item in filter(None, (s.strip() for s in pattern.split(","))):
         if any(c in item for c in "*?["):
             matched = [
                 name
-                for name in fnmatch.filter(registry.list_names(registry.PROBLEMS), item)
-                # T2T's patterns match its base problems, which its <name>_rev are not
-                # (utils/registry.py: the suffix is parsed from a name, not registered)
-                if "_rev" in item or not _is_rev_variant(registry, name)
+                for name in fnmatch.filter(known, item)
+                if "_rev" in item or name not in rev_variants
             ]
             if not matched:
                 raise cli.UsageError(f"no problem matches {item!r} (--registry_help lists them).")
@@ -89,11 +91,6 @@ def problem_names(pattern: str) -> list[str]:
         else:
             names.append(item)
     return names
-
-
-def _is_rev_variant(registry, name: str) -> bool:
-    """``<base>_rev`` registered beside ``<base>`` (problems/base.py's ``register_with_rev``)."""
-    return name.endswith("_rev") and name[: -len("_rev")] in registry.list_names(registry.PROBLEMS)
 
 
 def excluded(name: str, exclude_problems: str) -> bool:

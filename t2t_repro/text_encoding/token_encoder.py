@@ -54,10 +54,10 @@ class TokenTextEncoder:
         if filename:
             tokens = self._read(filename) if strict else self._read_like_t2t(filename)
         tokens = list(tokens)
-        if not filename and not strict:  # T2T's _init_vocab_from_list: every one dropped
-            tokens = list(reserved) + [t for t in tokens if t not in reserved]
-        elif not filename or strict:
-            if tuple(tokens[: len(reserved)]) != tuple(reserved):
+        if not filename or strict:
+            # T2T's list (_init_vocab_from_list) drops every reserved token it holds; this
+            # project's own vocabularies start with them (a repeat later is refused below)
+            if not strict or tuple(tokens[: len(reserved)]) != tuple(reserved):
                 tokens = list(reserved) + [t for t in tokens if t not in reserved]
         if strict and len(set(tokens)) != len(tokens):
             raise VocabFileError(
