@@ -140,3 +140,24 @@ def test_the_tokenizer_is_t2ts_on_every_punctuation_symbol_and_number_character(
     tokens = [bleu_tokenize(spec["template"].format(c=c)) for c in chars]
     digest = hashlib.sha256(json.dumps(tokens, ensure_ascii=False).encode()).hexdigest()
     assert digest == record["sha256"]
+
+
+def test_t2t_bleu_rounds_in_t2ts_float32():
+    """T2T's compute_bleu returns np.float32 and t2t-bleu prints 100 times it: on these lines
+    BLEU is 0.0387499991977 in float64, whose x100 prints 3.87, but 3.875 in float32, which
+    prints 3.88 (T2T 1.15.7's bleu_hook on the same lines printed 3.88)."""
+    refs = ["f d a f d", "", "a d e a d f", "", ""]
+    hyps = ["a d d d", "a g a f f b", "a f a e d g", "", "e c e a d c"]
+    assert "%.2f" % (100 * compute_bleu([r.split() for r in refs], [h.split() for h in hyps])) == "3.87"
+    assert "%6.2f" % t2t_bleu(refs, hyps) == "  3.88"
+
+
+def test_decode_reference_bleu_is_uncased_as_t2ts_compute_bleu_summaries(tmp_path):
+    """T2T's --decode_reference BLEU (translate.py, compute_bleu_summaries) calls bleu_wrapper
+    with its default case_sensitive=False: decodes differing only in case score 100."""
+    from t2t_repro.decoding.runner import reference_bleu
+
+    hyp, ref = tmp_path / "hyp", tmp_path / "ref"
+    hyp.write_text("the cat sat on the mat .\na dog\n")
+    ref.write_text("The Cat sat on the Mat .\nA Dog\n")
+    assert reference_bleu(str(hyp), str(ref)) == f"{hyp}: BLEU = 100.00"

@@ -303,7 +303,8 @@ def decode_file(setup: DecoderSetup, input_path: str, output_path: str) -> list[
 
 def reference_bleu(decodes_path: str, reference_path: str) -> str:
     """T2T's ``--decode_reference``: the BLEU line it logs for the decodes (T2T's own BLEU,
-    ``tensor2tensor/data_generators/translate.py``, ``compute_bleu_summaries``)."""
+    ``tensor2tensor/data_generators/translate.py``, ``compute_bleu_summaries``: uncased, as
+    its ``bleu_hook.bleu_wrapper`` defaults to ``case_sensitive=False``)."""
     from t2t_repro.data.text_files import DataError, ReadStats, read_lines
     from t2t_repro.metrics.bleu import t2t_bleu
 
@@ -314,7 +315,7 @@ def reference_bleu(decodes_path: str, reference_path: str) -> str:
             f"--decode_reference {reference_path} has {len(refs)} lines but the decodes "
             f"{decodes_path} have {len(hyps)}; give the reference of the decoded input."
         )
-    return f"{decodes_path}: BLEU = {t2t_bleu(refs, hyps, True):6.2f}"
+    return f"{decodes_path}: BLEU = {t2t_bleu(refs, hyps, False):6.2f}"
 
 
 # T2T's interactive settings (decoding.py, _interactive_input_fn): a line "ns=N" or "dl=N"

@@ -27,6 +27,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import sacrebleu
 
 _COMPOUND = re.compile(r"(\S)-(\S)")
@@ -139,11 +140,14 @@ def bleu_tokenize(text: str) -> list[str]:
 def t2t_bleu(
     references: Sequence[str], hypotheses: Sequence[str], case_sensitive: bool = True
 ) -> float:
-    """T2T's ``t2t-bleu`` number (x100)."""
+    """T2T's ``t2t-bleu`` number (x100), in T2T's float32: ``bleu_hook.compute_bleu`` returns
+    ``np.float32(bleu)`` and ``t2t_bleu.py`` multiplies it by 100, so a score printed with two
+    decimals rounds as T2T's does (3.8749999 in float64 is 3.875 in float32)."""
     fold = (lambda s: s) if case_sensitive else str.lower
-    return 100.0 * compute_bleu(
+    bleu = compute_bleu(
         [bleu_tokenize(fold(r)) for r in references], [bleu_tokenize(fold(h)) for h in hypotheses]
     )
+    return float(np.float32(100) * np.float32(bleu))
 
 
 def _sacrebleu_metric(tokenize: str, lowercase: bool) -> sacrebleu.metrics.BLEU:
