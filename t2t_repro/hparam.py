@@ -300,7 +300,10 @@ class HParams:
                 t2t_only[name] = _checked_t2t_only(name, _parse_value(name, text, kind))
                 continue
             existing = self._get_existing(name)
-            values[name] = _parse_value(name, text, type(existing), existing)
+            value = _parse_value(name, text, type(existing), existing)
+            if isinstance(value, str):  # T2T's string for a value named otherwise here
+                value = t2t_hparams.T2T_VALUES.get((name, value), value)
+            values[name] = value
         self._values.update(values)
         self._t2t_only.update(t2t_only)
         return self

@@ -111,7 +111,9 @@ def legacy_schedule(step: tf.Tensor, hp: dict) -> tf.Tensor:
     if hp["learning_rate_decay_scheme"] == "noam":
         warmup = float(warmup_steps)
         s = step + 1.0
-        noam = 5000.0 * hp["hidden_size"] ** -0.5 * tf.minimum(s * warmup**-1.5, s**-0.5)
+        # T2T's 0 warmup steps: float32 0**-1.5 is inf there, so the minimum is s**-0.5
+        rise = warmup**-1.5 if warmup else float("inf")
+        noam = 5000.0 * hp["hidden_size"] ** -0.5 * tf.minimum(s * rise, s**-0.5)
         return noam * hp["learning_rate"] * correction
     warmup = learning_rate_warmup(step, warmup_steps)
     decay = learning_rate_decay(step, hp, warmup_steps)

@@ -154,6 +154,9 @@ TABLE: dict[str, Entry] = {
         "hparams, not implemented; t2t-trainer --gpu_automatic_mixed_precision trains in "
         "float16 with Keras's loss scaling",
     ),
+    # T2T's optimize.py reads it (its trainer's --gpu_automatic_mixed_precision only sets it):
+    # float16, as that flag here; kept beside the hparams, as the flag is not in hparams.json
+    "gpu_automatic_mixed_precision": Entry(False, HONOURED, ("training/run_setup",)),
     "label_smoothing": honoured(0.1, "training/loop/train_step"),
     "train_steps": honoured(ABSENT, _LR),  # set from --train_steps (training/run_hparams.py)
     "clip_grad_norm": honoured(0.0, _OPT),
@@ -240,10 +243,6 @@ TABLE: dict[str, Entry] = {
     "conv_first_kernel": no_effect(3),
     "daisy_chain_variables": no_effect(True),
     "force_full_predict": no_effect(False),
-    # T2T's trainer sets it from --gpu_automatic_mixed_precision, which here trains in float16
-    # (commands/trainer.py); as a set's own hparam it is not read (a T2T run's hparams.json
-    # holds True after that flag, and t2t-import must take it)
-    "gpu_automatic_mixed_precision": no_effect(False),
     "gumbel_noise_weight": no_effect(0.0),
     "heads_share_relative_embedding": no_effect(False),
     "kernel_height": no_effect(3),
@@ -333,8 +332,9 @@ TABLE: dict[str, Entry] = {
 }
 
 # T2T values this project's types cannot hold, as the value that means the same here: T2T's
-# ``hparams.pos = None`` (models/transformer.py: transformer_relative) is "none".
-T2T_VALUES: dict[tuple[str, Any], Any] = {("pos", None): "none"}
+# ``hparams.pos = None`` (models/transformer.py: transformer_relative) is "none", and so is
+# ``--hparams=pos=None`` (the string "None": transformer_prepare_encoder adds no signal for it).
+T2T_VALUES: dict[tuple[str, Any], Any] = {("pos", None): "none", ("pos", "None"): "none"}
 
 
 def default(name: str) -> Any:

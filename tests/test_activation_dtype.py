@@ -33,6 +33,29 @@ def test_training_takes_its_precision_from_the_hparam():
         setup_precision(config(mixed_precision="float16"), HParams(activation_dtype="bfloat16"))
 
 
+def test_the_hparam_gpu_automatic_mixed_precision_is_float16_as_t2ts_optimize_reads_it():
+    """T2T's optimize.py reads the hparam (its trainer flag only sets it): float16 here too,
+    as --gpu_automatic_mixed_precision; it was taken and did nothing."""
+    hp = HParams().parse("gpu_automatic_mixed_precision=true")
+    assert setup_precision(config(), hp).mixed_precision == "float16"
+    assert keras.mixed_precision.global_policy().name == "mixed_float16"
+    assert setup_precision(config(), HParams()).mixed_precision == ""
+    with pytest.raises(TrainingError, match="contradicts the run's bfloat16"):
+        setup_precision(config(mixed_precision="bfloat16"), hp)
+
+
+def test_training_refuses_t2t_training_switches_not_implemented_here():
+    """mlperf_mode and warm_start_from_second change T2T's training (trainer_lib.py,
+    t2t_model.py); they were taken and did nothing: refused in one line when training, kept
+    for anything else (t2t-import of a T2T run's hparams.json)."""
+    hp = build_model("transformer_tiny", "hidden_size=16,num_heads=2", vocab_size=20).hparams
+    for override in ("mlperf_mode=true", "warm_start_from_second=/ckpt"):
+        checks.validate(hp.copy().parse(override))
+        with pytest.raises(HParamsError, match="not implemented here") as refused:
+            checks.validate(hp.copy().parse(override), training=True)
+        assert "\n" not in str(refused.value)
+
+
 def test_other_reduced_precisions_are_refused_in_one_line():
     hp = build_model("transformer_tiny", "hidden_size=16,num_heads=2", vocab_size=20).hparams
     checks.validate(hp.copy().parse("activation_dtype=bfloat16"), training=True)

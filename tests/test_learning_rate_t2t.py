@@ -180,3 +180,14 @@ def test_piecewise_lists_go_through_hparams_and_json():
     assert rates == pytest.approx([base, base * 0.1, base * 0.1, base * 0.01, base * 0.01])
     with pytest.raises(HParamsError, match="takes a list"):
         hp.parse("learning_rate_boundaries=100")
+
+
+def test_noam_with_no_warmup_is_t2ts_inverse_square_root():
+    """T2T's legacy noam with learning_rate_warmup_steps=0: float32 0**-1.5 is inf, so the
+    minimum is (step+1)**-0.5 (T2T 1.15.7 printed 0.044194, 0.03125, 0.000494 at steps 0, 1
+    and 8000 for transformer_base_v1); it raised ZeroDivisionError here."""
+    hp = dict(registry.hparams("transformer_base_v1").values(), learning_rate_warmup_steps=0)
+    check_schedule(hp)
+    for step in (0, 1, 8000):
+        want = 5000.0 * 512**-0.5 * (step + 1) ** -0.5 * 0.1 * 0.002  # lr 0.1, Adam's 0.002
+        assert float(learning_rate_at(step, hp)) == pytest.approx(want, rel=RELATIVE)

@@ -14,7 +14,7 @@ import pytest
 from t2t_repro import registry
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib.build import create_hparams
-from t2t_repro.t2t_hparams import IGNORED, NEUTRAL, T2T_VALUES
+from t2t_repro.t2t_hparams import IGNORED, NEUTRAL, T2T_VALUES, is_t2t_only
 from tests.tools import TINY_TRAINING
 from tests.usr_dir_registry import restored_registry
 
@@ -49,8 +49,10 @@ def assert_is_t2ts(ours: HParams, t2t: dict, name: str) -> None:
             assert ours.get(key) == expected, (name, key, ours.get(key), value)
         elif key in NEUTRAL:
             assert value == NEUTRAL[key], (name, key)  # T2T's set leaves the feature off
-        else:
-            assert key in IGNORED, (name, key)
+        elif key in IGNORED:
+            pass  # no effect here
+        else:  # honoured, kept beside the hparams (not in hparams.json): T2T's value unset
+            assert is_t2t_only(key) and getattr(ours, key) == value, (name, key)
     extra = {k: ours.get(k) for k in ours if k not in t2t}
     if name != "basic_1":  # T2T's basic_1 has fewer names than the transformer sets
         assert extra == PROJECT_ONLY, name
@@ -97,7 +99,7 @@ def test_every_name_of_t2ts_transformer_sets_is_in_the_table_or_stored():
     names = set(REFERENCE["sets"]["transformer_base"]) | set(REFERENCE["added_names"])
     ours = registry.hparams("transformer_base")
     assert len(names) >= 153 + 21
-    assert not [n for n in names if n not in ours and n not in IGNORED and n not in NEUTRAL]
+    assert not [n for n in names if n not in ours and not is_t2t_only(n)]
     assert not set(IGNORED) & set(NEUTRAL)
     assert not set(IGNORED) & set(ours) and not set(NEUTRAL) & set(ours)  # the table: unstored
     # relative attention is implemented: its two names are stored hparams
@@ -297,3 +299,9 @@ def test_every_decode_hparam_of_t2t_is_read_here_or_settled_by_the_table():
             assert "\n" not in str(error.value)
     with pytest.raises(HParamsError, match="Unknown hparam 'no_such_name'"):
         decode_hparams("no_such_name=1")
+
+
+def test_pos_none_given_as_text_is_no_positional_signal_as_in_t2t():
+    """--hparams=pos=None gives T2T the string "None", for which transformer_prepare_encoder
+    adds no signal: "none" here (it was refused when the model was built)."""
+    assert registry.hparams("transformer_base").parse("pos=None").pos == "none"

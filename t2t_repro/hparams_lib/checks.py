@@ -161,10 +161,34 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
         from t2t_repro.learning_rate import check_schedule
 
         check_schedule(hp.values())
+    if training:
+        check_training_only(hp, source)
     if training and "optimizer" in hp:  # T2T's optimizer and its own checks, before any file
         from t2t_repro.optimizers import check_optimizer
 
         check_optimizer(hp)
+
+
+# T2T names its training reads that this trainer does not implement (t2t-import still takes a
+# T2T run's hparams.json holding them, as they shape no weight).
+TRAINING_ONLY_REFUSALS = {
+    # utils/trainer_lib.py, T2TExperiment.train_eval_and_decode; data_generators/translate.py
+    "mlperf_mode": "T2T's MLPerf mode (train_eval_and_decode stops once the dev BLEU reaches "
+    "mlperf_threshold, with MLPerf log lines) is not implemented here: drop it",
+    # utils/t2t_model.py, estimator_spec_train -> initialize_from_ckpt
+    "warm_start_from_second": "T2T's second warm start (a fresh run's trainable variables "
+    "found in that checkpoint) is not implemented here: give the checkpoint as "
+    "--warm_start_from instead",
+}
+
+
+def check_training_only(hp: HParams, source: str = "hparams") -> None:
+    """Refuses, in one line, a value of a T2T name that T2T's training acts on and this
+    trainer does not (they were taken and did nothing)."""
+    for name, why in TRAINING_ONLY_REFUSALS.items():
+        value = getattr(hp, name, None)
+        if value and value != t2t_hparams.default(name):
+            raise HParamsError(f"{source}: {name}={value!r}: {why}.")
 
 
 def check_initializer(hp: HParams, source: str = "hparams") -> None:

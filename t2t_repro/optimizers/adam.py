@@ -5,11 +5,11 @@ Keras' ``Adam`` is TF1's ``AdamOptimizer`` (the epsilon-hat form: ``var -= lr_t 
 
 * ``true_adam`` (``tf.train.AdamOptimizer``) is it;
 * ``adam`` is T2T's ``tf.contrib.opt.LazyAdamOptimizer``, whose dense update is Adam's. It
-  differs only on a sparse gradient (``IndexedSlices``), which T2T's transformer never gives
-  it: T2T turns every embedding gradient into a dense tensor before it reaches the optimizer
-  (``layers/modalities.py, get_weights`` and ``layers/common_layers.py, embedding``: both
-  pass the table through ``common_layers.convert_gradient_to_tensor``), so it is Adam there
-  as here;
+  differs only on a sparse gradient (``IndexedSlices``), which T2T never gives it: its
+  ``ConditionalOptimizer.compute_gradients`` (``utils/optimize.py``) passes every gradient
+  through ``common_layers.cast_like``, whose ``tf.convert_to_tensor`` makes a gathered
+  table's ``IndexedSlices`` dense (a relative-position table's too; the embeddings' are dense
+  already: ``common_layers.convert_gradient_to_tensor``), so it is Adam there as here;
 * ``multistep_adam`` (``utils/multistep_optimizer.py``, ``MultistepAdamOptimizer``) applies
   Adam to the mean of ``n`` micro-batch gradients every ``n`` steps: here the train step
   accumulates ``optimizer_multistep_accumulate_steps`` micro-batches and the optimizer steps

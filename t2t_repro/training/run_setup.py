@@ -188,6 +188,15 @@ def setup_precision(cfg: TrainerConfig, hp) -> TrainerConfig:
                 f"{activation} ask for two precisions: drop one."
             )
         cfg = dataclasses.replace(cfg, mixed_precision=activation)
+    # T2T's optimize.py (optimize) reads the hparam itself; its --gpu_automatic_mixed_precision
+    # flag only sets it (t2t_trainer.py): float16 here, as that flag (commands/trainer.py)
+    if hp.gpu_automatic_mixed_precision:
+        if cfg.mixed_precision not in ("", "float16"):
+            raise TrainingError(
+                "the hparam gpu_automatic_mixed_precision=True is float16; it contradicts "
+                f"the run's {cfg.mixed_precision} (--mixed_precision or activation_dtype)."
+            )
+        cfg = dataclasses.replace(cfg, mixed_precision="float16")
     if cfg.mixed_precision:
         keras.mixed_precision.set_global_policy(f"mixed_{cfg.mixed_precision}")
     print_bf16_hint(cfg.mixed_precision)
