@@ -218,6 +218,21 @@ def test_t2t_pre_split_shard_files_are_read_when_the_whole_file_is_absent(tmp_pa
         worker_lines(src, ShardNames(2, 0))
 
 
+def test_decode_shards_split_the_delimiters_records_as_t2ts_workers_read_them(tmp_path):
+    """T2T's decode_from_file splits each worker's file by the decode hparam delimiter
+    (_get_sorted_inputs): the shares are records, not lines (a one-line file of four
+    '|'-records gave worker 0 nothing and worker 1 the whole line)."""
+    from t2t_repro.decoding.shards import ShardNames, earlier_lines, worker_lines
+
+    src = tmp_path / "in.en"
+    src.write_bytes(b"a b|c|d e f|g|\n")
+    shares = [worker_lines(str(src), ShardNames(2, w), "|")[0] for w in range(2)]
+    assert shares == [[b"a b", b"c"], [b"d e f", b"g"]]
+    assert earlier_lines(str(src), ShardNames(2, 1), "|") == [b"a b", b"c"]
+    (tmp_path / "in.de001").write_bytes(b"x|y|")  # T2T's pre-split file, split the same way
+    assert worker_lines(str(tmp_path / "in.de"), ShardNames(2, 1), "|")[0] == [b"x", b"y"]
+
+
 def test_shard_names_are_t2ts():
     """As T2T 1.15.7's decoding._add_shard_to_filename names them (its outputs, recorded with
     decode hparams shards=4, shard_id=2 and these)."""

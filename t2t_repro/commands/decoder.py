@@ -248,8 +248,8 @@ def _run(args: argparse.Namespace) -> int:
 
     share = names = None
     if args.decode_shards > 1:  # read first: a missing file costs no model load
-        names = shard_names(args)
-        share = shards.worker_lines(cli.expand(args.decode_from_file), names)
+        names, delimiter = shard_names(args)
+        share = shards.worker_lines(cli.expand(args.decode_from_file), names, delimiter)
     elif args.decode_from_file and args.decode_to_file:
         runner.check_decode_paths(
             cli.expand(args.decode_from_file), cli.expand(args.decode_to_file)
@@ -292,18 +292,20 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def shard_names(args: argparse.Namespace):
+def shard_names(args: argparse.Namespace) -> tuple:
     """This worker's ``shards.ShardNames``, from the flags and the decode hparams
-    ``shards_start_offset`` and ``shard_google_format`` (read before the model loads)."""
+    ``shards_start_offset`` and ``shard_google_format``, and the records' ``delimiter`` (read
+    before the model loads)."""
     from t2t_repro import registry
     from t2t_repro.decoding import shards
     from t2t_repro.decoding.line_decoder import decode_hparams
 
     defaults = getattr(registry.problem(args.problem), "decode_defaults", None)
     dhp = decode_hparams(args.decode_hparams, defaults)
-    return shards.ShardNames(
+    names = shards.ShardNames(
         args.decode_shards, args.worker_id, dhp.shards_start_offset, dhp.shard_google_format
     )
+    return names, dhp.delimiter
 
 
 def decode_from_file(args: argparse.Namespace, setup, share: tuple | None, names=None) -> str:
@@ -327,7 +329,7 @@ def decode_from_file(args: argparse.Namespace, setup, share: tuple | None, names
         expect_file_destination(out, "--decode_to_file")
         earlier = ()
         if setup.decoder.samples:  # repeats in the shares before this one count
-            earlier = shards.earlier_lines(cli.expand(source), names)
+            earlier = shards.earlier_lines(cli.expand(source), names, setup.dhp.delimiter)
         runner.decode_lines_to_file(setup, lines, out, earlier)
     else:
         out = cli.expand(

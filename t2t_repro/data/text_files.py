@@ -102,6 +102,19 @@ def iter_raw_lines(
                 yield line.rstrip(b"\r\n")
 
 
+def read_delimited_records(path: str, delimiter: str = "\n") -> list[bytes]:
+    """The raw records of a file to decode: its lines, or with another ``delimiter`` the
+    pieces between delimiters, a last empty one dropped (T2T's ``decoding.py``,
+    ``_get_sorted_inputs``)."""
+    if delimiter == "\n":
+        return list(iter_raw_lines(path))
+    with open_binary(path) as f:
+        records = f.read().split(delimiter.encode("utf-8"))
+    if records and not records[-1].strip():
+        records.pop()
+    return records
+
+
 def read_lines(
     path: str,
     stats: ReadStats | None = None,

@@ -13,7 +13,7 @@ from t2t_repro import fileio, registry
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.checkpoints.loading import HPARAMS_FILE, load_trained_model
 from t2t_repro.data.source_lines import normalize_source_line
-from t2t_repro.data.text_files import iter_raw_lines, open_binary
+from t2t_repro.data.text_files import iter_raw_lines, read_delimited_records
 from t2t_repro.decoding import t2t_decode_names
 from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
@@ -272,33 +272,10 @@ def decode_lines_to_file(
     return outputs
 
 
-def read_records(path: str, delimiter: str = "\n") -> list[bytes]:
-    """The raw records of a source file: its lines, or with another ``delimiter`` the
-    pieces between delimiters, a last empty one dropped (T2T's ``decoding.py``,
-    ``_get_sorted_inputs``)."""
-    if delimiter == "\n":
-        return list(iter_raw_lines(path))
-    with open_binary(path) as f:
-        records = f.read().split(delimiter.encode("utf-8"))
-    if records and not records[-1].strip():
-        records.pop()
-    return records
-
-
-def check_decode_paths(
-    input_path: str, output_path: str, input_flag: str = "--decode_from_file"
-) -> None:
-    """Before any decoding work: the input exists and the output can be a file."""
-    if not fileio.isfile(input_path):
-        what = "is a directory" if fileio.isdir(input_path) else "does not exist"
-        raise FileNotFoundError(f"{input_flag}: {input_path!r} {what}.")
-    expect_file_destination(output_path, "--decode_to_file")
-
-
 def decode_file(setup: DecoderSetup, input_path: str, output_path: str) -> list[str]:
     check_decode_paths(input_path, output_path)
     # Raw bytes: decode_lines normalises them as the interactive and exported paths do.
-    return decode_lines_to_file(setup, read_records(input_path, setup.dhp.delimiter), output_path)
+    return decode_lines_to_file(setup, read_delimited_records(input_path, setup.dhp.delimiter), output_path)
 
 
 def reference_bleu(decodes_path: str, reference_path: str) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from t2t_repro import fileio
-from t2t_repro.data.text_files import iter_raw_lines
+from t2t_repro.data.text_files import read_delimited_records
 
 
 @dataclass(frozen=True)
@@ -49,25 +49,30 @@ def share_bounds(count: int, shards: int, worker_id: int) -> tuple[int, int]:
     return count * worker_id // shards, count * (worker_id + 1) // shards
 
 
-def earlier_lines(input_path: str, names: ShardNames) -> list[bytes]:
-    """The lines of the workers before this one in a file they share (sampling counts a
+def earlier_lines(input_path: str, names: ShardNames, delimiter: str = "\n") -> list[bytes]:
+    """The records of the workers before this one in a file they share (sampling counts a
     line's repeats over the whole file: ``LineDecoder.decode_lines``); none for T2T's
     pre-split files, each of which is counted on its own."""
     if not fileio.isfile(input_path):
         return []
-    lines = list(iter_raw_lines(input_path))
+    lines = read_delimited_records(input_path, delimiter)
     return lines[: share_bounds(len(lines), names.shards, names.worker_id)[0]]
 
 
-def worker_lines(input_path: str, names: ShardNames) -> tuple[list[bytes], str]:
-    """The raw lines this worker decodes and where they come from (for its log line)."""
+def worker_lines(
+    input_path: str, names: ShardNames, delimiter: str = "\n"
+) -> tuple[list[bytes], str]:
+    """The raw records (lines, or the decode hparam ``delimiter``'s pieces, as T2T's
+    ``_get_sorted_inputs`` splits each worker's file) this worker decodes and where they come
+    from (for its log line)."""
     if fileio.isfile(input_path):
-        lines = list(iter_raw_lines(input_path))
+        lines = read_delimited_records(input_path, delimiter)
         start, end = share_bounds(len(lines), names.shards, names.worker_id)
-        return lines[start:end], f"lines {start + 1}-{end} of {len(lines)} of {input_path}"
+        what = "lines" if delimiter == "\n" else "records"
+        return lines[start:end], f"{what} {start + 1}-{end} of {len(lines)} of {input_path}"
     split = names.of(input_path)
     if fileio.isfile(split):  # T2T's layout: the file split beforehand
-        return list(iter_raw_lines(split)), split
+        return read_delimited_records(split, delimiter), split
     raise FileNotFoundError(
         f"--decode_from_file: neither {input_path!r} (to share among the --decode_shards "
         f"workers) nor T2T's pre-split {split!r} exists."
