@@ -115,6 +115,24 @@ def test_decode_lines_continue_prompts_as_t2t_reads_them(t2t_lm):
     assert len(out[2][0].ids) > 0  # not the empty output of an empty translation line
 
 
+def test_a_language_models_lines_are_batched_in_file_order(t2t_lm, monkeypatch):
+    """T2T batches a language model's lines as the file has them (decode_from_file:
+    sorted_keys = range(...), no sort by length), and a batch sets each line's decode length
+    (its longest prompt + extra_length): translation lines are sorted, prompts are not."""
+    from t2t_repro.decoding.line_decoder import Hypothesis
+
+    decoder = LineDecoder(t2t_lm, IdsText(), IdsText(), decode_hparams("batch_size=2"))
+    batches = []
+
+    def record(batch, lines=None, occurrences=None):
+        batches.append(batch)
+        return [[Hypothesis("", 0.0)] for _ in batch]
+
+    monkeypatch.setattr(decoder, "decode_ids", record)
+    decoder.decode_lines(["5", "6 7 8", "9 10"])
+    assert batches == [[[5], [6, 7, 8]], [[9, 10]]]
+
+
 @pytest.mark.parametrize(
     "hparams_set, overrides",
     [

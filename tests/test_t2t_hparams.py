@@ -285,6 +285,14 @@ def test_every_decode_hparam_of_t2t_is_read_here_or_settled_by_the_table():
     assert decode_hparams("batch_size=0").batch_size == ours["batch_size"] == 32
     accepted = decode_hparams("eos_penalty=0.5,shards=4,force_decode_length=true")
     assert "eos_penalty" not in accepted and accepted.beam_size == t2t["beam_size"]
+    # where T2T 1.15.7's decoding.py reads them: decode_once, decode_from_file,
+    # decode_interactively (skip_eos_postprocess was missed there), export
+    assert {n: e[2] for n, e in NOT_DONE.items()} == {
+        "skip_eos_postprocess": {names.SPLIT, names.FILE, names.STDIN},
+        "identity_output": {names.SPLIT, names.STDIN},
+        "multiproblem_task_id": {names.FILE},
+        "export_extra_infer_outputs": {names.EXPORT},
+    }
     for name, (default, _, modes) in NOT_DONE.items():
         other = not default if isinstance(default, bool) else "x" if default == "" else 7
         dhp = decode_hparams(f"{name}={other}")

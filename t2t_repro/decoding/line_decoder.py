@@ -10,8 +10,8 @@ or where a CTranslate2 export's position table ends (``decoding/runner.py``).
 A model without inputs (a language model, ``has_input`` false) continues each line instead, as
 T2T's ``decode_from_file`` does (``_get_language_modeling_inputs``, ``_decode_batch_input_fn``):
 a line ending in punctuation gets a space appended, its ids get no EOS and are the prefix of the
-targets (``decoding/prompt.py``), an empty line is decoded from nothing, and the output is what
-follows the prompt. A text classifier (a class-label target) writes each line's label
+targets (``decoding/prompt.py``), an empty line is decoded from nothing, lines are batched in
+file order (not sorted), and the output is what follows the prompt. A text classifier (a class-label target) writes each line's label
 (``decoding/class_label.py``).
 """
 
@@ -394,8 +394,10 @@ class LineDecoder:
         occurrence = dict(zip([i for i, _ in todo], counts, strict=True))
         # T2T's order (decoding.py, _get_sorted_inputs): by whitespace-separated words, most
         # first, ties in file order. It decides which lines share a batch, and so each line's
-        # decode length (the batch's longest input + extra_length).
-        todo.sort(key=lambda item: -len(lines[item[0]].split()))
+        # decode length (the batch's longest input + extra_length). A language model's prompts
+        # stay in file order (decode_from_file: sorted_keys = range(len(sorted_inputs))).
+        if not self.prompt:
+            todo.sort(key=lambda item: -len(lines[item[0]].split()))
         start, done, timed_from = time.time(), 0, 0
         batch_size = max(1, self.dhp.batch_size)
         for b in range(0, len(todo), batch_size):

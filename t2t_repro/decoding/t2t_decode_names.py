@@ -61,7 +61,11 @@ SPLIT, FILE, STDIN, EXPORT = "split", "file", "stdin", "export"
 # them), which no other search reproduces; the last two need T2T's multi-problem models and
 # its Estimator's infer outputs.
 NOT_DONE = {
-    "skip_eos_postprocess": (False, "keeps what follows EOS in each output", {SPLIT, FILE}),
+    "skip_eos_postprocess": (
+        False,
+        "keeps what follows EOS in each output",
+        {SPLIT, FILE, STDIN},
+    ),
     "identity_output": (False, "writes the output ids instead of text", {SPLIT, STDIN}),
     "multiproblem_task_id": (-1, "ends each input with that task id instead of EOS", {FILE}),
     "export_extra_infer_outputs": ("", "adds model outputs to the SavedModel", {EXPORT}),
