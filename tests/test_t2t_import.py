@@ -227,3 +227,44 @@ def test_averaging_and_attention_maps_read_the_import(imported_test_ckpt, tmp_pa
         model, inputs, targets, [str(i) for i in inputs], [str(i) for i in targets]
     )
     assert pngs and all(png.startswith(b"\x89PNG") for png in pngs.values())
+
+
+SPACE_USR_DIR = '''
+from tensor2tensor.data_generators import problem, text_problems
+from tensor2tensor.utils import registry
+
+
+@registry.register_problem
+class ImportSpaceChar(text_problems.Text2TextProblem):
+    @property
+    def vocab_type(self):
+        return text_problems.VocabType.CHARACTER
+
+    def hparams(self, defaults, model_hparams):
+        super().hparams(defaults, model_hparams)
+        defaults.target_space_id = problem.SpaceID.DE_CHR
+'''
+
+
+def test_import_takes_the_target_space_id_a_usr_dirs_hparams_set(tmp_path):
+    """A T2T problem sets target_space_id in hparams() (T2T's Problem.hparams); the trainer
+    honoured it but t2t-import read the class attribute (0): an imported checkpoint decoded
+    with another target-space row. With --data_dir it is read; without, a note says so."""
+    from t2t_repro.t2t_import.writer import _problem_values
+    from t2t_repro.usr_dir import import_usr_dir
+    from tests.usr_dir_registry import restored_registry
+
+    (tmp_path / "space_usr" / "__init__.py").parent.mkdir()
+    (tmp_path / "space_usr" / "__init__.py").write_text(SPACE_USR_DIR)
+    restore = restored_registry({"space_usr"})
+    next(restore)
+    try:
+        import_usr_dir(str(tmp_path / "space_usr"))
+        sizes = {"input_vocab_size": 258, "target_vocab_size": 258}  # bytes + pad, EOS
+        notes = []
+        got = _problem_values("import_space_char", sizes, str(tmp_path), "", notes.append)
+        assert got["target_space_id"] == 7 and not notes  # SpaceID.DE_CHR
+        assert _problem_values("import_space_char", sizes, "", "", notes.append)
+        assert len(notes) == 1 and "give --data_dir" in notes[0]
+    finally:
+        next(restore, None)

@@ -61,6 +61,12 @@ def _problem_values(
             f"note: problem {problem_name!r} is not registered here; target space id 0 and the "
             "checkpoint's vocabulary sizes are used."
         )
+    if problem is not None and not data_dir and _sets_its_own_hparams(problem):
+        log(
+            f"note: {problem_name!r} is a T2T problem whose hparams() may set target_space_id "
+            f"(it reads the vocabulary): give --data_dir so it is read; "
+            f"{values['target_space_id']} is used."
+        )
     if vocab:
         from t2t_repro.data import datagen_lib
 
@@ -78,6 +84,10 @@ def _problem_values(
                 f"{sizes['target_vocab_size']} rows: it is not the vocabulary this model was "
                 "trained with."
             )
+    if data_dir and problem is not None:
+        # A T2T usr_dir's problem sets its space id in hparams() (T2T's Problem.hparams), which
+        # reads the vocabulary: the trainer's problem hparams say it, as for the run itself.
+        values["target_space_id"] = problem.problem_hparams(data_dir)["target_space_id"]
     return values
 
 
@@ -170,6 +180,14 @@ def _write(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return os.path.join(output_dir, f"ckpt-{step}")
+
+
+def _sets_its_own_hparams(problem) -> bool:
+    """A T2T usr_dir's problem (t2t_compat) that overrides T2T's ``Problem.hparams``."""
+    from t2t_repro.t2t_compat.problem import Problem
+
+    own = type(problem).hparams
+    return isinstance(problem, Problem) and not own.__module__.startswith("t2t_repro.")
 
 
 def import_t2t_dir(
