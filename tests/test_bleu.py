@@ -148,16 +148,17 @@ def test_t2t_bleu_rounds_in_t2ts_float32():
     prints 3.88 (T2T 1.15.7's bleu_hook on the same lines printed 3.88)."""
     refs = ["f d a f d", "", "a d e a d f", "", ""]
     hyps = ["a d d d", "a g a f f b", "a f a e d g", "", "e c e a d c"]
-    assert "%.2f" % (100 * compute_bleu([r.split() for r in refs], [h.split() for h in hyps])) == "3.87"
-    assert "%6.2f" % t2t_bleu(refs, hyps) == "  3.88"
+    bleu64 = compute_bleu([r.split() for r in refs], [h.split() for h in hyps])
+    assert f"{100 * bleu64:.2f}" == "3.87"
+    assert f"{t2t_bleu(refs, hyps):6.2f}" == "  3.88"
 
 
 def test_decode_reference_bleu_is_uncased_as_t2ts_compute_bleu_summaries(tmp_path):
     """T2T's --decode_reference BLEU (translate.py, compute_bleu_summaries) calls bleu_wrapper
     with its default case_sensitive=False: decodes differing only in case score 100."""
-    from t2t_repro.decoding.runner import reference_bleu
+    from t2t_repro.decoding.decode_hooks import reference_bleu_score
 
     hyp, ref = tmp_path / "hyp", tmp_path / "ref"
     hyp.write_text("the cat sat on the mat .\na dog\n")
     ref.write_text("The Cat sat on the Mat .\nA Dog\n")
-    assert reference_bleu(str(hyp), str(ref)) == f"{hyp}: BLEU = 100.00"
+    assert reference_bleu_score(str(hyp), str(ref)) == 100.0

@@ -26,13 +26,18 @@ pytestmark = pytest.mark.usefixtures("without_grappler")
 @pytest.mark.slow
 def loss_steps(event_dir):
     """The steps of the ``loss`` scalars in ``event_dir``'s event files, in order."""
+    return [step for step, _ in scalars(event_dir, "loss")]
+
+
+def scalars(event_dir, tag):
+    """(step, value) of the ``tag`` scalars in ``event_dir``'s event files, in order."""
     import tensorflow as tf
 
-    steps = []
+    found = []
     for path in sorted(event_dir.glob("events.out.tfevents.*")):
         for event in tf.compat.v1.train.summary_iterator(str(path)):
-            steps += [event.step for v in event.summary.value if v.tag == "loss"]
-    return steps
+            found += [(event.step, v.simple_value) for v in event.summary.value if v.tag == tag]
+    return found
 
 
 def test_t2t_readme_walkthrough(tmp_path, capsys):
@@ -94,10 +99,14 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     resume = [*common, *model, f"--hparams={TINY}", "--train_steps=2", "--local_eval_frequency=2"]
     resume += ["--schedule=train_eval_and_decode", f"--tmp_dir={tmp_dir}", "--eval_steps=1"]
     resume += ["--eval_decode_examples=0", "--no-attention_images", sched_hp]
+    (tmp_path / "three_refs").write_text("a\nb\nc\n")  # num_samples=3 lines decoded
     capsys.readouterr()
-    assert trainer.main(resume) == 0
+    assert trainer.main([*resume, f"--decode_reference={tmp_path / 'three_refs'}"]) == 0
     out = capsys.readouterr().out
     assert "eval at step 8" in out and "decoded dev at step 8" in out, out
+    # T2T's decode hook: train_eval_and_decode decodes the "eval" split: decode_eval/
+    [(step, value)] = scalars(train_dir / "decode_eval", "BLEU")
+    assert step == 8 and f"decode_dev.txt: BLEU = {value:6.2f}" in out, out
     assert out.count("eval at step") == 1 and "training finished at step 8" in out, out
     assert len((train_dir / "decode_dev.txt").read_text().splitlines()) == 3
     (train_dir / "decode_dev.txt").unlink()
@@ -134,7 +143,12 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     (tmp_path / "dev_ref").write_text(open(f"{stem}.targets").read())
     again = [*split, hp, f"--decode_reference={tmp_path / 'dev_ref'}"]
     assert decoder.main(again) == 0
-    assert f"{stem}.decodes: BLEU = " in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"{stem}.decodes: BLEU = " in printed
+    # T2T's decode hook writes it as the scalar BLEU at the newest checkpoint's step, under
+    # <model_dir>/<summaries_log_dir> (run_postdecode_hooks, compute_bleu_summaries)
+    [(step, value)] = scalars(train_dir / "decode", "BLEU")
+    assert step == 8 and f"BLEU = {value:6.2f}" in printed
     lines = {
         ext: open(f"{stem}.{ext}").read().splitlines() for ext in ("decodes", "targets", "inputs")
     }

@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from t2t_repro.decoding import runner, shards, split_decoding
+    from t2t_repro.decoding import decode_hooks, runner, shards, split_decoding
 
     if args.score_file:
         runner.check_decode_paths(
@@ -272,8 +272,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {out}", file=sys.stderr)
     else:
         split = "test" if args.eval_use_test_set else "dev"
-        first_checkpoint = args.checkpoint_path.split(",")[0] or args.ct2_model_dir
-        out_dir = cli.expand(args.output_dir or os.path.dirname(first_checkpoint))
+        out_dir = model_dir(args)
         names = (args.model, args.hparams_set, args.problem)
         to_file = cli.expand(args.decode_to_file) if args.decode_to_file else ""
         paths = split_decoding.split_paths(out_dir, split, to_file, names, setup.dhp)
@@ -288,8 +287,20 @@ def _run(args: argparse.Namespace) -> int:
             also = f", sources: {paths.inputs}" if paths.inputs else ""
             print(f"wrote {out} (references: {paths.targets}{also})", file=sys.stderr)
     if args.decode_reference and out:
-        print(runner.reference_bleu(cli.expand(out), cli.expand(args.decode_reference)))
+        # T2T's hook: its event under the model dir, named by the split decoded (none: a file)
+        split = "test" if args.eval_use_test_set and not args.decode_from_file else None
+        reference = cli.expand(args.decode_reference)
+        line = decode_hooks.log_reference_bleu(
+            cli.expand(out), reference, model_dir(args), setup.dhp, split
+        )
+        print(line)
     return 0
+
+
+def model_dir(args: argparse.Namespace) -> str:
+    """T2T's model dir: --output_dir, else the (first) checkpoint's directory."""
+    first_checkpoint = args.checkpoint_path.split(",")[0] or args.ct2_model_dir
+    return cli.expand(args.output_dir or os.path.dirname(first_checkpoint))
 
 
 def shard_names(args: argparse.Namespace) -> tuple:

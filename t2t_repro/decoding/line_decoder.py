@@ -11,8 +11,8 @@ A model without inputs (a language model, ``has_input`` false) continues each li
 T2T's ``decode_from_file`` does (``_get_language_modeling_inputs``, ``_decode_batch_input_fn``):
 a line ending in punctuation gets a space appended, its ids get no EOS and are the prefix of the
 targets (``decoding/prompt.py``), an empty line is decoded from nothing, lines are batched in
-file order (not sorted), and the output is what follows the prompt. A text classifier (a class-label target) writes each line's label
-(``decoding/class_label.py``).
+file order (not sorted), and the output is what follows the prompt. A text classifier (a
+class-label target) writes each line's label (``decoding/class_label.py``).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ DECODE_DEFAULTS = dict(
     log_results=True,  # T2T's: False decodes a split and writes nothing (split_decoding.py)
     shards_start_offset=0,  # T2T's: added to --worker_id in the shard names (shards.py)
     shard_google_format=False,  # T2T's: shard names NAME-NNNNN-of-NNNNN (shards.py)
+    summaries_log_dir="decode",  # T2T's: where --decode_reference's BLEU event goes (decode_hooks)
 )
 
 

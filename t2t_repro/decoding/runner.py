@@ -272,27 +272,21 @@ def decode_lines_to_file(
     return outputs
 
 
+def check_decode_paths(
+    input_path: str, output_path: str, input_flag: str = "--decode_from_file"
+) -> None:
+    """Before any decoding work: the input exists and the output can be a file."""
+    if not fileio.isfile(input_path):
+        what = "is a directory" if fileio.isdir(input_path) else "does not exist"
+        raise FileNotFoundError(f"{input_flag}: {input_path!r} {what}.")
+    expect_file_destination(output_path, "--decode_to_file")
+
+
 def decode_file(setup: DecoderSetup, input_path: str, output_path: str) -> list[str]:
     check_decode_paths(input_path, output_path)
     # Raw bytes: decode_lines normalises them as the interactive and exported paths do.
-    return decode_lines_to_file(setup, read_delimited_records(input_path, setup.dhp.delimiter), output_path)
-
-
-def reference_bleu(decodes_path: str, reference_path: str) -> str:
-    """T2T's ``--decode_reference``: the BLEU line it logs for the decodes (T2T's own BLEU,
-    ``tensor2tensor/data_generators/translate.py``, ``compute_bleu_summaries``: uncased, as
-    its ``bleu_hook.bleu_wrapper`` defaults to ``case_sensitive=False``)."""
-    from t2t_repro.data.text_files import DataError, ReadStats, read_lines
-    from t2t_repro.metrics.bleu import t2t_bleu
-
-    hyps = list(read_lines(decodes_path, ReadStats(), drop_carriage_returns=False))
-    refs = list(read_lines(reference_path, ReadStats(), drop_carriage_returns=False))
-    if len(hyps) != len(refs):
-        raise DataError(
-            f"--decode_reference {reference_path} has {len(refs)} lines but the decodes "
-            f"{decodes_path} have {len(hyps)}; give the reference of the decoded input."
-        )
-    return f"{decodes_path}: BLEU = {t2t_bleu(refs, hyps, False):6.2f}"
+    records = read_delimited_records(input_path, setup.dhp.delimiter)
+    return decode_lines_to_file(setup, records, output_path)
 
 
 # T2T's interactive settings (decoding.py, _interactive_input_fn): a line "ns=N" or "dl=N"

@@ -29,7 +29,6 @@ NO_EFFECT = {
     "shards": (1, _FLAG + " (--decode_shards)"),
     "shard_id": (0, _FLAG + " (--worker_id)"),
     "decode_timeout_mins": (240, "read by T2T's continuous_decode schedules, refused here"),
-    "summaries_log_dir": ("decode", "where T2T's decode hooks write image summaries"),
     "eos_penalty": (0.0, _UNREAD),
     "min_length_ratio": (0.0, _UNREAD),
     "insertion_parallel": (False, _UNREAD),

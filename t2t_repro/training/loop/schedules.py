@@ -165,7 +165,7 @@ class SplitDecodes:
 
     def __call__(self, step: int) -> str:
         """Writes the decodes; returns what to log."""
-        from t2t_repro.decoding import runner, split_decoding
+        from t2t_repro.decoding import decode_hooks, split_decoding
 
         paths = split_decoding.decode_split(
             self.decoder, self.problem, self.cfg.tmp_dir, "dev", self.paths, self.max_examples
@@ -175,5 +175,10 @@ class SplitDecodes:
             return f"dev decodes at step {step}: {nothing}"
         text = f"decoded dev at step {step}: {paths.decodes} (references: {paths.targets})"
         if self.cfg.decode_reference:
-            text += "\n" + runner.reference_bleu(paths.decodes, self.cfg.decode_reference)
+            # T2T's decode schedule names no split; train_eval_and_decode's is "eval"
+            split = "eval" if self.cfg.schedule == "train_eval_and_decode" else None
+            cfg = self.cfg
+            text += "\n" + decode_hooks.log_reference_bleu(
+                paths.decodes, cfg.decode_reference, cfg.output_dir, self.decoder.dhp, split
+            )
         return text
