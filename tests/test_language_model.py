@@ -133,6 +133,32 @@ def test_a_language_models_lines_are_batched_in_file_order(t2t_lm, monkeypatch):
     assert batches == [[[5], [6, 7, 8]], [[9, 10]]]
 
 
+def test_score_file_scores_a_language_models_lines_as_t2t_reads_them(t2t_lm, tmp_path):
+    """T2T's score_file without inputs: a line is the target, or the text after its one tab
+    (all were nan here); the loss score is times the problem's loss_multiplier (T2T's
+    _loss_single: a character-level problem's 2), the log-probability is not."""
+    import types
+
+    from t2t_repro.decoding import runner
+
+    decoder = types.SimpleNamespace(input_encoder=IdsText(), target_encoder=IdsText(), log=print)
+    setup = types.SimpleNamespace(model=t2t_lm, decoder=decoder, dhp=decode_hparams("batch_size=2"))
+    lines = tmp_path / "lines.txt"
+    lines.write_text("5 6 7\nignored\t5 6 7\n3 4\n")
+    loss = runner.score_file(setup, str(lines), str(tmp_path / "loss.txt"))
+    log_prob = runner.score_file(setup, str(lines), str(tmp_path / "lp.txt"), "log_prob")
+    assert all(np.isfinite(loss)) and loss[0] == loss[1] and loss[0] != loss[2]
+    tokens = (4, 4, 3)  # with EOS
+    want = [-lp / n for lp, n in zip(log_prob, tokens, strict=True)]
+    np.testing.assert_allclose(loss, want, rtol=1e-6)
+    t2t_lm.hparams.add_hparam("loss_multiplier", 2.0)
+    try:
+        doubled = runner.score_file(setup, str(lines), str(tmp_path / "x2.txt"))
+    finally:
+        t2t_lm.hparams.del_hparam("loss_multiplier")
+    assert doubled == [2 * x for x in loss]
+
+
 @pytest.mark.parametrize(
     "hparams_set, overrides",
     [

@@ -350,6 +350,8 @@ def score_file(
         setup.dhp.batch_size,
         score_type,
         log=setup.decoder.log,
+        has_input=getattr(setup.model, "has_input", True),
+        loss_multiplier=float(setup.model.hparams.get("loss_multiplier", 1.0)),
     )
     with decoding_policy(setup.dhp.precision):
         scores = scorer(list(iter_raw_lines(input_path)), name=input_path)

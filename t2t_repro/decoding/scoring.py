@@ -7,14 +7,17 @@ lines (``data/source_lines.py``), encoded and given EOS; the model runs teacher-
 per-token cross entropy is ``losses.token_losses``, the one the eval loss sums. What a line's
 score is (``SCORE_TYPES``):
 
-- ``loss`` (T2T's): the mean cross entropy of the target's tokens, EOS included, i.e.
-  ``-log p(target | source) / tokens``, written ``%.6f`` as T2T's;
+- ``loss`` (T2T's ``losses["training"]``): the mean cross entropy of the target's tokens, EOS
+  included, i.e. ``-log p(target | source) / tokens``, times the problem's ``loss_multiplier``
+  (T2T's ``T2TModel._loss_single``: 2 for a character-level problem), written ``%.6f``;
 - ``log_prob``: ``log p(target | source)``, the sum of the tokens' log-probabilities.
 
 One score a line, in input order. A line that cannot be scored (no tab or more than one,
 an empty side, bytes that are not UTF-8) gets ``nan`` in its place, so the output stays
 aligned with the input, and one line on stderr saying which and why; T2T stops at a line
-with two tabs and reads a line without one as a target alone.
+with two tabs and, for a model with inputs, reads a line without one as a target alone (with
+the previous line's source). A language model (no inputs) scores a line as its target, or
+the text after its one tab, as T2T's ``score_file`` reads it.
 """
 
 from __future__ import annotations
@@ -33,13 +36,19 @@ SCORE_TYPES = ("loss", "log_prob")
 BAD_LINE_SCORE = float("nan")
 
 
-def parse_pair(raw: bytes) -> tuple[str, str]:
-    """(source, target) of one raw line; ValueError saying what is wrong with it."""
+def parse_pair(raw: bytes, has_input: bool = True) -> tuple[str, str]:
+    """(source, target) of one raw line; ValueError saying what is wrong with it. Without
+    inputs (a language model) the source is "" and the target the line or its second field."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"not valid UTF-8 (byte {e.start + 1})") from None
     sides = text.rstrip("\r\n").split("\t")
+    if not has_input and len(sides) <= 2:
+        target = normalize_source_line(sides[-1])
+        if not target:
+            raise ValueError("empty target")
+        return "", target
     if len(sides) != 2:
         found = "no tab" if len(sides) == 1 else f"{len(sides) - 1} tabs"
         raise ValueError(f"{found}; a line is source<TAB>target")
@@ -62,7 +71,11 @@ class PairScorer:
         batch_size: int = 32,
         score_type: str = "loss",
         log: Callable[[str], None] = print,
+        has_input: bool = True,
+        loss_multiplier: float = 1.0,
     ) -> None:
+        """``has_input``: the model's (False: a language model); ``loss_multiplier``: the
+        problem's, which T2T's loss (the ``loss`` score) is multiplied by."""
         if score_type not in SCORE_TYPES:
             raise ValueError(f"score_type {score_type!r}: one of {', '.join(SCORE_TYPES)}")
         self.model = model
@@ -71,6 +84,8 @@ class PairScorer:
         self.batch_size = max(1, batch_size)
         self.score_type = score_type
         self.log = log
+        self.has_input = has_input
+        self.loss_multiplier = loss_multiplier
         spec = tf.TensorSpec([None, None], tf.int32)
         self._sums = tf.function(self._token_sums, input_signature=[spec, spec])
 
@@ -85,11 +100,12 @@ class PairScorer:
         pairs = []
         for index, raw in enumerate(raw_lines):
             try:
-                source, target = parse_pair(raw)
+                source, target = parse_pair(raw, self.has_input)
             except ValueError as e:
                 self.log(f"line {index + 1} of {name}: {e}; its score is nan.")
                 continue
-            source_ids = self.input_encoder.encode(source) + [EOS_ID]
+            # a language model reads no source: EOS alone stands for it
+            source_ids = (self.input_encoder.encode(source) if source else []) + [EOS_ID]
             target_ids = self.target_encoder.encode(target) + [EOS_ID]
             pairs.append((index, source_ids, target_ids))
         pairs.sort(key=lambda p: (-len(p[2]), -len(p[1])))
@@ -98,7 +114,10 @@ class PairScorer:
             sums = self._sums(_padded([p[1] for p in chunk]), _padded([p[2] for p in chunk]))
             for (index, _, target_ids), total in zip(chunk, sums.numpy(), strict=True):
                 total = float(total)
-                scores[index] = -total if self.score_type == "log_prob" else total / len(target_ids)
+                if self.score_type == "log_prob":
+                    scores[index] = -total
+                else:
+                    scores[index] = total / len(target_ids) * self.loss_multiplier
         return scores
 
 
