@@ -50,6 +50,7 @@ FIRST_RUNS = {
     "t2t-avg-all": HELP,
     "t2t-quickstart": HELP,
     "t2t-query-server": HELP,
+    "t2t-eval": HELP,
 }
 
 

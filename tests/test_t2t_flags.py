@@ -354,7 +354,8 @@ def test_eval_timeout_minus_one_waits_for_checkpoints_forever(monkeypatch):
         tf.train, "checkpoints_iterator", lambda d, timeout: timeouts.append(timeout) or []
     )
     for minutes in (-1, 0, 3, -2):
-        fake = SimpleNamespace(cfg=SimpleNamespace(eval_timeout_mins=minutes, output_dir="d"))
+        cfg = SimpleNamespace(eval_timeout_mins=minutes, output_dir="d", standalone_eval=False)
+        fake = SimpleNamespace(cfg=cfg)
         assert Trainer.continuous_eval(fake) == {}
     assert timeouts == [None, 0, 180, -120]
     # T2T's continuous_eval skips a step-0 checkpoint ("Skipping evaluation at step 0"), and
@@ -364,7 +365,7 @@ def test_eval_timeout_minus_one_waits_for_checkpoints_forever(monkeypatch):
         tf.train, "checkpoints_iterator", lambda d, timeout: ["d/ckpt-0", "d/ckpt-5", "d/ckpt-20"]
     )
     fake = SimpleNamespace(
-        cfg=SimpleNamespace(eval_timeout_mins=0, output_dir="d", train_steps=5),
+        cfg=SimpleNamespace(eval_timeout_mins=0, output_dir="d", standalone_eval=False),
         ckpt=SimpleNamespace(
             checkpoint=SimpleNamespace(
                 restore=lambda p: restored.append(p) or SimpleNamespace(expect_partial=int)
@@ -375,6 +376,9 @@ def test_eval_timeout_minus_one_waits_for_checkpoints_forever(monkeypatch):
     )
     assert Trainer.continuous_eval(fake) == {"step": 20}
     assert restored == ["d/ckpt-5", "d/ckpt-20"]
+    fake.cfg.standalone_eval = True  # t2t-eval's Estimator.evaluate(): step 0's too
+    restored.clear()
+    assert Trainer.continuous_eval(fake) == {"step": 20} and restored[0] == "d/ckpt-0"
 
 
 def test_a_flags_prefix_is_not_the_flag():

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from t2t_repro.commands import bleu, datagen, decoder, trainer
+from t2t_repro.commands import bleu, datagen, decoder, t2t_eval, trainer
 from tests.tools import NO_DROPOUT, NO_ENCODER_LAYER, SMALL_BATCH_SHUFFLE
 
 PROBLEM, MODEL, HPARAMS = "translate_toy", "transformer", "transformer_tiny"
@@ -77,6 +77,14 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     assert test_eval.count("eval at step 6: loss ") == 1, test_eval
     assert test_eval.split("eval at step 6: loss ")[1].split(",")[0] != dev_loss
     assert loss_steps(train_dir / "eval_eval") == [6, 6]  # Estimator.evaluate(name="eval")
+    # t2t-eval (T2T's bin/t2t_eval.py, trainer flags, no schedule): the same on dev, by
+    # Estimator.evaluate() without a name: into eval/
+    assert t2t_eval.main([w for w in watch if not w.startswith("--schedule")]) == 0
+    assert capsys.readouterr().out.count("eval at step 6: loss ") == 1
+    assert (loss_steps(train_dir / "eval"), loss_steps(train_dir / "eval_eval")) == (
+        [2, 6, 6],
+        [6, 6],
+    )
 
     # --hparams over the saved hparams.json (T2T's create_hparams): targets cut to 2 tokens,
     # another eval loss

@@ -263,6 +263,8 @@ def check_flags(
 def run(args: argparse.Namespace) -> int:
     """Trains; the exit code says how it ended (``training/cluster/exit_codes.py``)."""
     cli.require(args, "problem", "hparams_set", "data_dir", "output_dir")
+    if getattr(args, "standalone_eval", False):  # t2t-eval (commands/t2t_eval.py)
+        args.schedule = "continuous_eval"
     if args.xla_compile:
         print(t2t_flags.xla_compile_note("--xla compiles the train step here."), file=sys.stderr)
     cfg = config_from_flags(vars(args))
@@ -297,16 +299,17 @@ def train(cfg: TrainerConfig, flags: dict) -> int:
     return cfg.signal_exit_code if signalled else 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """``parser``: t2t-eval's (commands/t2t_eval.py), else t2t-trainer's."""
+    parser = parser or build_parser()
     as_program = argv is None  # not a caller's
     try:
         argv, hp_args = t2t_flags.split_hp_args(sys.argv[1:] if argv is None else argv)
     except UsageError as e:
-        print(f"t2t-trainer: error: {e}", file=sys.stderr)
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
         return 1
     code = cli.run(
-        "t2t-trainer",
+        parser.prog,
         run,
         parser,
         argv,

@@ -62,6 +62,9 @@ class TrainerConfig:
     schedule: str = "continuous_train_and_eval"  # T2T's default (bin/t2t_trainer.py)
     eval_throttle_seconds: int = 600  # continuous_train_and_eval: least seconds between evals
     eval_timeout_mins: int = 240  # continuous_eval: stop after this long without a checkpoint
+    # t2t-eval (T2T's bin/t2t_eval.py): continuous_eval as Estimator.evaluate() without a name
+    # runs it: into eval/, every checkpoint (step 0's too). Set by that command, not a flag.
+    standalone_eval: bool = False
     local_eval_frequency: int = 1000
     save_checkpoints_secs: int = 0
     keep_checkpoint_max: int = 20

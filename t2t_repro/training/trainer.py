@@ -258,10 +258,11 @@ class Trainer:
             if restored and self.cfg.schedule not in READ_ONLY_SCHEDULES:
                 step_count.announce_restored_meaning(self, restored)
                 lay_out_updates(self, restored)
+        cfg = self.cfg
         if restored:
             print(f"resumed from {restored} at step {self.step}", flush=True)
             if self.early_stopping is not None:
-                written = schedules.eval_writers(self.cfg.schedule)[0]
+                written = schedules.eval_writers(cfg.schedule, False, cfg.standalone_eval)[0]
                 self.early_stopping.read_history(self.cfg.output_dir, self.step, written)
         if self.cfg.warm_start_from:  # flags.txt records the exact checkpoint
             cfg = self.cfg
@@ -297,11 +298,11 @@ class Trainer:
     def continuous_eval(self) -> dict:
         """Evaluates each new checkpoint but a step-0 one until none came for
         --eval_timeout_mins, whatever its step (T2T's T2TExperiment.continuous_eval and
-        next_checkpoint: -1 waits forever, <0 no wait)."""
-        results, last = {}, None
-        timeout = None if self.cfg.eval_timeout_mins == -1 else self.cfg.eval_timeout_mins * 60
-        for path in tf.train.checkpoints_iterator(self.cfg.output_dir, timeout=timeout):
-            if path != last and not path.endswith("-0"):
+        next_checkpoint: -1 waits forever, <0 no wait); t2t-eval's step-0 one too."""
+        results, last, cfg = {}, None, self.cfg
+        timeout = None if cfg.eval_timeout_mins == -1 else cfg.eval_timeout_mins * 60
+        for path in tf.train.checkpoints_iterator(cfg.output_dir, timeout=timeout):
+            if path != last and (cfg.standalone_eval or not path.endswith("-0")):
                 self.ckpt.checkpoint.restore(path).expect_partial()
                 results, last = self.evaluate(), path
         return results

@@ -79,7 +79,7 @@ class EvalRound:
         if results.get("eval_skipped"):  # an empty split: nothing recorded (evaluation.skipped)
             return
         scalars = {k: v for k, v in results.items() if k not in ("eval_tokens", "step")}
-        for writer in schedules.eval_writers(t.cfg.schedule, final):
+        for writer in schedules.eval_writers(t.cfg.schedule, final, t.cfg.standalone_eval):
             t.summaries.scalars(writer, scalars, t.step)
 
     def final(self, results: dict) -> dict:

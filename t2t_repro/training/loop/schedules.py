@@ -39,14 +39,17 @@ def early_stopping_poll_every(cfg: TrainerConfig) -> int:
 T2T_ITERATIONS_PER_LOOP = 100
 
 
-def eval_writers(schedule: str, final: bool = False) -> tuple[str, ...]:
+def eval_writers(schedule: str, final: bool = False, standalone: bool = False) -> tuple[str, ...]:
     """Where an evaluation's scalars go, as T2T 1.15's ``T2TExperiment`` writes them
     (``utils/trainer_lib.py``): ``evaluate``, ``continuous_eval`` and ``train_eval_and_decode``
     call ``Estimator.evaluate(name="eval")``, whose directory is ``eval_eval``;
     ``continuous_train_and_eval`` evaluates into ``eval`` (Estimator's train_and_evaluate), then
     once more at the end with ``evaluate()``, into ``eval_eval`` (the same checkpoint and data:
     the end's evaluation is written to both); ``train_and_evaluate``'s ValidationMonitor into
-    ``eval``. Attention images stay in ``eval`` (T2T's ``eval_dir_name``)."""
+    ``eval``. Attention images stay in ``eval`` (T2T's ``eval_dir_name``). ``standalone``:
+    t2t-eval's ``Estimator.evaluate()``, into ``eval``."""
+    if standalone:
+        return ("eval",)
     if schedule in ("evaluate", "continuous_eval", "train_eval_and_decode"):
         return ("eval_eval",)
     if schedule == "continuous_train_and_eval" and final:
