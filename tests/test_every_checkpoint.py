@@ -178,7 +178,8 @@ def test_decoder_command_is_run_per_checkpoint(run, tmp_path):
         assert f"--checkpoint_path={run / 'train'}/ckpt-{step} " in line
         assert f"--decode_to_file={transl}/translate_toy-{step} " in line
         assert line.endswith("--keep_timestamp")
-        assert "--decode_hparams=beam_size=2,extra_length=4,batch_size=1 " in line
+        # T2T always passes beam_size and alpha (its defaults 4 and 0.6 when not given)
+        assert "--decode_hparams=beam_size=2,alpha=0.6,extra_length=4,batch_size=1 " in line
     # T2T fills the command from its main's locals: the checkpoint's StepFile too.
     fields = "{model.steps} {out_file} {model[1]:.0f}x{model_dir}"
     assert _translate_all(run, tmp_path / "t3", f"--decoder_command=echo {fields} >> {log}") == 0

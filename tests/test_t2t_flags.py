@@ -398,7 +398,7 @@ def test_translate_all_defaults_are_t2ts():
     args = translate_all.build_parser().parse_args([])
     assert args.hparams_set == "transformer_big_single_gpu"
     assert (args.translations_dir, args.min_steps, args.wait_minutes) == ("translations", 0, 0)
-    assert args.model == "transformer"
+    assert args.model == "transformer" and (args.beam_size, args.alpha) == (4, 0.6)
 
 
 def test_checkpoints_come_every_local_eval_frequency_or_t2ts_100_steps():

@@ -35,12 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="wait up to N minutes for a new checkpoint (follow a running job)",
     )
-    parser.add_argument(
-        "--beam_size", type=int, default=None, help="beam width (default: the decoder's, 4)"
-    )
-    parser.add_argument(
-        "--alpha", type=float, default=None, help="length penalty (default: the decoder's, 0.6)"
-    )
+    # T2T's defaults, always passed to the decoder (bin/t2t_translate_all.py), so a problem's
+    # own decode defaults (wsj_parsing's beam 21) do not apply here, as in T2T
+    parser.add_argument("--beam_size", type=int, default=4, help="beam width")
+    parser.add_argument("--alpha", type=float, default=0.6, help="length penalty")
     parser.add_argument(
         "--decode_hparams",
         default="",
@@ -84,8 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding.translate_all import TranslateAllConfig, translate_all
     from t2t_repro.hparam import join_overrides
 
-    beam = [f"beam_size={args.beam_size}"] if args.beam_size is not None else []
-    alpha = [f"alpha={args.alpha}"] if args.alpha is not None else []
+    beam, alpha = [f"beam_size={args.beam_size}"], [f"alpha={args.alpha}"]
     config = TranslateAllConfig(
         model_dir=cli.expand(args.model_dir),
         source=cli.expand(args.source),
