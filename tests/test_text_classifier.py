@@ -114,3 +114,17 @@ def test_models_refuse_the_other_target_kind(imported):
     hp.set_hparam("class_label_target", False)
     with pytest.raises(ValueError, match="class-label target"):
         registry.model("transformer_encoder")(hp)
+
+
+def test_avg_all_takes_the_runs_model_from_its_flags(imported, tmp_path):
+    """T2T's t2t-avg-all averages tensors by name and has no --model: here the run's own,
+    from its flags.txt (transformer_encoder), is built (it was refused as 'not a buildable
+    transformer' unless --model was given)."""
+    import os
+
+    from t2t_repro.commands import avg_all
+
+    run_dir = os.path.dirname(imported[0].checkpoint)
+    argv = [f"--model_dir={run_dir}", f"--output_dir={tmp_path / 'avg'}", "--n=1"]
+    assert avg_all.main(argv) == 0
+    assert (tmp_path / "avg" / "ckpt-200.index").exists()

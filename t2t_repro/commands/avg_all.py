@@ -62,7 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="wait up to N minutes for a new checkpoint, following a running job (T2T's)",
     )
-    parser.add_argument("--model", default="transformer")
+    parser.add_argument(
+        "--model",
+        default="",
+        help="not a T2T flag (T2T averages tensors by name): the run's model, read from its "
+        "flags.txt when not given (else transformer)",
+    )
     t2t_flags.add_t2t_flags(parser, "t2t-avg-all")
     return parser
 
@@ -91,10 +96,13 @@ def check_avg_flags(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.checkpoints.averaging import average_checkpoints, average_sliding_windows
+    from t2t_repro.training.output_dir import read_flags
 
     cli.require(args, "model_dir")
     model_dir = cli.expand(args.model_dir)
     output_dir = cli.expand(args.output_dir)
+    # the run's own model (a classifier's transformer_encoder), as T2T needs none
+    args.model = args.model or read_flags(model_dir).get("model", "transformer")
     if args.sliding_window:
         written = average_sliding_windows(
             model_dir,

@@ -21,6 +21,17 @@ from t2t_repro.hparams_lib.build import PROBLEM_HPARAMS
 FLAGS_FILE = "flags.txt"
 
 
+def read_flags(output_dir: str) -> dict[str, str]:
+    """A run's flags.txt as {name: value} (lines not ``--name=value`` skipped); {} without
+    one. Other tools find what the run was (its --model, --problem, --data_dir) there."""
+    path = os.path.join(output_dir, FLAGS_FILE)
+    if not fileio.isfile(path):
+        return {}
+    with fileio.open(path, encoding="utf-8") as f:
+        pairs = [line.strip()[2:].split("=", 1) for line in f if line.startswith("--")]
+    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2}
+
+
 def saved_changes(saved: HParams, hparams: HParams, hparams_set: str = "basic_1") -> dict:
     """{name: (saved value, value now)} where ``hparams`` differ from the saved run's, less
     what keeps the same experiment."""

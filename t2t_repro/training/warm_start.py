@@ -24,7 +24,7 @@ from t2t_repro.checkpoints.loading import resolve_checkpoint, restore_model, sav
 from t2t_repro.hparam import HParams
 from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts
 from t2t_repro.registry import RegistryError
-from t2t_repro.training.output_dir import FLAGS_FILE
+from t2t_repro.training.output_dir import read_flags
 
 FLAG = "--warm_start_from"
 
@@ -136,7 +136,7 @@ def start_from(
 def _source_vocab(source_dir: str) -> str:
     """The vocabulary file of the run that wrote ``source_dir`` (its flags.txt's --problem
     and --data_dir), when that problem is registered here and the file exists; else ""."""
-    flags = _read_flags(os.path.join(source_dir, FLAGS_FILE))
+    flags = read_flags(source_dir)
     if not flags.get("problem") or not flags.get("data_dir"):
         return ""
     try:
@@ -149,15 +149,6 @@ def _source_vocab(source_dir: str) -> str:
 def _vocab(problem, data_dir: str) -> str:
     path = problem.vocab_path(data_dir) if hasattr(problem, "vocab_path") else ""
     return path if path and fileio.isfile(path) else ""
-
-
-def _read_flags(path: str) -> dict[str, str]:
-    """flags.txt's ``--name=value`` lines (others are skipped); {} when there is none."""
-    if not fileio.isfile(path):
-        return {}
-    with fileio.open(path, encoding="utf-8") as f:
-        pairs = [line.strip()[2:].split("=", 1) for line in f if line.startswith("--")]
-    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2}
 
 
 def _read_bytes(path: str) -> bytes:
