@@ -295,9 +295,8 @@ def test_nbest_signature_and_query_server_give_the_decoders_hypotheses(
             assert texts[len(hyps) :] == [""] * (3 - len(hyps))
             assert all(score < -1e6 for score in scores[len(hyps) :])
 
-        code, grpc_lines, err = query(
-            f"--server={server.grpc_address}", "--batch_size=1", stdin=stdin
-        )
+        # one line per request by default, as T2T's client: the decoder's per-line outputs
+        code, grpc_lines, err = query(f"--server={server.grpc_address}", stdin=stdin)
         assert code == 0, err
         assert grpc_lines == [h.text for h in best]
         code, rest_lines, err = query(

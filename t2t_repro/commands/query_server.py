@@ -6,7 +6,8 @@
         --inputs_once="A man rides a bike ." --return_beams --write_beam_scores
 
 One output line per input line, as t2t-decoder writes them but for T2T's placeholder beams,
-which the export does not answer (docs/serving.md).
+which the export does not answer (docs/serving.md); T2T's client prints an ``Input:`` /
+``Output (Score ...):`` block for each instead. One line per request, as T2T's client sends.
 
 T2T's ``serving/query.py`` requires ``--problem`` and ``--data_dir`` (with ``--t2t_usr_dir``
 for a problem of your own) to tokenise on the client. The export tokenises in its graph, so
@@ -62,8 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--batch_size",
         type=int,
-        default=32,
-        help="lines per request when stdin is not a terminal (a terminal: each line at once)",
+        default=1,
+        help="not a T2T flag: lines per request when stdin is not a terminal; T2T's client "
+        "sends one (the default), and a batch decodes to its longest line (docs/serving.md)",
     )
     t2t = parser.add_argument_group(
         "T2T's client flags (optional here: the export tokenises in its graph; given, checked)"
