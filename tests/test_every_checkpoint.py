@@ -139,7 +139,11 @@ def test_translate_all_then_bleu_per_step(run, tmp_path, capsys):
     # One BLEU scalar per checkpoint step under T2T's tags, dated like the translation, plus
     # T2T's report_zero at step 0 dated like the oldest file (the run's flags.txt).
     argv = [f"--translations_dir={transl}", f"--reference={run / 'ref.txt'}"]
-    capsys.readouterr()
+    (transl / "older_dir").mkdir()  # T2T's oldest *file*: a directory's time is not read
+    os.utime(transl / "older_dir", (1_600_000_000, 1_600_000_000))
+    for project_only in ("--json", "--bleu_variant=all", "--target_lang=en"):
+        assert bleu.main([*argv, f"--event_dir={events}", project_only]) == 1  # not ignored
+    assert "are --translation's" in capsys.readouterr().err
     assert bleu.main([*argv, f"--event_dir={events}"]) == 0
     said = capsys.readouterr().err.splitlines()
     written = _events(events)

@@ -145,6 +145,12 @@ def run_every_step(args: argparse.Namespace) -> int:
     if args.translation:
         raise cli.UsageError("give --translation or --translations_dir, not both.")
     cli.require(args, "reference", "event_dir")
+    if args.json or args.bleu_variant == "all" or args.target_lang != "de":
+        raise cli.UsageError(
+            "--json, --bleu_variant=all and --target_lang are --translation's (the labelled "
+            "variants); --translations_dir writes T2T's BLEU_uncased/BLEU_cased events "
+            "(--bleu_variant=both, cased or uncased)."
+        )
     if args.min_steps < -1 or args.wait_minutes < 0:
         raise cli.UsageError("--min_steps must be -1 or more and --wait_minutes 0 or more.")
     console.start_tensorflow()  # the event file is written with TensorFlow, quietly
@@ -152,7 +158,7 @@ def run_every_step(args: argparse.Namespace) -> int:
         cli.expand(args.translations_dir),
         cli.expand(args.reference),
         cli.expand(args.event_dir),
-        bleu_variant=args.bleu_variant if args.bleu_variant not in (None, "all") else "both",
+        bleu_variant=args.bleu_variant or "both",
         tag_suffix=args.tag_suffix,
         min_steps=args.min_steps,
         wait_minutes=args.wait_minutes,

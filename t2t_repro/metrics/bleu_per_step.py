@@ -139,8 +139,10 @@ def bleu_every_step(
     try:
         for translation in follow:
             if report_zero:  # here: the translations dir exists now
+                # T2T's: the oldest file's time (os.path.isfile: not a directory's)
                 names = fileio.listdir(translations_dir)
-                start = min(fileio.getmtime(os.path.join(translations_dir, n)) for n in names)
+                paths = [os.path.join(translations_dir, n) for n in names]
+                start = min(fileio.getmtime(p) for p in paths if fileio.isfile(p))
                 events.write(0, start, {tag: 0.0 for tag, _ in tags})
                 report_zero = False
             hyps, refs, replaced = read_translation_pair(translation.path, reference)
