@@ -257,7 +257,7 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
 
 def test_eval_due_follows_t2t_schedules():
     from t2t_repro.training.config import TrainerConfig
-    from t2t_repro.training.loop.schedules import eval_due
+    from t2t_repro.training.loop.schedules import EvalThrottle, eval_due
 
     def cfg(schedule, **kw):
         return TrainerConfig("p", "h", "d", "o", schedule=schedule, local_eval_frequency=10, **kw)
@@ -273,6 +273,12 @@ def test_eval_due_follows_t2t_schedules():
     assert eval_due(c, 9, 10, True, True) and eval_due(c, 12, 13, True, True)
     assert not eval_due(c, 19, 20, True, False) and not eval_due(c, 19, 20, False, True)
     assert not eval_due(cfg("train"), 9, 10, True, True)
+    # The throttle counts from an eval's start (Estimator's timer is updated before it
+    # evaluates): after a 700 s eval that started at 0, 600 s have passed at 700.
+    throttle = EvalThrottle(600)
+    assert throttle.passed(0)
+    throttle.started(0)
+    assert not throttle.passed(599) and throttle.passed(700)
 
 
 def test_train_eval_and_decode_trains_t2ts_rounds_from_where_it_starts():

@@ -349,7 +349,7 @@ class Trainer:
         save_every = schedules.checkpoint_every(cfg)
         agree = Agreement(self.strategy, self.cluster.workers)
         started = last_save = time.time()
-        last_eval = -float("inf")
+        throttle = schedules.EvalThrottle(cfg.eval_throttle_seconds)
         if cfg.max_train_seconds:
             console.deadline = started + cfg.max_train_seconds
         window, results, stopping, traced, early = Counter(), {}, False, False, False
@@ -367,7 +367,7 @@ class Trainer:
                 time_up=bool(cfg.max_train_seconds) and now - started >= cfg.max_train_seconds,
                 save_due=bool(cfg.save_checkpoints_secs)
                 and now - last_save >= cfg.save_checkpoints_secs,
-                throttle_passed=now - last_eval >= cfg.eval_throttle_seconds,
+                throttle_passed=throttle.passed(now),
             )
             # Only the agreed flags decide (a signal arriving after the vote waits one call).
             stopping = decided["signal"] or decided["time_up"]
@@ -388,7 +388,8 @@ class Trainer:
             if schedules.eval_due(cfg, before, at, bool(saves), decided["throttle_passed"]):
                 if not saves:
                     self.save()
-                results, last_eval = self.evals.round(), time.time()
+                throttle.started(time.time())
+                results = self.evals.round()
                 if self.early_stopping is not None:  # agreed: a dev decode metric is the chief's
                     early = agree(stop=self.early_stopping.update(step, results))["stop"]
             elif crossed(before, at, poll_every):

@@ -57,6 +57,22 @@ def eval_writers(schedule: str, final: bool = False, standalone: bool = False) -
     return ("eval",)
 
 
+class EvalThrottle:
+    """--eval_throttle_seconds as Estimator's train_and_evaluate counts them: from the start
+    of the last evaluation (tf.estimator's ``_NewCheckpointListener._evaluate`` updates its
+    ``SecondOrStepTimer`` before it evaluates), so a long evaluation eats into the wait."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.last_start = seconds, None
+
+    def passed(self, now: float) -> bool:
+        """Whether an evaluation may start at ``now`` (always before the first)."""
+        return self.last_start is None or now - self.last_start >= self.seconds
+
+    def started(self, now: float) -> None:
+        self.last_start = now
+
+
 def checkpoint_every(cfg: TrainerConfig) -> int:
     """The step interval of checkpoints (0: by time, --save_checkpoints_secs): the one of
     evaluations, --local_eval_frequency; when that is 0 (no evaluations on a step count),
