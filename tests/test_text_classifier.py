@@ -128,3 +128,19 @@ def test_avg_all_takes_the_runs_model_from_its_flags(imported, tmp_path):
     argv = [f"--model_dir={run_dir}", f"--output_dir={tmp_path / 'avg'}", "--n=1"]
     assert avg_all.main(argv) == 0
     assert (tmp_path / "avg" / "ckpt-200.index").exists()
+
+
+def test_weight_noise_skips_the_class_label_top_as_t2ts(imported):
+    """T2T's weight_noise adds noise under /body/ only: its class_label_top dense is not there
+    (it got noise here)."""
+    from t2t_repro.optimizers.regularization import add_weight_noise
+
+    model = registry.model("transformer_encoder")(imported[1].hparams)
+    model.build()
+    before = [w.numpy().copy() for w in model.class_label.weights]
+    encoder = model.encoder.trainable_variables[0]
+    encoder_before = encoder.numpy().copy()
+    add_weight_noise(model.trainable_variables, 1.0, 1.0, step=3)
+    after = [w.numpy() for w in model.class_label.weights]
+    assert all(np.array_equal(a, b) for a, b in zip(after, before, strict=True))
+    assert not np.array_equal(encoder.numpy(), encoder_before)

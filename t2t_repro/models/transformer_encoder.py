@@ -98,6 +98,8 @@ class TransformerEncoder(Transformer):
         self.input_positional.build()
         self.encoder.build((None, None, d))
         self.class_label.build((None, d))
+        for weight in self.class_label.weights:  # T2T's class_label_top is not under /body/
+            weight.t2t_outside_body = True  # so T2T's weight_noise skips it (regularization.py)
         self.built = True
 
     pads_targets = False  # one class label per example, any id

@@ -16,7 +16,8 @@
 * ``weight_noise`` (``weight_decay_and_noise``, ``weight_noise``): before each step T2T adds
   ``truncated_normal(shape) * weight_noise * learning_rate * 0.001`` to every variable under
   ``/body/`` (all but the symbol-modality embeddings, which their layer marks
-  ``t2t_row_sharded`` here), for good. T2T's graph does not order the noise before the
+  ``t2t_row_sharded`` here, and a classifier's ``class_label_top`` dense, marked
+  ``t2t_outside_body``), for good. T2T's graph does not order the noise before the
   forward pass's reads; here it is added before the update's forward pass, drawn from
   (update, variable index) so every replica and worker adds the same.
 
@@ -72,8 +73,10 @@ def add_weight_noise(variables, rate: float, learning_rate, step) -> None:
     """T2T's ``weight_noise`` on ``variables`` (in a cross-replica context)."""
     scale = rate * tf.cast(learning_rate, tf.float32) * 0.001
     for index, variable in enumerate(variables):
-        if getattr(variable, "t2t_row_sharded", False):
-            continue  # T2T's symbol modality is not under /body/
+        if getattr(variable, "t2t_row_sharded", False) or getattr(
+            variable, "t2t_outside_body", False
+        ):
+            continue  # T2T's symbol and class-label modalities are not under /body/
         seed = tf.stack([tf.cast(step, tf.int64), tf.constant(index + NOISE_SEED, tf.int64)])
         draw = tf.random.stateless_truncated_normal(variable.shape, seed, dtype=variable.dtype)
         variable.assign_add(draw * tf.cast(scale, variable.dtype))
