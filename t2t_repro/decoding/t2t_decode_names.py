@@ -26,6 +26,7 @@ NO_EFFECT = {
     "decode_to_file": ("", _FLAG),
     "decode_reference": ("", _FLAG),
     "decode_in_memory": (False, _FLAG),
+    # (t2t-trainer's decode schedules refuse shards > 1: training/run_setup.py)
     "shards": (1, _FLAG + " (--decode_shards)"),
     "shard_id": (0, _FLAG + " (--worker_id)"),
     "decode_timeout_mins": (240, "read by T2T's continuous_decode schedules, refused here"),

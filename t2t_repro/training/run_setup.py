@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.errors import UserError
+from t2t_repro.hparam import override_text
 from t2t_repro.hparams_lib.build import check_hparams
 from t2t_repro.paths import expect_directory
 from t2t_repro.training.config import (
@@ -110,6 +111,13 @@ def _check_decode_hparams(overrides: str, problem) -> None:
 
     parsed, _ = split_decoding.split_example_cap(overrides)
     decode_hparams(parsed, getattr(problem, "decode_defaults", None))
+    shards = override_text(overrides, "shards") or ""
+    if shards.lstrip("-").isdigit() and int(shards) > 1:  # decoding.py, decode_from_dataset
+        raise TrainingError(
+            f"--decode_hparams shards={shards}: T2T's trainer then decodes only data shard "
+            "shard_id of the dev split, which this trainer does not implement: drop it (or "
+            "decode a share of a file with t2t-decoder --decode_shards --worker_id)."
+        )
 
 
 def _check_warm_start_and_early_stopping(cfg: TrainerConfig) -> None:
