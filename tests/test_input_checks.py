@@ -77,12 +77,18 @@ def test_a_saved_record_without_a_model_size_is_refused(name):
         check_types(hp, "hparams.json")
 
 
-@pytest.mark.parametrize(
-    "overrides", ["beam_size=0", "extra_length=-1", "alpha=-0.5", "batch_size=-1"]
-)
+@pytest.mark.parametrize("overrides", ["beam_size=0", "extra_length=-1", "batch_size=-1"])
 def test_decode_hparams_are_validated(overrides):
     with pytest.raises(HParamsError, match="must be at least"):
         decode_hparams(overrides)
+
+
+def test_a_negative_alpha_is_t2ts_length_penalty():
+    """T2T runs alpha < 0 (beam_search.py's ((5 + len) / 6) ** alpha); it was refused."""
+    from t2t_repro.decoding.beam_search import length_penalty
+
+    assert decode_hparams("alpha=-0.5").alpha == -0.5
+    assert float(length_penalty(7, -0.5)) == pytest.approx(2.0**-0.5)
 
 
 def test_decode_batch_size_0_is_t2ts_default_of_32():

@@ -101,7 +101,8 @@ def _unescape(text: str) -> str:
 
 def validate_decode_hparams(hp: HParams) -> None:
     """Values the search can run with; HParamsError (one line) before any model is loaded."""
-    for name, low in (("beam_size", 1), ("batch_size", 1), ("extra_length", 0), ("alpha", 0)):
+    # alpha below 0 is T2T's too: ((5 + len) / 6) ** alpha favours longer outputs less
+    for name, low in (("beam_size", 1), ("batch_size", 1), ("extra_length", 0)):
         if hp.get(name) < low:
             raise HParamsError(f"--decode_hparams: {name}={hp.get(name)} must be at least {low}.")
     if not hp.delimiter:
