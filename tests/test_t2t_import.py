@@ -229,7 +229,7 @@ def test_averaging_and_attention_maps_read_the_import(imported_test_ckpt, tmp_pa
     assert pngs and all(png.startswith(b"\x89PNG") for png in pngs.values())
 
 
-SPACE_USR_DIR = '''
+SPACE_USR_DIR = """
 from tensor2tensor.data_generators import problem, text_problems
 from tensor2tensor.utils import registry
 
@@ -243,7 +243,7 @@ class ImportSpaceChar(text_problems.Text2TextProblem):
     def hparams(self, defaults, model_hparams):
         super().hparams(defaults, model_hparams)
         defaults.target_space_id = problem.SpaceID.DE_CHR
-'''
+"""
 
 
 def test_import_takes_the_target_space_id_a_usr_dirs_hparams_set(tmp_path):

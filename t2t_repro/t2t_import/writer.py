@@ -183,11 +183,10 @@ def _write(
 
 
 def _sets_its_own_hparams(problem) -> bool:
-    """A T2T usr_dir's problem (t2t_compat) that overrides T2T's ``Problem.hparams``."""
-    from t2t_repro.t2t_compat.problem import Problem
-
-    own = type(problem).hparams
-    return isinstance(problem, Problem) and not own.__module__.startswith("t2t_repro.")
+    """A T2T usr_dir's problem that defines T2T's ``Problem.hparams`` hook itself (the
+    compatibility layer's own come from t2t_repro; the project's problems have none)."""
+    hook = getattr(type(problem), "hparams", None)
+    return callable(hook) and not getattr(hook, "__module__", "").startswith("t2t_repro.")
 
 
 def import_t2t_dir(
