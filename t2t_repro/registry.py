@@ -38,8 +38,12 @@ _REGISTRIES: dict[str, dict[str, Any]] = {
 _NOT_PROVIDED: dict[str, dict[str, str]] = {kind: {} for kind in _REGISTRIES}
 
 
-class RegistryError(UserError, LookupError):
-    """An unknown or duplicate registered name."""
+class RegistryError(UserError, KeyError):
+    """An unknown or duplicate registered name. A ``KeyError``, as T2T's registry raises
+    (``utils/registry.py``, ``Registry.__getitem__`` and ``register``), so a usr_dir's
+    ``except KeyError`` around a lookup still catches it; its text is the one-line message."""
+
+    __str__ = BaseException.__str__  # not KeyError's quoted repr of the message
 
 
 def camelcase_to_snakecase(name: str) -> str:

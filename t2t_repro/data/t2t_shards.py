@@ -46,6 +46,43 @@ def seed_like_t2t_datagen(seed: int) -> None:
     tf.random.set_seed(seed)
     random.seed(seed)
     np.random.seed(seed)
+    note_tool_seed(seed)
+
+
+# T2T seeds the global generators once per problem (t2t-datagen's --random_seed; the trainer's
+# --random_seed before its --generate_data) and never again: a problem's own generate_data that
+# calls Text2TextProblem's (super()) continues from them. The seed a tool last gave them (None:
+# not seeded), and how many tool runs of a problem's own generate_data are under way.
+_TOOL_SEED: list[int | None] = [None]
+_SEEDED_RUNS = [0]
+
+
+def note_tool_seed(seed: int | None) -> None:
+    """A tool seeded the global generators with ``seed`` (the trainer its ``--random_seed``)."""
+    _TOOL_SEED[0] = seed
+
+
+def tool_seed() -> int | None:
+    """The seed a tool last gave the global generators: what a datagen continuing from them
+    records in its manifest."""
+    return _TOOL_SEED[0]
+
+
+@contextlib.contextmanager
+def seeded_run() -> Iterator[None]:
+    """A tool runs a problem's own ``generate_data`` on the generators it seeded: a datagen
+    called inside it (``in_seeded_run``) does not seed them again."""
+    _SEEDED_RUNS[0] += 1
+    try:
+        yield
+    finally:
+        _SEEDED_RUNS[0] -= 1
+
+
+def in_seeded_run() -> bool:
+    """Whether a tool's run of a problem's own ``generate_data`` is under way (its generators
+    already seeded)."""
+    return _SEEDED_RUNS[0] > 0
 
 
 def final_path(path: str) -> str:

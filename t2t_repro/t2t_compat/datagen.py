@@ -9,7 +9,9 @@ each problem; T2T then writes every split's ``-unshuffled-`` shards with ``gener
 shards: that is how T2T splits a single corpus) and shuffles them in order with the global
 ``random`` (``shuffle_dataset``). The vocabulary is built when the first split's encoded
 samples are asked for, from a pass of its own over the training samples
-(``get_or_generate_vocab_inner``).
+(``get_or_generate_vocab_inner``). A problem's own ``generate_data`` that calls this one
+(``super()``) runs on the generators the tool seeded for it, and this call seeds nothing: T2T
+seeds once per problem, whatever the problem's code drew first.
 
 As every problem here, a rerun keeps finished shards and writes only missing ones, replaying
 the kept shards' shuffle draws (the manifest ``<problem>.datagen.json`` says what they were
@@ -25,6 +27,8 @@ import random
 import sys
 import time
 from collections.abc import Iterable, Iterator
+
+import numpy as np
 
 from t2t_repro import fileio
 from t2t_repro.builtin.problems.base import DEFAULT_SEED, DatagenSummary
@@ -136,13 +140,16 @@ def generate_t2t_data(
     tmp_dir: str,
     num_workers: int | None = None,
     max_cases: int | None = None,
-    random_seed: int = DEFAULT_SEED,
+    random_seed: int | None = DEFAULT_SEED,
     progress: bool = True,
     trusted: bool = True,
+    reseed: bool = True,
 ) -> DatagenSummary:
     """Vocab and shards of ``problem`` in ``data_dir`` as T2T 1.15 writes them. ``max_cases``
     caps each ``generate_files`` call (T2T's argument of that name); ``trusted=False`` writes
-    every shard again, whatever is on disk."""
+    every shard again, whatever is on disk. ``reseed=False``: the global generators were seeded
+    with ``random_seed`` by the tool running the problem's own ``generate_data``, which may have
+    drawn from them since: they are not seeded again (T2T seeds once per problem)."""
     start = time.monotonic()
     summary = DatagenSummary(problem.name, data_dir)
     fileio.makedirs(data_dir)
@@ -155,15 +162,27 @@ def generate_t2t_data(
     summary.shards_kept = run.plan(trusted)
     if run.todo:
         vocab_existed = fileio.isfile(vocab_path)
-        t2t_shards.seed_like_t2t_datagen(random_seed)
-        fresh = random.getstate()
+        if reseed:
+            t2t_shards.seed_like_t2t_datagen(random_seed)
+        fresh, fresh_numpy = random.getstate(), np.random.get_state()
         if progress:
             print(f"{problem.name}: writing {len(run.todo)} shards", file=sys.stderr, flush=True)
         args = (problem, run, split_paths, data_dir, tmp_dir, num_workers, max_cases)
         args += (summary, progress)
         if _write_unshuffled(*args) and random.getstate() != fresh:
+            if not reseed:  # from the state this call found (Python's and numpy's) again
+                random.setstate(fresh)
+                np.random.set_state(fresh_numpy)
             return generate_t2t_data(  # a split left out would change the later draws
-                problem, data_dir, tmp_dir, num_workers, max_cases, random_seed, progress, False
+                problem,
+                data_dir,
+                tmp_dir,
+                num_workers,
+                max_cases,
+                random_seed,
+                progress,
+                False,
+                reseed,
             )
         manifest = dict(
             vocab_file=problem.vocab_filename,

@@ -29,9 +29,14 @@ READING_HOOKS = ("example_reading_spec", "decode_example", "preprocess_example")
 _KINDS = (tf.io.VarLenFeature, tf.io.FixedLenFeature)
 
 
-def default_reading_spec() -> tuple[dict, None]:
-    """T2T's default ``example_reading_spec``: int64 ``inputs`` and ``targets``."""
-    return {"inputs": tf.io.VarLenFeature(tf.int64), "targets": tf.io.VarLenFeature(tf.int64)}, None
+def default_reading_spec(has_inputs: bool = True) -> tuple[dict, None]:
+    """T2T's ``example_reading_spec``: int64 ``targets``, and ``inputs`` unless the problem has
+    none (``Problem``'s always reads both; ``Text2TextProblem``'s reads ``inputs`` only when
+    ``has_inputs``: a language model's records hold targets only)."""
+    fields = {"targets": tf.io.VarLenFeature(tf.int64)}
+    if has_inputs:
+        fields["inputs"] = tf.io.VarLenFeature(tf.int64)
+    return fields, None
 
 
 def checked_spec(problem: Any, where: str, error: type) -> dict:
@@ -87,9 +92,24 @@ def preprocess_example_common(example: dict, mode: str, hparams: Any) -> dict:
 
 def read_example_fn(problem: Any, mode: str, hparams: Any):
     """``record -> problem.preprocess_example(problem.decode_example(record), mode, hparams)``:
-    T2T's ``dataset`` for one record (its result may be a dataset of examples)."""
+    T2T's ``dataset`` for one record (its result may be a dataset of examples). A problem
+    without inputs (a language model) may give no ``inputs``, as T2T's spec reads none: it
+    gets the empty ``inputs`` the pipeline's own parsing gives its records (which the model,
+    the decoder alone, does not read), so it is batched as the project's language models are."""
+    no_inputs = not problem.has_inputs
 
     def read(serialized: tf.Tensor):
-        return problem.preprocess_example(problem.decode_example(serialized), mode, hparams)
+        example = problem.preprocess_example(problem.decode_example(serialized), mode, hparams)
+        if not no_inputs:
+            return example
+        if isinstance(example, tf.data.Dataset):
+            return example.map(_with_empty_inputs)
+        return _with_empty_inputs(example)
 
     return read
+
+
+def _with_empty_inputs(example: dict) -> dict:
+    if "inputs" in example:
+        return example
+    return {**example, "inputs": tf.zeros([0], tf.int64)}

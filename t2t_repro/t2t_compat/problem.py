@@ -24,7 +24,12 @@ from t2t_repro.builtin.problems import base
 from t2t_repro.data import records, t2t_shards
 from t2t_repro.errors import UserError
 from t2t_repro.metrics.eval_metrics import on_request
-from t2t_repro.t2t_compat import example_reading, problem_hparams, refusals
+from t2t_repro.t2t_compat import example_reading, problem_hparams, refusals, text_encoder
+
+# T2T's names of problem.py that problem_hparams.py defines here: the model hparams a problem is
+# asked with when a run gives none; a feature's encoder, modality, vocab size and space id.
+FeatureInfo = problem_hparams.FeatureInfo
+default_model_hparams = problem_hparams.default_model_hparams
 
 
 class DatasetSplit:
@@ -113,6 +118,8 @@ class Problem(base.Problem):
         self._was_reversed = was_reversed
         self._was_copy = was_copy
         self._encoders = None
+        self._hparams = None
+        self._feature_info = None
         self._task_id = -1
 
     # -- T2T's interface --------------------------------------------------------------------
@@ -195,16 +202,34 @@ class Problem(base.Problem):
         """T2T's: nothing for a problem that is not a _copy variant (none is made here)."""
 
     def feature_encoders(self, data_dir: str) -> dict:
-        raise T2TProblemError(
-            f"{type(self).__name__}: a T2T Problem must subclass Text2TextProblem (or "
-            "TranslateProblem) to run here; other problem kinds are not supported."
-        )
+        """T2T's default: ``TextEncoder`` inputs and targets (ids are the text's integers)."""
+        del data_dir
+        return {"inputs": text_encoder.TextEncoder(), "targets": text_encoder.TextEncoder()}
+
+    @property
+    def has_inputs(self) -> bool:
+        """T2T's: whether the problem's encoders have ``inputs``."""
+        return "inputs" in self.get_feature_encoders()
+
+    @property
+    def batch_size_means_tokens(self) -> bool:
+        return False
+
+    def tpu_batch_size_per_shard(self, model_hparams: Any) -> int:
+        """T2T's examples a TPU core batches (tokens over ``max_length`` when the batch size
+        means tokens); nothing here reads it, as nothing runs on TPUs."""
+        if self.batch_size_means_tokens and not model_hparams.get("use_fixed_batch_size"):
+            return model_hparams.batch_size // self.max_length(model_hparams)
+        return model_hparams.batch_size
 
     def get_encoders(self, data_dir: str) -> dict:
         """The project's hook, answered by the problem's own ``feature_encoders``: T2T reads no
-        vocabulary file for a plain ``Problem``, so neither do the trainer and decoder here."""
+        vocabulary file for a plain ``Problem``, so neither do the trainer and decoder here.
+        Without inputs (a language model) a prompt is encoded with the targets' encoder, as
+        T2T's decoding does (``utils/decoding.py``, ``decode_from_file``)."""
         encoders = self.get_feature_encoders(data_dir)
-        return {"inputs": encoders["inputs"], "targets": encoders["targets"]}
+        inputs = encoders["inputs"] if self.has_inputs else encoders["targets"]
+        return {"inputs": inputs, "targets": encoders["targets"]}
 
     def get_feature_encoders(self, data_dir: str | None = None) -> dict:
         if self._encoders is None:
@@ -216,10 +241,31 @@ class Problem(base.Problem):
         ``t2t_compat/problem_hparams.py`` says what each field it sets does here."""
 
     def get_hparams(self, model_hparams: Any = None) -> Any:
-        """T2T's problem hparams of this problem (``Problem.get_hparams``)."""
+        """T2T's problem hparams of this problem (``Problem.get_hparams``): made once, with
+        T2T's ``vocabulary`` (the encoders), ``was_reversed`` and ``was_copy`` added."""
+        if self._hparams is not None:
+            return self._hparams
         data_dir = model_hparams.get("data_dir") if model_hparams is not None else None
-        self._encoders = self.get_feature_encoders(data_dir)
-        return problem_hparams.ask(self, model_hparams, data_dir or "", T2TProblemError)
+        self._encoders = self.get_feature_encoders(data_dir or None)
+        hp = problem_hparams.ask(self, model_hparams, data_dir or "", T2TProblemError)
+        hp.add_hparam("vocabulary", self._encoders)
+        hp.add_hparam("was_reversed", self._was_reversed)
+        hp.add_hparam("was_copy", self._was_copy)
+        self._hparams = hp
+        return hp
+
+    @property
+    def feature_info(self) -> dict:
+        """T2T's ``{feature: FeatureInfo}`` of the problem hparams, which, as in T2T,
+        ``get_hparams`` must have made first."""
+        if self._feature_info is None:
+            if self._hparams is None:
+                raise T2TProblemError(
+                    f"{type(self).__name__}: feature_info reads the problem hparams; call "
+                    "get_hparams(model_hparams) first, as T2T requires (it asserts)."
+                )
+            self._feature_info = problem_hparams.feature_info(self, self._hparams)
+        return self._feature_info
 
     def example_reading_spec(self) -> tuple[dict, None]:
         """T2T's default: int64 ``inputs`` and ``targets`` (``t2t_compat/example_reading.py``)."""
@@ -315,10 +361,12 @@ def _tool_entry(t2t_generate_data):
         fileio.makedirs(data_dir)  # as bin/t2t_datagen.py does
         if task_id is _TRAINER_CALL:  # bin/t2t_trainer.py, generate_data: drawing from the
             # trainer's --random_seed, which its main set before (training/run_setup.py)
-            t2t_generate_data(self, data_dir, tmp_dir)
-        else:
+            with t2t_shards.seeded_run():
+                t2t_generate_data(self, data_dir, tmp_dir)
+        else:  # seeded once, as bin/t2t_datagen.py: not again by Text2TextProblem's, if called
             t2t_shards.seed_like_t2t_datagen(random_seed)
-            _generate_as_t2t_datagen(self, t2t_generate_data, data_dir, tmp_dir)
+            with t2t_shards.seeded_run():
+                _generate_as_t2t_datagen(self, t2t_generate_data, data_dir, tmp_dir)
         summary = base.DatagenSummary(self.name, data_dir)
         summary.seconds = time.monotonic() - start
         return summary

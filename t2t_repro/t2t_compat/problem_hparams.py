@@ -20,6 +20,7 @@ reads become this project's problem hparams (``hparams_lib.build.PROBLEM_HPARAMS
 
 from __future__ import annotations
 
+import collections
 import inspect
 from typing import Any
 
@@ -74,7 +75,9 @@ def default_hparams() -> ProblemHParams:
 
 
 def default_model_hparams(data_dir: str = "") -> HParams:
-    """T2T's ``problem.py:default_model_hparams``, for a problem asked without a run's."""
+    """T2T's ``problem.py:default_model_hparams``, for a problem asked without a run's. T2T's
+    ``data_dir`` is None, which this project's hparams cannot hold: "" (T2T reads it only as
+    a truth value, ``get_hparams``)."""
     return HParams(
         max_input_seq_length=0,
         max_target_seq_length=0,
@@ -82,6 +85,38 @@ def default_model_hparams(data_dir: str = "") -> HParams:
         split_to_length=0,
         data_dir=data_dir,
     )
+
+
+class FeatureInfo:
+    """T2T's ``FeatureInfo`` (``problem.py``): a feature's encoder, modality, vocabulary size
+    and space id, as ``Problem.feature_info`` gives them."""
+
+    def __init__(
+        self,
+        encoder: Any = None,
+        modality: str | None = None,
+        vocab_size: int | None = None,
+        space_id: int | None = None,
+    ) -> None:
+        self.encoder = encoder
+        self.modality = modality
+        self.vocab_size = vocab_size
+        self.space_id = space_id
+
+
+def feature_info(problem: Any, hp: ProblemHParams) -> dict[str, FeatureInfo]:
+    """T2T's ``Problem.feature_info`` of the problem hparams ``hp`` that ``get_hparams`` made:
+    each modality's feature with its vocab size, each encoder (``vocabulary``), the space ids."""
+    features: dict[str, FeatureInfo] = collections.defaultdict(FeatureInfo)
+    for name, modality in hp.modality.items():
+        features[name].modality = modality
+        features[name].vocab_size = hp.vocab_size[name]
+    for name, encoder in hp.vocabulary.items():
+        features[name].encoder = encoder
+    if problem.has_inputs:
+        features["inputs"].space_id = hp.input_space_id
+    features["targets"].space_id = hp.target_space_id
+    return features
 
 
 def where(problem: Any) -> str:
@@ -151,9 +186,8 @@ def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type)
     sizes = {}
     for feature in ("inputs", "targets"):
         # A problem without inputs (a language model): the decoder alone reads the targets'.
-        size = vocab_size.get(feature) or encoders[feature].vocab_size
-        if feature == "inputs" and not problem.has_inputs:
-            size = vocab_size.get("targets") or encoders["targets"].vocab_size
+        read = "targets" if feature == "inputs" and not problem.has_inputs else feature
+        size = vocab_size.get(read) or _encoder_size(problem, encoders[read], read, error)
         if not isinstance(size, int) or isinstance(size, bool) or size < 2:
             raise error(
                 f"{where(problem)}: hparams() sets vocab_size[{feature!r}] = {size!r}; it must "
@@ -177,6 +211,19 @@ def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type)
         class_label_target=True if class_label else None,
         multi_label_target=True if multi_label else None,
     )
+
+
+def _encoder_size(problem: Any, encoder: Any, feature: str, error: type) -> Any:
+    """The encoder's ``vocab_size``; T2T's base ``TextEncoder`` (a plain ``Problem``'s default
+    encoders) has none, which the model's embedding needs: one line."""
+    try:
+        return encoder.vocab_size
+    except NotImplementedError:
+        raise error(
+            f"{where(problem)}: the {feature} encoder ({type(encoder).__name__}) has no "
+            f"vocab_size, T2T's TextEncoder default; set defaults.vocab_size[{feature!r}] in "
+            "hparams() or return encoders with a vocab_size from feature_encoders()."
+        ) from None
 
 
 def _number(problem: Any, name: str, value: Any, kind: type, error: type) -> Any:

@@ -38,10 +38,6 @@ _TRAIN = (
 )
 _LAYERS = "T2T's layer functions are not provided: only this project's own transformer runs"
 _PACKED = "packed datasets are not made here: batches are bucketed by length"
-_NOT_TEXT2TEXT = (
-    "only Text2TextProblem / TranslateProblem run with this project's encoder-decoder "
-    "Transformer: yield {'inputs': ..., 'targets': ...} (text2text_txt_iterator)"
-)
 _RANGES = (
     "hyperparameter tuning with ranges is not supported: run one t2t-trainer per --hparams "
     "setting (a ranged-hparams function registers, but is never called)"
@@ -114,16 +110,9 @@ _TABLE: dict[str, dict[str, str]] = {
     "tensor2tensor.layers.common_hparams": {_RANGES: "RangedHParams basic_range1 basic_moe_range"},
     "tensor2tensor.data_generators.problem": {
         "a problem's hparams(defaults, model_hparams) hook sets the problem hparams; the "
-        "features are the project's": (
-            "FeatureInfo TaskID default_model_hparams problem_hparams_to_features"
-        ),
+        "features are the project's": "TaskID problem_hparams_to_features",
     },
     "tensor2tensor.data_generators.text_problems": {
-        _NOT_TEXT2TEXT: (
-            "TextConcat2ClassProblem ChoppedTextProblem txt_and_label_iterator "
-            "text2text_txt_iterator_with_label text2text_txt_iterator_with_index "
-            "text2self_txt_iterator text2class_txt_iterator text2real_txt_iterator"
-        ),
         "datagen runs in one process here (T2T's DistributedText2TextProblem splits it over "
         "tasks): subclass Text2TextProblem": "DistributedText2TextProblem",
     },
@@ -296,6 +285,11 @@ class _RefusedType(type):
 
     def __getitem__(cls, key):
         raise T2TApiError(cls.t2t_refusal)
+
+
+def is_stand_in(obj: object) -> bool:
+    """Whether ``obj`` is a refused name's stand-in, or a usr_dir's subclass of one."""
+    return isinstance(obj, _RefusedType)
 
 
 @functools.cache

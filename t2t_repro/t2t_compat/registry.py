@@ -4,7 +4,8 @@ project's registry under T2T's names (``tensor2tensor/utils/registry.py``).
 Names are T2T's ``default_name``: the class or function name in snake_case by T2T's rule
 (``misc_utils.camelcase_to_snakecase``, which also splits a digit from a following capital:
 ``Copy32K`` -> ``copy32_k``). A registered problem learns its name as T2T's ``_on_problem_set``
-gives it (``cls.name``; here ``problem_name``, which ``problems/base.py`` reads).
+gives it (``cls.name``, a class attribute). A lookup of a name never registered raises the
+project's ``RegistryError``, a ``KeyError`` as T2T's.
 
 T2T models cannot run here (only this project's ``transformer`` exists): ``register_model``
 keeps the name, and using it is refused in one line naming the class.
@@ -49,18 +50,17 @@ def _decorator(register, name_or_obj, on_set=None):
 
 
 def _on_problem_set(key: str, cls: type) -> type:
-    """T2T's ``_on_problem_set`` sets ``cls.name`` to the registered name, even over the
-    class's own ``name = '...'`` (so its files are ``<registered name>-train-*``): here the
-    registered name is ``problem_name``, which ``problems/base.py``'s ``name`` property,
-    restored over such an attribute, reads. A class that adapts itself to the tools on
-    registration (T2T's ``Problem``, ``on_t2t_registration``) then does."""
-    from t2t_repro.builtin.problems import (
-        base,  # not at import: the problems package registers every problem
-    )
-
+    """T2T's ``_on_problem_set`` (``utils/registry.py``): ``cls.name = key``, a class
+    attribute, even over the class's own ``name = '...'`` (so its files are
+    ``<registered name>-train-*``); ``problem_name`` too, which the project's registry reads
+    (``aliases.py``). A class that adapts itself to the tools on registration (T2T's
+    ``Problem``, ``on_t2t_registration``) then does. A subclass of a T2T name not provided
+    here (a stand-in, ``refusals.py``) registers too: it is refused in one line when a tool
+    makes the problem, not while the usr_dir is imported beside runnable problems."""
     cls.problem_name = key
-    if issubclass(cls, base.Problem):
-        cls.name = base.Problem.__dict__["name"]
+    cls.name = key
+    if refusals.is_stand_in(cls):
+        return cls
     on_registration = getattr(cls, "on_t2t_registration", None)
     if on_registration is not None:
         on_registration()
@@ -133,10 +133,12 @@ def _refusing_model(key: str, cls: type) -> type:
 
 
 def register_model(name: Any = None) -> Any:
-    """``@registry.register_model``: kept by name; constructing it is refused in one line."""
+    """``@registry.register_model``: kept by name, with T2T's ``REGISTERED_NAME``
+    (``_on_model_set``); constructing it is refused in one line."""
 
     def on_set(key: str, cls: type) -> type:
         _registry.register_model(key)(_refusing_model(key, cls))
+        cls.REGISTERED_NAME = key
         return cls
 
     def decorate(obj, key=None):

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from t2t_repro import fileio
+from t2t_repro.data import t2t_shards
 from t2t_repro.data.text_files import DataError
-from t2t_repro.t2t_compat import generator_utils, problem_hparams, text_encoder
+from t2t_repro.t2t_compat import example_reading, generator_utils, problem_hparams, text_encoder
 from t2t_repro.t2t_compat.datagen import generate_t2t_data
 from t2t_repro.t2t_compat.modalities import ModalityType
 from t2t_repro.t2t_compat.problem import (
@@ -118,6 +119,11 @@ class Text2TextProblem(Problem):
 
     def eval_metrics(self) -> list[str]:
         return super().eval_metrics() + [APPROX_BLEU, "rouge_2_fscore", "rouge_L_fscore"]
+
+    def example_reading_spec(self) -> tuple[dict, None]:
+        """T2T's: int64 ``targets``, and ``inputs`` only when ``has_inputs`` (its packed
+        fields are refused with ``packed_length``)."""
+        return example_reading.default_reading_spec(self.has_inputs)
 
     def hparams(self, defaults, model_hparams) -> None:
         """T2T's (``text_problems.py``, ``Text2TextProblem.hparams``): symbol modalities, the
@@ -235,9 +241,13 @@ class Text2TextProblem(Problem):
     def generate_data(self, data_dir, tmp_dir, task_id=-1, **tool_flags):
         """T2T's datagen of this problem (``t2t_compat/datagen.py``); the tools pass
         ``num_workers`` (where T2T has ``task_id``, which T2T's ``Text2TextProblem`` does not
-        use), ``max_cases``, ``random_seed`` and ``progress``."""
+        use), ``max_cases``, ``random_seed`` and ``progress``. Called by the problem's own
+        ``generate_data`` (``super()``), which the tool runs on the generators it seeded, it
+        continues from them, as T2T seeds once per problem, and records the tool's seed."""
         self.check_datagen()
         workers = task_id if task_id and task_id > 0 else None  # the tools' num_workers
+        if t2t_shards.in_seeded_run() and "random_seed" not in tool_flags:
+            tool_flags = dict(tool_flags, random_seed=t2t_shards.tool_seed(), reseed=False)
         return generate_t2t_data(self, data_dir, tmp_dir, workers, **tool_flags)
 
     generate_data.t2t_tool_entry = True

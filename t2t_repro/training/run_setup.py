@@ -10,6 +10,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro import registry
+from t2t_repro.data import t2t_shards
 from t2t_repro.errors import UserError
 from t2t_repro.hparam import override_text
 from t2t_repro.hparams_lib.build import check_hparams
@@ -178,7 +179,9 @@ class StopFlag:
 
 
 def setup_seed(cfg: TrainerConfig) -> None:
-    """--random_seed, before anything draws (T2T's trainer seeds before --generate_data)."""
+    """--random_seed, before anything draws (T2T's trainer seeds before --generate_data; a
+    T2T problem's datagen continuing from it records it, ``data/t2t_shards.py``)."""
+    t2t_shards.note_tool_seed(cfg.random_seed)
     if cfg.random_seed is not None:
         keras.utils.set_random_seed(cfg.random_seed)
         tf.config.experimental.enable_op_determinism()

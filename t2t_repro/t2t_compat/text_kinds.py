@@ -1,0 +1,148 @@
+"""T2T 1.15's problem kinds built on ``Text2TextProblem`` (``data_generators/text_problems.py``),
+which ``text_problems`` names for a usr_dir:
+
+- ``Text2SelfProblem``, a language model: the Transformer's decoder alone (``has_input`` false);
+- ``Text2ClassProblem``, a text classifier: T2T's ``transformer_encoder`` with a class-label
+  target; ``TextConcat2ClassProblem``, one of several texts joined by a token;
+- ``Text2RealProblem`` and ``QuestionAndContext2TextProblem``, which this project's
+  Transformer cannot train: the trainer and decoder refuse them in one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from t2t_repro.t2t_compat import text_encoder
+from t2t_repro.t2t_compat.modalities import ModalityType
+from t2t_repro.t2t_compat.problem import DatasetSplit, T2TProblemError
+from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem
+
+
+class Text2SelfProblem(Text2TextProblem):
+    """T2T's language-model problems (targets only, ``text_problems.py``): the Transformer
+    trains as T2T's decoder-only language model, and a decoded line is the prefix of the
+    targets (``docs/language_models.md``)."""
+
+    @property
+    def has_inputs(self) -> bool:
+        return False
+
+
+class Text2ClassProblem(Text2TextProblem):
+    """T2T's text classification (``text_problems.py``, ``Text2ClassProblem``): t2t-datagen
+    writes T2T's records (the encoded inputs and EOS, the label as a one-id target); it trains
+    with ``--model=transformer_encoder`` (``models/transformer_encoder.py``: T2T's encoder and
+    class-label top) and decodes to ``ClassLabelEncoder``'s label names
+    (``docs/classification.md``)."""
+
+    @property
+    def num_classes(self) -> int:
+        raise NotImplementedError()
+
+    def class_labels(self, data_dir: str) -> list[str]:
+        del data_dir
+        return [f"ID_{i}" for i in range(self.num_classes)]
+
+    def _vocab_fields(self) -> tuple[str, ...]:
+        return ("inputs",)  # T2T's generate_text_for_vocab: labels are not text
+
+    def generate_encoded_samples(
+        self, data_dir: str, tmp_dir: str, dataset_split: str
+    ) -> Iterator[dict]:
+        generator = self.generate_samples(data_dir, tmp_dir, dataset_split)
+        encoder = self.get_or_create_vocab(data_dir, tmp_dir)  # built now, as T2T does
+        for sample in generator:
+            inputs = self._encoded_inputs(encoder, sample["inputs"]) + [text_encoder.EOS_ID]
+            yield {"inputs": inputs, "targets": [sample["label"]]}
+
+    def _encoded_inputs(self, encoder: Any, inputs: Any) -> list[int]:
+        """A sample's input ids before EOS: here its one text's."""
+        return encoder.encode(inputs)
+
+    def feature_encoders(self, data_dir: str) -> dict:
+        encoder = self.get_or_create_vocab(data_dir, None, force_get=True)
+        labels = text_encoder.ClassLabelEncoder(self.class_labels(data_dir))
+        return {"inputs": encoder, "targets": labels}
+
+    def example_reading_spec(self) -> tuple[dict, None]:
+        """T2T's: int64 ``inputs`` and a one-id ``targets``."""
+        fields = {
+            "inputs": tf.io.VarLenFeature(tf.int64),
+            "targets": tf.io.FixedLenFeature([1], tf.int64),
+        }
+        return fields, None
+
+    def target_text(self, sample: dict) -> str:
+        return self.class_labels(None)[sample["label"]]
+
+    def scores_bleu(self) -> bool:
+        """No dev BLEU: T2T lists approx_bleu_score (and ROUGE) for a classifier too, inherited
+        from Text2TextProblem, but a one-label target has no 2-gram, so its BLEU is always 0."""
+        return False
+
+    def teacher_forced_metrics(self) -> tuple[str, ...]:
+        return tuple(m for m in super().teacher_forced_metrics() if "rouge" not in m)
+
+    def hparams(self, defaults, model_hparams) -> None:
+        """T2T's (``Text2ClassProblem.hparams``): symbol inputs, a CLASS_LABEL target of
+        ``num_classes`` (no loss multiplier, even for a CHARACTER vocabulary)."""
+        del model_hparams
+        p = defaults
+        p.modality = {"inputs": ModalityType.SYMBOL, "targets": ModalityType.CLASS_LABEL}
+        p.vocab_size = {
+            "inputs": self._encoders["inputs"].vocab_size,
+            "targets": self.num_classes,
+        }
+
+
+class TextConcat2ClassProblem(Text2ClassProblem):
+    """T2T's classifier of several texts (``text_problems.py``, ``TextConcat2ClassProblem``:
+    an NLI pair, say): a sample's ``inputs`` is a list of texts, encoded one after another with
+    the first id of ``CONCAT_TOKEN``'s encoding between two, then EOS."""
+
+    CONCAT_TOKEN = "$"
+
+    def generate_text_for_vocab(self, data_dir: str, tmp_dir: str) -> Iterator[str]:
+        # T2T's loop, its break included: from sample max_samples_for_vocab on, only each
+        # sample's first text reaches the vocabulary (the break leaves the inner loop only).
+        samples = self.generate_samples(data_dir, tmp_dir, DatasetSplit.TRAIN)
+        for i, sample in enumerate(samples):
+            for text in sample["inputs"]:
+                yield text
+                if self.max_samples_for_vocab and (i + 1) >= self.max_samples_for_vocab:
+                    break
+
+    def _encoded_inputs(self, encoder: Any, inputs: Any) -> list[int]:
+        """Each text's ids, ``CONCAT_TOKEN``'s first id between two (T2T's
+        ``generate_encoded_samples``)."""
+        ids: list[int] = []
+        for index, text in enumerate(inputs):
+            ids += encoder.encode(text)
+            if index < len(inputs) - 1:
+                ids.append(encoder.encode(self.CONCAT_TOKEN)[0])
+        return ids
+
+    def check_split_decodes(self) -> None:
+        """A split's decodes encode its input text as one text, which would not be the ids
+        its records hold (each text encoded alone, ``CONCAT_TOKEN``'s id between them)."""
+        raise T2TProblemError(
+            f"{type(self).__name__} ({self.name}): its inputs are several texts joined by "
+            f"{self.CONCAT_TOKEN!r}'s id, which a split's decodes (the split's text encoded "
+            "as one) cannot give; decode with --decode_from_file."
+        )
+
+
+class Text2RealProblem(Text2TextProblem):
+    datagen_as_t2t = False  # T2T's records hold real values as the target
+    unsupported = "Text2RealProblem (regression) is not supported by this project's Transformer."
+
+
+class QuestionAndContext2TextProblem(Text2TextProblem):
+    datagen_as_t2t = False  # T2T's records hold a third feature, the context
+    unsupported = (
+        "QuestionAndContext2TextProblem needs a 'context' input, which this project's "
+        "Transformer does not read; join the context to the inputs in a Text2TextProblem."
+    )
