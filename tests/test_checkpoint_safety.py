@@ -51,6 +51,26 @@ def test_garbled_or_empty_state_file_resumes_from_newest_complete_checkpoint(tmp
         assert checkpoint_files.is_complete(str(tmp_path / f"ckpt-{step}"))
 
 
+def test_keep_checkpoint_max_deletes_after_a_repaired_state_file_and_0_keeps_all(tmp_path):
+    """A state file the repair wrote lists each checkpoint's time, so --keep_checkpoint_max
+    still deletes the oldest (without times tf.train.CheckpointManager queued none, and they
+    were kept for good); T2T's --keep_checkpoint_max=0 keeps every one (Saver's max_to_keep)."""
+    model = build_model("transformer_tiny", PLUMBING_MODEL, vocab_size=30)
+    optimizer = make_optimizer(model.hparams)
+    optimizer.build(model.trainable_variables)
+    for keep, left in ((2, [500, 600]), (0, [100, 200, 300, 400, 500, 600])):
+        run = tmp_path / f"keep{keep}"
+        run.mkdir()
+        for steps in ((100, 200), (300, 400, 500, 600)):  # a garbled state file between
+            ckpt = TrainingCheckpoint(str(run), model, optimizer, keep_checkpoint_max=keep)
+            ckpt.restore_latest(log=lambda m: None)  # the second repairs the state file
+            for step in steps:
+                optimizer.iterations.assign(step)
+                ckpt.save(step)
+            (run / "checkpoint").write_text(GARBLED, errors="surrogateescape")
+        assert sorted(int(p.name[5:-6]) for p in run.glob("ckpt-*.index")) == left
+
+
 def test_incomplete_checkpoints_and_orphan_temp_dirs(tmp_path):
     training_dir(tmp_path)
     data = next(tmp_path.glob("ckpt-600.data-*"))

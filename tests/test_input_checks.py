@@ -115,7 +115,7 @@ def trainer_cli():
 
 BAD_FLAGS = [
     ("--train_steps=0", "--train_steps=0 must be at least 1"),
-    ("--keep_checkpoint_max=0", "--keep_checkpoint_max=0 must be at least 1"),
+    ("--keep_checkpoint_max=-1", "--keep_checkpoint_max=-1 must be at least 0"),
     ("--keep_checkpoint_every_n_hours=0", "--keep_checkpoint_every_n_hours=0.0 must be above 0"),
     ("--log_step_count_steps=0", "--log_step_count_steps=0 must be at least 1"),
     ("--steps_per_loop=0", "--steps_per_loop=0 must be at least 1"),

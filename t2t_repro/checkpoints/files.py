@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import time
 
 from google.protobuf import text_format
 
@@ -132,14 +133,25 @@ def latest_checkpoint(directory: str) -> tuple[str | None, str]:
 def write_state(directory: str, prefixes: list[str]) -> None:
     """A state file listing ``prefixes`` (newest last), written to a temp file and renamed.
 
-    An unreadable state file it replaces is kept as ``checkpoint.unreadable``.
+    Each gets its ``.index`` time, as ``tf.train.CheckpointManager`` records them, and the
+    last preserved time is before all of them: a manager reading the file queues every listed
+    checkpoint for ``--keep_checkpoint_max``'s deletion (without times it queues none, and the
+    old checkpoints were kept for good). An unreadable state file it replaces is kept as
+    ``checkpoint.unreadable``.
     """
     path = os.path.join(directory, STATE_FILE)
     if read_state(directory).problem and fileio.exists(path):
         fileio.replace(path, path + ".unreadable")
     names = [os.path.basename(p) for p in prefixes]
-    text = f'model_checkpoint_path: "{names[-1]}"\n' + "".join(
-        f'all_model_checkpoint_paths: "{n}"\n' for n in names
+    times = []
+    for prefix in prefixes:
+        index = prefix + ".index"
+        times.append(fileio.getmtime(index) if fileio.exists(index) else time.time())
+    text = (
+        f'model_checkpoint_path: "{names[-1]}"\n'
+        + "".join(f'all_model_checkpoint_paths: "{n}"\n' for n in names)
+        + "".join(f"all_model_checkpoint_timestamps: {t!r}\n" for t in times)
+        + f"last_preserved_timestamp: {min(times) - 1.0!r}\n"
     )
     write_text_atomically(path, text)
 

@@ -138,7 +138,7 @@ class TrainingCheckpoint:
         return tf.train.CheckpointManager(
             self.checkpoint,
             self.output_dir,
-            max_to_keep=self.keep_checkpoint_max,
+            max_to_keep=self.keep_checkpoint_max or None,  # T2T's 0: keep every checkpoint
             keep_checkpoint_every_n_hours=self.keep_checkpoint_every_n_hours,
             checkpoint_name="ckpt",
         )

@@ -64,7 +64,7 @@ def check_config(cfg: TrainerConfig) -> None:
     # Flag values the loop can run with.
     at_least = {
         "train_steps": 1,
-        "keep_checkpoint_max": 1,
+        "keep_checkpoint_max": 0,  # T2T's 0 keeps every checkpoint (Saver's max_to_keep)
         "log_step_count_steps": 1,
         "steps_per_loop": 1,
         "local_eval_frequency": 0,
