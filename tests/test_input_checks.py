@@ -120,6 +120,10 @@ BAD_FLAGS = [
     ("--log_step_count_steps=0", "--log_step_count_steps=0 must be at least 1"),
     ("--steps_per_loop=0", "--steps_per_loop=0 must be at least 1"),
     ("--local_eval_frequency=-1", "--local_eval_frequency=-1 must be at least 0"),
+    (  # T2T's train_and_evaluate trains nothing without a ValidationMonitor
+        "--schedule=train_and_evaluate --local_eval_frequency=0",
+        "with --local_eval_frequency=0 trains nothing in T2T",
+    ),
     ("--save_checkpoints_secs=-5", "--save_checkpoints_secs=-5 must be at least 0"),
     ("--worker_gpu=64", "--worker_gpu=64 but only"),
     ("--hparams=num_heads=3", "num_heads=3 does not divide"),
@@ -151,7 +155,9 @@ def test_trainer_refuses_bad_values_in_one_line_and_writes_nothing(tmp_path, cap
     write_record(str(out), hp, {"note": "the first run"})
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     for flag, message in BAD_FLAGS:
-        overrides = [flag] if flag.startswith("--hparams") else ["--hparams=num_heads=2", flag]
+        overrides = (
+            [flag] if flag.startswith("--hparams") else ["--hparams=num_heads=2", *flag.split()]
+        )
         assert run(common + [f"--output_dir={out}"] + overrides) == 1, flag
         err = capsys.readouterr().err
         assert err.startswith("t2t-trainer: error: ") and message in err, (flag, err)

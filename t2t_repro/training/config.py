@@ -32,8 +32,8 @@ REFUSED_SCHEDULES = {
     "--schedule=evaluate evaluates on dev",
     "continuous_eval_on_train_data": "evaluating on the training data is not implemented; "
     "--schedule=continuous_eval evaluates every new checkpoint on dev",
-    "test": "T2T's one-step smoke test: use --schedule=train_and_evaluate --train_steps=1 "
-    "--eval_steps=1 in a scratch --output_dir",
+    "test": "T2T's one-step smoke test: use --schedule=continuous_train_and_eval "
+    "--train_steps=1 --eval_steps=1 in a scratch --output_dir (it evaluates at the end)",
     "continuous_decode": "use --schedule=train_eval_and_decode, or t2t-decoder on each checkpoint",
     "continuous_decode_on_train_data": "decoding the training data is not implemented; "
     "t2t-decoder --decode_from_file decodes any file",

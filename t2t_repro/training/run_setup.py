@@ -85,6 +85,12 @@ def check_config(cfg: TrainerConfig) -> None:
             "--schedule=train_eval_and_decode trains in rounds of --local_eval_frequency "
             "steps, each then evaluated and decoded: give it a value above 0."
         )
+    if cfg.schedule == "train_and_evaluate" and not cfg.local_eval_frequency:
+        raise TrainingError(  # trainer_lib.py: no ValidationMonitor, and train() not called
+            "--schedule=train_and_evaluate with --local_eval_frequency=0 trains nothing in "
+            "T2T (its ValidationMonitor needs the frequency): give it a value above 0, or use "
+            "--schedule=train."
+        )
     if not cfg.keep_checkpoint_every_n_hours > 0:  # as T2T's RunConfig refuses it
         raise TrainingError(
             f"--keep_checkpoint_every_n_hours={cfg.keep_checkpoint_every_n_hours} must be above 0 "
