@@ -141,6 +141,10 @@ class Problem:
         """Raises one line when a split's decodes (``source_lines``) cannot run; the trainer
         asks before training under ``--schedule=train_eval_and_decode``."""
 
+    def check_export(self) -> None:
+        """Raises one line when an export cannot serve the problem as T2T's would;
+        ``t2t-exporter`` asks before it writes anything."""
+
     def get_encoders(self, data_dir: str) -> dict:
         path = self.vocab_path(data_dir)
         if not fileio.isfile(path):

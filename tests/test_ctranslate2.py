@@ -224,6 +224,12 @@ def test_bad_flags_are_one_line_errors(tmp_path, capsys):
     assert len(errors) == 5 and all(e.startswith("t2t-") for e in errors), errors
     assert "int4" in errors[0] and "need --export_format=ctranslate2" in errors[1]
     assert "t2t_repro.json" in errors[3] and "precision" in errors[4]
+    # A CTranslate2 model holds no search or graph: these were accepted and ignored.
+    ct2_export = base + ["--export_format=ctranslate2"]
+    for flag in ("--decode_hparams=beam_size=8", "--noas_text", "--random_seed=3"):
+        assert exporter.main(ct2_export + [flag]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "holds no search settings" in err, err
 
 
 def test_what_the_ctranslate2_engine_cannot_honour_is_refused_in_one_line(tmp_path, capsys):

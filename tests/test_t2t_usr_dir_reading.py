@@ -119,6 +119,11 @@ def test_a_split_decode_refuses_a_preprocess_example_it_cannot_run(tmp_path):
     line = str(refused.value)
     assert "\n" not in line and "overrides preprocess_example, which T2T runs" in line
     assert line.endswith("decode the split's inputs with --decode_from_file.")
+    # T2T's export runs it on every served record (serving_input_fn): refused there too (the
+    # export ran without it, and its check against the decoder could not see it)
+    registry.problem(SPEC).check_export()
+    with pytest.raises(T2TProblemError, match="which T2T's export runs on every served record"):
+        registry.problem(TRUNCATED).check_export()
 
 
 def test_train_eval_and_decode_refuses_it_before_training(tmp_path, capsys):

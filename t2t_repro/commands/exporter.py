@@ -26,6 +26,7 @@ import sys
 
 from t2t_repro.commands import cli, t2t_flags
 from t2t_repro.errors import UsageError
+from t2t_repro.hparam import override_names
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,6 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_flags(args: argparse.Namespace) -> None:
     if args.export_format == "ctranslate2":
+        # a CTranslate2 model holds no search and no graph: these would be ignored
+        off_default = {"--noas_text": not args.as_text, "--random_seed": args.random_seed}
+        given = [flag for flag, value in off_default.items() if value not in (False, None)]
+        searched = [n for n in override_names(args.decode_hparams) if n != "precision"]
+        if given or searched:
+            raise UsageError(
+                f"{', '.join(given + [f'--decode_hparams {n}' for n in searched])}: a CTranslate2 "
+                "model holds no search settings or graph; give the search to t2t-decoder "
+                "--engine=ctranslate2 (--decode_hparams), or export --export_format=saved_model."
+            )
         from t2t_repro.serving.ctranslate2_export import QUANTIZATIONS
 
         if args.ct2_quantization not in QUANTIZATIONS:
@@ -128,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
     setup = cli.load_decoder_from_flags(args)
     t2t_decode_names.check_mode(setup.dhp, t2t_decode_names.EXPORT)
+    setup.problem.check_export()
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     if args.export_format == "ctranslate2":
         export_dir = export_ctranslate2_from_flags(args, setup)
@@ -136,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     decoder = setup.decoder
     # T2T's export.py, main: --export_dir, else <the checkpoint's dir>/export (the dir of
     # --checkpoint_path when given, else --output_dir), a version dir of its time below it
-    checkpoint_dir = os.path.dirname(args.checkpoint_path) if args.checkpoint_path else ""
+    checkpoint = os.path.normpath(args.checkpoint_path) if args.checkpoint_path else ""
+    checkpoint_dir = os.path.dirname(checkpoint)  # a trailing slash names the same directory
     base = args.export_dir or os.path.join(checkpoint_dir or args.output_dir, "export")
     export_dir = versioned_export_dir(cli.expand(base))
     if decoder.searcher.config.num_samples > 1:

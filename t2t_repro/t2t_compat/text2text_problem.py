@@ -285,6 +285,18 @@ class Text2TextProblem(Problem):
                     "--decode_from_file."
                 )
 
+    def check_export(self) -> None:
+        """T2T's export runs ``decode_example`` and ``preprocess_example`` (PREDICT) on every
+        served record (``problem.py``, ``serving_input_fn``); this project's export encodes
+        text in its graph, where a usr_dir's override cannot run: refused in one line."""
+        for hook in ("decode_example", "preprocess_example"):
+            if problem_hparams.defined_by_usr_dir(type(self), hook):
+                raise T2TProblemError(
+                    f"{problem_hparams.where(self)}: overrides {hook}, which T2T's export runs "
+                    "on every served record (serving_input_fn); this project's export encodes "
+                    "text in its graph, where it cannot run: serve with t2t-decoder instead."
+                )
+
     def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
         """The raw (input, target) texts of a split, split as datagen splits them."""
         self.check_runnable()
