@@ -423,10 +423,12 @@ def test_checkpoints_come_every_local_eval_frequency_or_t2ts_100_steps():
     assert (every(0), every(1000), every(250), every(1000, secs=600)) == (100, 1000, 250, 0)
 
 
-def test_the_exporters_refusals_name_the_exporter():
-    """Its table reuses t2t-decoder's entries; their one-line refusals are worded for it."""
-    refusals = [f.refusal for f in t2t_flags.EXPORTER if f.refusal]
-    assert refusals and not [r for r in refusals if "t2t-decoder" in r or "decode_shards" in r]
+def test_the_exporter_takes_the_trainers_flags_as_t2ts_export_ignores_them():
+    """T2T's export.py reads none of the trainer's flags the decoder refuses but --use_tpu
+    (they were refused): a trainer's command line exports."""
+    parser = exporter.build_parser()
+    t2t_flags.check_t2t_flags(parser, parser.parse_args(["--train_steps=9", "--worker_gpu=4"]))
+    assert {f.name for f in t2t_flags.EXPORTER if f.refusal} == {"use_tpu", "export_as_tfhub"}
 
 
 def test_decode_to_file_in_the_trainers_decode_hparams_wins_as_in_t2t():

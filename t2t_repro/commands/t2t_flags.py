@@ -218,19 +218,15 @@ def xla_compile_note(instead: str) -> str:
     )
 
 
-_EXPORT_WORDING = {
-    NOT_TRAINING: "is a t2t-trainer flag; t2t-exporter exports one checkpoint, it does not train",
-    ONE_HOST: "t2t-exporter exports in one process on one device; choose the device with "
-    "CUDA_VISIBLE_DEVICES",
-}
-
-
 def _for_exporter(flag: T2TFlag) -> T2TFlag:
-    """A t2t-decoder table entry, its refusal worded for t2t-exporter."""
-    refusal = flag.refusal
-    for decoder_text, exporter_text in _EXPORT_WORDING.items():
-        refusal = refusal.replace(decoder_text, exporter_text)
-    return replace(flag, refusal=refusal)
+    """A t2t-decoder table entry as t2t-exporter takes it. T2T's export.py takes the trainer's
+    flags and reads none of those the decoder refuses but --use_tpu: the training, tuning,
+    profiling and cloud ones feed only its RunConfig or nothing, it clears the devices
+    (hparams.no_data_parallelism), and the TPU ones act only with --use_tpu. So they are
+    accepted at any value, as there."""
+    if flag.refusal and flag.name != "use_tpu":
+        return replace(flag, refusal="", accepted=_NOT_READ_BY_EXPORT)
+    return flag
 
 
 EXPORTER = [
