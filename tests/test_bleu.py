@@ -3,9 +3,11 @@
 import hashlib
 import json
 import math
+import os
 import unicodedata
 from pathlib import Path
 
+import numpy as np
 import pytest
 import sacrebleu
 
@@ -162,3 +164,29 @@ def test_decode_reference_bleu_is_uncased_as_t2ts_compute_bleu_summaries(tmp_pat
     hyp.write_text("the cat sat on the mat .\na dog\n")
     ref.write_text("The Cat sat on the Mat .\nA Dog\n")
     assert reference_bleu_score(str(hyp), str(ref)) == 100.0
+
+
+def test_t2ts_bleu_hook_gives_t2t_bleus_numbers_to_a_usr_dir(tmp_path):
+    """``from tensor2tensor.utils import bleu_hook`` (a usr_dir's or a script's): T2T's
+    functions on this project's BLEU (they were stand-ins that refused when called)."""
+    import importlib
+
+    from t2t_repro.t2t_compat import aliases
+
+    aliases.install()
+    bleu_hook = importlib.import_module("tensor2tensor.utils.bleu_hook")
+    refs, hyps = ["The Cat sat on the Mat .", "a dog ran"], ["the cat sat on a mat .", "A dog"]
+    (tmp_path / "ref").write_text("\n".join(refs) + "\n")
+    (tmp_path / "hyp").write_text("\n".join(hyps) + "\n")
+    uncased = bleu_hook.bleu_wrapper(str(tmp_path / "ref"), str(tmp_path / "hyp"))
+    cased = bleu_hook.bleu_wrapper(str(tmp_path / "ref"), str(tmp_path / "hyp"), True)
+    assert isinstance(uncased, np.float32) and uncased != cased
+    assert float(np.float32(100) * uncased) == t2t_bleu(refs, hyps, case_sensitive=False)
+    assert bleu_hook.bleu_tokenize("a,b.") == bleu_tokenize("a,b.")
+    for step in (20, 10):
+        (tmp_path / f"model.ckpt-{step}.index").write_text("")
+    found = list(bleu_hook.stepfiles_iterator(str(tmp_path)))
+    assert [(f.steps, os.path.basename(f.filename)) for f in found] == [
+        (10, "model.ckpt-10"),
+        (20, "model.ckpt-20"),
+    ]

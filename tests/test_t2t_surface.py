@@ -65,6 +65,7 @@ def test_the_recorded_names_are_t2t_1_15_7s():
         "tensor2tensor.utils.t2t_model",
         "tensor2tensor.utils.mlperf_log",
         "tensor2tensor.utils.mlperf_tags",
+        "tensor2tensor.utils.bleu_hook",
     }
     registry_names = MODULES["tensor2tensor.utils.registry"]
     assert {"register_problem", "register_ranged_hparams", "list_problems"} <= set(

@@ -39,6 +39,7 @@ ALIASES = {
     "tensor2tensor.models.transformer": "t2t_repro.t2t_compat.transformer",
     "tensor2tensor.utils.mlperf_log": "t2t_repro.t2t_compat.mlperf_log",
     "tensor2tensor.utils.mlperf_tags": "t2t_repro.t2t_compat.mlperf_tags",
+    "tensor2tensor.utils.bleu_hook": "t2t_repro.t2t_compat.bleu_hook",
     # T2T's language-model problems (their classes, for a usr_dir that subclasses them).
     "tensor2tensor.data_generators.ptb": "t2t_repro.t2t_compat.lm_problems",
     "tensor2tensor.data_generators.lm1b": "t2t_repro.t2t_compat.lm_problems",

@@ -41,6 +41,7 @@ MODULES = [
     "utils.t2t_model",
     "utils.mlperf_log",
     "utils.mlperf_tags",
+    "utils.bleu_hook",
 ]
 
 

@@ -1,0 +1,99 @@
+"""T2T's ``utils/bleu_hook.py`` for a usr_dir or a script that imports it: its corpus BLEU,
+tokenizer and step-file iterator are this project's (``metrics/bleu.py``, ``step_files.py``),
+with T2T's signatures and return types (``compute_bleu`` a ``np.float32`` in [0, 1],
+``bleu_wrapper`` uncased by default, ``stepfiles_iterator`` yielding ``StepFile`` tuples).
+``bleu_score``, T2T's in-graph approximate BLEU of argmax ids (a ``tf.py_func`` eval metric), is
+not provided: the trainer scores dev BLEU on decodes when a problem lists
+``approx_bleu_score`` (docs/porting.md)."""
+
+from __future__ import annotations
+
+import collections
+import glob
+import os
+import re
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from t2t_repro import step_files
+from t2t_repro.metrics import bleu as _bleu
+from t2t_repro.t2t_compat.refusals import stand_in
+
+StepFile = collections.namedtuple("StepFile", "filename mtime ctime steps")
+
+bleu_score = stand_in(
+    "tensor2tensor.utils.bleu_hook.bleu_score",
+    "the trainer scores dev BLEU on decodes when a problem lists approx_bleu_score",
+)
+
+
+def compute_bleu(
+    reference_corpus: Sequence[Sequence],
+    translation_corpus: Sequence[Sequence],
+    max_order: int = 4,
+    use_bp: bool = True,
+) -> np.float32:
+    """T2T's corpus BLEU in [0, 1] of token (or id) sequences, as ``np.float32``."""
+    return np.float32(_bleu.compute_bleu(reference_corpus, translation_corpus, max_order, use_bp))
+
+
+class UnicodeRegex:
+    """T2T's punctuation and symbol patterns of ``bleu_tokenize``."""
+
+    def __init__(self) -> None:
+        self.nondigit_punct_re, self.punct_nondigit_re, self.symbol_re = (
+            _bleu._t2t_tokenizer_patterns()
+        )
+
+
+uregex = UnicodeRegex()
+
+
+def bleu_tokenize(string: str) -> list[str]:
+    """T2T's mteval-v14 international tokenization."""
+    return _bleu.bleu_tokenize(string)
+
+
+def bleu_wrapper(ref_filename: str, hyp_filename: str, case_sensitive: bool = False) -> np.float32:
+    """T2T's BLEU of two files, line by line (lowercased unless ``case_sensitive``)."""
+    from t2t_repro.data.text_files import DataError, ReadStats, read_lines
+
+    refs = list(read_lines(ref_filename, ReadStats(), drop_carriage_returns=False))
+    hyps = list(read_lines(hyp_filename, ReadStats(), drop_carriage_returns=False))
+    if len(refs) != len(hyps):
+        raise DataError(f"{ref_filename} has {len(refs)} lines but {hyp_filename} {len(hyps)}.")
+    if not case_sensitive:
+        refs, hyps = [r.lower() for r in refs], [h.lower() for h in hyps]
+    return compute_bleu([bleu_tokenize(r) for r in refs], [bleu_tokenize(h) for h in hyps])
+
+
+def stepfiles_iterator(
+    path_prefix: str,
+    wait_minutes: float = 0,
+    min_steps: int = 0,
+    path_suffix: str = ".index",
+    sleep_sec: float = 10,
+) -> Iterator[StepFile]:
+    """T2T's: the files ``path_prefix*-<steps><path_suffix>``, oldest step first, then each
+    new one until none came for ``wait_minutes`` (``step_files.follow_steps``)."""
+    if not path_prefix.endswith(os.sep) and os.path.isdir(path_prefix):
+        path_prefix += os.sep
+    pattern = re.compile(r"-(\d+)$")
+
+    def listing() -> list[step_files.StepFile]:
+        found = []
+        for name in glob.glob(glob.escape(path_prefix) + "*-[0-9]*" + path_suffix):
+            base = name[: -len(path_suffix)] if path_suffix else name
+            match = pattern.search(base)
+            if match and int(match.group(1)) >= min_steps and os.path.exists(name):
+                found.append(
+                    step_files.StepFile(
+                        base, os.path.getmtime(name), int(match.group(1)), os.path.getctime(name)
+                    )
+                )
+        return sorted(found, key=lambda f: f.step)
+
+    del sleep_sec  # step_files polls every POLL_SECONDS (T2T's default 10)
+    for found in step_files.follow_steps(listing, wait_minutes, min_steps, describe=path_prefix):
+        yield StepFile(found.path, found.mtime, found.ctime or found.mtime, found.step)
