@@ -148,8 +148,9 @@ def run(args: argparse.Namespace) -> int:
     decoder = setup.decoder
     # T2T's export.py, main: --export_dir, else <the checkpoint's dir>/export (the dir of
     # --checkpoint_path when given, else --output_dir), a version dir of its time below it
-    checkpoint = os.path.normpath(args.checkpoint_path) if args.checkpoint_path else ""
-    checkpoint_dir = os.path.dirname(checkpoint)  # a trailing slash names the same directory
+    # a trailing slash names the same directory (rstrip, not normpath: ram:// and gs:// keep
+    # their double slash)
+    checkpoint_dir = os.path.dirname(args.checkpoint_path.rstrip("/"))
     base = args.export_dir or os.path.join(checkpoint_dir or args.output_dir, "export")
     export_dir = versioned_export_dir(cli.expand(base))
     if decoder.searcher.config.num_samples > 1:

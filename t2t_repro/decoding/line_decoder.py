@@ -3,7 +3,8 @@
 As T2T's ``decode_from_file`` (``tensor2tensor/utils/decoding.py``): inputs get EOS appended, are
 sorted by descending word count and batched (``batch_size``, default 32, which T2T's 0 means too),
 and outputs are cut at the first EOS and returned in the original order. Every input line
-yields exactly one output: an empty line gives an empty line without running the model. A line
+yields exactly one output; an empty line is EOS alone, decoded as T2T decodes it (its
+``_get_sorted_inputs`` keeps inner blank records, encoded as ``[EOS]``). A line
 is cut (with a warning) only to ``max_input_size`` when set, as T2T cuts it (``input_limit``),
 or where a CTranslate2 export's position table ends (``decoding/runner.py``).
 
@@ -387,7 +388,7 @@ class LineDecoder:
         lines = [normalize_source_line(line) for line in lines]
         results: list[list[Hypothesis]] = [[Hypothesis("", 0.0)] for _ in lines]
         ids_of = (lambda line, i: encoded[i]) if encoded is not None else self.encode
-        todo = [(i, ids_of(line, i)) for i, line in enumerate(lines) if line or self.prompt]
+        todo = [(i, ids_of(line, i)) for i, line in enumerate(lines)]
         # T2T samples every line on its own: a repeated line is told apart by its count.
         before = []
         if self.samples:

@@ -6,8 +6,9 @@ problem's vocabulary (an asset of the SavedModel; a one-id-per-word vocabulary i
 table instead, ``GraphWordEncoder``), append EOS, truncate where the decoder would
 (``LineDecoder.max_input_length``), run the same search (``t2t_repro.decoding.search``) with
 the decode hparams, keep the best beam cut at its first EOS, and detokenize. Sources are
-first normalised as the decoder's lines are (:mod:`t2t_repro.data.source_lines`); blank ones
-give "" and score 0. A language model's (``has_input`` false) sources are prompts, as
+first normalised as the decoder's lines are (:mod:`t2t_repro.data.source_lines`); a blank
+one is EOS alone, translated as T2T's serving client has it (``serving_utils``: the encoded
+line plus EOS). A language model's (``has_input`` false) sources are prompts, as
 ``t2t-decoder`` reads them (``decoding/prompt.py``): a space after final punctuation, no
 EOS, the prompt forced, its continuation returned; a blank prompt is decoded from nothing. A
 text classifier's (a class-label target) returns its label's name, log-probability, id and
@@ -17,7 +18,7 @@ The signature ``nbest`` (same input) returns every beam, best first: ``translati
 string [B, beam_size] and ``scores`` float32 [B, beam_size], what ``t2t-decoder
 --decode_hparams=return_beams=True,write_beam_scores=True`` prints (the search runs until the
 worst finished beam beats every alive one, as T2T's ``return_beams``). A column that holds no
-hypothesis (the search's placeholders, or the rest of a blank source's row) has translation
+hypothesis (the search's placeholders) has translation
 "" and a score below ``PLACEHOLDER_SCORE`` (-1e6) (``serving/nbest.py``); t2t-decoder
 writes a placeholder as T2T's decoder does, "<pad>" for each position.
 Loading needs only TensorFlow and tensorflow-text (for its ops), not this project:
@@ -39,7 +40,6 @@ import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.data.source_lines import normalize_source_lines_in_graph
-from t2t_repro.decoding.beam_search import INF
 from t2t_repro.decoding.class_label import predicts_labels
 from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.decoding.search import SearchConfig, search
@@ -170,11 +170,6 @@ class Translator(tf.Module):
             ids = tf.reshape(flat, tf.shape(ids))
         return sources, ids, scores
 
-    def blank(self, sources: tf.Tensor) -> tf.Tensor:
-        """Sources given no output (a language model decodes a blank prompt)."""
-        blank = tf.strings.length(sources) == 0
-        return tf.logical_and(blank, not self.prompt)
-
     # No tensor control flow in the signatures or the search (explicit tf.while_loops): no
     # autograph.
     @tf.function(
@@ -183,13 +178,9 @@ class Translator(tf.Module):
     def translate(self, sources: tf.Tensor) -> dict:
         if self.labels:
             return self.classify(sources)
-        sources, ids, scores = self.search_all_beams(sources, tf.constant(True))
+        _, ids, scores = self.search_all_beams(sources, tf.constant(True))
         text = self.target_encoder.decode(self.output_ids(ids[:, 0]))
-        blank = self.blank(sources)
-        return {
-            "translations": tf.where(blank, "", text),
-            "scores": tf.where(blank, 0.0, scores[:, 0]),
-        }
+        return {"translations": text, "scores": scores[:, 0]}
 
     @tf.function(
         input_signature=[tf.TensorSpec([None], tf.string, name="sources")], autograph=False
@@ -198,25 +189,21 @@ class Translator(tf.Module):
         """Every beam (T2T's ``return_beams``): translations and scores [B, beam_size]."""
         if self.labels:
             return as_nbest(self.classify(sources))
-        sources, ids, scores = self.search_all_beams(sources, tf.constant(False))
+        _, ids, scores = self.search_all_beams(sources, tf.constant(False))
         batch, beams = tf.shape(ids)[0], tf.shape(ids)[1]
         flat = tf.reshape(ids, [batch * beams, tf.shape(ids)[2]])
         text = tf.reshape(self.target_encoder.decode(self.output_ids(flat)), [batch, beams])
         first = tf.range(beams)[None] == 0
-        blank = self.blank(sources)[:, None]
         # Later beams scored like the search's -INF are placeholders, no hypothesis (which
         # t2t-decoder writes as T2T's does: line_decoder.hypotheses_found).
-        placeholder = (~first & (scores < PLACEHOLDER_SCORE)) | (blank & ~first)
-        return {
-            "translations": tf.where(blank | placeholder, "", text),
-            "scores": tf.where(blank, tf.where(first, 0.0, -INF), scores),
-        }
+        placeholder = ~first & (scores < PLACEHOLDER_SCORE)
+        return {"translations": tf.where(placeholder, "", text), "scores": scores}
 
     def classify(self, sources: tf.Tensor) -> dict:
         """A classifier's outputs (``serving/labels.py``) for the normalised sources."""
         sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
         inputs = self.encode_inputs(sources)
-        return label_outputs(self.model, inputs, self.target_encoder, self.blank(sources))
+        return label_outputs(self.model, inputs, self.target_encoder)
 
 
 class GraphTokenDecoder(tf.Module):

@@ -10,11 +10,11 @@ model, text in and the decoder's output out: ``serving_default(sources [B])`` re
 - ``label_ids`` int32 [B]: the label's id, the argmax of the logits (T2T's ``infer``);
 - ``probabilities`` float32 [B, classes]: the softmax of the logits.
 
-A blank source gives "", score 0, label id -1 and probabilities 0, as the decoder gives an
-empty line for it. ``nbest`` gives the one label as a column ([B, 1]), as the decoder's
-``return_beams`` does. T2T's classifier averages its encoder output over the batch's padded
-length, so, as in one batch of ``t2t-decoder``, a line's numbers depend on the longest line
-sent with it: send one line per request for the decoder's per-line outputs.
+A blank source is EOS alone and gets its label, as in T2T and the decoder. ``nbest`` gives
+the one label as a column ([B, 1]), as the decoder's ``return_beams`` does. T2T's classifier
+averages its encoder output over the batch's padded length, so, as in one batch of
+``t2t-decoder``, a line's numbers depend on the longest line sent with it: send one line per
+request for the decoder's per-line outputs.
 """
 
 from __future__ import annotations
@@ -32,16 +32,16 @@ def label_names(encoder) -> list[str]:
     return list(encoder.decode_list(range(encoder.vocab_size)))
 
 
-def label_outputs(model, inputs: tf.Tensor, names, blank: tf.Tensor) -> dict:
+def label_outputs(model, inputs: tf.Tensor, names) -> dict:
     """``serving_default``'s outputs for ``inputs`` [B, L] (ids with EOS); ``names``:
-    decodes [B, 1] ragged ids to strings (``exporter.GraphTokenDecoder``); ``blank`` [B]."""
+    decodes [B, 1] ragged ids to strings (``exporter.GraphTokenDecoder``)."""
     label, log_probs = label_log_probs(model, inputs)
     name = names.decode(tf.RaggedTensor.from_tensor(label[:, None]))
     return {
-        "translations": tf.where(blank, "", name),
-        "scores": tf.where(blank, 0.0, tf.gather(log_probs, label, batch_dims=1)),
-        LABEL_IDS: tf.where(blank, -1, label),
-        PROBABILITIES: tf.where(blank[:, None], 0.0, tf.exp(log_probs)),
+        "translations": name,
+        "scores": tf.gather(log_probs, label, batch_dims=1),
+        LABEL_IDS: label,
+        PROBABILITIES: tf.exp(log_probs),
     }
 
 

@@ -2,8 +2,8 @@
 
 ``nbest(sources [B]) -> translations string [B, k], scores float32 [B, k]``: every beam, best
 first, as ``t2t-decoder --decode_hparams=return_beams=True`` gives them. A column that is no
-hypothesis (T2T's beam search keeps -INF placeholders when fewer than k beams finished; a
-blank source has one hypothesis) has translation "" and a score below ``PLACEHOLDER_SCORE``.
+hypothesis (T2T's beam search keeps -INF placeholders when fewer than k beams finished)
+has translation "" and a score below ``PLACEHOLDER_SCORE``.
 """
 
 from __future__ import annotations
