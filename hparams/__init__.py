@@ -8,6 +8,7 @@ from t2t_repro.builtin.hparams import (  # noqa: F401
     transformer,
     transformer_optimizers,
     transformer_relative,
+    transformer_task_sets,
     transformer_tpu,
     transformer_variants,
 )

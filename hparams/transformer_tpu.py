@@ -19,6 +19,7 @@ from t2t_repro.builtin.hparams.transformer import (
     transformer_tiny,
 )
 from t2t_repro.builtin.hparams.transformer_optimizers import transformer_tall_pretrain_lm
+from t2t_repro.builtin.hparams.transformer_task_sets import transformer_timeseries
 from t2t_repro.builtin.hparams.transformer_variants import transformer_clean_big
 from t2t_repro.hparam import HParams
 from t2t_repro.registry import register_hparams
@@ -84,6 +85,14 @@ def transformer_tiny_tpu() -> HParams:
 def transformer_small_tpu() -> HParams:
     """T2T's ``transformer_small`` for TPU."""
     return update_hparams_for_tpu(transformer_small())
+
+
+@_register
+def transformer_timeseries_tpu() -> HParams:
+    """T2T's ``transformer_timeseries`` for TPU, its batch of 256 kept."""
+    hp = update_hparams_for_tpu(transformer_timeseries())
+    hp.batch_size = 256
+    return hp
 
 
 @_register

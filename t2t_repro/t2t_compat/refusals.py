@@ -70,9 +70,8 @@ _SET_PREPEND = (
     "it needs prepend_mode (inputs prepended to the targets), not implemented here; " + _START_FROM
 )
 _SET_OTHER_TASK = (
-    "it is made for a model or problem kind not provided here (speech or "
-    "time-series modalities, supervised attention, vector-quantised gating, MultiProblem "
-    "pre-training and fine-tuning, a unidirectional encoder); " + _START_FROM
+    "it trains a unidirectional encoder (MultiProblem fine-tuning), which this project does "
+    "not implement; " + _START_FROM
 )
 _SET_FP16 = (
     "it runs activations in float16 (activation_dtype), which this project does "
@@ -164,14 +163,7 @@ _TABLE: dict[str, dict[str, str]] = {
             "transformer_topk_16_packed transformer_tpu_with_conv"
         ),
         _SET_PREPEND: ("transformer_prepend transformer_prepend_v1 transformer_prepend_v2"),
-        _SET_OTHER_TASK: (
-            "transformer_ada_lmpackedbase transformer_ada_lmpackedbase_dialog "
-            "transformer_ada_lmpackedbase_relative "
-            "transformer_librispeech_v1 transformer_supervised_attention "
-            "transformer_tall_finetune_textclass transformer_tall_finetune_tied "
-            "transformer_tall_finetune_uniencdec transformer_tall_train_tied "
-            "transformer_tall_train_uniencdec transformer_timeseries transformer_timeseries_tpu"
-        ),
+        _SET_OTHER_TASK: ("transformer_tall_finetune_uniencdec transformer_tall_train_uniencdec"),
         _SET_FP16: ("transformer_fairseq_fp16_activation_big"),
     },
     "tensor2tensor.layers.modalities": {

@@ -11,8 +11,8 @@ a model registered from it is refused when used (``t2t_compat/registry.py``).
 
 from __future__ import annotations
 
+from t2t_repro.builtin.hparams import transformer_task_sets, transformer_variants
 from t2t_repro.builtin.hparams import transformer_tpu as tpu_sets
-from t2t_repro.builtin.hparams import transformer_variants
 from t2t_repro.builtin.hparams.parsing import transformer_parsing_base, transformer_parsing_big
 from t2t_repro.builtin.hparams.transformer import (
     transformer_base,
@@ -70,6 +70,10 @@ __all__ += transformer_variants.NAMES
 # T2T's TPU sets (transformer_tpu, transformer_tiny_tpu, ...).
 globals().update({name: getattr(tpu_sets, name) for name in tpu_sets.NAMES})
 __all__ += tpu_sets.NAMES
+globals().update(
+    {name: getattr(transformer_task_sets, name) for name in transformer_task_sets.NAMES}
+)
+__all__ += transformer_task_sets.NAMES
 
 
 class Transformer:
