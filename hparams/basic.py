@@ -18,6 +18,10 @@ def basic_params1() -> HParams:
     for name, value in t2t_hparams.stored_defaults().items():
         if name not in hp:
             hp.add_hparam(name, value)
+    # basic_params1's own values of two names nothing reads here (the table's are
+    # transformer_base_v1's, which sets them again): read back as T2T's
+    hp.moe_num_experts = 64
+    hp.moe_loss_coef = 1e-2
     return hp
 
 

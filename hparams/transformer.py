@@ -21,6 +21,8 @@ from t2t_repro.registry import register_hparams
 def transformer_base_v1() -> HParams:
     """The paper's base model (post-norm ``none``/``dan``), T2T v1 names and defaults."""
     hp = basic_params1()
+    hp.moe_num_experts = 16  # T2T's transformer_base_v1 sets them (nothing reads them here)
+    hp.moe_loss_coef = 1e-3
     hp.norm_type = "layer"
     hp.hidden_size = 512
     hp.batch_size = 4096
