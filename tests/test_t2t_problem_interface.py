@@ -289,3 +289,18 @@ def test_the_trainers_generate_data_continues_from_the_trainers_seed(tmp_path):
     assert _seed(trainer, "over_one") == 5
     setup_seed(SimpleNamespace(random_seed=None))  # the trainer notes its seed, none here
     assert t2t_shards.tool_seed() is None
+
+
+def test_the_trainers_generate_data_of_a_plain_problem_uses_the_trainers_seed(tmp_path):
+    """T2T's trainer seeds with --random_seed before generate_data, which draws from it: a
+    Text2TextProblem's own datagen here takes that seed (it took 429459 whatever was given);
+    without one, the problem's default."""
+    from t2t_repro.training.run_setup import datagen_flags
+
+    assert datagen_flags(SimpleNamespace(random_seed=None)) == {}
+    trainer = tmp_path / "trainer"
+    flags = datagen_flags(SimpleNamespace(random_seed=5))
+    registry.problem("plain_one").generate_data(str(trainer), str(tmp_path), **flags)
+    plain = _datagen(tmp_path, "plain_one", 5)
+    assert _train_examples(trainer, "plain_one") == _train_examples(plain, "plain_one")
+    assert _seed(trainer, "plain_one") == 5

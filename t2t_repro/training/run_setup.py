@@ -193,6 +193,13 @@ def setup_seed(cfg: TrainerConfig) -> None:
         tf.config.experimental.enable_op_determinism()
 
 
+def datagen_flags(cfg: TrainerConfig) -> dict:
+    """What --generate_data passes the problem's ``generate_data``: the trainer's
+    --random_seed when given, as T2T's trainer seeds with it before it calls generate_data
+    (bin/t2t_trainer.py, main), which draws from it; else the problem's own default."""
+    return {} if cfg.random_seed is None else {"random_seed": cfg.random_seed}
+
+
 def setup_precision(cfg: TrainerConfig, hp) -> TrainerConfig:
     """The run's precision (returned as ``cfg.mixed_precision``): the flag, or T2T's hparam
     ``activation_dtype=bfloat16`` (``utils/t2t_model.py``, ``T2TModel.call``: bfloat16

@@ -56,6 +56,7 @@ from t2t_repro.training.run_setup import (
     TrainingError,
     built_model,
     check_config,
+    datagen_flags,
     setup_precision,
     setup_runtime,
     setup_seed,
@@ -98,7 +99,8 @@ class Trainer:
         if cfg.schedule == "train_eval_and_decode":
             self.problem.check_split_decodes()
         if cfg.generate_data:
-            print(self.problem.generate_data(cfg.data_dir, cfg.tmp_dir).format(), flush=True)
+            made = self.problem.generate_data(cfg.data_dir, cfg.tmp_dir, **datagen_flags(cfg))
+            print(made.format(), flush=True)
         with self.watchdog.stage("start-up: reading the saved hparams and the vocabulary"):
             self.hparams = hp = run_hparams(cfg, self.problem)
             self.early_stopping = make_early_stopping(cfg, self.problem, hp)  # None: not asked for
@@ -214,8 +216,7 @@ class Trainer:
         )
 
     def _saved(self, path: str) -> str:
-        """What this worker tells of a save: other workers took part in it, but wrote
-        nothing into output_dir (``TrainingCheckpoint.save``)."""
+        """What this worker tells of a save (only the chief writes: TrainingCheckpoint.save)."""
         return f"saved {path}" if self.cluster.is_chief else f"the chief saved {path}"
 
     def _expected_path(self) -> str:
@@ -265,7 +266,6 @@ class Trainer:
                 written = schedules.eval_writers(cfg.schedule, False, cfg.standalone_eval)[0]
                 self.early_stopping.read_history(self.cfg.output_dir, self.step, written)
         if self.cfg.warm_start_from:  # flags.txt records the exact checkpoint
-            cfg = self.cfg
             with self.watchdog.stage(f"start-up: warm start from {cfg.warm_start_from}"):
                 source = warm_start.start_from(
                     cfg.warm_start_from,
