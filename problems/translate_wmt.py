@@ -207,11 +207,14 @@ ENDE_WMT14 = {
     "dev": (_newstest(2013, "de-en"),),
     "test": (_newstest(2014, "de-en"),),
 }
+# T2T's translate_ende_wmt32k (data_generators/translate_ende.py): train and newstest2013 as
+# its eval split; T2T's problems of these names have no test split (Text2TextProblem's
+# dataset_splits: train 100 shards, eval 1)
 ENDE_T2T = {
     "train": (NEWS_COMMENTARY_V13_DE, _commoncrawl("de-en"), _europarl("de-en")),
     "dev": (_newstest(2013, "de-en"),),
-    "test": (_newstest(2014, "de-en"),),
 }
+T2T_SHARDS = {"train": 100, "dev": 1}
 ENFR_WMT14 = {
     "train": (
         _commoncrawl("fr-en"),
@@ -295,6 +298,7 @@ class TranslateEndeWmt32k(WmtProblem):
     v7)."""
 
     corpora = ENDE_T2T
+    num_shards = T2T_SHARDS
     tfds_name = "wmt_t2t_translate/de-en"
     eval_metrics = T2T_TEXT2TEXT_METRICS
 
@@ -317,6 +321,9 @@ class WmtEnfr(WmtProblem):
 
 @register_with_rev
 class TranslateEnfrWmt32k(WmtEnfr):
-    """T2T's ``translate_enfr_wmt32k``: the same WMT14 EN-FR mix under T2T's name."""
+    """T2T's ``translate_enfr_wmt32k``: the same WMT14 EN-FR mix under T2T's name (train and
+    dev: T2T's has no test split)."""
 
+    corpora = {split: c for split, c in ENFR_WMT14.items() if split != "test"}
+    num_shards = T2T_SHARDS
     eval_metrics = T2T_TEXT2TEXT_METRICS

@@ -56,7 +56,7 @@ def test_registered_names_and_t2t_vocab_file_names():
     p = registry.problem("translate_ende_wmt32k")
     assert p.vocab_filename == "vocab.translate_ende_wmt32k.32768.subwords"
     assert (
-        p.num_shards == {"train": 100, "dev": 1, "test": 1}
+        p.num_shards == {"train": 100, "dev": 1}  # T2T's: no test split
         and p.has_inputs
         and p.target_space_id == 0
     )
@@ -237,7 +237,8 @@ def test_wmt_t2t_mix_from_fake_tarballs(tmp_path):
     )
     problem = registry.problem("translate_ende_wmt32k")
     summary = problem.generate_data(str(tmp_path / "data"), str(raw), progress=False)
-    assert summary.pairs == {"train": 12, "dev": 2, "test": 3} and summary.dropped_empty == 1
+    # T2T's dataset_splits: train and eval (newstest2013); the tarball's newstest2014 unread
+    assert summary.pairs == {"train": 12, "dev": 2} and summary.dropped_empty == 1
     assert os.path.isfile(raw / "training" / "europarl-v7.de-en.de")  # extracted as T2T does
     src, tgt = problem.source_lines(str(raw), "train")
     assert (
@@ -246,12 +247,13 @@ def test_wmt_t2t_mix_from_fake_tarballs(tmp_path):
         and src[-1] == "parliament 2 ."
         and len(src) == 12
     )
-    assert problem.source_lines(str(raw), "test") == (
+    assert _decoded(problem, tmp_path / "data", "dev") == sorted(
+        zip(*problem.source_lines(str(raw), "dev"), strict=True)
+    )
+    # the paper's wmt_ende tests on newstest2014, read from the same tarball's SGM files
+    assert registry.problem("wmt_ende").source_lines(str(raw), "test") == (
         ["test one", "test two", "test three"],
         ["test eins", "test zwei", "test drei"],
-    )
-    assert _decoded(problem, tmp_path / "data", "test") == sorted(
-        zip(*problem.source_lines(str(raw), "test"), strict=True)
     )
     assert len(glob.glob(problem.filepattern(str(tmp_path / "data"), "train"))) == 100
     rev_src, rev_tgt = registry.problem("translate_ende_wmt32k_rev").source_lines(str(raw), "dev")
