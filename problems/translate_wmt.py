@@ -327,3 +327,10 @@ class TranslateEnfrWmt32k(WmtEnfr):
     corpora = {split: c for split, c in ENFR_WMT14.items() if split != "test"}
     num_shards = T2T_SHARDS
     eval_metrics = T2T_TEXT2TEXT_METRICS
+
+
+@register_with_rev
+class TranslateEnfrWmt8k(TranslateEnfrWmt32k):
+    """T2T's ``translate_enfr_wmt8k``: the same data with an 8k (2**13) subword vocabulary."""
+
+    approx_vocab_size = 2**13

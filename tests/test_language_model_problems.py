@@ -57,3 +57,19 @@ def test_a_missing_corpus_is_refused_in_one_line_naming_its_file(name, missing, 
     assert datagen.main(argv) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and missing in err, err
+
+
+def test_wikitext103_characters_builds_no_word_vocabulary(tmp_path):
+    """T2T's wikitext103.py counts the train file's words only for the TOKEN problem; the
+    characters one wrote an unused .tokens vocabulary (reading the whole ~540 MB file)."""
+    import zipfile
+
+    tmp, data = tmp_path / "tmp", tmp_path / "data"
+    tmp.mkdir()
+    with zipfile.ZipFile(tmp / "wikitext-103-raw-v1.zip", "w") as archive:
+        for kind in ("train", "valid", "test"):
+            archive.writestr(f"wikitext-103-raw/wiki.{kind}.raw", f" = {kind} = \n a b c .\n")
+    name = "languagemodel_wikitext103_characters"
+    argv = [f"--problem={name}", f"--data_dir={data}", f"--tmp_dir={tmp}", "--noprogress"]
+    assert datagen.main(argv) == 0
+    assert not list(data.glob("*.tokens")) and list(data.glob(f"{name}-train-*"))

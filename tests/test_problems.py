@@ -64,13 +64,16 @@ def test_registered_names_and_t2t_vocab_file_names():
     # T2T's problems of these names report Text2TextProblem.eval_metrics (text_problems.py):
     # top-5 accuracy and ROUGE as well; the paper's wmt_ende is this project's own.
     t2t_top5_rouge = ("accuracy_top5", "rouge_2_fscore", "rouge_L_fscore")
-    for name in ("translate_ende_wmt32k", "translate_ende_wmt8k_rev", "translate_enfr_wmt32k"):
+    for name in ("translate_ende_wmt32k", "translate_ende_wmt8k_rev", "translate_enfr_wmt8k"):
         assert registry.problem(name).teacher_forced_metrics() == t2t_top5_rouge, name
     assert registry.problem("wmt_ende").teacher_forced_metrics() == ()
     assert (
         registry.problem("translate_ende_multi30k").vocab_filename
         == "vocab.translate_ende_multi30k.8192.subwords"
     )
+    enfr8k = registry.problem("translate_enfr_wmt8k")  # T2T's: the full EN-FR data, 2**13
+    assert enfr8k.vocab_filename == "vocab.translate_enfr_wmt8k.8192.subwords"
+    assert enfr8k.num_shards == {"train": 100, "dev": 1}
     rev = registry.problem("translate_ende_wmt32k_rev")
     assert rev.vocab_filename == p.vocab_filename
     assert rev.filepattern("/d", "train") == "/d/translate_ende_wmt32k_rev-train-*"

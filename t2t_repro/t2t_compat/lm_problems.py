@@ -5,8 +5,9 @@
 ``Text2SelfProblem`` (the Transformer's decoder alone). Their packed TPU variants are registered
 to be refused in one line (``check_datagen``: ``packed_length``).
 
-Their corpora are read from --tmp_dir under T2T's file names (``generator_utils.maybe_download``
-refuses in one line naming the file to put there): ``simple-examples.tgz`` (PTB, Mikolov's),
+Their corpora are read from --tmp_dir under T2T's file names, downloaded there from T2T's
+addresses when missing (``generator_utils.maybe_download``; offline, one line names the file to
+put there): ``simple-examples.tgz`` (PTB, Mikolov's),
 ``1-billion-word-language-modeling-benchmark-r13output.tar.gz`` and ``vocab-2016-09-10.txt.en``
 (LM1B), ``wikitext-103-v1.zip`` / ``wikitext-103-raw-v1.zip``. One difference from T2T: an LM1B
 tarball found in --tmp_dir is extracted when its folder is not there (T2T extracts it only right
@@ -242,7 +243,12 @@ class LanguagemodelWikitext103(Text2SelfProblem):
         train, valid, test = _wikitext_files(tmp_dir, self.vocab_type)
         paths = {DatasetSplit.TRAIN: train, DatasetSplit.EVAL: valid, DatasetSplit.TEST: test}
         vocab_path = data_dir and os.path.join(data_dir, self.vocab_filename)
-        if dataset_split == DatasetSplit.TRAIN and vocab_path and not fileio.exists(vocab_path):
+        if (  # wikitext103.py: a word vocabulary for the TOKEN problem only
+            dataset_split == DatasetSplit.TRAIN
+            and self.vocab_type == VocabType.TOKEN
+            and vocab_path
+            and not fileio.exists(vocab_path)
+        ):
             with tf.io.gfile.GFile(train) as f:
                 counts = collections.Counter(f.read().split())
             words = [w for w, _ in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
