@@ -23,6 +23,8 @@ def register_builtins() -> None:
     from t2t_repro import registry
     from t2t_repro.t2t_compat.refusals import t2t_sets_not_provided
     from t2t_repro.t2t_compat.t2t_models import t2t_models_not_provided
+    from t2t_repro.t2t_compat.t2t_problems import t2t_problems_not_provided
 
     registry.note_not_provided(registry.HPARAMS, t2t_sets_not_provided())
     registry.note_not_provided(registry.MODELS, t2t_models_not_provided())
+    registry.note_not_provided(registry.PROBLEMS, t2t_problems_not_provided())
