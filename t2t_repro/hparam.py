@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import numbers
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -39,6 +40,39 @@ _ATTRIBUTES_SAID: set[str] = set()  # plain-attribute names already reported on 
 
 class HParamsError(UserError, ValueError):
     """A bad hparam name, value or override string."""
+
+
+class UnknownHParamError(HParamsError, KeyError):
+    """A name the hparams do not have: a ``KeyError`` too, as T2T's ``set_hparam`` raises
+    (``utils/hparam.py``), so a usr_dir's ``except KeyError: hp.add_hparam(...)`` works; its
+    text is the one-line message."""
+
+    __str__ = BaseException.__str__  # not KeyError's quoted repr
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python number T2T's ``_cast_to_type_if_compatible`` takes it
+    for (``numbers.Integral`` / ``numbers.Real``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        return value
+    if type(value) in (int, float):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return float(value) if isinstance(value, numbers.Real) else value
+
+
+def _list_of(name: str, values: list, element: type) -> list:
+    """``values`` as a list of ``element`` (T2T's cast of each item: ints to floats for a float
+    list; a float that is not a whole number refused for an int list)."""
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise HParamsError(f"hparam {name!r} takes a list of {element.__name__}s; got {v!r}.")
+        if element is int and isinstance(v, float) and not v.is_integer():
+            raise HParamsError(f"hparam {name!r} takes a list of ints; got {v!r}.")
+        out.append(element(v))
+    return out
 
 
 def _parse_list(name: str, text: str, element: type | None = None) -> list:
@@ -164,6 +198,7 @@ class HParams:
             raise HParamsError(f"hparam {name!r} already exists; use set_hparam to change it.")
         if name in self._attributes:  # T2T's add_hparam: "Hyperparameter name is reserved"
             raise HParamsError(f"hparam {name!r} is reserved: it was set as a plain attribute.")
+        value = _plain(value)
         if isinstance(value, tuple):
             value = list(value)
         if not isinstance(value, _TYPES) or (
@@ -183,6 +218,7 @@ class HParams:
             value = t2t_hparams.T2T_VALUES.get((name, None), value)
         current = self._get_existing(name)
         kind = type(current)
+        value = _plain(value)
         if isinstance(value, tuple):
             value = list(value)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -193,18 +229,19 @@ class HParams:
             raise HParamsError(
                 f"hparam {name!r} has type {kind.__name__}; got {value!r} ({type(value).__name__})."
             )
+        if kind is list and current:  # T2T casts each item to the list's element type
+            value = _list_of(name, [_plain(v) for v in value], type(current[0]))
         self._values[name] = value
 
     def _set_t2t_only(self, name: str, value: Any) -> None:
         self._t2t_only[name] = _checked_t2t_only(name, value)
 
     def del_hparam(self, name: str) -> None:
-        """Remove an hparam (T2T's ``HParams.del_hparam``)."""
+        """Remove an hparam (T2T's ``HParams.del_hparam``: a name it lacks is no error)."""
         if name not in self._values and t2t_hparams.is_t2t_only(name):
             self._t2t_only.pop(name, None)
             return
-        self._get_existing(name)
-        del self._values[name]
+        self._values.pop(name, None)
 
     def override_from_dict(self, values: dict[str, Any]) -> HParams:
         """``set_hparam`` for each item (T2T's ``HParams.override_from_dict``); returns self."""
@@ -216,7 +253,7 @@ class HParams:
         if name not in self._values:
             nearest = difflib.get_close_matches(name, list(self._values), n=3, cutoff=0.6)
             hint = f" Did you mean: {', '.join(nearest)}?" if nearest else ""
-            raise HParamsError(f"Unknown hparam {name!r}.{hint}")
+            raise UnknownHParamError(f"Unknown hparam {name!r}.{hint}")
         return self._values[name]
 
     # -- access ----------------------------------------------------------------------------
@@ -263,7 +300,15 @@ class HParams:
         return f"HParams({', '.join(f'{k}={v!r}' for k, v in sorted(self._values.items()))})"
 
     def get(self, name: str, default: Any = None) -> Any:
-        return self._values.get(name, default)
+        """The value, else ``default``; a T2T name kept beside the hparams (``t2t_hparams``)
+        reads as set, else T2T's value, as T2T's ``get`` of a name its set has."""
+        if name in self._values:
+            return self._values[name]
+        if t2t_hparams.is_t2t_only(name) and (
+            name in self._t2t_only or t2t_hparams.default(name) is not None
+        ):
+            return getattr(self, name)
+        return default
 
     def values(self) -> dict[str, Any]:
         return dict(self._values)
@@ -317,8 +362,16 @@ class HParams:
             if self._values.get(n) != other._values.get(n)
         }
 
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self._values, indent=indent, sort_keys=True)
+    def to_json(
+        self, indent: int | None = 2, separators: tuple | None = None, sort_keys: bool = True
+    ) -> str:
+        """The stored hparams as JSON (``hparams.json``: indented, sorted); T2T's keyword
+        arguments are taken (its own ``to_json(indent=0, sort_keys=True)`` call)."""
+        return json.dumps(self._values, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    def parse_json(self, text: str) -> HParams:
+        """T2T's ``HParams.parse_json``: ``override_from_dict`` of a JSON object."""
+        return self.override_from_dict(json.loads(text))
 
     @classmethod
     def from_json(cls, text: str) -> HParams:

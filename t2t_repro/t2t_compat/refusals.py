@@ -95,11 +95,7 @@ _TABLE: dict[str, dict[str, str]] = {
             "list_pruning_strategies register_pruning_strategy"
         ),
         "use the registry's functions (registry.problem(name), registry.hparams(name), "
-        "list_hparams(), ...)": "Registry Registries display_list_by_prefix",
-        "T2T's _rev/_copy problem variants are not made here: register a subclass that "
-        "swaps inputs and targets in generate_samples": (
-            "ProblemSpec parse_problem_name get_problem_name"
-        ),
+        "list_hparams(), ...)": "Registry Registries",
     },
     "tensor2tensor.utils.hparam": {
         "parse hparams strings with HParams.parse (or HParams.override_from_dict)": (

@@ -13,6 +13,7 @@ keeps the name, and using it is refused in one line naming the class.
 
 from __future__ import annotations
 
+import collections
 import inspect
 import re
 from typing import Any
@@ -36,9 +37,15 @@ def default_object_name(obj: Any) -> str:
     return default_name(type(obj))
 
 
+class RegistrationError(UserError, ValueError):
+    """A registration T2T's registry refuses with ValueError (a value that is not callable)."""
+
+
 def _decorator(register, name_or_obj, on_set=None):
     def decorate(obj, name=None):
-        key = name or default_name(obj)
+        if not callable(obj):  # T2T's Registry.register: "value must be callable"
+            raise RegistrationError(f"registering {obj!r}: the value must be callable.")
+        key = default_name(obj) if name is None else name
         if on_set is not None:
             obj = on_set(key, obj)
         register(key)(obj)
@@ -81,7 +88,7 @@ def register_hparams(name: Any = None) -> Any:
     return _decorator(_registry.register_hparams, name)
 
 
-class RangedHParamsError(UserError):
+class RangedHParamsError(UserError, ValueError):
     """A ranged-hparams function T2T's registry would refuse too."""
 
 
@@ -187,6 +194,39 @@ def list_base_problems() -> list[str]:
 
 
 list_problems = list_base_problems
+
+
+# T2T's problem-name grammar (utils/registry.py): a base name with "_copy" and "_rev" tags
+ProblemSpec = collections.namedtuple("ProblemSpec", ["base_name", "was_reversed", "was_copy"])
+
+
+def parse_problem_name(name: str) -> ProblemSpec:
+    """T2T's: the base name and its tags, outermost last ("x_copy_rev"); a tag given twice
+    is a ValueError."""
+    for tag, field in (("_rev", "was_reversed"), ("_copy", "was_copy")):
+        if name.endswith(tag):
+            spec = parse_problem_name(name[: -len(tag)])
+            if getattr(spec, field):
+                raise ValueError(f"Invalid problem name {name}: multiple '{tag}' instances")
+            return spec._replace(**{field: True})
+    return ProblemSpec(name, False, False)
+
+
+def get_problem_name(base_name: str, was_reversed: bool = False, was_copy: bool = False) -> str:
+    """T2T's inverse of ``parse_problem_name``."""
+    return base_name + ("_copy" if was_copy else "") + ("_rev" if was_reversed else "")
+
+
+def display_list_by_prefix(names_list: list[str], starting_spaces: int = 0) -> str:
+    """T2T's listing: names sorted and grouped under their first "_"-separated part."""
+    lines, current, space = [], None, " " * starting_spaces
+    for name in sorted(names_list):
+        prefix = name.split("_", 1)[0]
+        if prefix != current:
+            lines.append(f"{space}{prefix}:")
+            current = prefix
+        lines.append(f"{space}  * {name}")
+    return "\n".join(lines)
 
 
 def list_models() -> list[str]:
