@@ -276,25 +276,28 @@ class Text2TextProblem(Problem):
     def check_split_decodes(self) -> None:
         """A split's decodes read its text, not its records: refused in one line for a usr_dir
         that overrides what T2T's ``decode_from_dataset`` runs on the records."""
-        for hook in ("decode_example", "preprocess_example"):
-            if problem_hparams.defined_by_usr_dir(type(self), hook):
-                raise T2TProblemError(
-                    f"{problem_hparams.where(self)}: overrides {hook}, which T2T runs on the "
-                    "split it decodes (decode_from_dataset); a split's decodes here read its "
-                    "text in --tmp_dir, where it cannot run: decode the split's inputs with "
-                    "--decode_from_file."
-                )
+        self._refuse_record_hooks(
+            "T2T runs on the split it decodes (decode_from_dataset); a split's decodes here "
+            "read its text in --tmp_dir, where it cannot run: decode the split's inputs with "
+            "--decode_from_file."
+        )
 
     def check_export(self) -> None:
         """T2T's export runs ``decode_example`` and ``preprocess_example`` (PREDICT) on every
         served record (``problem.py``, ``serving_input_fn``); this project's export encodes
         text in its graph, where a usr_dir's override cannot run: refused in one line."""
+        self._refuse_record_hooks(
+            "T2T's export runs on every served record (serving_input_fn); this project's "
+            "export encodes text in its graph, where it cannot run: serve with t2t-decoder "
+            "instead."
+        )
+
+    def _refuse_record_hooks(self, why: str) -> None:
+        """One line when the usr_dir overrides a hook T2T runs on records: ``why``."""
         for hook in ("decode_example", "preprocess_example"):
             if problem_hparams.defined_by_usr_dir(type(self), hook):
                 raise T2TProblemError(
-                    f"{problem_hparams.where(self)}: overrides {hook}, which T2T's export runs "
-                    "on every served record (serving_input_fn); this project's export encodes "
-                    "text in its graph, where it cannot run: serve with t2t-decoder instead."
+                    f"{problem_hparams.where(self)}: overrides {hook}, which {why}"
                 )
 
     def source_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
