@@ -93,9 +93,8 @@ def test_scoring_tools_do_not_start_tensorflow(tmp_path):
     assert proc.stdout.strip().endswith("False")
 
 
-def test_a_decode_hparams_typo_is_refused_before_training(tmp_path, capsys):
-    """T2T's trainer parses --decode_hparams at start on every schedule; here it was first
-    parsed at the first dev decodes (never under the default schedule)."""
+def _refused_by_the_trainer(tmp_path, capsys, decode_hparams: str) -> str:
+    """t2t-trainer with ``--decode_hparams``: refused in one line, nothing written; the line."""
     from t2t_repro.commands import trainer
 
     argv = [
@@ -103,27 +102,23 @@ def test_a_decode_hparams_typo_is_refused_before_training(tmp_path, capsys):
         "--hparams_set=transformer_tiny",
         f"--data_dir={tmp_path / 'data'}",
         f"--output_dir={tmp_path / 'train'}",
-        "--decode_hparams=beam_sise=4",
+        f"--decode_hparams={decode_hparams}",
     ]
     assert trainer.main(argv) == 1
     err = capsys.readouterr().err
-    assert "beam_sise" in err and "beam_size" in err and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / "train").exists()
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "train").exists(), err
+    return err
+
+
+def test_a_decode_hparams_typo_is_refused_before_training(tmp_path, capsys):
+    """T2T's trainer parses --decode_hparams at start on every schedule; here it was first
+    parsed at the first dev decodes (never under the default schedule)."""
+    err = _refused_by_the_trainer(tmp_path, capsys, "beam_sise=4")
+    assert "beam_sise" in err and "beam_size" in err
 
 
 def test_decode_shards_of_the_trainers_dev_decodes_are_refused(tmp_path, capsys):
     """T2T's trainer with decode hparams shards=N > 1 decodes only data shard shard_id of dev
     (decoding.py, decode_from_dataset); here the two were dropped and all of dev decoded."""
-    from t2t_repro.commands import trainer
-
-    argv = [
-        "--problem=translate_toy",
-        "--hparams_set=transformer_tiny",
-        f"--data_dir={tmp_path / 'data'}",
-        f"--output_dir={tmp_path / 'train'}",
-        "--decode_hparams=shards=2,shard_id=1",
-    ]
-    assert trainer.main(argv) == 1
-    err = capsys.readouterr().err
+    err = _refused_by_the_trainer(tmp_path, capsys, "shards=2,shard_id=1")
     assert "shards=2" in err and "t2t-decoder --decode_shards" in err, err
-    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "train").exists()
