@@ -386,7 +386,7 @@ class LineDecoder:
         repeats sampling counts as if one process decoded the whole file. ``encoded``: each
         line's ids as the caller made them (a split's, ``split_decoding.py``), else ``encode``'s."""
         lines = [normalize_source_line(line) for line in lines]
-        results: list[list[Hypothesis]] = [[Hypothesis("", 0.0)] for _ in lines]
+        results: list[list[Hypothesis]] = [[] for _ in lines]  # every line is decoded
         ids_of = (lambda line, i: encoded[i]) if encoded is not None else self.encode
         todo = [(i, ids_of(line, i)) for i, line in enumerate(lines)]
         # T2T samples every line on its own: a repeated line is told apart by its count.

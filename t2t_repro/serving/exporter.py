@@ -143,8 +143,8 @@ class Translator(tf.Module):
         return tf.RaggedTensor.from_tensor(best, lengths=length)
 
     def run_search(self, sources: tf.Tensor, stop_early: tf.Tensor):
-        """Normalised sources, and the search's (ids [B, beams, T], scores [B, beams]) with the
-        beam search's stop rule ``stop_early`` (a scalar bool tensor)."""
+        """The search's (ids [B, beams, T], scores [B, beams]) of the normalised sources, with
+        the beam search's stop rule ``stop_early`` (a scalar bool tensor)."""
         config = self.config
         sources = normalize_source_lines_in_graph(sources)  # as t2t-decoder does
         if self.prompt:
@@ -168,7 +168,7 @@ class Translator(tf.Module):
             flat = tf.reshape(ids, [-1, tf.shape(ids)[2]])
             flat = self.after_prompts(flat, tf.repeat(lengths, beams))
             ids = tf.reshape(flat, tf.shape(ids))
-        return sources, ids, scores
+        return ids, scores
 
     # No tensor control flow in the signatures or the search (explicit tf.while_loops): no
     # autograph.
@@ -178,7 +178,7 @@ class Translator(tf.Module):
     def translate(self, sources: tf.Tensor) -> dict:
         if self.labels:
             return self.classify(sources)
-        _, ids, scores = self.search_all_beams(sources, tf.constant(True))
+        ids, scores = self.search_all_beams(sources, tf.constant(True))
         text = self.target_encoder.decode(self.output_ids(ids[:, 0]))
         return {"translations": text, "scores": scores[:, 0]}
 
@@ -189,7 +189,7 @@ class Translator(tf.Module):
         """Every beam (T2T's ``return_beams``): translations and scores [B, beam_size]."""
         if self.labels:
             return as_nbest(self.classify(sources))
-        _, ids, scores = self.search_all_beams(sources, tf.constant(False))
+        ids, scores = self.search_all_beams(sources, tf.constant(False))
         batch, beams = tf.shape(ids)[0], tf.shape(ids)[1]
         flat = tf.reshape(ids, [batch * beams, tf.shape(ids)[2]])
         text = tf.reshape(self.target_encoder.decode(self.output_ids(flat)), [batch, beams])

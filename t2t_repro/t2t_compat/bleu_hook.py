@@ -57,12 +57,9 @@ def bleu_tokenize(string: str) -> list[str]:
 
 def bleu_wrapper(ref_filename: str, hyp_filename: str, case_sensitive: bool = False) -> np.float32:
     """T2T's BLEU of two files, line by line (lowercased unless ``case_sensitive``)."""
-    from t2t_repro.data.text_files import DataError, ReadStats, read_lines
+    from t2t_repro.metrics.bleu_per_step import read_translation_pair
 
-    refs = list(read_lines(ref_filename, ReadStats(), drop_carriage_returns=False))
-    hyps = list(read_lines(hyp_filename, ReadStats(), drop_carriage_returns=False))
-    if len(refs) != len(hyps):
-        raise DataError(f"{ref_filename} has {len(refs)} lines but {hyp_filename} {len(hyps)}.")
+    hyps, refs, _ = read_translation_pair(hyp_filename, ref_filename)
     if not case_sensitive:
         refs, hyps = [r.lower() for r in refs], [h.lower() for h in hyps]
     return compute_bleu([bleu_tokenize(r) for r in refs], [bleu_tokenize(h) for h in hyps])
