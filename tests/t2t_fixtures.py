@@ -48,3 +48,19 @@ def rewrite_t2t_checkpoint(src: Path, dst: Path, drop=(), replace=None) -> Path:
         tensors=[tf.constant(tensors[n]) for n in names],
     )
     return dst
+
+
+def usr_dir_datagen(root: Path, usr_dir: Path, problems) -> Path:
+    """``t2t-datagen`` of a usr_dir's ``problems`` from ``root/tmp`` into ``root/data``, which
+    it returns (the usr_dir tests' datagen fixtures)."""
+    from t2t_repro.commands import datagen
+
+    argv = [
+        f"--problem={','.join(problems)}",
+        f"--data_dir={root / 'data'}",
+        f"--tmp_dir={root / 'tmp'}",
+        f"--t2t_usr_dir={usr_dir}",
+        "--noprogress",
+    ]
+    assert datagen.main(argv) == 0
+    return root / "data"

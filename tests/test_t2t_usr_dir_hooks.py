@@ -18,6 +18,7 @@ from t2t_repro import registry
 from t2t_repro.commands import datagen, decoder, trainer
 from t2t_repro.hparams_lib.build import create_run_hparams, model_hparams_for_problem
 from t2t_repro.t2t_compat.problem import T2TProblemError
+from tests.t2t_fixtures import usr_dir_datagen
 from tests.tools import SMALL_BATCH_SHUFFLE
 from tests.usr_dir_registry import restored_registry
 
@@ -41,15 +42,7 @@ def generated(tmp_path_factory):
     """t2t-datagen of the usr_dir's three problems, from the reference's inputs."""
     root = tmp_path_factory.mktemp("hooks")
     shutil.copytree(REFERENCE / "tmp", root / "tmp")
-    argv = [
-        f"--problem={','.join(T2T['problems'])}",
-        f"--data_dir={root / 'data'}",
-        f"--tmp_dir={root / 'tmp'}",
-        f"--t2t_usr_dir={USR_DIR}",
-        "--noprogress",
-    ]
-    assert datagen.main(argv) == 0
-    return root / "data"
+    return usr_dir_datagen(root, USR_DIR, T2T["problems"])
 
 
 @pytest.mark.slow

@@ -16,6 +16,7 @@ from t2t_repro.data import records
 from t2t_repro.t2t_compat import aliases
 from t2t_repro.t2t_compat.problem import T2TProblemError
 from t2t_repro.t2t_compat.refusals import T2TApiError
+from tests.t2t_fixtures import usr_dir_datagen
 from tests.usr_dir_registry import restored_registry
 
 HERE = Path(__file__).resolve().parent
@@ -109,15 +110,7 @@ def generated(tmp_path_factory):
     """t2t-datagen of the usr_dir's two problems, from the reference's texts."""
     root = tmp_path_factory.mktemp("text_kinds")
     shutil.copytree(TMP, root / "tmp")
-    argv = [
-        "--problem=paired_claims,chopped_stories",
-        f"--data_dir={root / 'data'}",
-        f"--tmp_dir={root / 'tmp'}",
-        f"--t2t_usr_dir={USR_DIR}",
-        "--noprogress",
-    ]
-    assert datagen.main(argv) == 0
-    return root / "data"
+    return usr_dir_datagen(root, USR_DIR, ["paired_claims", "chopped_stories"])
 
 
 @pytest.mark.parametrize("problem", ["paired_claims", "chopped_stories"])

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from t2t_repro import registry
-from t2t_repro.commands import datagen, decoder, trainer
+from t2t_repro.commands import decoder, trainer
 from t2t_repro.hparams_lib.build import create_run_hparams
+from tests.t2t_fixtures import usr_dir_datagen
 from tests.tools import NO_DROPOUT, PLUMBING_MODEL, SMALL_BATCH_SHUFFLE
 from tests.usr_dir_registry import restored_registry
 
@@ -37,15 +38,7 @@ pytestmark = pytest.mark.usefixtures("without_grappler")
 def data_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("reading")
     (root / "tmp").mkdir()
-    argv = [
-        f"--problem={SPEC},{TRUNCATED}",
-        f"--data_dir={root / 'data'}",
-        f"--tmp_dir={root / 'tmp'}",
-        f"--t2t_usr_dir={USR_DIR}",
-        "--noprogress",
-    ]
-    assert datagen.main(argv) == 0
-    return root / "data"
+    return usr_dir_datagen(root, USR_DIR, [SPEC, TRUNCATED])
 
 
 def _rows(dataset) -> list[tuple]:
