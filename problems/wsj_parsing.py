@@ -18,7 +18,8 @@ tree constraint (``parsing/tree_constraint.py``; off with ``tree_constraint=Fals
 Datagen also writes, for dev and test, ``<name>.<split>.words`` (to decode) and
 ``<name>.<split>.trees`` (the gold trees for ``t2t-evalb``) into ``--data_dir``.
 
-* ``wsj_parsing``: WSJ only; the LDC layout if present, else the NLTK sample split (a note says so).
+* ``wsj_parsing_ldc``: WSJ only; the LDC layout if present, else the NLTK sample split (a note
+  says so). T2T's own ``wsj_parsing`` reads T2T's tree files instead (t2t_compat/wsj_parsing.py).
 * ``wsj_parsing_ptb_sample``: always the NLTK sample split; source vocab 2**12 fits its ~3.5K
   training sentences (~11K word types, so rare words get split into subwords).
 * ``wsj_parsing_words``, ``wsj_parsing_ptb_sample_words``: the same data with one source id
@@ -359,8 +360,9 @@ class WsjParsingProblem(Problem):
 
 
 @registry.register_problem
-class WsjParsing(WsjParsingProblem):
-    """WSJ only (paper Table 4, 16K vocab): LDC sections 02-21/22/23, or the NLTK sample split."""
+class WsjParsingLdc(WsjParsingProblem):
+    """WSJ only (paper Table 4, 16K vocab): LDC sections 02-21/22/23, or the NLTK sample split.
+    Not T2T's ``wsj_parsing``, which reads T2T's own tree files (t2t_compat/wsj_parsing.py)."""
 
 
 @registry.register_problem
@@ -373,8 +375,8 @@ class WsjParsingPtbSample(WsjParsingProblem):
 
 
 @registry.register_problem
-class WsjParsingWords(WsjParsing):
-    """``wsj_parsing`` with a word-level source vocabulary (one id per word, rare words as
+class WsjParsingWords(WsjParsingLdc):
+    """``wsj_parsing_ldc`` with a word-level source vocabulary (one id per word, rare words as
     shape classes; ``wsj_parsing_ptb_sample_words`` explains why)."""
 
     source_vocab = "words"

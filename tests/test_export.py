@@ -224,7 +224,7 @@ def test_exported_parser_decodes_like_the_decoder_with_the_tree_constraint(tmp_p
     from tests.model_utils import build_model
     from tests.test_wsj_parsing import make_ldc
 
-    problem = registry.problem("wsj_parsing")
+    problem = registry.problem("wsj_parsing_ldc")
     data_dir = str(tmp_path / "data")
     problem.generate_data(data_dir, str(make_ldc(tmp_path / "raw")), progress=False)
     encoders = problem.get_encoders(data_dir)

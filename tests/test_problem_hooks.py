@@ -140,7 +140,7 @@ def test_word_dropout_is_the_problems_training_augmentation(tmp_path):
     from tests.test_wsj_parsing import make_ldc
 
     raw = str(make_ldc(tmp_path / "raw"))
-    for name in ("wsj_parsing_words", "wsj_parsing"):  # one id per word; subwords
+    for name in ("wsj_parsing_words", "wsj_parsing_ldc"):  # one id per word; subwords
         registry.problem(name).generate_data(str(tmp_path / name), raw, progress=False)
 
     def augmentation(name, overrides):
@@ -151,4 +151,4 @@ def test_word_dropout_is_the_problems_training_augmentation(tmp_path):
     assert callable(augmentation("wsj_parsing_words", "word_dropout_alpha=2"))
     assert augmentation("wsj_parsing_words", "") is None
     with pytest.raises(HParamsError, match="word-level source"):
-        augmentation("wsj_parsing", "word_dropout_alpha=2")
+        augmentation("wsj_parsing_ldc", "word_dropout_alpha=2")

@@ -11,9 +11,9 @@ from t2t_repro.errors import UsageError
 from t2t_repro.hparam import HParamsError
 from t2t_repro.hparams_lib.build import create_hparams
 
-# The flag names of T2T 1.15.7's tools, read from its sources (flags.DEFINE_* in
-# bin/t2t_trainer.py + utils/flags.py; t2t_decoder.py imports both and adds its own;
-# bin/t2t_datagen.py, bin/t2t_avg_all.py, bin/t2t_bleu.py).
+# The flag names of T2T 1.15.7's tools, read from its sources (flags.DEFINE_* in bin/t2t_trainer.py
+# + utils/flags.py + data_generators/wsj_parsing.py (all_problems); t2t_decoder.py imports them
+# and adds its own; bin/t2t_datagen.py (+ wsj_parsing.py), bin/t2t_avg_all.py, bin/t2t_bleu.py).
 T2T_TRAINER = """t2t_usr_dir random_seed tpu_num_shards tpu_job_name iterations_per_loop use_tpu
 use_tpu_estimator export_saved_model_api_version use_guarantee_const_getter xla_compile
 xla_jit_level tpu_infeed_sleep_secs generate_data tmp_dir profile inter_op_parallelism_threads
@@ -28,7 +28,7 @@ eval_use_test_set keep_checkpoint_max enable_graph_rewriter keep_checkpoint_ever
 save_checkpoints_secs log_device_placement warm_start_from local_eval_frequency
 eval_throttle_seconds sync worker_job worker_gpu worker_replicas worker_id
 worker_gpu_memory_fraction ps_gpu gpu_order ps_job ps_replicas decode_hparams
-decode_from_file decode_to_file decode_reference""".split()
+decode_from_file decode_to_file decode_reference parsing_path""".split()
 T2T_DECODER = (
     T2T_TRAINER
     + """checkpoint_path keep_timestamp decode_interactive decode_shards
@@ -38,7 +38,7 @@ score_file decode_in_memory disable_grappler_optimizations""".split()
 T2T_EXPORTER = T2T_TRAINER + "export_as_tfhub export_dir checkpoint_path as_text".split()
 T2T_DATAGEN = """data_dir tmp_dir problem exclude_problems num_shards max_cases
 env_problem_max_env_steps env_problem_batch_size only_list random_seed task_id task_id_start
-task_id_end num_concurrent_processes t2t_usr_dir""".split()
+task_id_end num_concurrent_processes t2t_usr_dir parsing_path""".split()
 T2T_AVG_ALL = "model_dir output_dir n min_steps wait_minutes".split()
 T2T_BLEU = """source reference translation translations_dir event_dir bleu_variant tag_suffix
 min_steps wait_minutes report_zero""".split()

@@ -68,13 +68,17 @@ def test_a_package_gives_its_modules_and_nothing_else():
 def test_t2ts_problem_classes_implemented_here_are_the_projects():
     from tensor2tensor.data_generators import translate_ende, translate_enfr, wsj_parsing
 
+    from t2t_repro import registry
     from t2t_repro.builtin.problems import translate_wmt
-    from t2t_repro.builtin.problems import wsj_parsing as project_wsj
+    from t2t_repro.t2t_compat import wsj_parsing as t2ts_wsj_parsing
 
     assert translate_ende.TranslateEndeWmt32k is translate_wmt.TranslateEndeWmt32k
     assert translate_ende.TranslateEndeWmt8k is translate_wmt.TranslateEndeWmt8k
     assert translate_enfr.TranslateEnfrWmt32k is translate_wmt.TranslateEnfrWmt32k
-    assert wsj_parsing.WsjParsing is project_wsj.WsjParsing
+    # T2T's wsj_parsing module is T2T's (its problem reads T2T's tree files), not the paper's.
+    assert wsj_parsing is t2ts_wsj_parsing and registry.problem("wsj_parsing").__class__ is (
+        wsj_parsing.WsjParsing
+    )
     with pytest.raises(T2TApiError) as e:  # the module's other names are T2T's, not here
         translate_ende.TranslateEndeWmtCharacters()
     assert "\n" not in str(e.value)

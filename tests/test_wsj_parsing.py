@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from t2t_repro import registry
-from t2t_repro.builtin.problems.wsj_parsing import WsjParsing  # noqa: F401  (registers the problems)
+from t2t_repro.builtin.problems.wsj_parsing import WsjParsingLdc  # noqa: F401  (registers the problems)
 from t2t_repro.data import records
 from t2t_repro.data.text_files import DataError
 from t2t_repro.parsing import wsj_splits
@@ -64,7 +64,7 @@ def decoded(problem, data_dir, split):
 
 
 def test_registration_and_settings():
-    for name in ("wsj_parsing", "wsj_parsing_ptb_sample", "wsj_parsing_semisup"):
+    for name in ("wsj_parsing_ldc", "wsj_parsing_ptb_sample", "wsj_parsing_semisup"):
         p = registry.problem(name)
         assert p.name == name and p.decode_defaults == {
             "beam_size": 21,
@@ -74,9 +74,9 @@ def test_registration_and_settings():
             "tree_renormalize": False,
         }
         assert "bleu" not in p.eval_metrics and "parse_f1" in p.eval_metrics
-    p = registry.problem("wsj_parsing")
-    assert p.vocab_filename == "vocab.wsj_parsing.inputs.16384.subwords"
-    assert p.target_vocab_filename == "vocab.wsj_parsing.targets.tokens"
+    p = registry.problem("wsj_parsing_ldc")
+    assert p.vocab_filename == "vocab.wsj_parsing_ldc.inputs.16384.subwords"
+    assert p.target_vocab_filename == "vocab.wsj_parsing_ldc.targets.tokens"
     semisup = registry.problem("wsj_parsing_semisup")
     assert semisup.vocab_filename == "vocab.wsj_parsing_semisup.inputs.32768.subwords"
 
@@ -96,7 +96,7 @@ def test_ldc_split_sections(tmp_path):
 
 def test_datagen_on_a_small_ldc_tree(tmp_path, capsys):
     tmp_dir, data_dir = make_ldc(tmp_path / "raw"), tmp_path / "data"
-    problem = registry.problem("wsj_parsing")
+    problem = registry.problem("wsj_parsing_ldc")
     summary = problem.generate_data(str(data_dir), str(tmp_dir), progress=False)
     assert summary.pairs == {"train": 20, "dev": 1, "test": 2} and summary.vocab_built
     err = capsys.readouterr().err
@@ -107,11 +107,11 @@ def test_datagen_on_a_small_ldc_tree(tmp_path, capsys):
     assert train == sorted(
         (f"The cat{s} sat .", "S NP DT NN /NP VP VBD /VP . /S") for s in range(2, 22)
     )
-    assert (data_dir / "wsj_parsing.test.trees").read_text().splitlines() == TEST_TREES
-    assert (data_dir / "wsj_parsing.test.words").read_text().splitlines() == [
+    assert (data_dir / "wsj_parsing_ldc.test.trees").read_text().splitlines() == TEST_TREES
+    assert (data_dir / "wsj_parsing_ldc.test.words").read_text().splitlines() == [
         p[0] for p in TEST_PAIRS
     ]
-    assert (data_dir / "wsj_parsing.dev.trees").read_text().splitlines() == [DEV_TREE]
+    assert (data_dir / "wsj_parsing_ldc.dev.trees").read_text().splitlines() == [DEV_TREE]
     sizes = problem.vocab_sizes(str(data_dir))
     assert sizes[0] != sizes[1]  # separate source and target vocabularies
     # One target id per label, closer and tag (the tree constraint needs it).
@@ -131,7 +131,7 @@ def test_datagen_on_a_small_ldc_tree(tmp_path, capsys):
 
 def test_max_cases_trial_then_full_run_rebuilds_the_vocabs(tmp_path):
     tmp_dir, data_dir = make_ldc(tmp_path / "raw"), str(tmp_path / "data")
-    problem = registry.problem("wsj_parsing")
+    problem = registry.problem("wsj_parsing_ldc")
     trial = problem.generate_data(data_dir, str(tmp_dir), max_cases=3, progress=False)
     assert trial.pairs == {"train": 3, "dev": 1, "test": 2} and trial.vocab_built
     full = problem.generate_data(data_dir, str(tmp_dir), progress=False)
@@ -139,8 +139,8 @@ def test_max_cases_trial_then_full_run_rebuilds_the_vocabs(tmp_path):
 
 
 def test_missing_data_and_vocab_errors(tmp_path):
-    problem = registry.problem("wsj_parsing")
-    with pytest.raises(DataError, match="t2t-datagen --problem=wsj_parsing"):
+    problem = registry.problem("wsj_parsing_ldc")
+    with pytest.raises(DataError, match="t2t-datagen --problem=wsj_parsing_ldc "):
         problem.get_encoders(str(tmp_path))
     with pytest.raises(DataError, match="wsj_NNNN.mrg"):
         problem.generate_data(str(tmp_path / "d"), str(tmp_path), progress=False)
@@ -197,8 +197,8 @@ def test_sample_layout_from_zip_and_extracted_folder(tmp_path, capsys):
         "catX",
         "cat199",
     ]
-    # wsj_parsing falls back to the sample split and says so.
-    pairs = registry.problem("wsj_parsing").source_lines(str(tmp_path), "train")
+    # wsj_parsing_ldc falls back to the sample split and says so.
+    pairs = registry.problem("wsj_parsing_ldc").source_lines(str(tmp_path), "train")
     assert pairs[0] == ["The cat1 sat .", "The cat179 sat ."]
     assert "only the NLTK sample" in capsys.readouterr().err
 
@@ -233,7 +233,7 @@ def test_dev_f1_of_an_untrained_model_scores_every_sentence(tmp_path):
     from tests.model_utils import build_model
 
     tmp_dir, data_dir = make_ldc(tmp_path / "raw"), str(tmp_path / "data")
-    problem = registry.problem("wsj_parsing")
+    problem = registry.problem("wsj_parsing_ldc")
     problem.generate_data(data_dir, str(tmp_dir), progress=False)
     keras.utils.set_random_seed(1)
     sizes = problem.vocab_sizes(data_dir)
@@ -271,7 +271,7 @@ def test_constraint_limits_come_from_the_training_trees_with_a_fallback(tmp_path
     }
 
     tmp_dir, data_dir = make_ldc(tmp_path / "raw"), str(tmp_path / "data")
-    problem = registry.problem("wsj_parsing")
+    problem = registry.problem("wsj_parsing_ldc")
     problem.generate_data(data_dir, str(tmp_dir), progress=False)
     limits = run_limits(problem.source_lines(str(tmp_dir), "train")[1])
     assert problem.constraint_limits(data_dir) == limits

@@ -60,8 +60,18 @@ def _refused(names: str, default: Any, refusal: str, kind: type | None = None) -
     return [T2TFlag(n, default, refusal, kind=kind) for n in names.split()]
 
 
+# Defined by T2T's data_generators/wsj_parsing.py, which each of T2T's tools imports (through
+# data_generators/all_problems.py); no code of T2T reads it.
+PARSING_PATH = T2TFlag(
+    "parsing_path",
+    "",
+    accepted="T2T's data_generators/wsj_parsing.py defines it and none of T2T's code reads "
+    "it: wsj_parsing reads its trees in --tmp_dir",
+)
+
 # bin/t2t_trainer.py and utils/flags.py: what neither t2t-trainer nor t2t-decoder defines.
 COMMON = [
+    PARSING_PATH,
     T2TFlag("tpu_num_shards", 8, TPU),
     T2TFlag("tpu_job_name", None, TPU, kind=str),
     T2TFlag("tpu_infeed_sleep_secs", None, TPU, kind=int),
@@ -261,6 +271,7 @@ EXPORTER = [
 
 # bin/t2t_datagen.py
 DATAGEN = [
+    PARSING_PATH,
     T2TFlag(
         "num_shards",
         0,

@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="wait up to N minutes for a new checkpoint (follow a running job)",
     )
     # T2T's defaults, always passed to the decoder (bin/t2t_translate_all.py), so a problem's
-    # own beam and alpha (wsj_parsing's 21 and 0.3) do not apply here, as in T2T
+    # own beam and alpha (wsj_parsing_ldc's 21 and 0.3) do not apply here, as in T2T
     parser.add_argument("--beam_size", type=int, default=4, help="beam width")
     parser.add_argument("--alpha", type=float, default=0.6, help="length penalty")
     parser.add_argument(

@@ -44,6 +44,7 @@ ALIASES = {
     "tensor2tensor.data_generators.ptb": "t2t_repro.t2t_compat.lm_problems",
     "tensor2tensor.data_generators.lm1b": "t2t_repro.t2t_compat.lm_problems",
     "tensor2tensor.data_generators.wikitext103": "t2t_repro.t2t_compat.lm_problems",
+    "tensor2tensor.data_generators.wsj_parsing": "t2t_repro.t2t_compat.wsj_parsing",
 }
 
 
@@ -84,9 +85,9 @@ def _register_t2t_problems() -> None:
     """T2T's own registered problems (``Text2textTmpdir``...), registered again when a test
     restored the registry since their module was imported (registering is idempotent)."""
     from t2t_repro import registry
-    from t2t_repro.t2t_compat import tmpdir_problems
+    from t2t_repro.t2t_compat import tmpdir_problems, wsj_parsing
 
-    for cls in tmpdir_problems.T2T_REGISTERED_PROBLEMS:
+    for cls in (*tmpdir_problems.T2T_REGISTERED_PROBLEMS, wsj_parsing.WsjParsing):
         registry.register_problem(cls.problem_name)(cls)
 
 

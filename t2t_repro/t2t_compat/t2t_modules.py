@@ -121,10 +121,6 @@ IMPLEMENTED = {
         "t2t_repro.builtin.problems.translate_wmt",
         ("TranslateEnfrWmt32k",),
     ),
-    f"{ROOT}.data_generators.wsj_parsing": (
-        "t2t_repro.builtin.problems.wsj_parsing",
-        ("WsjParsing",),
-    ),
 }
 
 _NO_LAYERS = (
