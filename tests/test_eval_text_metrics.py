@@ -1,8 +1,8 @@
 """T2T's eval text metrics (#55): ROUGE-2 F and ROUGE-L F (metrics/rouge.py) equal to T2T 1.15.7's
 ``utils/rouge.py`` and to the ``rouge-score`` library where the two define them alike, and the
-teacher-forced evaluation's top-5 accuracy and ROUGE equal to T2T's ``utils/metrics.py`` over
-eval batches. The references were made by T2T and by rouge-score themselves
-(tools/t2t_reference/make_rouge_reference.py)."""
+teacher-forced evaluation's top-5 accuracy, ROUGE and approximate BLEU equal to T2T's
+``utils/metrics.py`` over eval batches. The references were made by T2T and by rouge-score
+themselves (tools/t2t_reference/make_rouge_reference.py)."""
 
 import json
 from pathlib import Path
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from t2t_repro.metrics import rouge
+from t2t_repro.metrics import bleu, rouge
 from t2t_repro.metrics.eval_metrics import ON_REQUEST
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "rouge_reference"
@@ -35,6 +35,8 @@ def test_rouge_of_a_pair_is_t2ts_to_the_bit(index):
     pair = T2T["pairs"][index]
     assert _rouge_2(pair["candidate"], pair["reference"]) == pair["rouge_2_fscore"]
     assert _rouge_l(pair["candidate"], pair["reference"]) == pair["rouge_L_fscore"]
+    c, r = np.array([pair["candidate"]], np.int64), np.array([pair["reference"]], np.int64)
+    assert float(bleu.approx_bleu(c, r)) == pair["approx_bleu_score"]
 
 
 def _repeats_a_bigram(ids) -> bool:
@@ -100,9 +102,10 @@ class _FixedLogits:
         return tf.ensure_shape(logits, [None, None, self.batches[0][1].shape[-1]])
 
 
-def test_the_evaluation_reports_t2ts_top5_and_rouge_over_eval_batches():
-    """T2T's metrics.py over three eval batches (tf.metrics.mean of each metric): ROUGE the
-    mean of the batches' means, to the bit; the token metrics as T2T's ratios."""
+def test_the_evaluation_reports_t2ts_top5_rouge_and_bleu_over_eval_batches():
+    """T2T's metrics.py over three eval batches (tf.metrics.mean of each metric): ROUGE and
+    approximate BLEU the mean of the batches' values, to the bit; the token metrics as T2T's
+    ratios; the usr_dir API's bleu_hook.bleu_score gives the batches' values."""
     import tensorflow as tf
 
     from t2t_repro.training.loop import evaluation
@@ -123,6 +126,17 @@ def test_the_evaluation_reports_t2ts_top5_and_rouge_over_eval_batches():
     expected = T2T["eval"]
     assert results["rouge_2_fscore"] == expected["rouge_2_fscore"]
     assert results["rouge_L_fscore"] == expected["rouge_L_fscore"]
+    assert results["approx_bleu_score"] == expected["approx_bleu_score"]
+    from t2t_repro.t2t_compat import bleu_hook
+
+    per_batch = [  # T2T's shapes: logits [B, L, 1, 1, V], labels [B, L, 1, 1]
+        bleu_hook.bleu_score(lo[:, :, None, None, :], la[:, :, None, None]) for la, lo in batches
+    ]
+    assert all(float(weight) == 1.0 for _, weight in per_batch)
+    mean = np.float32(0.0)
+    for value, _ in per_batch:  # tf.metrics.mean's float32 total
+        mean = np.float32(mean + np.float32(value))
+    assert float(mean / np.float32(len(batches))) == expected["approx_bleu_score"]
     for name in ("accuracy_top5", "accuracy", "accuracy_per_sequence"):  # small-integer ratios
         assert np.float32(results[name]) == np.float32(expected[name]), name
     # float32 log-softmax sums in another order than T2T's

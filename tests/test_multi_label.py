@@ -199,9 +199,9 @@ def test_datagen_writes_what_t2t_1_15_7_writes(usr_registry, tmp_path):
 @pytest.mark.usefixtures("without_grappler_here")  # plumbing: tests/grappler.py
 def test_multi_label_usr_dir_trains_evaluates_and_decodes(usr_registry, tmp_path, capsys):
     """T2T's datagen of the Jigsaw-shaped usr_dir trains with ``transformer_encoder``:
-    evaluation reports T2T's metrics (its eval_metrics are Text2TextProblem's: no BLEU is
-    scored, one label has no 2-gram), t2t-decoder writes each line's label name, and a dev
-    split decode is refused in one line."""
+    evaluation reports T2T's metrics (its eval_metrics are Text2TextProblem's, approximate
+    BLEU and ROUGE of the argmax label; no dev decodes of labels), t2t-decoder writes each
+    line's label name, and a dev split decode is refused in one line."""
     from t2t_repro.commands import decoder, trainer
     from tests.tools import TINY_PLUMBING
 
@@ -219,7 +219,7 @@ def test_multi_label_usr_dir_trains_evaluates_and_decodes(usr_registry, tmp_path
     assert trainer.main([*flags, *train, every, "--schedule=train_and_evaluate"]) == 0
     log = capsys.readouterr().out
     assert re.search(r"eval at step 2: loss [\d.]+, .*accuracy [01]\.\d{4}", log), log
-    assert "rouge_L_fscore" in log and "bleu" not in log.lower()
+    assert "rouge_L_fscore" in log and "approx_bleu_score" in log and "BLEU" not in log
     assert saved_hparams(str(out)).multi_label_target is True
     lines = tmp_path / "lines.txt"
     lines.write_text("this book has a tree\n\na cat sees my house\n", encoding="utf-8")

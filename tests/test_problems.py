@@ -62,8 +62,8 @@ def test_registered_names_and_t2t_vocab_file_names():
     )
     assert "bleu" in p.eval_metrics
     # T2T's problems of these names report Text2TextProblem.eval_metrics (text_problems.py):
-    # top-5 accuracy and ROUGE as well; the paper's wmt_ende is this project's own.
-    t2t_top5_rouge = ("accuracy_top5", "rouge_2_fscore", "rouge_L_fscore")
+    # top-5 accuracy, ROUGE and approximate BLEU as well; the paper's wmt_ende is our own.
+    t2t_top5_rouge = ("accuracy_top5", "rouge_2_fscore", "rouge_L_fscore", "approx_bleu_score")
     for name in ("translate_ende_wmt32k", "translate_ende_wmt8k_rev", "translate_enfr_wmt8k"):
         assert registry.problem(name).teacher_forced_metrics() == t2t_top5_rouge, name
     assert registry.problem("wmt_ende").teacher_forced_metrics() == ()

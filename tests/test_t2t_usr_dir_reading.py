@@ -172,7 +172,13 @@ def test_the_problem_trains_evaluates_with_rouge_and_top5_and_decodes(
     assert trainer.main(argv) == 0
     out = capsys.readouterr().out
     line = next(s for s in out.splitlines() if s.startswith("eval at step 2:"))
-    for metric in ("accuracy_top5", "rouge_2_fscore", "rouge_L_fscore", "BLEU"):
+    for metric in (
+        "accuracy_top5",
+        "rouge_2_fscore",
+        "rouge_L_fscore",
+        "approx_bleu_score",
+        "BLEU",
+    ):
         assert metric in line, line
     tags = {
         value.tag
@@ -180,7 +186,7 @@ def test_the_problem_trains_evaluates_with_rouge_and_top5_and_decodes(
         for event in tf.compat.v1.train.summary_iterator(str(event_file))
         for value in event.summary.value
     }
-    assert {"accuracy_top5", "rouge_2_fscore", "rouge_L_fscore"} <= tags
+    assert {"accuracy_top5", "rouge_2_fscore", "rouge_L_fscore", "approx_bleu_score"} <= tags
     src, decoded = tmp_path / "src.txt", tmp_path / "decoded.txt"
     src.write_text("cat dog\nsun\n", encoding="utf-8")
     flags = [f"--decode_from_file={src}", f"--decode_to_file={decoded}"]

@@ -93,6 +93,13 @@ def compute_bleu(
     return geo_mean * bp
 
 
+def approx_bleu(outputs, targets) -> np.float32:
+    """T2T's ``approx_bleu_score`` of one eval batch (``utils/metrics.py``, ``bleu_score``):
+    ``compute_bleu`` of the argmax id rows against the target rows, each a whole padded row,
+    as a float32 (T2T's ``py_func``)."""
+    return np.float32(compute_bleu(list(targets), list(outputs)))
+
+
 @functools.cache
 def _t2t_tokenizer_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
     """T2T's ``bleu_hook.UnicodeRegex``: punctuation is every code point below

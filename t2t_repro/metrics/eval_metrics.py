@@ -7,16 +7,20 @@ from __future__ import annotations
 # Reported by every evaluation (with the loss and perplexity).
 ALWAYS = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
 # Computed only for a problem that lists them: T2T's padded_accuracy_top5 (the target among
-# the 5 highest logits, over non-padding tokens), and its ROUGE-2 F and ROUGE-L F of the
-# argmax ids (metrics/rouge.py).
+# the 5 highest logits, over non-padding tokens), its ROUGE-2 F and ROUGE-L F of the argmax ids
+# (metrics/rouge.py) and its approximate BLEU of them.
 ACCURACY_TOP5 = "accuracy_top5"
 ROUGE_2_F = "rouge_2_fscore"
 ROUGE_L_F = "rouge_L_fscore"
+# T2T's bleu_score: bleu_hook's compute_bleu of each batch's argmax id rows against its target
+# rows, padding included (metrics/bleu.py, approx_bleu); not the dev BLEU of real decodes.
+APPROX_BLEU = "approx_bleu_score"
 # T2T's multilabel_accuracy_match3 (metrics/multi_label.py): min(n / 3, 1) an example, n the
 # times the argmax is among its labels.
 ACC_MULTILABEL_MATCH3 = "accuracy_multilabel_match3"
-ON_REQUEST = (ACCURACY_TOP5, ROUGE_2_F, ROUGE_L_F, ACC_MULTILABEL_MATCH3)
-ROUGE = (ROUGE_2_F, ROUGE_L_F)
+ON_REQUEST = (ACCURACY_TOP5, ROUGE_2_F, ROUGE_L_F, APPROX_BLEU, ACC_MULTILABEL_MATCH3)
+# The metrics of a batch's argmax id rows, one value a batch averaged over the batches.
+ROW_METRICS = (ROUGE_2_F, ROUGE_L_F, APPROX_BLEU)
 
 
 def on_request(names) -> tuple[str, ...]:

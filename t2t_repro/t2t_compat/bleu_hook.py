@@ -1,10 +1,9 @@
 """T2T's ``utils/bleu_hook.py`` for a usr_dir or a script that imports it: its corpus BLEU,
 tokenizer and step-file iterator are this project's (``metrics/bleu.py``, ``step_files.py``),
 with T2T's signatures and return types (``compute_bleu`` a ``np.float32`` in [0, 1],
-``bleu_wrapper`` uncased by default, ``stepfiles_iterator`` yielding ``StepFile`` tuples).
-``bleu_score``, T2T's in-graph approximate BLEU of argmax ids (a ``tf.py_func`` eval metric), is
-not provided: the trainer scores dev BLEU on decodes when a problem lists
-``approx_bleu_score`` (docs/porting.md)."""
+``bleu_wrapper`` uncased by default, ``stepfiles_iterator`` yielding ``StepFile`` tuples,
+``bleu_score`` the in-graph approximate BLEU of argmax ids that the trainer reports as
+``approx_bleu_score``: ``metrics/bleu.py``, ``approx_bleu``)."""
 
 from __future__ import annotations
 
@@ -18,14 +17,20 @@ import numpy as np
 
 from t2t_repro import step_files
 from t2t_repro.metrics import bleu as _bleu
-from t2t_repro.t2t_compat.refusals import stand_in
 
 StepFile = collections.namedtuple("StepFile", "filename mtime ctime steps")
 
-bleu_score = stand_in(
-    "tensor2tensor.utils.bleu_hook.bleu_score",
-    "the trainer scores dev BLEU on decodes when a problem lists approx_bleu_score",
-)
+
+def bleu_score(predictions, labels, **unused_kwargs):
+    """T2T's metric fn: (the batch's approximate BLEU, weight 1.0) of the argmax ids of
+    ``predictions`` [B, L, 1, 1, V] against ``labels`` [B, L, 1, 1], padding included."""
+    import tensorflow as tf
+
+    del unused_kwargs
+    outputs = tf.squeeze(tf.argmax(predictions, axis=-1, output_type=tf.int32), axis=[-1, -2])
+    labels = tf.squeeze(labels, axis=[-1, -2])
+    bleu = tf.numpy_function(_bleu.approx_bleu, [outputs, labels], tf.float32, stateful=False)
+    return bleu, tf.constant(1.0)
 
 
 def compute_bleu(

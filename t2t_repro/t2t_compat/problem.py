@@ -124,7 +124,7 @@ class Problem(base.Problem):
 
     # -- T2T's interface --------------------------------------------------------------------
     def eval_metrics(self) -> list[str]:
-        """T2T's metric names; ``approx_bleu_score`` makes the trainer score dev BLEU."""
+        """T2T's metric names; ``approx_bleu_score`` also makes the trainer score dev BLEU."""
         return ["accuracy", "accuracy_top5", "accuracy_per_sequence", "neg_log_perplexity"]
 
     def dataset_filename(self) -> str:

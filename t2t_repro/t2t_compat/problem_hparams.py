@@ -30,10 +30,10 @@ from t2t_repro.t2t_compat import example_reading
 from t2t_repro.t2t_compat.modalities import ModalityType
 
 # T2T's metric names (utils/metrics.py, Metrics) the trainer reports: the loss, accuracy,
-# per-sequence accuracy and neg_log_perplexity always; accuracy_top5, rouge_2_fscore and
-# rouge_L_fscore when listed (training/loop/evaluation.py); approx_bleu_score turns on the dev
-# decodes scored by BLEU. Any other name is refused.
-COMPUTED_METRICS = (*eval_metrics.ALWAYS, "approx_bleu_score", *eval_metrics.ON_REQUEST)
+# per-sequence accuracy and neg_log_perplexity always; accuracy_top5, approx_bleu_score,
+# rouge_2_fscore and rouge_L_fscore when listed (training/loop/evaluation.py); approx_bleu_score
+# also turns on the dev decodes scored by BLEU. Any other name is refused.
+COMPUTED_METRICS = (*eval_metrics.ALWAYS, *eval_metrics.ON_REQUEST)
 
 
 class ProblemHParams:

@@ -115,8 +115,8 @@ _TABLE: dict[str, dict[str, str]] = {
         "subclass TranslateProblem and give it distillation targets as its targets": (
             "TranslateDistillProblem"
         ),
-        "the trainer scores dev BLEU itself when eval_metrics includes approx_bleu_score, "
-        "and t2t-bleu scores decodes": "compute_bleu_summaries",
+        "the trainer reports T2T's approx_bleu_score (and dev BLEU of decodes) when "
+        "eval_metrics includes it, and t2t-bleu scores decodes": "compute_bleu_summaries",
     },
     "tensor2tensor.data_generators.text_encoder": {
         "one-hot class labels, real values and images are not model outputs here (a class "
@@ -190,8 +190,8 @@ _TABLE: dict[str, dict[str, str]] = {
     },
     "tensor2tensor.utils.metrics": {
         "the trainer computes its own eval metrics (loss, accuracy, per-sequence accuracy, "
-        "dev BLEU when eval_metrics names approx_bleu_score): name them with Metrics in "
-        "eval_metrics": (
+        "those eval_metrics names, dev BLEU of decodes with approx_bleu_score): name them "
+        "with Metrics in eval_metrics": (
             "abs_error create_eager_metrics create_eager_metrics_for_problem "
             "create_eager_metrics_internal create_evaluation_metrics dmol_neg_log_perplexity "
             "image_rmse image_summary multilabel_accuracy_match3 multilabel_accuracy_matchk "

@@ -79,12 +79,10 @@ class Text2ClassProblem(Text2TextProblem):
         return self.class_labels(None)[sample["label"]]
 
     def scores_bleu(self) -> bool:
-        """No dev BLEU: T2T lists approx_bleu_score (and ROUGE) for a classifier too, inherited
-        from Text2TextProblem, but a one-label target has no 2-gram, so its BLEU is always 0."""
+        """No dev decodes scored by BLEU (a label is no sentence); T2T's teacher-forced
+        approx_bleu_score and ROUGE, which it lists for a classifier too (inherited from
+        Text2TextProblem), are computed as T2T computes them on the argmax label."""
         return False
-
-    def teacher_forced_metrics(self) -> tuple[str, ...]:
-        return tuple(m for m in super().teacher_forced_metrics() if "rouge" not in m)
 
     def hparams(self, defaults, model_hparams) -> None:
         """T2T's (``Text2ClassProblem.hparams``): symbol inputs, a CLASS_LABEL target of

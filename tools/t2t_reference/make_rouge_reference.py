@@ -1,4 +1,5 @@
-"""ROUGE-2 F, ROUGE-L F and the eval's token metrics as tensor2tensor 1.15.7 computes them, and
+"""ROUGE-2 F, ROUGE-L F, approximate BLEU and the eval's token metrics as tensor2tensor 1.15.7
+computes them, and
 the ``rouge-score`` library's ROUGE on the same pairs (reference data for
 tests/test_eval_text_metrics.py).
 
@@ -60,6 +61,9 @@ BATCH_LABELS = [
 ]
 METRICS = ("accuracy", "accuracy_top5", "accuracy_per_sequence", "neg_log_perplexity")
 ROUGE = ("rouge_2_fscore", "rouge_L_fscore")
+# T2T's teacher-forced BLEU of the argmax ids (utils/metrics.py, bleu_score: bleu_hook's
+# compute_bleu of each batch, weight 1), streamed as ROUGE is.
+APPROX_BLEU = "approx_bleu_score"
 
 
 def batch_logits(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -86,12 +90,13 @@ def t2t_reference(shim: str, out: str) -> None:
     t2t_compat.install()
     import tensorflow as tf
     from tensor2tensor.layers import common_layers
-    from tensor2tensor.utils import metrics, rouge
+    from tensor2tensor.utils import bleu_hook, metrics, rouge
 
     pairs = [
         {
             "rouge_2_fscore": float(rouge.rouge_n([np.array(c)], [np.array(r)])),
             "rouge_L_fscore": t2t_rouge_l(rouge, c, r),
+            APPROX_BLEU: float(bleu_hook.compute_bleu([np.array(r)], [np.array(c)])),
         }
         for c, r in PAIRS
     ]
@@ -107,7 +112,7 @@ def t2t_reference(shim: str, out: str) -> None:
         predictions = logits_in[:, :, None, None, :]
         targets = labels_in[:, :, None, None]
         updates, values = {}, {}
-        for name in METRICS + ROUGE:
+        for name in (*METRICS, *ROUGE, APPROX_BLEU):
             fn = metrics.METRICS_FNS[name]
             scores, weights = fn(predictions, targets, weights_fn=common_layers.weights_nonzero)
             values[name], updates[name] = tf.compat.v1.metrics.mean(scores, weights)

@@ -35,8 +35,6 @@ from t2t_repro import fileio
 from t2t_repro.errors import UserError
 
 EVAL_METRICS = ("loss", "neg_log_perplexity", "perplexity", "accuracy", "accuracy_per_sequence")
-# T2T's names for figures that have another name here: {T2T name: replacement}.
-RENAMED = {"approx_bleu_score": "bleu"}
 T2T_TAG_PREFIX = "metrics-"  # T2T's eval tags: metrics-<problem>/targets/<metric>
 # The schedule on which T2T 1.15 stops with ValidationMonitor's early_stopping_rounds rather
 # than EarlyStoppingHook (trainer_lib.py, create_experiment: use_validation_monitor).
@@ -63,20 +61,12 @@ def check_metric(
     name = metric_name(flag_value)
     if name in EVAL_METRICS or name in listed or name in dev_metric_names:
         return name
-    if name in RENAMED:
-        hint = (
-            f" T2T's {name} (an approximation from teacher-forced argmax) is not computed "
-            f"here; use {RENAMED[name]} (real decodes of dev sentences)."
-        )
-    else:
-        hint = ""
     reported = ", ".join(EVAL_METRICS + listed + dev_metric_names)
     decodes = (
         "" if dev_metric_names else " (the problem's dev metric needs --eval_decode_examples > 0)"
     )
     raise UserError(
-        f"--eval_early_stopping_metric={flag_value}: evaluations here report {reported}"
-        f"{decodes}.{hint}"
+        f"--eval_early_stopping_metric={flag_value}: evaluations here report {reported}{decodes}."
     )
 
 

@@ -9,9 +9,10 @@ metric), and ``perplexity = exp(-neg_log_perplexity)`` the paper's per-wordpiece
 Accuracy counts non-PAD target tokens whose argmax is right; per-sequence accuracy counts
 sequences with every token right.
 A problem that lists them (``Problem.teacher_forced_metrics``) also gets T2T's
-``accuracy_top5`` and its ROUGE-2 F and ROUGE-L F of the argmax ids (``metrics/rouge.py``),
-averaged as T2T's ``tf.metrics.mean`` averages them: top-5 over tokens, ROUGE over batches
-(each batch's mean over its rows, padding included, weight 1). On several replicas each
+``accuracy_top5`` and its ROUGE-2 F, ROUGE-L F and approximate BLEU of the argmax ids
+(``metrics/rouge.py``, ``metrics/bleu.py``), averaged as T2T's ``tf.metrics.mean`` averages
+them: top-5 over tokens, the others over batches (each batch's value of its rows, padding
+included, weight 1). On several replicas each
 replica's batch counts as one batch. A multi-label model's (``model.multi_label``) loss is T2T's
 ``multi_label_loss`` and its metrics are T2T's on its zero-padded logits
 (``metrics/multi_label.py``), with ``accuracy_multilabel_match3`` when the problem lists it.
@@ -25,18 +26,28 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_repro.losses import multi_label_loss, token_losses
-from t2t_repro.metrics import multi_label, rouge
-from t2t_repro.metrics.eval_metrics import ACCURACY_TOP5, ROUGE, ROUGE_2_F, ROUGE_L_F
+from t2t_repro.metrics import bleu, multi_label, rouge
+from t2t_repro.metrics.eval_metrics import (
+    ACCURACY_TOP5,
+    APPROX_BLEU,
+    ROUGE_2_F,
+    ROUGE_L_F,
+    ROW_METRICS,
+)
 
 SUM = tf.distribute.ReduceOp.SUM
 _KEYS = ("xent", "tokens", "correct", "sequences", "correct_sequences")
-_ROUGE_FNS = {ROUGE_2_F: rouge.rouge_2_fscore, ROUGE_L_F: rouge.rouge_l_fscore}
+_ROW_FNS = {
+    ROUGE_2_F: rouge.rouge_2_fscore,
+    ROUGE_L_F: rouge.rouge_l_fscore,
+    APPROX_BLEU: bleu.approx_bleu,
+}
 
 
 def _on_request(logits, targets, weights, metrics: tuple, unpadded=None) -> dict:
     """The sums of the metrics a problem asked for (``eval_metrics.ON_REQUEST``); ``unpadded``:
-    a multi-label model's logits [B, 1, C] before ``pad_with_zeros``, which T2T's ROUGE and
-    ``multilabel_accuracy_matchk`` read (``metrics/multi_label.py``)."""
+    a multi-label model's logits [B, 1, C] before ``pad_with_zeros``, which T2T's ROUGE, BLEU
+    and ``multilabel_accuracy_matchk`` read (``metrics/multi_label.py``)."""
     sums = {}
     argmax_logits = logits if unpadded is None else unpadded
     if multi_label.ACC_MULTILABEL_MATCH3 in metrics:
@@ -48,17 +59,17 @@ def _on_request(logits, targets, weights, metrics: tuple, unpadded=None) -> dict
         top = tf.math.top_k(logits, k=k).indices
         hits = tf.reduce_sum(tf.cast(tf.equal(top, targets[..., None]), tf.float32), -1)
         sums["correct_top5"] = tf.reduce_sum(hits * weights)
-    asked = [m for m in ROUGE if m in metrics]
-    if asked:  # T2T's py_func of the argmax ids against the padded targets
+    asked = [m for m in ROW_METRICS if m in metrics]
+    if asked:  # T2T's py_funcs of the argmax ids against the padded targets
         outputs = tf.argmax(argmax_logits, -1, output_type=tf.int32)
         scores = tf.numpy_function(
-            lambda o, t: [_ROUGE_FNS[m](o, t) for m in asked],
+            lambda o, t: [_ROW_FNS[m](o, t) for m in asked],
             [outputs, targets],
             [tf.float32] * len(asked),
             stateful=False,
         )
         sums.update({m: tf.reshape(v, []) for m, v in zip(asked, scores, strict=True)})
-        sums["rouge_batches"] = tf.constant(1.0)
+        sums["row_metric_batches"] = tf.constant(1.0)
     return sums
 
 
@@ -124,7 +135,7 @@ def evaluate(eval_step, dataset, max_steps: int = 0, loss_multiplier: float = 1.
         sums = {k: np.asarray(v) for k, v in eval_step(batch).items()}
         batch_losses.append(_batch_loss(sums))
         for k, v in sums.items():
-            if k in ROUGE:  # T2T's tf.metrics.mean keeps a float32 total
+            if k in ROW_METRICS:  # T2T's tf.metrics.mean keeps a float32 total
                 totals[k] = np.float32(totals.get(k, 0.0)) + np.float32(v)
             else:
                 totals[k] = totals.get(k, 0.0) + float(v)
@@ -138,9 +149,10 @@ def evaluate(eval_step, dataset, max_steps: int = 0, loss_multiplier: float = 1.
         )
     if "correct_top5" in totals:
         extra[ACCURACY_TOP5] = totals["correct_top5"] / tokens
-    for name in ROUGE:
+    for name in ROW_METRICS:
         if name in totals:
-            extra[name] = float(totals[name] / np.float32(max(totals["rouge_batches"], 1.0)))
+            batches = np.float32(max(totals["row_metric_batches"], 1.0))
+            extra[name] = float(totals[name] / batches)
     return {
         "loss": loss * loss_multiplier if loss_multiplier != 1.0 else loss,
         "neg_log_perplexity": -token_loss,
