@@ -65,6 +65,9 @@ def transformer_base_v1() -> HParams:
     # with relative positions clipped at basic_params1's max_relative_position
     # (hparams/transformer_relative.py).
     hp.add_hparam("self_attention_type", "dot_product")
+    # T2T's name for the eval metrics' TensorBoard tags in place of the problem's ("": the
+    # problem's; metrics/eval_metrics.py, t2t_tag).
+    hp.add_hparam("overload_eval_metric_name", "")
     # Not T2T: for targets that fill the input's words one slot each (a parser's POS tags,
     # which the problem names: target_slot_ids), the decoder also gets the positional signal
     # of "slots emitted so far", i.e. of the input word its next slot is for.

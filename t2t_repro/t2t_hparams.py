@@ -284,7 +284,7 @@ TABLE: dict[str, Entry] = {
     "optimizer_momentum_momentum": honoured(0.9, _OPT),
     "optimizer_momentum_nesterov": honoured(False, _OPT),
     "optimizer_zero_grads": no_effect(False),
-    "overload_eval_metric_name": no_effect(""),
+    "overload_eval_metric_name": honoured("", "training/loop/eval_round", added_by=_T),
     "pad_batch": no_effect(False),
     "parameter_attention_key_channels": no_effect(0),
     "parameter_attention_value_channels": no_effect(0),

@@ -76,7 +76,8 @@ def test_the_scan_sees_reads_of_each_form():
 
 def test_no_module_reads_a_name_of_no_effect(reads):
     no_effect = t2t_hparams.no_effect_names()
-    assert "moe_k" in no_effect and "dropout" in no_effect and len(no_effect) >= 80
+    # not vacuous: T2T has ~80 names nothing here reads (fewer as names become honoured)
+    assert "moe_k" in no_effect and "dropout" in no_effect and len(no_effect) >= 70
     wrong = {path: sorted(names & no_effect) for path, names in reads.items() if names & no_effect}
     assert not wrong, f"modules read names the table says have no effect here: {wrong}"
 

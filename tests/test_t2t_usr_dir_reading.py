@@ -161,7 +161,9 @@ def test_the_problem_trains_evaluates_with_rouge_and_top5_and_decodes(
     argv = [
         *common,
         f"--hparams_set={HPARAMS_SET}",
-        f"--hparams={PLUMBING_MODEL},{NO_DROPOUT},{SMALL_BATCH_SHUFFLE}",
+        # T2T's name of the eval tags in place of the problem's (utils/metrics.py)
+        f"--hparams={PLUMBING_MODEL},{NO_DROPOUT},{SMALL_BATCH_SHUFFLE},"
+        "overload_eval_metric_name=summ",
         "--train_steps=2",
         "--schedule=train_and_evaluate",
         "--local_eval_frequency=2",
@@ -186,7 +188,8 @@ def test_the_problem_trains_evaluates_with_rouge_and_top5_and_decodes(
         for event in tf.compat.v1.train.summary_iterator(str(event_file))
         for value in event.summary.value
     }
-    assert {"accuracy_top5", "rouge_2_fscore", "rouge_L_fscore", "approx_bleu_score"} <= tags
+    t2ts = ("accuracy", "accuracy_top5", "rouge_2_fscore", "rouge_L_fscore", "approx_bleu_score")
+    assert {f"metrics-summ/targets/{m}" for m in t2ts} | {"loss", "bleu"} <= tags, tags
     src, decoded = tmp_path / "src.txt", tmp_path / "decoded.txt"
     src.write_text("cat dog\nsun\n", encoding="utf-8")
     flags = [f"--decode_from_file={src}", f"--decode_to_file={decoded}"]

@@ -121,11 +121,11 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
         "input_stats/targets_nonpadding_fraction",
         "hparams",
     } <= event_tags(tmp_path / "train")
-    assert {
+    assert {  # T2T's tags of its metrics (utils/metrics.py); the loss and our own as named
         "loss",
-        "accuracy",
-        "accuracy_per_sequence",
-        "neg_log_perplexity",
+        "metrics-translate_toy/targets/accuracy",
+        "metrics-translate_toy/targets/accuracy_per_sequence",
+        "metrics-translate_toy/targets/neg_log_perplexity",
         "perplexity",
         "bleu",
         "attention/encoder_self_layer0",  # the last layer's heat maps

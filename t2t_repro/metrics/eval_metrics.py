@@ -23,6 +23,20 @@ ON_REQUEST = (ACCURACY_TOP5, ROUGE_2_F, ROUGE_L_F, APPROX_BLEU, ACC_MULTILABEL_M
 ROW_METRICS = (ROUGE_2_F, ROUGE_L_F, APPROX_BLEU)
 
 
+# The teacher-forced metrics of T2T's utils/metrics.py: tagged in TensorBoard as T2T tags them.
+T2T_TAGGED = (*ALWAYS, *ON_REQUEST)
+
+
+def t2t_tag(metric: str, problem_name: str, overload: str = "") -> str:
+    """The TensorBoard tag of an eval figure: T2T's ``metrics-<problem>/targets/<metric>``
+    for its metrics (``utils/metrics.py``, ``create_evaluation_metrics``; the
+    ``overload_eval_metric_name`` hparam in place of the problem's name when set); the loss
+    (Estimator's ``loss``) and this project's own figures (perplexity, dev BLEU...) as named."""
+    if metric not in T2T_TAGGED:
+        return metric
+    return f"metrics-{overload or problem_name}/targets/{metric}"
+
+
 def on_request(names) -> tuple[str, ...]:
     """The metrics of ``ON_REQUEST`` among ``names`` (a problem's eval_metrics), in
     ``ON_REQUEST``'s order."""

@@ -77,8 +77,8 @@ def make_dev_decodes(
     if num_examples <= 0:
         return None
     if hparams is not None and hparams.get("multi_label_target", False):
-        # A multi-label usr_dir (a Text2TextProblem) lists approx_bleu_score; T2T's of the one
-        # argmax label against the label list has no 2-gram, so it is always 0: not scored.
+        # A multi-label usr_dir (a Text2TextProblem) lists approx_bleu_score, which the
+        # teacher-forced evaluation reports as T2T's; a decoded label is no sentence to score.
         return None
     metric = problem.dev_metric(data_dir, hparams, num_examples)
     if metric is None:

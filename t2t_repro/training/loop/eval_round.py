@@ -11,6 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_repro.data.input_pipeline import EVAL, make_dataset
+from t2t_repro.metrics.eval_metrics import t2t_tag
 from t2t_repro.training.loop import evaluation, schedules
 from t2t_repro.training.loop.attention_summary import AttentionSummary
 from t2t_repro.training.loop.dev_decodes import make_dev_decodes
@@ -78,7 +79,12 @@ class EvalRound:
         t = self.trainer
         if results.get("eval_skipped"):  # an empty split: nothing recorded (evaluation.skipped)
             return
-        scalars = {k: v for k, v in results.items() if k not in ("eval_tokens", "step")}
+        overload = t.hparams.get("overload_eval_metric_name", "")
+        scalars = {
+            t2t_tag(k, t.problem.name, overload): v
+            for k, v in results.items()
+            if k not in ("eval_tokens", "step")
+        }
         for writer in schedules.eval_writers(t.cfg.schedule, final, t.cfg.standalone_eval):
             t.summaries.scalars(writer, scalars, t.step)
 
