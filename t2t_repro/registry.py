@@ -88,6 +88,11 @@ def register_ranged_hparams(name_or_fn: Any = None) -> Any:
     return _register(RANGED_HPARAMS, name_or_fn)
 
 
+def not_provided(kind: str) -> list[str]:
+    """T2T 1.15's names of ``kind`` that are not provided here (``note_not_provided``)."""
+    return sorted(_NOT_PROVIDED[kind])
+
+
 def note_not_provided(kind: str, why_by_name: dict[str, str]) -> None:
     """Records names that T2T 1.15 registers and this project does not, with why: looking one
     up fails with that reason, not as an unknown name (a registered name always wins)."""

@@ -200,7 +200,7 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
     assert (
         datagen.main(
             [
-                "--problem=translate_*",
+                "--problem=translate_*_multi30k,translate_toy*",
                 "--exclude_problems=translate_toy",
                 f"--data_dir={tmp_path}",
                 "--only_list",
@@ -214,14 +214,14 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
     )
     assert not list(tmp_path.iterdir())  # --only_list generates nothing
     # T2T drops every name containing an item (t2t_datagen.py main); no --data_dir needed.
-    assert (
-        datagen.main(["--problem=translate_*", "--exclude_problems=wmt,_rev", "--only_list"]) == 0
-    )
-    listed = capsys.readouterr().out.split()
-    assert "translate_toy" in listed and not [n for n in listed if "wmt" in n or "_rev" in n]
-    # T2T's patterns match its base problems: a <name>_rev only when asked for by name.
-    assert datagen.main(["--problem=translate_ende_wmt32k*", "--only_list"]) == 0
-    assert capsys.readouterr().out.split() == ["translate_ende_wmt32k"]
+    argv = ["--problem=translate_*_multi30k,translate_toy*", "--exclude_problems=ende,_rev"]
+    assert datagen.main([*argv, "--only_list"]) == 0
+    assert capsys.readouterr().out.split() == ["translate_enfr_multi30k", "translate_toy"]
+    # T2T's patterns match its base problems, its _packed one too (not provided: refused).
+    assert datagen.main(["--problem=translate_ende_wmt32k*", "--only_list"]) == 1
+    assert "translate_ende_wmt32k_packed, not provided" in capsys.readouterr().err
+    argv = ["--problem=translate_ende_wmt32k*", "--exclude_problems=packed", "--only_list"]
+    assert datagen.main(argv) == 0 and capsys.readouterr().out.split() == ["translate_ende_wmt32k"]
     assert datagen.main(["--problem=translate_toy*_rev", "--only_list"]) == 0
     assert capsys.readouterr().out.split() == ["translate_toy_rev"]
     assert datagen.main(["--problem=no_such_problem", "--only_list"]) == 1  # T2T raises

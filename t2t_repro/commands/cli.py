@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from t2t_repro import console, fileio
 from t2t_repro.bool_flags import add_bool, parse_bool  # noqa: F401 (the tools' helpers)
+from t2t_repro.commands import absl_argv
 from t2t_repro.errors import UsageError, UserError
 
 
@@ -113,6 +114,10 @@ def run(
         "verbose",
         f"also show TensorFlow's own start-up lines and warnings (or set {console.VERBOSE_ENV}=1)",
     )
+    try:
+        argv = absl_argv.expand_flagfiles(sys.argv[1:] if argv is None else argv)
+    except UsageError as e:
+        parser.error(str(e))
     args = parser.parse_args(argv)
     if args.verbose:
         os.environ[console.VERBOSE_ENV] = "1"  # Also for the tools a workflow runs.

@@ -69,11 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def problem_names(pattern: str) -> list[str]:
-    """Names from a comma list whose items may be ``fnmatch`` patterns (``translate_*``)."""
+def problem_names(pattern: str, exclude_problems: str = "") -> list[str]:
+    """Names from a comma list whose items may be ``fnmatch`` patterns (``translate_*``),
+    sorted and each once, the order T2T's ``t2t_datagen.py`` main generates them in. A
+    pattern that also matches T2T 1.15's problems not provided here is refused in one line
+    naming them (T2T would generate them too), but those ``exclude_problems`` drops."""
     from t2t_repro import registry
 
     known = registry.list_names(registry.PROBLEMS)
+    t2ts_missing = [
+        n for n in registry.not_provided(registry.PROBLEMS) if not excluded(n, exclude_problems)
+    ]
     # T2T's patterns match its base problems, which its <name>_rev are not (utils/registry.py:
     # the suffix is parsed from a name, not registered; problems/base.py's register_with_rev)
     rev_variants = {n for n in known if n.endswith("_rev") and n[: -len("_rev")] in known}
@@ -85,12 +91,26 @@ def problem_names(pattern: str) -> list[str]:
                 for name in fnmatch.filter(known, item)
                 if "_rev" in item or name not in rev_variants
             ]
+            missing = fnmatch.filter(t2ts_missing, item)
+            if missing:
+                shown = ", ".join(missing[:8]) + (
+                    f" and {len(missing) - 8} more" if len(missing) > 8 else ""
+                )
+                provided = (
+                    f"; give those provided by name: --problem={','.join(matched)}"
+                    if matched
+                    else ""
+                )
+                raise cli.UsageError(
+                    f"--problem pattern {item!r} matches T2T 1.15's {shown}, not provided "
+                    f"here{provided}."
+                )
             if not matched:
                 raise cli.UsageError(f"no problem matches {item!r} (--registry_help lists them).")
             names.extend(matched)
         else:
             names.append(item)
-    return names
+    return sorted(set(names))
 
 
 def excluded(name: str, exclude_problems: str) -> bool:
@@ -106,7 +126,11 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.problem:
         raise cli.UsageError("--problem is required (see --help; --registry_help lists them).")
-    names = [n for n in problem_names(args.problem) if not excluded(n, args.exclude_problems)]
+    names = [
+        n
+        for n in problem_names(args.problem, args.exclude_problems)
+        if not excluded(n, args.exclude_problems)
+    ]
     if not names:  # T2T's main raises "You must specify one of the supported problems"
         raise cli.UsageError(
             f"--exclude_problems={args.exclude_problems} leaves none of --problem={args.problem}"

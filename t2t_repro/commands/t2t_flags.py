@@ -60,18 +60,62 @@ def _refused(names: str, default: Any, refusal: str, kind: type | None = None) -
     return [T2TFlag(n, default, refusal, kind=kind) for n in names.split()]
 
 
-# Defined by T2T's data_generators/wsj_parsing.py, which each of T2T's tools imports (through
-# data_generators/all_problems.py); no code of T2T reads it.
-PARSING_PATH = T2TFlag(
-    "parsing_path",
-    "",
-    accepted="T2T's data_generators/wsj_parsing.py defines it and none of T2T's code reads "
-    "it: wsj_parsing reads its trees in --tmp_dir",
+# Defined by T2T's problem modules, which t2t-trainer, t2t-decoder, t2t-exporter and
+# t2t-datagen import (data_generators/all_problems.py); read only by problems not provided here.
+def _problem_module_flag(name: str, default: Any, module: str) -> T2TFlag:
+    return T2TFlag(
+        name,
+        default,
+        accepted=f"defined by T2T's data_generators/{module}.py, whose problems are not provided "
+        "here (the flag is read by nothing else)",
+    )
+
+
+PROBLEM_MODULES = [
+    T2TFlag(
+        "parsing_path",
+        "",
+        accepted="T2T's data_generators/wsj_parsing.py defines it and none of T2T's code reads "
+        "it: wsj_parsing reads its trees in --tmp_dir",
+    ),
+    _problem_module_flag("timit_paths", "", "audio"),
+    _problem_module_flag("disable_ffmpeg", False, "video_utils"),
+    *(
+        _problem_module_flag(f"wiki_revision_{name}", default, "wiki_revision")
+        for name, default in (
+            ("num_train_shards", 50),
+            ("num_dev_shards", 1),
+            ("data_prefix", ""),
+            ("vocab_file", ""),
+            ("max_examples_per_shard", 0),
+            ("max_page_size_exp", 26),
+            ("max_equal_to_diff_ratio", 0.0),
+            ("revision_skip_factor", 1.5),
+            ("percent_identical_examples", 0.04),
+            ("introduce_errors", True),
+        )
+    ),
+]
+# absl's logging flags, which every T2T tool takes (tf.app.run / absl.app.run).
+_ABSL_LOGGING = (
+    "absl's logging flag: this project's tools print their own lines, none through absl's "
+    "logging, so there is nothing for it to redirect (--verbose shows TensorFlow's own)"
 )
+ABSL = [
+    T2TFlag(name, default, accepted=_ABSL_LOGGING, kind=kind)
+    for name, default, kind in (
+        ("logtostderr", False, None),
+        ("alsologtostderr", False, None),
+        ("log_dir", "", None),
+        ("verbosity", -1, None),
+        ("stderrthreshold", "fatal", None),
+        ("showprefixforinfo", True, None),
+    )
+]
+WITH_PROBLEMS = ("t2t-trainer", "t2t-decoder", "t2t-exporter", "t2t-datagen")
 
 # bin/t2t_trainer.py and utils/flags.py: what neither t2t-trainer nor t2t-decoder defines.
 COMMON = [
-    PARSING_PATH,
     T2TFlag("tpu_num_shards", 8, TPU),
     T2TFlag("tpu_job_name", None, TPU, kind=str),
     T2TFlag("tpu_infeed_sleep_secs", None, TPU, kind=int),
@@ -271,7 +315,6 @@ EXPORTER = [
 
 # bin/t2t_datagen.py
 DATAGEN = [
-    PARSING_PATH,
     T2TFlag(
         "num_shards",
         0,
@@ -321,15 +364,20 @@ def _defined(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def flags_added(parser: argparse.ArgumentParser, tool: str) -> list[T2TFlag]:
-    """The table's flags that ``parser`` does not define itself."""
+    """The table's flags that ``parser`` does not define itself, with absl's and, for the
+    tools that import T2T's problems, their modules' flags."""
     defined = _defined(parser)
-    return [f for f in TABLES[tool] if f.name not in defined and f.dest not in defined]
+    table = TABLES[tool] + ABSL + (PROBLEM_MODULES if tool in WITH_PROBLEMS else [])
+    return [f for f in table if f.name not in defined and f.dest not in defined]
 
 
 def add_t2t_flags(parser: argparse.ArgumentParser, tool: str) -> None:
     """Adds the table's flags that ``parser`` lacks, listed under one heading of ``--help``."""
     flags = flags_added(parser, tool)
     parser.t2t_flags = tuple(flags)
+    absl_help = [f"--{n}" for n in ("helpfull", "helpshort") if n not in _defined(parser)]
+    if absl_help:  # absl's help flags: this tool's --help
+        parser.add_argument(*absl_help, action="help", help=argparse.SUPPRESS)
     if not flags:
         return
     refused = ", ".join(f"--{f.name}" for f in flags if f.refusal)

@@ -16,7 +16,7 @@ import dataclasses
 import sys
 
 from t2t_repro import console
-from t2t_repro.commands import cli, t2t_flags
+from t2t_repro.commands import absl_argv, cli, t2t_flags
 from t2t_repro.errors import UsageError, UserError
 from t2t_repro.hparam import override_names, override_text
 from t2t_repro.training.cluster import cluster_flags
@@ -304,7 +304,8 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
     parser = parser or build_parser()
     as_program = argv is None  # not a caller's
     try:
-        argv, hp_args = t2t_flags.split_hp_args(sys.argv[1:] if argv is None else argv)
+        argv = absl_argv.expand_flagfiles(sys.argv[1:] if argv is None else argv)
+        argv, hp_args = t2t_flags.split_hp_args(argv)
     except UsageError as e:
         print(f"{parser.prog}: error: {e}", file=sys.stderr)
         return 1

@@ -15,9 +15,11 @@ downloads it (``data/download.py``); an archive a url names is extracted there
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import random
 import shutil
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 
@@ -81,12 +83,90 @@ def generate_files(
     output_filenames: list[str],
     max_cases: int | None = None,
     cycle_every_n: int = 1,
-) -> list[int]:
+) -> None:
     """T2T's ``generate_files`` (the engine's ``t2t_shards.write_cases``); skipped when any
-    final file exists. Returns the records written per file (T2T returns nothing)."""
-    if outputs_exist(output_filenames):
-        return []
-    return t2t_shards.write_cases(generator, output_filenames, serialize, max_cases, cycle_every_n)
+    final file exists."""
+    if not outputs_exist(output_filenames):
+        t2t_shards.write_cases(generator, output_filenames, serialize, max_cases, cycle_every_n)
+
+
+def generate_files_distributed(
+    generator: Iterable[dict],
+    output_name: str,
+    output_dir: str,
+    num_shards: int = 1,
+    max_cases: int | None = None,
+    task_id: int = 0,
+) -> str:
+    """T2T's: every case of ``generator`` (at most ``max_cases``) into shard ``task_id`` of
+    ``num_shards`` alone (``sharded_name``); returns that file's path."""
+    if not 0 <= task_id < num_shards:
+        raise ValueError(f"task_id {task_id} is not a shard of {num_shards}.")
+    path = os.path.join(output_dir, records.sharded_name(output_name, task_id, num_shards))
+    cases = (c for i, c in enumerate(generator) if not max_cases or i < max_cases)
+    records.write_records_atomically(path, (serialize(case) for case in cases))
+    return path
+
+
+def random_deinterleave(text: str, separator_symbol: str = "X") -> tuple[str, str]:
+    """T2T's fill-in-the-blanks pair of ``text`` (its words cut at random points, the pieces
+    dealt alternately to two strings, ``separator_symbol`` where a piece was cut out), drawing
+    from the global ``random`` in T2T's order, so a seeded run gives T2T's pairs."""
+    words = text.strip().split(" ")
+    if len(words) <= 1:
+        return text, ""
+    starts = [True] + [False] * (len(words) - 1)
+    for _ in range(int(math.exp(random.uniform(0, math.log(len(words)))))):
+        starts[random.randint(1, len(words) - 1)] = True
+    sides: tuple[list[str], list[str]] = ([], [])
+    side = random.randint(0, 1)
+    for word, starts_piece in zip(words, starts, strict=True):
+        if starts_piece:
+            sides[side].append(separator_symbol)
+            side = 1 - side
+        sides[side].append(word)
+    return " ".join(sides[0]), " ".join(sides[1])
+
+
+def make_tmp_dir(suffix: str = "", prefix: str = "tmp", dir: str | None = None) -> str:  # noqa: A002
+    """T2T's: ``tempfile.mkdtemp``, or under ``dir`` a new ``<prefix><1-9999><suffix>``."""
+    if dir is None:
+        return tempfile.mkdtemp(suffix, prefix)
+    while True:
+        path = os.path.join(dir, f"{prefix}{random.randint(1, 9999)}{suffix}")
+        if not fileio.exists(path):
+            fileio.makedirs(path)
+            return path
+
+
+def tfrecord_iterator(filenames: list[str], gzipped: bool = False, example_spec=None):
+    """T2T's: each record of the files in order, as bytes, or parsed by ``example_spec`` (a
+    dict of numpy arrays; a ``VarLenFeature`` as T2T's session gives it, a
+    ``SparseTensorValue``)."""
+    compression = "GZIP" if gzipped else None
+    for path in filenames:
+        for record in tf.data.TFRecordDataset(path, compression_type=compression):
+            if not example_spec:
+                yield record.numpy()
+                continue
+            parsed = tf.io.parse_single_example(record, example_spec)
+            yield {name: _session_value(value) for name, value in parsed.items()}
+
+
+def _session_value(value):
+    if isinstance(value, tf.SparseTensor):
+        return tf.compat.v1.SparseTensorValue(
+            value.indices.numpy(), value.values.numpy(), value.dense_shape.numpy()
+        )
+    return value.numpy()
+
+
+def tfrecord_iterator_for_problem(problem, data_dir: str, dataset_split=None):
+    """T2T's: the records of ``problem``'s split (train by default) in ``data_dir``, parsed
+    by its ``example_reading_spec``."""
+    split = dataset_split or "train"  # T2T's default: tf.estimator.ModeKeys.TRAIN
+    filenames = sorted(fileio.glob(problem.filepattern(data_dir, mode=split)))
+    return tfrecord_iterator(filenames, example_spec=problem.example_reading_spec()[0])
 
 
 def read_records(filename: str) -> list[bytes]:

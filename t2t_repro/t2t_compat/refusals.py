@@ -42,7 +42,6 @@ _RANGES = (
     "hyperparameter tuning with ranges is not supported: run one t2t-trainer per --hparams "
     "setting (a ranged-hparams function registers, but is never called)"
 )
-_TF_RECORDS = "read shards with tf.data.TFRecordDataset (generator_utils.read_records)"
 # T2T 1.15's sets of models/transformer.py that are not registered here, by what they need.
 _START_FROM = (
     "start from transformer.transformer_base() (T2T 1.15's) and set the fields in your own "
@@ -126,11 +125,6 @@ _TABLE: dict[str, dict[str, str]] = {
         _PACKED: (
             "SequencePacker SequencePairPacker SequenceDatasetPacker pack_examples pack_dataset"
         ),
-        "datagen runs in one process here: use generate_files": (
-            "generate_files_distributed random_deinterleave"
-        ),
-        _TF_RECORDS: "tfrecord_iterator tfrecord_iterator_for_problem",
-        "use --tmp_dir (tempfile.mkdtemp for a scratch folder)": "make_tmp_dir",
     },
     "tensor2tensor.models.transformer": {
         _TRAIN: "TransformerScorer TransformerEncoder TransformerRegressor TransformerMemory",

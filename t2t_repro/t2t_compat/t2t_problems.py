@@ -128,6 +128,23 @@ WHY = (
 )
 
 
+# The names of T2T 1.15's t2t-datagen has beyond its registry: its legacy generators
+# (bin/t2t_datagen.py, _SUPPORTED_PROBLEM_GENERATORS) but the two registered above.
+T2T_DATAGEN_GENERATORS = (
+    "algorithmic_algebra_inverse",
+    "inference_snli32k",
+    "audio_timit_characters_test",
+    "audio_timit_tokens_8k_test",
+    "audio_timit_tokens_32k_test",
+)
+WHY_GENERATOR = (
+    "it is one of T2T's t2t-datagen legacy generators (_SUPPORTED_PROBLEM_GENERATORS); write "
+    "it as a --t2t_usr_dir problem on your data (docs/porting.md)"
+)
+
+
 def t2t_problems_not_provided() -> dict[str, str]:
     """{T2T 1.15 problem name: why} for ``registry.note_not_provided``."""
-    return dict.fromkeys(T2T_PROBLEMS_NOT_PROVIDED, WHY)
+    return dict.fromkeys(T2T_PROBLEMS_NOT_PROVIDED, WHY) | dict.fromkeys(
+        T2T_DATAGEN_GENERATORS, WHY_GENERATOR
+    )

@@ -1,0 +1,112 @@
+"""Where t2t-datagen and T2T's generator_utils said "no" or ran another subset than T2T's
+(an audit of T2T 1.15.7's bin/t2t_datagen.py and data_generators/generator_utils.py): a pattern
+matching T2T problems not provided here, T2T's legacy generator names, the flags T2T's problem
+modules and absl define (absl's --flagfile read as absl reads it), and generator_utils'
+random_deinterleave, generate_files_distributed, tfrecord_iterator and make_tmp_dir. Parsers
+and small files only."""
+
+import random
+
+import pytest
+
+from t2t_repro.commands import datagen, trainer
+from t2t_repro.commands.absl_argv import expand_flagfiles
+from t2t_repro.errors import UsageError
+from t2t_repro.t2t_compat import generator_utils
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("t2t-datagen: error: "), err
+    return err
+
+
+def test_a_pattern_matching_t2ts_problems_not_provided_names_them(capsys):
+    # T2T's --problem=translate_ende_wmt* generates 12 problems; 2 are provided here.
+    assert datagen.main(["--only_list", "--problem=translate_ende_wmt*"]) != 0
+    err = _one_line_error(capsys)
+    assert "translate_ende_wmt32k_packed" in err and "not provided here" in err
+    assert "--problem=translate_ende_wmt32k,translate_ende_wmt8k" in err
+    # Sorted and each once, as T2T's main generates them.
+    assert (
+        datagen.main(["--only_list", "--problem=translate_toy,algorithmic_copy,translate_toy"]) == 0
+    )
+    assert capsys.readouterr().out.split() == ["algorithmic_copy", "translate_toy"]
+    # T2T's legacy generators (t2t_datagen.py, _SUPPORTED_PROBLEM_GENERATORS) are T2T's names.
+    assert datagen.main(["--only_list", "--problem=inference_snli32k"]) != 0
+    assert "_SUPPORTED_PROBLEM_GENERATORS" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("module", [datagen, trainer])
+def test_flags_of_t2ts_problem_modules_and_absl_parse(module, capsys):
+    parser = module.build_parser()
+    args = parser.parse_args(
+        [
+            "--timit_paths=a,b",
+            "--wiki_revision_num_train_shards=3",
+            "--nodisable_ffmpeg",
+            "--parsing_path=x",
+            "--logtostderr",
+            "--alsologtostderr=false",
+            "--verbosity=1",
+            "--log_dir=/tmp",
+        ]
+    )
+    assert args.wiki_revision_num_train_shards == 3 and args.verbosity == 1
+    with pytest.raises(SystemExit) as e:  # absl's help flags: the tool's --help
+        parser.parse_args(["--helpshort"])
+    assert e.value.code == 0 and "usage:" in capsys.readouterr().out
+
+
+def test_flagfile_is_read_as_absl_reads_it(tmp_path, capsys):
+    inner = tmp_path / "inner.flags"
+    inner.write_text("--problem=algorithmic_copy\n", encoding="utf-8")
+    outer = tmp_path / "outer.flags"
+    outer.write_text(f"# a comment\n\n// another\n--flagfile={inner}\n  --only_list  \n")
+    argv = ["--data_dir=d", f"--flagfile={outer}", "--tmp_dir=t"]
+    assert expand_flagfiles(argv) == [
+        "--data_dir=d",
+        "--problem=algorithmic_copy",
+        "--only_list",
+        "--tmp_dir=t",
+    ]
+    assert datagen.main(["--flagfile", str(outer)]) == 0
+    assert capsys.readouterr().out.split() == ["algorithmic_copy"]
+    inner.write_text(f"--flagfile={outer}\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="reads itself"):
+        expand_flagfiles([f"--flagfile={outer}"])
+    with pytest.raises(SystemExit):  # as argparse refuses a flag: usage, then one line
+        datagen.main([f"--flagfile={tmp_path / 'none.flags'}"])
+    assert "none.flags: cannot read it" in _one_line_error(capsys)
+
+
+def test_generator_utils_functions_t2t_has():
+    random.seed(5)  # T2T 1.15.7's generator_utils.random_deinterleave after random.seed(5)
+    assert [generator_utils.random_deinterleave("a b c d e f g h i j k l", "Y") for _ in "123"] == [
+        ("a Y g h i Y l", "Y b c d e f Y j k Y"),
+        ("a Y c Y e f Y l", "Y b Y d Y g h i j k Y"),
+        ("a Y c d Y h i Y k l", "Y b Y e f g Y j Y"),
+    ]
+    random.seed(7)  # and after random.seed(7): a one-word text, then a padded one
+    assert generator_utils.random_deinterleave("one") == ("one", "")
+    assert generator_utils.random_deinterleave("  x y  ") == ("x X", "X y")
+
+
+def test_generator_utils_files(tmp_path):
+    import tensorflow as tf
+
+    cases = ({"inputs": [i + 1, 2], "targets": [3]} for i in range(5))
+    path = generator_utils.generate_files_distributed(cases, "x-train", str(tmp_path), 3, 4, 1)
+    assert path == str(tmp_path / "x-train-00001-of-00003")  # task 1's shard alone
+    records = list(generator_utils.tfrecord_iterator([path]))
+    assert len(records) == 4 and all(isinstance(r, bytes) for r in records)
+    spec = {
+        "inputs": tf.io.VarLenFeature(tf.int64),
+        "targets": tf.io.FixedLenFeature([1], tf.int64),
+    }
+    first = next(generator_utils.tfrecord_iterator([path], example_spec=spec))
+    assert list(first["inputs"].values) == [1, 2] and list(first["targets"]) == [3]
+    made = generator_utils.make_tmp_dir(prefix="p", dir=str(tmp_path))
+    assert made.startswith(str(tmp_path / "p")) and (tmp_path / made).is_dir()
+    out = [str(tmp_path / "y-train-00000-of-00001")]
+    assert generator_utils.generate_files(iter([{"inputs": [1]}]), out) is None  # as T2T's
