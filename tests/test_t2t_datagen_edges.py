@@ -110,3 +110,5 @@ def test_generator_utils_files(tmp_path):
     assert made.startswith(str(tmp_path / "p")) and (tmp_path / made).is_dir()
     out = [str(tmp_path / "y-train-00000-of-00001")]
     assert generator_utils.generate_files(iter([{"inputs": [1]}]), out) is None  # as T2T's
+    with pytest.raises(ValueError, match="empty generated field"):  # T2T's error type
+        generator_utils.to_example({"inputs": []})

@@ -60,14 +60,24 @@ def combined_data_filenames(problem: str, output_dir: str, num_training_shards: 
     )
 
 
+class ExampleError(DataError, ValueError):
+    """A case ``to_example`` cannot write (T2T's raises ValueError): one line naming it."""
+
+
 def to_example(dictionary: dict) -> tf.train.Example:
     """T2T's ``to_example`` (``records.to_example``), which refuses an empty feature."""
-    return records.to_example(dictionary, allow_empty=False)
+    try:
+        return records.to_example(dictionary, allow_empty=False)
+    except DataError as e:
+        raise ExampleError(str(e)) from None
 
 
 def serialize(case: dict) -> bytes:
     """A case's ``to_example`` bytes, its features in key order (as this project writes)."""
-    return records.serialize_example(case, allow_empty=False)
+    try:
+        return records.serialize_example(case, allow_empty=False)
+    except DataError as e:
+        raise ExampleError(str(e)) from None
 
 
 def outputs_exist(filenames: Iterable[str]) -> str | None:
