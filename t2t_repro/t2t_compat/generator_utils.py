@@ -317,7 +317,8 @@ def get_or_generate_vocab_inner(
 ):
     """The subword vocabulary at ``data_dir/vocab_filename``: loaded when there, else built
     from ``generator`` toward ``vocab_size`` and stored (T2T's function of that name)."""
-    from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
+    # T2T's class (its internals for a usr_dir), the project's encoder underneath
+    from t2t_repro.t2t_compat.subword_text_encoder import SubwordTextEncoder
 
     path = os.path.join(data_dir, vocab_filename) if data_dir and vocab_filename else None
     if path and fileio.isfile(path):

@@ -1,7 +1,8 @@
-"""``tensor2tensor.data_generators.text_encoder`` for a T2T usr_dir: T2T's reserved tokens and
-encoders (``text_encoder.py``). The subword and byte encoders are this project's T2T-exact
-ones (``t2t_repro/text_encoding/``); ``TokenTextEncoder`` is the project's token encoder
-(``text_encoding/token_encoder.py``) with T2T's signature and defaults.
+"""``tensor2tensor.data_generators.text_encoder`` for a T2T usr_dir: T2T's reserved tokens,
+escaping and encoders (``text_encoder.py``). The encoders are this project's T2T-exact ones
+(``t2t_repro/text_encoding/``) with T2T's signatures (``encode(s)``, ``store_to_file(filename)``,
+so keyword calls work); the subword encoder adds T2T's internals
+(``subword_text_encoder.py``), the token encoder T2T's ``_token_to_id``/``_id_to_token``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import numpy as np
 
 from t2t_repro import fileio
 from t2t_repro.t2t_compat import refusals
-from t2t_repro.text_encoding import token_encoder
-from t2t_repro.text_encoding.byte_encoder import ByteTextEncoder
+from t2t_repro.t2t_compat.subword_text_encoder import SubwordTextEncoder
+from t2t_repro.text_encoding import byte_encoder, escaping, token_encoder
+from t2t_repro.text_encoding import text_encoder as project_text_encoder
 from t2t_repro.text_encoding.reserved_tokens import (
     EOS,
     EOS_ID,
@@ -23,7 +25,7 @@ from t2t_repro.text_encoding.reserved_tokens import (
     PAD_ID,
     RESERVED_TOKENS,
 )
-from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder, decode_utf8_dropping_errors
+from t2t_repro.text_encoding.text_encoder import decode_utf8_dropping_errors
 
 __all__ = [
     "EOS",
@@ -32,6 +34,7 @@ __all__ = [
     "PAD",
     "PAD_ID",
     "RESERVED_TOKENS",
+    "RESERVED_TOKENS_BYTES",
     "ByteTextEncoder",
     "ClassLabelEncoder",
     "SubwordTextEncoder",
@@ -45,6 +48,13 @@ __all__ = [
     "to_unicode_utf8",
     "unicode_to_native",
 ]
+
+# T2T's module names usr_dirs use: its reserved tokens as bytes, its escaping (the project's).
+RESERVED_TOKENS_BYTES = [t.encode("ascii") for t in RESERVED_TOKENS]
+_ESCAPE_CHARS = escaping.ESCAPE_CHARS
+_UNESCAPE_REGEX = escaping._UNESCAPE_RE
+_escape_token = escaping.escape_token
+_unescape_token = escaping.unescape_token
 
 
 def native_to_unicode(s) -> str:
@@ -125,11 +135,18 @@ class TextEncoder(abc.ABC):  # noqa: B024 (an ABC for register(): the project's 
         raise NotImplementedError()
 
 
+class ByteTextEncoder(byte_encoder.ByteTextEncoder):
+    """T2T's ``ByteTextEncoder`` (``text_encoding/byte_encoder.py``), T2T's argument name."""
+
+    def encode(self, s: str) -> list[int]:
+        return super().encode(s)
+
+
 class TokenTextEncoder(token_encoder.TokenTextEncoder):
     """T2T's ``TokenTextEncoder`` with T2T's signature and defaults: a file is read as T2T
     reads it (each line a token, nothing added), a list gets ``<pad>``/``<EOS>`` first, an
-    unknown token is an error unless ``replace_oov`` is given. The one implementation is
-    ``text_encoding/token_encoder.py``."""
+    unknown token is a ``KeyError`` (``token_encoder.UnknownTokenError``) unless
+    ``replace_oov`` is given. The one implementation is ``text_encoding/token_encoder.py``."""
 
     def __init__(
         self,
@@ -152,6 +169,16 @@ class TokenTextEncoder(token_encoder.TokenTextEncoder):
         self._num_reserved_ids = num_reserved_ids
         # No in-graph encoder for the exporter: T2T's token files may hold what it cannot.
         self.graph_kind = "T2T token"
+        # T2T's two dicts, which pointer_generator_word and usr_dirs' encode overrides read
+        # (``TokenTextEncoder._init_vocab``): the vocabulary's own, a repeat at its last id.
+        self._token_to_id = self._ids
+        self._id_to_token = dict(enumerate(self.tokens))
+
+    def encode(self, s: str) -> list[int]:
+        return super().encode(s)
+
+    def store_to_file(self, filename: str) -> None:
+        super().store_to_file(filename)
 
     @property
     def num_reserved_ids(self) -> int:
@@ -200,8 +227,12 @@ class ClassLabelEncoder(TextEncoder):
         return len(self._class_labels)
 
 
-for _encoder in (ByteTextEncoder, SubwordTextEncoder, TokenTextEncoder):
-    TextEncoder.register(_encoder)
+for _encoder in (
+    byte_encoder.ByteTextEncoder,
+    project_text_encoder.SubwordTextEncoder,
+    token_encoder.TokenTextEncoder,
+):
+    TextEncoder.register(_encoder)  # the project's own too: generator_utils builds them
 
 # T2T's names this project does not provide: one line when called (refusals.py).
 __getattr__ = refusals.module_getattr("tensor2tensor.data_generators.text_encoder")

@@ -7,6 +7,8 @@ T2T's ``tokenizer.py`` (``_read_filepattern``) does: sorted glob, stripped lines
 from __future__ import annotations
 
 import collections
+import re
+import sys
 from collections.abc import Iterator
 
 import tensorflow as tf
@@ -14,9 +16,14 @@ import tensorflow as tf
 from t2t_repro import fileio
 from t2t_repro.data.text_files import DataError, read_lines
 from t2t_repro.t2t_compat import refusals
-from t2t_repro.text_encoding.tokenizer import decode, encode
+from t2t_repro.text_encoding.tokenizer import ALNUM_CLASS, decode, encode
 
 __all__ = ["corpus_token_counts", "decode", "encode", "vocab_token_counts"]
+
+
+class TokenCountsError(DataError, ValueError):
+    """A ``token,count`` line whose count is not an integer: a ``ValueError`` as T2T's
+    ``int(count)`` raises (``tokenizer.py``, ``vocab_token_counts``), in one line."""
 
 
 def _read_filepattern(
@@ -64,9 +71,22 @@ def vocab_token_counts(text_filepattern: str, max_lines: int | None) -> dict[str
             try:
                 counts[token] = int(count)
             except ValueError:
-                raise DataError(f"{text_filepattern}: {line!r} is not token,count.") from None
+                raise TokenCountsError(
+                    f"{text_filepattern}: {line!r} is not token,count."
+                ) from None
     return counts
 
 
-# T2T's names this project does not provide: one line when called (refusals.py).
-__getattr__ = refusals.module_getattr("tensor2tensor.data_generators.tokenizer")
+_refused = refusals.module_getattr("tensor2tensor.data_generators.tokenizer")
+_alphanumeric: set[str] = set()
+
+
+def __getattr__(name: str) -> object:
+    """T2T's ``_ALPHANUMERIC_CHAR_SET`` (its characters of category L* or N* below
+    ``sys.maxunicode``: the project tokenizer's ``ALNUM_CLASS``), made on first use (0.1 s);
+    T2T's names this project does not provide: one line when called (refusals.py)."""
+    if name != "_ALPHANUMERIC_CHAR_SET":
+        return _refused(name)
+    if not _alphanumeric:
+        _alphanumeric.update(re.findall(ALNUM_CLASS, "".join(map(chr, range(sys.maxunicode)))))
+    return _alphanumeric

@@ -21,10 +21,13 @@ trie and a per-batch token cache. The ids are those of T2T's algorithm (tests co
 Vocabulary files are written and read as T2T writes and reads them, quirks included: a
 subtoken with a newline in it (``'\\n'``, from texts that keep their line ends) is written
 over two lines and read back as T2T reads it, one subtoken a line, so the ids of every
-record are T2T's. Deliberate differences from T2T, all on inputs T2T mishandles: a file T2T
-could not have written (an empty line between subtokens, a quote never closed as in a
-truncated file) is an error (T2T would silently shift ids); ``build_from_token_counts`` needs
-integer counts and ``num_iterations >= 1``.
+record are T2T's. A file written without quotes (T2T's ``store_to_file(filename,
+add_single_quotes=False)``) loads as T2T loads it. Deliberate differences from T2T, all on
+inputs T2T mishandles: a quoted file (its first line quoted, as T2T writes by default) with a
+line T2T's ``store_to_file`` cannot have written there (an empty line between subtokens, a
+quote never closed as in a truncated file, or closed but never opened) is an error (T2T would
+silently shift ids); ``build_from_token_counts`` needs integer counts and
+``num_iterations >= 1``.
 """
 
 from __future__ import annotations
@@ -50,6 +53,11 @@ class VocabFileError(DataError, ValueError):
     tools report it in one line)."""
 
 
+class VocabFileNotFoundError(VocabFileError, FileNotFoundError):
+    """A missing vocabulary file: a ``ValueError`` as T2T's ("File ... not found",
+    ``SubwordTextEncoder._load_from_file``), and a ``FileNotFoundError`` as the OS's."""
+
+
 def decode_utf8_dropping_errors(s: bytes | bytearray) -> str:
     """UTF-8 bytes as text, bytes that are not UTF-8 dropped: what T2T's encoders do with the
     bytes they encode or count (``text_encoder.py``, ``native_to_unicode``)."""
@@ -61,6 +69,58 @@ def _to_text(s) -> str:
 
 
 _EXPECTED = "(expected one quoted subtoken per line, e.g. 'the_')"
+
+
+def read_vocab_lines(path: str) -> list[str]:
+    """The lines of a vocabulary file as T2T's ``tf.gfile`` gives them: split at ``\\n``, every
+    ``\\r`` dropped; a line that is not UTF-8 is refused in one line naming it."""
+    path = os.fspath(path)
+    try:
+        with fileio.open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise VocabFileNotFoundError(f"subword vocabulary file not found: {path}") from None
+    except IsADirectoryError:
+        raise VocabFileError(f"{path}: is a directory, not a subword vocabulary file") from None
+    raw_lines = data.replace(b"\r", b"").split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":
+        raw_lines.pop()  # the newline that ends the last line
+    lines = []
+    for lineno, raw in enumerate(raw_lines, start=1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise VocabFileError(f"{path}, line {lineno}: not valid UTF-8 ({e})") from None
+    return lines
+
+
+def subtoken_strings_of_lines(path: str, lines: Sequence[str]) -> list[str]:
+    """The subtokens of a vocabulary file's lines, read as T2T reads them
+    (``text_encoder.py``, ``SubwordTextEncoder._load_from_file_object``): each line
+    right-stripped, one pair of surrounding quotes (both ``'`` or both ``"``) removed, so in
+    an unquoted file the lines of the space and the apostrophe subtokens read as empty
+    subtokens (each keeps its id; nothing encodes to it). A quoted file (first line quoted,
+    T2T's default) is also checked line by line (``_check_line``): what T2T cannot have
+    written there is refused in one line."""
+    first = lines[0].rstrip() if lines else ""
+    quoted = len(first) >= 2 and first[0] in "'\"" and first[-1] == first[0]
+    strings: list[str] = []
+    open_at = 0  # the line where a subtoken spanning lines began (0: none is open)
+    for lineno, line in enumerate(lines, start=1):
+        s = line.rstrip()
+        if quoted:
+            open_at = _check_line(path, lineno, line, s, open_at)
+        if s[:1] in ("'", '"') and s[-1:] == s[:1]:
+            s = s[1:-1]
+        strings.append(s)
+    if open_at:
+        raise VocabFileError(
+            f"{path}, line {open_at}: unbalanced quotes: the quote opened there is never "
+            "closed (a truncated file? expected one quoted subtoken per line, e.g. 'the_')"
+        )
+    if not strings:
+        raise VocabFileError(f"{path}: empty subword vocabulary file")
+    return strings
 
 
 def _check_line(path: str, lineno: int, line: str, s: str, open_at: int) -> int:
@@ -121,8 +181,9 @@ class SubwordTextEncoder:
 
     def dump(self) -> None:
         """T2T's debugging print of the vocabulary: ``id : 'subtoken'`` by id, a repeated
-        subtoken at its last id (``SubwordTextEncoder.dump``)."""
-        last = {s: i for i, s in enumerate(self._all_subtoken_strings)}
+        subtoken at its last id, an empty one left out (``SubwordTextEncoder.dump`` prints
+        its ``_subtoken_string_to_id``)."""
+        last = {s: i for i, s in enumerate(self._all_subtoken_strings) if s}
         print(", ".join(f"{i} : '{s}'" for s, i in sorted(last.items(), key=lambda x: x[1])))
 
     @property
@@ -137,44 +198,12 @@ class SubwordTextEncoder:
     def load_from_file(self, path: str) -> None:
         """Read a T2T ``.subwords`` file as T2T reads it
         (``data_generators/text_encoder.py``, ``SubwordTextEncoder._load_from_file_object``):
-        each line, right-stripped, is one subtoken, its quotes removed when it starts and ends
-        with the same quote. A subtoken T2T wrote with a newline in it (``store_to_file``
-        writes ``"'" + s + "'\\n"``) spans lines and reads back, as in T2T, as one subtoken a
-        line (``'\\n'`` as two empty ones; a ``\\r`` in it is dropped, as ``tf.gfile``'s lines
-        drop it). A file T2T could not have written (a quote opened
-        and never closed, as in a truncated file; an empty line between subtokens) is refused
-        in one line naming the line."""
+        :func:`subtoken_strings_of_lines` of :func:`read_vocab_lines`. A subtoken T2T wrote
+        with a newline in it (``store_to_file`` writes ``"'" + s + "'\\n"``) spans lines and
+        reads back, as in T2T, as one subtoken a line (``'\\n'`` as two empty ones; a ``\\r``
+        in it is dropped, as ``tf.gfile``'s lines drop it)."""
         path = os.fspath(path)
-        try:
-            with fileio.open(path, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            raise FileNotFoundError(f"subword vocabulary file not found: {path}") from None
-        except IsADirectoryError:
-            raise VocabFileError(f"{path}: is a directory, not a subword vocabulary file") from None
-        raw_lines = data.replace(b"\r", b"").split(b"\n")  # tf.gfile's lines drop every \r
-        if raw_lines and raw_lines[-1] == b"":
-            raw_lines.pop()  # the newline that ends the last line
-        strings: list[str] = []
-        open_at = 0  # the line where a subtoken spanning lines began (0: none is open)
-        for lineno, raw in enumerate(raw_lines, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise VocabFileError(f"{path}, line {lineno}: not valid UTF-8 ({e})") from None
-            s = line.rstrip()
-            open_at = _check_line(path, lineno, line, s, open_at)
-            if s[:1] in ("'", '"') and s[-1:] == s[:1]:
-                s = s[1:-1]
-            strings.append(s)
-        if open_at:
-            raise VocabFileError(
-                f"{path}, line {open_at}: unbalanced quotes: the quote opened there is never "
-                "closed (a truncated file? expected one quoted subtoken per line, e.g. 'the_')"
-            )
-        if not strings:
-            raise VocabFileError(f"{path}: empty subword vocabulary file")
-        self._init_subtokens(strings)
+        self._init_subtokens(subtoken_strings_of_lines(path, read_vocab_lines(path)))
         self.filename = path
 
     def store_to_file(self, path: str, add_single_quotes: bool = True) -> None:

@@ -30,6 +30,13 @@ RESERVED = ("<pad>", "<EOS>", UNK)
 UNK_ID = 2
 
 
+class UnknownTokenError(DataError, KeyError):
+    """A token that is not in the vocabulary (without ``replace_oov``): a ``KeyError`` as T2T's
+    dict lookup raises (``TokenTextEncoder.encode``), reported in one line."""
+
+    __str__ = BaseException.__str__  # the message, not KeyError's quoted repr of it
+
+
 class TokenTextEncoder:
     """Whitespace tokens <-> ids from a one-token-per-line vocab file or a list of tokens."""
 
@@ -110,7 +117,7 @@ class TokenTextEncoder:
             tokens = [t if t in self._ids else self._replace_oov for t in tokens]
         missing = [t for t in tokens if t not in self._ids]
         if missing:
-            raise DataError(
+            raise UnknownTokenError(
                 f"token {missing[0]!r} is not in {self._source}: add it, or give the problem "
                 "an oov_token that the vocabulary holds."
             )
