@@ -76,7 +76,8 @@ def test_registered_names_and_t2t_vocab_file_names():
     assert enfr8k.num_shards == {"train": 100, "dev": 1}
     rev = registry.problem("translate_ende_wmt32k_rev")
     assert rev.vocab_filename == p.vocab_filename
-    assert rev.filepattern("/d", "train") == "/d/translate_ende_wmt32k_rev-train-*"
+    # T2T's _rev reads its problem's files (swapped as they are read: below)
+    assert rev.filepattern("/d", "train") == "/d/translate_ende_wmt32k-train-*"
 
 
 def test_get_encoders_without_vocab_says_run_datagen(tmp_path):
@@ -114,17 +115,37 @@ def test_toy_translation_has_structure_and_disjoint_splits():
     assert registry.problem("translate_toy_rev").source_lines("", "test") == (tgt, src)
 
 
-def test_translate_toy_rev_shares_vocab_and_swaps(tmp_path):
-    fwd = registry.problem("translate_toy").generate_data(
-        str(tmp_path), "", 1, max_cases=50, progress=False
-    )
-    rev = registry.problem("translate_toy_rev").generate_data(
-        str(tmp_path), "", 1, max_cases=50, progress=False
-    )
-    assert fwd.vocab_built and not rev.vocab_built and rev.vocab_file == fwd.vocab_file
-    forward = _decoded(registry.problem("translate_toy"), tmp_path, "test")
-    backward = _decoded(registry.problem("translate_toy_rev"), tmp_path, "test")
-    assert sorted((t, s) for s, t in forward) == backward
+def test_translate_toy_rev_reads_its_problems_files_swapped(tmp_path):
+    """T2T's _rev: the problem's own files, inputs and targets swapped after the record's
+    truncation (problem.py: maybe_reverse_features after preprocess); its datagen writes the
+    problem's files, which it then keeps."""
+    from t2t_repro.data.input_pipeline import EVAL, make_dataset
+    from t2t_repro.hparams_lib.build import create_hparams
+
+    rev_problem = registry.problem("translate_toy_rev")
+    rev = rev_problem.generate_data(str(tmp_path), "", 1, max_cases=50, progress=False)
+    assert rev.vocab_built and rev.shards_written
+    again = rev_problem.generate_data(str(tmp_path), "", 1, max_cases=50, progress=False)
+    assert not again.vocab_built and not again.shards_written
+    assert glob.glob(str(tmp_path / "translate_toy-test-*"))
+    assert not glob.glob(str(tmp_path / "translate_toy_rev*"))
+    written = [  # the records as translate_toy wrote them
+        (list(ex["inputs"]), list(ex["targets"]))
+        for path in sorted(glob.glob(str(tmp_path / "translate_toy-test-*")))
+        for ex in records.read_examples(path)
+    ]
+    hp = create_hparams("transformer_tiny", "max_input_seq_length=3")
+    read = make_dataset(
+        rev_problem.filepattern(str(tmp_path), "test"),
+        EVAL,
+        hp,
+        read_example=rev_problem.read_example_fn(EVAL, hp),
+    ).unbatch()
+    unpadded = [
+        ([int(i) for i in ex["inputs"] if i], [int(i) for i in ex["targets"] if i]) for ex in read
+    ]
+    # The record's inputs cut to 3 ids (T2T's truncation, before the swap) are the targets.
+    assert sorted(unpadded) == sorted((t, s[:3]) for s, t in written)
 
 
 # ----------------------------------------------------------------------------- Multi30k

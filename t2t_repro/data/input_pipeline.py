@@ -79,6 +79,14 @@ def _read_by_problem(ds, read_example, deterministic: bool) -> tf.data.Dataset:
     )
 
 
+def parse_and_truncate(hparams) -> Callable[[tf.Tensor], dict]:
+    """This module's own reading of a serialized record (parsing, then T2T's
+    ``max_input_seq_length``/``max_target_seq_length`` truncation), for a problem whose
+    ``read_example_fn`` adds a step after it."""
+    parse, truncate = records.parse_example_fn(FEATURES), _truncate(hparams)
+    return lambda record: truncate(parse(record))
+
+
 def _truncate(hparams):
     limits = {
         "inputs": hparams.get("max_input_seq_length", 0),
