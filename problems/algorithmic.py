@@ -17,7 +17,8 @@ from __future__ import annotations
 import random
 
 from t2t_repro import registry
-from t2t_repro.builtin.problems.base import Text2TextProblem, register_with_rev
+from t2t_repro.builtin.problems.base import Text2TextProblem
+from t2t_repro.builtin.problems.reversed_problem import register_with_rev
 from t2t_repro.data.pair_sources import GeneratedPairs
 
 

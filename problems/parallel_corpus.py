@@ -35,7 +35,8 @@ from __future__ import annotations
 import os
 
 from t2t_repro import registry
-from t2t_repro.builtin.problems.base import Text2TextProblem, register_with_rev
+from t2t_repro.builtin.problems.base import Text2TextProblem
+from t2t_repro.builtin.problems.reversed_problem import register_with_rev
 from t2t_repro.data.pair_sources import PairSource, parallel_source
 from t2t_repro.data.text_files import DataError
 

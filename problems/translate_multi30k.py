@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from t2t_repro.builtin.problems.base import register_with_rev
+from t2t_repro.builtin.problems.reversed_problem import register_with_rev
 from t2t_repro.builtin.problems.translate import TranslateProblem
 from t2t_repro.data import download
 from t2t_repro.data.pair_sources import FilePairs

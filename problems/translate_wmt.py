@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from t2t_repro.builtin.problems.base import register_with_rev
+from t2t_repro.builtin.problems.reversed_problem import register_with_rev
 from t2t_repro.builtin.problems.tfds_source import TfdsPairs
 from t2t_repro.builtin.problems.translate import TranslateProblem
 from t2t_repro.data import download

@@ -1,0 +1,65 @@
+"""T2T's ``<name>_rev`` for this project's problems (``register_with_rev``): the problem's files
+read with inputs and targets swapped."""
+
+from __future__ import annotations
+
+import sys
+
+from t2t_repro import registry
+from t2t_repro.builtin.problems.base import DatagenSummary
+from t2t_repro.data import records
+
+
+class ReversedProblem:
+    """T2T's ``<name>_rev`` (``Problem(was_reversed=True)``): the problem ``shards_of``'s files
+    read with inputs and targets swapped (``problem.py``, ``maybe_reverse_features``, after
+    the record's own reading and truncation), so a data dir T2T or this project wrote for
+    ``<name>`` serves both. Its datagen writes ``<name>``'s files (T2T's t2t-datagen has no
+    ``_rev`` names); its texts (``source_lines``) are swapped too (``reverse``)."""
+
+    shards_of: str = ""
+
+    def filepattern(self, data_dir: str, split: str) -> str:
+        return records.filepattern(data_dir, self.shards_of, split)
+
+    def read_example_fn(self, mode: str, hparams):
+        from t2t_repro.data.input_pipeline import parse_and_truncate
+
+        read = parse_and_truncate(hparams)
+
+        def read_swapped(record):
+            example = read(record)
+            return {"inputs": example["targets"], "targets": example["inputs"]}
+
+        return read_swapped
+
+    def generate_data(self, data_dir: str, tmp_dir: str, *args, **kwargs) -> DatagenSummary:
+        base = registry.problem(self.shards_of)
+        if kwargs.get("progress", True):
+            print(
+                f"{self.name} reads {base.name}'s files, inputs and targets swapped (T2T's "
+                f"_rev): writing {base.name}'s",
+                file=sys.stderr,
+                flush=True,
+            )
+        return base.generate_data(data_dir, tmp_dir, *args, **kwargs)
+
+
+def register_with_rev(cls):
+    """Register ``cls`` and ``<name>_rev`` (T2T's suffix: ``ReversedProblem``)."""
+    base_name = cls.__dict__.get("problem_name") or registry.camelcase_to_snakecase(cls.__name__)
+    registry.register_problem(base_name)(cls)
+    rev = type(
+        cls.__name__ + "Rev",
+        (ReversedProblem, cls),
+        {
+            "problem_name": base_name + "_rev",
+            "shards_of": base_name,
+            "reverse": not cls.reverse,
+            "vocab_name": cls.vocab_name or base_name,
+            "__doc__": f"{base_name} with inputs and targets swapped (reads its files).",
+            "__module__": cls.__module__,
+        },
+    )
+    registry.register_problem(base_name + "_rev")(rev)
+    return cls
