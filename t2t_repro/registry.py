@@ -120,8 +120,38 @@ def _lookup(kind: str, name: str) -> Any:
     )
 
 
+# A problem class with this attribute true makes T2T's suffixed variants of its registered name
+# as T2T's ``registry.problem`` does (``utils/registry.py``: ``parse_problem_name``, then
+# ``cls(was_reversed=..., was_copy=...)``): the usr_dir classes of ``t2t_compat/problem.py``.
+# The project's own problems register their ``<name>_rev`` instead (``problems/base.py``).
+MAKES_T2T_VARIANTS = "makes_t2t_variants"
+_VARIANT_TAGS = (("_rev", "was_reversed"), ("_copy", "was_copy"))
+
+
+def _t2t_variant(name: str) -> Any:
+    """T2T's ``<base>_rev`` / ``<base>_copy`` (outermost tag last, each at most once) of a
+    registered ``base`` whose class declares ``MAKES_T2T_VARIANTS``, made as T2T makes it;
+    None for any other name (then an unknown name, in one line)."""
+    registry, base, flags = _REGISTRIES[PROBLEMS], name, {}
+    while base not in registry:
+        tag = next(((t, f) for t, f in _VARIANT_TAGS if base.endswith(t)), None)
+        if tag is None or tag[1] in flags:  # T2T: a tag given twice is an invalid name
+            return None
+        flags[tag[1]] = True
+        base = base[: -len(tag[0])]
+    if not flags or not getattr(registry[base], MAKES_T2T_VARIANTS, False):
+        return None
+    return registry[base](**flags)
+
+
 def problem(name: str) -> Any:
-    """A fresh instance of the registered problem ``name``."""
+    """A fresh instance of the registered problem ``name``; for a name never registered, T2T's
+    suffixed variant of a registered one, where its class makes them (``_t2t_variant``): a
+    registered name always wins."""
+    if name not in _REGISTRIES[PROBLEMS]:
+        variant = _t2t_variant(name)
+        if variant is not None:
+            return variant
     return _lookup(PROBLEMS, name)()
 
 

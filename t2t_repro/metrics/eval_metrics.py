@@ -37,6 +37,13 @@ def t2t_tag(metric: str, problem_name: str, overload: str = "") -> str:
     return f"metrics-{overload or problem_name}/targets/{metric}"
 
 
+def tag_name(problem) -> str:
+    """The problem's name in its tags, as T2T's ``create_evaluation_metrics`` gives it: its
+    ``name``, with "_rev" for T2T's ``<name>_rev`` (``was_reversed``: a usr_dir problem made
+    from that name, whose ``name`` is its base's, as in T2T)."""
+    return problem.name + ("_rev" if getattr(problem, "was_reversed", False) else "")
+
+
 def on_request(names) -> tuple[str, ...]:
     """The metrics of ``ON_REQUEST`` among ``names`` (a problem's eval_metrics), in
     ``ON_REQUEST``'s order."""

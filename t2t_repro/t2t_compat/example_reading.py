@@ -109,6 +109,19 @@ def read_example_fn(problem: Any, mode: str, hparams: Any):
     return read
 
 
+def then_map(read, fn):
+    """``read`` followed by ``fn`` on each of its examples (a dict, or each of a dataset's), as
+    T2T's ``dataset`` maps ``maybe_reverse_and_copy`` after the reading (``problem.py``)."""
+
+    def read_then_map(serialized: tf.Tensor):
+        example = read(serialized)
+        if isinstance(example, tf.data.Dataset):
+            return example.map(lambda ex: fn(dict(ex)))
+        return fn(dict(example))
+
+    return read_then_map
+
+
 def _with_empty_inputs(example: dict) -> dict:
     if "inputs" in example:
         return example

@@ -24,7 +24,13 @@ from t2t_repro.builtin.problems import base
 from t2t_repro.data import records, t2t_shards
 from t2t_repro.errors import UserError
 from t2t_repro.metrics.eval_metrics import on_request
-from t2t_repro.t2t_compat import example_reading, problem_hparams, refusals, text_encoder
+from t2t_repro.t2t_compat import (
+    example_reading,
+    problem_hparams,
+    refusals,
+    rev_variant,
+    text_encoder,
+)
 
 # T2T's names of problem.py that problem_hparams.py defines here: the model hparams a problem is
 # asked with when a run gives none; a feature's encoder, modality, vocab size and space id.
@@ -107,13 +113,22 @@ APPROX_BLEU = "approx_bleu_score"
 
 class Problem(base.Problem):
     """T2T's ``Problem`` interface on this project's ``Problem``; subclass
-    ``text_problems.Text2TextProblem`` (what runs here) rather than this."""
+    ``text_problems.Text2TextProblem`` (what runs here) rather than this.
+
+    ``Problem(was_reversed=True)`` is T2T's ``<name>_rev``, which the registry makes from the
+    registered name (``registry.MAKES_T2T_VARIANTS``, as T2T's ``registry.problem``): it keeps
+    T2T's ``name`` (the base's, so ``dataset_filename`` and the vocab files are the base's), and
+    every record it reads, its problem hparams, encoders and texts have inputs and targets
+    swapped (``problem.py``: ``maybe_reverse_features``, ``_reverse_problem_hparams``)."""
+
+    makes_t2t_variants = True  # t2t_repro/registry.py: "<name>_rev" builds cls(was_reversed=True)
 
     def __init__(self, was_reversed: bool = False, was_copy: bool = False) -> None:
-        if was_reversed or was_copy:
+        if was_copy:
             raise T2TProblemError(
-                f"{type(self).__name__}: T2T's _rev/_copy problem variants are not made here; "
-                "register a subclass that swaps inputs and targets in generate_samples."
+                f"{type(self).__name__}: T2T's _copy problem variant (inputs copied to targets, "
+                "problem.py maybe_copy_features) is not made here; register a subclass whose "
+                "generate_samples copies the inputs to the targets."
             )
         self._was_reversed = was_reversed
         self._was_copy = was_copy
@@ -121,6 +136,8 @@ class Problem(base.Problem):
         self._hparams = None
         self._feature_info = None
         self._task_id = -1
+        if was_reversed:  # the tools' datagen of a _rev: its base's (a usr_dir's own method too)
+            self.generate_data = self._generate_base_data
 
     # -- T2T's interface --------------------------------------------------------------------
     def eval_metrics(self) -> list[str]:
@@ -196,10 +213,29 @@ class Problem(base.Problem):
         return self._was_reversed
 
     def maybe_reverse_features(self, feature_map: dict) -> None:
-        """T2T's: nothing for a problem that is not a _rev variant (none is made here)."""
+        """T2T's (``problem.py``, ``maybe_reverse_features``): a _rev's inputs and targets, and
+        their segmentations and positions, swapped in place; nothing for any other problem."""
+        if self._was_reversed:
+            rev_variant.reverse_features(feature_map)
 
     def maybe_copy_features(self, feature_map: dict) -> None:
         """T2T's: nothing for a problem that is not a _copy variant (none is made here)."""
+
+    def maybe_reverse_and_copy(self, example: dict) -> dict:
+        """T2T's map after every record's reading (``problem.py``, ``dataset``)."""
+        self.maybe_reverse_features(example)
+        self.maybe_copy_features(example)
+        return example
+
+    def _tool_encoders(self, encoders: dict) -> dict:
+        """The tools' encoders (``get_encoders``): a _rev's swapped (``rev_variant.py``)."""
+        if not self._was_reversed:
+            return encoders
+        return rev_variant.swapped_encoders(self, encoders, T2TProblemError)
+
+    def _generate_base_data(self, data_dir, tmp_dir, *args, **kwargs):
+        """A _rev's datagen: its base's (``rev_variant.py``)."""
+        return rev_variant.generate_base_data(self, data_dir, tmp_dir, *args, **kwargs)
 
     def feature_encoders(self, data_dir: str) -> dict:
         """T2T's default: ``TextEncoder`` inputs and targets (ids are the text's integers)."""
@@ -229,7 +265,7 @@ class Problem(base.Problem):
         T2T's decoding does (``utils/decoding.py``, ``decode_from_file``)."""
         encoders = self.get_feature_encoders(data_dir)
         inputs = encoders["inputs"] if self.has_inputs else encoders["targets"]
-        return {"inputs": inputs, "targets": encoders["targets"]}
+        return self._tool_encoders({"inputs": inputs, "targets": encoders["targets"]})
 
     def get_feature_encoders(self, data_dir: str | None = None) -> dict:
         if self._encoders is None:
@@ -242,15 +278,20 @@ class Problem(base.Problem):
 
     def get_hparams(self, model_hparams: Any = None) -> Any:
         """T2T's problem hparams of this problem (``Problem.get_hparams``): made once, with
-        T2T's ``vocabulary`` (the encoders), ``was_reversed`` and ``was_copy`` added."""
+        T2T's ``vocabulary`` (the encoders), ``was_reversed`` and ``was_copy`` added, and a
+        _rev's reversed (``_reverse_problem_hparams``). The ``vocabulary`` is a copy of the
+        encoders: T2T's swap also swaps the problem's own encoders, which its ``hparams()``
+        would then read the wrong way round if asked again."""
         if self._hparams is not None:
             return self._hparams
         data_dir = model_hparams.get("data_dir") if model_hparams is not None else None
         self._encoders = self.get_feature_encoders(data_dir or None)
         hp = problem_hparams.ask(self, model_hparams, data_dir or "", T2TProblemError)
-        hp.add_hparam("vocabulary", self._encoders)
+        hp.add_hparam("vocabulary", dict(self._encoders))
         hp.add_hparam("was_reversed", self._was_reversed)
         hp.add_hparam("was_copy", self._was_copy)
+        if self._was_reversed:
+            problem_hparams.reverse_problem_hparams(hp)
         self._hparams = hp
         return hp
 
@@ -303,13 +344,19 @@ class Problem(base.Problem):
         """T2T's ``decode_example`` then ``preprocess_example(example, mode, hparams)`` for
         every record, when the usr_dir overrides one of them or ``example_reading_spec``
         (``t2t_compat/example_reading.py``); else None: the input pipeline's own reading,
-        which is T2T's defaults."""
+        which is T2T's defaults. A _rev's reading, either one, is followed by T2T's
+        ``maybe_reverse_and_copy`` (``problem.py``, ``dataset``)."""
         cls = type(self)
-        if not any(
-            problem_hparams.defined_by_usr_dir(cls, h) for h in example_reading.READING_HOOKS
-        ):
-            return None
-        return example_reading.read_example_fn(self, mode, hparams)
+        read = None
+        if any(problem_hparams.defined_by_usr_dir(cls, h) for h in example_reading.READING_HOOKS):
+            read = example_reading.read_example_fn(self, mode, hparams)
+        if not self._was_reversed:
+            return read
+        if read is None:
+            from t2t_repro.data.input_pipeline import parse_and_truncate
+
+            read = parse_and_truncate(hparams)
+        return example_reading.then_map(read, self.maybe_reverse_and_copy)
 
     def problem_hparams(self, data_dir: str, model_hparams: Any = None) -> dict:
         """T2T's ``get_hparams(model_hparams)`` as the run's problem hparams: the problem's
@@ -321,6 +368,9 @@ class Problem(base.Problem):
             self._encoders = encoders
         problem_hparams.refuse_unhonoured_hooks(self, T2TProblemError)
         found = problem_hparams.ask(self, model_hparams, data_dir, T2TProblemError)
+        if self._was_reversed:  # T2T's get_hparams of a _rev (its encoders: get_encoders)
+            problem_hparams.refuse_unreversible(self, found, T2TProblemError)
+            problem_hparams.reverse_problem_hparams(found)
         return problem_hparams.to_run_hparams(self, found, encoders, T2TProblemError)
 
     @classmethod

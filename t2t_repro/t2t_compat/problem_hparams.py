@@ -119,6 +119,12 @@ def feature_info(problem: Any, hp: ProblemHParams) -> dict[str, FeatureInfo]:
     return features
 
 
+def shown_name(problem: Any) -> str:
+    """The name a run gave the problem: T2T's ``name`` (a _rev's is its base's, whose files it
+    reads) with "_rev" for a _rev, as T2T's eval metrics name it (``eval_metrics.tag_name``)."""
+    return eval_metrics.tag_name(problem)
+
+
 def where(problem: Any) -> str:
     """``Class (registered_name) in file``: the start of every line about a usr_dir problem."""
     cls = type(problem)
@@ -126,7 +132,52 @@ def where(problem: Any) -> str:
         source = inspect.getsourcefile(cls) or cls.__module__
     except TypeError:
         source = cls.__module__
-    return f"{cls.__name__} ({problem.name}) in {source}"
+    return f"{cls.__name__} ({shown_name(problem)}) in {source}"
+
+
+def reverse_problem_hparams(p: ProblemHParams) -> None:
+    """T2T's ``_reverse_problem_hparams`` (``problem.py``), in place: modalities of "input"
+    and "target" features renamed to each other; vocab sizes swapped where a "target" feature
+    has its "input" one (any other dropped, as T2T drops them); the ``vocabulary`` encoders
+    and the space ids swapped (a None space id becomes GENERIC, 0); ``was_reversed`` set."""
+    modality = {}
+    for name, kind in (p.modality or {}).items():
+        if "target" in name:
+            name = name.replace("target", "input")
+        elif "input" in name:
+            name = name.replace("input", "target")
+        modality[name] = kind
+    p.modality = modality
+    sizes = dict(p.vocab_size or {})
+    swapped = {}
+    for name in sizes:
+        other = name.replace("target", "input")
+        if "target" in name and other in sizes:
+            swapped[name], swapped[other] = sizes[other], sizes[name]
+    p.vocab_size = swapped
+    vocabulary = p.get("vocabulary")
+    if vocabulary is not None:
+        inputs, targets = vocabulary.pop("inputs", None), vocabulary.pop("targets", None)
+        if inputs is not None:
+            vocabulary["targets"] = inputs
+        if targets is not None:
+            vocabulary["inputs"] = targets
+    input_space_id, target_space_id = p.input_space_id, p.target_space_id
+    p.target_space_id = input_space_id if input_space_id is not None else 0
+    p.input_space_id = target_space_id if target_space_id is not None else 0
+    p.set_hparam("was_reversed", True)
+
+
+def refuse_unreversible(problem: Any, p: ProblemHParams, error: type) -> None:
+    """One line for a _rev whose base's targets are not symbols (a classifier's labels): T2T's
+    reversal makes them the inputs, which this project's transformer cannot read."""
+    kind = (p.modality or {}).get("targets", ModalityType.SYMBOL)
+    if kind != ModalityType.SYMBOL:
+        raise error(
+            f"{where(problem)}: T2T's _rev makes the targets' modality ({kind!r}) the inputs'; "
+            "this project's transformer reads symbol inputs only (ModalityType.SYMBOL): use "
+            f"--problem={problem.name}."
+        )
 
 
 def ask(problem: Any, model_hparams: HParams | None, data_dir: str, error: type) -> ProblemHParams:

@@ -217,7 +217,7 @@ class Text2TextProblem(Problem):
     def check_datagen(self) -> None:
         """One line naming the class when datagen cannot write T2T's files of this problem;
         ``t2t-datagen`` asks every problem before writing any."""
-        name = f"{type(self).__name__} ({self.name})"
+        name = f"{type(self).__name__} ({problem_hparams.shown_name(self)})"
         if self.unsupported and not self.datagen_as_t2t:
             raise T2TProblemError(f"{name}: {self.unsupported}")
         if self.packed_length:
@@ -230,7 +230,7 @@ class Text2TextProblem(Problem):
         """One line naming the class when the trainer or decoder cannot run this problem
         (its encoders are the first thing they ask for: ``get_encoders``)."""
         self.check_datagen()
-        name = f"{type(self).__name__} ({self.name})"
+        name = f"{type(self).__name__} ({problem_hparams.shown_name(self)})"
         if self.unsupported:
             raise T2TProblemError(f"{name}: {self.unsupported}")
 
@@ -262,7 +262,8 @@ class Text2TextProblem(Problem):
         # Without inputs (a language model) a prompt is encoded with the targets' encoder, as
         # T2T's decoding does (utils/decoding.py, decode_from_file: inputs_vocab_key).
         inputs = encoders["inputs"] if self.has_inputs else encoders["targets"]
-        return {"inputs": inputs, "targets": self._label_names(encoders["targets"], data_dir)}
+        targets = self._label_names(encoders["targets"], data_dir)
+        return self._tool_encoders({"inputs": inputs, "targets": targets})  # a _rev's: swapped
 
     def _label_names(self, targets: Any, data_dir: str) -> Any:
         """The targets' encoder; a label list's names for a multi-label usr_dir whose
@@ -322,7 +323,8 @@ class Text2TextProblem(Problem):
                 else:  # T2T decodes a language model's dev record from its targets (prompt)
                     sources.append(self.targets_prefix + sample["targets"])
                 targets.append(self.targets_prefix + self.target_text(sample))
-        return sources, targets
+        # a _rev's texts swapped, as its records are (T2T's maybe_reverse_features)
+        return (targets, sources) if self.was_reversed else (sources, targets)
 
     def target_text(self, sample: dict) -> str:
         """A sample's target as text (a classifier's: its label's name)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_repro.data.input_pipeline import EVAL, make_dataset
-from t2t_repro.metrics.eval_metrics import t2t_tag
+from t2t_repro.metrics.eval_metrics import t2t_tag, tag_name
 from t2t_repro.training.loop import evaluation, schedules
 from t2t_repro.training.loop.attention_summary import AttentionSummary
 from t2t_repro.training.loop.dev_decodes import make_dev_decodes
@@ -81,7 +81,7 @@ class EvalRound:
             return
         overload = t.hparams.get("overload_eval_metric_name", "")
         scalars = {
-            t2t_tag(k, t.problem.name, overload): v
+            t2t_tag(k, tag_name(t.problem), overload): v
             for k, v in results.items()
             if k not in ("eval_tokens", "step")
         }

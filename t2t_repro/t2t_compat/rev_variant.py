@@ -1,0 +1,57 @@
+"""T2T's ``<name>_rev`` of a usr_dir's problem (``Problem(was_reversed=True)``, made by the
+registry from the name: ``t2t_compat/problem.py``): its features, encoders and datagen, as
+T2T's ``data_generators/problem.py`` has them."""
+
+from __future__ import annotations
+
+import sys
+
+from t2t_repro.t2t_compat import problem_hparams
+
+# T2T's pairs of features a _rev swaps (problem.py, maybe_reverse_features).
+SWAPPED = (
+    ("inputs", "targets"),
+    ("inputs_segmentation", "targets_segmentation"),
+    ("inputs_position", "targets_position"),
+)
+
+
+def reverse_features(feature_map: dict) -> None:
+    """T2T's ``maybe_reverse_features`` of a _rev: inputs and targets, and their
+    segmentations and positions, swapped in place."""
+    for inputs_key, targets_key in SWAPPED:
+        inputs = feature_map.pop(inputs_key, None)
+        targets = feature_map.pop(targets_key, None)
+        if inputs is not None:
+            feature_map[targets_key] = inputs
+        if targets is not None:
+            feature_map[inputs_key] = targets
+
+
+def swapped_encoders(problem, encoders: dict, error: type[Exception]) -> dict:
+    """A _rev's encoders for the tools, swapped as T2T's ``_reverse_problem_hparams`` swaps
+    the ``vocabulary`` its decoder encodes with; a _rev of a problem without inputs (a
+    language model) would have no targets: ``error``, one line."""
+    if not problem.has_inputs:
+        raise error(
+            f"{problem_hparams.where(problem)}: T2T's _rev of a problem without inputs moves "
+            "its targets to the inputs, leaving no targets to learn or decode; use "
+            f"--problem={problem.name}."
+        )
+    return {"inputs": encoders["targets"], "targets": encoders["inputs"]}
+
+
+def generate_base_data(problem, data_dir, tmp_dir, *args, **kwargs):
+    """A _rev's datagen writes its base's files, which it reads (T2T's t2t-datagen has no _rev
+    names): the base problem's ``generate_data``, said on stderr."""
+    shown, name = problem_hparams.shown_name(problem), problem.name
+    if kwargs.get("progress", True):
+        print(
+            f"{shown} reads {name}'s files, inputs and targets swapped (T2T's _rev): "
+            f"writing {name}'s",
+            file=sys.stderr,
+            flush=True,
+        )
+    return type(problem)(was_reversed=False, was_copy=False).generate_data(
+        data_dir, tmp_dir, *args, **kwargs
+    )
