@@ -35,14 +35,20 @@ class ReversedProblem:
 
     def generate_data(self, data_dir: str, tmp_dir: str, *args, **kwargs) -> DatagenSummary:
         base = registry.problem(self.shards_of)
-        if kwargs.get("progress", True):
-            print(
-                f"{self.name} reads {base.name}'s files, inputs and targets swapped (T2T's "
-                f"_rev): writing {base.name}'s",
-                file=sys.stderr,
-                flush=True,
-            )
+        announce_base_datagen(self.name, base.name, kwargs.get("progress", True))
         return base.generate_data(data_dir, tmp_dir, *args, **kwargs)
+
+
+def announce_base_datagen(rev_name: str, base_name: str, progress: bool = True) -> None:
+    """The line a _rev's datagen prints: it writes its base's files (T2T's t2t-datagen has no
+    _rev names), which it reads swapped."""
+    if progress:
+        print(
+            f"{rev_name} reads {base_name}'s files, inputs and targets swapped (T2T's _rev): "
+            f"writing {base_name}'s",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def register_with_rev(cls):

@@ -4,8 +4,6 @@ T2T's ``data_generators/problem.py`` has them."""
 
 from __future__ import annotations
 
-import sys
-
 from t2t_repro.t2t_compat import problem_hparams
 
 # T2T's pairs of features a _rev swaps (problem.py, maybe_reverse_features).
@@ -44,14 +42,11 @@ def swapped_encoders(problem, encoders: dict, error: type[Exception]) -> dict:
 def generate_base_data(problem, data_dir, tmp_dir, *args, **kwargs):
     """A _rev's datagen writes its base's files, which it reads (T2T's t2t-datagen has no _rev
     names): the base problem's ``generate_data``, said on stderr."""
-    shown, name = problem_hparams.shown_name(problem), problem.name
-    if kwargs.get("progress", True):
-        print(
-            f"{shown} reads {name}'s files, inputs and targets swapped (T2T's _rev): "
-            f"writing {name}'s",
-            file=sys.stderr,
-            flush=True,
-        )
+    from t2t_repro.builtin.problems.reversed_problem import announce_base_datagen
+
+    announce_base_datagen(
+        problem_hparams.shown_name(problem), problem.name, kwargs.get("progress", True)
+    )
     return type(problem)(was_reversed=False, was_copy=False).generate_data(
         data_dir, tmp_dir, *args, **kwargs
     )
