@@ -128,9 +128,9 @@ MAKES_T2T_VARIANTS = "makes_t2t_variants"
 _VARIANT_TAGS = (("_rev", "was_reversed"), ("_copy", "was_copy"))
 
 
-def _t2t_variant(name: str) -> Any:
-    """T2T's ``<base>_rev`` / ``<base>_copy`` (outermost tag last, each at most once) of a
-    registered ``base`` whose class declares ``MAKES_T2T_VARIANTS``, made as T2T makes it;
+def _variant_of(name: str) -> tuple[Any, dict] | None:
+    """(the class, its flags) of T2T's ``<base>_rev`` / ``<base>_copy`` (outermost tag last,
+    each at most once) of a registered ``base`` whose class declares ``MAKES_T2T_VARIANTS``;
     None for any other name (then an unknown name, in one line)."""
     registry, base, flags = _REGISTRIES[PROBLEMS], name, {}
     while base not in registry:
@@ -141,7 +141,18 @@ def _t2t_variant(name: str) -> Any:
         base = base[: -len(tag[0])]
     if not flags or not getattr(registry[base], MAKES_T2T_VARIANTS, False):
         return None
-    return registry[base](**flags)
+    return registry[base], flags
+
+
+def _t2t_variant(name: str) -> Any:
+    """T2T's variant ``name`` made as T2T makes it (``_variant_of``), or None."""
+    found = _variant_of(name)
+    return None if found is None else found[0](**found[1])
+
+
+def is_problem(name: str) -> bool:
+    """Whether ``problem(name)`` names a problem: a registered one, or T2T's variant of one."""
+    return name in _REGISTRIES[PROBLEMS] or _variant_of(name) is not None
 
 
 def problem(name: str) -> Any:

@@ -182,3 +182,16 @@ def test_x_rev_trains_evaluates_under_its_tag_and_decodes(tmp_path):
     decoded = out.read_text(encoding="utf-8").split("\n")
     en = set((WORDS / "words.en.vocab").read_text(encoding="utf-8").split("\n"))
     assert len(decoded) == 3 and set(" ".join(decoded).split()) <= en  # English words only
+
+
+def test_t2t_import_reads_x_revs_vocabulary_and_space_id():
+    """t2t-import --problem=x_rev checks the checkpoint's sizes against x_rev's (swapped)
+    vocabularies, as it does for a registered name (it said "not registered")."""
+    from t2t_repro.t2t_import.writer import T2TImportError, _problem_values
+
+    notes: list[str] = []
+    sizes = {"input_vocab_size": 15, "target_vocab_size": 16}  # T2T 1.15.7's, as above
+    values = _problem_values(REV, sizes, str(WORDS), "", notes.append)
+    assert values["target_space_id"] == 0 and not [n for n in notes if "not registered" in n]
+    with pytest.raises(T2TImportError, match="16 \\(inputs\\) / 15 \\(targets\\)"):
+        _problem_values(BASE, sizes, str(WORDS), "", notes.append)  # the base's: not swapped

@@ -53,7 +53,7 @@ def _problem_values(
     """Vocabulary sizes (checked against the problem's vocabulary) and the target space id."""
     values = dict(sizes, target_space_id=0)
     problem = None
-    if problem_name in registry.list_names(registry.PROBLEMS):
+    if registry.is_problem(problem_name):  # a usr_dir problem's T2T _rev too
         problem = registry.problem(problem_name)
         values["target_space_id"] = problem.target_space_id
     else:
@@ -94,7 +94,7 @@ def _problem_values(
 def _multi_label(problem_name: str, data_dir: str) -> bool | None:
     """True when the registered problem's target is T2T's MULTI_LABEL (its hparams read the
     vocabulary in ``data_dir``); None when it cannot be asked (then CLASS_LABEL)."""
-    if not data_dir or problem_name not in registry.list_names(registry.PROBLEMS):
+    if not data_dir or not registry.is_problem(problem_name):
         return None
     problem = registry.problem(problem_name)
     if not hasattr(problem, "problem_hparams"):
@@ -273,7 +273,7 @@ def import_t2t_dir(
         )
     vocab_name = (
         registry.problem(problem).vocab_filename
-        if problem in registry.list_names(registry.PROBLEMS)
+        if registry.is_problem(problem)
         else os.path.basename(vocab)
     )
     flags = {
