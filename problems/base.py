@@ -96,7 +96,7 @@ class Problem:
       the extra inputs it builds from the source lines.
     - ``train_augmentation``: a map over training batches (word dropout).
     - ``read_example_fn``: the problem's own reading of a record, a per-example map in the
-      input pipeline (T2T's ``decode_example`` and ``preprocess_example``); none here.
+      input pipeline (T2T's ``decode_example`` and ``preprocess_example``); a ``_rev``'s swap.
     - ``teacher_forced_metrics``: the eval metrics it lists beyond those always reported.
     """
 
@@ -245,7 +245,8 @@ class Problem:
         and truncation (``make_dataset(read_example=...)``): record -> dict of features with
         int ``inputs`` and ``targets`` vectors (or a ``tf.data.Dataset`` of such dicts).
         ``mode``: T2T's "train", "eval" or "infer" (dev decodes). None: the pipeline's own,
-        with no extra map (every problem of this project)."""
+        with no extra map (every problem of this project but the ``_rev`` ones:
+        ``reversed_problem.py``)."""
         return None
 
     def teacher_forced_metrics(self) -> tuple[str, ...]:

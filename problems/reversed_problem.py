@@ -7,7 +7,7 @@ import sys
 
 from t2t_repro import registry
 from t2t_repro.builtin.problems.base import DatagenSummary
-from t2t_repro.data import records
+from t2t_repro.data import records, reversal
 
 
 class ReversedProblem:
@@ -23,15 +23,18 @@ class ReversedProblem:
         return records.filepattern(data_dir, self.shards_of, split)
 
     def read_example_fn(self, mode: str, hparams):
+        """The base's reading of a record (its own, else the pipeline's parsing and
+        truncation), then T2T's swap (``data/reversal.py``)."""
         from t2t_repro.data.input_pipeline import parse_and_truncate
 
-        read = parse_and_truncate(hparams)
+        read = super().read_example_fn(mode, hparams) or parse_and_truncate(hparams)
+        return lambda record: reversal.reverse_features(dict(read(record)))
 
-        def read_swapped(record):
-            example = read(record)
-            return {"inputs": example["targets"], "targets": example["inputs"]}
-
-        return read_swapped
+    def get_encoders(self, data_dir: str) -> dict:
+        """The base's encoders swapped (T2T's ``_reverse_problem_hparams`` swaps the
+        vocabularies; the same objects where the two sides share one)."""
+        encoders = super().get_encoders(data_dir)
+        return {"inputs": encoders["targets"], "targets": encoders["inputs"]}
 
     def generate_data(self, data_dir: str, tmp_dir: str, *args, **kwargs) -> DatagenSummary:
         base = registry.problem(self.shards_of)
@@ -65,6 +68,8 @@ def register_with_rev(cls):
             "vocab_name": cls.vocab_name or base_name,
             "__doc__": f"{base_name} with inputs and targets swapped (reads its files).",
             "__module__": cls.__module__,
+            # a usr_dir's class, whose name T2T's registration set as a string (t2t_compat)
+            **({"name": base_name + "_rev"} if isinstance(cls.__dict__.get("name"), str) else {}),
         },
     )
     registry.register_problem(base_name + "_rev")(rev)

@@ -12,6 +12,7 @@ importing a layer never imports a problem and this module names no package above
 
 from __future__ import annotations
 
+import collections
 import difflib
 import re
 from typing import Any, TypeVar
@@ -89,8 +90,9 @@ def register_ranged_hparams(name_or_fn: Any = None) -> Any:
 
 
 def not_provided(kind: str) -> list[str]:
-    """T2T 1.15's names of ``kind`` that are not provided here (``note_not_provided``)."""
-    return sorted(_NOT_PROVIDED[kind])
+    """T2T 1.15's names of ``kind`` that are not provided here (``note_not_provided``), but
+    those registered since (a usr_dir's of that name)."""
+    return sorted(n for n in _NOT_PROVIDED[kind] if n not in _REGISTRIES[kind])
 
 
 def note_not_provided(kind: str, why_by_name: dict[str, str]) -> None:
@@ -123,25 +125,43 @@ def _lookup(kind: str, name: str) -> Any:
 # A problem class with this attribute true makes T2T's suffixed variants of its registered name
 # as T2T's ``registry.problem`` does (``utils/registry.py``: ``parse_problem_name``, then
 # ``cls(was_reversed=..., was_copy=...)``): the usr_dir classes of ``t2t_compat/problem.py``.
-# The project's own problems register their ``<name>_rev`` instead (``problems/base.py``).
+# The project's own problems register their ``<name>_rev`` instead
+# (``problems/reversed_problem.py``).
 MAKES_T2T_VARIANTS = "makes_t2t_variants"
-_VARIANT_TAGS = (("_rev", "was_reversed"), ("_copy", "was_copy"))
+# T2T's problem-name grammar (utils/registry.py): a base name with "_copy" and "_rev" tags
+ProblemSpec = collections.namedtuple("ProblemSpec", ["base_name", "was_reversed", "was_copy"])
+
+
+def parse_problem_name(name: str) -> ProblemSpec:
+    """T2T's: the base name and its tags, outermost last ("x_copy_rev"); a tag given twice
+    is a ValueError."""
+    for tag, field in (("_rev", "was_reversed"), ("_copy", "was_copy")):
+        if name.endswith(tag):
+            spec = parse_problem_name(name[: -len(tag)])
+            if getattr(spec, field):
+                raise ValueError(f"Invalid problem name {name}: multiple '{tag}' instances")
+            return spec._replace(**{field: True})
+    return ProblemSpec(name, False, False)
+
+
+def get_problem_name(base_name: str, was_reversed: bool = False, was_copy: bool = False) -> str:
+    """T2T's inverse of ``parse_problem_name``."""
+    return base_name + ("_copy" if was_copy else "") + ("_rev" if was_reversed else "")
 
 
 def _variant_of(name: str) -> tuple[Any, dict] | None:
-    """(the class, its flags) of T2T's ``<base>_rev`` / ``<base>_copy`` (outermost tag last,
-    each at most once) of a registered ``base`` whose class declares ``MAKES_T2T_VARIANTS``;
-    None for any other name (then an unknown name, in one line)."""
-    registry, base, flags = _REGISTRIES[PROBLEMS], name, {}
-    while base not in registry:
-        tag = next(((t, f) for t, f in _VARIANT_TAGS if base.endswith(t)), None)
-        if tag is None or tag[1] in flags:  # T2T: a tag given twice is an invalid name
-            return None
-        flags[tag[1]] = True
-        base = base[: -len(tag[0])]
-    if not flags or not getattr(registry[base], MAKES_T2T_VARIANTS, False):
+    """(the class, its flags) of T2T's ``<base>_rev`` / ``<base>_copy`` (``parse_problem_name``)
+    of a registered ``base`` whose class declares ``MAKES_T2T_VARIANTS``; None for any other
+    name (then an unknown name, in one line)."""
+    try:
+        spec = parse_problem_name(name)
+    except ValueError:
         return None
-    return registry[base], flags
+    flags = {f: True for f in ("was_reversed", "was_copy") if getattr(spec, f)}
+    base = _REGISTRIES[PROBLEMS].get(spec.base_name)
+    if not flags or not getattr(base, MAKES_T2T_VARIANTS, False):
+        return None
+    return base, flags
 
 
 def _t2t_variant(name: str) -> Any:

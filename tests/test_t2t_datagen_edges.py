@@ -9,7 +9,8 @@ import random
 
 import pytest
 
-from t2t_repro.commands import datagen, trainer
+from t2t_repro import registry
+from t2t_repro.commands import datagen, query_server, trainer, translate_all
 from t2t_repro.commands.absl_argv import expand_flagfiles
 from t2t_repro.errors import UsageError
 from t2t_repro.t2t_compat import generator_utils
@@ -37,22 +38,24 @@ def test_a_pattern_matching_t2ts_problems_not_provided_names_them(capsys):
     assert "_SUPPORTED_PROBLEM_GENERATORS" in _one_line_error(capsys)
 
 
-@pytest.mark.parametrize("module", [datagen, trainer])
-def test_flags_of_t2ts_problem_modules_and_absl_parse(module, capsys):
+@pytest.mark.parametrize(
+    "module,problems",
+    [(datagen, True), (trainer, True), (query_server, True), (translate_all, False)],
+)
+def test_flags_of_t2ts_problem_modules_and_absl_parse(module, problems, capsys):
+    """absl's flags in every T2T tool; the problem modules' in those importing all_problems."""
     parser = module.build_parser()
-    args = parser.parse_args(
-        [
-            "--timit_paths=a,b",
-            "--wiki_revision_num_train_shards=3",
-            "--nodisable_ffmpeg",
-            "--parsing_path=x",
-            "--logtostderr",
-            "--alsologtostderr=false",
-            "--verbosity=1",
-            "--log_dir=/tmp",
-        ]
-    )
-    assert args.wiki_revision_num_train_shards == 3 and args.verbosity == 1
+    absl = ["--logtostderr", "--alsologtostderr=false", "--verbosity=1", "--log_dir=/tmp"]
+    args = parser.parse_args(absl)
+    assert args.verbosity == 1 and args.logtostderr
+    modules = ["--timit_paths=a,b", "--wiki_revision_num_train_shards=3", "--nodisable_ffmpeg"]
+    if problems:
+        args = parser.parse_args([*modules, "--parsing_path=x"])
+        assert args.wiki_revision_num_train_shards == 3 and args.parsing_path == "x"
+    else:
+        with pytest.raises(SystemExit):
+            parser.parse_args(modules)
+        capsys.readouterr()
     with pytest.raises(SystemExit) as e:  # absl's help flags: the tool's --help
         parser.parse_args(["--helpshort"])
     assert e.value.code == 0 and "usage:" in capsys.readouterr().out
@@ -63,12 +66,14 @@ def test_flagfile_is_read_as_absl_reads_it(tmp_path, capsys):
     inner.write_text("--problem=algorithmic_copy\n", encoding="utf-8")
     outer = tmp_path / "outer.flags"
     outer.write_text(f"# a comment\n\n// another\n--flagfile={inner}\n  --only_list  \n")
-    argv = ["--data_dir=d", f"--flagfile={outer}", "--tmp_dir=t"]
-    assert expand_flagfiles(argv) == [
+    argv = ["--data_dir=d", f"--flagfile={outer}", "--tmp_dir=t", "--", "--flagfile=x"]
+    assert expand_flagfiles(argv) == [  # absl: nothing after "--" is a flag
         "--data_dir=d",
         "--problem=algorithmic_copy",
         "--only_list",
         "--tmp_dir=t",
+        "--",
+        "--flagfile=x",
     ]
     assert datagen.main(["--flagfile", str(outer)]) == 0
     assert capsys.readouterr().out.split() == ["algorithmic_copy"]
@@ -95,8 +100,15 @@ def test_generator_utils_functions_t2t_has():
 def test_generator_utils_files(tmp_path):
     import tensorflow as tf
 
-    cases = ({"inputs": [i + 1, 2], "targets": [3]} for i in range(5))
-    path = generator_utils.generate_files_distributed(cases, "x-train", str(tmp_path), 3, 4, 1)
+    read = []
+
+    def endless():  # T2T's generate_files_distributed reads one case past max_cases, then stops
+        while True:
+            read.append(len(read))
+            yield {"inputs": [len(read), 2], "targets": [3]}
+
+    path = generator_utils.generate_files_distributed(endless(), "x-train", str(tmp_path), 3, 4, 1)
+    assert len(read) == 5
     assert path == str(tmp_path / "x-train-00001-of-00003")  # task 1's shard alone
     records = list(generator_utils.tfrecord_iterator([path]))
     assert len(records) == 4 and all(isinstance(r, bytes) for r in records)
@@ -112,3 +124,23 @@ def test_generator_utils_files(tmp_path):
     assert generator_utils.generate_files(iter([{"inputs": [1]}]), out) is None  # as T2T's
     with pytest.raises(ValueError, match="empty generated field"):  # T2T's error type
         generator_utils.to_example({"inputs": []})
+    # A project problem's records (its reading: int inputs and targets), by T2T's function.
+    generator_utils.generate_files_distributed(
+        iter([{"inputs": [5], "targets": [6, 1]}]), "translate_toy-train", str(tmp_path)
+    )
+    [toy] = generator_utils.tfrecord_iterator_for_problem(
+        registry.problem("translate_toy"), str(tmp_path)
+    )
+    assert list(toy["targets"].values) == [6, 1]
+
+
+def test_a_usr_dirs_problem_of_a_t2t_name_is_not_called_not_provided():
+    """A name on T2T's list of problems not provided here that a usr_dir registered is the
+    usr_dir's: patterns take it (registry.not_provided leaves it out)."""
+    missing = registry.not_provided(registry.PROBLEMS)
+    assert "translate_ende_wmt32k_packed" in missing
+    registry._REGISTRIES[registry.PROBLEMS]["translate_ende_wmt32k_packed"] = object
+    try:
+        assert "translate_ende_wmt32k_packed" not in registry.not_provided(registry.PROBLEMS)
+    finally:
+        del registry._REGISTRIES[registry.PROBLEMS]["translate_ende_wmt32k_packed"]

@@ -195,3 +195,20 @@ def test_t2t_import_reads_x_revs_vocabulary_and_space_id():
     assert values["target_space_id"] == 0 and not [n for n in notes if "not registered" in n]
     with pytest.raises(T2TImportError, match="16 \\(inputs\\) / 15 \\(targets\\)"):
         _problem_values(BASE, sizes, str(WORDS), "", notes.append)  # the base's: not swapped
+
+
+def test_a_usr_dir_subclass_of_the_projects_t2t_named_problem_has_its_rev():
+    """T2T's registry gives every registered problem its _rev; a usr_dir subclass of
+    translate_ende.TranslateEndeWmt32k (the project's class under T2T's name) gets the
+    project's kind of it: the subclass's files, swapped."""
+    from t2t_repro.builtin.problems.translate_wmt import TranslateEndeWmt32k
+    from t2t_repro.t2t_compat import registry as t2t_registry
+
+    problems = registry._REGISTRIES[registry.PROBLEMS]
+    try:
+        t2t_registry.register_problem(type("MyEnde", (TranslateEndeWmt32k,), {}))
+        rev = registry.problem("my_ende_rev")
+        assert rev.name == "my_ende_rev" and rev.filepattern("/d", "dev") == "/d/my_ende-dev-*"
+        assert rev.vocab_filename == registry.problem("my_ende").vocab_filename
+    finally:
+        problems.pop("my_ende", None), problems.pop("my_ende_rev", None)

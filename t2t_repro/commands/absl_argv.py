@@ -5,6 +5,8 @@ lines and lines starting with ``#`` or ``//`` skipped, a ``--flagfile`` inside r
 
 from __future__ import annotations
 
+import os
+
 from t2t_repro import fileio
 from t2t_repro.errors import UsageError
 
@@ -17,6 +19,8 @@ def expand_flagfiles(argv: list[str], _reading: tuple[str, ...] = ()) -> list[st
     out, i = [], 0
     while i < len(argv):
         arg = argv[i]
+        if arg == "--":  # absl: what follows is arguments, not flags
+            return out + list(argv[i:])
         if arg == FLAG:
             if i + 1 >= len(argv):
                 raise UsageError("--flagfile needs a file (--flagfile=PATH).")
@@ -29,6 +33,7 @@ def expand_flagfiles(argv: list[str], _reading: tuple[str, ...] = ()) -> list[st
             continue
         if path in _reading:
             raise UsageError(f"--flagfile={path} reads itself (through {' -> '.join(_reading)}).")
+        path = os.path.expanduser(path)  # as absl's FlagValues._get_flag_file_lines
         out.extend(expand_flagfiles(_flag_lines(path), (*_reading, path)))
     return out
 

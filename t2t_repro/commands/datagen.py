@@ -81,7 +81,7 @@ def problem_names(pattern: str, exclude_problems: str = "") -> list[str]:
         n for n in registry.not_provided(registry.PROBLEMS) if not excluded(n, exclude_problems)
     ]
     # T2T's patterns match its base problems, which its <name>_rev are not (utils/registry.py:
-    # the suffix is parsed from a name, not registered; problems/base.py's register_with_rev)
+    # the suffix is parsed from a name, not registered; problems/reversed_problem.py)
     rev_variants = {n for n in known if n.endswith("_rev") and n[: -len("_rev")] in known}
     names = []
     for item in filter(None, (s.strip() for s in pattern.split(","))):

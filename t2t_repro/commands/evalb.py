@@ -1,7 +1,7 @@
 """t2t-evalb: labelled bracket F1 of parser output against gold trees, as EVALB with COLLINS.prm.
 
     t2t-evalb --gold=wsj_23.trees --test=parsed.trees
-    t2t-evalb --gold=DATA/wsj_parsing.test.trees --test=decodes.txt --linearized --json
+    t2t-evalb --gold=DATA/wsj_parsing_ldc.test.trees --test=decodes.txt --linearized --json
     t2t-evalb --gold=... --test=... --per_sentence
     t2t-evalb --gold=... --test=... --align_punct     # Collins' punctuation preprocessing first
 

@@ -22,7 +22,7 @@ import argparse
 import itertools
 import sys
 
-from t2t_repro.commands import cli
+from t2t_repro.commands import cli, t2t_flags
 from t2t_repro.errors import UsageError
 
 # T2T's flags this tool refuses, and why (each one line).
@@ -75,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     t2t.add_argument("--t2t_usr_dir", default="", help="a module/package of your registrations")
     for name in REFUSED_T2T_FLAGS:
         parser.add_argument(f"--{name}", default=None, help=argparse.SUPPRESS)
+    t2t_flags.add_t2t_flags(parser, "t2t-query-server")  # absl's flags (and T2T problem modules')
     return parser
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from t2t_repro.commands import cli
+from t2t_repro.commands import cli, t2t_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--registry_help", action="store_true", help="list everything registered and exit"
     )
+    t2t_flags.add_t2t_flags(parser, "t2t-translate-all")  # absl's flags (and T2T problem modules')
     return parser
 
 

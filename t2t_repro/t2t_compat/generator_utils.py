@@ -113,8 +113,14 @@ def generate_files_distributed(
     if not 0 <= task_id < num_shards:
         raise ValueError(f"task_id {task_id} is not a shard of {num_shards}.")
     path = os.path.join(output_dir, records.sharded_name(output_name, task_id, num_shards))
-    cases = (c for i, c in enumerate(generator) if not max_cases or i < max_cases)
-    records.write_records_atomically(path, (serialize(case) for case in cases))
+
+    def cases() -> Iterator[bytes]:  # T2T reads one case past max_cases, then stops
+        for count, case in enumerate(generator, 1):
+            if max_cases and count > max_cases:
+                return
+            yield serialize(case)
+
+    records.write_records_atomically(path, cases())
     return path
 
 
@@ -173,10 +179,13 @@ def _session_value(value):
 
 def tfrecord_iterator_for_problem(problem, data_dir: str, dataset_split=None):
     """T2T's: the records of ``problem``'s split (train by default) in ``data_dir``, parsed
-    by its ``example_reading_spec``."""
+    by its ``example_reading_spec`` (a project problem's: its int ``inputs`` and ``targets``)."""
     split = dataset_split or "train"  # T2T's default: tf.estimator.ModeKeys.TRAIN
-    filenames = sorted(fileio.glob(problem.filepattern(data_dir, mode=split)))
-    return tfrecord_iterator(filenames, example_spec=problem.example_reading_spec()[0])
+    filenames = sorted(fileio.glob(problem.filepattern(data_dir, split)))
+    reading = getattr(problem, "example_reading_spec", None)
+    ints = tf.io.VarLenFeature(tf.int64)
+    spec = reading()[0] if reading else {"inputs": ints, "targets": ints}
+    return tfrecord_iterator(filenames, example_spec=spec)
 
 
 def read_records(filename: str) -> list[bytes]:

@@ -13,7 +13,6 @@ keeps the name, and using it is refused in one line naming the class.
 
 from __future__ import annotations
 
-import collections
 import inspect
 import re
 from typing import Any
@@ -76,7 +75,30 @@ def _on_problem_set(key: str, cls: type) -> type:
 
 def register_problem(name: Any = None) -> Any:
     """``@registry.register_problem`` / ``@registry.register_problem("name")``."""
-    return _decorator(_registry.register_problem, name, _on_problem_set)
+    return _decorator(_register_with_variants, name, _on_problem_set)
+
+
+def _register_with_variants(key: str):
+    """The project's registration; a usr_dir subclass of one of the project's problems under
+    T2T's names (``translate_ende.TranslateEndeWmt32k``) also gets T2T's ``<key>_rev``, the
+    project's kind of it (``problems/reversed_problem.py``), as T2T's registry gives every
+    problem one (T2T's own Problem classes make theirs: ``registry.MAKES_T2T_VARIANTS``)."""
+
+    def register(cls: Any) -> Any:
+        _registry.register_problem(key)(cls)
+        from t2t_repro.builtin.problems.base import Text2TextProblem
+        from t2t_repro.builtin.problems.reversed_problem import (
+            ReversedProblem,
+            register_with_rev,
+        )
+
+        kind = isinstance(cls, type) and issubclass(cls, Text2TextProblem)
+        if kind and not issubclass(cls, ReversedProblem) and not refusals.is_stand_in(cls):
+            if key + "_rev" not in _registry.list_names(_registry.PROBLEMS):
+                register_with_rev(cls)
+        return cls
+
+    return register
 
 
 register_base_problem = register_problem
@@ -196,25 +218,10 @@ def list_base_problems() -> list[str]:
 list_problems = list_base_problems
 
 
-# T2T's problem-name grammar (utils/registry.py): a base name with "_copy" and "_rev" tags
-ProblemSpec = collections.namedtuple("ProblemSpec", ["base_name", "was_reversed", "was_copy"])
-
-
-def parse_problem_name(name: str) -> ProblemSpec:
-    """T2T's: the base name and its tags, outermost last ("x_copy_rev"); a tag given twice
-    is a ValueError."""
-    for tag, field in (("_rev", "was_reversed"), ("_copy", "was_copy")):
-        if name.endswith(tag):
-            spec = parse_problem_name(name[: -len(tag)])
-            if getattr(spec, field):
-                raise ValueError(f"Invalid problem name {name}: multiple '{tag}' instances")
-            return spec._replace(**{field: True})
-    return ProblemSpec(name, False, False)
-
-
-def get_problem_name(base_name: str, was_reversed: bool = False, was_copy: bool = False) -> str:
-    """T2T's inverse of ``parse_problem_name``."""
-    return base_name + ("_copy" if was_copy else "") + ("_rev" if was_reversed else "")
+# T2T's problem-name grammar (utils/registry.py), which the project's registry reads too.
+ProblemSpec = _registry.ProblemSpec
+parse_problem_name = _registry.parse_problem_name
+get_problem_name = _registry.get_problem_name
 
 
 def display_list_by_prefix(names_list: list[str], starting_spaces: int = 0) -> str:

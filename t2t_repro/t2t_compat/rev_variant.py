@@ -4,26 +4,11 @@ T2T's ``data_generators/problem.py`` has them."""
 
 from __future__ import annotations
 
+from t2t_repro.data import reversal
 from t2t_repro.t2t_compat import problem_hparams
 
-# T2T's pairs of features a _rev swaps (problem.py, maybe_reverse_features).
-SWAPPED = (
-    ("inputs", "targets"),
-    ("inputs_segmentation", "targets_segmentation"),
-    ("inputs_position", "targets_position"),
-)
-
-
-def reverse_features(feature_map: dict) -> None:
-    """T2T's ``maybe_reverse_features`` of a _rev: inputs and targets, and their
-    segmentations and positions, swapped in place."""
-    for inputs_key, targets_key in SWAPPED:
-        inputs = feature_map.pop(inputs_key, None)
-        targets = feature_map.pop(targets_key, None)
-        if inputs is not None:
-            feature_map[targets_key] = inputs
-        if targets is not None:
-            feature_map[inputs_key] = targets
+# T2T's maybe_reverse_features of a _rev (one implementation for every _rev: data/).
+reverse_features = reversal.reverse_features
 
 
 def swapped_encoders(problem, encoders: dict, error: type[Exception]) -> dict:
