@@ -41,6 +41,10 @@ def test_datagen_writes_byte_for_byte_what_t2t_1_15_7_writes(generated):
         assert (hashlib.sha256(got).hexdigest(), len(got)) == (want["sha256"], want["bytes"]), name
     vocab = REFERENCE / "data" / "vocab.wsj_parsing.32768.subwords"
     assert written[vocab.name] == vocab.read_bytes()
+    # T2T reads the vocabulary's text up to max_samples_for_vocab (1,000) lines: the 30 lines
+    # past it, of words seen nowhere else, are not in it.
+    text = (REFERENCE / "tmp" / "wsj.train.text.txt").read_text("utf-8").splitlines()
+    assert len(text) == 1030 and "zephyr" in text[-1] and b"zephyr" not in written[vocab.name]
 
 
 def test_the_problem_is_t2ts(generated):

@@ -30,6 +30,7 @@ import make_t2t_usr_dir_reference as usr_ref  # its directory is on sys.path (ru
 
 PROBLEM = "wsj_parsing"
 TREES = {"wsjTrain.trees": 230, "wsjEval.trees": 12}  # >100: shards of 2-3, shuffled
+VOCAB_LINES = 1000  # T2T's WsjParsing.max_samples_for_vocab
 LEX = {
     "DT": "the a every this".split(),
     "NN": "cat dog park table garden book child".split(),
@@ -101,6 +102,10 @@ def write_corpus(tmp_dir: str, words_and_tags: Callable[[str], tuple[str, str]])
     for name, lines in trees.items():
         usr_ref._lines(os.path.join(tmp_dir, name), lines)
     pairs = [words_and_tags(line) for line in trees["wsjTrain.trees"]]
+    # More sentences than T2T's max_samples_for_vocab (1,000), the lines past it of words
+    # seen nowhere before, so that the vocabulary shows whether the reader stops there.
+    pairs += [words_and_tags(render(sentence(rng))) for _ in range(VOCAB_LINES - len(pairs))]
+    pairs += [("zephyr quixotic jabberwock .", "S NP NN /NP . /S")] * 30
     usr_ref._lines(os.path.join(tmp_dir, "wsj.train.text.txt"), [p[0] for p in pairs])
     usr_ref._lines(os.path.join(tmp_dir, "wsj.train.tags.txt"), [p[1] for p in pairs])
 
