@@ -109,6 +109,12 @@ def _lookup(kind: str, name: str) -> Any:
         raise RegistryError(
             f"{kind} {name!r} is T2T 1.15's, not provided here: {_NOT_PROVIDED[kind][name]}."
         )
+    base = _variant_base(kind, name)
+    if base in _NOT_PROVIDED[kind]:  # T2T's <base>_rev of a problem not provided here
+        raise RegistryError(
+            f"{kind} {name!r} is T2T's variant of {base!r}, which is T2T 1.15's, not provided "
+            f"here: {_NOT_PROVIDED[kind][base]}."
+        )
     if not registry:
         raise RegistryError(
             f"Unknown {kind} {name!r}: no {kind} is registered. Call "
@@ -173,6 +179,17 @@ def _t2t_variant(name: str) -> Any:
 def is_problem(name: str) -> bool:
     """Whether ``problem(name)`` names a problem: a registered one, or T2T's variant of one."""
     return name in _REGISTRIES[PROBLEMS] or _variant_of(name) is not None
+
+
+def _variant_base(kind: str, name: str) -> str | None:
+    """The base name of T2T's ``<base>_rev``/``<base>_copy`` problem name, else None."""
+    if kind != PROBLEMS:
+        return None
+    try:
+        base = parse_problem_name(name).base_name
+    except ValueError:
+        return None
+    return base if base != name else None
 
 
 def problem(name: str) -> Any:

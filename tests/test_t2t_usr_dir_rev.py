@@ -212,3 +212,11 @@ def test_a_usr_dir_subclass_of_the_projects_t2t_named_problem_has_its_rev():
         assert rev.vocab_filename == registry.problem("my_ende").vocab_filename
     finally:
         problems.pop("my_ende", None), problems.pop("my_ende_rev", None)
+
+
+def test_a_rev_of_a_t2t_problem_not_provided_says_so():
+    from t2t_repro.commands.builtins import register_builtins
+
+    register_builtins()  # T2T's names not provided here (idempotent)
+    with pytest.raises(registry.RegistryError, match="variant of 'cola', which is T2T 1.15's"):
+        registry.problem("cola_rev")
