@@ -127,14 +127,27 @@ def test_its_datagen_writes_the_bases_files(tmp_path, capsys):
         assert (tmp_path / "data" / path.name).read_bytes() == path.read_bytes(), path.name
 
 
-def test_x_copy_is_refused_in_one_line_naming_only_copy(tmp_path, capsys):
-    with pytest.raises(T2TProblemError, match="T2T's _copy problem variant") as refused:
-        registry.problem(f"{BASE}_copy")
-    assert "\n" not in str(refused.value) and "_rev" not in str(refused.value)
-    argv = [f"--problem={BASE}_copy", f"--data_dir={WORDS}", f"--t2t_usr_dir={USR_DIR}"]
-    assert trainer.main([*argv, f"--output_dir={tmp_path}", "--hparams_set=transformer_tiny"]) != 0
-    err = capsys.readouterr().err.strip()
-    assert "_copy problem variant" in err and len(err.splitlines()) == 1, err
+def test_x_copy_is_t2ts_copy_of_the_inputs():
+    """T2T's <name>_copy (problem.py: maybe_copy_features, _copy_problem_hparams): the base's
+    records with the inputs as targets too; the inputs' vocabulary and size for the targets
+    (T2T 1.15.7's sizes of words_en_to_de: inputs 16, as above); its texts likewise; and
+    x_copy_rev (T2T's grammar) reverses, then copies."""
+    copy = registry.problem(f"{BASE}_copy")
+    assert copy.name == BASE and copy.filepattern("/d", "dev") == f"/d/{BASE}-dev*"
+    hparams = default_model_hparams(str(WORDS))
+    read = copy.read_example_fn("eval", hparams)
+    shard = WORDS / f"{BASE}-dev-00000-of-00001"
+    got = [
+        {k: v.numpy().tolist() for k, v in example.items() if k in ("inputs", "targets")}
+        for example in tf.data.TFRecordDataset(str(shard)).map(read)
+    ]
+    assert got == [{"inputs": r["inputs"], "targets": r["inputs"]} for r in _records(shard)]
+    assert copy.vocab_sizes(str(WORDS)) == (T2T_SIZES[BASE]["inputs"],) * 2
+    src = (HOOKS / "tmp" / "translit.src").read_text(encoding="utf-8").splitlines()[2::3]
+    hooked = registry.problem("hparams_hook_problem_copy")
+    assert hooked.source_lines(str(HOOKS / "tmp"), "dev") == (src, src)  # as its texts above
+    both = registry.problem(f"{BASE}_copy_rev")  # reversed, then copied: the base's targets
+    assert both.vocab_sizes(str(WORDS)) == (T2T_SIZES[BASE]["targets"],) * 2
 
 
 def test_an_lm_rev_is_refused_in_one_line():

@@ -124,19 +124,13 @@ class Problem(base.Problem):
     makes_t2t_variants = True  # t2t_repro/registry.py: "<name>_rev" builds cls(was_reversed=True)
 
     def __init__(self, was_reversed: bool = False, was_copy: bool = False) -> None:
-        if was_copy:
-            raise T2TProblemError(
-                f"{type(self).__name__}: T2T's _copy problem variant (inputs copied to targets, "
-                "problem.py maybe_copy_features) is not made here; register a subclass whose "
-                "generate_samples copies the inputs to the targets."
-            )
         self._was_reversed = was_reversed
         self._was_copy = was_copy
         self._encoders = None
         self._hparams = None
         self._feature_info = None
         self._task_id = -1
-        if was_reversed:  # the tools' datagen of a _rev: its base's (a usr_dir's own method too)
+        if was_reversed or was_copy:  # a variant's datagen: its base's (its own method too)
             self.generate_data = self._generate_base_data
 
     # -- T2T's interface --------------------------------------------------------------------
@@ -219,7 +213,9 @@ class Problem(base.Problem):
             rev_variant.reverse_features(feature_map)
 
     def maybe_copy_features(self, feature_map: dict) -> None:
-        """T2T's: nothing for a problem that is not a _copy variant (none is made here)."""
+        """T2T's: a _copy's inputs as its targets; nothing for any other problem."""
+        if self._was_copy:
+            rev_variant.copy_features(feature_map)
 
     def maybe_reverse_and_copy(self, example: dict) -> dict:
         """T2T's map after every record's reading (``problem.py``, ``dataset``)."""
@@ -228,10 +224,10 @@ class Problem(base.Problem):
         return example
 
     def _tool_encoders(self, encoders: dict) -> dict:
-        """The tools' encoders (``get_encoders``): a _rev's swapped (``rev_variant.py``)."""
-        if not self._was_reversed:
+        """The tools' encoders (``get_encoders``): a variant's (``rev_variant.py``)."""
+        if not (self._was_reversed or self._was_copy):
             return encoders
-        return rev_variant.swapped_encoders(self, encoders, T2TProblemError)
+        return rev_variant.variant_encoders(self, encoders, T2TProblemError)
 
     def _generate_base_data(self, data_dir, tmp_dir, *args, **kwargs):
         """A _rev's datagen: its base's (``rev_variant.py``)."""
@@ -290,8 +286,7 @@ class Problem(base.Problem):
         hp.add_hparam("vocabulary", dict(self._encoders))
         hp.add_hparam("was_reversed", self._was_reversed)
         hp.add_hparam("was_copy", self._was_copy)
-        if self._was_reversed:
-            problem_hparams.reverse_problem_hparams(hp)
+        rev_variant.vary_hparams(self, hp)  # a _rev's and a _copy's, as T2T's get_hparams
         self._hparams = hp
         return hp
 
@@ -350,7 +345,7 @@ class Problem(base.Problem):
         read = None
         if any(problem_hparams.defined_by_usr_dir(cls, h) for h in example_reading.READING_HOOKS):
             read = example_reading.read_example_fn(self, mode, hparams)
-        if not self._was_reversed:
+        if not (self._was_reversed or self._was_copy):
             return read
         if read is None:
             from t2t_repro.data.input_pipeline import parse_and_truncate
@@ -368,9 +363,7 @@ class Problem(base.Problem):
             self._encoders = encoders
         problem_hparams.refuse_unhonoured_hooks(self, T2TProblemError)
         found = problem_hparams.ask(self, model_hparams, data_dir, T2TProblemError)
-        if self._was_reversed:  # T2T's get_hparams of a _rev (its encoders: get_encoders)
-            problem_hparams.refuse_unreversible(self, found, T2TProblemError)
-            problem_hparams.reverse_problem_hparams(found)
+        rev_variant.vary_hparams(self, found, T2TProblemError)  # a _rev's, a _copy's
         return problem_hparams.to_run_hparams(self, found, encoders, T2TProblemError)
 
     @classmethod

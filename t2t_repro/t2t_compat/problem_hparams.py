@@ -168,6 +168,20 @@ def reverse_problem_hparams(p: ProblemHParams) -> None:
     p.set_hparam("was_reversed", True)
 
 
+def copy_problem_hparams(p: ProblemHParams) -> None:
+    """T2T's ``_copy_problem_hparams`` (``problem.py``), in place: the inputs' modality, vocab
+    size, vocabulary and space id for the targets; ``was_copy`` set."""
+    for field in ("modality", "vocab_size"):
+        values = getattr(p, field, None)
+        if values and "inputs" in values:
+            values["targets"] = values["inputs"]
+    vocabulary = p.get("vocabulary")
+    if vocabulary is not None and "inputs" in vocabulary:
+        vocabulary["targets"] = vocabulary["inputs"]
+    p.target_space_id = p.input_space_id if p.input_space_id is not None else 0
+    p.set_hparam("was_copy", True)
+
+
 def refuse_unreversible(problem: Any, p: ProblemHParams, error: type) -> None:
     """One line for a _rev whose base's targets are not symbols (a classifier's labels): T2T's
     reversal makes them the inputs, which this project's transformer cannot read."""

@@ -7,8 +7,44 @@ from __future__ import annotations
 from t2t_repro.data import reversal
 from t2t_repro.t2t_compat import problem_hparams
 
-# T2T's maybe_reverse_features of a _rev (one implementation for every _rev: data/).
-reverse_features = reversal.reverse_features
+# T2T's maybe_reverse_features of a _rev, maybe_copy_features of a _copy (data/reversal.py).
+reverse_features, copy_features = reversal.reverse_features, reversal.copy_features
+
+
+def vary_hparams(problem, p, error: type[Exception] | None = None) -> None:
+    """T2T's ``get_hparams`` of a variant, in place: a _rev's reversed, then a _copy's copied
+    (``_reverse_problem_hparams``, ``_copy_problem_hparams``); with ``error``, a _rev this
+    project's transformer cannot run (class-label targets) is refused in one line."""
+    if problem.was_reversed:
+        if error is not None:
+            problem_hparams.refuse_unreversible(problem, p, error)
+        problem_hparams.reverse_problem_hparams(p)
+    if problem._was_copy:
+        problem_hparams.copy_problem_hparams(p)
+
+
+def variant_encoders(problem, encoders: dict, error: type[Exception]) -> dict:
+    """The tools' encoders of a variant, as its problem hparams' ``vocabulary``: a _rev's
+    swapped, then a _copy's inputs for its targets."""
+    if problem.was_reversed:
+        encoders = swapped_encoders(problem, encoders, error)
+    if problem._was_copy:
+        if not problem.has_inputs:
+            raise error(
+                f"{problem_hparams.where(problem)}: T2T's _copy copies the inputs to the "
+                f"targets, and this problem has no inputs; use --problem={problem.name}."
+            )
+        encoders = {"inputs": encoders["inputs"], "targets": encoders["inputs"]}
+    return encoders
+
+
+def variant_texts(problem, sources: list[str], targets: list[str]) -> tuple[list, list]:
+    """A split's texts as a variant's records have them: swapped, then the inputs copied."""
+    if problem.was_reversed:
+        sources, targets = targets, sources
+    if problem._was_copy:
+        targets = list(sources)
+    return sources, targets
 
 
 def swapped_encoders(problem, encoders: dict, error: type[Exception]) -> dict:

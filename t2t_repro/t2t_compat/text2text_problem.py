@@ -17,7 +17,13 @@ from typing import Any
 from t2t_repro import fileio
 from t2t_repro.data import t2t_shards
 from t2t_repro.data.text_files import DataError
-from t2t_repro.t2t_compat import example_reading, generator_utils, problem_hparams, text_encoder
+from t2t_repro.t2t_compat import (
+    example_reading,
+    generator_utils,
+    problem_hparams,
+    rev_variant,
+    text_encoder,
+)
 from t2t_repro.t2t_compat.datagen import generate_t2t_data
 from t2t_repro.t2t_compat.modalities import ModalityType
 from t2t_repro.t2t_compat.problem import (
@@ -323,8 +329,8 @@ class Text2TextProblem(Problem):
                 else:  # T2T decodes a language model's dev record from its targets (prompt)
                     sources.append(self.targets_prefix + sample["targets"])
                 targets.append(self.targets_prefix + self.target_text(sample))
-        # a _rev's texts swapped, as its records are (T2T's maybe_reverse_features)
-        return (targets, sources) if self.was_reversed else (sources, targets)
+        # a _rev's texts swapped, a _copy's inputs twice, as its records (rev_variant.py)
+        return rev_variant.variant_texts(self, sources, targets)
 
     def target_text(self, sample: dict) -> str:
         """A sample's target as text (a classifier's: its label's name)."""
