@@ -81,10 +81,10 @@ def _read_by_problem(ds, read_example, deterministic: bool) -> tf.data.Dataset:
 
 def parse_and_truncate(hparams) -> Callable[[tf.Tensor], dict]:
     """This module's own reading of a serialized record (parsing, then T2T's
-    ``max_input_seq_length``/``max_target_seq_length`` truncation), for a problem whose
-    ``read_example_fn`` adds a step after it."""
+    ``max_input_seq_length``/``max_target_seq_length`` truncation): ``make_dataset``'s map
+    without a problem's own reading, and the start of one that adds a step after it."""
     parse, truncate = records.parse_example_fn(FEATURES), _truncate(hparams)
-    return lambda record: truncate(parse(record))
+    return _as_written(lambda record: truncate(parse(record)))
 
 
 def _truncate(hparams):
@@ -214,12 +214,9 @@ def make_dataset(
         ds = _read_by_problem(ds, read_example, deterministic)
     else:
         ds = ds.map(
-            records.parse_example_fn(FEATURES),
+            parse_and_truncate(hparams),
             num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=deterministic,
-        )
-        ds = ds.map(
-            _truncate(hparams), num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
         )
     if is_train:
         ds = ds.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed)
