@@ -38,9 +38,9 @@ def t2t_tag(metric: str, problem_name: str, overload: str = "") -> str:
 
 
 def tag_name(problem) -> str:
-    """The problem's name in its tags, as T2T's ``create_evaluation_metrics`` gives it: its
-    ``name``, with "_rev" for T2T's ``<name>_rev`` (``was_reversed``: a usr_dir problem made
-    from that name, whose ``name`` is its base's, as in T2T)."""
+    """The problem's name as T2T shows it, in its eval tags (``create_evaluation_metrics``)
+    and in this project's lines about it: its ``name``, with "_rev" for T2T's ``<name>_rev``
+    (``was_reversed``: a usr_dir problem made from that name, whose ``name`` is its base's)."""
     return problem.name + ("_rev" if getattr(problem, "was_reversed", False) else "")
 
 

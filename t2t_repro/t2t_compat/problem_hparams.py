@@ -119,12 +119,6 @@ def feature_info(problem: Any, hp: ProblemHParams) -> dict[str, FeatureInfo]:
     return features
 
 
-def shown_name(problem: Any) -> str:
-    """The name a run gave the problem: T2T's ``name`` (a _rev's is its base's, whose files it
-    reads) with "_rev" for a _rev, as T2T's eval metrics name it (``eval_metrics.tag_name``)."""
-    return eval_metrics.tag_name(problem)
-
-
 def where(problem: Any) -> str:
     """``Class (registered_name) in file``: the start of every line about a usr_dir problem."""
     cls = type(problem)
@@ -132,7 +126,7 @@ def where(problem: Any) -> str:
         source = inspect.getsourcefile(cls) or cls.__module__
     except TypeError:
         source = cls.__module__
-    return f"{cls.__name__} ({shown_name(problem)}) in {source}"
+    return f"{cls.__name__} ({eval_metrics.tag_name(problem)}) in {source}"
 
 
 def reverse_problem_hparams(p: ProblemHParams) -> None:

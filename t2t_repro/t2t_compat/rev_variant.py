@@ -5,6 +5,7 @@ T2T's ``data_generators/problem.py`` has them."""
 from __future__ import annotations
 
 from t2t_repro.data import reversal
+from t2t_repro.metrics import eval_metrics
 from t2t_repro.t2t_compat import problem_hparams
 
 # T2T's maybe_reverse_features of a _rev, maybe_copy_features of a _copy (data/reversal.py).
@@ -66,7 +67,7 @@ def generate_base_data(problem, data_dir, tmp_dir, *args, **kwargs):
     from t2t_repro.builtin.problems.reversed_problem import announce_base_datagen
 
     announce_base_datagen(
-        problem_hparams.shown_name(problem), problem.name, kwargs.get("progress", True)
+        eval_metrics.tag_name(problem), problem.name, kwargs.get("progress", True)
     )
     return type(problem)(was_reversed=False, was_copy=False).generate_data(
         data_dir, tmp_dir, *args, **kwargs

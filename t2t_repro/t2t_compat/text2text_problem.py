@@ -17,6 +17,7 @@ from typing import Any
 from t2t_repro import fileio
 from t2t_repro.data import t2t_shards
 from t2t_repro.data.text_files import DataError
+from t2t_repro.metrics import eval_metrics
 from t2t_repro.t2t_compat import (
     example_reading,
     generator_utils,
@@ -223,7 +224,7 @@ class Text2TextProblem(Problem):
     def check_datagen(self) -> None:
         """One line naming the class when datagen cannot write T2T's files of this problem;
         ``t2t-datagen`` asks every problem before writing any."""
-        name = f"{type(self).__name__} ({problem_hparams.shown_name(self)})"
+        name = f"{type(self).__name__} ({eval_metrics.tag_name(self)})"
         if self.unsupported and not self.datagen_as_t2t:
             raise T2TProblemError(f"{name}: {self.unsupported}")
         if self.packed_length:
@@ -236,7 +237,7 @@ class Text2TextProblem(Problem):
         """One line naming the class when the trainer or decoder cannot run this problem
         (its encoders are the first thing they ask for: ``get_encoders``)."""
         self.check_datagen()
-        name = f"{type(self).__name__} ({problem_hparams.shown_name(self)})"
+        name = f"{type(self).__name__} ({eval_metrics.tag_name(self)})"
         if self.unsupported:
             raise T2TProblemError(f"{name}: {self.unsupported}")
 
