@@ -6,6 +6,7 @@ random_deinterleave, generate_files_distributed, tfrecord_iterator and make_tmp_
 and small files only."""
 
 import random
+import sys
 
 import pytest
 
@@ -14,6 +15,7 @@ from t2t_repro.commands import datagen, query_server, trainer, translate_all
 from t2t_repro.commands.absl_argv import expand_flagfiles
 from t2t_repro.errors import UsageError
 from t2t_repro.t2t_compat import generator_utils
+from tests.usr_dir_registry import restored_registry
 
 
 def _one_line_error(capsys) -> str:
@@ -144,3 +146,82 @@ def test_a_usr_dirs_problem_of_a_t2t_name_is_not_called_not_provided():
         assert "translate_ende_wmt32k_packed" not in registry.not_provided(registry.PROBLEMS)
     finally:
         del registry._REGISTRIES[registry.PROBLEMS]["translate_ende_wmt32k_packed"]
+
+
+TASKS_USR_DIR = '''
+from tensor2tensor.data_generators import problem
+from tensor2tensor.utils import registry
+
+
+@registry.register_problem
+class TaskCase(problem.Problem):
+    @property
+    def multiprocess_generate(self):
+        return {multiprocess}
+
+    @property
+    def num_generate_tasks(self):
+        return 4
+
+    def prepare_to_generate(self, data_dir, tmp_dir):
+        open(data_dir + "/prepared", "w").close()
+
+    def generate_data(self, data_dir, tmp_dir, task_id=-1):
+        open(data_dir + "/task_" + str(task_id), "w").close()
+'''
+
+
+@pytest.fixture
+def task_usr_dir(tmp_path):
+    """Writes the usr_dir; its registrations are gone after the test."""
+
+    def write(multiprocess: bool):
+        for name in [n for n in sys.modules if n.startswith("task_case_usr_dir")]:
+            del sys.modules[name]
+        path = tmp_path / "task_case_usr_dir.py"
+        path.write_text(TASKS_USR_DIR.format(multiprocess=multiprocess), encoding="utf-8")
+        return path
+
+    restoring = restored_registry({"task_case_usr_dir"})
+    next(restoring)
+    yield write
+    next(restoring, None)
+
+
+@pytest.mark.parametrize(
+    "multiprocess,flags,written",
+    [  # bin/t2t_datagen.py, generate_data_for_registered_problem
+        (True, [], ["prepared", "task_0", "task_1", "task_2", "task_3"]),
+        (True, ["--task_id=2"], ["task_2"]),  # generate_data(data_dir, tmp_dir, 2) alone
+        (True, ["--task_id_start=1", "--task_id_end=3"], ["prepared", "task_1", "task_2"]),
+        (True, ["--task_id_end=3"], ["prepared", "task_0", "task_1", "task_2", "task_3"]),
+        (False, ["--task_id=2"], ["task_2"]),
+        (False, ["--task_id_start=1", "--task_id_end=3"], ["task_None"]),
+    ],
+)
+def test_task_ids_run_a_usr_dirs_generate_tasks_as_t2ts(
+    task_usr_dir, tmp_path, multiprocess, flags, written, capsys
+):
+    usr_dir = task_usr_dir(multiprocess)
+    data = tmp_path / "data"
+    argv = ["--problem=task_case", f"--data_dir={data}", f"--t2t_usr_dir={usr_dir}", *flags]
+    assert datagen.main([*argv, "--noprogress"]) == 0
+    assert sorted(p.name for p in data.iterdir()) == written
+    if flags and written[-1] in ("task_3", "task_None"):  # flags that select nothing: said
+        assert "as in T2T" in capsys.readouterr().err
+
+
+def test_task_ids_elsewhere_as_t2ts(tmp_path, capsys):
+    # T2T asserts --task_id_end beside --task_id_start: one line, before anything is written.
+    assert datagen.main(["--problem=algorithmic_copy", "--task_id_start=1"]) != 0
+    assert "needs --task_id_end" in _one_line_error(capsys)
+    # A problem without generate tasks writes every file, as T2T's generate_data ignores the
+    # id (Text2TextProblem, AlgorithmicProblem), and says so.
+    data = tmp_path / "data"
+    argv = ["--problem=algorithmic_copy", f"--data_dir={data}", "--task_id=3", "--noprogress"]
+    assert datagen.main([*argv, "--max_cases=5", "--num_workers=1"]) == 0
+    assert "algorithmic_copy has no generate tasks" in capsys.readouterr().err
+    shards = registry.problem("algorithmic_copy").num_shards  # every split's, every shard
+    assert sorted(p.name for p in data.glob("algorithmic_copy-*")) == sorted(
+        f"algorithmic_copy-{split}-{i:05d}-of-{n:05d}" for split, n in shards.items() for i in range(n)
+    )

@@ -58,6 +58,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--t2t_usr_dir", default="", help="a module/package of your own registrations"
     )
+    tasks = parser.add_argument_group(
+        "datagen over several machines (T2T's)",
+        "A usr_dir problem's own generate_data gets the task id; the others have no tasks and "
+        "write all their files, as in T2T.",
+    )
+    tasks.add_argument(
+        "--task_id", type=int, default=-1, help="run generate_data for this task id only"
+    )
+    for end in ("start", "end"):
+        tasks.add_argument(
+            f"--task_id_{end}",
+            type=int,
+            default=-1,
+            help=f"a multiprocess_generate problem's range of task ids: its {end}"
+            + (" (excluded)" if end == "end" else ""),
+        )
     cli.add_bool(parser, "registry_help", "list everything registered and exit")
     cli.add_bool(parser, "noprogress", "no progress lines on stderr")
     cli.add_bool(
@@ -157,7 +173,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _generate(problems: list, data_dir: str, tmp_dir: str, args: argparse.Namespace) -> None:
+    tasks = _tasks(args)
     for problem in problems:
+        options = {}
+        if getattr(problem.generate_data, "runs_t2t_tasks", False):
+            options["t2t_tasks"] = tasks
+        elif tasks.given:  # T2T's generate_data of such a problem ignores the task id
+            print(
+                f"note: {problem.name} has no generate tasks: {tasks.describe()} selects none, "
+                "as in T2T; generating all its data.",
+                file=sys.stderr,
+            )
         try:
             summary = problem.generate_data(
                 data_dir,
@@ -166,12 +192,19 @@ def _generate(problems: list, data_dir: str, tmp_dir: str, args: argparse.Namesp
                 max_cases=args.max_cases or None,
                 random_seed=args.random_seed,
                 progress=not args.noprogress,
+                **options,
             )
         except KeyboardInterrupt:
             raise cli.UsageError(
                 "interrupted; run again to finish (finished shards are kept)."
             ) from None
         print(summary.format(), flush=True)
+
+
+def _tasks(args: argparse.Namespace):
+    from t2t_repro.t2t_compat.datagen_tasks import DatagenTasks
+
+    return DatagenTasks(args.task_id, args.task_id_start, args.task_id_end)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,6 +223,7 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     t2t_flags.check_t2t_flags(parser, args)
     if args.max_cases < 0:
         raise cli.UsageError("--max_cases must be 0 (every pair) or a positive count.")
+    _tasks(args).check()
 
 
 if __name__ == "__main__":

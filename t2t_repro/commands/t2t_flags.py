@@ -329,11 +329,6 @@ DATAGEN = [
         0,
         "environment (RL) problems are not supported",
     ),
-    *_refused(
-        "task_id task_id_start task_id_end",
-        -1,
-        "datagen runs on one host, in --num_workers processes",
-    ),
 ]
 
 # bin/t2t_avg_all.py and bin/t2t_bleu.py: t2t-avg-all defines all of T2T's flags itself, and

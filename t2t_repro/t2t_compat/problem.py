@@ -14,7 +14,6 @@ method: a user's own ``generate_data`` is wrapped at registration (``on_t2t_regi
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import time
 from typing import Any
@@ -25,6 +24,7 @@ from t2t_repro.data import records, t2t_shards
 from t2t_repro.errors import UserError
 from t2t_repro.metrics.eval_metrics import on_request
 from t2t_repro.t2t_compat import (
+    datagen_tasks,
     example_reading,
     problem_hparams,
     refusals,
@@ -394,6 +394,7 @@ def _tool_entry(t2t_generate_data):
         max_cases=None,
         random_seed=base.DEFAULT_SEED,
         progress=True,
+        t2t_tasks=datagen_tasks.ALL_TASKS,
     ):
         if max_cases is not None:
             raise T2TProblemError(
@@ -409,32 +410,16 @@ def _tool_entry(t2t_generate_data):
         else:  # seeded once, as bin/t2t_datagen.py: not again by Text2TextProblem's, if called
             t2t_shards.seed_like_t2t_datagen(random_seed)
             with t2t_shards.seeded_run():
-                _generate_as_t2t_datagen(self, t2t_generate_data, data_dir, tmp_dir)
+                datagen_tasks.run_as_t2t_datagen(
+                    self, t2t_generate_data, data_dir, tmp_dir, t2t_tasks
+                )
         summary = base.DatagenSummary(self.name, data_dir)
         summary.seconds = time.monotonic() - start
         return summary
 
     generate_data.t2t_tool_entry = True
+    generate_data.runs_t2t_tasks = True  # t2t-datagen's --task_id* reach it (datagen_tasks.py)
     return generate_data
-
-
-def _generate_as_t2t_datagen(problem, t2t_generate_data, data_dir: str, tmp_dir: str) -> None:
-    """bin/t2t_datagen.py's calls (generate_data_for_registered_problem): the task id None
-    (no --task_id), or with ``multiprocess_generate`` prepare_to_generate, then each task id
-    of ``num_generate_tasks`` (T2T runs them in a pool; here in turn: the same files). A
-    ``generate_data`` without a task id parameter gets none."""
-    takes_task_id = len(inspect.signature(t2t_generate_data).parameters) >= 4
-    if not problem.multiprocess_generate:
-        t2t_generate_data(problem, data_dir, tmp_dir, *([None] if takes_task_id else []))
-        return
-    if not takes_task_id:
-        raise T2TProblemError(
-            f"{type(problem).__name__}: multiprocess_generate is True, but generate_data takes "
-            "no task_id (T2T calls generate_data(data_dir, tmp_dir, task_id) for each task)."
-        )
-    problem.prepare_to_generate(data_dir, tmp_dir)
-    for task_id in range(problem.num_generate_tasks):
-        t2t_generate_data(problem, data_dir, tmp_dir, task_id)
 
 
 # T2T's names this project does not provide: one line when called (refusals.py).
