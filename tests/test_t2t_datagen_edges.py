@@ -148,7 +148,7 @@ def test_a_usr_dirs_problem_of_a_t2t_name_is_not_called_not_provided():
         del registry._REGISTRIES[registry.PROBLEMS]["translate_ende_wmt32k_packed"]
 
 
-TASKS_USR_DIR = '''
+TASKS_USR_DIR = """
 from tensor2tensor.data_generators import problem
 from tensor2tensor.utils import registry
 
@@ -168,7 +168,7 @@ class TaskCase(problem.Problem):
 
     def generate_data(self, data_dir, tmp_dir, task_id=-1):
         open(data_dir + "/task_" + str(task_id), "w").close()
-'''
+"""
 
 
 @pytest.fixture
@@ -222,6 +222,7 @@ def test_task_ids_elsewhere_as_t2ts(tmp_path, capsys):
     assert datagen.main([*argv, "--max_cases=5", "--num_workers=1"]) == 0
     assert "algorithmic_copy has no generate tasks" in capsys.readouterr().err
     shards = registry.problem("algorithmic_copy").num_shards  # every split's, every shard
+    expected = [f"{split}-{i:05d}-of-{n:05d}" for split, n in shards.items() for i in range(n)]
     assert sorted(p.name for p in data.glob("algorithmic_copy-*")) == sorted(
-        f"algorithmic_copy-{split}-{i:05d}-of-{n:05d}" for split, n in shards.items() for i in range(n)
+        f"algorithmic_copy-{name}" for name in expected
     )
