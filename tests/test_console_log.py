@@ -3,7 +3,7 @@
 import io
 import time
 
-from t2t_repro.training.loop.summaries import ConsoleLog, format_duration
+from t2t_repro.training.loop.summaries import ConsoleLog, format_duration, window_scalars
 
 
 def test_eta_from_steps_and_capped_by_deadline():
@@ -72,3 +72,21 @@ def test_decoder_eta_starts_after_the_first_batch():
     assert messages[0] == "decoded 1/3 sentences (first batch, with tracing)"
     eta = float(messages[1].split("ETA ")[1].rstrip("s)"))
     assert eta < 0.1  # the 0.3 s of the first batch is not in the rate
+
+
+def test_window_scalars_have_t2ts_global_step_rate(monkeypatch):
+    """Estimator's StepCounterHook: global steps (batches; multistep_adam takes several per
+    update) per second of the window, under T2T's tag."""
+    window = dict(
+        seconds=4.0,
+        updates=10,
+        loss_sum=25.0,
+        grad_norm_sum=5.0,
+        target_tokens=800,
+        target_padded=1000,
+        examples=40,
+    )
+    monkeypatch.delenv("T2T_PEAK_FLOPS", raising=False)  # no MFU: the hparams are not read
+    values = window_scalars(window, 1e-3, None, steps_per_update=2)
+    assert values["global_step/sec"] == 5.0 and values["loss"] == 2.5
+    assert values["tokens_per_sec"] == 200.0

@@ -114,6 +114,7 @@ def test_cli_learns_toy_problem_and_writes_events(data_dir, tmp_path):
     assert sorted(glob.glob(str(tmp_path / "train" / "ckpt-*.index")))
     assert {
         "loss",
+        "global_step/sec",  # T2T's Estimator's rate (StepCounterHook)
         "learning_rate",
         "grad_norm",
         "tokens_per_sec",

@@ -442,7 +442,7 @@ class Trainer:
     def _log_window(self, w: dict, console: ConsoleLog) -> None:
         if not w["updates"]:
             return
-        values = window_scalars(w, self._learning_rate(), self.hparams)
+        values = window_scalars(w, self._learning_rate(), self.hparams, self.steps_per_update)
         self.summaries.scalars("train", values, self.step)
         timed = w["timed_updates"] / w["timed_seconds"] if w["timed_seconds"] else None
         console.line(

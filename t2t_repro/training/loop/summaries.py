@@ -56,11 +56,16 @@ class Summaries:
         writer.flush()
 
 
-def window_scalars(window: dict, learning_rate: float, hparams) -> dict:
+def window_scalars(
+    window: dict, learning_rate: float, hparams, steps_per_update: int = 1
+) -> dict:
     """The training scalars of one log window (sums over its loop calls, ``seconds`` of
-    wall time): what TensorBoard shows under ``train/``."""
+    wall time): what TensorBoard shows under ``train/``. ``global_step/sec`` is T2T's
+    Estimator's (``StepCounterHook``: global steps, ``steps_per_update`` per update, over the
+    seconds since the last log step)."""
     seconds = max(window["seconds"], 1e-9)
     values = {
+        "global_step/sec": window["updates"] * steps_per_update / seconds,
         "loss": window["loss_sum"] / window["updates"],
         "learning_rate": learning_rate,
         "grad_norm": window["grad_norm_sum"] / window["updates"],
