@@ -56,9 +56,7 @@ class Summaries:
         writer.flush()
 
 
-def window_scalars(
-    window: dict, learning_rate: float, hparams, steps_per_update: int = 1
-) -> dict:
+def window_scalars(window: dict, learning_rate: float, hparams, steps_per_update: int = 1) -> dict:
     """The training scalars of one log window (sums over its loop calls, ``seconds`` of
     wall time): what TensorBoard shows under ``train/``. ``global_step/sec`` is T2T's
     Estimator's (``StepCounterHook``: global steps, ``steps_per_update`` per update, over the
