@@ -1,7 +1,7 @@
 """The built-in registrations: ``t2t_repro.models``, ``t2t_repro.builtin.problems`` and
 ``.hparams`` (the checkout's ``problems/`` and ``hparams/`` folders, setup.py), and T2T's own
-language-model problems (``t2t_compat/lm_problems.py``) and ``wsj_parsing``
-(``t2t_compat/wsj_parsing.py``).
+language-model problems (``t2t_compat/lm_problems.py``), translation problems
+(``t2t_compat/translate_problems.py``) and ``wsj_parsing`` (``t2t_compat/wsj_parsing.py``).
 
 Why here and not in the registry: the registry is the lowest module (layers and hparams use
 it), so it must not reach up to name packages that sit above it. As in tensor2tensor (whose
@@ -21,6 +21,7 @@ def register_builtins() -> None:
     import t2t_repro.builtin.problems  # noqa: F401
     import t2t_repro.models  # noqa: F401
     import t2t_repro.t2t_compat.lm_problems  # noqa: F401  (T2T's own language-model problems)
+    import t2t_repro.t2t_compat.translate_problems  # noqa: F401  (T2T's translate_en* problems)
     import t2t_repro.t2t_compat.wsj_parsing  # noqa: F401  (T2T's own wsj_parsing)
     from t2t_repro import registry
     from t2t_repro.t2t_compat.refusals import t2t_sets_not_provided

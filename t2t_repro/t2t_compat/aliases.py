@@ -85,9 +85,13 @@ def _register_t2t_problems() -> None:
     """T2T's own registered problems (``Text2textTmpdir``...), registered again when a test
     restored the registry since their module was imported (registering is idempotent)."""
     from t2t_repro import registry
-    from t2t_repro.t2t_compat import tmpdir_problems, wsj_parsing
+    from t2t_repro.t2t_compat import tmpdir_problems, translate_problems, wsj_parsing
 
-    for cls in (*tmpdir_problems.T2T_REGISTERED_PROBLEMS, wsj_parsing.WsjParsing):
+    for cls in (
+        *tmpdir_problems.T2T_REGISTERED_PROBLEMS,
+        *translate_problems.T2T_REGISTERED_PROBLEMS,
+        wsj_parsing.WsjParsing,
+    ):
         registry.register_problem(cls.problem_name)(cls)
 
 

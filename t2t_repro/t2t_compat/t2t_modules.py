@@ -121,6 +121,27 @@ IMPLEMENTED = {
         "t2t_repro.builtin.problems.translate_wmt",
         ("TranslateEnfrWmt32k",),
     ),
+    **{
+        f"{ROOT}.data_generators.{module}": ("t2t_repro.t2t_compat.translate_problems", names)
+        for module, names in {
+            "translate_envi": ("TranslateEnviIwslt32k",),
+            "translate_enro": (
+                "TranslateEnroWmt8k",
+                "TranslateEnroWmt32k",
+                "TranslateEnroWmtCharacters",
+            ),
+            "translate_encs": ("TranslateEncsWmt32k", "TranslateEncsWmtCharacters"),
+            "translate_enid": ("TranslateEnidIwslt32k",),
+            "translate_enmk": ("TranslateEnmkSetimes32k", "TranslateEnmkSetimesCharacters"),
+            "translate_enet": ("TranslateEnetWmt32k", "TranslateEnetWmtCharacters"),
+            "translate_enes": (
+                "TranslateEnesWmt32k",
+                "TranslateEnesWmt8k",
+                "TranslateEnesWmtCharacters",
+            ),
+            "translate_entn": ("TranslateEntnRma",),
+        }.items()
+    },
 }
 
 _NO_LAYERS = (

@@ -16,19 +16,20 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     algorithmic_sort_problem audio_timit_characters_tune audio_timit_tokens8k_test
     audio_timit_tokens8k_tune cola cola_characters common_voice common_voice_clean
     common_voice_noisy common_voice_train_full_test_clean conll2002_es_ner conll2002_ner
-    conll2002_nl_ner copy_sequence copy_sequence_small dialog_cornell32k dialog_dailydialog16k
-    dialog_opensubtitles64k2009 dialog_opensubtitles64k2011 dialog_opensubtitles64k2012
-    dialog_opensubtitles64k2013 dialog_opensubtitles64k2016 dialog_opensubtitles64k2018
-    dialog_personachat16k enwik8_l65k flip_bi_gram_sequence genomics_expression_cage10
-    genomics_expression_gm12878 genomics_expression_l262k github_function_docstring
-    image_celeba image_celeba32 image_celeba64 image_celeba_multi_resolution image_celebahq128
-    image_celebahq128_dmol image_celebahq256 image_celebahq256_dmol image_cifar10
-    image_cifar100 image_cifar100_plain image_cifar100_plain8 image_cifar100_plain_gen
-    image_cifar100_tune image_cifar10_plain image_cifar10_plain8 image_cifar10_plain_gen
-    image_cifar10_plain_gen_dmol image_cifar10_plain_gen_flat image_cifar10_plain_random_shift
-    image_cifar10_tune image_cifar20 image_cifar20_plain image_cifar20_plain8
-    image_cifar20_plain_gen image_cifar20_tune image_fashion_mnist image_fsns image_imagenet
-    image_imagenet224 image_imagenet224_no_normalization image_imagenet256 image_imagenet32
+    conll2002_nl_ner copy_sequence copy_sequence_small dialog_cornell32k
+    dialog_dailydialog16k dialog_opensubtitles64k2009 dialog_opensubtitles64k2011
+    dialog_opensubtitles64k2012 dialog_opensubtitles64k2013 dialog_opensubtitles64k2016
+    dialog_opensubtitles64k2018 dialog_personachat16k enwik8_l65k flip_bi_gram_sequence
+    genomics_expression_cage10 genomics_expression_gm12878 genomics_expression_l262k
+    github_function_docstring image_celeba image_celeba32 image_celeba64
+    image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol image_celebahq256
+    image_celebahq256_dmol image_cifar10 image_cifar100 image_cifar100_plain
+    image_cifar100_plain8 image_cifar100_plain_gen image_cifar100_tune image_cifar10_plain
+    image_cifar10_plain8 image_cifar10_plain_gen image_cifar10_plain_gen_dmol
+    image_cifar10_plain_gen_flat image_cifar10_plain_random_shift image_cifar10_tune
+    image_cifar20 image_cifar20_plain image_cifar20_plain8 image_cifar20_plain_gen
+    image_cifar20_tune image_fashion_mnist image_fsns image_imagenet image_imagenet224
+    image_imagenet224_no_normalization image_imagenet256 image_imagenet32
     image_imagenet32_gen image_imagenet32_small image_imagenet64 image_imagenet64_gen
     image_imagenet64_gen_flat image_imagenet_multi_resolution_gen image_lsun_bedrooms
     image_mnist image_mnist_tune image_ms_coco_characters image_ms_coco_tokens32k
@@ -53,25 +54,28 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     languagemodel_en_wiki_lm_summarize_frac2_cnndm_subwords64k
     languagemodel_en_wiki_lm_summarize_frac50_cnndm_subwords64k
     languagemodel_en_wiki_lm_summarize_frac5_cnndm_subwords64k languagemodel_fr_wiki32k
-    languagemodel_fr_wiki64k languagemodel_lm1b8k_packed languagemodel_lm1b_characters_packed
-    languagemodel_lm1b_multi_nli languagemodel_lm1b_multi_nli_subwords
-    languagemodel_lm1b_sentiment_imdb languagemodel_multi_wiki_translate
-    languagemodel_multi_wiki_translate_fr languagemodel_multi_wiki_translate_packed1k
+    languagemodel_fr_wiki64k languagemodel_lm1b8k_packed
+    languagemodel_lm1b_characters_packed languagemodel_lm1b_multi_nli
+    languagemodel_lm1b_multi_nli_subwords languagemodel_lm1b_sentiment_imdb
+    languagemodel_multi_wiki_translate languagemodel_multi_wiki_translate_fr
+    languagemodel_multi_wiki_translate_packed1k
     languagemodel_multi_wiki_translate_packed1k_v2 languagemodel_ro_wiki32k
     languagemodel_ro_wiki64k languagemodel_wiki_noref_v128k_l1k
     languagemodel_wiki_noref_v32k_l16k languagemodel_wiki_noref_v32k_l1k
     languagemodel_wiki_noref_v8k_l16k languagemodel_wiki_noref_v8k_l1k
     languagemodel_wiki_scramble_l128 languagemodel_wiki_scramble_l1k
     languagemodel_wiki_xml_v8k_l1k languagemodel_wiki_xml_v8k_l4k
-    languagemodel_wikitext103_l16k languagemodel_wikitext103_l4k librispeech librispeech_clean
-    librispeech_clean_small librispeech_noisy librispeech_train_full_test_clean
-    librispeech_train_full_test_other msr_paraphrase_corpus msr_paraphrase_corpus_characters
-    multi_nli multi_nli_characters multi_nli_shared_vocab multi_nli_text2text
-    multi_nli_text2text_multi64k_packed1k multi_nli_wiki_lm_multi_vocab64k
-    multi_nli_wiki_lm_shared_vocab multi_nli_wiki_lm_shared_vocab64k ocr_test
-    paraphrase_generation_ms_coco_problem1d paraphrase_generation_ms_coco_problem1d_characters
-    paraphrase_generation_ms_coco_problem2d paraphrase_generation_ms_coco_problem2d_characters
-    parsing_english_ptb16k parsing_english_ptb8k parsing_icelandic16k program_search_algolisp
+    languagemodel_wikitext103_l16k languagemodel_wikitext103_l4k librispeech
+    librispeech_clean librispeech_clean_small librispeech_noisy
+    librispeech_train_full_test_clean librispeech_train_full_test_other
+    msr_paraphrase_corpus msr_paraphrase_corpus_characters multi_nli multi_nli_characters
+    multi_nli_shared_vocab multi_nli_text2text multi_nli_text2text_multi64k_packed1k
+    multi_nli_wiki_lm_multi_vocab64k multi_nli_wiki_lm_shared_vocab
+    multi_nli_wiki_lm_shared_vocab64k ocr_test paraphrase_generation_ms_coco_problem1d
+    paraphrase_generation_ms_coco_problem1d_characters
+    paraphrase_generation_ms_coco_problem2d
+    paraphrase_generation_ms_coco_problem2d_characters parsing_english_ptb16k
+    parsing_english_ptb8k parsing_icelandic16k program_search_algolisp
     programming_desc2code_cpp programming_desc2code_py question_nli question_nli_characters
     quora_question_pairs quora_question_pairs_characters reverse_sequence
     reverse_sequence_small rte rte_characters sci_tail sci_tail_characters
@@ -97,27 +101,23 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     summarize_frac_cnn_dailymail_wiki_lm_shared_vocab64k sva_language_modeling
     sva_number_prediction text2text_copyable_tokens
     timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
-    timeseries_toy_problem_no_inputs tiny_algo translate_encs_wmt32k
-    translate_encs_wmt_characters translate_ende2018_wmt32k translate_ende_pc32k
-    translate_ende_pc_clean32k translate_ende_wmt32k_packed translate_ende_wmt8k_packed
-    translate_ende_wmt_characters translate_ende_wmt_clean32k translate_ende_wmt_clean_pc32k
-    translate_ende_wmt_clean_pc_clean32k translate_ende_wmt_multi64k
-    translate_ende_wmt_multi64k_packed1k translate_ende_wmt_pc32k
-    translate_ende_wmt_pc_clean32k translate_enes_wmt32k translate_enes_wmt32k_packed
-    translate_enes_wmt8k translate_enes_wmt8k_packed translate_enes_wmt_characters
-    translate_enes_wmt_clean32k translate_enet_wmt32k translate_enet_wmt_characters
-    translate_enfr_wmt32k_packed translate_enfr_wmt32k_with_backtranslate_en
-    translate_enfr_wmt32k_with_backtranslate_fr translate_enfr_wmt_characters
-    translate_enfr_wmt_multi64k translate_enfr_wmt_multi64k_packed1k
-    translate_enfr_wmt_small32k translate_enfr_wmt_small8k translate_enfr_wmt_small_characters
-    translate_enid_iwslt32k translate_enmk_setimes32k translate_enmk_setimes_characters
-    translate_enro_wmt32k translate_enro_wmt8k translate_enro_wmt_characters
+    timeseries_toy_problem_no_inputs tiny_algo translate_ende2018_wmt32k
+    translate_ende_pc32k translate_ende_pc_clean32k translate_ende_wmt32k_packed
+    translate_ende_wmt8k_packed translate_ende_wmt_characters translate_ende_wmt_clean32k
+    translate_ende_wmt_clean_pc32k translate_ende_wmt_clean_pc_clean32k
+    translate_ende_wmt_multi64k translate_ende_wmt_multi64k_packed1k
+    translate_ende_wmt_pc32k translate_ende_wmt_pc_clean32k translate_enes_wmt32k_packed
+    translate_enes_wmt8k_packed translate_enes_wmt_clean32k translate_enfr_wmt32k_packed
+    translate_enfr_wmt32k_with_backtranslate_en translate_enfr_wmt32k_with_backtranslate_fr
+    translate_enfr_wmt_characters translate_enfr_wmt_multi64k
+    translate_enfr_wmt_multi64k_packed1k translate_enfr_wmt_small32k
+    translate_enfr_wmt_small8k translate_enfr_wmt_small_characters
     translate_enro_wmt_multi64k translate_enro_wmt_multi_small64k
     translate_enro_wmt_multi_tiny64k translate_enro_wmt_multi_tiny64k_packed1k
-    translate_entn_rma translate_envi_iwslt32k translate_enzh_wmt32k translate_enzh_wmt8k
-    video_bair_robot_pushing video_bair_robot_pushing_with_actions video_google_robot_pushing
-    video_moving_mnist video_stochastic_shapes10k wiki_revision wiki_revision_packed1k
-    wiki_revision_packed256 wikisum_commoncrawl wikisum_commoncrawl_lead_section wikisum_web
+    translate_enzh_wmt32k translate_enzh_wmt8k video_bair_robot_pushing
+    video_bair_robot_pushing_with_actions video_google_robot_pushing video_moving_mnist
+    video_stochastic_shapes10k wiki_revision wiki_revision_packed1k wiki_revision_packed256
+    wikisum_commoncrawl wikisum_commoncrawl_lead_section wikisum_web
     wikisum_web_lead_section winograd_nli winograd_nli_characters
 """.split()
 

@@ -160,6 +160,12 @@ def compile_data(tmp_dir: str, datasets: list, filename: str, datatypes_to_clean
         out1 = stack.enter_context(atomic_open(lang1_name))
         out2 = stack.enter_context(atomic_open(lang2_name))
         for dataset in datasets:
+            if len(dataset) < 2:  # T2T's compile_data fails on it (os.path.basename of a tuple)
+                raise T2TProblemError(
+                    f"corpus entry {dataset!r} has no url, which T2T 1.15.7's compile_data "
+                    f"fails on too: put the compiled {lang1_name} and {lang2_name} there, "
+                    "which it reads instead."
+                )
             url, spec = dataset[0], dataset[1]
             _extract_zip(tmp_dir, url)
             if spec[0] == "tmx":

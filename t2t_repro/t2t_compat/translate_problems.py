@@ -1,0 +1,223 @@
+"""T2T 1.15.7's translation problems of ``translate_envi``, ``translate_enro``, ``translate_encs``,
+``translate_enid``, ``translate_enmk``, ``translate_enet``, ``translate_enes`` and
+``translate_entn`` (``tensor2tensor/data_generators/``), registered under T2T's names on the
+usr_dir ``TranslateProblem`` (``translate.py``), so their datagen is T2T's: the same corpus
+files (downloaded to --tmp_dir, or found there), the same vocabulary, the same shards.
+
+Each problem is T2T's table of corpora (url, then the two files, or T2T's tsv spec) and its
+vocabulary; where T2T's own code fails (a corpus entry without a url in ``encs``, ``enmk``'s
+dev and ``enet``: T2T's ``compile_data`` reads ``dataset[0]`` as one), the datagen here stops
+with one line saying which compiled files to place in --tmp_dir, which T2T would read instead.
+T2T's variants not here: ``*_packed`` (packed TPU datasets), ``*_multi*64k`` (the vocabulary
+of a wiki language model not provided), ``translate_enes_wmt_clean32k`` (T2T's
+``cleaner_en_xx``).
+"""
+
+from __future__ import annotations
+
+from t2t_repro.t2t_compat import registry as t2t_registry
+from t2t_repro.t2t_compat import t2t_modules
+from t2t_repro.t2t_compat.problem import DatasetSplit, T2TProblemError
+from t2t_repro.t2t_compat.text2text_problem import VocabType
+from t2t_repro.t2t_compat.text_iterators import text2text_txt_iterator
+from t2t_repro.t2t_compat.translate import TranslateProblem, compile_data
+
+_STATMT = "http://www.statmt.org"
+_DATA_STATMT = "http://data.statmt.org"
+_ENID_REPO = "https://github.com/prasastoadi/parallel-corpora-en-id/raw/master/"
+_ENTN_REPO = "https://github.com/LauraMartinus/ukuxhumana/blob/master/data/en_tn/"
+
+# T2T's corpora: (train, dev) lists of [url, (lang1 file, lang2 file)], by T2T module.
+ENVI = (
+    [["https://github.com/stefan-it/nmt-en-vi/raw/master/data/train-en-vi.tgz",
+      ("train.en", "train.vi")]],
+    [["https://github.com/stefan-it/nmt-en-vi/raw/master/data/dev-2012-en-vi.tgz",
+      ("tst2012.en", "tst2012.vi")]],
+)  # fmt: skip
+ENRO = (
+    [
+        [f"{_STATMT}/europarl/v7/ro-en.tgz", ("europarl-v7.ro-en.en", "europarl-v7.ro-en.ro")],
+        ["http://opus.nlpl.eu/download.php?f=SETIMES/v2/moses/en-ro.txt.zip",
+         ("SETIMES.en-ro.en", "SETIMES.en-ro.ro")],
+    ],
+    [[f"{_DATA_STATMT}/wmt16/translation-task/dev-romanian-updated.tgz",
+      ("dev/newsdev2016-roen-ref.en.sgm", "dev/newsdev2016-roen-src.ro.sgm")]],
+)  # fmt: skip
+ENCS = (
+    [
+        ["https://lindat.mff.cuni.cz/repository/xmlui/bitstream/handle/11234/1-1458/"
+         "data-plaintext-format.tar", ("tsv", 3, 2, "data.plaintext-format/*train.gz")],
+        [("training-parallel-nc-v13/news-commentary-v13.cs-en.en",
+          "training-parallel-nc-v13/news-commentary-v13.cs-en.cs")],
+        [f"{_STATMT}/wmt13/training-parallel-commoncrawl.tgz",
+         ("commoncrawl.cs-en.en", "commoncrawl.cs-en.cs")],
+        [f"{_STATMT}/wmt13/training-parallel-europarl-v7.tgz",
+         ("training/europarl-v7.cs-en.en", "training/europarl-v7.cs-en.cs")],
+    ],
+    [[f"{_DATA_STATMT}/wmt17/translation-task/dev.tgz",
+      ("dev/newstest2013.en", "dev/newstest2013.cs")]],
+)  # fmt: skip
+ENID = (
+    [
+        [_ENID_REPO + "IWSLT17.train.en-id.tgz",
+         ("IWSLT17.train.en-id.en", "IWSLT17.train.en-id.id")],
+        *[[_ENID_REPO + f"PANL-BPPT-{kind}-EN-ID-{size}Kw.tgz",
+           (f"PANL-BPPT-{kind}-EN-{size}Kw.txt", f"PANL-BPPT-{kind}-ID-{size}Kw.txt")]
+          for kind, size in (("ECO", 150), ("INT", 150), ("SCI", 100), ("SPO", 100))],
+    ],
+    [[_ENID_REPO + "IWSLT17.TED.tst2017plus.en-id.tgz",
+      ("IWSLT17.TED.tst2017plus.en-id.en", "IWSLT17.TED.tst2017plus.en-id.id")]],
+)  # fmt: skip
+ENMK = (
+    [["http://nlp.ffzg.hr/data/corpora/setimes/setimes.en-mk.txt.tgz",
+      ("setimes.en-mk.en.txt", "setimes.en-mk.mk.txt")]],
+    [[("MTE1984-dev.en", "MTE1984-dev.mk")]],
+)  # fmt: skip
+ENET = (
+    [
+        [("training/europarl-v8.et-en.en", "training/europarl-v8.et-en.et")],
+        [("paracrawl-release1.en-et.zipporah0-dedup-clean.en",
+          "paracrawl-release1.en-et.zipporah0-dedup-clean.et")],
+        [f"{_DATA_STATMT}/wmt18/translation-task/rapid2016.tgz",
+         ("rapid2016.en-et.en", "rapid2016.en-et.et")],
+    ],
+    [[("newsdev2018-enet-src.en", "newsdev2018-enet-ref.et")]],
+)  # fmt: skip
+ENES = (
+    [
+        [f"{_STATMT}/wmt13/training-parallel-commoncrawl.tgz",
+         ("commoncrawl.es-en.en", "commoncrawl.es-en.es")],
+        [f"{_STATMT}/wmt13/training-parallel-europarl-v7.tgz",
+         ("training/europarl-v7.es-en.en", "training/europarl-v7.es-en.es")],
+        [f"{_STATMT}/wmt13/training-parallel-un.tgz",
+         ("un/undoc.2000.es-en.en", "un/undoc.2000.es-en.es")],
+        ["https://s3.amazonaws.com/web-language-models/paracrawl/release1/"
+         "paracrawl-release1.en-es.zipporah0-dedup-clean.tgz",
+         ("paracrawl-release1.en-es.zipporah0-dedup-clean.en",
+          "paracrawl-release1.en-es.zipporah0-dedup-clean.es")],
+    ],
+    [[f"{_DATA_STATMT}/wmt17/translation-task/dev.tgz",
+      ("dev/newstest2013.en", "dev/newstest2013.es")]],
+)  # fmt: skip
+ENTN = (
+    [[_ENTN_REPO + "eng_tswane.train.tar.gz?raw=true",
+      ("entn_parallel.train.en", "entn_parallel.train.tn")]],
+    [[_ENTN_REPO + "eng_tswane.dev.tar.gz?raw=true",
+      ("entn_parallel.dev.en", "entn_parallel.dev.tn")]],
+)  # fmt: skip
+
+
+class _Corpora(TranslateProblem):
+    """A T2T translation problem given by its corpora (``CORPORA``: train, dev)."""
+
+    CORPORA: tuple[list, list] = ([], [])
+
+    def source_data_files(self, dataset_split):
+        train, dev = self.CORPORA
+        return train if dataset_split == DatasetSplit.TRAIN else dev
+
+
+def _problem(
+    class_name: str, base: type, corpora=None, vocab_size: int | None = None, chars=False
+) -> type:
+    """A registered T2T problem class of T2T's name and base (T2T's registry name from it):
+    its corpora, its vocabulary size or T2T's character vocabulary where it sets one."""
+    attributes: dict = {"__module__": __name__, "__qualname__": class_name}
+    if corpora is not None:
+        attributes["CORPORA"] = corpora
+    if vocab_size is not None:
+        attributes["approx_vocab_size"] = property(lambda self: vocab_size)
+    if chars:
+        attributes["vocab_type"] = property(lambda self: VocabType.CHARACTER)
+    return t2t_registry.register_problem(type(class_name, (base,), attributes))
+
+
+TranslateEnviIwslt32k = _problem("TranslateEnviIwslt32k", _Corpora, ENVI, 2**15)
+TranslateEnroWmt8k = _problem("TranslateEnroWmt8k", _Corpora, ENRO, 2**13)
+TranslateEnroWmt32k = _problem("TranslateEnroWmt32k", TranslateEnroWmt8k, vocab_size=2**15)
+TranslateEnroWmtCharacters = _problem("TranslateEnroWmtCharacters", TranslateEnroWmt8k, chars=True)
+TranslateEnidIwslt32k = _problem("TranslateEnidIwslt32k", _Corpora, ENID, 2**15)
+TranslateEnmkSetimes32k = _problem("TranslateEnmkSetimes32k", _Corpora, ENMK, 2**15)
+TranslateEnmkSetimesCharacters = _problem(
+    "TranslateEnmkSetimesCharacters", _Corpora, ENMK, chars=True
+)
+TranslateEnetWmt32k = _problem("TranslateEnetWmt32k", _Corpora, ENET, 2**15)
+TranslateEnetWmtCharacters = _problem("TranslateEnetWmtCharacters", _Corpora, ENET, chars=True)
+
+
+@t2t_registry.register_problem
+class TranslateEnesWmt32k(_Corpora):
+    """T2T's: its vocabulary from the four corpora whatever a subclass adds to training
+    (``additional_training_datasets``)."""
+
+    CORPORA = ENES
+
+    @property
+    def additional_training_datasets(self):
+        return []
+
+    def source_data_files(self, dataset_split):
+        if dataset_split == DatasetSplit.TRAIN:
+            return ENES[0] + self.additional_training_datasets
+        return ENES[1]
+
+    def vocab_data_files(self):
+        return ENES[0]
+
+
+TranslateEnesWmt8k = _problem("TranslateEnesWmt8k", TranslateEnesWmt32k, vocab_size=2**13)
+TranslateEnesWmtCharacters = _problem("TranslateEnesWmtCharacters", TranslateEnesWmt8k, chars=True)
+
+
+@t2t_registry.register_problem
+class TranslateEncsWmt32k(_Corpora):
+    CORPORA = ENCS
+
+    def vocab_data_files(self):
+        """T2T's: the tsv corpus's compiled train files, then the other corpora's files (T2T
+        reads ``item[1]`` of each: the url-less news-commentary entry fails there too)."""
+        datasets = self.source_data_files(DatasetSplit.TRAIN)
+        if any(len(d) < 2 for d in datasets[1:]):
+            raise T2TProblemError(
+                f"{self.name}: its datagen fails in T2T 1.15.7 too (vocab_data_files reads "
+                "item[1] of its url-less news-commentary entry); train on a --data_dir that "
+                "holds its vocabulary and shards."
+            )
+        compiled = [f"{self.name}-compiled-train.lang1", f"{self.name}-compiled-train.lang2"]
+        return [[datasets[0][0], compiled], *[[d[0], list(d[1])] for d in datasets[1:]]]
+
+
+@t2t_registry.register_problem
+class TranslateEncsWmtCharacters(_Corpora):
+    """T2T's reads its own compiled files, ``wmt_encs_chr_<train|dev>``."""
+
+    CORPORA = ENCS
+
+    @property
+    def vocab_type(self):
+        return VocabType.CHARACTER
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        tag = "train" if dataset_split == DatasetSplit.TRAIN else "dev"
+        path = compile_data(tmp_dir, self.source_data_files(dataset_split), f"wmt_encs_chr_{tag}")
+        return text2text_txt_iterator(path + ".lang1", path + ".lang2")
+
+
+@t2t_registry.register_problem
+class TranslateEntnRma(_Corpora):
+    """T2T's RMA Autshumato En-Tn, with its own vocabulary file name."""
+
+    CORPORA = ENTN
+
+    @property
+    def vocab_filename(self):
+        return f"vocab.entn.{self.approx_vocab_size}"
+
+
+# The classes of T2T's modules implemented here (t2t_modules.IMPLEMENTED names them).
+T2T_REGISTERED_PROBLEMS = tuple(
+    globals()[name]
+    for where, names in t2t_modules.IMPLEMENTED.values()
+    if where == __name__
+    for name in names
+)
