@@ -5,15 +5,9 @@ provided here, in one line, instead of "Unknown problem" and a nearest name that
 problem (``translate_enfr_wmt_small32k`` is not ``translate_enfr_wmt32k``'s data)."""
 
 T2T_PROBLEMS_NOT_PROVIDED = """
-    algorithmic_addition_binary40 algorithmic_addition_decimal40 algorithmic_cipher_shift200
-    algorithmic_cipher_shift5 algorithmic_cipher_vigenere200 algorithmic_cipher_vigenere5
-    algorithmic_identity_binary40 algorithmic_identity_decimal40
-    algorithmic_identity_vocab95_train20_eval30 algorithmic_math_deepmind_all
-    algorithmic_math_two_variables algorithmic_multiplication_binary40
-    algorithmic_multiplication_decimal40 algorithmic_reverse_binary40
-    algorithmic_reverse_binary40_test algorithmic_reverse_decimal40
-    algorithmic_reverse_nlplike32k algorithmic_reverse_nlplike8k algorithmic_shift_decimal40
-    algorithmic_sort_problem audio_timit_characters_tune audio_timit_tokens8k_test
+    algorithmic_cipher_shift200 algorithmic_cipher_shift5 algorithmic_cipher_vigenere200
+    algorithmic_cipher_vigenere5 algorithmic_math_deepmind_all
+    algorithmic_math_two_variables audio_timit_characters_tune audio_timit_tokens8k_test
     audio_timit_tokens8k_tune cola cola_characters common_voice common_voice_clean
     common_voice_noisy common_voice_train_full_test_clean conll2002_es_ner conll2002_ner
     conll2002_nl_ner copy_sequence copy_sequence_small dialog_cornell32k
@@ -101,13 +95,13 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     summarize_frac_cnn_dailymail_wiki_lm_shared_vocab64k sva_language_modeling
     sva_number_prediction text2text_copyable_tokens
     timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
-    timeseries_toy_problem_no_inputs tiny_algo translate_ende2018_wmt32k
-    translate_ende_pc32k translate_ende_pc_clean32k translate_ende_wmt32k_packed
-    translate_ende_wmt8k_packed translate_ende_wmt_characters translate_ende_wmt_clean32k
-    translate_ende_wmt_clean_pc32k translate_ende_wmt_clean_pc_clean32k
-    translate_ende_wmt_multi64k translate_ende_wmt_multi64k_packed1k
-    translate_ende_wmt_pc32k translate_ende_wmt_pc_clean32k translate_enes_wmt32k_packed
-    translate_enes_wmt8k_packed translate_enes_wmt_clean32k translate_enfr_wmt32k_packed
+    timeseries_toy_problem_no_inputs translate_ende2018_wmt32k translate_ende_pc32k
+    translate_ende_pc_clean32k translate_ende_wmt32k_packed translate_ende_wmt8k_packed
+    translate_ende_wmt_characters translate_ende_wmt_clean32k translate_ende_wmt_clean_pc32k
+    translate_ende_wmt_clean_pc_clean32k translate_ende_wmt_multi64k
+    translate_ende_wmt_multi64k_packed1k translate_ende_wmt_pc32k
+    translate_ende_wmt_pc_clean32k translate_enes_wmt32k_packed translate_enes_wmt8k_packed
+    translate_enes_wmt_clean32k translate_enfr_wmt32k_packed
     translate_enfr_wmt32k_with_backtranslate_en translate_enfr_wmt32k_with_backtranslate_fr
     translate_enfr_wmt_characters translate_enfr_wmt_multi64k
     translate_enfr_wmt_multi64k_packed1k translate_enfr_wmt_small32k
