@@ -137,6 +137,9 @@ def test_the_evaluation_reports_t2ts_top5_rouge_and_bleu_over_eval_batches():
     for value, _ in per_batch:  # tf.metrics.mean's float32 total
         mean = np.float32(mean + np.float32(value))
     assert float(mean / np.float32(len(batches))) == expected["approx_bleu_score"]
+    # T2T's edit distance: its float32 mean of each batch's distance / reference tokens weighted
+    # by those tokens; here the integer sums' ratio, the same to float32 rounding (a few ulps)
+    assert results["edit_distance"] == pytest.approx(expected["edit_distance"], rel=1e-6)
     for name in ("accuracy_top5", "accuracy", "accuracy_per_sequence"):  # small-integer ratios
         assert np.float32(results[name]) == np.float32(expected[name]), name
     # float32 log-softmax sums in another order than T2T's

@@ -227,8 +227,8 @@ REFUSED = {
         "overrides eval_hooks, which this project does not call; remove it (the trainer's",
     ),
     "eval_metrics": (
-        "    def eval_metrics(self):\n        return ['accuracy', 'edit_distance']\n",
-        "eval_metrics() names edit_distance, which this project does not compute",
+        "    def eval_metrics(self):\n        return ['accuracy', 'word_error_rate']\n",
+        "eval_metrics() names word_error_rate, which this project does not compute",
     ),
     # Every name of T2T's Metrics exists (it was an AttributeError in the user's own code).
     "eval_metrics_by_t2ts_name": (

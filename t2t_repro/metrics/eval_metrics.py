@@ -18,7 +18,17 @@ APPROX_BLEU = "approx_bleu_score"
 # T2T's multilabel_accuracy_match3 (metrics/multi_label.py): min(n / 3, 1) an example, n the
 # times the argmax is among its labels.
 ACC_MULTILABEL_MATCH3 = "accuracy_multilabel_match3"
-ON_REQUEST = (ACCURACY_TOP5, ROUGE_2_F, ROUGE_L_F, APPROX_BLEU, ACC_MULTILABEL_MATCH3)
+# T2T's sequence_edit_distance: the Levenshtein distance of the argmax ids to the targets (PAD
+# ids left out of both) over the reference tokens.
+EDIT_DISTANCE = "edit_distance"
+ON_REQUEST = (
+    ACCURACY_TOP5,
+    ROUGE_2_F,
+    ROUGE_L_F,
+    APPROX_BLEU,
+    ACC_MULTILABEL_MATCH3,
+    EDIT_DISTANCE,
+)
 # The metrics of a batch's argmax id rows, one value a batch averaged over the batches.
 ROW_METRICS = (ROUGE_2_F, ROUGE_L_F, APPROX_BLEU)
 

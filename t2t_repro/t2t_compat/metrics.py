@@ -1,6 +1,6 @@
 """``tensor2tensor.utils.metrics`` for a T2T usr_dir: the metric names a problem's
 ``eval_metrics`` returns (``utils/metrics.py``, ``Metrics``): the loss and accuracies are always
-reported; ``APPROX_BLEU``, ``ACC_MULTILABEL_MATCH3`` and the others of
+reported; ``APPROX_BLEU``, ``ACC_MULTILABEL_MATCH3``, ``EDIT_DISTANCE`` and the others of
 ``metrics/eval_metrics.py``'s ``ON_REQUEST`` are computed when listed, as T2T computes them;
 ``APPROX_BLEU`` also makes the trainer score dev BLEU of decodes (``t2t_compat/problem.py``)."""
 

@@ -64,6 +64,8 @@ ROUGE = ("rouge_2_fscore", "rouge_L_fscore")
 # T2T's teacher-forced BLEU of the argmax ids (utils/metrics.py, bleu_score: bleu_hook's
 # compute_bleu of each batch, weight 1), streamed as ROUGE is.
 APPROX_BLEU = "approx_bleu_score"
+# T2T's sequence_edit_distance (its value over the batch's reference tokens, weighted by them).
+EDIT_DISTANCE = "edit_distance"
 
 
 def batch_logits(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -112,7 +114,7 @@ def t2t_reference(shim: str, out: str) -> None:
         predictions = logits_in[:, :, None, None, :]
         targets = labels_in[:, :, None, None]
         updates, values = {}, {}
-        for name in (*METRICS, *ROUGE, APPROX_BLEU):
+        for name in (*METRICS, *ROUGE, APPROX_BLEU, EDIT_DISTANCE):
             fn = metrics.METRICS_FNS[name]
             scores, weights = fn(predictions, targets, weights_fn=common_layers.weights_nonzero)
             values[name], updates[name] = tf.compat.v1.metrics.mean(scores, weights)

@@ -30,6 +30,7 @@ from t2t_repro.metrics import bleu, multi_label, rouge
 from t2t_repro.metrics.eval_metrics import (
     ACCURACY_TOP5,
     APPROX_BLEU,
+    EDIT_DISTANCE,
     ROUGE_2_F,
     ROUGE_L_F,
     ROW_METRICS,
@@ -59,6 +60,13 @@ def _on_request(logits, targets, weights, metrics: tuple, unpadded=None) -> dict
         top = tf.math.top_k(logits, k=k).indices
         hits = tf.reduce_sum(tf.cast(tf.equal(top, targets[..., None]), tf.float32), -1)
         sums["correct_top5"] = tf.reduce_sum(hits * weights)
+    if EDIT_DISTANCE in metrics:  # T2T's sequence_edit_distance: argmax ids against targets,
+        # each without its 0 (PAD) entries; its mean weighted by the reference tokens
+        predicted = tf.sparse.from_dense(tf.argmax(argmax_logits, -1))
+        reference = tf.sparse.from_dense(tf.cast(targets, tf.int64))
+        distances = tf.edit_distance(predicted, reference, normalize=False)
+        sums["edit_distance"] = tf.reduce_sum(distances)
+        sums["edit_distance_reference"] = tf.cast(tf.size(reference.values), tf.float32)
     asked = [m for m in ROW_METRICS if m in metrics]
     if asked:  # T2T's py_funcs of the argmax ids against the padded targets
         outputs = tf.argmax(argmax_logits, -1, output_type=tf.int32)
@@ -149,6 +157,8 @@ def evaluate(eval_step, dataset, max_steps: int = 0, loss_multiplier: float = 1.
         )
     if "correct_top5" in totals:
         extra[ACCURACY_TOP5] = totals["correct_top5"] / tokens
+    if "edit_distance" in totals:
+        extra[EDIT_DISTANCE] = totals["edit_distance"] / max(totals["edit_distance_reference"], 1.0)
     for name in ROW_METRICS:
         if name in totals:
             batches = np.float32(max(totals["row_metric_batches"], 1.0))
