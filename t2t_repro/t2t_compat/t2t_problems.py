@@ -116,9 +116,9 @@ T2T_PROBLEMS_NOT_PROVIDED = """
 """.split()
 
 WHY = (
-    "this project registers T2T's translation, parsing and language-model problems it can "
-    "train (t2t-datagen --registry_help lists them); for another task, write it as a "
-    "--t2t_usr_dir problem on your data (docs/porting.md)"
+    "this project registers T2T's translation, algorithmic, parsing and language-model "
+    "problems it can train (t2t-datagen --registry_help lists them); for another task, write "
+    "it as a --t2t_usr_dir problem on your data (docs/porting.md)"
 )
 
 
