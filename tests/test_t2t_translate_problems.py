@@ -1,8 +1,7 @@
 """T2T 1.15.7's own translation problems (translate_envi, _enro, _encs, _enid, _enmk, _enet,
 _enes, _entn) under T2T's names: datagen writes what T2T 1.15.7's writes on the same corpus
 files (tests/data/t2t_translate_reference, made by T2T itself:
-tools/t2t_reference/make_t2t_translate_reference.py), and where T2T's own code fails the datagen
-stops in one line."""
+tools/t2t_reference/make_t2t_translate_reference.py)."""
 
 import hashlib
 import json
@@ -61,16 +60,17 @@ def test_the_problems_are_t2ts():
         "commoncrawl.es-en.en",
         "commoncrawl.es-en.es",
     )
+    encs = registry.problem("translate_encs_wmt32k").vocab_data_files()  # T2T's compiled tsv
+    assert encs[0][1] == [f"translate_encs_wmt32k-compiled-train.lang{i}" for i in (1, 2)]
     with pytest.raises(Exception, match="not provided"):  # T2T's variants not here: one line
         registry.problem("translate_enro_wmt_multi64k")
 
 
-def test_where_t2ts_own_code_fails_one_line_says_what_to_place(tmp_path, capsys):
-    # T2T's enmk dev entry has no url: its compile_data fails; the compiled files are read.
-    argv = ["--problem=translate_enmk_setimes32k", f"--tmp_dir={tmp_path}", "--offline"]
-    shutil.copy(REFERENCE / "translate_enmk_setimes_characters/tmp/setimes.en-mk.txt.tgz", tmp_path)
-    assert datagen.main([*argv, f"--data_dir={tmp_path / 'd'}", "--noprogress"]) != 0
-    err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "has no url" in err and "translate_enmk_setimes32k-compiled-dev.lang1" in err
-    with pytest.raises(T2TProblemError, match="fails in T2T 1.15.7 too"):
-        registry.problem("translate_encs_wmt32k").vocab_data_files()
+def test_a_corpus_entry_without_a_url_is_one_line(tmp_path):
+    """T2T's compile_data reads every entry's url first (a usr_dir table without one fails
+    there with a TypeError); here one line names the compiled files it would read instead."""
+    from t2t_repro.t2t_compat.translate import compile_data
+
+    with pytest.raises(T2TProblemError, match="has no url") as refused:
+        compile_data(str(tmp_path), [[("a.en", "a.de")]], "mine-compiled-train")
+    assert "mine-compiled-train.lang1" in str(refused.value)

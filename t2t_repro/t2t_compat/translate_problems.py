@@ -5,9 +5,7 @@ usr_dir ``TranslateProblem`` (``translate.py``), so their datagen is T2T's: the 
 files (downloaded to --tmp_dir, or found there), the same vocabulary, the same shards.
 
 Each problem is T2T's table of corpora (url, then the two files, or T2T's tsv spec) and its
-vocabulary; where T2T's own code fails (a corpus entry without a url in ``encs``, ``enmk``'s
-dev and ``enet``: T2T's ``compile_data`` reads ``dataset[0]`` as one), the datagen here stops
-with one line saying which compiled files to place in --tmp_dir, which T2T would read instead.
+vocabulary.
 T2T's variants not here: ``*_packed`` (packed TPU datasets), ``*_multi*64k`` (the vocabulary
 of a wiki language model not provided), ``translate_enes_wmt_clean32k`` (T2T's
 ``cleaner_en_xx``).
@@ -17,7 +15,7 @@ from __future__ import annotations
 
 from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat import t2t_modules
-from t2t_repro.t2t_compat.problem import DatasetSplit, T2TProblemError
+from t2t_repro.t2t_compat.problem import DatasetSplit
 from t2t_repro.t2t_compat.text2text_problem import VocabType
 from t2t_repro.t2t_compat.text_iterators import text2text_txt_iterator
 from t2t_repro.t2t_compat.translate import TranslateProblem, compile_data
@@ -47,7 +45,8 @@ ENCS = (
     [
         ["https://lindat.mff.cuni.cz/repository/xmlui/bitstream/handle/11234/1-1458/"
          "data-plaintext-format.tar", ("tsv", 3, 2, "data.plaintext-format/*train.gz")],
-        [("training-parallel-nc-v13/news-commentary-v13.cs-en.en",
+        [f"{_DATA_STATMT}/wmt18/translation-task/training-parallel-nc-v13.tgz",
+         ("training-parallel-nc-v13/news-commentary-v13.cs-en.en",
           "training-parallel-nc-v13/news-commentary-v13.cs-en.cs")],
         [f"{_STATMT}/wmt13/training-parallel-commoncrawl.tgz",
          ("commoncrawl.cs-en.en", "commoncrawl.cs-en.cs")],
@@ -71,17 +70,22 @@ ENID = (
 ENMK = (
     [["http://nlp.ffzg.hr/data/corpora/setimes/setimes.en-mk.txt.tgz",
       ("setimes.en-mk.en.txt", "setimes.en-mk.mk.txt")]],
-    [[("MTE1984-dev.en", "MTE1984-dev.mk")]],
+    [["https://github.com/stefan-it/nmt-en-mk/raw/master/data/MTE-1984-dev.enmk.tgz",
+      ("MTE1984-dev.en", "MTE1984-dev.mk")]],
 )  # fmt: skip
 ENET = (
     [
-        [("training/europarl-v8.et-en.en", "training/europarl-v8.et-en.et")],
-        [("paracrawl-release1.en-et.zipporah0-dedup-clean.en",
+        [f"{_DATA_STATMT}/wmt18/translation-task/training-parallel-ep-v8.tgz",
+         ("training/europarl-v8.et-en.en", "training/europarl-v8.et-en.et")],
+        ["https://s3.amazonaws.com/web-language-models/paracrawl/release1/"
+         "paracrawl-release1.en-et.zipporah0-dedup-clean.tgz",
+         ("paracrawl-release1.en-et.zipporah0-dedup-clean.en",
           "paracrawl-release1.en-et.zipporah0-dedup-clean.et")],
         [f"{_DATA_STATMT}/wmt18/translation-task/rapid2016.tgz",
          ("rapid2016.en-et.en", "rapid2016.en-et.et")],
     ],
-    [[("newsdev2018-enet-src.en", "newsdev2018-enet-ref.et")]],
+    [["https://github.com/stefan-it/nmt-en-et/raw/master/data/newsdev2018-enet.tar.gz",
+      ("newsdev2018-enet-src.en", "newsdev2018-enet-ref.et")]],
 )  # fmt: skip
 ENES = (
     [
@@ -174,17 +178,15 @@ class TranslateEncsWmt32k(_Corpora):
     CORPORA = ENCS
 
     def vocab_data_files(self):
-        """T2T's: the tsv corpus's compiled train files, then the other corpora's files (T2T
-        reads ``item[1]`` of each: the url-less news-commentary entry fails there too)."""
+        """T2T's: a leading tsv corpus (its ``data-plaintext-format.tar``) is read from its
+        compiled train files, then each corpus's two files."""
         datasets = self.source_data_files(DatasetSplit.TRAIN)
-        if any(len(d) < 2 for d in datasets[1:]):
-            raise T2TProblemError(
-                f"{self.name}: its datagen fails in T2T 1.15.7 too (vocab_data_files reads "
-                "item[1] of its url-less news-commentary entry); train on a --data_dir that "
-                "holds its vocabulary and shards."
-            )
-        compiled = [f"{self.name}-compiled-train.lang1", f"{self.name}-compiled-train.lang2"]
-        return [[datasets[0][0], compiled], *[[d[0], list(d[1])] for d in datasets[1:]]]
+        vocab = []
+        if datasets[0][0].endswith("data-plaintext-format.tar"):
+            compiled = [f"{self.name}-compiled-train.lang{i}" for i in (1, 2)]
+            vocab.append([datasets[0][0], compiled])
+            datasets = datasets[1:]
+        return vocab + [[url, [files[0], files[1]]] for url, files in datasets]
 
 
 @t2t_registry.register_problem

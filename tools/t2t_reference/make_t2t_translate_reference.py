@@ -1,14 +1,15 @@
-"""What tensor2tensor 1.15.7's datagen writes for four of its own translation problems (reference
+"""What tensor2tensor 1.15.7's datagen writes for five of its own translation problems (reference
 test data for ``t2t_repro/t2t_compat/translate_problems.py``).
 
 The corpora are not ours to ship: this writes SYNTHETIC ones (toy sentence pairs, fixed seed)
 under T2T's archive and file names into ``<out>/<problem>/tmp``: ``translate_envi_iwslt32k``
 (two ``.tgz``), ``translate_enro_wmt8k`` (a ``.tgz``, the SETIMES ``.zip`` and the dev ``.sgm``
-files in a ``.tgz``), ``translate_entn_rma`` (``.tar.gz?raw=true`` names, its own vocab name)
-and ``translate_enmk_setimes_characters`` (a character vocabulary; its dev entry has no url,
-on which T2T's ``compile_data`` fails, so its compiled dev files are given, as a user would).
-Then it runs each problem's datagen as ``bin/t2t_datagen.py`` does (seeds 429459 for each
-problem, ``problem.generate_data(data_dir, tmp_dir, None)``) and writes ``<out>/
+files in a ``.tgz``), ``translate_entn_rma`` (``.tar.gz?raw=true`` names, its own vocab name),
+``translate_enmk_setimes_characters`` (a character vocabulary) and ``translate_encs_wmt32k``
+(CzEng's tsv of gzipped files in a ``.tar``, read through its compiled train files for the
+vocabulary, and three ``.tgz``). Then it runs each problem's datagen as
+``bin/t2t_datagen.py`` does (seeds 429459 for each problem,
+``problem.generate_data(data_dir, tmp_dir, None)``) and writes ``<out>/
 t2t_1.15.7_translate.json``: each vocabulary file's sha256, and each shard's records (their
 ids, which hold the shuffle; T2T serializes a record's feature map in the process's hash order,
 so the bytes are compared as ids). In T2T's venv (tools/t2t_reference/README.md)::
@@ -18,6 +19,7 @@ so the bytes are compared as ids). In T2T's venv (tools/t2t_reference/README.md)
 """
 
 import argparse
+import gzip
 import hashlib
 import io
 import json
@@ -37,6 +39,7 @@ WORDS = {
     "ro": "pisica caine casa rau vede place mic vechi rosu langa un o".split(),
     "tn": "katse ntša ntlo noka bona rata nnye kgale hibidu gaufi nngwe le".split(),
     "mk": "мачка куче куќа река гледа сака мал стар црвен близу една до".split(),
+    "cs": "kočka pes dům řeka vidí má malý starý červený blízko jedna do".split(),
 }
 DATE = 1_600_000_000  # archive members' mtime: the same bytes on every run
 
@@ -60,12 +63,17 @@ def sgm(lines: list[str], lang: str) -> bytes:
     return text([*body, "</doc>", "</srcset>"])
 
 
-def write_tar(path: str, members: dict[str, bytes]) -> None:
-    with tarfile.open(path, "w:gz") as tar:
+def write_tar(path: str, members: dict[str, bytes], mode: str = "w:gz") -> None:
+    """A tar archive (gzipped unless ``mode`` is "w"), the same bytes on every run."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
         for name, data in members.items():
             info = tarfile.TarInfo(name)
             info.size, info.mtime = len(data), DATE
             tar.addfile(info, io.BytesIO(data))
+    data = buffer.getvalue()
+    with open(path, "wb") as f:
+        f.write(gzip.compress(data, mtime=DATE) if mode == "w:gz" else data)
 
 
 def write_zip(path: str, members: dict[str, bytes]) -> None:
@@ -117,10 +125,25 @@ def write_corpora(out: str) -> dict[str, str]:
     d = folder("translate_enmk_setimes_characters")
     train = parallel(rng, "mk", 130, "setimes.en-mk.en.txt", "setimes.en-mk.mk.txt")
     write_tar(f"{d}/setimes.en-mk.txt.tgz", train)
-    compiled = "translate_enmk_setimes_characters-compiled-dev"
-    for name, data in parallel(rng, "mk", 12, f"{compiled}.lang1", f"{compiled}.lang2").items():
-        with open(os.path.join(d, name), "wb") as f:
-            f.write(data)
+    dev = parallel(rng, "mk", 12, "MTE1984-dev.en", "MTE1984-dev.mk")
+    write_tar(f"{d}/MTE-1984-dev.enmk.tgz", dev)
+    d = folder("translate_encs_wmt32k")
+    rows = pairs(rng, "cs", 50)  # CzEng's tsv: id, score, Czech, English
+    tsv = [f"{i}\t0.9\t{cs}\t{en}" for i, (en, cs) in enumerate(rows)]
+    write_tar(
+        f"{d}/data-plaintext-format.tar",
+        {"data.plaintext-format/01train.gz": gzip.compress(text(tsv), mtime=DATE)},
+        mode="w",
+    )
+    for archive, prefix, n in (
+        ("training-parallel-nc-v13.tgz", "training-parallel-nc-v13/news-commentary-v13", 40),
+        ("training-parallel-commoncrawl.tgz", "commoncrawl", 30),
+        ("training-parallel-europarl-v7.tgz", "training/europarl-v7", 30),
+    ):
+        corpus = parallel(rng, "cs", n, f"{prefix}.cs-en.en", f"{prefix}.cs-en.cs")
+        write_tar(f"{d}/{archive}", corpus)
+    dev = parallel(rng, "cs", 12, "dev/newstest2013.en", "dev/newstest2013.cs")
+    write_tar(f"{d}/dev.tgz", dev)
     return tmp
 
 
@@ -149,6 +172,7 @@ def main() -> None:
     import numpy as np
     import tensorflow as tf
     from tensor2tensor.data_generators import (  # noqa: F401  (registers the problems)
+        translate_encs,
         translate_enmk,
         translate_enro,
         translate_entn,
