@@ -3,6 +3,8 @@
 import io
 import time
 
+import pytest
+
 from t2t_repro.training.loop.summaries import ConsoleLog, format_duration, window_scalars
 
 
@@ -76,10 +78,12 @@ def test_decoder_eta_starts_after_the_first_batch():
 
 def test_window_scalars_have_t2ts_global_step_rate(monkeypatch):
     """Estimator's StepCounterHook: global steps (batches; multistep_adam takes several per
-    update) per second of the window, under T2T's tag."""
+    update) per second of the window's untraced loop calls, under T2T's tag."""
     window = dict(
         seconds=4.0,
         updates=10,
+        timed_seconds=2.4,  # the loop calls after the first, which traced
+        timed_updates=6,
         loss_sum=25.0,
         grad_norm_sum=5.0,
         target_tokens=800,
@@ -88,5 +92,7 @@ def test_window_scalars_have_t2ts_global_step_rate(monkeypatch):
     )
     monkeypatch.delenv("T2T_PEAK_FLOPS", raising=False)  # no MFU: the hparams are not read
     values = window_scalars(window, 1e-3, None, steps_per_update=2)
-    assert values["global_step/sec"] == 5.0 and values["loss"] == 2.5
+    assert values["global_step/sec"] == pytest.approx(5.0) and values["loss"] == 2.5
     assert values["tokens_per_sec"] == 200.0
+    del window["timed_seconds"], window["timed_updates"]  # a window that only traced: none
+    assert "global_step/sec" not in window_scalars(window, 1e-3, None, steps_per_update=2)

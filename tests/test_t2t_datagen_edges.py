@@ -167,7 +167,14 @@ class TaskCase(problem.Problem):
         open(data_dir + "/prepared", "w").close()
 
     def generate_data(self, data_dir, tmp_dir, task_id=-1):
-        open(data_dir + "/task_" + str(task_id), "w").close()
+        open(data_dir + "/task_" + str(task_id), "a").write("x")  # once a task
+
+
+@registry.register_problem
+class TaskChild(TaskCase):  # calls its registered base's: T2T's method, the caller's task id
+    def generate_data(self, data_dir, tmp_dir, task_id=-1):
+        open(data_dir + "/child_" + str(task_id), "a").write("x")
+        super(TaskChild, self).generate_data(data_dir, tmp_dir, task_id)
 """
 
 
@@ -188,33 +195,43 @@ def task_usr_dir(tmp_path):
     next(restoring, None)
 
 
+TASKS = [f"task_{i}" for i in range(4)]
+
+
 @pytest.mark.parametrize(
     "multiprocess,flags,written",
     [  # bin/t2t_datagen.py, generate_data_for_registered_problem
-        (True, [], ["prepared", "task_0", "task_1", "task_2", "task_3"]),
+        (True, [], ["prepared", *TASKS]),
         (True, ["--task_id=2"], ["task_2"]),  # generate_data(data_dir, tmp_dir, 2) alone
         (True, ["--task_id_start=1", "--task_id_end=3"], ["prepared", "task_1", "task_2"]),
-        (True, ["--task_id_end=3"], ["prepared", "task_0", "task_1", "task_2", "task_3"]),
+        (True, ["--task_id_end=3"], ["prepared", *TASKS]),
         (False, ["--task_id=2"], ["task_2"]),
         (False, ["--task_id_start=1", "--task_id_end=3"], ["task_None"]),
+        (False, ["--task_id_start=1"], ["task_None"]),  # T2T asserts for multiprocess only
+        (True, ["--task_id_start=1"], None),  # there: one line, as T2T's assert
+        ("child", ["--task_id=2"], ["child_2", "task_2"]),
+        ("child", [], [*(f"child_{i}" for i in range(4)), "prepared", *TASKS]),  # not 4 x 4
     ],
 )
 def test_task_ids_run_a_usr_dirs_generate_tasks_as_t2ts(
     task_usr_dir, tmp_path, multiprocess, flags, written, capsys
 ):
-    usr_dir = task_usr_dir(multiprocess)
+    usr_dir = task_usr_dir(multiprocess is not False)
     data = tmp_path / "data"
-    argv = ["--problem=task_case", f"--data_dir={data}", f"--t2t_usr_dir={usr_dir}", *flags]
+    name = "task_child" if multiprocess == "child" else "task_case"
+    argv = [f"--problem={name}", f"--data_dir={data}", f"--t2t_usr_dir={usr_dir}", *flags]
+    if written is None:
+        assert datagen.main([*argv, "--noprogress"]) != 0
+        assert "needs --task_id_end" in _one_line_error(capsys)
+        return
     assert datagen.main([*argv, "--noprogress"]) == 0
     assert sorted(p.name for p in data.iterdir()) == written
+    assert {p.read_text() for p in data.glob("*_*")} == {"x"}  # each task run once
     if flags and written[-1] in ("task_3", "task_None"):  # flags that select nothing: said
         assert "as in T2T" in capsys.readouterr().err
 
 
 def test_task_ids_elsewhere_as_t2ts(tmp_path, capsys):
-    # T2T asserts --task_id_end beside --task_id_start: one line, before anything is written.
-    assert datagen.main(["--problem=algorithmic_copy", "--task_id_start=1"]) != 0
-    assert "needs --task_id_end" in _one_line_error(capsys)
     # A problem without generate tasks writes every file, as T2T's generate_data ignores the
     # id (Text2TextProblem, AlgorithmicProblem), and says so.
     data = tmp_path / "data"
@@ -226,3 +243,20 @@ def test_task_ids_elsewhere_as_t2ts(tmp_path, capsys):
     assert sorted(p.name for p in data.glob("algorithmic_copy-*")) == sorted(
         f"algorithmic_copy-{name}" for name in expected
     )
+
+
+def test_a_t2t_task_id_is_not_the_encoding_pools_size(monkeypatch, tmp_path):
+    """A usr_dir's own generate_data calling Text2TextProblem's (super()) passes T2T's task id,
+    which T2T's ignores; outside such a call the third argument is the tools' --num_workers."""
+    from t2t_repro.data import t2t_shards
+    from t2t_repro.t2t_compat import text2text_problem
+
+    pools = []
+    monkeypatch.setattr(
+        text2text_problem, "generate_t2t_data", lambda p, d, t, workers, **kw: pools.append(workers)
+    )
+    problem = registry.problem("text2text_tmpdir")
+    with t2t_shards.seeded_run():  # inside the tools' run of a problem's own generate_data
+        problem.generate_data(str(tmp_path), str(tmp_path), 37)
+    problem.generate_data(str(tmp_path), str(tmp_path), 3)  # t2t-datagen --num_workers=3
+    assert pools == [None, 3]

@@ -178,12 +178,8 @@ def _generate(problems: list, data_dir: str, tmp_dir: str, args: argparse.Namesp
         options = {}
         if getattr(problem.generate_data, "runs_t2t_tasks", False):
             options["t2t_tasks"] = tasks
-        elif tasks.given:  # T2T's generate_data of such a problem ignores the task id
-            print(
-                f"note: {problem.name} has no generate tasks: {tasks.describe()} selects none, "
-                "as in T2T; generating all its data.",
-                file=sys.stderr,
-            )
+        else:  # T2T's generate_data of such a problem ignores the task id
+            tasks.note_no_tasks(problem.name)
         try:
             summary = problem.generate_data(
                 data_dir,
@@ -223,7 +219,6 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     t2t_flags.check_t2t_flags(parser, args)
     if args.max_cases < 0:
         raise cli.UsageError("--max_cases must be 0 (every pair) or a positive count.")
-    _tasks(args).check()
 
 
 if __name__ == "__main__":

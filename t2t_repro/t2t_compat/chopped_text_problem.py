@@ -7,7 +7,7 @@ Datagen is T2T's task by task (``multiprocess_generate``): task ``i`` writes the
 unshuffled shard (the train shards, then the dev shards) from its share of the files, then
 shuffles it with the global ``random`` (``generate_files``, ``shuffle_dataset``).
 ``t2t-datagen`` calls ``prepare_to_generate`` (the vocabulary), then each task in turn
-(``problem.py``, ``_generate_as_t2t_datagen``). T2T's ``bin/t2t_datagen.py`` runs the tasks in
+(``datagen_tasks.py``, ``run_as_t2t_datagen``). T2T's ``bin/t2t_datagen.py`` runs the tasks in
 a ``multiprocessing.Pool``, whose forked workers Python reseeds from the OS (``random.py``,
 ``os.register_at_fork``): T2T's vocabulary and examples per shard are fixed, the order of a
 shard's examples differs from run to run. Here the shuffles draw from ``--random_seed``, so

@@ -34,20 +34,25 @@ class DatagenTasks:
 
     @property
     def given(self) -> bool:
-        return self != DatagenTasks()
-
-    def check(self) -> None:
-        """T2T asserts ``--task_id_end`` beside ``--task_id_start``; one line here."""
-        if self.start != -1 and self.end == -1:
-            raise DatagenTaskError(
-                f"--task_id_start={self.start} needs --task_id_end (the task after the last to "
-                "run), as T2T's t2t_datagen.py asserts."
-            )
+        """Whether a flag selects tasks (T2T reads a negative --task_id as none)."""
+        return self.task_id >= 0 or self.start != -1 or self.end != -1
 
     def describe(self) -> str:
+        """The flags given, as typed."""
         if self.task_id >= 0:
             return f"--task_id={self.task_id}"
-        return f"--task_id_start={self.start} --task_id_end={self.end}"
+        names = (("--task_id_start", self.start), ("--task_id_end", self.end))
+        return " ".join(f"{flag}={value}" for flag, value in names if value != -1)
+
+    def note_no_tasks(self, name: str) -> None:
+        """On stderr: the flags select nothing of a problem without generate tasks (T2T's
+        ``generate_data`` ignores them), so all its data is written."""
+        if self.given:
+            print(
+                f"note: {name} has no generate tasks: {self.describe()} selects none of them, "
+                "as in T2T; generating all its data.",
+                file=sys.stderr,
+            )
 
 
 ALL_TASKS = DatagenTasks()
@@ -76,20 +81,21 @@ def run_as_t2t_datagen(
         t2t_generate_data(problem, data_dir, tmp_dir, tasks.task_id)
         return
     if not problem.multiprocess_generate:
-        if tasks.given:
-            print(
-                f"note: {name} is not multiprocess_generate: {tasks.describe()} selects none of "
-                "its tasks, as in T2T; generating all its data.",
-                file=sys.stderr,
-            )
+        tasks.note_no_tasks(problem.name)
         t2t_generate_data(problem, data_dir, tmp_dir, *([None] if takes_task_id else []))
         return
     if not takes_task_id:
         raise DatagenTaskError(
             f"{name}: multiprocess_generate is True, but generate_data takes no task_id (T2T "
-            "calls generate_data(data_dir, tmp_dir, task_id) for each task)."
+            "calls generate_data(data_dir, tmp_dir, task_id) for each task): give it a task_id "
+            "parameter, or make multiprocess_generate False."
         )
     if tasks.start != -1:
+        if tasks.end == -1:  # T2T's generate_data_for_registered_problem asserts it
+            raise DatagenTaskError(
+                f"--task_id_start={tasks.start} needs --task_id_end (the task after the last "
+                f"to run) for {name}'s tasks, as T2T's t2t_datagen.py asserts."
+            )
         task_ids = range(tasks.start, tasks.end)
     else:
         if tasks.end != -1:

@@ -252,7 +252,10 @@ class Text2TextProblem(Problem):
         ``generate_data`` (``super()``), which the tool runs on the generators it seeded, it
         continues from them, as T2T seeds once per problem, and records the tool's seed."""
         self.check_datagen()
-        workers = task_id if task_id and task_id > 0 else None  # the tools' num_workers
+        # the tools' num_workers; called by a problem's own generate_data inside a tool's run
+        # (super()), the third argument is T2T's task id, which T2T's Text2TextProblem ignores
+        called_by_t2t_code = t2t_shards.in_seeded_run()
+        workers = task_id if task_id and task_id > 0 and not called_by_t2t_code else None
         if t2t_shards.in_seeded_run() and "random_seed" not in tool_flags:
             tool_flags = dict(tool_flags, random_seed=t2t_shards.tool_seed(), reseed=False)
         return generate_t2t_data(self, data_dir, tmp_dir, workers, **tool_flags)

@@ -59,11 +59,11 @@ class Summaries:
 def window_scalars(window: dict, learning_rate: float, hparams, steps_per_update: int = 1) -> dict:
     """The training scalars of one log window (sums over its loop calls, ``seconds`` of
     wall time): what TensorBoard shows under ``train/``. ``global_step/sec`` is T2T's
-    Estimator's (``StepCounterHook``: global steps, ``steps_per_update`` per update, over the
-    seconds since the last log step)."""
+    Estimator's (``StepCounterHook``: global steps, ``steps_per_update`` per update, a second),
+    of the window's loop calls that did not trace; a window that only traced has none, as
+    T2T's hook writes nothing at its first trigger."""
     seconds = max(window["seconds"], 1e-9)
     values = {
-        "global_step/sec": window["updates"] * steps_per_update / seconds,
         "loss": window["loss_sum"] / window["updates"],
         "learning_rate": learning_rate,
         "grad_norm": window["grad_norm_sum"] / window["updates"],
@@ -73,6 +73,9 @@ def window_scalars(window: dict, learning_rate: float, hparams, steps_per_update
         / max(window["target_padded"], 1),
         "effective_tokens_per_update": window["target_tokens"] / window["updates"],
     }
+    if window.get("timed_seconds"):
+        timed = window["timed_updates"] * steps_per_update
+        values["global_step/sec"] = timed / window["timed_seconds"]
     mfu = _mfu(hparams, window, seconds)
     if mfu is not None:
         values["mfu"] = mfu
