@@ -31,6 +31,7 @@ ALIASES = {
     "tensor2tensor.data_generators.problem": "t2t_repro.t2t_compat.problem",
     "tensor2tensor.data_generators.text_problems": "t2t_repro.t2t_compat.text_problems",
     "tensor2tensor.data_generators.translate": "t2t_repro.t2t_compat.translate",
+    "tensor2tensor.data_generators.cleaner_en_xx": "t2t_repro.t2t_compat.cleaner_en_xx",
     "tensor2tensor.data_generators.text_encoder": "t2t_repro.t2t_compat.text_encoder",
     "tensor2tensor.data_generators.generator_utils": "t2t_repro.t2t_compat.generator_utils",
     "tensor2tensor.data_generators.tokenizer": "t2t_repro.t2t_compat.tokenizer",

@@ -136,6 +136,7 @@ IMPLEMENTED = {
             "translate_enet": ("TranslateEnetWmt32k", "TranslateEnetWmtCharacters"),
             "translate_enes": (
                 "TranslateEnesWmt32k",
+                "TranslateEnesWmtClean32k",
                 "TranslateEnesWmt8k",
                 "TranslateEnesWmtCharacters",
             ),

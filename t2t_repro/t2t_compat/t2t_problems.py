@@ -101,18 +101,18 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     translate_ende_wmt_clean_pc_clean32k translate_ende_wmt_multi64k
     translate_ende_wmt_multi64k_packed1k translate_ende_wmt_pc32k
     translate_ende_wmt_pc_clean32k translate_enes_wmt32k_packed translate_enes_wmt8k_packed
-    translate_enes_wmt_clean32k translate_enfr_wmt32k_packed
-    translate_enfr_wmt32k_with_backtranslate_en translate_enfr_wmt32k_with_backtranslate_fr
-    translate_enfr_wmt_characters translate_enfr_wmt_multi64k
-    translate_enfr_wmt_multi64k_packed1k translate_enfr_wmt_small32k
-    translate_enfr_wmt_small8k translate_enfr_wmt_small_characters
-    translate_enro_wmt_multi64k translate_enro_wmt_multi_small64k
-    translate_enro_wmt_multi_tiny64k translate_enro_wmt_multi_tiny64k_packed1k
-    translate_enzh_wmt32k translate_enzh_wmt8k video_bair_robot_pushing
-    video_bair_robot_pushing_with_actions video_google_robot_pushing video_moving_mnist
-    video_stochastic_shapes10k wiki_revision wiki_revision_packed1k wiki_revision_packed256
-    wikisum_commoncrawl wikisum_commoncrawl_lead_section wikisum_web
-    wikisum_web_lead_section winograd_nli winograd_nli_characters
+    translate_enfr_wmt32k_packed translate_enfr_wmt32k_with_backtranslate_en
+    translate_enfr_wmt32k_with_backtranslate_fr translate_enfr_wmt_characters
+    translate_enfr_wmt_multi64k translate_enfr_wmt_multi64k_packed1k
+    translate_enfr_wmt_small32k translate_enfr_wmt_small8k
+    translate_enfr_wmt_small_characters translate_enro_wmt_multi64k
+    translate_enro_wmt_multi_small64k translate_enro_wmt_multi_tiny64k
+    translate_enro_wmt_multi_tiny64k_packed1k translate_enzh_wmt32k translate_enzh_wmt8k
+    video_bair_robot_pushing video_bair_robot_pushing_with_actions
+    video_google_robot_pushing video_moving_mnist video_stochastic_shapes10k wiki_revision
+    wiki_revision_packed1k wiki_revision_packed256 wikisum_commoncrawl
+    wikisum_commoncrawl_lead_section wikisum_web wikisum_web_lead_section winograd_nli
+    winograd_nli_characters
 """.split()
 
 WHY = (

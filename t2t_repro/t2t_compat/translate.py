@@ -13,19 +13,24 @@ Archives and compressed files as T2T's ``compile_data`` reads them: a ``.zip`` t
 is extracted into --tmp_dir whenever the files are compiled; a tar archive (``.tgz``,
 ``.tar.gz``, ``.tar``) only when the files (or no file of a tsv glob) are there yet; a ``.gz``
 file is read from its gunzipped copy beside it, made when missing (T2T's ``gunzip_file``).
+
+A ``("tmx", file)`` entry is a ParaCrawl tmx (gzipped or not) read with T2T's
+``cleaner_en_xx.paracrawl_v3_pairs``. ``datatypes_to_clean`` (train only, as in T2T) names the
+entries whose pairs T2T's ``cleaner_en_xx.clean_en_xx_pairs`` cleans: "txt", "tsv", "tmx".
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable, Iterator
 
 import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open
 from t2t_repro.data.text_files import decode_utf8, open_binary
-from t2t_repro.t2t_compat import generator_utils, refusals
+from t2t_repro.t2t_compat import cleaner_en_xx, generator_utils, refusals
 from t2t_repro.t2t_compat.problem import DatasetSplit, T2TProblemError
 from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem
 from t2t_repro.t2t_compat.text_iterators import text2text_txt_iterator, txt_line_iterator
@@ -104,7 +109,9 @@ def _sgm_text(line: str, is_sgm: bool) -> str | None:
     return None
 
 
-def _tsv_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
+def _tsv_pairs(tmp_dir: str, url: str, spec) -> Iterator[tuple[str, str]]:
+    """Each tab line's (source, target) columns, stripped, empty ones too (T2T's
+    ``compile_data`` drops those after cleaning)."""
     _, src_column, trg_column, pattern = spec
     # T2T's tf.gfile.Glob order (the directory's, not sorted), so several files of a glob
     # are read in the order T2T reads them on this file system.
@@ -114,20 +121,18 @@ def _tsv_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
             tmp_dir, url, lambda: bool(tf.io.gfile.glob(os.path.join(tmp_dir, pattern)))
         )
         names = tf.io.gfile.glob(os.path.join(tmp_dir, pattern))
-    pairs = []
     for name in names:
         with open_binary(_gunzipped(name)) as f:
             for raw in f:  # tf.gfile's lines: every "\r" dropped
                 line = decode_utf8(raw.replace(b"\r", b""))
                 if line and "\t" in line:
                     parts = line.split("\t")
-                    source, target = parts[src_column].strip(), parts[trg_column].strip()
-                    if source and target:
-                        pairs.append((source, target))
-    return pairs
+                    yield parts[src_column].strip(), parts[trg_column].strip()
 
 
-def _file_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
+def _file_pairs(tmp_dir: str, url: str, spec) -> Iterator[tuple[str | None, str | None]]:
+    """The two files' lines side by side, an ``.sgm`` file's as T2T's ``_preprocess_sgm``
+    gives them ("" or None for a line that is no ``<seg>``)."""
     lang1, lang2 = spec
     path1, path2 = (os.path.join(tmp_dir, n) for n in (lang1, lang2))
     generator_utils.fetch_or_extract(
@@ -135,22 +140,51 @@ def _file_pairs(tmp_dir: str, url: str, spec) -> list[tuple[str, str]]:
     )
     path1, path2 = _gunzipped(path1), _gunzipped(path2)
     is_sgm = lang1.endswith("sgm") and lang2.endswith("sgm")
-    pairs = []
     for line1, line2 in zip(txt_line_iterator(path1), txt_line_iterator(path2), strict=False):
-        line1, line2 = _sgm_text(line1, is_sgm), _sgm_text(line2, is_sgm)
-        if line1 and line2:
-            pairs.append((line1, line2))
-    return pairs
+        yield _sgm_text(line1, is_sgm), _sgm_text(line2, is_sgm)
+
+
+def _cleanable(pairs: Iterable[tuple], url: str) -> Iterator[tuple[str, str]]:
+    """``pairs`` as T2T's cleaner can take them: it fails on an ``.sgm`` line that is no
+    ``<seg>`` line (None) where it reads one (every English one; the other one when the
+    English sentence passes its filter: ``cleaner_en_xx.py, clean_en_xx_pairs``)."""
+    for line1, line2 in pairs:
+        if line1 is None or (line2 is None and not cleaner_en_xx._regex_filter(line1)):
+            raise T2TProblemError(
+                f"{url}: an .sgm line that is no <seg> line is cleaned, on which T2T 1.15.7's "
+                'clean_en_xx_pairs fails too: remove it, or "txt" from datatypes_to_clean.'
+            )
+        yield line1, line2
+
+
+@contextlib.contextmanager
+def _tmx_lines(tmp_dir: str, url: str, name: str) -> Iterator[Iterator[str]]:
+    """The lines of the tmx ``name`` in ``tmp_dir`` (T2T reads a ``.gz`` one with ``gzip``),
+    fetched or extracted when missing; undecodable bytes become U+FFFD, as in the other files
+    read here. T2T 1.15.7 fails on a tmx that is not gzipped (``str`` has no ``decode`` on
+    Python 3); it is read here as the gzipped one is."""
+    path = os.path.join(tmp_dir, name)
+    generator_utils.fetch_or_extract(tmp_dir, url, lambda: fileio.exists(path))
+    with open_binary(path) as f:
+        yield (decode_utf8(raw) for raw in f)
+
+
+def _tmx_to_source_target(tmx_file, source_resfile, target_resfile, do_cleaning=False) -> None:
+    """T2T's: the pairs of a ParaCrawl tmx, cleaned when asked, written as they come (T2T
+    writes no check for empty members here, unlike its txt and tsv pairs)."""
+    pairs = cleaner_en_xx.paracrawl_v3_pairs(tmx_file)
+    if do_cleaning:
+        pairs = cleaner_en_xx.clean_en_xx_pairs(pairs)
+    for source, target in pairs:
+        source_resfile.write(source + "\n")
+        target_resfile.write(target + "\n")
 
 
 def compile_data(tmp_dir: str, datasets: list, filename: str, datatypes_to_clean=None) -> str:
     """Concatenate the pairs of ``datasets`` into ``tmp_dir/filename.lang1/.lang2`` (kept when
-    both exist); returns ``tmp_dir/filename``."""
-    if datatypes_to_clean:
-        raise T2TProblemError(
-            f"datatypes_to_clean={datatypes_to_clean!r}: T2T's cleaner_en_xx is not provided "
-            "here; clean the files beforehand and return None."
-        )
+    both exist); returns ``tmp_dir/filename``. The kinds in ``datatypes_to_clean`` ("txt",
+    "tsv", "tmx") are cleaned by T2T's ``cleaner_en_xx``."""
+    datatypes_to_clean = datatypes_to_clean or []
     fileio.makedirs(tmp_dir)  # as T2T's maybe_download makes it before anything is read
     filename = os.path.join(tmp_dir, filename)
     lang1_name, lang2_name = filename + ".lang1", filename + ".lang2"
@@ -169,13 +203,17 @@ def compile_data(tmp_dir: str, datasets: list, filename: str, datatypes_to_clean
             url, spec = dataset[0], dataset[1]
             _extract_zip(tmp_dir, url)
             if spec[0] == "tmx":
-                raise T2TProblemError(
-                    f"{url}: tmx corpora are not read here; convert it to two text files."
-                )
-            read = _tsv_pairs if spec[0] == "tsv" else _file_pairs
-            for source, target in read(tmp_dir, url, spec):
-                out1.write(source + "\n")
-                out2.write(target + "\n")
+                with _tmx_lines(tmp_dir, url, spec[1]) as lines:
+                    _tmx_to_source_target(lines, out1, out2, "tmx" in datatypes_to_clean)
+                continue
+            kind = "tsv" if spec[0] == "tsv" else "txt"
+            pairs = (_tsv_pairs if kind == "tsv" else _file_pairs)(tmp_dir, url, spec)
+            if kind in datatypes_to_clean:  # T2T's: cleaned, then empty members dropped
+                pairs = cleaner_en_xx.clean_en_xx_pairs(_cleanable(pairs, url))
+            for source, target in pairs:
+                if source and target:
+                    out1.write(source + "\n")
+                    out2.write(target + "\n")
     return filename
 
 

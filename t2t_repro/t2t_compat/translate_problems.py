@@ -6,9 +6,9 @@ files (downloaded to --tmp_dir, or found there), the same vocabulary, the same s
 
 Each problem is T2T's table of corpora (url, then the two files, or T2T's tsv spec) and its
 vocabulary.
-T2T's variants not here: ``*_packed`` (packed TPU datasets), ``*_multi*64k`` (the vocabulary
-of a wiki language model not provided), ``translate_enes_wmt_clean32k`` (T2T's
-``cleaner_en_xx``).
+``translate_enes_wmt_clean32k`` cleans its train pairs with T2T's ``cleaner_en_xx``
+(``cleaner_en_xx.py``). T2T's variants not here: ``*_packed`` (packed TPU datasets),
+``*_multi*64k`` (the vocabulary of a wiki language model not provided).
 """
 
 from __future__ import annotations
@@ -167,6 +167,20 @@ class TranslateEnesWmt32k(_Corpora):
 
     def vocab_data_files(self):
         return ENES[0]
+
+
+@t2t_registry.register_problem
+class TranslateEnesWmtClean32k(TranslateEnesWmt32k):
+    """T2T's: ``translate_enes_wmt32k``'s vocabulary and corpora, its train pairs cleaned by
+    T2T's ``cleaner_en_xx`` (``datatypes_to_clean``: the text files)."""
+
+    @property
+    def use_vocab_from_other_problem(self):
+        return TranslateEnesWmt32k()
+
+    @property
+    def datatypes_to_clean(self):
+        return ["txt"]
 
 
 TranslateEnesWmt8k = _problem("TranslateEnesWmt8k", TranslateEnesWmt32k, vocab_size=2**13)
