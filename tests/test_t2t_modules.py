@@ -79,8 +79,10 @@ def test_t2ts_problem_classes_implemented_here_are_the_projects():
     assert wsj_parsing is t2ts_wsj_parsing and registry.problem("wsj_parsing").__class__ is (
         wsj_parsing.WsjParsing
     )
+    assert translate_enfr.TranslateEnfrWmt8k is translate_wmt.TranslateEnfrWmt8k
+    assert translate_ende.TranslateEndeWmtCharacters().vocab_type == "character"  # compat's
     with pytest.raises(T2TApiError) as e:  # the module's other names are T2T's, not here
-        translate_ende.TranslateEndeWmtCharacters()
+        translate_ende.TranslateEndeWmt32kPacked()
     assert "\n" not in str(e.value)
     with pytest.raises(T2TApiError):  # a list of corpora, used as one
         list(translate_ende._ENDE_TRAIN_DATASETS)

@@ -111,36 +111,40 @@ LIBRARY = PACKAGES | frozenset(
     f"{package}.{leaf}" for package, leaves in _MODULES.items() for leaf in leaves.split()
 )
 
-# T2T's problem classes that this project implements: T2T module -> (module here, names).
-IMPLEMENTED = {
-    f"{ROOT}.data_generators.translate_ende": (
-        "t2t_repro.builtin.problems.translate_wmt",
-        ("TranslateEndeWmt32k", "TranslateEndeWmt8k"),
-    ),
-    f"{ROOT}.data_generators.translate_enfr": (
-        "t2t_repro.builtin.problems.translate_wmt",
-        ("TranslateEnfrWmt32k",),
-    ),
+# T2T's problem classes that this project implements: T2T module -> {class name: module here}.
+_WMT = "t2t_repro.builtin.problems.translate_wmt"
+_TRANSLATE = "t2t_repro.t2t_compat.translate_problems"
+
+
+def _at(where: str, names: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), where)
+
+
+IMPLEMENTED: dict[str, dict[str, str]] = {
+    f"{ROOT}.data_generators.translate_ende": {
+        **_at(_WMT, "TranslateEndeWmt32k TranslateEndeWmt8k"),
+        **_at(_TRANSLATE, "TranslateEndeWmtCharacters"),
+    },
+    f"{ROOT}.data_generators.translate_enfr": {
+        **_at(_WMT, "TranslateEnfrWmt32k TranslateEnfrWmt8k"),
+        **_at(
+            _TRANSLATE,
+            "TranslateEnfrWmtSmall8k TranslateEnfrWmtSmall32k TranslateEnfrWmtSmallCharacters "
+            "TranslateEnfrWmtCharacters",
+        ),
+    },
     **{
-        f"{ROOT}.data_generators.{module}": ("t2t_repro.t2t_compat.translate_problems", names)
+        f"{ROOT}.data_generators.{module}": _at(_TRANSLATE, names)
         for module, names in {
-            "translate_envi": ("TranslateEnviIwslt32k",),
-            "translate_enro": (
-                "TranslateEnroWmt8k",
-                "TranslateEnroWmt32k",
-                "TranslateEnroWmtCharacters",
-            ),
-            "translate_encs": ("TranslateEncsWmt32k", "TranslateEncsWmtCharacters"),
-            "translate_enid": ("TranslateEnidIwslt32k",),
-            "translate_enmk": ("TranslateEnmkSetimes32k", "TranslateEnmkSetimesCharacters"),
-            "translate_enet": ("TranslateEnetWmt32k", "TranslateEnetWmtCharacters"),
-            "translate_enes": (
-                "TranslateEnesWmt32k",
-                "TranslateEnesWmtClean32k",
-                "TranslateEnesWmt8k",
-                "TranslateEnesWmtCharacters",
-            ),
-            "translate_entn": ("TranslateEntnRma",),
+            "translate_envi": "TranslateEnviIwslt32k",
+            "translate_enro": "TranslateEnroWmt8k TranslateEnroWmt32k TranslateEnroWmtCharacters",
+            "translate_encs": "TranslateEncsWmt32k TranslateEncsWmtCharacters",
+            "translate_enid": "TranslateEnidIwslt32k",
+            "translate_enmk": "TranslateEnmkSetimes32k TranslateEnmkSetimesCharacters",
+            "translate_enet": "TranslateEnetWmt32k TranslateEnetWmtCharacters",
+            "translate_enes": "TranslateEnesWmt32k TranslateEnesWmtClean32k TranslateEnesWmt8k "
+            "TranslateEnesWmtCharacters",
+            "translate_entn": "TranslateEntnRma",
         }.items()
     },
 }
@@ -238,7 +242,7 @@ class T2TModule(types.ModuleType):
             return importlib.import_module(full)
         if self.__name__ in PACKAGES:
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-        where, names = IMPLEMENTED.get(self.__name__, ("", ()))
-        if name in names:
+        where = IMPLEMENTED.get(self.__name__, {}).get(name)
+        if where:
             return getattr(importlib.import_module(where), name)
         return refusals.stand_in(full, instead(self.__name__))

@@ -97,15 +97,13 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
     timeseries_toy_problem_no_inputs translate_ende2018_wmt32k translate_ende_pc32k
     translate_ende_pc_clean32k translate_ende_wmt32k_packed translate_ende_wmt8k_packed
-    translate_ende_wmt_characters translate_ende_wmt_clean32k translate_ende_wmt_clean_pc32k
+    translate_ende_wmt_clean32k translate_ende_wmt_clean_pc32k
     translate_ende_wmt_clean_pc_clean32k translate_ende_wmt_multi64k
     translate_ende_wmt_multi64k_packed1k translate_ende_wmt_pc32k
     translate_ende_wmt_pc_clean32k translate_enes_wmt32k_packed translate_enes_wmt8k_packed
     translate_enfr_wmt32k_packed translate_enfr_wmt32k_with_backtranslate_en
-    translate_enfr_wmt32k_with_backtranslate_fr translate_enfr_wmt_characters
-    translate_enfr_wmt_multi64k translate_enfr_wmt_multi64k_packed1k
-    translate_enfr_wmt_small32k translate_enfr_wmt_small8k
-    translate_enfr_wmt_small_characters translate_enro_wmt_multi64k
+    translate_enfr_wmt32k_with_backtranslate_fr translate_enfr_wmt_multi64k
+    translate_enfr_wmt_multi64k_packed1k translate_enro_wmt_multi64k
     translate_enro_wmt_multi_small64k translate_enro_wmt_multi_tiny64k
     translate_enro_wmt_multi_tiny64k_packed1k translate_enzh_wmt32k translate_enzh_wmt8k
     video_bair_robot_pushing video_bair_robot_pushing_with_actions

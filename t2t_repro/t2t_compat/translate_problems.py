@@ -1,6 +1,7 @@
 """T2T 1.15.7's translation problems of ``translate_envi``, ``translate_enro``, ``translate_encs``,
 ``translate_enid``, ``translate_enmk``, ``translate_enet``, ``translate_enes`` and
-``translate_entn`` (``tensor2tensor/data_generators/``), registered under T2T's names on the
+``translate_entn``, and those of ``translate_ende`` and ``translate_enfr`` that the project's
+WMT classes are not (``tensor2tensor/data_generators/``), registered under T2T's names on the
 usr_dir ``TranslateProblem`` (``translate.py``), so their datagen is T2T's: the same corpus
 files (downloaded to --tmp_dir, or found there), the same vocabulary, the same shards.
 
@@ -102,6 +103,40 @@ ENES = (
     ],
     [[f"{_DATA_STATMT}/wmt17/translation-task/dev.tgz",
       ("dev/newstest2013.en", "dev/newstest2013.es")]],
+)  # fmt: skip
+ENDE = (
+    [
+        [f"{_DATA_STATMT}/wmt18/translation-task/training-parallel-nc-v13.tgz",
+         ("training-parallel-nc-v13/news-commentary-v13.de-en.en",
+          "training-parallel-nc-v13/news-commentary-v13.de-en.de")],
+        [f"{_STATMT}/wmt13/training-parallel-commoncrawl.tgz",
+         ("commoncrawl.de-en.en", "commoncrawl.de-en.de")],
+        [f"{_STATMT}/wmt13/training-parallel-europarl-v7.tgz",
+         ("training/europarl-v7.de-en.en", "training/europarl-v7.de-en.de")],
+    ],
+    [[f"{_DATA_STATMT}/wmt17/translation-task/dev.tgz",
+      ("dev/newstest2013.en", "dev/newstest2013.de")]],
+)  # fmt: skip
+_ENFR_1M = "https://s3.amazonaws.com/opennmt-trainingdata/baseline-1M-enfr.tgz"
+ENFR_SMALL = tuple(
+    [[_ENFR_1M, tuple(f"baseline-1M-enfr/baseline-1M_{part}.{lang}" for lang in ("en", "fr"))]]
+    for part in ("train", "valid")
+)  # fmt: skip
+ENFR_LARGE = (
+    [
+        [f"{_STATMT}/wmt13/training-parallel-commoncrawl.tgz",
+         ("commoncrawl.fr-en.en", "commoncrawl.fr-en.fr")],
+        [f"{_STATMT}/wmt13/training-parallel-europarl-v7.tgz",
+         ("training/europarl-v7.fr-en.en", "training/europarl-v7.fr-en.fr")],
+        [f"{_STATMT}/wmt14/training-parallel-nc-v9.tgz",
+         ("training/news-commentary-v9.fr-en.en", "training/news-commentary-v9.fr-en.fr")],
+        [f"{_STATMT}/wmt10/training-giga-fren.tar",
+         ("giga-fren.release2.fixed.en.gz", "giga-fren.release2.fixed.fr.gz")],
+        [f"{_STATMT}/wmt13/training-parallel-un.tgz",
+         ("un/undoc.2000.fr-en.en", "un/undoc.2000.fr-en.fr")],
+    ],
+    [[f"{_DATA_STATMT}/wmt17/translation-task/dev.tgz",
+      ("dev/newstest2013.en", "dev/newstest2013.fr")]],
 )  # fmt: skip
 ENTN = (
     [[_ENTN_REPO + "eng_tswane.train.tar.gz?raw=true",
@@ -230,10 +265,48 @@ class TranslateEntnRma(_Corpora):
         return f"vocab.entn.{self.approx_vocab_size}"
 
 
+# T2T's translate_ende and translate_enfr problems beyond those of the project's own WMT
+# classes (problems/translate_wmt.py): T2T's character vocabularies and the 1M-pair EN-FR set.
+TranslateEndeWmtCharacters = _problem("TranslateEndeWmtCharacters", _Corpora, ENDE, chars=True)
+
+
+class _EnfrSmallOrLarge(_Corpora):
+    """T2T's EN-FR problems of ``use_small_dataset`` (OpenNMT's 1M pairs) or WMT's mix."""
+
+    @property
+    def use_small_dataset(self):
+        return True
+
+    def source_data_files(self, dataset_split):
+        train, dev = ENFR_SMALL if self.use_small_dataset else ENFR_LARGE
+        return train if dataset_split == DatasetSplit.TRAIN else dev
+
+
+@t2t_registry.register_problem
+class TranslateEnfrWmtSmall8k(_EnfrSmallOrLarge):
+    approx_vocab_size = property(lambda self: 2**13)
+
+    def vocab_data_files(self):
+        return (ENFR_SMALL if self.use_small_dataset else ENFR_LARGE)[0]
+
+
+TranslateEnfrWmtSmall32k = _problem(
+    "TranslateEnfrWmtSmall32k", TranslateEnfrWmtSmall8k, vocab_size=2**15
+)
+TranslateEnfrWmtSmallCharacters = _problem(
+    "TranslateEnfrWmtSmallCharacters", _EnfrSmallOrLarge, chars=True
+)
+
+
+@t2t_registry.register_problem
+class TranslateEnfrWmtCharacters(TranslateEnfrWmtSmallCharacters):
+    use_small_dataset = property(lambda self: False)
+
+
 # The classes of T2T's modules implemented here (t2t_modules.IMPLEMENTED names them).
 T2T_REGISTERED_PROBLEMS = tuple(
     globals()[name]
-    for where, names in t2t_modules.IMPLEMENTED.values()
+    for classes in t2t_modules.IMPLEMENTED.values()
+    for name, where in classes.items()
     if where == __name__
-    for name in names
 )

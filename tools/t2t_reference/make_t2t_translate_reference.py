@@ -1,4 +1,4 @@
-"""What tensor2tensor 1.15.7's datagen writes for five of its own translation problems (reference
+"""What tensor2tensor 1.15.7's datagen writes for six of its own translation problems (reference
 test data for ``t2t_repro/t2t_compat/translate_problems.py``).
 
 The corpora are not ours to ship: this writes SYNTHETIC ones (toy sentence pairs, fixed seed)
@@ -7,7 +7,8 @@ under T2T's archive and file names into ``<out>/<problem>/tmp``: ``translate_env
 files in a ``.tgz``), ``translate_entn_rma`` (``.tar.gz?raw=true`` names, its own vocab name),
 ``translate_enmk_setimes_characters`` (a character vocabulary) and ``translate_encs_wmt32k``
 (CzEng's tsv of gzipped files in a ``.tar``, read through its compiled train files for the
-vocabulary, and three ``.tgz``). Then it runs each problem's datagen as
+vocabulary, and three ``.tgz``) and ``translate_enfr_wmt_small8k`` (train and dev from one
+``.tgz``). Then it runs each problem's datagen as
 ``bin/t2t_datagen.py`` does (seeds 429459 for each problem,
 ``problem.generate_data(data_dir, tmp_dir, None)``) and writes ``<out>/
 t2t_1.15.7_translate.json``: each vocabulary file's sha256, and each shard's records (their
@@ -40,6 +41,7 @@ WORDS = {
     "tn": "katse ntša ntlo noka bona rata nnye kgale hibidu gaufi nngwe le".split(),
     "mk": "мачка куче куќа река гледа сака мал стар црвен близу една до".split(),
     "cs": "kočka pes dům řeka vidí má malý starý červený blízko jedna do".split(),
+    "fr": "le un chat chien maison rivière voit aime petit vieux rouge près".split(),
 }
 DATE = 1_600_000_000  # archive members' mtime: the same bytes on every run
 
@@ -144,6 +146,11 @@ def write_corpora(out: str) -> dict[str, str]:
         write_tar(f"{d}/{archive}", corpus)
     dev = parallel(rng, "cs", 12, "dev/newstest2013.en", "dev/newstest2013.cs")
     write_tar(f"{d}/dev.tgz", dev)
+    d = folder("translate_enfr_wmt_small8k")
+    base = "baseline-1M-enfr/baseline-1M"
+    train = parallel(rng, "fr", 120, f"{base}_train.en", f"{base}_train.fr")
+    valid = parallel(rng, "fr", 12, f"{base}_valid.en", f"{base}_valid.fr")
+    write_tar(f"{d}/baseline-1M-enfr.tgz", {**train, **valid})
     return tmp
 
 
@@ -173,6 +180,7 @@ def main() -> None:
     import tensorflow as tf
     from tensor2tensor.data_generators import (  # noqa: F401  (registers the problems)
         translate_encs,
+        translate_enfr,
         translate_enmk,
         translate_enro,
         translate_entn,
