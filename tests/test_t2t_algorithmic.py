@@ -1,6 +1,6 @@
-"""T2T 1.15.7's algorithmic problems under T2T's names (t2t_compat/algorithmic.py): the cases,
-problem hparams and metrics of each, and the shards its datagen writes, equal to what T2T
-1.15.7 itself gives (tests/data/t2t_1.15.7_algorithmic.json, made by T2T:
+"""T2T 1.15.7's algorithmic and cipher problems under T2T's names (t2t_compat/algorithmic.py,
+cipher.py): the cases, problem hparams and metrics of each, and the shards its datagen writes,
+equal to what T2T 1.15.7 itself gives (tests/data/t2t_1.15.7_algorithmic.json, made by T2T:
 tools/t2t_reference/make_t2t_algorithmic_reference.py)."""
 
 import hashlib
@@ -25,7 +25,8 @@ def test_cases_hparams_and_metrics_are_t2ts(name):
     want = EXPECTED["problems"][name]
     problem = registry.problem(name)
     np.random.seed(SEED)
-    cases = problem.generator(problem.num_symbols, problem.train_length, 12)
+    first = len(want["first_train_cases"])
+    cases = problem.generator(problem.num_symbols, problem.train_length, first)
     assert [{k: [int(i) for i in v] for k, v in c.items()} for c in cases] == want[
         "first_train_cases"
     ]

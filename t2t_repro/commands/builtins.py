@@ -22,6 +22,7 @@ def register_builtins() -> None:
     import t2t_repro.builtin.problems  # noqa: F401
     import t2t_repro.models  # noqa: F401
     import t2t_repro.t2t_compat.algorithmic  # noqa: F401  (T2T's algorithmic problems)
+    import t2t_repro.t2t_compat.cipher  # noqa: F401  (T2T's cipher problems)
     import t2t_repro.t2t_compat.lm_problems  # noqa: F401  (T2T's own language-model problems)
     import t2t_repro.t2t_compat.translate_problems  # noqa: F401  (T2T's translate_en* problems)
     import t2t_repro.t2t_compat.wsj_parsing  # noqa: F401  (T2T's own wsj_parsing)

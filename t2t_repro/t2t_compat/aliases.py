@@ -47,6 +47,7 @@ ALIASES = {
     "tensor2tensor.data_generators.wikitext103": "t2t_repro.t2t_compat.lm_problems",
     "tensor2tensor.data_generators.wsj_parsing": "t2t_repro.t2t_compat.wsj_parsing",
     "tensor2tensor.data_generators.algorithmic": "t2t_repro.t2t_compat.algorithmic",
+    "tensor2tensor.data_generators.cipher": "t2t_repro.t2t_compat.cipher",
 }
 
 
@@ -87,10 +88,17 @@ def _register_t2t_problems() -> None:
     """T2T's own registered problems (``Text2textTmpdir``...), registered again when a test
     restored the registry since their module was imported (registering is idempotent)."""
     from t2t_repro import registry
-    from t2t_repro.t2t_compat import algorithmic, tmpdir_problems, translate_problems, wsj_parsing
+    from t2t_repro.t2t_compat import (
+        algorithmic,
+        cipher,
+        tmpdir_problems,
+        translate_problems,
+        wsj_parsing,
+    )
 
     for cls in (
         *algorithmic.T2T_REGISTERED_PROBLEMS,
+        *cipher.T2T_REGISTERED_PROBLEMS,
         *tmpdir_problems.T2T_REGISTERED_PROBLEMS,
         *translate_problems.T2T_REGISTERED_PROBLEMS,
         wsj_parsing.WsjParsing,

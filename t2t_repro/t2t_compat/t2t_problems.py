@@ -5,34 +5,32 @@ provided here, in one line, instead of "Unknown problem" and a nearest name that
 problem (``translate_enfr_wmt_small32k`` is not ``translate_enfr_wmt32k``'s data)."""
 
 T2T_PROBLEMS_NOT_PROVIDED = """
-    algorithmic_cipher_shift200 algorithmic_cipher_shift5 algorithmic_cipher_vigenere200
-    algorithmic_cipher_vigenere5 algorithmic_math_deepmind_all
-    algorithmic_math_two_variables audio_timit_characters_tune audio_timit_tokens8k_test
-    audio_timit_tokens8k_tune cola cola_characters common_voice common_voice_clean
-    common_voice_noisy common_voice_train_full_test_clean conll2002_es_ner conll2002_ner
-    conll2002_nl_ner copy_sequence copy_sequence_small dialog_cornell32k
-    dialog_dailydialog16k dialog_opensubtitles64k2009 dialog_opensubtitles64k2011
-    dialog_opensubtitles64k2012 dialog_opensubtitles64k2013 dialog_opensubtitles64k2016
-    dialog_opensubtitles64k2018 dialog_personachat16k enwik8_l65k flip_bi_gram_sequence
-    genomics_expression_cage10 genomics_expression_gm12878 genomics_expression_l262k
-    github_function_docstring image_celeba image_celeba32 image_celeba64
-    image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol image_celebahq256
-    image_celebahq256_dmol image_cifar10 image_cifar100 image_cifar100_plain
-    image_cifar100_plain8 image_cifar100_plain_gen image_cifar100_tune image_cifar10_plain
-    image_cifar10_plain8 image_cifar10_plain_gen image_cifar10_plain_gen_dmol
-    image_cifar10_plain_gen_flat image_cifar10_plain_random_shift image_cifar10_tune
-    image_cifar20 image_cifar20_plain image_cifar20_plain8 image_cifar20_plain_gen
-    image_cifar20_tune image_fashion_mnist image_fsns image_imagenet image_imagenet224
-    image_imagenet224_no_normalization image_imagenet256 image_imagenet32
-    image_imagenet32_gen image_imagenet32_small image_imagenet64 image_imagenet64_gen
-    image_imagenet64_gen_flat image_imagenet_multi_resolution_gen image_lsun_bedrooms
-    image_mnist image_mnist_tune image_ms_coco_characters image_ms_coco_tokens32k
-    image_text_ms_coco image_text_ms_coco_multi_resolution
-    image_vqav2_rcnn_feature_tokens10k_labels3k image_vqav2_tokens10k_labels3k
-    img2img_allen_brain img2img_allen_brain_dim16to16_paint1 img2img_allen_brain_dim48to64
-    img2img_allen_brain_dim8to32 img2img_celeba img2img_celeba64 img2img_cifar10
-    img2img_cifar100 img2img_imagenet lambada_lm lambada_lm_control lambada_rc
-    lambada_rc_control languagemodel_de_en_fr_ro_wiki64k
+    algorithmic_math_deepmind_all algorithmic_math_two_variables audio_timit_characters_tune
+    audio_timit_tokens8k_test audio_timit_tokens8k_tune cola cola_characters common_voice
+    common_voice_clean common_voice_noisy common_voice_train_full_test_clean
+    conll2002_es_ner conll2002_ner conll2002_nl_ner copy_sequence copy_sequence_small
+    dialog_cornell32k dialog_dailydialog16k dialog_opensubtitles64k2009
+    dialog_opensubtitles64k2011 dialog_opensubtitles64k2012 dialog_opensubtitles64k2013
+    dialog_opensubtitles64k2016 dialog_opensubtitles64k2018 dialog_personachat16k
+    enwik8_l65k flip_bi_gram_sequence genomics_expression_cage10 genomics_expression_gm12878
+    genomics_expression_l262k github_function_docstring image_celeba image_celeba32
+    image_celeba64 image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol
+    image_celebahq256 image_celebahq256_dmol image_cifar10 image_cifar100
+    image_cifar100_plain image_cifar100_plain8 image_cifar100_plain_gen image_cifar100_tune
+    image_cifar10_plain image_cifar10_plain8 image_cifar10_plain_gen
+    image_cifar10_plain_gen_dmol image_cifar10_plain_gen_flat
+    image_cifar10_plain_random_shift image_cifar10_tune image_cifar20 image_cifar20_plain
+    image_cifar20_plain8 image_cifar20_plain_gen image_cifar20_tune image_fashion_mnist
+    image_fsns image_imagenet image_imagenet224 image_imagenet224_no_normalization
+    image_imagenet256 image_imagenet32 image_imagenet32_gen image_imagenet32_small
+    image_imagenet64 image_imagenet64_gen image_imagenet64_gen_flat
+    image_imagenet_multi_resolution_gen image_lsun_bedrooms image_mnist image_mnist_tune
+    image_ms_coco_characters image_ms_coco_tokens32k image_text_ms_coco
+    image_text_ms_coco_multi_resolution image_vqav2_rcnn_feature_tokens10k_labels3k
+    image_vqav2_tokens10k_labels3k img2img_allen_brain img2img_allen_brain_dim16to16_paint1
+    img2img_allen_brain_dim48to64 img2img_allen_brain_dim8to32 img2img_celeba
+    img2img_celeba64 img2img_cifar10 img2img_cifar100 img2img_imagenet lambada_lm
+    lambada_lm_control lambada_rc lambada_rc_control languagemodel_de_en_fr_ro_wiki64k
     languagemodel_de_en_fr_ro_wiki64k_fitb_packed1k languagemodel_de_wiki32k
     languagemodel_de_wiki64k languagemodel_en_wiki32k languagemodel_en_wiki64k
     languagemodel_en_wiki64k_shorter languagemodel_en_wiki_lm_multi_nli_subwords

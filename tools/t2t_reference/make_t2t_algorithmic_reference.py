@@ -1,14 +1,15 @@
 """What tensor2tensor 1.15.7's algorithmic problems generate (reference test data for
 ``t2t_repro/t2t_compat/algorithmic.py``).
 
-For each of T2T's 15 registered problems of ``data_generators/algorithmic.py``: its first 12
-train cases after ``np.random.seed(429459)`` (``t2t_datagen``'s seed), its problem hparams
-(vocab sizes, space ids) and ``eval_metrics()``. Then the records its ``generate_data`` writes
-(each shard's record count and the sha256 of the records' ids), seeded as ``bin/t2t_datagen.py``
-seeds, for ``algorithmic_reverse_binary40_test`` and ``tiny_algo`` as registered, and for
-``algorithmic_addition_decimal40`` and ``algorithmic_sort_problem`` with 300 train and 40 dev
-cases (a subclass that sets ``train_size``/``dev_size``: their 10 shards written round-robin
-without the 110,000 cases). In T2T's venv (tools/t2t_reference/README.md)::
+For each of T2T's 19 registered problems of ``data_generators/algorithmic.py`` and
+``cipher.py``: its first 6 train cases after ``np.random.seed(429459)`` (``t2t_datagen``'s
+seed), its problem hparams (vocab sizes, space ids) and ``eval_metrics()``. Then the records its
+``generate_data`` writes (each shard's record count and the sha256 of the records' ids), seeded
+as ``bin/t2t_datagen.py`` seeds, for ``algorithmic_reverse_binary40_test`` and ``tiny_algo`` as
+registered, and for ``algorithmic_addition_decimal40`` and ``algorithmic_sort_problem`` with 300
+train and 40 dev cases and ``algorithmic_cipher_vigenere5`` with 30 and 6 (a subclass that sets
+``train_size``/``dev_size``: their 10 shards written round-robin without T2T's 110,000 cases).
+In T2T's venv (tools/t2t_reference/README.md)::
 
     /tmp/t2tvenv/bin/python tools/t2t_reference/make_t2t_algorithmic_reference.py \
         --shim=/work/shared/t2t_shim --out=tests/data/t2t_1.15.7_algorithmic.json
@@ -25,8 +26,12 @@ import tempfile
 from importlib import metadata
 
 SEED = 429459  # t2t_datagen's --random_seed default
-FIRST_CASES = 12
-SMALL = {"algorithmic_addition_decimal40": (300, 40), "algorithmic_sort_problem": (300, 40)}
+FIRST_CASES = 6
+SMALL = {
+    "algorithmic_addition_decimal40": (300, 40),
+    "algorithmic_sort_problem": (300, 40),
+    "algorithmic_cipher_vigenere5": (30, 6),
+}
 
 
 def shard_ids(tf, path: str) -> list:
@@ -66,7 +71,7 @@ def main() -> None:
     t2t_compat.install()
     import numpy as np
     import tensorflow as tf
-    from tensor2tensor.data_generators import algorithmic
+    from tensor2tensor.data_generators import algorithmic, cipher  # noqa: F401
     from tensor2tensor.utils import registry
 
     names = sorted(
