@@ -41,7 +41,7 @@ def test_a_t2t_model_not_provided_is_named_as_t2ts_in_one_line(name):
 def test_t2t_problems_not_provided_are_named_as_t2ts_in_one_line():
     """The same for T2T 1.15.7's 311 problem names: the ones not registered here say so (an
     unknown name's nearest suggestion was another problem's data: translate_enfr_wmt32k for
-    translate_enfr_wmt_small32k)."""
+    translate_enfr_wmt32k_packed)."""
     from t2t_repro.t2t_compat.t2t_problems import T2T_PROBLEMS_NOT_PROVIDED
 
     register_builtins()
@@ -49,6 +49,6 @@ def test_t2t_problems_not_provided_are_named_as_t2ts_in_one_line():
     assert len(t2t) == 311 and "translate_ende_wmt32k" in t2t & ours
     assert sorted(T2T_PROBLEMS_NOT_PROVIDED) == sorted(t2t - ours)
     with pytest.raises(registry.RegistryError) as e:
-        registry.problem("translate_enfr_wmt_small32k")
+        registry.problem("translate_enfr_wmt32k_packed")
     message = str(e.value)
     assert "\n" not in message and "is T2T 1.15's, not provided here" in message

@@ -1,7 +1,8 @@
 """The built-in registrations: ``t2t_repro.models``, ``t2t_repro.builtin.problems`` and
 ``.hparams`` (the checkout's ``problems/`` and ``hparams/`` folders, setup.py), and T2T's own
 language-model problems (``t2t_compat/lm_problems.py``), algorithmic problems
-(``t2t_compat/algorithmic.py``), translation problems
+(``t2t_compat/algorithmic.py``), text classifiers (``sentiment_problems.py``,
+``glue_problems.py``), translation problems
 (``t2t_compat/translate_problems.py``) and ``wsj_parsing`` (``t2t_compat/wsj_parsing.py``).
 
 Why here and not in the registry: the registry is the lowest module (layers and hparams use
@@ -23,7 +24,9 @@ def register_builtins() -> None:
     import t2t_repro.models  # noqa: F401
     import t2t_repro.t2t_compat.algorithmic  # noqa: F401  (T2T's algorithmic problems)
     import t2t_repro.t2t_compat.cipher  # noqa: F401  (T2T's cipher problems)
+    import t2t_repro.t2t_compat.glue_problems  # noqa: F401  (T2T's GLUE-style classifiers)
     import t2t_repro.t2t_compat.lm_problems  # noqa: F401  (T2T's own language-model problems)
+    import t2t_repro.t2t_compat.sentiment_problems  # noqa: F401  (T2T's sentiment problems)
     import t2t_repro.t2t_compat.translate_problems  # noqa: F401  (T2T's translate_en* problems)
     import t2t_repro.t2t_compat.wsj_parsing  # noqa: F401  (T2T's own wsj_parsing)
     from t2t_repro import registry

@@ -91,6 +91,8 @@ def _register_t2t_problems() -> None:
     from t2t_repro.t2t_compat import (
         algorithmic,
         cipher,
+        glue_problems,
+        sentiment_problems,
         tmpdir_problems,
         translate_problems,
         wsj_parsing,
@@ -99,6 +101,8 @@ def _register_t2t_problems() -> None:
     for cls in (
         *algorithmic.T2T_REGISTERED_PROBLEMS,
         *cipher.T2T_REGISTERED_PROBLEMS,
+        *sentiment_problems.T2T_REGISTERED_PROBLEMS,
+        *glue_problems.T2T_REGISTERED_PROBLEMS,
         *tmpdir_problems.T2T_REGISTERED_PROBLEMS,
         *translate_problems.T2T_REGISTERED_PROBLEMS,
         wsj_parsing.WsjParsing,

@@ -114,6 +114,8 @@ LIBRARY = PACKAGES | frozenset(
 # T2T's problem classes that this project implements: T2T module -> {class name: module here}.
 _WMT = "t2t_repro.builtin.problems.translate_wmt"
 _TRANSLATE = "t2t_repro.t2t_compat.translate_problems"
+_SENTIMENT = "t2t_repro.t2t_compat.sentiment_problems"
+_GLUE = "t2t_repro.t2t_compat.glue_problems"
 
 
 def _at(where: str, names: str) -> dict[str, str]:
@@ -145,6 +147,27 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
             "translate_enes": "TranslateEnesWmt32k TranslateEnesWmtClean32k TranslateEnesWmt8k "
             "TranslateEnesWmtCharacters",
             "translate_entn": "TranslateEntnRma",
+        }.items()
+    },
+    **{
+        f"{ROOT}.data_generators.{module}": _at(where, names)
+        for module, (where, names) in {
+            "imdb": (_SENTIMENT, "SentimentIMDB SentimentIMDBCharacters"),
+            "sst_binary": (_SENTIMENT, "SentimentSSTBinary SentimentSSTBinaryCharacters"),
+            "yelp_polarity": (_SENTIMENT, "SentimentYelpPolarity SentimentYelpPolarityCharacters"),
+            "yelp_full": (_SENTIMENT, "SentimentYelpFull SentimentYelpFullCharacters"),
+            "cola": (_GLUE, "Cola ColaCharacters"),
+            "mrpc": (_GLUE, "MSRParaphraseCorpus MSRParaphraseCorpusCharacters"),
+            "qnli": (_GLUE, "QuestionNLI QuestionNLICharacters"),
+            "quora_qpairs": (_GLUE, "QuoraQuestionPairs QuoraQuestionPairsCharacters"),
+            "rte": (_GLUE, "RTE RTECharacters"),
+            "wnli": (_GLUE, "WinogradNLI WinogradNLICharacters"),
+            "scitail": (_GLUE, "SciTail SciTailCharacters SciTailSharedVocab"),
+            "stanford_nli": (_GLUE, "StanfordNLI StanfordNLICharacters StanfordNLISharedVocab"),
+            "multinli": (
+                _GLUE,
+                "MultiNLI MultiNLICharacters MultiNLISharedVocab MultiNLIText2text",
+            ),
         }.items()
     },
 }

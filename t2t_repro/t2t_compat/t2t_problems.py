@@ -6,31 +6,31 @@ problem (``translate_enfr_wmt_small32k`` is not ``translate_enfr_wmt32k``'s data
 
 T2T_PROBLEMS_NOT_PROVIDED = """
     algorithmic_math_deepmind_all algorithmic_math_two_variables audio_timit_characters_tune
-    audio_timit_tokens8k_test audio_timit_tokens8k_tune cola cola_characters common_voice
-    common_voice_clean common_voice_noisy common_voice_train_full_test_clean
-    conll2002_es_ner conll2002_ner conll2002_nl_ner copy_sequence copy_sequence_small
-    dialog_cornell32k dialog_dailydialog16k dialog_opensubtitles64k2009
-    dialog_opensubtitles64k2011 dialog_opensubtitles64k2012 dialog_opensubtitles64k2013
-    dialog_opensubtitles64k2016 dialog_opensubtitles64k2018 dialog_personachat16k
-    enwik8_l65k flip_bi_gram_sequence genomics_expression_cage10 genomics_expression_gm12878
-    genomics_expression_l262k github_function_docstring image_celeba image_celeba32
-    image_celeba64 image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol
-    image_celebahq256 image_celebahq256_dmol image_cifar10 image_cifar100
-    image_cifar100_plain image_cifar100_plain8 image_cifar100_plain_gen image_cifar100_tune
-    image_cifar10_plain image_cifar10_plain8 image_cifar10_plain_gen
-    image_cifar10_plain_gen_dmol image_cifar10_plain_gen_flat
-    image_cifar10_plain_random_shift image_cifar10_tune image_cifar20 image_cifar20_plain
-    image_cifar20_plain8 image_cifar20_plain_gen image_cifar20_tune image_fashion_mnist
-    image_fsns image_imagenet image_imagenet224 image_imagenet224_no_normalization
-    image_imagenet256 image_imagenet32 image_imagenet32_gen image_imagenet32_small
-    image_imagenet64 image_imagenet64_gen image_imagenet64_gen_flat
-    image_imagenet_multi_resolution_gen image_lsun_bedrooms image_mnist image_mnist_tune
-    image_ms_coco_characters image_ms_coco_tokens32k image_text_ms_coco
-    image_text_ms_coco_multi_resolution image_vqav2_rcnn_feature_tokens10k_labels3k
-    image_vqav2_tokens10k_labels3k img2img_allen_brain img2img_allen_brain_dim16to16_paint1
-    img2img_allen_brain_dim48to64 img2img_allen_brain_dim8to32 img2img_celeba
-    img2img_celeba64 img2img_cifar10 img2img_cifar100 img2img_imagenet lambada_lm
-    lambada_lm_control lambada_rc lambada_rc_control languagemodel_de_en_fr_ro_wiki64k
+    audio_timit_tokens8k_test audio_timit_tokens8k_tune common_voice common_voice_clean
+    common_voice_noisy common_voice_train_full_test_clean conll2002_es_ner conll2002_ner
+    conll2002_nl_ner copy_sequence copy_sequence_small dialog_cornell32k
+    dialog_dailydialog16k dialog_opensubtitles64k2009 dialog_opensubtitles64k2011
+    dialog_opensubtitles64k2012 dialog_opensubtitles64k2013 dialog_opensubtitles64k2016
+    dialog_opensubtitles64k2018 dialog_personachat16k enwik8_l65k flip_bi_gram_sequence
+    genomics_expression_cage10 genomics_expression_gm12878 genomics_expression_l262k
+    github_function_docstring image_celeba image_celeba32 image_celeba64
+    image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol image_celebahq256
+    image_celebahq256_dmol image_cifar10 image_cifar100 image_cifar100_plain
+    image_cifar100_plain8 image_cifar100_plain_gen image_cifar100_tune image_cifar10_plain
+    image_cifar10_plain8 image_cifar10_plain_gen image_cifar10_plain_gen_dmol
+    image_cifar10_plain_gen_flat image_cifar10_plain_random_shift image_cifar10_tune
+    image_cifar20 image_cifar20_plain image_cifar20_plain8 image_cifar20_plain_gen
+    image_cifar20_tune image_fashion_mnist image_fsns image_imagenet image_imagenet224
+    image_imagenet224_no_normalization image_imagenet256 image_imagenet32
+    image_imagenet32_gen image_imagenet32_small image_imagenet64 image_imagenet64_gen
+    image_imagenet64_gen_flat image_imagenet_multi_resolution_gen image_lsun_bedrooms
+    image_mnist image_mnist_tune image_ms_coco_characters image_ms_coco_tokens32k
+    image_text_ms_coco image_text_ms_coco_multi_resolution
+    image_vqav2_rcnn_feature_tokens10k_labels3k image_vqav2_tokens10k_labels3k
+    img2img_allen_brain img2img_allen_brain_dim16to16_paint1 img2img_allen_brain_dim48to64
+    img2img_allen_brain_dim8to32 img2img_celeba img2img_celeba64 img2img_cifar10
+    img2img_cifar100 img2img_imagenet lambada_lm lambada_lm_control lambada_rc
+    lambada_rc_control languagemodel_de_en_fr_ro_wiki64k
     languagemodel_de_en_fr_ro_wiki64k_fitb_packed1k languagemodel_de_wiki32k
     languagemodel_de_wiki64k languagemodel_en_wiki32k languagemodel_en_wiki64k
     languagemodel_en_wiki64k_shorter languagemodel_en_wiki_lm_multi_nli_subwords
@@ -60,27 +60,21 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     languagemodel_wikitext103_l16k languagemodel_wikitext103_l4k librispeech
     librispeech_clean librispeech_clean_small librispeech_noisy
     librispeech_train_full_test_clean librispeech_train_full_test_other
-    msr_paraphrase_corpus msr_paraphrase_corpus_characters multi_nli multi_nli_characters
-    multi_nli_shared_vocab multi_nli_text2text multi_nli_text2text_multi64k_packed1k
-    multi_nli_wiki_lm_multi_vocab64k multi_nli_wiki_lm_shared_vocab
-    multi_nli_wiki_lm_shared_vocab64k ocr_test paraphrase_generation_ms_coco_problem1d
+    multi_nli_text2text_multi64k_packed1k multi_nli_wiki_lm_multi_vocab64k
+    multi_nli_wiki_lm_shared_vocab multi_nli_wiki_lm_shared_vocab64k ocr_test
+    paraphrase_generation_ms_coco_problem1d
     paraphrase_generation_ms_coco_problem1d_characters
     paraphrase_generation_ms_coco_problem2d
     paraphrase_generation_ms_coco_problem2d_characters parsing_english_ptb16k
     parsing_english_ptb8k parsing_icelandic16k program_search_algolisp
-    programming_desc2code_cpp programming_desc2code_py question_nli question_nli_characters
-    quora_question_pairs quora_question_pairs_characters reverse_sequence
-    reverse_sequence_small rte rte_characters sci_tail sci_tail_characters
-    sci_tail_shared_vocab sentiment_imdb sentiment_imdb_characters sentiment_sst_binary
-    sentiment_sst_binary_characters sentiment_yelp_full sentiment_yelp_full_characters
-    sentiment_yelp_polarity sentiment_yelp_polarity_characters squad squad_concat
-    squad_concat_multi64k squad_concat_positioned squad_concat_shared_vocab squad_text2text
-    squad_text2text_multi64k_packed1k stanford_nli stanford_nli_characters
-    stanford_nli_shared_vocab stanford_nli_wiki_lm_shared_vocab
-    stanford_nli_wiki_lm_shared_vocab64k style_transfer_modern_to_shakespeare
-    style_transfer_modern_to_shakespeare_characters style_transfer_shakespeare_to_modern
-    style_transfer_shakespeare_to_modern_characters summarize_cnn_dailymail32k
-    summarize_cnn_dailymail_multi64k_packed1k summarize_cnn_dailymail_wiki_lm_multi_vocab64k
+    programming_desc2code_cpp programming_desc2code_py reverse_sequence
+    reverse_sequence_small squad squad_concat squad_concat_multi64k squad_concat_positioned
+    squad_concat_shared_vocab squad_text2text squad_text2text_multi64k_packed1k
+    stanford_nli_wiki_lm_shared_vocab stanford_nli_wiki_lm_shared_vocab64k
+    style_transfer_modern_to_shakespeare style_transfer_modern_to_shakespeare_characters
+    style_transfer_shakespeare_to_modern style_transfer_shakespeare_to_modern_characters
+    summarize_cnn_dailymail32k summarize_cnn_dailymail_multi64k_packed1k
+    summarize_cnn_dailymail_wiki_lm_multi_vocab64k
     summarize_cnn_dailymail_wiki_lm_shared_vocab
     summarize_cnn_dailymail_wiki_lm_shared_vocab64k
     summarize_frac0p1_cnn_dailymail_wiki_lm_shared_vocab64k
@@ -107,14 +101,13 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     video_bair_robot_pushing video_bair_robot_pushing_with_actions
     video_google_robot_pushing video_moving_mnist video_stochastic_shapes10k wiki_revision
     wiki_revision_packed1k wiki_revision_packed256 wikisum_commoncrawl
-    wikisum_commoncrawl_lead_section wikisum_web wikisum_web_lead_section winograd_nli
-    winograd_nli_characters
+    wikisum_commoncrawl_lead_section wikisum_web wikisum_web_lead_section
 """.split()
 
 WHY = (
-    "this project registers T2T's translation, algorithmic, parsing and language-model "
-    "problems it can train (t2t-datagen --registry_help lists them); for another task, write "
-    "it as a --t2t_usr_dir problem on your data (docs/porting.md)"
+    "this project registers T2T's translation, algorithmic, parsing, language-model and "
+    "text-classification problems it can train (t2t-datagen --registry_help lists them); for "
+    "another task, write it as a --t2t_usr_dir problem on your data (docs/porting.md)"
 )
 
 
