@@ -127,6 +127,12 @@ def test_datagen_samples_and_hparams_are_t2t_1_15_7s(name, tmp_path):
 
 
 def test_the_names_and_classes_are_t2ts():
+    from t2t_repro.t2t_compat import aliases
+
+    assert aliases.install()
+    from tensor2tensor.data_generators import problem  # a usr_dir's character problem's id
+
+    assert problem.TaskID.EN_NLI == EXPECTED["rte_characters"]["task_id"]
     for module, names in SUMMARY["registered"].items():
         provided = sorted(cls.problem_name for cls in MODULES[module])
         assert provided == sorted(set(names) - NOT_PROVIDED), module

@@ -8,8 +8,8 @@ Each reads a folder that its zip (in --tmp_dir, or downloaded there) extracts in
 when that folder is not there yet; then the folder's train or dev file, as T2T reads it:
 ``tf.gfile.Open(path, "rb")`` lines (split at ``\\n`` only), each line's bytes stripped, decoded
 as UTF-8 and split at tabs. Where T2T's reader fails on a row (a missing column, a label that
-is not one of the problem's), the error here is one line naming the file and line, a
-``ValueError`` as T2T's.
+is not one of the problem's), the error here is one line naming the file and line, of T2T's
+type (``IndexError`` for a missing column, ``ValueError`` for a label).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from t2t_repro import fileio
 from t2t_repro.errors import DataError
 from t2t_repro.t2t_compat import generator_utils
 from t2t_repro.t2t_compat import registry as t2t_registry
-from t2t_repro.t2t_compat.problem import DatasetSplit
+from t2t_repro.t2t_compat.problem import DatasetSplit, TaskID
 from t2t_repro.t2t_compat.text2text_problem import VocabType
 from t2t_repro.t2t_compat.text_iterators import TextLineError
 
@@ -50,6 +50,10 @@ def extracted_folder(tmp_dir: str, folder: str, zip_name: str, url: str) -> str:
     return path
 
 
+class MissingFieldError(TextLineError, IndexError):
+    """A line without the field T2T's reader indexes (T2T's IndexError): one line."""
+
+
 class Row:
     """A line of a corpus file as T2T's readers split it, and where it is (for errors)."""
 
@@ -68,12 +72,13 @@ class Row:
         return self.fields
 
     def field(self, index: int) -> str:
-        """One field (T2T's ``split_line[index]``)."""
+        """One field (T2T's ``split_line[index]``, an IndexError there too)."""
         try:
             return self.fields[index]
         except IndexError:
-            raise self.error(
-                f"{len(self.fields)} tab-separated fields; T2T's reader takes field {index}."
+            raise MissingFieldError(
+                f"{self.path}, line {self.index + 1}: {len(self.fields)} tab-separated fields; "
+                f"T2T's reader takes field {index}."
             ) from None
 
     def label_id(self, text: str, labels: list[str]) -> int:
@@ -95,7 +100,10 @@ def rows(path: str, skip_header: bool) -> Iterator[Row]:
     line stripped, ``to_unicode_utf8``, ``split("\\t")``); the first is skipped when T2T skips
     it as a header."""
     if not fileio.exists(path):
-        raise DataError(f"{path} is missing: the corpus in --tmp_dir does not hold it.")
+        raise DataError(
+            f"{path} is missing: remove its folder from --tmp_dir so that T2T's archive is "
+            "extracted again, or put the file there."
+        )
     with tf.io.gfile.GFile(path, "rb") as f:
         for index, line in enumerate(f):
             if skip_header and index == 0:
@@ -172,4 +180,5 @@ def characters(base: type, name: str, task_id: int, module: str) -> type:
 
 
 # T2T's TaskID values (problem.py) that its character-level problems return.
-EN_CHR_SENT, EN_NLI, COLA, EN_SIM, THREE_CL_NLI = 3, 5, 6, 8, 10
+EN_CHR_SENT, EN_NLI, COLA = TaskID.EN_CHR_SENT, TaskID.EN_NLI, TaskID.COLA
+EN_SIM, THREE_CL_NLI = TaskID.EN_SIM, TaskID.THREE_CL_NLI

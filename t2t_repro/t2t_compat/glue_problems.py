@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 import tensorflow as tf
 
-from t2t_repro.t2t_compat import generator_utils
+from t2t_repro.t2t_compat import generator_utils, t2t_modules
 from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat.glue_files import (
     COLA,
@@ -344,21 +344,12 @@ StanfordNLICharacters = characters(StanfordNLI, "StanfordNLICharacters", THREE_C
 StanfordNLISharedVocab = _lm1b_named(StanfordNLI, "StanfordNLISharedVocab")
 MultiNLICharacters = characters(MultiNLI, "MultiNLICharacters", THREE_CL_NLI, __name__)
 
-# T2T's module -> its registered classes provided here (t2t_modules.IMPLEMENTED).
+# T2T's module -> its classes provided here (t2t_modules.IMPLEMENTED names them).
 T2T_MODULES = {
-    "cola": (Cola, ColaCharacters),
-    "mrpc": (MSRParaphraseCorpus, MSRParaphraseCorpusCharacters),
-    "qnli": (QuestionNLI, QuestionNLICharacters),
-    "quora_qpairs": (QuoraQuestionPairs, QuoraQuestionPairsCharacters),
-    "rte": (RTE, RTECharacters),
-    "wnli": (WinogradNLI, WinogradNLICharacters),
-    "scitail": (SciTail, SciTailCharacters, SciTailSharedVocab),
-    "stanford_nli": (StanfordNLI, StanfordNLICharacters, StanfordNLISharedVocab),
-    "multinli": (
-        MultiNLI,
-        MultiNLICharacters,
-        MultiNLISharedVocab,
-        MultiNLIText2text,
-    ),
+    module.rpartition(".")[2]: tuple(
+        globals()[name] for name, where in classes.items() if where == __name__
+    )
+    for module, classes in t2t_modules.IMPLEMENTED.items()
+    if __name__ in classes.values()
 }
 T2T_REGISTERED_PROBLEMS = tuple(cls for classes in T2T_MODULES.values() for cls in classes)

@@ -100,6 +100,13 @@ class SpaceID:
     PY_TOK = 27
 
 
+class TaskID:
+    """T2T's problem task ids (``problem.py``, ``TaskID``), a ``global_task_id`` returns."""
+
+    EN_CHR, EN_CHR_SENT, EN_PR_HYP, EN_NLI, COLA = 2, 3, 4, 5, 6
+    EN_Q_CONT, EN_SIM, EN_SENT_PAIR, THREE_CL_NLI = 7, 8, 9, 10
+
+
 class T2TProblemError(UserError):
     """A T2T problem that cannot run here, or T2T code asked for something missing."""
 

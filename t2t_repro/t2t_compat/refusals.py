@@ -104,7 +104,7 @@ _TABLE: dict[str, dict[str, str]] = {
     "tensor2tensor.layers.common_hparams": {_RANGES: "RangedHParams basic_range1 basic_moe_range"},
     "tensor2tensor.data_generators.problem": {
         "a problem's hparams(defaults, model_hparams) hook sets the problem hparams; the "
-        "features are the project's": "TaskID problem_hparams_to_features",
+        "features are the project's": "problem_hparams_to_features",
     },
     "tensor2tensor.data_generators.text_problems": {
         "datagen runs in one process here (T2T's DistributedText2TextProblem splits it over "

@@ -26,7 +26,7 @@ import tensorflow as tf
 from t2t_repro import fileio
 from t2t_repro.data.text_files import extract_all
 from t2t_repro.errors import DataError
-from t2t_repro.t2t_compat import generator_utils
+from t2t_repro.t2t_compat import generator_utils, t2t_modules
 from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat.glue_files import (
     EN_CHR_SENT,
@@ -94,7 +94,10 @@ class SentimentIMDB(_Reviews):
         for folder, label in (("pos", True), ("neg", False)):
             path = os.path.join(imdb_dir, dataset, folder)
             if not os.path.isdir(path):
-                raise DataError(f"{path} is missing: it is not IMDB's aclImdb folder.")
+                raise DataError(
+                    f"{path} is missing: {imdb_dir} is not the aclImdb folder of {self.URL}; "
+                    "remove it from --tmp_dir so that the archive is extracted again."
+                )
             for name in os.listdir(path):
                 with tf.io.gfile.GFile(os.path.join(path, name)) as f:
                     doc = f.read().strip()
@@ -143,7 +146,10 @@ class _Yelp(_Reviews):
         """Each line of ``dataset.csv`` as T2T cuts it: ``(review, label character)``."""
         path = os.path.join(yelp_dir, dataset + ".csv")
         if not fileio.exists(path):
-            raise DataError(f"{path} is missing: it is not the archive {self.URL} names.")
+            raise DataError(
+                f"{path} is missing: {yelp_dir} is not the folder of {self.URL}; remove it "
+                "from --tmp_dir so that the archive is extracted again."
+            )
         with tf.io.gfile.GFile(path) as f:
             lines = f.readlines()
         for index, line in enumerate(lines):
@@ -219,11 +225,12 @@ SentimentYelpFullCharacters = characters(
     SentimentYelpFull, "SentimentYelpFullCharacters", EN_CHR_SENT, _HERE
 )
 
-# T2T's module -> its registered classes, each provided here (t2t_modules.IMPLEMENTED).
+# T2T's module -> its classes provided here (t2t_modules.IMPLEMENTED names them).
 T2T_MODULES = {
-    "imdb": (SentimentIMDB, SentimentIMDBCharacters),
-    "sst_binary": (SentimentSSTBinary, SentimentSSTBinaryCharacters),
-    "yelp_polarity": (SentimentYelpPolarity, SentimentYelpPolarityCharacters),
-    "yelp_full": (SentimentYelpFull, SentimentYelpFullCharacters),
+    module.rpartition(".")[2]: tuple(
+        globals()[name] for name, where in classes.items() if where == __name__
+    )
+    for module, classes in t2t_modules.IMPLEMENTED.items()
+    if __name__ in classes.values()
 }
 T2T_REGISTERED_PROBLEMS = tuple(cls for classes in T2T_MODULES.values() for cls in classes)

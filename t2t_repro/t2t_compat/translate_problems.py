@@ -267,7 +267,23 @@ class TranslateEntnRma(_Corpora):
 
 # T2T's translate_ende and translate_enfr problems beyond those of the project's own WMT
 # classes (problems/translate_wmt.py): T2T's character vocabularies and the 1M-pair EN-FR set.
-TranslateEndeWmtCharacters = _problem("TranslateEndeWmtCharacters", _Corpora, ENDE, chars=True)
+@t2t_registry.register_problem
+class TranslateEndeWmtCharacters(_Corpora):
+    """T2T's (a ``TranslateEndeWmt8k`` there, whose class here is the project's WMT one, so
+    not its base): ``translate_ende_wmt32k``'s corpora, a character vocabulary."""
+
+    CORPORA = ENDE
+    approx_vocab_size = property(lambda self: 2**13)
+    vocab_type = property(lambda self: VocabType.CHARACTER)
+
+    @property
+    def additional_training_datasets(self):
+        return []
+
+    def source_data_files(self, dataset_split):
+        if dataset_split == DatasetSplit.TRAIN:
+            return ENDE[0] + self.additional_training_datasets
+        return ENDE[1]
 
 
 class _EnfrSmallOrLarge(_Corpora):
