@@ -2,7 +2,7 @@
 in its ``data_generators/`` modules; tests/data/t2t_1.15.7_models.json, from
 tools/t2t_reference/list_t2t_models.py): ``--problem`` with one of them says it is T2T's and not
 provided here, in one line, instead of "Unknown problem" and a nearest name that is another
-problem (``translate_enfr_wmt_small32k`` is not ``translate_enfr_wmt32k``'s data)."""
+problem (``translate_enfr_wmt32k_packed`` is not ``translate_enfr_wmt32k``'s data)."""
 
 T2T_PROBLEMS_NOT_PROVIDED = """
     algorithmic_math_deepmind_all algorithmic_math_two_variables audio_timit_characters_tune
