@@ -3,6 +3,7 @@
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -276,6 +277,17 @@ def test_nan_loss_stops_with_clear_message(data_dir, tmp_path):
     assert out.returncode == 1
     assert "Loss became NaN/Inf at step" in out.stderr and "Traceback" not in out.stderr
     assert not glob.glob(str(tmp_path / "nan" / "ckpt-*.index"))
+
+
+@pytest.mark.slow
+def test_ids_past_the_vocabulary_stop_with_clear_message(data_dir, tmp_path):
+    """Shards written with a larger vocabulary than the one in --data_dir now: one line."""
+    shutil.copytree(data_dir, tmp_path / "data")
+    [vocab] = (tmp_path / "data").glob("vocab.*")
+    vocab.write_text("".join(vocab.read_text().splitlines(keepends=True)[:12]))  # 12 ids left
+    out = run_trainer(tmp_path / "data", tmp_path / "out", f"--hparams={TINY_PLUMBING}")
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert "which this model has no row for (its vocabulary or classes: 12)" in out.stderr
 
 
 @pytest.mark.slow

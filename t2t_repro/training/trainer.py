@@ -45,7 +45,7 @@ from t2t_repro.training.loop import schedules, step_count
 from t2t_repro.training.loop.early_stopping import make_early_stopping
 from t2t_repro.training.loop.eval_round import EvalRound
 from t2t_repro.training.loop.input_feed import positioned_feed
-from t2t_repro.training.loop.run_errors import corrupt_data_error, diverged_error
+from t2t_repro.training.loop.run_errors import diverged_error, raise_data_stop
 from t2t_repro.training.loop.step_count import crossed
 from t2t_repro.training.loop.summaries import ConsoleLog, Summaries, window_scalars
 from t2t_repro.training.loop.train_step import TrainMetrics, make_train_loop
@@ -429,10 +429,8 @@ class Trainer:
         try:
             with self.watchdog.stage("training loop", waits_for_peers=True, steps=True):
                 loop(iterator, tf.constant(n))
-        except tf.errors.DataLossError:
-            raise corrupt_data_error(
-                self.problem, self.cfg.data_dir, "train", self.ckpt.latest
-            ) from None
+        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as e:
+            raise_data_stop(e, self.problem, self.cfg.data_dir, "train", self.ckpt.latest)
         stats = self.metrics.read()
         if stats["first_nonfinite"] >= 0:  # the update's T2T step
             stats["first_nonfinite"] = int(stats["first_nonfinite"]) * self.steps_per_update

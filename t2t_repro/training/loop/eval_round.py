@@ -15,7 +15,7 @@ from t2t_repro.metrics.eval_metrics import t2t_tag, tag_name
 from t2t_repro.training.loop import evaluation, schedules
 from t2t_repro.training.loop.attention_summary import AttentionSummary
 from t2t_repro.training.loop.dev_decodes import make_dev_decodes
-from t2t_repro.training.loop.run_errors import corrupt_data_error
+from t2t_repro.training.loop.run_errors import raise_data_stop
 
 
 class EvalRound:
@@ -59,8 +59,8 @@ class EvalRound:
                     t.cfg.eval_steps,
                     t.hparams.get("loss_multiplier", 1.0),
                 )
-        except tf.errors.DataLossError:
-            raise corrupt_data_error(t.problem, t.cfg.data_dir, self.split, t.ckpt.latest) from None
+        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as e:
+            raise_data_stop(e, t.problem, t.cfg.data_dir, self.split, t.ckpt.latest)
         if not results["eval_tokens"]:  # an empty split: nothing to report (evaluation.py)
             return evaluation.skipped(t.step, t.problem.filepattern(t.cfg.data_dir, self.split))
         dev_text = t.chief_work("dev decodes", lambda: self._chief_part(results)) or ""

@@ -1,7 +1,13 @@
-"""The one-line errors that stop a training run: a diverged loss, a corrupt shard (a resume on
-another number of workers: ``resume_layout.py``). Each says what was kept and how to go on."""
+"""The one-line errors that stop a training run: a diverged loss, a corrupt shard, an id out of
+the model's range (a resume on another number of workers: ``resume_layout.py``). Each says what
+was kept and how to go on."""
 
 from __future__ import annotations
+
+import re
+from typing import NoReturn
+
+import tensorflow as tf
 
 from t2t_repro.data.input_pipeline import list_shards
 from t2t_repro.data.records import find_corrupt_record
@@ -35,3 +41,29 @@ def corrupt_data_error(problem, data_dir: str, split: str, latest: str | None) -
         "shard and rerun t2t-datagen to rewrite it (finished shards are kept), then rerun "
         f"this command to resume from {latest or 'the start'}."
     )
+
+
+# TensorFlow's gather on CPU: "indices[3,7] = 8195 is not in [0, 8192)".
+_OUT_OF_RANGE = re.compile(r"indices\[[^\]]*\] = (-?\d+) is not in \[0, (\d+)\)")
+
+
+def raise_data_stop(
+    error: Exception, problem, data_dir: str, split: str, latest: str | None
+) -> NoReturn:
+    """Raises the one-line error for what stopped a loop on its data: a corrupt shard, or an
+    id the model has no row for (shards written with another vocabulary, or a class label past
+    the problem's classes); any other error as it is."""
+    if isinstance(error, tf.errors.DataLossError):
+        raise corrupt_data_error(problem, data_dir, split, latest) from None
+    found = isinstance(error, tf.errors.InvalidArgumentError) and _OUT_OF_RANGE.search(
+        error.message
+    )
+    if not found:
+        raise error
+    value, size = found.groups()
+    raise DataError(
+        f"The {split} data holds id {value}, which this model has no row for (its "
+        f"vocabulary or classes: {size}): the shards in {data_dir} were written with another "
+        "vocabulary or more classes than the problem has now; rerun t2t-datagen into a new "
+        f"--data_dir (nothing was saved past {latest or 'the start'})."
+    ) from None
