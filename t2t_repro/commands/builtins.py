@@ -24,9 +24,14 @@ def register_builtins() -> None:
     import t2t_repro.models  # noqa: F401
     import t2t_repro.t2t_compat.algorithmic  # noqa: F401  (T2T's algorithmic problems)
     import t2t_repro.t2t_compat.cipher  # noqa: F401  (T2T's cipher problems)
+    import t2t_repro.t2t_compat.dialog_corpora  # noqa: F401  (T2T's dialog problems)
+    import t2t_repro.t2t_compat.enwik8_problems  # noqa: F401  (T2T's enwik8_l65k)
     import t2t_repro.t2t_compat.glue_problems  # noqa: F401  (T2T's GLUE-style classifiers)
+    import t2t_repro.t2t_compat.lambada_problems  # noqa: F401  (T2T's LAMBADA problems)
     import t2t_repro.t2t_compat.lm_problems  # noqa: F401  (T2T's own language-model problems)
     import t2t_repro.t2t_compat.sentiment_problems  # noqa: F401  (T2T's sentiment problems)
+    import t2t_repro.t2t_compat.squad_problems  # noqa: F401  (T2T's squad_text2text)
+    import t2t_repro.t2t_compat.summarization_problems  # noqa: F401  (T2T's CNN/Daily Mail)
     import t2t_repro.t2t_compat.translate_problems  # noqa: F401  (T2T's translate_en* problems)
     import t2t_repro.t2t_compat.wsj_parsing  # noqa: F401  (T2T's own wsj_parsing)
     from t2t_repro import registry

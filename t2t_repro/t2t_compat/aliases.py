@@ -48,6 +48,13 @@ ALIASES = {
     "tensor2tensor.data_generators.wsj_parsing": "t2t_repro.t2t_compat.wsj_parsing",
     "tensor2tensor.data_generators.algorithmic": "t2t_repro.t2t_compat.algorithmic",
     "tensor2tensor.data_generators.cipher": "t2t_repro.t2t_compat.cipher",
+    "tensor2tensor.data_generators.lambada": "t2t_repro.t2t_compat.lambada_problems",
+    "tensor2tensor.data_generators.enwik8": "t2t_repro.t2t_compat.enwik8_problems",
+    "tensor2tensor.data_generators.dialog_abstract": "t2t_repro.t2t_compat.dialog_problems",
+    "tensor2tensor.data_generators.dialog_cornell": "t2t_repro.t2t_compat.dialog_corpora",
+    "tensor2tensor.data_generators.dialog_dailydialog": "t2t_repro.t2t_compat.dialog_corpora",
+    "tensor2tensor.data_generators.dialog_opensubtitles": "t2t_repro.t2t_compat.dialog_corpora",
+    "tensor2tensor.data_generators.dialog_personachat": "t2t_repro.t2t_compat.dialog_corpora",
 }
 
 
@@ -91,8 +98,13 @@ def _register_t2t_problems() -> None:
     from t2t_repro.t2t_compat import (
         algorithmic,
         cipher,
+        dialog_corpora,
+        enwik8_problems,
         glue_problems,
+        lambada_problems,
         sentiment_problems,
+        squad_problems,
+        summarization_problems,
         tmpdir_problems,
         translate_problems,
         wsj_parsing,
@@ -101,6 +113,11 @@ def _register_t2t_problems() -> None:
     for cls in (
         *algorithmic.T2T_REGISTERED_PROBLEMS,
         *cipher.T2T_REGISTERED_PROBLEMS,
+        *lambada_problems.T2T_REGISTERED_PROBLEMS,
+        *enwik8_problems.T2T_REGISTERED_PROBLEMS,
+        *summarization_problems.T2T_REGISTERED_PROBLEMS,
+        *squad_problems.T2T_REGISTERED_PROBLEMS,
+        *dialog_corpora.T2T_REGISTERED_PROBLEMS,
         *sentiment_problems.T2T_REGISTERED_PROBLEMS,
         *glue_problems.T2T_REGISTERED_PROBLEMS,
         *tmpdir_problems.T2T_REGISTERED_PROBLEMS,

@@ -168,6 +168,11 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
                 _GLUE,
                 "MultiNLI MultiNLICharacters MultiNLISharedVocab MultiNLIText2text",
             ),
+            "cnn_dailymail": (
+                "t2t_repro.t2t_compat.summarization_problems",
+                "SummarizeCnnDailymail32k",
+            ),
+            "squad": ("t2t_repro.t2t_compat.squad_problems", "SquadText2text"),
         }.items()
     },
 }

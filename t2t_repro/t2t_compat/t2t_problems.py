@@ -8,10 +8,7 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     algorithmic_math_deepmind_all algorithmic_math_two_variables audio_timit_characters_tune
     audio_timit_tokens8k_test audio_timit_tokens8k_tune common_voice common_voice_clean
     common_voice_noisy common_voice_train_full_test_clean conll2002_es_ner conll2002_ner
-    conll2002_nl_ner copy_sequence copy_sequence_small dialog_cornell32k
-    dialog_dailydialog16k dialog_opensubtitles64k2009 dialog_opensubtitles64k2011
-    dialog_opensubtitles64k2012 dialog_opensubtitles64k2013 dialog_opensubtitles64k2016
-    dialog_opensubtitles64k2018 dialog_personachat16k enwik8_l65k flip_bi_gram_sequence
+    conll2002_nl_ner copy_sequence copy_sequence_small flip_bi_gram_sequence
     genomics_expression_cage10 genomics_expression_gm12878 genomics_expression_l262k
     github_function_docstring image_celeba image_celeba32 image_celeba64
     image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol image_celebahq256
@@ -29,8 +26,7 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     image_vqav2_rcnn_feature_tokens10k_labels3k image_vqav2_tokens10k_labels3k
     img2img_allen_brain img2img_allen_brain_dim16to16_paint1 img2img_allen_brain_dim48to64
     img2img_allen_brain_dim8to32 img2img_celeba img2img_celeba64 img2img_cifar10
-    img2img_cifar100 img2img_imagenet lambada_lm lambada_lm_control lambada_rc
-    lambada_rc_control languagemodel_de_en_fr_ro_wiki64k
+    img2img_cifar100 img2img_imagenet languagemodel_de_en_fr_ro_wiki64k
     languagemodel_de_en_fr_ro_wiki64k_fitb_packed1k languagemodel_de_wiki32k
     languagemodel_de_wiki64k languagemodel_en_wiki32k languagemodel_en_wiki64k
     languagemodel_en_wiki64k_shorter languagemodel_en_wiki_lm_multi_nli_subwords
@@ -69,12 +65,11 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     parsing_english_ptb8k parsing_icelandic16k program_search_algolisp
     programming_desc2code_cpp programming_desc2code_py reverse_sequence
     reverse_sequence_small squad squad_concat squad_concat_multi64k squad_concat_positioned
-    squad_concat_shared_vocab squad_text2text squad_text2text_multi64k_packed1k
+    squad_concat_shared_vocab squad_text2text_multi64k_packed1k
     stanford_nli_wiki_lm_shared_vocab stanford_nli_wiki_lm_shared_vocab64k
     style_transfer_modern_to_shakespeare style_transfer_modern_to_shakespeare_characters
     style_transfer_shakespeare_to_modern style_transfer_shakespeare_to_modern_characters
-    summarize_cnn_dailymail32k summarize_cnn_dailymail_multi64k_packed1k
-    summarize_cnn_dailymail_wiki_lm_multi_vocab64k
+    summarize_cnn_dailymail_multi64k_packed1k summarize_cnn_dailymail_wiki_lm_multi_vocab64k
     summarize_cnn_dailymail_wiki_lm_shared_vocab
     summarize_cnn_dailymail_wiki_lm_shared_vocab64k
     summarize_frac0p1_cnn_dailymail_wiki_lm_shared_vocab64k

@@ -1,0 +1,144 @@
+"""T2T 1.15's LAMBADA, enwik8, CNN/Daily Mail, dialog and SQuAD problems under T2T's names
+(``t2t_compat/{lambada,enwik8,summarization,squad}_problems.py``, ``dialog_corpora.py``):
+datagen writes what T2T 1.15.7's writes on the same synthetic corpora, and the problem hparams
+and eval metrics are T2T's (tests/data/t2t_text_corpora_reference, made by T2T itself:
+tools/t2t_reference/make_t2t_text_corpora_reference.py)."""
+
+import hashlib
+import json
+import shutil
+import struct
+import zipfile
+from pathlib import Path
+
+import pytest
+import tensorflow as tf
+
+import t2t_repro.t2t_compat.dialog_corpora  # noqa: F401  (registers the problems)
+import t2t_repro.t2t_compat.enwik8_problems  # noqa: F401
+import t2t_repro.t2t_compat.lambada_problems  # noqa: F401
+import t2t_repro.t2t_compat.squad_problems  # noqa: F401
+import t2t_repro.t2t_compat.summarization_problems  # noqa: F401
+from t2t_repro.commands import datagen
+from t2t_repro.t2t_compat import registry as t2t_registry
+from t2t_repro.t2t_compat.hparam import HParams
+
+REFERENCE = Path(__file__).parent / "data" / "t2t_text_corpora_reference"
+EXPECTED = json.loads((REFERENCE / "t2t_1.15.7_text.json").read_text(encoding="utf-8"))
+PROBLEMS = EXPECTED["problems"]
+# full datagen for one problem of each corpus (the others: their hparams, below)
+DATAGEN = [
+    "lambada_lm",
+    "lambada_rc",
+    "enwik8_l65k",
+    "summarize_cnn_dailymail32k",
+    "squad_text2text",
+    "dialog_cornell32k",
+    "dialog_dailydialog16k",
+    "dialog_personachat16k",
+    "dialog_opensubtitles64k2018",
+]
+
+
+def _records(path: Path) -> list[bytes]:
+    """A TFRecord file's records (a tf.data pipeline a shard costs more than the datagen)."""
+    data, at, found = path.read_bytes(), 0, []
+    while at < len(data):
+        (length,) = struct.unpack("<Q", data[at : at + 8])
+        found.append(data[at + 12 : at + 12 + length])
+        at += 12 + length + 4
+    return found
+
+
+def _ids_digest(path: Path) -> tuple[int, str]:
+    records = []
+    for record in _records(path):
+        feature = tf.train.Example.FromString(record).features.feature
+        records.append({k: list(feature[k].int64_list.value) for k in sorted(feature)})
+    digest = hashlib.sha256(json.dumps(records, separators=(",", ":")).encode()).hexdigest()
+    return len(records), digest
+
+
+def _digest(value) -> str:
+    return hashlib.sha256(json.dumps(value, separators=(",", ":")).encode()).hexdigest()
+
+
+def _corpus(name: str, tmp_dir: Path) -> None:
+    """The stored corpus into --tmp_dir (a dialog's raw folder under its own name there)."""
+    for entry in (REFERENCE / PROBLEMS[name]["corpus"]).iterdir():
+        if entry.name == "tmp":
+            shutil.copytree(entry, tmp_dir, dirs_exist_ok=True)
+        else:
+            folder = entry.name.replace("2009", name[-4:]) if "opensub" in name else entry.name
+            shutil.copytree(entry, tmp_dir / folder)
+
+
+@pytest.mark.parametrize("name", DATAGEN)
+def test_datagen_writes_what_t2t_1_15_7_writes(name, tmp_path):
+    want = PROBLEMS[name]
+    tmp_dir, data_dir = tmp_path / "tmp", tmp_path / "data"
+    _corpus(name, tmp_dir)
+    argv = [f"--problem={name}", f"--tmp_dir={tmp_dir}", f"--data_dir={data_dir}"]
+    assert datagen.main([*argv, "--offline", "--noprogress", "--num_workers=1"]) == 0
+    files = sorted(p.name for p in data_dir.iterdir() if not p.name.endswith(".datagen.json"))
+    assert files == want["files"]
+    vocab = data_dir / want["hparams"]["vocab_filename"]
+    if want["vocab_sha256"]:
+        assert hashlib.sha256(vocab.read_bytes()).hexdigest() == want["vocab_sha256"]
+    for shard, count in want["records"].items():
+        assert _ids_digest(data_dir / shard) == (count, want["records_sha256"][shard]), shard
+    if (REFERENCE / want["corpus"] / "tmp").exists():
+        assert sorted(p.name for p in tmp_dir.iterdir()) == want["tmp_files_after"]
+
+
+def _facts(problem, data_dir: Path) -> dict:
+    hp = problem.get_hparams(HParams(data_dir=str(data_dir)))
+    return {
+        "modality": dict(hp.modality),
+        "vocab_size": dict(hp.vocab_size),
+        "input_space_id": hp.input_space_id,
+        "target_space_id": hp.target_space_id,
+        "loss_multiplier": hp.loss_multiplier,
+        "stop_at_eos": hp.stop_at_eos,
+        "eval_metrics": list(problem.eval_metrics()),
+        "vocab_filename": problem.vocab_filename,
+        "dataset_splits": [[s["split"], s["shards"]] for s in problem.dataset_splits],
+    }
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_problem_hparams_are_t2ts(name, tmp_path):
+    """Each problem's hparams (vocab sizes, modalities, space ids), eval metrics, vocab file
+    name and shards, as T2T's, on T2T's vocabulary file (its sample records: a dialog's
+    source and target lines)."""
+    want = PROBLEMS[name]
+    problem = t2t_registry.problem(name)
+    tmp_dir, data_dir = tmp_path / "tmp", tmp_path / "data"
+    _corpus(name, tmp_dir)
+    data_dir.mkdir()
+    if "dialog" in name:  # its text files and vocabulary: made before the train split
+        problem.generate_encoded_samples(str(data_dir), str(tmp_dir), "train")
+    elif "lambada" in name:  # the vocabulary: written by the first sample's reading
+        next(iter(problem.generate_samples(str(data_dir), str(tmp_dir), "train")))
+    else:
+        problem.get_or_create_vocab(str(data_dir), str(tmp_dir))
+    if want["vocab_sha256"]:
+        vocab = data_dir / want["hparams"]["vocab_filename"]
+        assert hashlib.sha256(vocab.read_bytes()).hexdigest() == want["vocab_sha256"]
+    assert _facts(problem, data_dir) == want["hparams"]
+
+
+def test_enwik8_splits_a_long_corpus_as_t2t(tmp_path):
+    """enwik8's last 10M characters are dev and test: T2T's example counts and first and last
+    examples of each split on 10.2M characters."""
+    unit = "enwik8 text \u00e9t\u00e9 " * 50 + "\n"
+    text = (unit * (10_200_000 // len(unit) + 1))[:10_200_000]
+    with zipfile.ZipFile(tmp_path / "enwik8.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("enwik8", text.encode("utf-8"))
+    problem = t2t_registry.problem("enwik8_l65k")
+    vocab = problem.get_or_create_vocab(None, None)
+    for split, want in EXPECTED["enwik8_big"].items():
+        samples = [s["targets"] for s in problem.generate_samples(None, str(tmp_path), split)]
+        ends = [vocab.encode(samples[0]), vocab.encode(samples[-1])]
+        assert (len(samples), len(ends[1])) == (want["count"], want["last_length"]), split
+        assert _digest(ends) == want["first_last_sha256"], split
