@@ -55,6 +55,14 @@ ALIASES = {
     "tensor2tensor.data_generators.dialog_dailydialog": "t2t_repro.t2t_compat.dialog_corpora",
     "tensor2tensor.data_generators.dialog_opensubtitles": "t2t_repro.t2t_compat.dialog_corpora",
     "tensor2tensor.data_generators.dialog_personachat": "t2t_repro.t2t_compat.dialog_corpora",
+    # T2T's data_generators modules provided whole by a module of the same name here
+    **{
+        f"tensor2tensor.data_generators.{name}": f"t2t_repro.t2t_compat.{name}"
+        for name in (
+            "transduction_problems pointer_generator_word subject_verb_agreement "
+            "style_transfer paraphrase_ms_coco conll_ner"
+        ).split()
+    },
 }
 
 
@@ -98,14 +106,20 @@ def _register_t2t_problems() -> None:
     from t2t_repro.t2t_compat import (
         algorithmic,
         cipher,
+        conll_ner,
         dialog_corpora,
         enwik8_problems,
         glue_problems,
         lambada_problems,
+        paraphrase_ms_coco,
+        pointer_generator_word,
         sentiment_problems,
         squad_problems,
+        style_transfer,
+        subject_verb_agreement,
         summarization_problems,
         tmpdir_problems,
+        transduction_problems,
         translate_problems,
         wsj_parsing,
     )
@@ -118,6 +132,12 @@ def _register_t2t_problems() -> None:
         *summarization_problems.T2T_REGISTERED_PROBLEMS,
         *squad_problems.T2T_REGISTERED_PROBLEMS,
         *dialog_corpora.T2T_REGISTERED_PROBLEMS,
+        *transduction_problems.T2T_REGISTERED_PROBLEMS,
+        *pointer_generator_word.T2T_REGISTERED_PROBLEMS,
+        *subject_verb_agreement.T2T_REGISTERED_PROBLEMS,
+        *style_transfer.T2T_REGISTERED_PROBLEMS,
+        *paraphrase_ms_coco.T2T_REGISTERED_PROBLEMS,
+        *conll_ner.T2T_REGISTERED_PROBLEMS,
         *sentiment_problems.T2T_REGISTERED_PROBLEMS,
         *glue_problems.T2T_REGISTERED_PROBLEMS,
         *tmpdir_problems.T2T_REGISTERED_PROBLEMS,

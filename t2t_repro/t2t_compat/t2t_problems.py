@@ -7,29 +7,28 @@ problem (``translate_enfr_wmt32k_packed`` is not ``translate_enfr_wmt32k``'s dat
 T2T_PROBLEMS_NOT_PROVIDED = """
     algorithmic_math_deepmind_all algorithmic_math_two_variables audio_timit_characters_tune
     audio_timit_tokens8k_test audio_timit_tokens8k_tune common_voice common_voice_clean
-    common_voice_noisy common_voice_train_full_test_clean conll2002_es_ner conll2002_ner
-    conll2002_nl_ner copy_sequence copy_sequence_small flip_bi_gram_sequence
-    genomics_expression_cage10 genomics_expression_gm12878 genomics_expression_l262k
-    github_function_docstring image_celeba image_celeba32 image_celeba64
-    image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol image_celebahq256
-    image_celebahq256_dmol image_cifar10 image_cifar100 image_cifar100_plain
-    image_cifar100_plain8 image_cifar100_plain_gen image_cifar100_tune image_cifar10_plain
-    image_cifar10_plain8 image_cifar10_plain_gen image_cifar10_plain_gen_dmol
-    image_cifar10_plain_gen_flat image_cifar10_plain_random_shift image_cifar10_tune
-    image_cifar20 image_cifar20_plain image_cifar20_plain8 image_cifar20_plain_gen
-    image_cifar20_tune image_fashion_mnist image_fsns image_imagenet image_imagenet224
-    image_imagenet224_no_normalization image_imagenet256 image_imagenet32
-    image_imagenet32_gen image_imagenet32_small image_imagenet64 image_imagenet64_gen
-    image_imagenet64_gen_flat image_imagenet_multi_resolution_gen image_lsun_bedrooms
-    image_mnist image_mnist_tune image_ms_coco_characters image_ms_coco_tokens32k
-    image_text_ms_coco image_text_ms_coco_multi_resolution
-    image_vqav2_rcnn_feature_tokens10k_labels3k image_vqav2_tokens10k_labels3k
-    img2img_allen_brain img2img_allen_brain_dim16to16_paint1 img2img_allen_brain_dim48to64
-    img2img_allen_brain_dim8to32 img2img_celeba img2img_celeba64 img2img_cifar10
-    img2img_cifar100 img2img_imagenet languagemodel_de_en_fr_ro_wiki64k
-    languagemodel_de_en_fr_ro_wiki64k_fitb_packed1k languagemodel_de_wiki32k
-    languagemodel_de_wiki64k languagemodel_en_wiki32k languagemodel_en_wiki64k
-    languagemodel_en_wiki64k_shorter languagemodel_en_wiki_lm_multi_nli_subwords
+    common_voice_noisy common_voice_train_full_test_clean genomics_expression_cage10
+    genomics_expression_gm12878 genomics_expression_l262k github_function_docstring
+    image_celeba image_celeba32 image_celeba64 image_celeba_multi_resolution
+    image_celebahq128 image_celebahq128_dmol image_celebahq256 image_celebahq256_dmol
+    image_cifar10 image_cifar100 image_cifar100_plain image_cifar100_plain8
+    image_cifar100_plain_gen image_cifar100_tune image_cifar10_plain image_cifar10_plain8
+    image_cifar10_plain_gen image_cifar10_plain_gen_dmol image_cifar10_plain_gen_flat
+    image_cifar10_plain_random_shift image_cifar10_tune image_cifar20 image_cifar20_plain
+    image_cifar20_plain8 image_cifar20_plain_gen image_cifar20_tune image_fashion_mnist
+    image_fsns image_imagenet image_imagenet224 image_imagenet224_no_normalization
+    image_imagenet256 image_imagenet32 image_imagenet32_gen image_imagenet32_small
+    image_imagenet64 image_imagenet64_gen image_imagenet64_gen_flat
+    image_imagenet_multi_resolution_gen image_lsun_bedrooms image_mnist image_mnist_tune
+    image_ms_coco_characters image_ms_coco_tokens32k image_text_ms_coco
+    image_text_ms_coco_multi_resolution image_vqav2_rcnn_feature_tokens10k_labels3k
+    image_vqav2_tokens10k_labels3k img2img_allen_brain img2img_allen_brain_dim16to16_paint1
+    img2img_allen_brain_dim48to64 img2img_allen_brain_dim8to32 img2img_celeba
+    img2img_celeba64 img2img_cifar10 img2img_cifar100 img2img_imagenet
+    languagemodel_de_en_fr_ro_wiki64k languagemodel_de_en_fr_ro_wiki64k_fitb_packed1k
+    languagemodel_de_wiki32k languagemodel_de_wiki64k languagemodel_en_wiki32k
+    languagemodel_en_wiki64k languagemodel_en_wiki64k_shorter
+    languagemodel_en_wiki_lm_multi_nli_subwords
     languagemodel_en_wiki_lm_multi_nli_subwords64k
     languagemodel_en_wiki_lm_multi_nli_subwords_v2
     languagemodel_en_wiki_lm_short_multi_nli_subwords64k
@@ -58,18 +57,12 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     librispeech_train_full_test_clean librispeech_train_full_test_other
     multi_nli_text2text_multi64k_packed1k multi_nli_wiki_lm_multi_vocab64k
     multi_nli_wiki_lm_shared_vocab multi_nli_wiki_lm_shared_vocab64k ocr_test
-    paraphrase_generation_ms_coco_problem1d
-    paraphrase_generation_ms_coco_problem1d_characters
-    paraphrase_generation_ms_coco_problem2d
-    paraphrase_generation_ms_coco_problem2d_characters parsing_english_ptb16k
-    parsing_english_ptb8k parsing_icelandic16k program_search_algolisp
-    programming_desc2code_cpp programming_desc2code_py reverse_sequence
-    reverse_sequence_small squad squad_concat squad_concat_multi64k squad_concat_positioned
-    squad_concat_shared_vocab squad_text2text_multi64k_packed1k
-    stanford_nli_wiki_lm_shared_vocab stanford_nli_wiki_lm_shared_vocab64k
-    style_transfer_modern_to_shakespeare style_transfer_modern_to_shakespeare_characters
-    style_transfer_shakespeare_to_modern style_transfer_shakespeare_to_modern_characters
-    summarize_cnn_dailymail_multi64k_packed1k summarize_cnn_dailymail_wiki_lm_multi_vocab64k
+    parsing_english_ptb16k parsing_english_ptb8k parsing_icelandic16k
+    program_search_algolisp programming_desc2code_cpp programming_desc2code_py squad
+    squad_concat squad_concat_multi64k squad_concat_positioned squad_concat_shared_vocab
+    squad_text2text_multi64k_packed1k stanford_nli_wiki_lm_shared_vocab
+    stanford_nli_wiki_lm_shared_vocab64k summarize_cnn_dailymail_multi64k_packed1k
+    summarize_cnn_dailymail_wiki_lm_multi_vocab64k
     summarize_cnn_dailymail_wiki_lm_shared_vocab
     summarize_cnn_dailymail_wiki_lm_shared_vocab64k
     summarize_frac0p1_cnn_dailymail_wiki_lm_shared_vocab64k
@@ -79,8 +72,7 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     summarize_frac2_cnn_dailymail_wiki_lm_shared_vocab64k
     summarize_frac50_cnn_dailymail_wiki_lm_shared_vocab64k
     summarize_frac5_cnn_dailymail_wiki_lm_shared_vocab64k
-    summarize_frac_cnn_dailymail_wiki_lm_shared_vocab64k sva_language_modeling
-    sva_number_prediction text2text_copyable_tokens
+    summarize_frac_cnn_dailymail_wiki_lm_shared_vocab64k
     timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
     timeseries_toy_problem_no_inputs translate_ende2018_wmt32k translate_ende_pc32k
     translate_ende_pc_clean32k translate_ende_wmt32k_packed translate_ende_wmt8k_packed
@@ -100,9 +92,10 @@ T2T_PROBLEMS_NOT_PROVIDED = """
 """.split()
 
 WHY = (
-    "this project registers T2T's translation, algorithmic, parsing, language-model and "
-    "text-classification problems it can train (t2t-datagen --registry_help lists them); for "
-    "another task, write it as a --t2t_usr_dir problem on your data (docs/porting.md)"
+    "this project registers the T2T text problems it can train (translation, algorithmic, "
+    "parsing, language models, classification, summarization, dialog...: t2t-datagen "
+    "--registry_help lists them); for another task, write it as a --t2t_usr_dir problem on "
+    "your data (docs/porting.md)"
 )
 
 
