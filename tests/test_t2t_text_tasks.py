@@ -157,3 +157,12 @@ def test_token_text_encoder_oov_numbers_source_oovs_past_the_vocabulary():
     )
     assert encoder.encode_target("yy a qq", oovs) == ([2, 3, 2], [6, 3, 2])
     assert encoder.decode_oov([3, 6, 5], order) == "a yy zz"
+
+
+def test_get_hparams_without_a_data_dir_is_one_line():
+    """T2T's os.path.join(None, vocab_filename) is a TypeError; here one line naming the file."""
+    from t2t_repro.t2t_compat.problem import T2TProblemError
+
+    with pytest.raises(T2TProblemError, match="none was given: pass data_dir") as e:
+        registry.problem("style_transfer_modern_to_shakespeare").get_hparams()
+    assert "\n" not in str(e.value)

@@ -170,6 +170,13 @@ class Text2TextProblem(Problem):
         kind = self.vocab_type
         if kind == VocabType.CHARACTER:
             return text_encoder.ByteTextEncoder()
+        if not data_dir and (force_get or kind == VocabType.TOKEN):  # T2T's os.path.join(None,
+            # ...) raises a TypeError (a vocabulary built with no data dir is kept in memory)
+            raise T2TProblemError(
+                f"{self.name}: its vocabulary file ({self.vocab_filename}) is read from a data "
+                "dir, and none was given: pass data_dir (get_hparams reads the model hparams' "
+                "data_dir, as T2T's)."
+            )
         if kind == VocabType.SUBWORD:
             if force_get:
                 path = os.path.join(data_dir, self.vocab_filename)
