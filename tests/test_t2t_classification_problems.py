@@ -11,16 +11,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen
-from t2t_repro.data import t2t_shards
 from t2t_repro.errors import DataError
 from t2t_repro.t2t_compat import glue_problems, sentiment_problems
 from t2t_repro.t2t_compat.problem import T2TProblemError, default_model_hparams
 from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem
 from t2t_repro.t2t_compat.text_kinds import Text2ClassProblem, TextConcat2ClassProblem
+from tests.t2t_records import record_ids
 
 REFERENCE = Path(__file__).parent / "data" / "t2t_classification_reference"
 SUMMARY = json.loads((REFERENCE / "t2t_1.15.7_classification.json").read_text(encoding="utf-8"))
@@ -52,15 +51,6 @@ def _digest(value) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _ids(path: Path) -> list:
-    """Each record's [inputs ids, targets ids], in file order."""
-    records = []
-    for record in t2t_shards.read_records(str(path)):
-        feature = tf.train.Example.FromString(record).features.feature
-        records.append([list(feature[k].int64_list.value) for k in ("inputs", "targets")])
-    return records
-
-
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_datagen_samples_and_hparams_are_t2t_1_15_7s(name, tmp_path):
     want = EXPECTED[name]
@@ -82,7 +72,7 @@ def test_datagen_samples_and_hparams_are_t2t_1_15_7s(name, tmp_path):
     if want["vocab_file"]:
         vocab = (data_dir / want["vocab_file"]).read_bytes()
         assert hashlib.sha256(vocab).hexdigest() == want["vocab_sha256"]
-    written = {shard: _ids(data_dir / shard) for shard in sorted(shards)}
+    written = {shard: record_ids(data_dir / shard) for shard in sorted(shards)}
     counts = {split: [len(written[s]) for s in written if shards[s] == split] for split in SPLITS}
     assert {k: v for k, v in counts.items() if v} == want["shard_records"]
     problem = registry.problem(name)

@@ -12,12 +12,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen
 from t2t_repro.commands.builtins import register_builtins
 from t2t_repro.t2t_compat.problem import T2TProblemError
+from tests.t2t_records import ids_digest
 
 REFERENCE = Path(__file__).parent / "data" / "t2t_cleaner_reference"
 EXPECTED = json.loads((REFERENCE / "t2t_1.15.7_cleaner.json").read_text(encoding="utf-8"))
@@ -87,15 +87,6 @@ def test_compile_data_writes_t2ts_files_for_tmx_tsv_txt_and_each_cleaning(tmp_pa
         assert sorted({p.name for p in tmp.iterdir()} - before) == want["tmp_files_added"]
 
 
-def _ids_digest(path: Path) -> tuple[int, str]:
-    records = []
-    for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
-        feature = tf.train.Example.FromString(record).features.feature
-        records.append([list(feature[k].int64_list.value) for k in ("inputs", "targets")])
-    digest = hashlib.sha256(json.dumps(records, separators=(",", ":")).encode()).hexdigest()
-    return len(records), digest
-
-
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -112,7 +103,7 @@ def test_translate_enes_wmt_clean32k_datagen_writes_what_t2t_writes(tmp_path):
     assert files == want["files"]
     assert _sha256(data_dir / want["vocab_file"]) == want["vocab_sha256"]
     for shard, count in want["records"].items():
-        assert _ids_digest(data_dir / shard) == (count, want["records_sha256"][shard]), shard
+        assert ids_digest(data_dir / shard) == (count, want["records_sha256"][shard]), shard
     for name, digest in want["compiled_sha256"].items():
         assert _sha256(tmp_dir / name) == digest, name
     assert sorted(p.name for p in tmp_dir.iterdir()) == want["tmp_files_after"]

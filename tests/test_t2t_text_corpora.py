@@ -7,12 +7,10 @@ tools/t2t_reference/make_t2t_text_corpora_reference.py)."""
 import hashlib
 import json
 import shutil
-import struct
 import zipfile
 from pathlib import Path
 
 import pytest
-import tensorflow as tf
 
 import t2t_repro.t2t_compat.dialog_corpora  # noqa: F401  (registers the problems)
 import t2t_repro.t2t_compat.enwik8_problems  # noqa: F401
@@ -22,6 +20,7 @@ import t2t_repro.t2t_compat.summarization_problems  # noqa: F401
 from t2t_repro.commands import datagen
 from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat.hparam import HParams
+from tests.t2t_records import ids_digest
 
 REFERENCE = Path(__file__).parent / "data" / "t2t_text_corpora_reference"
 EXPECTED = json.loads((REFERENCE / "t2t_1.15.7_text.json").read_text(encoding="utf-8"))
@@ -38,25 +37,6 @@ DATAGEN = [
     "dialog_personachat16k",
     "dialog_opensubtitles64k2018",
 ]
-
-
-def _records(path: Path) -> list[bytes]:
-    """A TFRecord file's records (a tf.data pipeline a shard costs more than the datagen)."""
-    data, at, found = path.read_bytes(), 0, []
-    while at < len(data):
-        (length,) = struct.unpack("<Q", data[at : at + 8])
-        found.append(data[at + 12 : at + 12 + length])
-        at += 12 + length + 4
-    return found
-
-
-def _ids_digest(path: Path) -> tuple[int, str]:
-    records = []
-    for record in _records(path):
-        feature = tf.train.Example.FromString(record).features.feature
-        records.append({k: list(feature[k].int64_list.value) for k in sorted(feature)})
-    digest = hashlib.sha256(json.dumps(records, separators=(",", ":")).encode()).hexdigest()
-    return len(records), digest
 
 
 def _digest(value) -> str:
@@ -86,7 +66,7 @@ def test_datagen_writes_what_t2t_1_15_7_writes(name, tmp_path):
     if want["vocab_sha256"]:
         assert hashlib.sha256(vocab.read_bytes()).hexdigest() == want["vocab_sha256"]
     for shard, count in want["records"].items():
-        assert _ids_digest(data_dir / shard) == (count, want["records_sha256"][shard]), shard
+        assert ids_digest(data_dir / shard, None) == (count, want["records_sha256"][shard]), shard
     if (REFERENCE / want["corpus"] / "tmp").exists():
         assert sorted(p.name for p in tmp_dir.iterdir()) == want["tmp_files_after"]
 

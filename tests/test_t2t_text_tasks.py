@@ -10,11 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen
-from t2t_repro.data import t2t_shards
 from t2t_repro.t2t_compat import (
     conll_ner,
     paraphrase_ms_coco,
@@ -24,6 +22,7 @@ from t2t_repro.t2t_compat import (
     transduction_problems,
 )
 from t2t_repro.t2t_compat.problem import T2TProblemError, default_model_hparams
+from tests.t2t_records import record_ids
 
 REFERENCE = Path(__file__).parent / "data" / "t2t_text_tasks_reference"
 SUMMARY = json.loads((REFERENCE / "t2t_1.15.7_text_tasks.json").read_text(encoding="utf-8"))
@@ -53,15 +52,6 @@ def _registered():
 def _digest(value) -> str:
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _ids(path: Path) -> list:
-    """Each record's {feature: ids}, in file order."""
-    found = []
-    for record in t2t_shards.read_records(str(path)):
-        feature = tf.train.Example.FromString(record).features.feature
-        found.append({k: list(feature[k].int64_list.value) for k in sorted(feature)})
-    return found
 
 
 def _small(name: str):
@@ -97,7 +87,7 @@ def test_datagen_samples_and_hparams_are_t2t_1_15_7s(name, tmp_path):
     if want["vocab_file"]:
         vocab = (data_dir / want["vocab_file"]).read_bytes()
         assert hashlib.sha256(vocab).hexdigest() == want["vocab_sha256"]
-    written = {shard: _ids(data_dir / shard) for shard in shards}
+    written = {shard: record_ids(data_dir / shard, None) for shard in shards}
     assert {s: _digest(r) for s, r in written.items()} == want["records_sha256"]
     assert sorted(p.name for p in tmp_dir.iterdir()) == want["tmp_files_after"]
     for split, facts in want.get("samples", {}).items():

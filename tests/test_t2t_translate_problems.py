@@ -9,23 +9,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.commands import datagen
 from t2t_repro.t2t_compat.problem import T2TProblemError
+from tests.t2t_records import ids_digest
 
 REFERENCE = Path(__file__).parent / "data" / "t2t_translate_reference"
 EXPECTED = json.loads((REFERENCE / "t2t_1.15.7_translate.json").read_text(encoding="utf-8"))
-
-
-def _ids_digest(path: Path) -> tuple[int, str]:
-    records = []
-    for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
-        feature = tf.train.Example.FromString(record).features.feature
-        records.append([list(feature[k].int64_list.value) for k in ("inputs", "targets")])
-    digest = hashlib.sha256(json.dumps(records, separators=(",", ":")).encode()).hexdigest()
-    return len(records), digest
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED["problems"]))
@@ -41,7 +32,7 @@ def test_datagen_writes_what_t2t_1_15_7_writes(name, tmp_path):
         vocab = (data_dir / want["vocab_file"]).read_bytes()
         assert hashlib.sha256(vocab).hexdigest() == want["vocab_sha256"]
     for shard, count in want["records"].items():
-        assert _ids_digest(data_dir / shard) == (count, want["records_sha256"][shard]), shard
+        assert ids_digest(data_dir / shard) == (count, want["records_sha256"][shard]), shard
     assert sorted(p.name for p in tmp_dir.iterdir()) == want["tmp_files_after"]
 
 

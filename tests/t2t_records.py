@@ -1,0 +1,34 @@
+"""The records of a datagen's shards as the T2T reference tests compare them: each record's
+feature ids. T2T 1.15.7 serializes a record's feature map in its process's hash order, so the
+reference scripts (tools/t2t_reference/make_t2t_*_reference.py) record ids, which hold the
+shuffle, not bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import tensorflow as tf
+
+from t2t_repro.data import t2t_shards
+
+
+def record_ids(path: Path, features: tuple[str, ...] | None = ("inputs", "targets")) -> list:
+    """Each record's ids: a list of the ``features``' ids, or (``features`` None) a dict of
+    every feature's, by name. Read without tf.data, which costs more than a small datagen."""
+    found = []
+    for record in t2t_shards.read_records(str(path)):
+        feature = tf.train.Example.FromString(record).features.feature
+        if features is None:
+            found.append({k: list(feature[k].int64_list.value) for k in sorted(feature)})
+        else:
+            found.append([list(feature[k].int64_list.value) for k in features])
+    return found
+
+
+def ids_digest(path: Path, features: tuple[str, ...] | None = ("inputs", "targets")):
+    """(records, sha256 of their ids as compact JSON), as the reference scripts write it."""
+    records = record_ids(path, features)
+    text = json.dumps(records, separators=(",", ":"))
+    return len(records), hashlib.sha256(text.encode()).hexdigest()
