@@ -121,6 +121,7 @@ def _register_t2t_problems() -> None:
         tmpdir_problems,
         transduction_problems,
         translate_problems,
+        translate_wmt_variants,
         wsj_parsing,
     )
 
@@ -132,6 +133,7 @@ def _register_t2t_problems() -> None:
         *summarization_problems.T2T_REGISTERED_PROBLEMS,
         *squad_problems.T2T_REGISTERED_PROBLEMS,
         *dialog_corpora.T2T_REGISTERED_PROBLEMS,
+        *translate_wmt_variants.T2T_REGISTERED_PROBLEMS,
         *transduction_problems.T2T_REGISTERED_PROBLEMS,
         *pointer_generator_word.T2T_REGISTERED_PROBLEMS,
         *subject_verb_agreement.T2T_REGISTERED_PROBLEMS,

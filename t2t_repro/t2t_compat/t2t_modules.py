@@ -114,6 +114,7 @@ LIBRARY = PACKAGES | frozenset(
 # T2T's problem classes that this project implements: T2T module -> {class name: module here}.
 _WMT = "t2t_repro.builtin.problems.translate_wmt"
 _TRANSLATE = "t2t_repro.t2t_compat.translate_problems"
+_VARIANTS = "t2t_repro.t2t_compat.translate_wmt_variants"
 _SENTIMENT = "t2t_repro.t2t_compat.sentiment_problems"
 _GLUE = "t2t_repro.t2t_compat.glue_problems"
 
@@ -126,6 +127,12 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
     f"{ROOT}.data_generators.translate_ende": {
         **_at(_WMT, "TranslateEndeWmt32k TranslateEndeWmt8k"),
         **_at(_TRANSLATE, "TranslateEndeWmtCharacters"),
+        **_at(
+            _VARIANTS,
+            "TranslateEnde2018Wmt32k TranslateEndeWmtClean32k TranslateEndePc32k "
+            "TranslateEndePcClean32k TranslateEndeWmtPc32k TranslateEndeWmtCleanPc32k "
+            "TranslateEndeWmtPcClean32k TranslateEndeWmtCleanPcClean32k",
+        ),
     },
     f"{ROOT}.data_generators.translate_enfr": {
         **_at(_WMT, "TranslateEnfrWmt32k TranslateEnfrWmt8k"),
@@ -133,6 +140,10 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
             _TRANSLATE,
             "TranslateEnfrWmtSmall8k TranslateEnfrWmtSmall32k TranslateEnfrWmtSmallCharacters "
             "TranslateEnfrWmtCharacters",
+        ),
+        **_at(
+            _VARIANTS,
+            "TranslateEnfrWmt32kWithBacktranslateFr TranslateEnfrWmt32kWithBacktranslateEn",
         ),
     },
     **{

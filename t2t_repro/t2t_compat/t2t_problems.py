@@ -74,14 +74,10 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     summarize_frac5_cnn_dailymail_wiki_lm_shared_vocab64k
     summarize_frac_cnn_dailymail_wiki_lm_shared_vocab64k
     timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
-    timeseries_toy_problem_no_inputs translate_ende2018_wmt32k translate_ende_pc32k
-    translate_ende_pc_clean32k translate_ende_wmt32k_packed translate_ende_wmt8k_packed
-    translate_ende_wmt_clean32k translate_ende_wmt_clean_pc32k
-    translate_ende_wmt_clean_pc_clean32k translate_ende_wmt_multi64k
-    translate_ende_wmt_multi64k_packed1k translate_ende_wmt_pc32k
-    translate_ende_wmt_pc_clean32k translate_enes_wmt32k_packed translate_enes_wmt8k_packed
-    translate_enfr_wmt32k_packed translate_enfr_wmt32k_with_backtranslate_en
-    translate_enfr_wmt32k_with_backtranslate_fr translate_enfr_wmt_multi64k
+    timeseries_toy_problem_no_inputs translate_ende_wmt32k_packed
+    translate_ende_wmt8k_packed translate_ende_wmt_multi64k
+    translate_ende_wmt_multi64k_packed1k translate_enes_wmt32k_packed
+    translate_enes_wmt8k_packed translate_enfr_wmt32k_packed translate_enfr_wmt_multi64k
     translate_enfr_wmt_multi64k_packed1k translate_enro_wmt_multi64k
     translate_enro_wmt_multi_small64k translate_enro_wmt_multi_tiny64k
     translate_enro_wmt_multi_tiny64k_packed1k translate_enzh_wmt32k translate_enzh_wmt8k

@@ -1,4 +1,4 @@
-"""What tensor2tensor 1.15.7's datagen writes for six of its own translation problems (reference
+"""What tensor2tensor 1.15.7's datagen writes for seven of its own translation problems (reference
 test data for ``t2t_repro/t2t_compat/translate_problems.py``).
 
 The corpora are not ours to ship: this writes SYNTHETIC ones (toy sentence pairs, fixed seed)
@@ -8,7 +8,8 @@ files in a ``.tgz``), ``translate_entn_rma`` (``.tar.gz?raw=true`` names, its ow
 ``translate_enmk_setimes_characters`` (a character vocabulary) and ``translate_encs_wmt32k``
 (CzEng's tsv of gzipped files in a ``.tar``, read through its compiled train files for the
 vocabulary, and three ``.tgz``) and ``translate_enfr_wmt_small8k`` (train and dev from one
-``.tgz``). Then it runs each problem's datagen as
+``.tgz``) and ``translate_ende_wmt_pc_clean32k`` (WMT's three ``.tgz`` and ParaCrawl's gzipped
+tmx, cleaned, and ``translate_ende_wmt32k``'s vocabulary). Then it runs each problem's datagen as
 ``bin/t2t_datagen.py`` does (seeds 429459 for each problem,
 ``problem.generate_data(data_dir, tmp_dir, None)``) and writes ``<out>/
 t2t_1.15.7_translate.json``: each vocabulary file's sha256, and each shard's records (their
@@ -42,6 +43,7 @@ WORDS = {
     "mk": "мачка куче куќа река гледа сака мал стар црвен близу една до".split(),
     "cs": "kočka pes dům řeka vidí má malý starý červený blízko jedna do".split(),
     "fr": "le un chat chien maison rivière voit aime petit vieux rouge près".split(),
+    "de": "der ein Katze Hund Haus Fluss sieht mag klein alt rot nahe".split(),
 }
 DATE = 1_600_000_000  # archive members' mtime: the same bytes on every run
 
@@ -151,6 +153,26 @@ def write_corpora(out: str) -> dict[str, str]:
     train = parallel(rng, "fr", 120, f"{base}_train.en", f"{base}_train.fr")
     valid = parallel(rng, "fr", 12, f"{base}_valid.en", f"{base}_valid.fr")
     write_tar(f"{d}/baseline-1M-enfr.tgz", {**train, **valid})
+    d = folder("translate_ende_wmt_pc_clean32k")  # WMT's three corpora, ParaCrawl's tmx
+    for archive, prefix, n in (
+        ("training-parallel-nc-v13.tgz", "training-parallel-nc-v13/news-commentary-v13", 40),
+        ("training-parallel-commoncrawl.tgz", "commoncrawl", 30),
+        ("training-parallel-europarl-v7.tgz", "training/europarl-v7", 30),
+    ):
+        corpus = parallel(rng, "de", n, f"{prefix}.de-en.en", f"{prefix}.de-en.de")
+        write_tar(f"{d}/{archive}", corpus)
+    dev = parallel(rng, "de", 12, "dev/newstest2013.en", "dev/newstest2013.de")
+    write_tar(f"{d}/dev.tgz", dev)
+    units = [  # sentences T2T's cleaner keeps (a capital, a full stop) and a few it drops
+        (en.capitalize() + ".", de.capitalize() + ".") if i % 5 else (en, de)
+        for i, (en, de) in enumerate(pairs(rng, "de", 40))
+    ]
+    tmx = ['<?xml version="1.0" encoding="utf-8"?>', '<tmx version="1.4">', "<body>"]
+    for en, de in units:
+        tmx += ["  <tu>", '    <tuv xml:lang="en">', f"      <seg>{en}</seg>", "    </tuv>"]
+        tmx += ['    <tuv xml:lang="de">', f"      <seg>{de}</seg>", "    </tuv>", "  </tu>"]
+    with open(f"{d}/en-de.bicleaner07.tmx.gz", "wb") as f:
+        f.write(gzip.compress(text([*tmx, "</body>", "</tmx>"]), mtime=DATE))
     return tmp
 
 
@@ -180,6 +202,7 @@ def main() -> None:
     import tensorflow as tf
     from tensor2tensor.data_generators import (  # noqa: F401  (registers the problems)
         translate_encs,
+        translate_ende,
         translate_enfr,
         translate_enmk,
         translate_enro,
