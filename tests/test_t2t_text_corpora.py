@@ -1,8 +1,10 @@
 """T2T 1.15's LAMBADA, enwik8, CNN/Daily Mail, dialog and SQuAD problems under T2T's names
 (``t2t_compat/{lambada,enwik8,summarization,squad}_problems.py``, ``dialog_corpora.py``):
-datagen writes what T2T 1.15.7's writes on the same synthetic corpora, and the problem hparams
-and eval metrics are T2T's (tests/data/t2t_text_corpora_reference, made by T2T itself:
-tools/t2t_reference/make_t2t_text_corpora_reference.py)."""
+datagen writes what T2T 1.15.7's writes on the same synthetic corpora (``squad``'s records
+with their ``context``), and the problem hparams and eval metrics are T2T's
+(tests/data/t2t_text_corpora_reference, made by T2T itself:
+tools/t2t_reference/make_t2t_text_corpora_reference.py); ``squad`` trains question -> answer
+and ``squad_concat`` on question, separator and context, as T2T's input pipeline gives them."""
 
 import hashlib
 import json
@@ -20,7 +22,8 @@ import t2t_repro.t2t_compat.summarization_problems  # noqa: F401
 from t2t_repro.commands import datagen
 from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat.hparam import HParams
-from tests.t2t_records import ids_digest
+from t2t_repro.t2t_compat.problem import T2TProblemError
+from tests.t2t_records import ids_digest, record_ids
 
 REFERENCE = Path(__file__).parent / "data" / "t2t_text_corpora_reference"
 EXPECTED = json.loads((REFERENCE / "t2t_1.15.7_text.json").read_text(encoding="utf-8"))
@@ -32,6 +35,9 @@ DATAGEN = [
     "enwik8_l65k",
     "summarize_cnn_dailymail32k",
     "squad_text2text",
+    "squad",
+    "squad_concat",
+    "squad_concat_positioned",
     "dialog_cornell32k",
     "dialog_dailydialog16k",
     "dialog_personachat16k",
@@ -122,3 +128,43 @@ def test_enwik8_splits_a_long_corpus_as_t2t(tmp_path):
         ends = [vocab.encode(samples[0]), vocab.encode(samples[-1])]
         assert (len(samples), len(ends[1])) == (want["count"], want["last_length"]), split
         assert _digest(ends) == want["first_last_sha256"], split
+
+
+@pytest.mark.parametrize("name", ["squad", "squad_concat"])
+def test_squad_trains_on_the_inputs_t2t_gives_its_transformer(name, tmp_path):
+    """The trainer's dataset of ``squad``'s records (T2T's, above): ``squad`` reads the
+    question as inputs, its ``context`` dropped (T2T's transformer never reads it);
+    ``squad_concat`` the question, ``<EOQ>``'s id and the context (T2T's preprocess_example)."""
+    from t2t_repro.data.input_pipeline import make_dataset
+    from t2t_repro.hparams_lib.build import create_run_hparams
+
+    tmp_dir, data_dir = tmp_path / "tmp", tmp_path / "data"
+    _corpus("squad", tmp_dir)
+    argv = ["--problem=squad", f"--tmp_dir={tmp_dir}", f"--data_dir={data_dir}"]
+    assert datagen.main([*argv, "--offline", "--noprogress", "--num_workers=1"]) == 0
+    problem = t2t_registry.problem(name)
+    hp = create_run_hparams(problem, str(data_dir), "transformer_tiny")  # context: accepted
+    assert (hp.input_vocab_size, hp.target_vocab_size) == (102, 102)  # T2T's, the reference
+    read = problem.read_example_fn("train", hp)  # as the trainer asks it
+    pattern = problem.filepattern(str(data_dir), "train")
+    batches = list(make_dataset(pattern, "train", hp, seed=1, repeat=False, read_example=read))
+    assert all(sorted(batch) == ["inputs", "targets"] for batch in batches)
+    found = sorted(
+        (tuple(int(i) for i in inputs if i), tuple(int(t) for t in targets if t))
+        for batch in batches
+        for inputs, targets in zip(batch["inputs"].numpy(), batch["targets"].numpy(), strict=True)
+    )
+    records = [
+        r for shard in sorted(data_dir.glob("squad-train-*")) for r in record_ids(shard, None)
+    ]
+    sep = [problem.QUESTION_SEPARATOR_ID] if name == "squad_concat" else None
+    want = sorted(
+        (tuple(r["inputs"] + sep + r["context"] if sep else r["inputs"]), tuple(r["targets"]))
+        for r in records
+    )
+    assert len(found) == 27 and found == want
+    if sep:  # a split's decodes read the question text alone: refused, T2T's reads records
+        with pytest.raises(T2TProblemError, match="decode with --decode_from_file"):
+            problem.check_split_decodes()
+    else:
+        problem.check_split_decodes()

@@ -231,5 +231,7 @@ def test_a_rev_of_a_t2t_problem_not_provided_says_so():
     from t2t_repro.commands.builtins import register_builtins
 
     register_builtins()  # T2T's names not provided here (idempotent)
-    with pytest.raises(registry.RegistryError, match="variant of 'squad', which is T2T 1.15's"):
-        registry.problem("squad_rev")
+    with pytest.raises(
+        registry.RegistryError, match="variant of 'squad_concat_shared_vocab', which is T2T 1.15's"
+    ):
+        registry.problem("squad_concat_shared_vocab_rev")

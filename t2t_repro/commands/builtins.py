@@ -33,7 +33,7 @@ def register_builtins() -> None:
     import t2t_repro.t2t_compat.paraphrase_ms_coco  # noqa: F401  (T2T's MS COCO paraphrases)
     import t2t_repro.t2t_compat.pointer_generator_word  # noqa: F401  (text2text_copyable_tokens)
     import t2t_repro.t2t_compat.sentiment_problems  # noqa: F401  (T2T's sentiment problems)
-    import t2t_repro.t2t_compat.squad_problems  # noqa: F401  (T2T's squad_text2text)
+    import t2t_repro.t2t_compat.squad_problems  # noqa: F401  (T2T's SQuAD problems)
     import t2t_repro.t2t_compat.style_transfer  # noqa: F401  (T2T's Shakespeare style transfer)
     import t2t_repro.t2t_compat.subject_verb_agreement  # noqa: F401  (T2T's sva_* problems)
     import t2t_repro.t2t_compat.summarization_problems  # noqa: F401  (T2T's CNN/Daily Mail)

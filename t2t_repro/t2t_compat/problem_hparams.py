@@ -12,8 +12,9 @@ reads become this project's problem hparams (``hparams_lib.build.PROBLEM_HPARAMS
 - ``loss_multiplier`` -> ``loss_multiplier`` (the training loss's factor, only when not 1);
 - ``target_space_id`` -> ``target_space_id``;
 - ``batch_size_multiplier`` -> the problem's ``batch_size_multiplier`` (bucket lengths);
-- ``modality``: T2T's ``SYMBOL`` inputs and targets are what this project's model is; any
-  other modality is refused;
+- ``modality``: T2T's ``SYMBOL`` inputs and targets are what this project's model is; a
+  ``SYMBOL`` ``context`` (``QuestionAndContext2TextProblem``'s) is accepted and, as in T2T's
+  ``transformer``, not read; any other modality is refused;
 - ``input_space_id``, ``stop_at_eos`` and fields of the problem's own: accepted, and as in
   T2T's ``transformer`` nothing reads them (decodes end at EOS here, as T2T's output does).
 """
@@ -34,6 +35,10 @@ from t2t_repro.t2t_compat.modalities import ModalityType
 # rouge_2_fscore and rouge_L_fscore when listed (training/loop/evaluation.py); approx_bleu_score
 # also turns on the dev decodes scored by BLEU. Any other name is refused.
 COMPUTED_METRICS = (*eval_metrics.ALWAYS, *eval_metrics.ON_REQUEST)
+# T2T's QuestionAndContext2TextProblem names a SYMBOL ``context`` modality (text_problems.py,
+# hparams); T2T's transformer body never reads features["context"] (models/transformer.py;
+# utils/t2t_model.py, bottom, embeds it at most, in the inputs' reused scope): accepted, unread.
+IGNORED_FEATURE = "context"
 
 
 class ProblemHParams:
@@ -230,13 +235,16 @@ def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type)
                 "class-label targets only ModalityType.CLASS_LABEL (one label an example) and "
                 "MULTI_LABEL (label lists) are provided here: use one of them."
             )
+        if feature == IGNORED_FEATURE and kind == ModalityType.SYMBOL:
+            continue  # QuestionAndContext2TextProblem's: T2T's transformer never reads it
         if feature not in ("inputs", "targets") or kind != ModalityType.SYMBOL:
             raise error(
                 f"{where(problem)}: hparams() sets modality[{feature!r}] = {kind!r}; this "
                 "project's transformer has symbol inputs and targets only "
                 "(ModalityType.SYMBOL): remove it or use Text2TextProblem's."
             )
-    extra = sorted(set(vocab_size) - {"inputs", "targets"})
+    ignored = {IGNORED_FEATURE} if modality.get(IGNORED_FEATURE) == ModalityType.SYMBOL else set()
+    extra = sorted(set(vocab_size) - {"inputs", "targets"} - ignored)
     if extra:
         raise error(
             f"{where(problem)}: hparams() sets vocab_size for {', '.join(extra)}; this project's "

@@ -1,13 +1,18 @@
-"""T2T 1.15's ``squad_text2text`` (``data_generators/squad.py``) under T2T's name: SQuAD v1.1
-as a ``Text2TextProblem`` ("squad context: ... question: ..." to the first answer), T2T's
-default 32k subword vocabulary and 100/1 shards.
+"""T2T 1.15's SQuAD v1.1 problems (``data_generators/squad.py``) under T2T's names:
+
+- ``squad_text2text``: a ``Text2TextProblem`` ("squad context: ... question: ..." to the first
+  answer), T2T's default 32k subword vocabulary and 100/1 shards;
+- ``squad``: a ``QuestionAndContext2TextProblem`` (question in, first answer out, the
+  paragraph as the records' ``context``), 10/1 shards; T2T's transformer never reads
+  ``context``, so it trains question -> answer, here as there;
+- ``squad_concat``: ``squad``'s files (``dataset_filename`` "squad"), its inputs joined in the
+  input pipeline (``preprocess_example``) as question, ``<EOQ>``'s id, context;
+- ``squad_concat_positioned``: ``squad_concat`` whose targets are the answer's positions and
+  lengths in the context's ids (examples without one are left out).
 
 T2T's ``train-v1.1.json`` / ``dev-v1.1.json`` are read from --tmp_dir (downloaded there when
-missing). T2T's other SQuAD problems are not provided: ``squad``, ``squad_concat`` and
-``squad_concat_positioned`` write a third feature, ``context``, which this project's
-Transformer does not read (``squad_concat`` joins it to the inputs in T2T's graph, at
-reading); ``squad_concat_shared_vocab`` and the ``_multi64k`` ones read a wiki language
-model's vocabulary, which is not provided either (t2t_problems.py).
+missing). Not provided (t2t_problems.py): ``squad_concat_shared_vocab`` and the ``_multi64k``
+ones read a wiki language model's vocabulary, ``squad_text2text_multi64k_packed1k`` is packed.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import tensorflow as tf
 
@@ -22,6 +28,7 @@ from t2t_repro.t2t_compat import generator_utils
 from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat.problem import DatasetSplit
 from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem
+from t2t_repro.t2t_compat.text_kinds import QuestionAndContext2TextProblem
 
 _URL = "https://rajpurkar.github.io/SQuAD-explorer/dataset"
 _TRAINING_SET = "train-v1.1.json"
@@ -69,4 +76,74 @@ class SquadText2text(Text2TextProblem):
             }
 
 
-T2T_REGISTERED_PROBLEMS = (SquadText2text,)
+@t2t_registry.register_problem
+class Squad(QuestionAndContext2TextProblem):
+    """T2T's SQuAD question answering: question in, first answer out, the context beside."""
+
+    @property
+    def dataset_splits(self) -> list[dict]:
+        return [
+            {"split": DatasetSplit.TRAIN, "shards": 10},
+            {"split": DatasetSplit.EVAL, "shards": 1},
+        ]
+
+    @property
+    def is_generate_per_split(self) -> bool:
+        return True
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        for example in _generate_examples(tmp_dir, dataset_split):
+            yield {
+                "inputs": example["question"],
+                "targets": example["answers"][0],
+                "context": example["context"],
+            }
+
+
+@t2t_registry.register_problem
+class SquadConcat(Squad):
+    """T2T's ``squad`` with the question, separator and context joined into the inputs."""
+
+    def dataset_filename(self) -> str:
+        return "squad"
+
+    def preprocess_example(self, example: dict, mode: str, model_hparams: Any) -> dict:
+        """T2T's (squad.py, ``SquadConcat.preprocess_example``): no truncation, the context
+        kept in the example (the input pipeline drops it)."""
+        del mode, model_hparams
+        sep = tf.convert_to_tensor([self.QUESTION_SEPARATOR_ID], dtype=example["inputs"].dtype)
+        example["inputs"] = tf.concat([example["inputs"], sep, example["context"]], 0)
+        return example
+
+    def hparams(self, defaults, model_hparams) -> None:
+        """T2T's: ``squad``'s, without the context's modality and vocab size."""
+        super().hparams(defaults, model_hparams)
+        del defaults.modality["context"]
+        del defaults.vocab_size["context"]
+
+
+@t2t_registry.register_problem
+class SquadConcatPositioned(SquadConcat):
+    """T2T's ``squad_concat`` whose targets are the answer's (position, length) pairs."""
+
+    def generate_targets(self, targets: list[int], context: list[int]) -> list[int]:
+        """T2T's: each place the answer's ids (EOS off) occur in the context's (T2T's bound:
+        one at the context's very end, by its EOS, is not looked at)."""
+        targets = targets[:-1]
+        found = []
+        for i in range(len(context) - len(targets)):
+            if context[i : i + len(targets)] == targets:
+                found += [i, len(targets)]
+        return found
+
+    def generate_encoded_samples(
+        self, data_dir: str, tmp_dir: str, dataset_split: str
+    ) -> Iterator[dict]:
+        samples = super().generate_encoded_samples(data_dir, tmp_dir, dataset_split)
+        for sample in samples:
+            sample["targets"] = self.generate_targets(sample["targets"], sample["context"])
+            if sample["targets"]:
+                yield sample
+
+
+T2T_REGISTERED_PROBLEMS = (SquadText2text, Squad, SquadConcat, SquadConcatPositioned)

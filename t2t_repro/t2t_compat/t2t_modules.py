@@ -183,7 +183,10 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
                 "t2t_repro.t2t_compat.summarization_problems",
                 "SummarizeCnnDailymail32k",
             ),
-            "squad": ("t2t_repro.t2t_compat.squad_problems", "SquadText2text"),
+            "squad": (
+                "t2t_repro.t2t_compat.squad_problems",
+                "SquadText2text Squad SquadConcat SquadConcatPositioned",
+            ),
         }.items()
     },
 }

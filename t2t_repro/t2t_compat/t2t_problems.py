@@ -58,11 +58,10 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     multi_nli_text2text_multi64k_packed1k multi_nli_wiki_lm_multi_vocab64k
     multi_nli_wiki_lm_shared_vocab multi_nli_wiki_lm_shared_vocab64k ocr_test
     parsing_english_ptb16k parsing_english_ptb8k parsing_icelandic16k
-    program_search_algolisp programming_desc2code_cpp programming_desc2code_py squad
-    squad_concat squad_concat_multi64k squad_concat_positioned squad_concat_shared_vocab
-    squad_text2text_multi64k_packed1k stanford_nli_wiki_lm_shared_vocab
-    stanford_nli_wiki_lm_shared_vocab64k summarize_cnn_dailymail_multi64k_packed1k
-    summarize_cnn_dailymail_wiki_lm_multi_vocab64k
+    program_search_algolisp programming_desc2code_cpp programming_desc2code_py
+    squad_concat_multi64k squad_concat_shared_vocab squad_text2text_multi64k_packed1k
+    stanford_nli_wiki_lm_shared_vocab stanford_nli_wiki_lm_shared_vocab64k
+    summarize_cnn_dailymail_multi64k_packed1k summarize_cnn_dailymail_wiki_lm_multi_vocab64k
     summarize_cnn_dailymail_wiki_lm_shared_vocab
     summarize_cnn_dailymail_wiki_lm_shared_vocab64k
     summarize_frac0p1_cnn_dailymail_wiki_lm_shared_vocab64k

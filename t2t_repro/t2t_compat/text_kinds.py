@@ -4,8 +4,12 @@ which ``text_problems`` names for a usr_dir:
 - ``Text2SelfProblem``, a language model: the Transformer's decoder alone (``has_input`` false);
 - ``Text2ClassProblem``, a text classifier: T2T's ``transformer_encoder`` with a class-label
   target; ``TextConcat2ClassProblem``, one of several texts joined by a token;
-- ``Text2RealProblem`` and ``QuestionAndContext2TextProblem``, which this project's
-  Transformer cannot train: the trainer and decoder refuse them in one line.
+- ``QuestionAndContext2TextProblem``, records with a third feature, ``context``: T2T's
+  ``transformer`` never reads it (its body reads ``inputs`` and ``targets``), so it trains
+  question -> answer here as in T2T, unless a ``preprocess_example`` (``squad_concat``'s)
+  joins the context to the inputs in the input pipeline;
+- ``Text2RealProblem``, which this project's Transformer cannot train: the trainer and
+  decoder refuse it in one line.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ from typing import Any
 
 import tensorflow as tf
 
-from t2t_repro.t2t_compat import text_encoder
+from t2t_repro.t2t_compat import example_reading, text_encoder
 from t2t_repro.t2t_compat.modalities import ModalityType
-from t2t_repro.t2t_compat.problem import DatasetSplit, T2TProblemError
+from t2t_repro.t2t_compat.problem import DatasetSplit, Problem, T2TProblemError
 from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem
+
+_RECORD_HOOKS = ("decode_example", "preprocess_example")  # T2T's problem.py, dataset
 
 
 class Text2SelfProblem(Text2TextProblem):
@@ -133,14 +139,96 @@ class TextConcat2ClassProblem(Text2ClassProblem):
         )
 
 
+class QuestionAndContext2TextProblem(Text2TextProblem):
+    """T2T's question answering (``text_problems.py``, ``QuestionAndContext2TextProblem``): a
+    sample's ``context`` text is written as a third feature (encoded, then EOS), and T2T's
+    problem hparams name it a SYMBOL modality, which T2T's transformer embeds at most and
+    never reads (``models/transformer.py``; ``problem_hparams.to_run_hparams`` accepts it)."""
+
+    QUESTION_SEPARATOR = "<EOQ>"
+    QUESTION_SEPARATOR_ID = 2  # its id: the first after T2T's RESERVED_TOKENS (PAD, EOS)
+
+    @property
+    def additional_reserved_tokens(self) -> list[str]:
+        return [self.QUESTION_SEPARATOR]
+
+    def feature_encoders(self, data_dir: str) -> dict:
+        encoders = super().feature_encoders(data_dir)
+        encoders["context"] = encoders["inputs"]
+        return encoders
+
+    def _vocab_fields(self) -> tuple[str, ...]:
+        # T2T's generate_text_for_vocab: each sample's inputs, context, then targets
+        return ("inputs", "context", "targets")
+
+    def generate_encoded_samples(
+        self, data_dir: str, tmp_dir: str, dataset_split: str
+    ) -> Iterator[dict]:
+        """T2T's: the inputs and targets as Text2TextProblem's, the context with the vocab file
+        read back (``feature_encoders``), then EOS."""
+        generator = super().generate_encoded_samples(data_dir, tmp_dir, dataset_split)
+        vocab = self.feature_encoders(data_dir)["context"]
+        for sample in generator:
+            sample["context"] = vocab.encode(sample["context"]) + [text_encoder.EOS_ID]
+            yield sample
+
+    def hparams(self, defaults, model_hparams) -> None:
+        """T2T's: Text2TextProblem's, plus a SYMBOL ``context`` of the inputs' vocab size."""
+        super().hparams(defaults, model_hparams)
+        p = defaults
+        p.modality["context"] = ModalityType.SYMBOL
+        p.vocab_size["context"] = self._encoders["context"].vocab_size
+        if self.packed_length:
+            raise NotImplementedError("QuestionAndContext2Text does not support packed_length")
+
+    def example_reading_spec(self) -> tuple[dict, None]:
+        """T2T's: Text2TextProblem's fields and an int64 ``context``."""
+        fields, decoders = super().example_reading_spec()
+        fields["context"] = tf.io.VarLenFeature(tf.int64)
+        return fields, decoders
+
+    # -- the project's hooks -----------------------------------------------------------------
+    def _reads_records_itself(self) -> bool:
+        """Whether a subclass (t2t_compat's ``squad_concat`` too) overrides T2T's record hooks,
+        which may read ``context``: then the pipeline runs them, as T2T's ``dataset`` does."""
+        cls = type(self)
+        return any(getattr(cls, h) is not getattr(Problem, h) for h in _RECORD_HOOKS)
+
+    def read_example_fn(self, mode: str, hparams: Any):
+        """T2T's reading (``decode_example``, ``preprocess_example``) when a subclass overrides
+        it; else the pipeline's, which reads ``inputs`` and ``targets`` only: ``context`` is
+        dropped, as T2T's transformer never reads it."""
+        if not self._reads_records_itself():
+            return super().read_example_fn(mode, hparams)
+        read = example_reading.read_example_fn(self, mode, hparams)
+        if self._was_reversed or self._was_copy:  # T2T's dataset: maybe_reverse_and_copy
+            read = example_reading.then_map(read, self.maybe_reverse_and_copy)
+        return read
+
+    def check_split_decodes(self) -> None:
+        """A split's decodes encode its question text: refused when a record hook may join the
+        context to it, which T2T's decode_from_dataset runs on the split's records."""
+        super().check_split_decodes()
+        if self._reads_records_itself():
+            raise T2TProblemError(
+                f"{type(self).__name__} ({self.name}): its inputs are made from the records "
+                "(preprocess_example: the question, <EOQ>'s id, the context), which a split's "
+                "decodes (its question text) cannot give; decode with --decode_from_file "
+                "(questions only, as T2T's decode_from_file gives)."
+            )
+
+    def check_export(self) -> None:
+        """T2T's export runs the record hooks on each served record (with its context); this
+        project's export encodes the question text alone: refused when they are overridden."""
+        super().check_export()
+        if self._reads_records_itself():
+            raise T2TProblemError(
+                f"{type(self).__name__} ({self.name}): T2T's export runs preprocess_example on "
+                "each served record (its context too); this project's export serves text "
+                "inputs only: serve with t2t-decoder instead."
+            )
+
+
 class Text2RealProblem(Text2TextProblem):
     datagen_as_t2t = False  # T2T's records hold real values as the target
     unsupported = "Text2RealProblem (regression) is not supported by this project's Transformer."
-
-
-class QuestionAndContext2TextProblem(Text2TextProblem):
-    datagen_as_t2t = False  # T2T's records hold a third feature, the context
-    unsupported = (
-        "QuestionAndContext2TextProblem needs a 'context' input, which this project's "
-        "Transformer does not read; join the context to the inputs in a Text2TextProblem."
-    )

@@ -10,8 +10,9 @@ Archives have fixed member times, gzip a fixed mtime, so the bytes repeat. Then 
 problem's datagen as ``bin/t2t_datagen.py`` does (seeds 429459, then
 ``problem.generate_data(data_dir, tmp_dir, None)``) and writes ``<out>/t2t_1.15.7_text.json``:
 the files written, the vocabulary's sha256, each shard's record count and the sha256 of its
-records' ids, the problem hparams and eval metrics. ``enwik8_l65k`` also runs on a corpus
-longer than its 10M dev and test characters (``enwik8_big``, made here, not stored): there
+records' ids (every feature's: the SQuAD problems' ``context`` too), the problem hparams and
+eval metrics. ``enwik8_l65k`` also runs on a corpus longer than its 10M dev and test
+characters (``enwik8_big``, made here, not stored): there
 each split's example count and the ids of its first and last examples are kept. In T2T's
 venv (tools/t2t_reference/README.md)::
 
@@ -41,7 +42,7 @@ CORPORA = {  # corpus folder: its problems
     "lambada": "lambada_lm lambada_lm_control lambada_rc lambada_rc_control",
     "enwik8": "enwik8_l65k",
     "cnn_dailymail": "summarize_cnn_dailymail32k",
-    "squad": "squad_text2text",
+    "squad": "squad_text2text squad squad_concat squad_concat_positioned",
     "cornell": "dialog_cornell32k",
     "dailydialog": "dialog_dailydialog16k",
     "personachat": "dialog_personachat16k",
