@@ -25,7 +25,7 @@ def _one_line_error(capsys) -> str:
 
 
 def test_a_pattern_matching_t2ts_problems_not_provided_names_them(capsys):
-    # T2T's --problem=translate_ende_wmt* generates 12 problems; 3 are provided here.
+    # T2T's --problem=translate_ende_wmt* generates 12 problems; 8 are provided here.
     assert datagen.main(["--only_list", "--problem=translate_ende_wmt*"]) != 0
     err = _one_line_error(capsys)
     assert "translate_ende_wmt32k_packed" in err and "not provided here" in err

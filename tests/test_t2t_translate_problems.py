@@ -1,5 +1,6 @@
 """T2T 1.15.7's own translation problems (translate_envi, _enro, _encs, _enid, _enmk, _enet,
-_enes, _entn) under T2T's names: datagen writes what T2T 1.15.7's writes on the same corpus
+_enes, _entn, and translate_ende's and translate_enfr's beyond the project's WMT classes) under
+T2T's names: datagen writes what T2T 1.15.7's writes on the same corpus
 files (tests/data/t2t_translate_reference, made by T2T itself:
 tools/t2t_reference/make_t2t_translate_reference.py)."""
 
@@ -65,3 +66,23 @@ def test_a_corpus_entry_without_a_url_is_one_line(tmp_path):
     with pytest.raises(T2TProblemError, match="has no url") as refused:
         compile_data(str(tmp_path), [[("a.en", "a.de")]], "mine-compiled-train")
     assert "mine-compiled-train.lang1" in str(refused.value)
+
+
+def test_the_wmt_variants_share_t2ts_vocabularies(tmp_path, capsys):
+    from t2t_repro.t2t_compat.problem import DatasetSplit
+
+    clean = registry.problem("translate_ende_wmt_clean_pc_clean32k")
+    assert clean.vocab_filename == "vocab.translate_ende_wmt32k.32768.subwords"
+    assert clean.datatypes_to_clean == ["txt", "tmx"]
+    assert clean.source_data_files(DatasetSplit.EVAL)[0][1] == (
+        "dev/newstest2013.en",
+        "dev/newstest2013.de",
+    )
+    back = registry.problem("translate_enfr_wmt32k_with_backtranslate_en")
+    assert back.vocab_filename == "vocab.translate_enfr_wmt32k.32768.subwords"
+    assert back.backtranslate_data_filenames[2] == ("en_mono_en.txt2", "en_mono_fr.txt2")
+    # T2T's translate_ende2018_wmt32k has no source_data_files: refused before any file
+    argv = ["--problem=translate_ende2018_wmt32k", f"--data_dir={tmp_path / 'd'}"]
+    assert datagen.main([*argv, "--noprogress"]) != 0
+    assert "defines no source_data_files" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()

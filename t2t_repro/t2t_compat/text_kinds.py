@@ -178,8 +178,6 @@ class QuestionAndContext2TextProblem(Text2TextProblem):
         p = defaults
         p.modality["context"] = ModalityType.SYMBOL
         p.vocab_size["context"] = self._encoders["context"].vocab_size
-        if self.packed_length:
-            raise NotImplementedError("QuestionAndContext2Text does not support packed_length")
 
     def example_reading_spec(self) -> tuple[dict, None]:
         """T2T's: Text2TextProblem's fields and an int64 ``context``."""

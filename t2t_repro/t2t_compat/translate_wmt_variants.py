@@ -7,7 +7,9 @@ T2T gives them ``TranslateEndeWmt32k()``'s (or ``TranslateEnfrWmt32k()``'s) voca
 built from T2T's corpora when missing, which the project's ``translate_ende_wmt32k`` writes too.
 Their corpora and cleaning are T2T's (``translate_problems.py``'s tables; ``cleaner_en_xx``);
 ``translate_ende2018_wmt32k``'s datagen fails in T2T 1.15.7 (no ``source_data_files``) and here
-in one line.
+in one line. Their classes are not T2T's subclasses of ``TranslateEndeWmt32k`` /
+``TranslateEnfrWmt32k`` (those names are the project's WMT classes here): an ``issubclass``
+check against them differs from T2T's.
 """
 
 from __future__ import annotations
@@ -77,11 +79,20 @@ class TranslateEnde2018Wmt32k(_SharesEnde):
     def additional_training_datasets(self):
         return ENDE_RAPID
 
-    def source_data_files(self, dataset_split):
+    def check_datagen(self) -> None:
+        """Before anything is written: T2T's datagen of it raises NotImplementedError."""
         raise T2TProblemError(
-            f"{self.name}: T2T 1.15.7's class defines no source_data_files (its datagen raises "
-            "NotImplementedError); train it on a --data_dir whose shards were made otherwise."
+            f"{self.name}: T2T 1.15.7's class defines no source_data_files, so its datagen "
+            "cannot run (NotImplementedError there too); train it on T2T's shards, or write a "
+            "usr_dir subclass whose source_data_files returns translate_ende_wmt32k's corpora "
+            "plus additional_training_datasets (rapid2016.tgz)."
         )
+
+    def check_runnable(self) -> None:
+        """Shards made otherwise train, as in T2T (its datagen alone fails)."""
+
+    def source_data_files(self, dataset_split):
+        self.check_datagen()
 
 
 @t2t_registry.register_problem

@@ -5,9 +5,9 @@ The corpora are not ours to ship: this writes SYNTHETIC ones (toy sentence pairs
 under T2T's archive and file names into ``<out>/<problem>/tmp``: ``translate_envi_iwslt32k``
 (two ``.tgz``), ``translate_enro_wmt8k`` (a ``.tgz``, the SETIMES ``.zip`` and the dev ``.sgm``
 files in a ``.tgz``), ``translate_entn_rma`` (``.tar.gz?raw=true`` names, its own vocab name),
-``translate_enmk_setimes_characters`` (a character vocabulary) and ``translate_encs_wmt32k``
+``translate_enmk_setimes_characters`` (a character vocabulary), ``translate_encs_wmt32k``
 (CzEng's tsv of gzipped files in a ``.tar``, read through its compiled train files for the
-vocabulary, and three ``.tgz``) and ``translate_enfr_wmt_small8k`` (train and dev from one
+vocabulary, and three ``.tgz``), ``translate_enfr_wmt_small8k`` (train and dev from one
 ``.tgz``) and ``translate_ende_wmt_pc_clean32k`` (WMT's three ``.tgz`` and ParaCrawl's gzipped
 tmx, cleaned, and ``translate_ende_wmt32k``'s vocabulary). Then it runs each problem's datagen as
 ``bin/t2t_datagen.py`` does (seeds 429459 for each problem,
