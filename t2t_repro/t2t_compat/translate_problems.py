@@ -147,13 +147,21 @@ ENTN = (
 
 
 class _Corpora(TranslateProblem):
-    """A T2T translation problem given by its corpora (``CORPORA``: train, dev)."""
+    """A T2T translation problem given by its corpora (``CORPORA``: train, dev), plus
+    ``additional_training_datasets`` (T2T's ``TranslateEndeWmt32k``/``TranslateEnesWmt32k``
+    hook for subclasses; none by default) for training."""
 
     CORPORA: tuple[list, list] = ([], [])
 
+    @property
+    def additional_training_datasets(self):
+        return []
+
     def source_data_files(self, dataset_split):
         train, dev = self.CORPORA
-        return train if dataset_split == DatasetSplit.TRAIN else dev
+        if dataset_split == DatasetSplit.TRAIN:
+            return train + self.additional_training_datasets
+        return dev
 
 
 def _problem(
@@ -190,15 +198,6 @@ class TranslateEnesWmt32k(_Corpora):
     (``additional_training_datasets``)."""
 
     CORPORA = ENES
-
-    @property
-    def additional_training_datasets(self):
-        return []
-
-    def source_data_files(self, dataset_split):
-        if dataset_split == DatasetSplit.TRAIN:
-            return ENES[0] + self.additional_training_datasets
-        return ENES[1]
 
     def vocab_data_files(self):
         return ENES[0]
@@ -275,15 +274,6 @@ class TranslateEndeWmtCharacters(_Corpora):
     CORPORA = ENDE
     approx_vocab_size = property(lambda self: 2**13)
     vocab_type = property(lambda self: VocabType.CHARACTER)
-
-    @property
-    def additional_training_datasets(self):
-        return []
-
-    def source_data_files(self, dataset_split):
-        if dataset_split == DatasetSplit.TRAIN:
-            return ENDE[0] + self.additional_training_datasets
-        return ENDE[1]
 
 
 class _EnfrSmallOrLarge(_Corpora):

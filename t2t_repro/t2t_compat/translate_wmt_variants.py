@@ -20,8 +20,8 @@ from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat import t2t_modules
 from t2t_repro.t2t_compat.problem import DatasetSplit, T2TProblemError
 from t2t_repro.t2t_compat.text_iterators import text2text_txt_iterator
-from t2t_repro.t2t_compat.translate import TranslateProblem, compile_data
-from t2t_repro.t2t_compat.translate_problems import _DATA_STATMT, ENDE, ENFR_LARGE
+from t2t_repro.t2t_compat.translate import compile_data
+from t2t_repro.t2t_compat.translate_problems import _DATA_STATMT, ENDE, ENFR_LARGE, _Corpora
 
 ENDE_RAPID = [
     [f"{_DATA_STATMT}/wmt18/translation-task/rapid2016.tgz",
@@ -33,24 +33,7 @@ ENDE_PARACRAWL = [
 ]  # fmt: skip
 
 
-class _WmtWithExtra(TranslateProblem):
-    """T2T's ``TranslateEndeWmt32k``/``TranslateEnfrWmt32k`` shape: ``CORPORA`` plus
-    ``additional_training_datasets`` for training."""
-
-    CORPORA: tuple[list, list] = ([], [])
-
-    @property
-    def additional_training_datasets(self):
-        return []
-
-    def source_data_files(self, dataset_split):
-        train, dev = self.CORPORA
-        if dataset_split == DatasetSplit.TRAIN:
-            return train + self.additional_training_datasets
-        return dev
-
-
-class _EndeVocab(_WmtWithExtra):
+class _EndeVocab(_Corpora):
     """``TranslateEndeWmt32k()`` as T2T's variants use it: its vocabulary file, and the text
     T2T builds it from when it is missing."""
 
@@ -58,12 +41,12 @@ class _EndeVocab(_WmtWithExtra):
     CORPORA = ENDE
 
 
-class _EnfrVocab(_WmtWithExtra):
+class _EnfrVocab(_Corpora):
     name = "translate_enfr_wmt32k"
     CORPORA = ENFR_LARGE
 
 
-class _SharesEnde(_WmtWithExtra):
+class _SharesEnde(_Corpora):
     CORPORA = ENDE
 
     @property
@@ -136,7 +119,7 @@ class TranslateEndeWmtCleanPcClean32k(TranslateEndeWmtPcClean32k):
 
 
 @t2t_registry.register_problem
-class TranslateEnfrWmt32kWithBacktranslateFr(_WmtWithExtra):
+class TranslateEnfrWmt32kWithBacktranslateFr(_Corpora):
     """WMT EN-FR with back-translated French (``fr_mono_en.txt``/``fr_mono_fr.txt`` in
     --tmp_dir) before the authentic pairs, in one unshuffled train shard."""
 
