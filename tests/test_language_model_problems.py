@@ -73,3 +73,20 @@ def test_wikitext103_characters_builds_no_word_vocabulary(tmp_path):
     argv = [f"--problem={name}", f"--data_dir={data}", f"--tmp_dir={tmp}", "--noprogress"]
     assert datagen.main(argv) == 0
     assert not list(data.glob("*.tokens")) and list(data.glob(f"{name}-train-*"))
+
+
+def test_wikitext103_l4k_joins_lines_into_examples_as_t2t(tmp_path):
+    """T2T's languagemodel_wikitext103_l4k with examples of up to 30 words (a subclass, in the
+    reference too: 4,096 would join these corpora's lines into none)."""
+    register_builtins()
+    base = type(registry.problem("languagemodel_wikitext103_l4k"))
+    assert base.sequence_length.fget(None) == 4096
+    assert registry.problem("languagemodel_wikitext103_l16k").sequence_length == 16384
+    short = type("Short", (base,), {"sequence_length": 30})
+    short.name = "languagemodel_wikitext103_l4k"
+    tmp, data = tmp_path / "tmp", tmp_path / "data"
+    shutil.copytree(REFERENCE / "tmp", tmp)
+    short().generate_data(str(data), str(tmp), 1, progress=False)  # seeded as t2t-datagen
+    reference = REFERENCE / "data" / "languagemodel_wikitext103_l4k_30"
+    for file in sorted(p.name for p in reference.iterdir()):
+        assert (data / file).read_bytes() == (reference / file).read_bytes(), file

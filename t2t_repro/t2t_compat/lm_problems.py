@@ -265,6 +265,42 @@ class LanguagemodelWikitext103(Text2SelfProblem):
 
 
 @t2t_registry.register_problem
+class LanguagemodelWikitext103L4k(LanguagemodelWikitext103):
+    """T2T's WikiText-103 in examples of up to ``sequence_length`` words: the lines joined
+    while they fit (``wikitext103.py``; as T2T's, a line that does not fit starts the next
+    example, and the words left after the last line are not written)."""
+
+    @property
+    def sequence_length(self) -> int:
+        return 4096
+
+    def max_length(self, model_hparams) -> int:
+        return model_hparams.split_to_length or self.sequence_length
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        lines = super().generate_samples(data_dir, tmp_dir, dataset_split)
+
+        def examples():
+            words: list[str] = []
+            for sample in lines:
+                line_words = sample["targets"].split()
+                if len(words) + len(line_words) < self.sequence_length:
+                    words.extend(line_words)
+                else:
+                    yield {"targets": " ".join(words)}
+                    words = line_words
+
+        return examples()
+
+
+@t2t_registry.register_problem
+class LanguagemodelWikitext103L16k(LanguagemodelWikitext103L4k):
+    @property
+    def sequence_length(self) -> int:
+        return 16384
+
+
+@t2t_registry.register_problem
 class LanguagemodelWikitext103Characters(LanguagemodelWikitext103):
     @property
     def vocab_type(self):

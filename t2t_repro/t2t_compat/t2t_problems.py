@@ -51,8 +51,7 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     languagemodel_wiki_noref_v32k_l16k languagemodel_wiki_noref_v32k_l1k
     languagemodel_wiki_noref_v8k_l16k languagemodel_wiki_noref_v8k_l1k
     languagemodel_wiki_scramble_l128 languagemodel_wiki_scramble_l1k
-    languagemodel_wiki_xml_v8k_l1k languagemodel_wiki_xml_v8k_l4k
-    languagemodel_wikitext103_l16k languagemodel_wikitext103_l4k librispeech
+    languagemodel_wiki_xml_v8k_l1k languagemodel_wiki_xml_v8k_l4k librispeech
     librispeech_clean librispeech_clean_small librispeech_noisy
     librispeech_train_full_test_clean librispeech_train_full_test_other
     multi_nli_text2text_multi64k_packed1k multi_nli_wiki_lm_multi_vocab64k

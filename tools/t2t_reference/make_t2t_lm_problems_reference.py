@@ -5,7 +5,9 @@ archive layout: ``simple-examples/data/ptb.{train,valid,test}.txt`` and a char f
 ``tmp/wikitext-103-v1.zip`` (``wikitext-103/wiki.{train,valid,test}.tokens``), generated words
 from a fixed seed; then runs T2T's ``languagemodel_ptb10k`` and ``languagemodel_wikitext103``
 datagen as ``bin/t2t_datagen.py`` does (seeds 429459, ``problem.generate_data``) and keeps their
-vocabulary and shards under ``data/<problem>/``. Run in T2T's virtualenv::
+vocabulary and shards under ``data/<problem>/``; and ``languagemodel_wikitext103_l4k``'s with
+examples of up to 30 words (a subclass), under ``data/languagemodel_wikitext103_l4k_30/``.
+Run in T2T's virtualenv::
 
     /work/venv-t2t/bin/python tools/t2t_reference/make_t2t_lm_problems_reference.py \
         --shim=../shared/t2t_shim --out=tests/data/t2t_lm_problems_reference
@@ -24,6 +26,7 @@ import zipfile
 SEED = 429459  # bin/t2t_datagen.py
 WORDS = "the cat sat on a mat dog ran far <unk> N and of to".split()
 PROBLEMS = ("languagemodel_ptb10k", "languagemodel_wikitext103")
+SHORT_LENGTH = 30
 
 
 def text(rng, lines, lead=" "):
@@ -70,7 +73,15 @@ def main():
     tmp_dir = os.path.join(args.out, "tmp")
     os.makedirs(tmp_dir, exist_ok=True)
     write_corpora(tmp_dir)
-    for name in PROBLEMS:
+    # languagemodel_wikitext103_l4k as T2T writes it with examples of up to 30 words (its
+    # 4,096 would join these corpora's lines into none): a subclass, under the problem's name
+    short = type(
+        "Short", (wikitext103.LanguagemodelWikitext103L4k,), {"sequence_length": SHORT_LENGTH}
+    )
+    short.name = "languagemodel_wikitext103_l4k"
+    problems = {name: registry.problem(name) for name in PROBLEMS}
+    problems[f"languagemodel_wikitext103_l4k_{SHORT_LENGTH}"] = short()
+    for name, problem in problems.items():
         data_dir = os.path.join(args.out, "data", name)
         shutil.rmtree(data_dir, ignore_errors=True)
         os.makedirs(data_dir)
@@ -80,7 +91,7 @@ def main():
             tf.compat.v1.set_random_seed(SEED)
             random.seed(SEED)
             np.random.seed(SEED)
-            registry.problem(name).generate_data(data_dir, scratch, None)
+            problem.generate_data(data_dir, scratch, None)
         print(name, sorted(os.listdir(data_dir)))
 
 
