@@ -60,7 +60,8 @@ ALIASES = {
         f"tensor2tensor.data_generators.{name}": f"t2t_repro.t2t_compat.{name}"
         for name in (
             "transduction_problems pointer_generator_word subject_verb_agreement "
-            "style_transfer paraphrase_ms_coco conll_ner"
+            "style_transfer paraphrase_ms_coco conll_ner ice_parsing algorithmic_math_deepmind "
+            "program_search function_docstring desc2code"
         ).split()
     },
 }
@@ -105,14 +106,20 @@ def _register_t2t_problems() -> None:
     from t2t_repro import registry
     from t2t_repro.t2t_compat import (
         algorithmic,
+        algorithmic_math_deepmind,
         cipher,
         conll_ner,
+        desc2code,
         dialog_corpora,
         enwik8_problems,
+        function_docstring,
         glue_problems,
+        ice_parsing,
         lambada_problems,
         paraphrase_ms_coco,
         pointer_generator_word,
+        program_search,
+        ptb_parsing,
         sentiment_problems,
         squad_problems,
         style_transfer,
@@ -134,6 +141,12 @@ def _register_t2t_problems() -> None:
         *squad_problems.T2T_REGISTERED_PROBLEMS,
         *dialog_corpora.T2T_REGISTERED_PROBLEMS,
         *translate_wmt_variants.T2T_REGISTERED_PROBLEMS,
+        *ice_parsing.T2T_REGISTERED_PROBLEMS,
+        *ptb_parsing.T2T_REGISTERED_PROBLEMS,
+        *algorithmic_math_deepmind.T2T_REGISTERED_PROBLEMS,
+        *program_search.T2T_REGISTERED_PROBLEMS,
+        *function_docstring.T2T_REGISTERED_PROBLEMS,
+        *desc2code.T2T_REGISTERED_PROBLEMS,
         *transduction_problems.T2T_REGISTERED_PROBLEMS,
         *pointer_generator_word.T2T_REGISTERED_PROBLEMS,
         *subject_verb_agreement.T2T_REGISTERED_PROBLEMS,

@@ -98,6 +98,9 @@ class SpaceID:
     IMAGE = 25
     PEPTIDE = 26
     PY_TOK = 27
+    CPP_TOK = 28
+    STROKES = 29
+    PICKLED_PYTHON = 30
 
 
 class TaskID:

@@ -183,6 +183,10 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
                 "t2t_repro.t2t_compat.summarization_problems",
                 "SummarizeCnnDailymail32k",
             ),
+            "problem_hparams": (
+                "t2t_repro.t2t_compat.ptb_parsing",
+                "ParsingEnglishPtb8k ParsingEnglishPtb16k",
+            ),
             "squad": (
                 "t2t_repro.t2t_compat.squad_problems",
                 "SquadText2text Squad SquadConcat SquadConcatPositioned",
@@ -232,7 +236,7 @@ _INSTEAD = {
     f"{ROOT}.models": _NO_MODELS,
     f"{ROOT}.data_generators": _NO_PROBLEM,
     f"{ROOT}.data_generators.problem_hparams": (
-        "T2T's test problem hparams are not provided: a problem's hparams come from its "
+        "T2T's audio and test problem hparams are not provided: a problem's hparams come from its "
         "hparams(defaults, model_hparams) hook"
     ),
     f"{ROOT}.metrics": "T2T's video metrics are not provided",

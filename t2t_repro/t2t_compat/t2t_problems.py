@@ -5,15 +5,15 @@ provided here, in one line, instead of "Unknown problem" and a nearest name that
 problem (``translate_enfr_wmt32k_packed`` is not ``translate_enfr_wmt32k``'s data)."""
 
 T2T_PROBLEMS_NOT_PROVIDED = """
-    algorithmic_math_deepmind_all algorithmic_math_two_variables audio_timit_characters_tune
-    audio_timit_tokens8k_test audio_timit_tokens8k_tune common_voice common_voice_clean
-    common_voice_noisy common_voice_train_full_test_clean genomics_expression_cage10
-    genomics_expression_gm12878 genomics_expression_l262k github_function_docstring
-    image_celeba image_celeba32 image_celeba64 image_celeba_multi_resolution
-    image_celebahq128 image_celebahq128_dmol image_celebahq256 image_celebahq256_dmol
-    image_cifar10 image_cifar100 image_cifar100_plain image_cifar100_plain8
-    image_cifar100_plain_gen image_cifar100_tune image_cifar10_plain image_cifar10_plain8
-    image_cifar10_plain_gen image_cifar10_plain_gen_dmol image_cifar10_plain_gen_flat
+    algorithmic_math_two_variables audio_timit_characters_tune audio_timit_tokens8k_test
+    audio_timit_tokens8k_tune common_voice common_voice_clean common_voice_noisy
+    common_voice_train_full_test_clean genomics_expression_cage10
+    genomics_expression_gm12878 genomics_expression_l262k image_celeba image_celeba32
+    image_celeba64 image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol
+    image_celebahq256 image_celebahq256_dmol image_cifar10 image_cifar100
+    image_cifar100_plain image_cifar100_plain8 image_cifar100_plain_gen image_cifar100_tune
+    image_cifar10_plain image_cifar10_plain8 image_cifar10_plain_gen
+    image_cifar10_plain_gen_dmol image_cifar10_plain_gen_flat
     image_cifar10_plain_random_shift image_cifar10_tune image_cifar20 image_cifar20_plain
     image_cifar20_plain8 image_cifar20_plain_gen image_cifar20_tune image_fashion_mnist
     image_fsns image_imagenet image_imagenet224 image_imagenet224_no_normalization
@@ -56,8 +56,6 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     librispeech_train_full_test_clean librispeech_train_full_test_other
     multi_nli_text2text_multi64k_packed1k multi_nli_wiki_lm_multi_vocab64k
     multi_nli_wiki_lm_shared_vocab multi_nli_wiki_lm_shared_vocab64k ocr_test
-    parsing_english_ptb16k parsing_english_ptb8k parsing_icelandic16k
-    program_search_algolisp programming_desc2code_cpp programming_desc2code_py
     squad_concat_multi64k squad_concat_shared_vocab squad_text2text_multi64k_packed1k
     stanford_nli_wiki_lm_shared_vocab stanford_nli_wiki_lm_shared_vocab64k
     summarize_cnn_dailymail_multi64k_packed1k summarize_cnn_dailymail_wiki_lm_multi_vocab64k
