@@ -50,6 +50,7 @@ ALIASES = {
     "tensor2tensor.data_generators.cipher": "t2t_repro.t2t_compat.cipher",
     "tensor2tensor.data_generators.lambada": "t2t_repro.t2t_compat.lambada_problems",
     "tensor2tensor.data_generators.enwik8": "t2t_repro.t2t_compat.enwik8_problems",
+    "tensor2tensor.data_generators.wiki_lm": "t2t_repro.t2t_compat.wiki_lm",
     "tensor2tensor.data_generators.dialog_abstract": "t2t_repro.t2t_compat.dialog_problems",
     "tensor2tensor.data_generators.dialog_cornell": "t2t_repro.t2t_compat.dialog_corpora",
     "tensor2tensor.data_generators.dialog_dailydialog": "t2t_repro.t2t_compat.dialog_corpora",
@@ -129,6 +130,7 @@ def _register_t2t_problems() -> None:
         transduction_problems,
         translate_problems,
         translate_wmt_variants,
+        wiki_lm,
         wsj_parsing,
     )
 
@@ -147,6 +149,7 @@ def _register_t2t_problems() -> None:
         *program_search.T2T_REGISTERED_PROBLEMS,
         *function_docstring.T2T_REGISTERED_PROBLEMS,
         *desc2code.T2T_REGISTERED_PROBLEMS,
+        *wiki_lm.T2T_REGISTERED_PROBLEMS,
         *transduction_problems.T2T_REGISTERED_PROBLEMS,
         *pointer_generator_word.T2T_REGISTERED_PROBLEMS,
         *subject_verb_agreement.T2T_REGISTERED_PROBLEMS,

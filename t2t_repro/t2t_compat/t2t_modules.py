@@ -126,7 +126,7 @@ def _at(where: str, names: str) -> dict[str, str]:
 IMPLEMENTED: dict[str, dict[str, str]] = {
     f"{ROOT}.data_generators.translate_ende": {
         **_at(_WMT, "TranslateEndeWmt32k TranslateEndeWmt8k"),
-        **_at(_TRANSLATE, "TranslateEndeWmtCharacters"),
+        **_at(_TRANSLATE, "TranslateEndeWmtCharacters TranslateEndeWmtMulti64k"),
         **_at(
             _VARIANTS,
             "TranslateEnde2018Wmt32k TranslateEndeWmtClean32k TranslateEndePc32k "
@@ -139,7 +139,7 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
         **_at(
             _TRANSLATE,
             "TranslateEnfrWmtSmall8k TranslateEnfrWmtSmall32k TranslateEnfrWmtSmallCharacters "
-            "TranslateEnfrWmtCharacters",
+            "TranslateEnfrWmtCharacters TranslateEnfrWmtMulti64k",
         ),
         **_at(
             _VARIANTS,
@@ -150,7 +150,8 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
         f"{ROOT}.data_generators.{module}": _at(_TRANSLATE, names)
         for module, names in {
             "translate_envi": "TranslateEnviIwslt32k",
-            "translate_enro": "TranslateEnroWmt8k TranslateEnroWmt32k TranslateEnroWmtCharacters",
+            "translate_enro": "TranslateEnroWmt8k TranslateEnroWmt32k TranslateEnroWmtCharacters "
+            "TranslateEnroWmtMulti64k TranslateEnroWmtMultiSmall64k TranslateEnroWmtMultiTiny64k",
             "translate_encs": "TranslateEncsWmt32k TranslateEncsWmtCharacters",
             "translate_enid": "TranslateEnidIwslt32k",
             "translate_enmk": "TranslateEnmkSetimes32k TranslateEnmkSetimesCharacters",

@@ -25,9 +25,7 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     image_vqav2_tokens10k_labels3k img2img_allen_brain img2img_allen_brain_dim16to16_paint1
     img2img_allen_brain_dim48to64 img2img_allen_brain_dim8to32 img2img_celeba
     img2img_celeba64 img2img_cifar10 img2img_cifar100 img2img_imagenet
-    languagemodel_de_en_fr_ro_wiki64k languagemodel_de_en_fr_ro_wiki64k_fitb_packed1k
-    languagemodel_de_wiki32k languagemodel_de_wiki64k languagemodel_en_wiki32k
-    languagemodel_en_wiki64k languagemodel_en_wiki64k_shorter
+    languagemodel_de_en_fr_ro_wiki64k_fitb_packed1k
     languagemodel_en_wiki_lm_multi_nli_subwords
     languagemodel_en_wiki_lm_multi_nli_subwords64k
     languagemodel_en_wiki_lm_multi_nli_subwords_v2
@@ -40,14 +38,12 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     languagemodel_en_wiki_lm_summarize_frac20_cnndm_subwords64k
     languagemodel_en_wiki_lm_summarize_frac2_cnndm_subwords64k
     languagemodel_en_wiki_lm_summarize_frac50_cnndm_subwords64k
-    languagemodel_en_wiki_lm_summarize_frac5_cnndm_subwords64k languagemodel_fr_wiki32k
-    languagemodel_fr_wiki64k languagemodel_lm1b8k_packed
+    languagemodel_en_wiki_lm_summarize_frac5_cnndm_subwords64k languagemodel_lm1b8k_packed
     languagemodel_lm1b_characters_packed languagemodel_lm1b_multi_nli
     languagemodel_lm1b_multi_nli_subwords languagemodel_lm1b_sentiment_imdb
     languagemodel_multi_wiki_translate languagemodel_multi_wiki_translate_fr
     languagemodel_multi_wiki_translate_packed1k
-    languagemodel_multi_wiki_translate_packed1k_v2 languagemodel_ro_wiki32k
-    languagemodel_ro_wiki64k languagemodel_wiki_noref_v128k_l1k
+    languagemodel_multi_wiki_translate_packed1k_v2 languagemodel_wiki_noref_v128k_l1k
     languagemodel_wiki_noref_v32k_l16k languagemodel_wiki_noref_v32k_l1k
     languagemodel_wiki_noref_v8k_l16k languagemodel_wiki_noref_v8k_l1k
     languagemodel_wiki_scramble_l128 languagemodel_wiki_scramble_l1k
@@ -71,16 +67,14 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     summarize_frac_cnn_dailymail_wiki_lm_shared_vocab64k
     timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
     timeseries_toy_problem_no_inputs translate_ende_wmt32k_packed
-    translate_ende_wmt8k_packed translate_ende_wmt_multi64k
-    translate_ende_wmt_multi64k_packed1k translate_enes_wmt32k_packed
-    translate_enes_wmt8k_packed translate_enfr_wmt32k_packed translate_enfr_wmt_multi64k
-    translate_enfr_wmt_multi64k_packed1k translate_enro_wmt_multi64k
-    translate_enro_wmt_multi_small64k translate_enro_wmt_multi_tiny64k
-    translate_enro_wmt_multi_tiny64k_packed1k translate_enzh_wmt32k translate_enzh_wmt8k
-    video_bair_robot_pushing video_bair_robot_pushing_with_actions
-    video_google_robot_pushing video_moving_mnist video_stochastic_shapes10k wiki_revision
-    wiki_revision_packed1k wiki_revision_packed256 wikisum_commoncrawl
-    wikisum_commoncrawl_lead_section wikisum_web wikisum_web_lead_section
+    translate_ende_wmt8k_packed translate_ende_wmt_multi64k_packed1k
+    translate_enes_wmt32k_packed translate_enes_wmt8k_packed translate_enfr_wmt32k_packed
+    translate_enfr_wmt_multi64k_packed1k translate_enro_wmt_multi_tiny64k_packed1k
+    translate_enzh_wmt32k translate_enzh_wmt8k video_bair_robot_pushing
+    video_bair_robot_pushing_with_actions video_google_robot_pushing video_moving_mnist
+    video_stochastic_shapes10k wiki_revision wiki_revision_packed1k wiki_revision_packed256
+    wikisum_commoncrawl wikisum_commoncrawl_lead_section wikisum_web
+    wikisum_web_lead_section
 """.split()
 
 WHY = (

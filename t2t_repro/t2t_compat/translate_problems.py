@@ -8,14 +8,16 @@ files (downloaded to --tmp_dir, or found there), the same vocabulary, the same s
 Each problem is T2T's table of corpora (url, then the two files, or T2T's tsv spec) and its
 vocabulary.
 ``translate_enes_wmt_clean32k`` cleans its train pairs with T2T's ``cleaner_en_xx``
-(``cleaner_en_xx.py``). T2T's variants not here: ``*_packed`` (packed TPU datasets),
-``*_multi*64k`` (the vocabulary of a wiki language model not provided).
+(``cleaner_en_xx.py``). The ``*_multi*64k`` ones use ``languagemodel_de_en_fr_ro_wiki64k``'s
+vocabulary (``wiki_lm.py``). T2T's variants not here: ``*_packed`` (packed TPU datasets).
 """
 
 from __future__ import annotations
 
+import random
+
 from t2t_repro.t2t_compat import registry as t2t_registry
-from t2t_repro.t2t_compat import t2t_modules
+from t2t_repro.t2t_compat import t2t_modules, wiki_lm
 from t2t_repro.t2t_compat.problem import DatasetSplit
 from t2t_repro.t2t_compat.text2text_problem import VocabType
 from t2t_repro.t2t_compat.text_iterators import text2text_txt_iterator
@@ -307,6 +309,84 @@ TranslateEnfrWmtSmallCharacters = _problem(
 @t2t_registry.register_problem
 class TranslateEnfrWmtCharacters(TranslateEnfrWmtSmallCharacters):
     use_small_dataset = property(lambda self: False)
+
+
+class _MultiVocab:
+    """T2T's ``*_multi*64k``: ``languagemodel_de_en_fr_ro_wiki64k``'s vocabulary, built from
+    its Wikipedia files in --tmp_dir when missing."""
+
+    @property
+    def use_vocab_from_other_problem(self):
+        return wiki_lm.LanguagemodelDeEnFrRoWiki64k()
+
+
+@t2t_registry.register_problem
+class TranslateEndeWmtMulti64k(_MultiVocab, _Corpora):
+    """T2T's (a ``TranslateEndeWmt8k`` there, the project's WMT class here, so not its base):
+    ``translate_ende_wmt32k``'s corpora (``translate_ende.py``)."""
+
+    CORPORA = ENDE
+    approx_vocab_size = property(lambda self: 2**13)
+
+
+@t2t_registry.register_problem
+class TranslateEnfrWmtMulti64k(_MultiVocab, TranslateEnfrWmtSmall32k):
+    """T2T's: WMT's EN-FR mix, not the small set (``translate_enfr.py``)."""
+
+    use_small_dataset = property(lambda self: False)
+
+
+@t2t_registry.register_problem
+class TranslateEnroWmtMulti64k(_MultiVocab, TranslateEnroWmt8k):
+    """T2T's ``translate_enro.py``."""
+
+
+@t2t_registry.register_problem
+class TranslateEnroWmtMultiSmall64k(_MultiVocab, TranslateEnroWmt8k):
+    """T2T's: about ``how_many_examples_to_sample`` train pairs drawn with ``random``."""
+
+    @property
+    def dataset_splits(self) -> list[dict]:
+        return [
+            {"split": DatasetSplit.TRAIN, "shards": 16},
+            {"split": DatasetSplit.EVAL, "shards": 1},
+        ]
+
+    @property
+    def how_many_examples_to_sample(self) -> int:
+        return 6000
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        """T2T's sampling (``TranslateEnroWmtMultiSmall64k.generate_samples``): each train
+        pair kept with probability how_many / 614,000 (T2T's corpus size), a second pass if
+        fewer were kept, none past how_many. T2T ends it with ``raise StopIteration``, which
+        Python 3.7+ turns into a RuntimeError (PEP 479); here it ends the samples."""
+        pairs = super().generate_samples
+        if dataset_split != DatasetSplit.TRAIN:
+            yield from pairs(data_dir, tmp_dir, dataset_split)
+            return
+        wanted = self.how_many_examples_to_sample
+        sample_prob = wanted / float(614000)
+        counter = 0
+        for _ in range(2):
+            for pair in pairs(data_dir, tmp_dir, dataset_split):
+                if random.random() > sample_prob:
+                    continue
+                counter += 1
+                if counter > wanted:
+                    return
+                yield pair
+            if counter >= wanted:
+                return
+
+
+@t2t_registry.register_problem
+class TranslateEnroWmtMultiTiny64k(TranslateEnroWmtMultiSmall64k):
+    """T2T's: about 600 train pairs."""
+
+    @property
+    def how_many_examples_to_sample(self) -> int:
+        return 600
 
 
 # The classes of T2T's modules implemented here (t2t_modules.IMPLEMENTED names them).
