@@ -232,6 +232,6 @@ def test_a_rev_of_a_t2t_problem_not_provided_says_so():
 
     register_builtins()  # T2T's names not provided here (idempotent)
     with pytest.raises(
-        registry.RegistryError, match="variant of 'squad_concat_shared_vocab', which is T2T 1.15's"
+        registry.RegistryError, match="variant of 'image_mnist', which is T2T 1.15's"
     ):
-        registry.problem("squad_concat_shared_vocab_rev")
+        registry.problem("image_mnist_rev")

@@ -2,7 +2,8 @@
 datagen writes what T2T 1.15.7's writes on the same synthetic ``*wiki_*.txt.gz`` files (the
 vocabulary, every shard's records' ids, the ``.txt`` files gunzipped beside them), and the
 problem hparams are T2T's (tests/data/t2t_wiki_lm_reference, made by T2T itself:
-tools/t2t_reference/make_t2t_wiki_lm_reference.py)."""
+tools/t2t_reference/make_t2t_wiki_lm_reference.py); so do the summarization and NLI problems
+taking their vocabulary, on those files and their task's reference inputs."""
 
 import hashlib
 import json
@@ -11,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import tensorflow as tf
 
 import t2t_repro.t2t_compat.wiki_lm as wiki_lm
 from t2t_repro.commands import datagen
@@ -21,6 +23,15 @@ from tests.t2t_records import ids_digest
 REFERENCE = Path(__file__).parent / "data" / "t2t_wiki_lm_reference"
 EXPECTED = json.loads((REFERENCE / "t2t_1.15.7_wiki_lm.json").read_text(encoding="utf-8"))
 PROBLEMS = EXPECTED["problems"]
+DATA = Path(__file__).parent / "data"
+_CNNDM = DATA / "t2t_text_corpora_reference" / "cnn_dailymail" / "tmp"
+_GLUE = DATA / "t2t_classification_reference" / "tmp"
+TASK_INPUTS = {  # as the reference script's TASKS: the inputs beside the wiki files
+    "summarize": [_CNNDM / n for n in ("all_train.txt", "all_val.txt", "all_test.txt")]
+    + [_CNNDM / "cnn_stories.tgz", _CNNDM / "dailymail_stories.tgz"],
+    "multi_nli": [_GLUE / "MNLI.zip"],
+    "stanford_nli": [_GLUE / "SNLI.zip"],
+}
 
 
 def _facts(problem, data_dir: Path) -> dict:
@@ -40,9 +51,25 @@ def _facts(problem, data_dir: Path) -> dict:
 
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
 def test_datagen_writes_what_t2t_1_15_7_writes(name, tmp_path):
-    want = PROBLEMS[name]
-    tmp_dir, data_dir = tmp_path / "tmp", tmp_path / "data"
+    tmp_dir = tmp_path / "tmp"
     shutil.copytree(REFERENCE / "tmp", tmp_dir)
+    _check_datagen(name, PROBLEMS[name], tmp_dir, tmp_path / "data")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["tasks"]))
+def test_wiki_vocab_tasks_write_what_t2t_1_15_7_writes(name, tmp_path):
+    """CNN/DM (a fraction too, shuffled by the seeded ``random``) and MultiNLI with the wiki
+    model's vocabulary (built from the wiki files); SNLI's own under the wiki file's name."""
+    tmp_dir = tmp_path / "tmp"
+    tmp_dir.mkdir()
+    for path in (REFERENCE / "tmp").glob("*wiki_*"):
+        shutil.copy(path, tmp_dir)
+    for path in TASK_INPUTS[next(k for k in TASK_INPUTS if name.startswith(k))]:
+        shutil.copy(path, tmp_dir)
+    _check_datagen(name, EXPECTED["tasks"][name], tmp_dir, tmp_path / "data")
+
+
+def _check_datagen(name: str, want: dict, tmp_dir: Path, data_dir: Path) -> None:
     argv = [f"--problem={name}", f"--tmp_dir={tmp_dir}", f"--data_dir={data_dir}"]
     assert datagen.main([*argv, "--offline", "--noprogress", "--num_workers=1"]) == 0
     files = sorted(p.name for p in data_dir.iterdir() if not p.name.endswith(".datagen.json"))
@@ -53,6 +80,46 @@ def test_datagen_writes_what_t2t_1_15_7_writes(name, tmp_path):
         assert ids_digest(data_dir / shard, None) == (count, want["records_sha256"][shard]), shard
     assert sorted(p.name for p in tmp_dir.iterdir()) == want["tmp_files_after"]
     assert _facts(t2t_registry.problem(name), data_dir) == want["hparams"]
+
+
+def test_the_other_wiki_vocab_tasks_are_t2ts():
+    """Their vocabulary files, splits and dataset files as T2T's (cnn_dailymail.py,
+    multinli.py, stanford_nli.py, squad.py); the fractions as T2T's."""
+    en32, en64 = (
+        "vocab.languagemodel_en_wiki32k.32000.subwords",
+        "vocab.languagemodel_en_wiki64k.64000.subwords",
+    )
+    multi = "vocab.languagemodel_de_en_fr_ro_wiki64k.64000.subwords"
+    vocab = {
+        "summarize_cnn_dailymail_wiki_lm_shared_vocab64k": en64,
+        "summarize_cnn_dailymail_wiki_lm_multi_vocab64k": multi,
+        "summarize_frac_cnn_dailymail_wiki_lm_shared_vocab64k": en64,
+        "multi_nli_wiki_lm_shared_vocab64k": en64,
+        "multi_nli_wiki_lm_multi_vocab64k": multi,
+        "stanford_nli_wiki_lm_shared_vocab64k": en64,
+        "squad_concat_shared_vocab": en32,
+        "squad_concat_multi64k": multi,
+    }
+    for name, filename in vocab.items():
+        assert t2t_registry.problem(name).vocab_filename == filename, name
+    assert t2t_registry.problem("stanford_nli_wiki_lm_shared_vocab64k").approx_vocab_size == 2**15
+    fractions = {"0p1": 0.001, "1": 0.01, "2": 0.02, "5": 0.05, "10": 0.1, "20": 0.2, "50": 0.5}
+    for frac, value in fractions.items():
+        name = f"summarize_frac{frac}_cnn_dailymail_wiki_lm_shared_vocab64k"
+        assert t2t_registry.problem(name).fraction_of_data() == value
+        assert t2t_registry.problem(name).vocab_filename == en64
+    for name, files in (
+        ("squad_concat_shared_vocab", "squad"),
+        ("squad_concat_multi64k", "squad_multi64k"),
+    ):
+        problem = t2t_registry.problem(name)
+        assert problem.dataset_filename() == files
+        assert [s["shards"] for s in problem.dataset_splits] == [100, 1]
+    example = {"inputs": tf.constant([5, 6]), "context": tf.constant([7])}
+    got = t2t_registry.problem("squad_concat_shared_vocab").preprocess_example(
+        example, "train", None
+    )
+    assert sorted(got) == ["inputs"] and got["inputs"].numpy().tolist() == [5, 6, 2, 7]
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED["enro_sampling"]))

@@ -12,9 +12,10 @@ The ``...SharedVocab`` variants use LM1B's vocabulary as T2T's do (``lm_problems
 ``stanford_nli_shared_vocab`` only take that file's name, so they read it when it is in
 --data_dir and otherwise build their own vocabulary under it, as T2T's do.
 ``multi_nli_text2text`` is T2T's text-to-text form (``multinli premise: ... hypothesis: ...``
-to the label's name). Not provided: the ``_wiki_lm_`` variants (the vocabulary of T2T's wiki
-language models, which this project does not provide) and
-``multi_nli_text2text_multi64k_packed1k`` (packed, of such a vocabulary).
+to the label's name. The ``_wiki_lm_`` variants take a wiki language model's vocabulary
+(``wiki_lm.py``): ``multi_nli_wiki_lm_*`` read (or build, from its corpus) the model's file;
+``stanford_nli_wiki_lm_*`` only take its name, as ``stanford_nli_shared_vocab`` does. Not
+provided: ``multi_nli_text2text_multi64k_packed1k`` (packed).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Iterator
 
 import tensorflow as tf
 
-from t2t_repro.t2t_compat import generator_utils, t2t_modules
+from t2t_repro.t2t_compat import generator_utils, t2t_modules, wiki_lm
 from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat.glue_files import (
     COLA,
@@ -314,6 +315,54 @@ class MultiNLISharedVocab(MultiNLI):
     @property
     def use_vocab_from_other_problem(self) -> Text2TextProblem:
         return LanguagemodelLm1b32k()
+
+
+@t2t_registry.register_problem
+class MultiNLIWikiLMSharedVocab(MultiNLI):
+    """MultiNLI with English Wikipedia's 32k vocabulary (multinli.py), read or built as the
+    language model's."""
+
+    @property
+    def use_vocab_from_other_problem(self) -> Text2TextProblem:
+        return wiki_lm.LanguagemodelEnWiki32k()
+
+
+@t2t_registry.register_problem
+class MultiNLIWikiLMSharedVocab64k(MultiNLIWikiLMSharedVocab):
+    """MultiNLI with English Wikipedia's 64k vocabulary."""
+
+    @property
+    def use_vocab_from_other_problem(self) -> Text2TextProblem:
+        return wiki_lm.LanguagemodelEnWiki64k()
+
+
+@t2t_registry.register_problem
+class MultiNLIWikiLMMultiVocab64k(MultiNLIWikiLMSharedVocab):
+    """MultiNLI with the four Wikipedias' 64k vocabulary."""
+
+    @property
+    def use_vocab_from_other_problem(self) -> Text2TextProblem:
+        return wiki_lm.LanguagemodelDeEnFrRoWiki64k()
+
+
+@t2t_registry.register_problem
+class StanfordNLIWikiLMSharedVocab(StanfordNLI):
+    """SNLI under the Wiki 32k vocabulary's file name (stanford_nli.py overrides only
+    ``vocab_filename``): that file when in --data_dir, else SNLI's own 2**15 one built
+    under its name, as T2T's."""
+
+    @property
+    def vocab_filename(self) -> str:
+        return wiki_lm.LanguagemodelEnWiki32k().vocab_filename
+
+
+@t2t_registry.register_problem
+class StanfordNLIWikiLMSharedVocab64k(StanfordNLIWikiLMSharedVocab):
+    """SNLI under the Wiki 64k vocabulary's file name."""
+
+    @property
+    def vocab_filename(self) -> str:
+        return wiki_lm.LanguagemodelEnWiki64k().vocab_filename
 
 
 def _lm1b_named(base: type, name: str) -> type:

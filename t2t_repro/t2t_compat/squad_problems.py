@@ -11,8 +11,10 @@
   lengths in the context's ids (examples without one are left out).
 
 T2T's ``train-v1.1.json`` / ``dev-v1.1.json`` are read from --tmp_dir (downloaded there when
-missing). Not provided (t2t_problems.py): ``squad_concat_shared_vocab`` and the ``_multi64k``
-ones read a wiki language model's vocabulary, ``squad_text2text_multi64k_packed1k`` is packed.
+missing). ``squad_concat_multi64k`` (files ``squad_multi64k``, 100 train shards, the context
+dropped after the join) and ``squad_concat_shared_vocab`` (its kind, ``squad``'s files) take a
+wiki language model's vocabulary (``wiki_lm.py``). Not provided (t2t_problems.py):
+``squad_text2text_multi64k_packed1k`` (packed).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from t2t_repro.t2t_compat import generator_utils
+from t2t_repro.t2t_compat import generator_utils, wiki_lm
 from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat.problem import DatasetSplit
 from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem
@@ -123,6 +125,44 @@ class SquadConcat(Squad):
 
 
 @t2t_registry.register_problem
+class SquadConcatMulti64k(SquadConcat):
+    """``squad_concat`` with the four Wikipedias' 64k vocabulary (squad.py), its own files."""
+
+    @property
+    def dataset_splits(self) -> list[dict]:
+        return [
+            {"split": DatasetSplit.TRAIN, "shards": 100},
+            {"split": DatasetSplit.EVAL, "shards": 1},
+        ]
+
+    def preprocess_example(self, example: dict, mode: str, model_hparams: Any) -> dict:
+        """T2T's (``SquadConcatMulti64k.preprocess_example``): the join, then the context
+        popped from the example."""
+        example = super().preprocess_example(example, mode, model_hparams)
+        example.pop("context")
+        return example
+
+    def dataset_filename(self) -> str:
+        return "squad_multi64k"
+
+    @property
+    def use_vocab_from_other_problem(self) -> Text2TextProblem:
+        return wiki_lm.LanguagemodelDeEnFrRoWiki64k()
+
+
+@t2t_registry.register_problem
+class SquadConcatSharedVocab(SquadConcatMulti64k):
+    """``squad_concat_multi64k`` on ``squad``'s files, English Wikipedia's 32k vocabulary."""
+
+    def dataset_filename(self) -> str:
+        return "squad"
+
+    @property
+    def use_vocab_from_other_problem(self) -> Text2TextProblem:
+        return wiki_lm.LanguagemodelEnWiki32k()
+
+
+@t2t_registry.register_problem
 class SquadConcatPositioned(SquadConcat):
     """T2T's ``squad_concat`` whose targets are the answer's (position, length) pairs."""
 
@@ -146,4 +186,11 @@ class SquadConcatPositioned(SquadConcat):
                 yield sample
 
 
-T2T_REGISTERED_PROBLEMS = (SquadText2text, Squad, SquadConcat, SquadConcatPositioned)
+T2T_REGISTERED_PROBLEMS = (
+    SquadText2text,
+    Squad,
+    SquadConcat,
+    SquadConcatMulti64k,
+    SquadConcatSharedVocab,
+    SquadConcatPositioned,
+)

@@ -7,20 +7,23 @@ T2T's files are read from --tmp_dir, fetched there when missing: ``cnn_stories.t
 ``dailymail/stories/`` unless those folders are there) and ``all_train.txt`` /
 ``all_val.txt`` / ``all_test.txt`` (the URL lists: a story is the file named by the sha1 of
 its URL). As T2T does, each split's texts are also written to ``cnndm.<split>.source`` /
-``.target`` in --tmp_dir. T2T's other ``summarize_*`` problems read a wiki language model's
-vocabulary or pack examples, which this project does not provide (t2t_problems.py).
+``.target`` in --tmp_dir. Its ``_wiki_lm_`` variants take a wiki language model's vocabulary
+(``wiki_lm.py``: built from its corpus in --tmp_dir when not in --data_dir), and the
+``summarize_frac*`` ones keep a fraction of the train split, shuffled by T2T's seeded
+``random``; the packed ``summarize_cnn_dailymail_multi64k_packed1k`` is not provided.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import random
 from collections.abc import Iterator
 
 import tensorflow as tf
 
 from t2t_repro.data.text_files import extract_all
-from t2t_repro.t2t_compat import generator_utils, text_encoder
+from t2t_repro.t2t_compat import generator_utils, text_encoder, wiki_lm
 from t2t_repro.t2t_compat import registry as t2t_registry
 from t2t_repro.t2t_compat.problem import DatasetSplit
 from t2t_repro.t2t_compat.text2text_problem import Text2TextProblem
@@ -139,4 +142,137 @@ class SummarizeCnnDailymail32k(Text2TextProblem):
             yield {"inputs": story, "targets": summary}
 
 
-T2T_REGISTERED_PROBLEMS = (SummarizeCnnDailymail32k,)
+@t2t_registry.register_problem
+class SummarizeCnnDailymailWikiLMSharedVocab(SummarizeCnnDailymail32k):
+    """CNN/DM with English Wikipedia's 32k vocabulary (cnn_dailymail.py), shared with its LM."""
+
+    @property
+    def use_vocab_from_other_problem(self) -> wiki_lm.LanguagemodelEnWiki32k:
+        return wiki_lm.LanguagemodelEnWiki32k()
+
+
+@t2t_registry.register_problem
+class SummarizeCnnDailymailWikiLMSharedVocab64k(SummarizeCnnDailymail32k):
+    """CNN/DM with English Wikipedia's 64k vocabulary."""
+
+    @property
+    def use_vocab_from_other_problem(self) -> wiki_lm.LanguagemodelEnWiki64k:
+        return wiki_lm.LanguagemodelEnWiki64k()
+
+
+@t2t_registry.register_problem
+class SummarizeCnnDailymailWikiLMMultiVocab64k(SummarizeCnnDailymail32k):
+    """CNN/DM with the four Wikipedias' 64k vocabulary (de, en, fr, ro)."""
+
+    @property
+    def use_vocab_from_other_problem(self) -> wiki_lm.LanguagemodelDeEnFrRoWiki64k:
+        return wiki_lm.LanguagemodelDeEnFrRoWiki64k()
+
+
+@t2t_registry.register_problem
+class SummarizeFracCnnDailymailWikiLMSharedVocab64k(SummarizeCnnDailymail32k):
+    """A fraction of CNN/DM's train stories (all of them here), the Wiki 64k vocabulary: the
+    subclasses measure how summarization degrades with less data."""
+
+    @property
+    def use_vocab_from_other_problem(self) -> wiki_lm.LanguagemodelEnWiki64k:
+        return wiki_lm.LanguagemodelEnWiki64k()
+
+    def fraction_of_data(self) -> float:
+        return 1.0
+
+    def generate_samples(self, data_dir, tmp_dir, dataset_split):
+        """T2T's (cnn_dailymail.py, ``SummarizeFrac...generate_samples``): the split's pairs
+        read whole; for TRAIN, shuffled by the global ``random`` (t2t-datagen seeds it) and
+        the first ``int(fraction * count)`` kept."""
+        all_files, urls_path = _maybe_download_corpora(tmp_dir, dataset_split)
+        write_raw_text_to_files(all_files, urls_path, dataset_split, tmp_dir)
+        pairs = [
+            _story_summary_split(example)
+            for example in example_generator(all_files, urls_path, sum_token=True)
+        ]
+        if dataset_split == DatasetSplit.TRAIN:
+            random.shuffle(pairs)
+            pairs = pairs[: int(self.fraction_of_data() * len(pairs))]
+        for story, summary in pairs:
+            yield {"inputs": story, "targets": summary}
+
+
+@t2t_registry.register_problem
+class SummarizeFrac0p1CnnDailymailWikiLMSharedVocab64k(
+    SummarizeFracCnnDailymailWikiLMSharedVocab64k
+):
+    """0.1% of the train stories."""
+
+    def fraction_of_data(self) -> float:
+        return 0.001
+
+
+@t2t_registry.register_problem
+class SummarizeFrac1CnnDailymailWikiLMSharedVocab64k(SummarizeFracCnnDailymailWikiLMSharedVocab64k):
+    """1% of the train stories."""
+
+    def fraction_of_data(self) -> float:
+        return 0.01
+
+
+@t2t_registry.register_problem
+class SummarizeFrac2CnnDailymailWikiLMSharedVocab64k(SummarizeFracCnnDailymailWikiLMSharedVocab64k):
+    """2% of the train stories."""
+
+    def fraction_of_data(self) -> float:
+        return 0.02
+
+
+@t2t_registry.register_problem
+class SummarizeFrac5CnnDailymailWikiLMSharedVocab64k(SummarizeFracCnnDailymailWikiLMSharedVocab64k):
+    """5% of the train stories."""
+
+    def fraction_of_data(self) -> float:
+        return 0.05
+
+
+@t2t_registry.register_problem
+class SummarizeFrac10CnnDailymailWikiLMSharedVocab64k(
+    SummarizeFracCnnDailymailWikiLMSharedVocab64k
+):
+    """10% of the train stories."""
+
+    def fraction_of_data(self) -> float:
+        return 0.1
+
+
+@t2t_registry.register_problem
+class SummarizeFrac20CnnDailymailWikiLMSharedVocab64k(
+    SummarizeFracCnnDailymailWikiLMSharedVocab64k
+):
+    """20% of the train stories."""
+
+    def fraction_of_data(self) -> float:
+        return 0.2
+
+
+@t2t_registry.register_problem
+class SummarizeFrac50CnnDailymailWikiLMSharedVocab64k(
+    SummarizeFracCnnDailymailWikiLMSharedVocab64k
+):
+    """50% of the train stories."""
+
+    def fraction_of_data(self) -> float:
+        return 0.5
+
+
+T2T_REGISTERED_PROBLEMS = (
+    SummarizeCnnDailymail32k,
+    SummarizeCnnDailymailWikiLMSharedVocab,
+    SummarizeCnnDailymailWikiLMSharedVocab64k,
+    SummarizeCnnDailymailWikiLMMultiVocab64k,
+    SummarizeFracCnnDailymailWikiLMSharedVocab64k,
+    SummarizeFrac0p1CnnDailymailWikiLMSharedVocab64k,
+    SummarizeFrac1CnnDailymailWikiLMSharedVocab64k,
+    SummarizeFrac2CnnDailymailWikiLMSharedVocab64k,
+    SummarizeFrac5CnnDailymailWikiLMSharedVocab64k,
+    SummarizeFrac10CnnDailymailWikiLMSharedVocab64k,
+    SummarizeFrac20CnnDailymailWikiLMSharedVocab64k,
+    SummarizeFrac50CnnDailymailWikiLMSharedVocab64k,
+)

@@ -175,14 +175,27 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
             "rte": (_GLUE, "RTE RTECharacters"),
             "wnli": (_GLUE, "WinogradNLI WinogradNLICharacters"),
             "scitail": (_GLUE, "SciTail SciTailCharacters SciTailSharedVocab"),
-            "stanford_nli": (_GLUE, "StanfordNLI StanfordNLICharacters StanfordNLISharedVocab"),
+            "stanford_nli": (
+                _GLUE,
+                "StanfordNLI StanfordNLICharacters StanfordNLISharedVocab "
+                "StanfordNLIWikiLMSharedVocab StanfordNLIWikiLMSharedVocab64k",
+            ),
             "multinli": (
                 _GLUE,
-                "MultiNLI MultiNLICharacters MultiNLISharedVocab MultiNLIText2text",
+                "MultiNLI MultiNLICharacters MultiNLISharedVocab MultiNLIText2text "
+                "MultiNLIWikiLMSharedVocab MultiNLIWikiLMSharedVocab64k "
+                "MultiNLIWikiLMMultiVocab64k",
             ),
             "cnn_dailymail": (
                 "t2t_repro.t2t_compat.summarization_problems",
-                "SummarizeCnnDailymail32k",
+                "SummarizeCnnDailymail32k SummarizeCnnDailymailWikiLMSharedVocab "
+                "SummarizeCnnDailymailWikiLMSharedVocab64k "
+                "SummarizeCnnDailymailWikiLMMultiVocab64k "
+                "SummarizeFracCnnDailymailWikiLMSharedVocab64k "
+                + " ".join(
+                    f"SummarizeFrac{frac}CnnDailymailWikiLMSharedVocab64k"
+                    for frac in ("0p1", "1", "2", "5", "10", "20", "50")
+                ),
             ),
             "problem_hparams": (
                 "t2t_repro.t2t_compat.ptb_parsing",
@@ -190,7 +203,8 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
             ),
             "squad": (
                 "t2t_repro.t2t_compat.squad_problems",
-                "SquadText2text Squad SquadConcat SquadConcatPositioned",
+                "SquadText2text Squad SquadConcat SquadConcatPositioned SquadConcatMulti64k "
+                "SquadConcatSharedVocab",
             ),
         }.items()
     },

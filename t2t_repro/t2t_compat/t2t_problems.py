@@ -50,23 +50,9 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     languagemodel_wiki_xml_v8k_l1k languagemodel_wiki_xml_v8k_l4k librispeech
     librispeech_clean librispeech_clean_small librispeech_noisy
     librispeech_train_full_test_clean librispeech_train_full_test_other
-    multi_nli_text2text_multi64k_packed1k multi_nli_wiki_lm_multi_vocab64k
-    multi_nli_wiki_lm_shared_vocab multi_nli_wiki_lm_shared_vocab64k ocr_test
-    squad_concat_multi64k squad_concat_shared_vocab squad_text2text_multi64k_packed1k
-    stanford_nli_wiki_lm_shared_vocab stanford_nli_wiki_lm_shared_vocab64k
-    summarize_cnn_dailymail_multi64k_packed1k summarize_cnn_dailymail_wiki_lm_multi_vocab64k
-    summarize_cnn_dailymail_wiki_lm_shared_vocab
-    summarize_cnn_dailymail_wiki_lm_shared_vocab64k
-    summarize_frac0p1_cnn_dailymail_wiki_lm_shared_vocab64k
-    summarize_frac10_cnn_dailymail_wiki_lm_shared_vocab64k
-    summarize_frac1_cnn_dailymail_wiki_lm_shared_vocab64k
-    summarize_frac20_cnn_dailymail_wiki_lm_shared_vocab64k
-    summarize_frac2_cnn_dailymail_wiki_lm_shared_vocab64k
-    summarize_frac50_cnn_dailymail_wiki_lm_shared_vocab64k
-    summarize_frac5_cnn_dailymail_wiki_lm_shared_vocab64k
-    summarize_frac_cnn_dailymail_wiki_lm_shared_vocab64k
-    timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
-    timeseries_toy_problem_no_inputs translate_ende_wmt32k_packed
+    multi_nli_text2text_multi64k_packed1k ocr_test squad_text2text_multi64k_packed1k
+    summarize_cnn_dailymail_multi64k_packed1k timeseries_synthetic_data_series10_samples100k
+    timeseries_toy_problem timeseries_toy_problem_no_inputs translate_ende_wmt32k_packed
     translate_ende_wmt8k_packed translate_ende_wmt_multi64k_packed1k
     translate_enes_wmt32k_packed translate_enes_wmt8k_packed translate_enfr_wmt32k_packed
     translate_enfr_wmt_multi64k_packed1k translate_enro_wmt_multi_tiny64k_packed1k

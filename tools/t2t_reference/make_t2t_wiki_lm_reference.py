@@ -13,7 +13,13 @@ added, and writes ``<out>/t2t_1.15.7_wiki_lm.json``: the files written, the
 vocabulary's sha256, each shard's record count and sha256 of its records' ids, the files left
 in tmp, the problem hparams; and ``translate_enro_wmt_multi_small64k``'s and ``_tiny64k``'s
 samples (T2T's ``random`` sampling, seeded 429459; T2T's ``raise StopIteration`` ends a split
-in a RuntimeError on Python 3.7+, recorded), also for a subclass sampling half the pairs. In
+in a RuntimeError on Python 3.7+, recorded), also for a subclass sampling half the pairs.
+
+Under ``tasks``, the same summary for problems taking a wiki model's vocabulary
+(``use_vocab_from_other_problem``, or ``stanford_nli.py``'s ``vocab_filename``), each run on
+the wiki files plus its task's inputs as the other reference scripts made them (``TASKS``:
+CNN/DM's of tests/data/t2t_text_corpora_reference, MNLI's and SNLI's zips of
+tests/data/t2t_classification_reference), copied into the scratch tmp dir. In
 T2T's venv (tools/t2t_reference/README.md)::
 
     /tmp/t2tvenv/bin/python tools/t2t_reference/make_t2t_wiki_lm_reference.py \
@@ -41,6 +47,20 @@ ENRO_TMP = os.path.join(
     os.path.dirname(os.path.abspath(__file__)),
     "../../tests/data/t2t_translate_reference/translate_enro_wmt8k/tmp",
 )
+_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/data")
+_CNNDM = os.path.join(_DATA, "t2t_text_corpora_reference/cnn_dailymail/tmp")
+_GLUE = os.path.join(_DATA, "t2t_classification_reference/tmp")
+_CNNDM_FILES = [
+    os.path.join(_CNNDM, name)
+    for name in ("all_train.txt", "all_val.txt", "all_test.txt")
+    + ("cnn_stories.tgz", "dailymail_stories.tgz")
+]
+TASKS = {  # problem: the input files added to the wiki files
+    "summarize_cnn_dailymail_wiki_lm_shared_vocab": _CNNDM_FILES,
+    "summarize_frac50_cnn_dailymail_wiki_lm_shared_vocab64k": _CNNDM_FILES,
+    "multi_nli_wiki_lm_shared_vocab": [os.path.join(_GLUE, "MNLI.zip")],
+    "stanford_nli_wiki_lm_shared_vocab": [os.path.join(_GLUE, "SNLI.zip")],
+}
 HALF = 307000  # how_many_examples_to_sample of a subclass: T2T's sample_prob 0.5
 WORDS = {
     "en": "the a river city was is of in and king born near old new small war".split(),
@@ -97,12 +117,14 @@ def problem_facts(problem, data_dir: str, hparam) -> dict:
     }
 
 
-def run(name, tmp_dir, seed_all, registry, tf, hparam) -> dict:
-    """One problem's datagen in a scratch copy of tmp; its summary."""
+def run(name, tmp_dir, seed_all, registry, tf, hparam, inputs=()) -> dict:
+    """One problem's datagen in a scratch copy of tmp (and ``inputs``); its summary."""
     work = tempfile.mkdtemp()
     data_dir, scratch = os.path.join(work, "data"), os.path.join(work, "tmp")
     os.makedirs(data_dir)
     shutil.copytree(tmp_dir, scratch)
+    for path in inputs:
+        shutil.copy(path, scratch)
     seed_all()
     problem = registry.problem(name)
     problem.generate_data(data_dir, scratch, None)
@@ -166,6 +188,9 @@ def main() -> None:
     import numpy as np
     import tensorflow as tf
     from tensor2tensor.data_generators import (  # noqa: F401  (registers the problems)
+        cnn_dailymail,
+        multinli,
+        stanford_nli,
         translate_enro,
         wiki_lm,
     )
@@ -183,6 +208,14 @@ def main() -> None:
     summary = {"random_seed": SEED, "problems": {}}
     for name in PROBLEMS:
         summary["problems"][name] = run(name, tmp_dir, seed_all, registry, tf, hparam)
+    wiki_tmp = tempfile.mkdtemp()  # the wiki files only
+    for name in os.listdir(tmp_dir):
+        if "wiki_" in name:
+            shutil.copy(os.path.join(tmp_dir, name), wiki_tmp)
+    summary["tasks"] = {}
+    for name, inputs in TASKS.items():
+        summary["tasks"][name] = run(name, wiki_tmp, seed_all, registry, tf, hparam, inputs)
+    shutil.rmtree(wiki_tmp)
     with tempfile.TemporaryDirectory() as scratch:
         shutil.copytree(tmp_dir, scratch, dirs_exist_ok=True)
         summary["enro_sampling"] = sampling(registry, scratch)
