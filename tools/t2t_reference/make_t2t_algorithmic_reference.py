@@ -25,8 +25,6 @@ import sys
 import tempfile
 from importlib import metadata
 
-from reference_records import shard_ids  # this folder, on sys.path as a script
-
 SEED = 429459  # t2t_datagen's --random_seed default
 FIRST_CASES = 6
 SMALL = {
@@ -34,6 +32,14 @@ SMALL = {
     "algorithmic_sort_problem": (300, 40),
     "algorithmic_cipher_vigenere5": (30, 6),
 }
+
+
+def shard_ids(tf, path: str) -> list:
+    found = []
+    for record in tf.compat.v1.io.tf_record_iterator(path):
+        feature = tf.train.Example.FromString(record).features.feature
+        found.append([list(feature[k].int64_list.value) for k in ("inputs", "targets")])
+    return found
 
 
 def datagen(tf, np, problem) -> dict:

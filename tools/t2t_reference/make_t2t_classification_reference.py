@@ -40,8 +40,6 @@ import tempfile
 import zipfile
 from importlib import metadata
 
-from reference_records import shard_ids  # this folder, on sys.path as a script
-
 SEED = 429459  # t2t_datagen's --random_seed default
 DATE = 1_600_000_000  # tar members' mtime: the same bytes on every run
 ZIP_DATE = (2020, 9, 13, 12, 0, 0)
@@ -227,6 +225,15 @@ def write_corpora(tmp: str) -> None:
     glue(rng, tmp)
     yelp(rng, tmp, "yelp_review_polarity_csv", 2)
     yelp(rng, tmp, "yelp_review_full_csv", 5)
+
+
+def shard_ids(tf, path: str) -> list[list[list[int]]]:
+    """Each record's [inputs ids, targets ids], in file order."""
+    found = []
+    for record in tf.compat.v1.io.tf_record_iterator(path):
+        feature = tf.train.Example.FromString(record).features.feature
+        found.append([list(feature[k].int64_list.value) for k in ("inputs", "targets")])
+    return found
 
 
 def shard_counts(shards: dict) -> dict:

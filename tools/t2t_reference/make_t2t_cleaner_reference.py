@@ -37,8 +37,6 @@ import tarfile
 import tempfile
 from importlib import metadata
 
-from reference_records import shard_ids  # this folder, on sys.path as a script
-
 SEED = 429459  # t2t_datagen's --random_seed default
 DATE = 1_600_000_000  # archives' mtime: the same bytes on every run
 PROBLEM = "translate_enes_wmt_clean32k"
@@ -326,6 +324,14 @@ def compile_part(translate, inputs: str) -> list:
 def sha256_file(path: str) -> str:
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
+
+
+def shard_ids(tf, path: str) -> list:
+    found = []
+    for record in tf.compat.v1.io.tf_record_iterator(path):
+        feature = tf.train.Example.FromString(record).features.feature
+        found.append([list(feature[k].int64_list.value) for k in ("inputs", "targets")])
+    return found
 
 
 def datagen_part(tf, np, registry, corpus: str) -> dict:

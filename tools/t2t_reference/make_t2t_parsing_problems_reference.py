@@ -28,8 +28,6 @@ import sys
 import tempfile
 from importlib import metadata
 
-from reference_records import ids_digest, shard_ids  # this folder, on sys.path as a script
-
 SEED = 429459  # t2t_datagen's --random_seed default
 EN_WORDS = "the a cat dog house river sees likes small old red near don't it's".split()
 ICE_WORDS = "Jón sá hundinn í gær við húsið þar sem áin rennur fallega ég þú það".split()
@@ -78,6 +76,18 @@ def write_ptb_vocabs(text_encoder, data_dir: str) -> None:
 def sha256_file(path: str) -> str:
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
+
+
+def shard_ids(tf, path: str) -> list:
+    found = []
+    for record in tf.compat.v1.io.tf_record_iterator(path):
+        feature = tf.train.Example.FromString(record).features.feature
+        found.append([list(feature[k].int64_list.value) for k in ("inputs", "targets")])
+    return found
+
+
+def ids_digest(records: list) -> str:
+    return hashlib.sha256(json.dumps(records, separators=(",", ":")).encode()).hexdigest()
 
 
 def problem_facts(problem, data_dir: str, hparam) -> dict:

@@ -34,8 +34,6 @@ import tempfile
 import zipfile
 from importlib import metadata
 
-from reference_records import ids_digest, shard_ids  # this folder, on sys.path as a script
-
 SEED = 429459  # t2t_datagen's --random_seed default
 DATE = 1_600_000_000  # archive members' mtime
 WORDS = "the a cat dog house river sees likes small old red near don't i'm it's you".split()
@@ -226,6 +224,18 @@ def write_dialogs(rng: random.Random, out: str) -> None:
     write_zip(f"{d}/en.tar.gz", members)
 
 
+def shard_ids(tf, path: str) -> list:
+    found = []
+    for record in tf.compat.v1.io.tf_record_iterator(path):
+        feature = tf.train.Example.FromString(record).features.feature
+        found.append({k: list(feature[k].int64_list.value) for k in sorted(feature)})
+    return found
+
+
+def ids_digest(records: list) -> str:
+    return hashlib.sha256(json.dumps(records, separators=(",", ":")).encode()).hexdigest()
+
+
 def problem_facts(problem, data_dir: str, hparam) -> dict:
     hp = problem.get_hparams(hparam.HParams(data_dir=data_dir))
     return {
@@ -262,7 +272,7 @@ def run(name, corpus_dir, seed_all, registry, tf, hparam):
     problem = registry.problem(name)
     problem.generate_data(data_dir, scratch, None)
     files = sorted(os.listdir(data_dir))
-    shards = {f: shard_ids(tf, os.path.join(data_dir, f), None) for f in files if "-of-" in f}
+    shards = {f: shard_ids(tf, os.path.join(data_dir, f)) for f in files if "-of-" in f}
     vocab_path = os.path.join(data_dir, problem.vocab_filename)
     vocab = b""
     if os.path.isfile(vocab_path):

@@ -40,8 +40,6 @@ import types
 import zipfile
 from importlib import metadata
 
-from reference_records import shard_ids  # this folder, on sys.path as a script
-
 SEED = 429459  # t2t_datagen's --random_seed default
 DATE = 1_600_000_000
 ZIP_DATE = (2020, 9, 13, 12, 0, 0)
@@ -187,6 +185,15 @@ def write_corpora(tmp: str) -> None:
     tmpdir_tokens(rng, tmp)
 
 
+def shard_ids(tf, path: str) -> list:
+    """Each record's {feature: ids}, in file order."""
+    found = []
+    for record in tf.compat.v1.io.tf_record_iterator(path):
+        feature = tf.train.Example.FromString(record).features.feature
+        found.append({k: list(feature[k].int64_list.value) for k in sorted(feature)})
+    return found
+
+
 def digest(value) -> str:
     blob = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -231,9 +238,7 @@ def run_problem(tf, np, registry, name: str, tmp_dir: str, out: str) -> dict:
         shutil.rmtree(work)
         return {"class": type(problem).__name__, "error": type(e).__name__}
     files = sorted(os.listdir(data_dir))
-    shards = {
-        f: shard_ids(tf, os.path.join(data_dir, f), None) for f in files if f.startswith(name)
-    }
+    shards = {f: shard_ids(tf, os.path.join(data_dir, f)) for f in files if f.startswith(name)}
     counts: dict = {}
     for shard in sorted(shards):
         counts.setdefault(shard.rsplit("-", 4)[-4], []).append(len(shards[shard]))

@@ -34,8 +34,6 @@ import tempfile
 import zipfile
 from importlib import metadata
 
-from reference_records import ids_digest, shard_ids  # this folder, on sys.path as a script
-
 SEED = 429459  # t2t_datagen's --random_seed default
 WORDS = {
     "en": "the a cat dog house river sees likes small old red near".split(),
@@ -176,6 +174,19 @@ def write_corpora(out: str) -> dict[str, str]:
     with open(f"{d}/en-de.bicleaner07.tmx.gz", "wb") as f:
         f.write(gzip.compress(text([*tmx, "</body>", "</tmx>"]), mtime=DATE))
     return tmp
+
+
+def shard_ids(tf, path: str) -> list[list[list[int]]]:
+    """Each record's [inputs ids, targets ids], in file order."""
+    found = []
+    for record in tf.compat.v1.io.tf_record_iterator(path):
+        feature = tf.train.Example.FromString(record).features.feature
+        found.append([list(feature[k].int64_list.value) for k in ("inputs", "targets")])
+    return found
+
+
+def ids_digest(records: list) -> str:
+    return hashlib.sha256(json.dumps(records, separators=(",", ":")).encode()).hexdigest()
 
 
 def main() -> None:
