@@ -1,7 +1,7 @@
-"""The records of a datagen's shards as the T2T reference tests compare them: each record's
-feature ids. T2T 1.15.7 serializes a record's feature map in its process's hash order, so the
-reference scripts (tools/t2t_reference/make_t2t_*_reference.py) record ids, which hold the
-shuffle, not bytes."""
+"""What the T2T reference tests compare of a problem and its datagen: each shard record's feature
+ids (T2T 1.15.7 serializes a record's feature map in its process's hash order, so the reference
+scripts, tools/t2t_reference/make_t2t_*_reference.py, record ids, which hold the shuffle, not
+bytes) and the problem hparams the scripts record."""
 
 from __future__ import annotations
 
@@ -32,3 +32,22 @@ def ids_digest(path: Path, features: tuple[str, ...] | None = ("inputs", "target
     records = record_ids(path, features)
     text = json.dumps(records, separators=(",", ":"))
     return len(records), hashlib.sha256(text.encode()).hexdigest()
+
+
+def problem_facts(problem, data_dir: Path) -> dict:
+    """The problem hparams, metrics, vocabulary file and splits, as the text-corpora and
+    wiki_lm reference scripts record T2T's."""
+    from t2t_repro.t2t_compat.hparam import HParams
+
+    hp = problem.get_hparams(HParams(data_dir=str(data_dir)))
+    return {
+        "modality": dict(hp.modality),
+        "vocab_size": dict(hp.vocab_size),
+        "input_space_id": hp.input_space_id,
+        "target_space_id": hp.target_space_id,
+        "loss_multiplier": hp.loss_multiplier,
+        "stop_at_eos": hp.stop_at_eos,
+        "eval_metrics": list(problem.eval_metrics()),
+        "vocab_filename": problem.vocab_filename,
+        "dataset_splits": [[s["split"], s["shards"]] for s in problem.dataset_splits],
+    }

@@ -21,9 +21,8 @@ import t2t_repro.t2t_compat.squad_problems  # noqa: F401
 import t2t_repro.t2t_compat.summarization_problems  # noqa: F401
 from t2t_repro.commands import datagen
 from t2t_repro.t2t_compat import registry as t2t_registry
-from t2t_repro.t2t_compat.hparam import HParams
 from t2t_repro.t2t_compat.problem import T2TProblemError
-from tests.t2t_records import ids_digest, record_ids
+from tests.t2t_records import ids_digest, problem_facts, record_ids
 
 REFERENCE = Path(__file__).parent / "data" / "t2t_text_corpora_reference"
 EXPECTED = json.loads((REFERENCE / "t2t_1.15.7_text.json").read_text(encoding="utf-8"))
@@ -77,21 +76,6 @@ def test_datagen_writes_what_t2t_1_15_7_writes(name, tmp_path):
         assert sorted(p.name for p in tmp_dir.iterdir()) == want["tmp_files_after"]
 
 
-def _facts(problem, data_dir: Path) -> dict:
-    hp = problem.get_hparams(HParams(data_dir=str(data_dir)))
-    return {
-        "modality": dict(hp.modality),
-        "vocab_size": dict(hp.vocab_size),
-        "input_space_id": hp.input_space_id,
-        "target_space_id": hp.target_space_id,
-        "loss_multiplier": hp.loss_multiplier,
-        "stop_at_eos": hp.stop_at_eos,
-        "eval_metrics": list(problem.eval_metrics()),
-        "vocab_filename": problem.vocab_filename,
-        "dataset_splits": [[s["split"], s["shards"]] for s in problem.dataset_splits],
-    }
-
-
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
 def test_problem_hparams_are_t2ts(name, tmp_path):
     """Each problem's hparams (vocab sizes, modalities, space ids), eval metrics, vocab file
@@ -111,7 +95,7 @@ def test_problem_hparams_are_t2ts(name, tmp_path):
     if want["vocab_sha256"]:
         vocab = data_dir / want["hparams"]["vocab_filename"]
         assert hashlib.sha256(vocab.read_bytes()).hexdigest() == want["vocab_sha256"]
-    assert _facts(problem, data_dir) == want["hparams"]
+    assert problem_facts(problem, data_dir) == want["hparams"]
 
 
 def test_enwik8_splits_a_long_corpus_as_t2t(tmp_path):

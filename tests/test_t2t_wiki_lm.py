@@ -17,8 +17,7 @@ import tensorflow as tf
 import t2t_repro.t2t_compat.wiki_lm as wiki_lm
 from t2t_repro.commands import datagen
 from t2t_repro.t2t_compat import registry as t2t_registry
-from t2t_repro.t2t_compat.hparam import HParams
-from tests.t2t_records import ids_digest
+from tests.t2t_records import ids_digest, problem_facts
 
 REFERENCE = Path(__file__).parent / "data" / "t2t_wiki_lm_reference"
 EXPECTED = json.loads((REFERENCE / "t2t_1.15.7_wiki_lm.json").read_text(encoding="utf-8"))
@@ -32,21 +31,6 @@ TASK_INPUTS = {  # as the reference script's TASKS: the inputs beside the wiki f
     "multi_nli": [_GLUE / "MNLI.zip"],
     "stanford_nli": [_GLUE / "SNLI.zip"],
 }
-
-
-def _facts(problem, data_dir: Path) -> dict:
-    hp = problem.get_hparams(HParams(data_dir=str(data_dir)))
-    return {
-        "modality": dict(hp.modality),
-        "vocab_size": dict(hp.vocab_size),
-        "input_space_id": hp.input_space_id,
-        "target_space_id": hp.target_space_id,
-        "loss_multiplier": hp.loss_multiplier,
-        "stop_at_eos": hp.stop_at_eos,
-        "eval_metrics": list(problem.eval_metrics()),
-        "vocab_filename": problem.vocab_filename,
-        "dataset_splits": [[s["split"], s["shards"]] for s in problem.dataset_splits],
-    }
 
 
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
@@ -79,7 +63,7 @@ def _check_datagen(name: str, want: dict, tmp_dir: Path, data_dir: Path) -> None
     for shard, count in want["records"].items():
         assert ids_digest(data_dir / shard, None) == (count, want["records_sha256"][shard]), shard
     assert sorted(p.name for p in tmp_dir.iterdir()) == want["tmp_files_after"]
-    assert _facts(t2t_registry.problem(name), data_dir) == want["hparams"]
+    assert problem_facts(t2t_registry.problem(name), data_dir) == want["hparams"]
 
 
 def test_the_other_wiki_vocab_tasks_are_t2ts():
