@@ -29,6 +29,10 @@ def test_the_edge_lists_exactly_t2ts_library_modules():
     assert RECORDED["tensor2tensor"] == "1.15.7" and len(RECORDED["library"]) == 268
     assert t2t_modules.LIBRARY == set(RECORDED["library"])
     assert t2t_modules.PACKAGES == set(RECORDED["packages"])
+    assert t2t_modules.NAMES_NOT_MODULES == {
+        module.removeprefix("tensor2tensor."): " ".join(names)
+        for module, names in RECORDED["names_not_modules"].items()
+    }
     assert set(aliases.ALIASES) <= t2t_modules.LIBRARY
 
 
@@ -96,3 +100,19 @@ def test_scripts_and_rl_packages_refuse_in_one_line_at_import(name):
     message = str(e.value)
     package = ".".join(f"tensor2tensor.{name}".split(".")[:2])
     assert "\n" not in message and message.startswith(f"{package} is not provided"), message
+
+
+def test_a_t2t_modules_imports_of_other_t2t_modules_are_those_modules():
+    """T2T's modules import one another by last name, and usr_dirs read them through them:
+    the public MTet usr_dir writes ``translate_envi.problem.DatasetSplit.TRAIN``."""
+    from tensor2tensor.data_generators import algorithmic, problem, translate_envi
+    from tensor2tensor.utils import registry as t2t_registry
+
+    assert translate_envi.problem is problem  # a module of stand-ins and provided classes
+    assert translate_envi.problem.DatasetSplit.TRAIN == "train"
+    assert algorithmic.registry is t2t_registry  # a module provided whole
+    from tensor2tensor import problems  # whose problem() is its own, T2T's function
+
+    assert problems.problem is not problem
+    with pytest.raises(AttributeError):  # a name that is no module of T2T's stays unknown
+        algorithmic.not_a_t2t_name  # noqa: B018

@@ -268,6 +268,56 @@ REFUSED_PACKAGES = {
 }
 
 
+# T2T's modules import each other by their last name (``from tensor2tensor.data_generators import
+# problem``), and usr_dirs read those through them (``translate_envi.problem.DatasetSplit``).
+_IMPORTING_PACKAGES = ("data_generators", "utils", "layers", "models")
+# T2T module (without "tensor2tensor.") -> the names it binds to something else than T2T's
+# module of that last name (problems.py's ``problem`` function, absl's ``flags``): checked
+# against T2T 1.15.7's source (tools/t2t_reference/list_t2t_modules.py).
+NAMES_NOT_MODULES = {
+    "data_generators.audio": "flags",
+    "data_generators.video_utils": "flags",
+    "data_generators.wiki_revision": "flags",
+    "data_generators.wikisum.generate_vocab": "flags wikisum",
+    "data_generators.wikisum.get_references_commoncrawl": "flags wikisum",
+    "data_generators.wikisum.get_references_web": "flags",
+    "data_generators.wikisum.get_references_web_single_group": "flags",
+    "data_generators.wikisum.parallel_launch": "flags",
+    "data_generators.wikisum.produce_examples": "flags wikisum",
+    "data_generators.wikisum.validate_data": "flags wikisum",
+    "data_generators.wsj_parsing": "flags",
+    "models": "gene_expression",
+    "models.lstm": "lstm",
+    "models.mtf_transformer2": "transformer transformer_layers",
+    "models.neural_gpu": "neural_gpu",
+    "models.research.glow_ops": "revnet",
+    "models.revnet": "revnet",
+    "models.video.nfg_interpolate": "flags",
+    "problems": "problem",
+    "problems_colab": "problem",
+    "serving.query": "flags",
+    "utils.avg_checkpoints": "flags",
+    "utils.beam_search": "beam_search",
+    "utils.contrib": "metrics",
+    "utils.flags": "flags",
+    "utils.optimize": "adafactor optimize",
+    "utils.registry": "problem",
+    "utils.video2gif": "flags",
+}
+
+
+def imported_module(module: str, name: str) -> types.ModuleType | None:
+    """T2T's library module that the attribute ``name`` of T2T's ``module`` is, when ``name``
+    is such a module's last name and ``module`` binds it to nothing else, else None."""
+    if name in NAMES_NOT_MODULES.get(module.removeprefix(f"{ROOT}."), "").split():
+        return None
+    for package in _IMPORTING_PACKAGES:
+        full = f"{ROOT}.{package}.{name}"
+        if full in LIBRARY:
+            return importlib.import_module(full)
+    return None
+
+
 def instead(module: str) -> str:
     """What to use here instead of the names of T2T's ``module``."""
     parts = module.split(".")
@@ -306,4 +356,6 @@ class T2TModule(types.ModuleType):
         where = IMPLEMENTED.get(self.__name__, {}).get(name)
         if where:
             return getattr(importlib.import_module(where), name)
-        return refusals.stand_in(full, instead(self.__name__))
+        return imported_module(self.__name__, name) or refusals.stand_in(
+            full, instead(self.__name__)
+        )

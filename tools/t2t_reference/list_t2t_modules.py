@@ -6,8 +6,11 @@ module by its import name: ``tensor2tensor.models.lstm``, a package by its folde
 ``library`` holds the modules a usr_dir may import (``models``, ``data_generators``,
 ``layers``, ``utils``, ``metrics``, ``serving``, ``visualization``, ``problems``...);
 ``refused`` the scripts of ``bin/`` and the ``rl``, ``envs`` and ``insights`` packages, which
-the edge refuses in one line at import. ``tests/test_t2t_modules.py`` checks that the edge
-(``t2t_repro/t2t_compat/t2t_modules.py``) lists exactly these and that each imports.
+the edge refuses in one line at import. ``names_not_modules``: the names a library module binds
+to something other than the T2T module of that last name (a usr_dir reading ``module.name``
+otherwise gets T2T's module of that name, which T2T's modules import one another by).
+``tests/test_t2t_modules.py`` checks that the edge (``t2t_repro/t2t_compat/t2t_modules.py``)
+lists exactly these and that each imports.
 
 Usage (README.md here)::
 
@@ -17,6 +20,7 @@ Usage (README.md here)::
 """
 
 import argparse
+import ast
 import json
 import os
 
@@ -42,6 +46,45 @@ def module_names(root: str) -> tuple[list[str], list[str]]:
     return sorted(packages), sorted(modules)
 
 
+IMPORTING_PACKAGES = ("data_generators", "utils", "layers", "models")
+
+
+def names_not_modules(root: str, library: list[str]) -> dict[str, list[str]]:
+    """{module: names}: the top-level names a library module binds to something other than
+    T2T's module of that last name (a def, a class, an assignment, another import: problems.py's
+    ``problem`` function, ``flags`` from absl), where such a module exists."""
+    short = {  # the last names of the modules of the importing packages
+        m.rsplit(".", 1)[1]
+        for m in library
+        if m.count(".") == 2 and m.split(".")[1] in IMPORTING_PACKAGES
+    }
+    found = {}
+    for module in library:
+        relative = module.split(".")[1:]
+        path = os.path.join(root, *relative) + ".py"
+        if not os.path.isfile(path):
+            path = os.path.join(root, *relative, "__init__.py")
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        names = set()
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    source = alias.name
+                    if isinstance(node, ast.ImportFrom):
+                        source = f"{node.module}.{alias.name}"
+                    if not any(source == f"tensor2tensor.{p}.{bound}" for p in IMPORTING_PACKAGES):
+                        names.add(bound)
+        clash = sorted(names & short)
+        if clash:
+            found[module] = clash
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--t2t", required=True, help="the installed tensor2tensor package folder")
@@ -56,6 +99,7 @@ def main() -> None:
         "packages": [p for p in packages if p not in refused],
         "refused": refused,
     }
+    result["names_not_modules"] = names_not_modules(args.t2t, result["library"])
     tmp = args.out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1, sort_keys=True)
