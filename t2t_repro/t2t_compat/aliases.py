@@ -179,4 +179,27 @@ def install() -> bool:
         package, _, leaf = alias.rpartition(".")
         sys.modules[alias] = module
         setattr(importlib.import_module(package), leaf, module)
+        _read_t2t_imports(alias, module)
     return True
+
+
+def _read_t2t_imports(alias: str, module) -> None:
+    """A provided module's attribute named like a T2T module is that module, as T2T's modules
+    import one another (``t2t_modules.imported_module``); its other names as before."""
+    own = getattr(module, "__getattr__", None)
+    if getattr(own, "reads_t2t_imports", False):  # one module serves several T2T names
+        return
+
+    def __getattr__(name: str) -> object:
+        if own is not None:
+            try:
+                return own(name)  # T2T's names refused in one line, or unknown
+            except AttributeError:
+                pass
+        found = t2t_modules.imported_module(alias, name)
+        if found is None:
+            raise AttributeError(f"module {alias!r} has no attribute {name!r}")
+        return found
+
+    __getattr__.reads_t2t_imports = True
+    module.__getattr__ = __getattr__

@@ -298,11 +298,6 @@ def module_getattr(t2t_module: str) -> Callable[[str], object]:
             return refused(t2t_module, name)
         if name in constants:
             raise T2TApiError(refusal_message(f"{t2t_module}.{name}", constants[name]))
-        from t2t_repro.t2t_compat.t2t_modules import imported_module  # (it imports this one)
-
-        module = imported_module(t2t_module, name)  # T2T's modules import one another
-        if module is None:
-            raise AttributeError(f"module {t2t_module!r} has no attribute {name!r}")
-        return module
+        raise AttributeError(f"module {t2t_module!r} has no attribute {name!r}")
 
     return __getattr__
