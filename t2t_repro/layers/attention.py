@@ -33,6 +33,14 @@ def attention_bias_lower_triangle(length) -> tf.Tensor:
     return (NEG_INF * (1.0 - band))[None, None]
 
 
+def attention_bias_same_segment(query_segment: tf.Tensor, memory_segment: tf.Tensor) -> tf.Tensor:
+    """[B, Lq] and [B, Lk] segment ids of a packed batch -> [B, 1, Lq, Lk] bias, -1e9 where
+    the two positions belong to different segments (T2T's ``attention_bias_same_segment``,
+    ``layers/common_attention.py``): packed examples do not see each other."""
+    different = tf.not_equal(query_segment[:, :, None], memory_segment[:, None, :])
+    return (tf.cast(different, tf.float32) * NEG_INF)[:, None]
+
+
 def attention_bias_after(index, length) -> tf.Tensor:
     """[1, 1, 1, L] bias, -1e9 at positions after ``index`` (cache slots not written yet)."""
     return (tf.cast(tf.range(length) > index, tf.float32) * NEG_INF)[None, None, None, :]

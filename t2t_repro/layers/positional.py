@@ -109,9 +109,16 @@ class PositionalSignal(keras.layers.Layer):
             return timing_signal(positions, self.hidden_size)
         return paper_signal(positions, self.hidden_size)
 
-    def call(self, x: tf.Tensor, start=0) -> tf.Tensor:
+    def call(self, x: tf.Tensor, start=0, positions: tf.Tensor | None = None) -> tf.Tensor:
+        """``positions`` [B, L]: each token's position in its own example (a packed batch's
+        ``inputs_position``/``targets_position``: T2T's ``add_timing_signal_1d_given_position``
+        and ``add_positional_embedding`` with positions, ``layers/common_attention.py``)."""
         if self.mode == "none":
             return x
+        if positions is not None:
+            flat = tf.reshape(positions, [-1])
+            signal = self.signal_at(flat if self.mode == "emb" else tf.cast(flat, tf.float32))
+            return x + tf.cast(tf.reshape(signal, tf.shape(x)), x.dtype)
         return x + tf.cast(tf.expand_dims(self.signal(start, tf.shape(x)[1]), 0), x.dtype)
 
     def get_config(self) -> dict:

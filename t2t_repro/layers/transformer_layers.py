@@ -178,17 +178,20 @@ class Encoder(_Stack):
         for i in range(self.config.num_layers):
             setattr(self, f"layer_{i}", EncoderLayer(self.config, name=f"layer_{i}"))
 
-    def call(self, x, bias, training=False, return_weights=False):
+    def call(self, x, bias, training=False, return_weights=False, keep=None):
         """In training the whole stack runs on the real tokens' rows (``packs_rows``): the
         output is 0 at padding, which every attention over it masks. Otherwise the FFNs use
-        T2T's pad remover (``use_pad_remover``)."""
+        T2T's pad remover (``use_pad_remover``). ``keep`` [B, L]: the real tokens where
+        ``bias`` does not say them (a packed batch's segment bias; T2T's ``nonpadding``)."""
         all_weights = []
         rows = pad_remover = None
         if self.packs_rows(training, return_weights):
-            rows = PadRemover.from_padding_bias(bias)
+            rows = PadRemover(keep) if keep is not None else PadRemover.from_padding_bias(bias)
             x = rows.remove(x)
         elif self.config.use_pad_remover:
-            pad_remover = PadRemover.from_padding_bias(bias)
+            pad_remover = (
+                PadRemover(keep) if keep is not None else PadRemover.from_padding_bias(bias)
+            )
         for layer in self.layers_:
             x = layer(
                 x,
@@ -313,17 +316,24 @@ class Decoder(_Stack):
         training=False,
         return_weights=False,
         target_ids=None,
+        memory_keep=None,
     ):
         """``target_ids`` [B, L] (training, ``packs_rows``): the stack runs on the rows up to
         each target's last token (``PadRemover.after_last_token``) and the encoder-decoder
-        keys and values on the source's real tokens; the output is 0 after the last token."""
+        keys and values on the source's real tokens (``memory_keep`` [B, Ls] where
+        ``memory_bias`` does not say them: a packed batch's); the output is 0 after the last
+        token."""
         all_weights = []
         rows = memory_rows = None
         if target_ids is not None and self.packs_rows(training, return_weights):
             rows = PadRemover.after_last_token(target_ids)
             x = rows.remove(x)
             if memory is not None:
-                memory_rows = PadRemover.from_padding_bias(memory_bias)
+                memory_rows = (
+                    PadRemover(memory_keep)
+                    if memory_keep is not None
+                    else PadRemover.from_padding_bias(memory_bias)
+                )
                 memory = memory_rows.remove(memory)
         for layer in self.layers_:
             x = layer(

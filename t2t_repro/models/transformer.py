@@ -26,6 +26,7 @@ from t2t_repro.layers.initializers import t2t_initializer
 from t2t_repro.layers.positional import PositionalSignal
 from t2t_repro.layers.slot_features import SlotFeatures
 from t2t_repro.layers.transformer_layers import Decoder, Encoder, StackConfig
+from t2t_repro.models.packing import Packing
 from t2t_repro.registry import register_model
 
 
@@ -233,14 +234,30 @@ class Transformer(keras.Model):
         self.built = True
 
     # -- full (teacher-forced) pass ---------------------------------------------------------
-    def encode(self, inputs: tf.Tensor, training: bool = False, return_weights: bool = False):
-        """inputs [B, Ls] -> (encoder_output [B, Ls, d], encoder-decoder bias [B, 1, 1, Ls])."""
-        bias = attention_bias_ignore_padding(inputs)
+    def encode(
+        self,
+        inputs: tf.Tensor,
+        training: bool = False,
+        return_weights: bool = False,
+        packing: Packing | None = None,
+    ):
+        """inputs [B, Ls] -> (encoder_output [B, Ls, d], encoder-decoder bias [B, 1, 1, Ls]).
+        A packed batch (``packing``): attention within each example's segment, and the
+        encoder-decoder bias is [B, 1, Lt, Ls] (``models/packing.py``)."""
+        positions = keep = None
+        if packing is None:
+            self_bias = bias = attention_bias_ignore_padding(inputs)
+        else:
+            self_bias, bias = packing.encoder_biases()
+            positions, keep = packing.input_position, packing.input_nonpadding()
         x = self.input_embedding(inputs)
         if self.use_target_space:
             x = x + tf.cast(self.target_space_embedding[self.target_space_id], x.dtype)
-        x = self.embedding_dropout(self.input_positional(x), training=training)
-        out = self.encoder(x, bias, training=training, return_weights=return_weights)
+        x = self.input_positional(x, positions=positions)
+        x = self.embedding_dropout(x, training=training)
+        out = self.encoder(
+            x, self_bias, training=training, return_weights=return_weights, keep=keep
+        )
         if return_weights:
             return out[0], bias, out[1]
         return out, bias
@@ -252,17 +269,26 @@ class Transformer(keras.Model):
         encoder_bias: tf.Tensor,
         training: bool = False,
         return_weights: bool = False,
+        packing: Packing | None = None,
     ):
-        """Teacher-forced decoder stack: targets [B, Lt] -> hidden [B, Lt, d] (pre-softmax)."""
+        """Teacher-forced decoder stack: targets [B, Lt] -> hidden [B, Lt, d] (pre-softmax).
+        A packed batch (``packing``): self-attention within each example's segment, and the
+        positional signal at each target's own position; the shift right still runs over the
+        whole row, as T2T's (a segment's first input is the previous position's id)."""
         y = self.target_embedding(targets)
         y = shift_right(y)
-        y = self.positional(y)
+        y = self.positional(y, positions=None if packing is None else packing.target_position)
         if self.slot_features is not None:
             y = self.slot_features.full_pass(
                 y, targets, encoder_output, encoder_bias, self.input_positional
             )
         y = self.embedding_dropout(y, training=training)
         self_bias = attention_bias_lower_triangle(tf.shape(targets)[1])
+        memory_keep = None
+        if packing is not None:
+            self_bias = self_bias + packing.decoder_self_bias()
+            if packing.input_segment is not None:
+                memory_keep = packing.input_nonpadding()
         return self.decoder(
             y,
             encoder_output,
@@ -271,6 +297,7 @@ class Transformer(keras.Model):
             training=training,
             return_weights=return_weights,
             target_ids=targets,
+            memory_keep=memory_keep,
         )
 
     def decode(
@@ -308,11 +335,28 @@ class Transformer(keras.Model):
 
     def decoder_output(self, features: dict, training: bool = False) -> tf.Tensor:
         """The full teacher-forced pass up to the softmax: features -> hidden [B, Lt, d];
-        ``call`` is ``output_logits`` of it (the trainer's loss projects fewer rows)."""
+        ``call`` is ``output_logits`` of it (the trainer's loss projects fewer rows). A packed
+        batch's segmentations and positions are read when present (``models/packing.py``)."""
+        packing = self.packing_of(features)
         encoder_output = bias = None
         if self.has_input:
-            encoder_output, bias = self.encode(features["inputs"], training=training)
-        return self.decoder_hidden(features["targets"], encoder_output, bias, training=training)
+            encoder_output, bias = self.encode(
+                features["inputs"], training=training, packing=packing
+            )
+        return self.decoder_hidden(
+            features["targets"], encoder_output, bias, training=training, packing=packing
+        )
+
+    def packing_of(self, features: dict) -> Packing | None:
+        """The batch's ``Packing``, None when it is not packed; one line where this model
+        cannot keep packed examples apart."""
+        packing = Packing.of(features, self.has_input)
+        if packing is not None and self.slot_features is not None:
+            raise ValueError(
+                "slot_signal counts the slots of a whole target row: it cannot read a packed "
+                "batch (pack_dataset or a *_packed problem); train it on unpacked data."
+            )
+        return packing
 
     def call(self, features: dict, training: bool = False) -> tf.Tensor:
         return self.output_logits(self.decoder_output(features, training=training))

@@ -114,6 +114,12 @@ class TransformerEncoder(Transformer):
     def decoder_output(self, features: dict, training: bool = False) -> tf.Tensor:
         """The encoder's output averaged over every position (``class_label_top``'s
         ``reduce_mean``): [B, 1, d], one row per example (the trainer's loss projects it)."""
+        if self.packing_of(features) is not None:
+            raise ValueError(
+                "transformer_encoder pools a whole row into one class: a packed batch "
+                "(pack_dataset or a *_packed problem) would classify several examples as one; "
+                "train it on unpacked data."
+            )
         encoder_output, _ = self.encode(features["inputs"], training=training)
         return tf.reduce_mean(encoder_output, axis=1, keepdims=True)
 
