@@ -111,6 +111,8 @@ class Problem:
     eval_metrics: tuple = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
     # Whose vocab file this problem uses (a ``_rev`` shares its base's).
     vocab_name: str | None = None
+    # T2T's packed records: several examples a row, this many ids at most (docs/packing.md).
+    packed_length: int | None = None
 
     @property
     def name(self) -> str:
@@ -196,6 +198,13 @@ class Problem:
         sacreBLEU of the first ``num_examples`` dev examples when ``scores_bleu``, else nothing."""
         if not self.scores_bleu():
             return None
+        if self.packed_length:
+            print(
+                f"no dev decodes: {self.name}'s dev records are packed, several examples a row "
+                "(T2T decodes no packed example); decode its unpacked problem's instead",
+                flush=True,
+            )
+            return None
         from t2t_repro.data.input_pipeline import EVAL, make_dataset
         from t2t_repro.metrics.dev_metric import DevBleu
 
@@ -205,6 +214,7 @@ class Problem:
             EVAL,
             hparams,
             read_example=self.read_example_fn("infer", hparams),
+            pack=False,  # the dev examples as they are (T2T decodes no packed example)
         )
         inputs, references = [], []
         for example in examples.unbatch().take(num_examples):

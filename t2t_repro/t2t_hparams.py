@@ -141,6 +141,9 @@ TABLE: dict[str, Entry] = {
     "max_target_seq_length": honoured(0, _INPUT),
     "min_length": honoured(0, _INPUT),
     "min_length_bucket": honoured(8, _INPUT),
+    # T2T's on-the-fly packing (Problem.dataset), as its compiled op or its tf ops pack
+    "pack_dataset": honoured(False, _INPUT),
+    "use_custom_ops": honoured(True, _INPUT),
     "use_fixed_batch_size": honoured(False, _INPUT),
     # -- honoured: training, the optimizer and the learning rate --------------------------------
     # T2T's bfloat16 activations over float32 variables (utils/t2t_model.py, T2TModel.call):
@@ -210,7 +213,6 @@ TABLE: dict[str, Entry] = {
     "hard_attention_k": refused(0),
     "input_modalities": refused("default"),
     "num_area_layers": refused(0),
-    "pack_dataset": refused(False),
     "position_features": refused(""),
     "prepend_mode": refused("none"),
     "proximity_bias": refused(False),
@@ -300,7 +302,6 @@ TABLE: dict[str, Entry] = {
     "summarize_grads": no_effect(False),
     "summarize_vars": no_effect(False),
     "tpu_enable_host_call": no_effect(False),
-    "use_custom_ops": no_effect(True),
     "video_num_input_frames": no_effect(1),
     "video_num_target_frames": no_effect(1),
     "warm_start_from_second": no_effect(""),

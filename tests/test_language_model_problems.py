@@ -44,7 +44,10 @@ def test_datagen_writes_what_t2t_1_15_7_writes(name, tmp_path):
         ("languagemodel_lm1b32k", "1-billion-word-language-modeling-benchmark-r13output.tar.gz"),
         ("languagemodel_wikitext103", "wikitext-103-v1.zip"),
         ("languagemodel_wikitext103_characters", "wikitext-103-raw-v1.zip"),
-        ("languagemodel_lm1b32k_packed", "packed_length"),
+        (
+            "languagemodel_lm1b32k_packed",
+            "1-billion-word-language-modeling-benchmark-r13output.tar.gz",
+        ),
     ],
 )
 def test_a_missing_corpus_is_refused_in_one_line_naming_its_file(name, missing, tmp_path, capsys):

@@ -25,11 +25,11 @@ def _one_line_error(capsys) -> str:
 
 
 def test_a_pattern_matching_t2ts_problems_not_provided_names_them(capsys):
-    # T2T's --problem=translate_ende_wmt* generates 12 problems; 8 are provided here.
-    assert datagen.main(["--only_list", "--problem=translate_ende_wmt*"]) != 0
+    # T2T's --problem=translate_en[cz]*_wmt32k generates 2 problems; 1 is provided here.
+    assert datagen.main(["--only_list", "--problem=translate_en[cz]*_wmt32k"]) != 0
     err = _one_line_error(capsys)
-    assert "translate_ende_wmt32k_packed" in err and "not provided here" in err
-    assert "--problem=translate_ende_wmt32k,translate_ende_wmt8k" in err
+    assert "translate_enzh_wmt32k" in err and "not provided here" in err
+    assert "--problem=translate_encs_wmt32k." in err
     # Sorted and each once, as T2T's main generates them.
     assert (
         datagen.main(["--only_list", "--problem=translate_toy,algorithmic_copy,translate_toy"]) == 0
@@ -140,12 +140,12 @@ def test_a_usr_dirs_problem_of_a_t2t_name_is_not_called_not_provided():
     """A name on T2T's list of problems not provided here that a usr_dir registered is the
     usr_dir's: patterns take it (registry.not_provided leaves it out)."""
     missing = registry.not_provided(registry.PROBLEMS)
-    assert "translate_ende_wmt32k_packed" in missing
-    registry._REGISTRIES[registry.PROBLEMS]["translate_ende_wmt32k_packed"] = object
+    assert "translate_enzh_wmt32k" in missing
+    registry._REGISTRIES[registry.PROBLEMS]["translate_enzh_wmt32k"] = object
     try:
-        assert "translate_ende_wmt32k_packed" not in registry.not_provided(registry.PROBLEMS)
+        assert "translate_enzh_wmt32k" not in registry.not_provided(registry.PROBLEMS)
     finally:
-        del registry._REGISTRIES[registry.PROBLEMS]["translate_ende_wmt32k_packed"]
+        del registry._REGISTRIES[registry.PROBLEMS]["translate_enzh_wmt32k"]
 
 
 TASKS_USR_DIR = """

@@ -217,11 +217,14 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
     argv = ["--problem=translate_*_multi30k,translate_toy*", "--exclude_problems=ende,_rev"]
     assert datagen.main([*argv, "--only_list"]) == 0
     assert capsys.readouterr().out.split() == ["translate_enfr_multi30k", "translate_toy"]
-    # T2T's patterns match its base problems, its _packed one too (not provided: refused).
-    assert datagen.main(["--problem=translate_ende_wmt32k*", "--only_list"]) == 1
-    assert "translate_ende_wmt32k_packed, not provided" in capsys.readouterr().err
-    argv = ["--problem=translate_ende_wmt32k*", "--exclude_problems=packed", "--only_list"]
-    assert datagen.main(argv) == 0 and capsys.readouterr().out.split() == ["translate_ende_wmt32k"]
+    # T2T's patterns match its base problems, its multi-problems too (not provided: refused).
+    assert datagen.main(["--problem=languagemodel_lm1b_*", "--only_list"]) == 1
+    assert "languagemodel_lm1b_sentiment_imdb, not provided" in capsys.readouterr().err
+    argv = ["--problem=languagemodel_lm1b_*", "--exclude_problems=multi,sentiment", "--only_list"]
+    assert datagen.main(argv) == 0 and capsys.readouterr().out.split() == [
+        "languagemodel_lm1b_characters",
+        "languagemodel_lm1b_characters_packed",
+    ]
     assert datagen.main(["--problem=translate_toy*_rev", "--only_list"]) == 0
     assert capsys.readouterr().out.split() == ["translate_toy_rev"]
     assert datagen.main(["--problem=no_such_problem", "--only_list"]) == 1  # T2T raises

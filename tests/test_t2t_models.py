@@ -49,6 +49,6 @@ def test_t2t_problems_not_provided_are_named_as_t2ts_in_one_line():
     assert len(t2t) == 311 and "translate_ende_wmt32k" in t2t & ours
     assert sorted(T2T_PROBLEMS_NOT_PROVIDED) == sorted(t2t - ours)
     with pytest.raises(registry.RegistryError) as e:
-        registry.problem("translate_enfr_wmt32k_packed")
+        registry.problem("wiki_revision_packed1k")
     message = str(e.value)
     assert "\n" not in message and "is T2T 1.15's, not provided here" in message

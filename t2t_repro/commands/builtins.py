@@ -34,6 +34,7 @@ def register_builtins() -> None:
     import t2t_repro.t2t_compat.ice_parsing  # noqa: F401  (T2T's parsing_icelandic16k)
     import t2t_repro.t2t_compat.lambada_problems  # noqa: F401  (T2T's LAMBADA problems)
     import t2t_repro.t2t_compat.lm_problems  # noqa: F401  (T2T's own language-model problems)
+    import t2t_repro.t2t_compat.packed_problems  # noqa: F401  (T2T's *_packed problems)
     import t2t_repro.t2t_compat.paraphrase_ms_coco  # noqa: F401  (T2T's MS COCO paraphrases)
     import t2t_repro.t2t_compat.pointer_generator_word  # noqa: F401  (text2text_copyable_tokens)
     import t2t_repro.t2t_compat.program_search  # noqa: F401  (T2T's program_search_algolisp)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from t2t_repro import fileio
 from t2t_repro.data import datagen_lib, t2t_shards
@@ -99,11 +99,16 @@ class ShardRun:
         return out
 
     def finish(
-        self, rng: t2t_shards.Shuffler, manifest: dict, shuffle: bool = True
+        self,
+        rng: t2t_shards.Shuffler,
+        manifest: dict,
+        shuffle: bool = True,
+        extra_fn: Callable[[list[bytes]], list[bytes]] | None = None,
     ) -> dict[str, int]:
         """After the unshuffled files of ``todo`` are written: the manifest (with ``manifest``'s
-        vocab and settings), then T2T's shuffle of every file in order. Returns pairs per
-        split."""
+        vocab and settings), then T2T's shuffle of every file in order, each file's shuffled
+        records passed through ``extra_fn`` (T2T's ``shuffle_dataset`` argument: a packed
+        problem's ``_pack_fn``). Returns records per split."""
         for i in sorted(self.todo):
             final = t2t_shards.final_path(self.paths[i])
             if final != self.paths[i] and fileio.exists(final):
@@ -114,7 +119,7 @@ class ShardRun:
         manifest["num_shards"] = {s: self.split_of.count(s) for s in self.splits}
         datagen_lib.store_json(self.manifest_path, dict(manifest, pairs={}))
         if shuffle:
-            counts = t2t_shards.shuffle_in_order(self.paths, rng, self.todo)
+            counts = t2t_shards.shuffle_in_order(self.paths, rng, self.todo, extra_fn)
         else:  # already shuffled (T2T's ``already_shuffled``): the files are the finals
             counts = [t2t_shards.count_records(p) for p in self.paths]
         pairs = {s: 0 for s in self.splits}

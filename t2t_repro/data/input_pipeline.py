@@ -34,6 +34,9 @@ TRAIN, EVAL = "train", "eval"
 _as_written = tf.autograph.experimental.do_not_convert
 RECORD_SHUFFLE_BUFFER = 1024
 FEATURES = ("inputs", "targets")
+# A packed example's (T2T's packed datasets: ``generator_utils.pack_examples``/``pack_dataset``):
+# which example each position is of, and its position there (the model reads them).
+PACKED_FEATURES = tuple(f"{k}_{kind}" for k in FEATURES for kind in ("segmentation", "position"))
 
 
 def list_shards(filepattern: str) -> list[str]:
@@ -57,8 +60,9 @@ def example_length(example: dict) -> tf.Tensor:
 def _read_by_problem(ds, read_example, deterministic: bool) -> tf.data.Dataset:
     """``read_example`` over the serialized records (a map, or a flat map where it returns a
     dataset of examples, as T2T's ``preprocess`` allows); then ``FEATURES`` as int32 vectors
-    (T2T's ``cast_ints_to_int32``), the other features dropped (T2T's transformer reads only
-    these). One line when the examples lack a feature or give it another kind."""
+    (T2T's ``cast_ints_to_int32``), and the packed ones it gives (``PACKED_FEATURES``); the
+    other features dropped (T2T's transformer reads only these). One line when the examples
+    lack a feature or give it another kind."""
     ds = ds.map(read_example, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic)
     if isinstance(ds.element_spec, tf.data.DatasetSpec):
         ds = ds.flat_map(lambda examples: examples)
@@ -72,18 +76,21 @@ def _read_by_problem(ds, read_example, deterministic: bool) -> tf.data.Dataset:
                 f"the problem's examples (its example reading spec and preprocess_example) give "
                 f"{name!r} as {what}; the model reads integer vectors 'inputs' and 'targets'."
             )
+    kept = FEATURES + tuple(name for name in PACKED_FEATURES if name in spec)
     return ds.map(
-        _as_written(lambda ex: {name: tf.cast(ex[name], tf.int32) for name in FEATURES}),
+        _as_written(lambda ex: {name: tf.cast(ex[name], tf.int32) for name in kept}),
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=deterministic,
     )
 
 
-def parse_and_truncate(hparams) -> Callable[[tf.Tensor], dict]:
+def parse_and_truncate(hparams, packed: bool = False) -> Callable[[tf.Tensor], dict]:
     """This module's own reading of a serialized record (parsing, then T2T's
     ``max_input_seq_length``/``max_target_seq_length`` truncation): ``make_dataset``'s map
-    without a problem's own reading, and the start of one that adds a step after it."""
-    parse, truncate = records.parse_example_fn(FEATURES), _truncate(hparams)
+    without a problem's own reading, and the start of one that adds a step after it.
+    ``packed``: the records are packed (a ``*_packed`` problem's), with ``PACKED_FEATURES``."""
+    names = FEATURES + PACKED_FEATURES if packed else FEATURES
+    parse, truncate = records.parse_example_fn(names), _truncate(hparams)
     return _as_written(lambda record: truncate(parse(record)))
 
 
@@ -116,7 +123,7 @@ def _padded_buckets(ds, hparams, max_length: int, length_multiplier: int) -> tf.
         example_length,
         [length + 1 for length in scheme["lengths"]],
         scheme["batch_sizes"] + [scheme["batch_sizes"][-1]],
-        padded_shapes={k: [None] for k in FEATURES},
+        padded_shapes={k: [None] for k in ds.element_spec},
     )
 
     @_as_written
@@ -195,6 +202,8 @@ def make_dataset(
     augment: Callable[[tf.data.Dataset], tf.data.Dataset] | None = None,
     max_length: int | None = None,
     read_example: Callable[[tf.Tensor], dict | tf.data.Dataset] | None = None,
+    packed: bool = False,
+    pack: bool | None = None,
 ) -> tf.data.Dataset:
     """Batches ``{"inputs": int32 [B, Li], "targets": int32 [B, Lt]}``, each padded with 0.
 
@@ -204,7 +213,9 @@ def make_dataset(
     hparam, else ``batch_size``, which alone size the buckets, as in T2T. ``read_example``:
     the problem's own reading of a serialized record (``Problem.read_example_fn``), in place
     of this module's parsing and ``max_input_seq_length``/``max_target_seq_length``
-    truncation."""
+    truncation. ``packed``: the records are packed (a ``*_packed`` problem's, read by this
+    module); ``pack``: pack the examples here, as T2T's ``pack_dataset`` hparam does (default:
+    that hparam); either way the batches also hold ``PACKED_FEATURES``."""
     is_train = mode == TRAIN
     repeat = is_train if repeat is None else repeat
     files = list_shards(filepattern)
@@ -214,12 +225,15 @@ def make_dataset(
         ds = _read_by_problem(ds, read_example, deterministic)
     else:
         ds = ds.map(
-            parse_and_truncate(hparams),
+            parse_and_truncate(hparams, packed),
             num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=deterministic,
         )
+    _check_packed_truncation(ds, hparams)
     if is_train:
         ds = ds.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed)
+    if hparams.get("pack_dataset", False) if pack is None else pack:
+        ds = _pack(ds, hparams)
     if repeat:
         ds = ds.repeat()
     if is_train and augment is not None:
@@ -245,7 +259,7 @@ def make_dataset(
     if hparams.get("use_fixed_batch_size", False):
         ds = ds.padded_batch(
             fixed_batch_per_replica(hparams.batch_size, input_context),
-            padded_shapes={k: [None] for k in FEATURES},
+            padded_shapes={k: [None] for k in ds.element_spec},
         )
     elif hparams.get("padded_bucket_step", 0):
         ds = _padded_buckets(ds, hparams, bucket_max_length, length_multiplier)
@@ -261,13 +275,49 @@ def make_dataset(
             example_length,
             scheme["boundaries"],
             scheme["batch_sizes"],
-            padded_shapes={k: [None] for k in FEATURES},
+            padded_shapes={k: [None] for k in ds.element_spec},
         )
     if is_train and hparams.get("batch_shuffle_size", 0):
         ds = ds.shuffle(hparams.batch_shuffle_size, seed=seed)
     options = tf.data.Options()
     options.deterministic = deterministic
     return ds.with_options(options).prefetch(tf.data.AUTOTUNE)
+
+
+def _check_packed_truncation(ds: tf.data.Dataset, hparams) -> None:
+    """One line for packed records with ``max_input_seq_length``/``max_target_seq_length``:
+    T2T cuts the ids but not their segmentation and positions (``Problem.preprocess_example``),
+    which then no longer fit (its model fails); here the run stops before it starts."""
+    limits = [n for n in ("max_input_seq_length", "max_target_seq_length") if hparams.get(n, 0)]
+    if limits and any(name in ds.element_spec for name in PACKED_FEATURES):
+        raise DataError(
+            f"{' and '.join(limits)} would cut packed examples apart from their segmentation "
+            "and positions; set them to 0 for a packed problem (its packed_length bounds them)."
+        )
+
+
+def _pack(ds: tf.data.Dataset, hparams) -> tf.data.Dataset:
+    """T2T's ``pack_dataset`` hparam (``data_generators/problem.py``, ``Problem.dataset``):
+    examples packed on the fly into rows of ``max_length``, after the record shuffle and before
+    the repeat, in training and evaluation alike; with ``use_custom_ops`` (T2T's default) as
+    T2T's compiled ``pack_sequences2`` op packs (``data/custom_op_packing.py``), else as its
+    tf ops do (``data/dataset_packing.py``): ``generator_utils.pack_dataset``."""
+    if not hparams.get("max_length", 0) > 0:
+        raise HParamsError(
+            "pack_dataset=True packs examples into rows of max_length tokens: set max_length "
+            "(e.g. --hparams=max_length=256), as T2T's pack_dataset needs."
+        )
+    if any(name in ds.element_spec for name in PACKED_FEATURES):
+        raise HParamsError(
+            "pack_dataset=True packs unpacked examples, and this problem's records are packed "
+            "already (a *_packed problem): use its unpacked problem, or pack_dataset=False."
+        )
+    # (imported here: only a packing run pays for it)
+    from t2t_repro.data import dataset_packing
+
+    return dataset_packing.pack_dataset(
+        ds, hparams.max_length, list(FEATURES), hparams.get("use_custom_ops", True)
+    )
 
 
 def count_tokens(batch: dict) -> dict:

@@ -196,7 +196,8 @@ def shuffle_in_order(
     """``shuffle_dataset``: each unshuffled file of ``todo`` (default all), in order, shuffled
     with ``rng`` into its final name and removed; for the others (finished shards kept by a
     rerun) a list of their final file's length is shuffled instead, so every later file gets
-    the draws of a full run. Returns the records per file."""
+    the draws of a full run (not so after an ``extra_fn`` that changes the count: such a run
+    writes every file). Returns the records per final file."""
     wanted = set(range(len(paths)) if todo is None else todo)
     counts = []
     for i, path in enumerate(paths):
@@ -208,9 +209,9 @@ def shuffle_in_order(
             continue
         serialized = read_records(path)
         rng.shuffle(serialized)
-        counts.append(len(serialized))
         if extra_fn is not None:
             serialized = extra_fn(serialized)
+        counts.append(len(serialized))  # the final file's (a kept one's count is read so)
         records.write_records_atomically(final, serialized)
         fileio.remove(path)
     return counts

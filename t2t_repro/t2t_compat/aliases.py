@@ -117,6 +117,7 @@ def _register_t2t_problems() -> None:
         glue_problems,
         ice_parsing,
         lambada_problems,
+        packed_problems,
         paraphrase_ms_coco,
         pointer_generator_word,
         program_search,
@@ -160,6 +161,7 @@ def _register_t2t_problems() -> None:
         *glue_problems.T2T_REGISTERED_PROBLEMS,
         *tmpdir_problems.T2T_REGISTERED_PROBLEMS,
         *translate_problems.T2T_REGISTERED_PROBLEMS,
+        *packed_problems.T2T_REGISTERED_PROBLEMS,
         wsj_parsing.WsjParsing,
     ):
         registry.register_problem(cls.problem_name)(cls)
@@ -190,7 +192,17 @@ def _read_t2t_imports(alias: str, module) -> None:
     if getattr(own, "reads_t2t_imports", False):  # one module serves several T2T names
         return
 
+    # T2T's classes of the module (of any T2T module it serves) implemented in another here
+    elsewhere = {
+        name: where
+        for t2t_name, target in ALIASES.items()
+        if target == module.__name__
+        for name, where in t2t_modules.IMPLEMENTED.get(t2t_name, {}).items()
+    }
+
     def __getattr__(name: str) -> object:
+        if name in elsewhere:
+            return getattr(importlib.import_module(elsewhere[name]), name)
         if own is not None:
             try:
                 return own(name)  # T2T's names refused in one line, or unknown

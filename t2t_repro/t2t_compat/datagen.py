@@ -17,7 +17,10 @@ As every problem here, a rerun keeps finished shards and writes only missing one
 the kept shards' shuffle draws (the manifest ``<problem>.datagen.json`` says what they were
 made with). A split whose shards are all kept is not generated again; if the problem's
 generators draw from the global ``random`` (so that leaving a split out would change the
-later shuffles), the rerun notices it and writes every shard again.
+later shuffles), the rerun notices it and writes every shard again. A packed problem's
+(``packed_length``) shuffled records are packed as T2T's ``shuffle_dataset(..., extra_fn=
+_pack_fn())`` packs them (an ``already_shuffled`` one's are not: T2T skips its shuffle); a
+rerun of one with a shard missing writes every shard again.
 """
 
 from __future__ import annotations
@@ -160,6 +163,10 @@ def generate_t2t_data(
     )
     trusted = trusted and run.manifest_matches(vocab_path, max_cases, random_seed)
     summary.shards_kept = run.plan(trusted)
+    pack = problem._pack_fn() if callable(getattr(problem, "_pack_fn", None)) else None
+    if pack is not None and run.todo and summary.shards_kept:
+        # a kept packed shard does not say how many records its shuffle drew: write them all
+        summary.shards_kept = run.plan(False)
     if run.todo:
         vocab_existed = fileio.isfile(vocab_path)
         if reseed:
@@ -190,7 +197,9 @@ def generate_t2t_data(
             max_cases=max_cases,
             seed=random_seed,
         )
-        summary.pairs = run.finish(random, manifest, shuffle=not problem.already_shuffled)
+        summary.pairs = run.finish(
+            random, manifest, shuffle=not problem.already_shuffled, extra_fn=pack
+        )
         summary.shards_written = len(run.todo)
         summary.vocab_built = not vocab_existed and fileio.isfile(vocab_path)
     else:

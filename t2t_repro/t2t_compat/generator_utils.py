@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from t2t_repro import fileio
 from t2t_repro.atomic_write import atomic_open, atomic_path
-from t2t_repro.data import download, records, t2t_shards
+from t2t_repro.data import dataset_packing, download, example_packing, records, t2t_shards
 from t2t_repro.data.text_files import extract_all, read_lines, sample_lines_for_vocab
 from t2t_repro.errors import DataError
 from t2t_repro.t2t_compat import refusals
@@ -385,6 +385,14 @@ def get_or_generate_txt_vocab(data_dir: str, vocab_filename: str, vocab_size, fi
 
     return get_or_generate_vocab_inner(data_dir, vocab_filename, vocab_size, generate())
 
+
+# T2T's packing of examples (datagen's packed_length) and of datasets (pack_dataset hparam):
+# the project's (docs/packing.md). INDEX_DTYPE: the dtype of T2T's packed segmentations.
+INDEX_DTYPE = tf.int32
+SequencePacker = example_packing.SequencePacker
+SequencePairPacker = example_packing.SequencePairPacker
+pack_examples = example_packing.pack_examples
+pack_dataset = dataset_packing.pack_dataset
 
 # T2T's names this project does not provide: one line when called (refusals.py).
 __getattr__ = refusals.module_getattr("tensor2tensor.data_generators.generator_utils")

@@ -2,8 +2,8 @@
 ``languagemodel_ptb10k`` / ``languagemodel_ptb_characters`` (``data_generators/ptb.py``),
 ``languagemodel_lm1b32k`` / ``_lm1b8k`` / ``_lm1b_characters`` (``lm1b.py``) and
 ``languagemodel_wikitext103`` / ``_wikitext103_characters`` (``wikitext103.py``), each a
-``Text2SelfProblem`` (the Transformer's decoder alone). Their packed TPU variants are registered
-to be refused in one line (``check_datagen``: ``packed_length``).
+``Text2SelfProblem`` (the Transformer's decoder alone). ``languagemodel_lm1b32k_packed`` is here
+too; LM1B's other packed ones are in ``packed_problems.py``.
 
 Their corpora are read from --tmp_dir under T2T's file names, downloaded there from T2T's
 addresses when missing (``generator_utils.maybe_download``; offline, one line names the file to
@@ -187,11 +187,15 @@ class LanguagemodelLm1bCharacters(LanguagemodelLm1b32k):
 
 @t2t_registry.register_problem
 class LanguagemodelLm1b32kPacked(LanguagemodelLm1b32k):
-    """T2T's packed TPU variant: refused in one line (``packed_length``)."""
+    """T2T's packed variant (``packed_length``), ``languagemodel_lm1b32k``'s vocabulary file."""
 
     @property
     def packed_length(self):
         return 256
+
+    @property
+    def vocab_filename(self):
+        return LanguagemodelLm1b32k().vocab_filename
 
 
 # -- WikiText-103 (wikitext103.py) -------------------------------------------------------------

@@ -350,17 +350,21 @@ class Problem(base.Problem):
         every record, when the usr_dir overrides one of them or ``example_reading_spec``
         (``t2t_compat/example_reading.py``); else None: the input pipeline's own reading,
         which is T2T's defaults. A _rev's reading, either one, is followed by T2T's
-        ``maybe_reverse_and_copy`` (``problem.py``, ``dataset``)."""
+        ``maybe_reverse_and_copy`` (``problem.py``, ``dataset``). A packed problem's records
+        (``packed_length``) are read with their segmentations and positions."""
         cls = type(self)
         read = None
+        packed = bool(getattr(self, "packed_length", None))
         if any(problem_hparams.defined_by_usr_dir(cls, h) for h in example_reading.READING_HOOKS):
             read = example_reading.read_example_fn(self, mode, hparams)
-        if not (self._was_reversed or self._was_copy):
+        if not (self._was_reversed or self._was_copy or packed):
             return read
         if read is None:
             from t2t_repro.data.input_pipeline import parse_and_truncate
 
-            read = parse_and_truncate(hparams)
+            read = parse_and_truncate(hparams, packed)
+        if not (self._was_reversed or self._was_copy):
+            return read
         return example_reading.then_map(read, self.maybe_reverse_and_copy)
 
     def problem_hparams(self, data_dir: str, model_hparams: Any = None) -> dict:

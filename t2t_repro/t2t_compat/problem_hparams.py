@@ -25,6 +25,7 @@ import collections
 import inspect
 from typing import Any
 
+from t2t_repro.data.input_pipeline import PACKED_FEATURES
 from t2t_repro.hparam import HParams
 from t2t_repro.metrics import eval_metrics
 from t2t_repro.t2t_compat import example_reading
@@ -237,6 +238,8 @@ def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type)
             )
         if feature == IGNORED_FEATURE and kind == ModalityType.SYMBOL:
             continue  # QuestionAndContext2TextProblem's: T2T's transformer never reads it
+        if feature in PACKED_FEATURES and kind == ModalityType.IDENTITY:
+            continue  # a packed problem's segmentations and positions (docs/packing.md)
         if feature not in ("inputs", "targets") or kind != ModalityType.SYMBOL:
             raise error(
                 f"{where(problem)}: hparams() sets modality[{feature!r}] = {kind!r}; this "
@@ -244,6 +247,7 @@ def to_run_hparams(problem: Any, p: ProblemHParams, encoders: dict, error: type)
                 "(ModalityType.SYMBOL): remove it or use Text2TextProblem's."
             )
     ignored = {IGNORED_FEATURE} if modality.get(IGNORED_FEATURE) == ModalityType.SYMBOL else set()
+    ignored |= {name for name in PACKED_FEATURES if vocab_size.get(name, 0) is None}
     extra = sorted(set(vocab_size) - {"inputs", "targets"} - ignored)
     if extra:
         raise error(

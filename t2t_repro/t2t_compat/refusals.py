@@ -37,7 +37,10 @@ _TRAIN = (
     "label, with an hparams set)"
 )
 _LAYERS = "T2T's layer functions are not provided: only this project's own transformer runs"
-_PACKED = "packed datasets are not made here: batches are bucketed by length"
+_PACKED = (
+    "T2T's packer class is not provided: pack a dataset with generator_utils.pack_dataset or "
+    "the pack_dataset hparam (docs/packing.md)"
+)
 _RANGES = (
     "hyperparameter tuning with ranges is not supported: run one t2t-trainer per --hparams "
     "setting (a ranged-hparams function registers, but is never called)"
@@ -121,11 +124,7 @@ _TABLE: dict[str, dict[str, str]] = {
         "one-hot class labels, real values and images are not model outputs here (a class "
         "label is: ClassLabelEncoder)": ("OneHotClassLabelEncoder RealEncoder ImageEncoder"),
     },
-    "tensor2tensor.data_generators.generator_utils": {
-        _PACKED: (
-            "SequencePacker SequencePairPacker SequenceDatasetPacker pack_examples pack_dataset"
-        ),
-    },
+    "tensor2tensor.data_generators.generator_utils": {_PACKED: "SequenceDatasetPacker"},
     "tensor2tensor.models.transformer": {
         _TRAIN: "TransformerScorer TransformerEncoder TransformerRegressor TransformerMemory",
         _LAYERS: (
@@ -232,7 +231,6 @@ def t2t_sets_not_provided() -> dict[str, str]:
 # Constants T2T defines that the edge does not: refused when read.
 REFUSED_CONSTANTS: dict[str, dict[str, str]] = {
     "tensor2tensor.utils.hparam": {"PARAM_RE": "parse hparams strings with HParams.parse"},
-    "tensor2tensor.data_generators.generator_utils": {"INDEX_DTYPE": _PACKED},
     "tensor2tensor.utils.metrics": {"METRICS_FNS": "name metrics with Metrics in eval_metrics"},
     "tensor2tensor.utils.t2t_model": {"TPU_METRIC_BLACKLIST": _TRAIN},
     "tensor2tensor.utils.mlperf_log": {

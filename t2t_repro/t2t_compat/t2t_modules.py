@@ -117,6 +117,7 @@ _TRANSLATE = "t2t_repro.t2t_compat.translate_problems"
 _VARIANTS = "t2t_repro.t2t_compat.translate_wmt_variants"
 _SENTIMENT = "t2t_repro.t2t_compat.sentiment_problems"
 _GLUE = "t2t_repro.t2t_compat.glue_problems"
+_PACKED = "t2t_repro.t2t_compat.packed_problems"
 
 
 def _at(where: str, names: str) -> dict[str, str]:
@@ -209,6 +210,21 @@ IMPLEMENTED: dict[str, dict[str, str]] = {
         }.items()
     },
 }
+
+# T2T's *_packed problems (t2t_compat/packed_problems.py), each in its T2T module.
+for _module, _names in {
+    "translate_ende": "TranslateEndeWmt32kPacked TranslateEndeWmt8kPacked "
+    "TranslateEndeWmtMulti64kPacked1k",
+    "translate_enfr": "TranslateEnfrWmt32kPacked TranslateEnfrWmtMulti64kPacked1k",
+    "translate_enes": "TranslateEnesWmt32kPacked TranslateEnesWmt8kPacked",
+    "translate_enro": "TranslateEnroWmtMultiTiny64kPacked1k",
+    "multinli": "MultiNLIText2textMulti64kPacked1k",
+    "squad": "SquadText2textMulti64kPacked1k",
+    "cnn_dailymail": "SummarizeCnnDailymailMulti64kPacked1k",
+    "wiki_lm": "LanguagemodelDeEnFrRoWiki64kFitbPacked1k",
+    "lm1b": "LanguagemodelLm1b8kPacked LanguagemodelLm1bCharactersPacked",
+}.items():
+    IMPLEMENTED.setdefault(f"{ROOT}.data_generators.{_module}", {}).update(_at(_PACKED, _names))
 
 _NO_LAYERS = (
     "T2T's layers are not provided: only this project's own transformer runs "

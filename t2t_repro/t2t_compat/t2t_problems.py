@@ -2,32 +2,29 @@
 in its ``data_generators/`` modules; tests/data/t2t_1.15.7_models.json, from
 tools/t2t_reference/list_t2t_models.py): ``--problem`` with one of them says it is T2T's and not
 provided here, in one line, instead of "Unknown problem" and a nearest name that is another
-problem (``translate_enfr_wmt32k_packed`` is not ``translate_enfr_wmt32k``'s data)."""
+problem (``wiki_revision_packed1k`` is not ``wiki_revision``'s data)."""
 
 T2T_PROBLEMS_NOT_PROVIDED = """
     algorithmic_math_two_variables audio_timit_characters_tune audio_timit_tokens8k_test
     audio_timit_tokens8k_tune common_voice common_voice_clean common_voice_noisy
-    common_voice_train_full_test_clean genomics_expression_cage10
-    genomics_expression_gm12878 genomics_expression_l262k image_celeba image_celeba32
-    image_celeba64 image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol
-    image_celebahq256 image_celebahq256_dmol image_cifar10 image_cifar100
-    image_cifar100_plain image_cifar100_plain8 image_cifar100_plain_gen image_cifar100_tune
-    image_cifar10_plain image_cifar10_plain8 image_cifar10_plain_gen
-    image_cifar10_plain_gen_dmol image_cifar10_plain_gen_flat
-    image_cifar10_plain_random_shift image_cifar10_tune image_cifar20 image_cifar20_plain
-    image_cifar20_plain8 image_cifar20_plain_gen image_cifar20_tune image_fashion_mnist
-    image_fsns image_imagenet image_imagenet224 image_imagenet224_no_normalization
-    image_imagenet256 image_imagenet32 image_imagenet32_gen image_imagenet32_small
-    image_imagenet64 image_imagenet64_gen image_imagenet64_gen_flat
+    common_voice_train_full_test_clean genomics_expression_cage10 genomics_expression_gm12878
+    genomics_expression_l262k image_celeba image_celeba32 image_celeba64
+    image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol image_celebahq256
+    image_celebahq256_dmol image_cifar10 image_cifar100 image_cifar100_plain
+    image_cifar100_plain8 image_cifar100_plain_gen image_cifar100_tune image_cifar10_plain
+    image_cifar10_plain8 image_cifar10_plain_gen image_cifar10_plain_gen_dmol
+    image_cifar10_plain_gen_flat image_cifar10_plain_random_shift image_cifar10_tune
+    image_cifar20 image_cifar20_plain image_cifar20_plain8 image_cifar20_plain_gen
+    image_cifar20_tune image_fashion_mnist image_fsns image_imagenet image_imagenet224
+    image_imagenet224_no_normalization image_imagenet256 image_imagenet32 image_imagenet32_gen
+    image_imagenet32_small image_imagenet64 image_imagenet64_gen image_imagenet64_gen_flat
     image_imagenet_multi_resolution_gen image_lsun_bedrooms image_mnist image_mnist_tune
     image_ms_coco_characters image_ms_coco_tokens32k image_text_ms_coco
     image_text_ms_coco_multi_resolution image_vqav2_rcnn_feature_tokens10k_labels3k
     image_vqav2_tokens10k_labels3k img2img_allen_brain img2img_allen_brain_dim16to16_paint1
-    img2img_allen_brain_dim48to64 img2img_allen_brain_dim8to32 img2img_celeba
-    img2img_celeba64 img2img_cifar10 img2img_cifar100 img2img_imagenet
-    languagemodel_de_en_fr_ro_wiki64k_fitb_packed1k
-    languagemodel_en_wiki_lm_multi_nli_subwords
-    languagemodel_en_wiki_lm_multi_nli_subwords64k
+    img2img_allen_brain_dim48to64 img2img_allen_brain_dim8to32 img2img_celeba img2img_celeba64
+    img2img_cifar10 img2img_cifar100 img2img_imagenet
+    languagemodel_en_wiki_lm_multi_nli_subwords languagemodel_en_wiki_lm_multi_nli_subwords64k
     languagemodel_en_wiki_lm_multi_nli_subwords_v2
     languagemodel_en_wiki_lm_short_multi_nli_subwords64k
     languagemodel_en_wiki_lm_squad_concat_subwords
@@ -38,28 +35,21 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     languagemodel_en_wiki_lm_summarize_frac20_cnndm_subwords64k
     languagemodel_en_wiki_lm_summarize_frac2_cnndm_subwords64k
     languagemodel_en_wiki_lm_summarize_frac50_cnndm_subwords64k
-    languagemodel_en_wiki_lm_summarize_frac5_cnndm_subwords64k languagemodel_lm1b8k_packed
-    languagemodel_lm1b_characters_packed languagemodel_lm1b_multi_nli
+    languagemodel_en_wiki_lm_summarize_frac5_cnndm_subwords64k languagemodel_lm1b_multi_nli
     languagemodel_lm1b_multi_nli_subwords languagemodel_lm1b_sentiment_imdb
     languagemodel_multi_wiki_translate languagemodel_multi_wiki_translate_fr
-    languagemodel_multi_wiki_translate_packed1k
-    languagemodel_multi_wiki_translate_packed1k_v2 languagemodel_wiki_noref_v128k_l1k
-    languagemodel_wiki_noref_v32k_l16k languagemodel_wiki_noref_v32k_l1k
-    languagemodel_wiki_noref_v8k_l16k languagemodel_wiki_noref_v8k_l1k
-    languagemodel_wiki_scramble_l128 languagemodel_wiki_scramble_l1k
-    languagemodel_wiki_xml_v8k_l1k languagemodel_wiki_xml_v8k_l4k librispeech
-    librispeech_clean librispeech_clean_small librispeech_noisy
-    librispeech_train_full_test_clean librispeech_train_full_test_other
-    multi_nli_text2text_multi64k_packed1k ocr_test squad_text2text_multi64k_packed1k
-    summarize_cnn_dailymail_multi64k_packed1k timeseries_synthetic_data_series10_samples100k
-    timeseries_toy_problem timeseries_toy_problem_no_inputs translate_ende_wmt32k_packed
-    translate_ende_wmt8k_packed translate_ende_wmt_multi64k_packed1k
-    translate_enes_wmt32k_packed translate_enes_wmt8k_packed translate_enfr_wmt32k_packed
-    translate_enfr_wmt_multi64k_packed1k translate_enro_wmt_multi_tiny64k_packed1k
-    translate_enzh_wmt32k translate_enzh_wmt8k video_bair_robot_pushing
-    video_bair_robot_pushing_with_actions video_google_robot_pushing video_moving_mnist
-    video_stochastic_shapes10k wiki_revision wiki_revision_packed1k wiki_revision_packed256
-    wikisum_commoncrawl wikisum_commoncrawl_lead_section wikisum_web
+    languagemodel_multi_wiki_translate_packed1k languagemodel_multi_wiki_translate_packed1k_v2
+    languagemodel_wiki_noref_v128k_l1k languagemodel_wiki_noref_v32k_l16k
+    languagemodel_wiki_noref_v32k_l1k languagemodel_wiki_noref_v8k_l16k
+    languagemodel_wiki_noref_v8k_l1k languagemodel_wiki_scramble_l128
+    languagemodel_wiki_scramble_l1k languagemodel_wiki_xml_v8k_l1k
+    languagemodel_wiki_xml_v8k_l4k librispeech librispeech_clean librispeech_clean_small
+    librispeech_noisy librispeech_train_full_test_clean librispeech_train_full_test_other
+    ocr_test timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
+    timeseries_toy_problem_no_inputs translate_enzh_wmt32k translate_enzh_wmt8k
+    video_bair_robot_pushing video_bair_robot_pushing_with_actions video_google_robot_pushing
+    video_moving_mnist video_stochastic_shapes10k wiki_revision wiki_revision_packed1k
+    wiki_revision_packed256 wikisum_commoncrawl wikisum_commoncrawl_lead_section wikisum_web
     wikisum_web_lead_section
 """.split()
 

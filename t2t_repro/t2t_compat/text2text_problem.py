@@ -6,16 +6,21 @@ A subclass gives ``generate_samples`` and ``is_generate_per_split`` (and optiona
 ``dataset_splits``, ``vocab_type``, ``approx_vocab_size``...); datagen is T2T's own algorithm
 on the project's engine (``t2t_compat/datagen.py``); the trainer and decoder reach it through
 the project's hooks (``get_encoders``, ``problem_hparams``, ``filepattern``, ``source_lines``).
+With ``packed_length`` datagen packs each shard's shuffled records as T2T's ``_pack_fn`` does
+(``data/example_packing.py``) and the reading spec, ``max_length`` and hparams are T2T's packed
+ones.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import tensorflow as tf
+
 from t2t_repro import fileio
-from t2t_repro.data import t2t_shards
+from t2t_repro.data import example_packing, records, t2t_shards
 from t2t_repro.data.text_files import DataError
 from t2t_repro.metrics import eval_metrics
 from t2t_repro.t2t_compat import (
@@ -36,6 +41,9 @@ from t2t_repro.t2t_compat.problem import (
     t2t_split,
 )
 from t2t_repro.t2t_compat.text_iterators import text2text_generate_encoded
+
+# The two features T2T's packed examples add for each packed one (generator_utils.py).
+PACKED_FIELDS = ("segmentation", "position")
 
 
 class VocabType:
@@ -128,9 +136,20 @@ class Text2TextProblem(Problem):
         return super().eval_metrics() + [APPROX_BLEU, "rouge_2_fscore", "rouge_L_fscore"]
 
     def example_reading_spec(self) -> tuple[dict, None]:
-        """T2T's: int64 ``targets``, and ``inputs`` only when ``has_inputs`` (its packed
-        fields are refused with ``packed_length``)."""
-        return example_reading.default_reading_spec(self.has_inputs)
+        """T2T's: int64 ``targets``, and ``inputs`` only when ``has_inputs``; with
+        ``packed_length`` also the packed examples' int64 ``<feature>_segmentation`` and
+        ``<feature>_position`` of each feature read."""
+        fields, decoders = example_reading.default_reading_spec(self.has_inputs)
+        if self.packed_length:
+            for feature in ("inputs", "targets") if self.has_inputs else ("targets",):
+                for kind in PACKED_FIELDS:
+                    fields[f"{feature}_{kind}"] = tf.io.VarLenFeature(tf.int64)
+        return fields, decoders
+
+    def max_length(self, model_hparams) -> int:
+        """T2T's: ``packed_length`` when packed (every example is at most that long), else
+        ``Problem``'s default."""
+        return self.packed_length or super().max_length(model_hparams)
 
     def hparams(self, defaults, model_hparams) -> None:
         """T2T's (``text_problems.py``, ``Text2TextProblem.hparams``): symbol modalities, the
@@ -144,6 +163,11 @@ class Text2TextProblem(Problem):
             p.vocab_size["inputs"] = self._encoders["inputs"].vocab_size
         if self.vocab_type == VocabType.CHARACTER:
             p.loss_multiplier = 2.0
+        if self.packed_length:  # T2T's IDENTITY features of the packed examples
+            for feature in ("inputs", "targets") if self.has_inputs else ("targets",):
+                for kind in PACKED_FIELDS:
+                    p.modality[f"{feature}_{kind}"] = ModalityType.IDENTITY
+                    p.vocab_size[f"{feature}_{kind}"] = None
 
     # -- vocabulary ----------------------------------------------------------------------------
     @property
@@ -227,6 +251,38 @@ class Text2TextProblem(Problem):
     # T2T's own encoding of the samples' texts: datagen may run it in its encoding pool instead.
     get_or_create_vocab.pool_encodes = generate_encoded_samples.pool_encodes = True
 
+    # -- packing (T2T's packed datasets) -----------------------------------------------------
+    def _pack_fn(self) -> Callable[[list[bytes]], list[bytes]] | None:
+        """T2T's (``text_problems.py``, ``_pack_fn``): None unless ``packed_length``; else what
+        ``shuffle_dataset`` runs on each shard's shuffled records: their ``targets`` (and
+        ``inputs`` when ``has_inputs``; any other feature is dropped) packed, serialized again."""
+        if not self.packed_length:
+            return None
+
+        def pack_records(serialized: list[bytes]) -> list[bytes]:
+            examples = []
+            for record in serialized:
+                feature = tf.train.Example.FromString(record).features.feature
+                names = ("inputs", "targets") if self.has_inputs else ("targets",)
+                examples.append({k: list(feature[k].int64_list.value) for k in names})
+            packed = self._maybe_pack_examples(examples)
+            return [records.serialize_example(x, allow_empty=False) for x in packed]
+
+        return pack_records
+
+    def _maybe_pack_examples(self, generator: Iterable[dict]) -> Iterable[dict]:
+        """T2T's: the examples packed to ``packed_length`` with ``packed_spacing`` (a language
+        model's sequences longer than it chopped), or as they are when not packed."""
+        if not self.packed_length:
+            return generator
+        return example_packing.pack_examples(
+            generator,
+            self.has_inputs,
+            self.packed_length,
+            spacing=self.packed_spacing,
+            chop_long_sequences=not self.has_inputs,
+        )
+
     # -- the project's hooks -----------------------------------------------------------------
     def check_datagen(self) -> None:
         """One line naming the class when datagen cannot write T2T's files of this problem;
@@ -234,11 +290,6 @@ class Text2TextProblem(Problem):
         name = f"{type(self).__name__} ({eval_metrics.tag_name(self)})"
         if self.unsupported and not self.datagen_as_t2t:
             raise T2TProblemError(f"{name}: {self.unsupported}")
-        if self.packed_length:
-            raise T2TProblemError(
-                f"{name}: packed_length (T2T's packed TPU datasets) is not supported; remove "
-                "it (batches here are bucketed by length, which wastes little padding)."
-            )
 
     def check_runnable(self) -> None:
         """One line naming the class when the trainer or decoder cannot run this problem

@@ -173,11 +173,14 @@ class QuestionAndContext2TextProblem(Text2TextProblem):
             yield sample
 
     def hparams(self, defaults, model_hparams) -> None:
-        """T2T's: Text2TextProblem's, plus a SYMBOL ``context`` of the inputs' vocab size."""
+        """T2T's: Text2TextProblem's, plus a SYMBOL ``context`` of the inputs' vocab size;
+        T2T's NotImplementedError with ``packed_length``."""
         super().hparams(defaults, model_hparams)
         p = defaults
         p.modality["context"] = ModalityType.SYMBOL
         p.vocab_size["context"] = self._encoders["context"].vocab_size
+        if self.packed_length:  # T2T's own refusal, with its error
+            raise NotImplementedError("QuestionAndContext2Text does not support packed_length")
 
     def example_reading_spec(self) -> tuple[dict, None]:
         """T2T's: Text2TextProblem's fields and an int64 ``context``."""

@@ -12,6 +12,15 @@ from t2t_repro.data.input_pipeline import EVAL, make_dataset
 from t2t_repro.visualization import attention_maps
 
 
+def first_example(batch: dict, feature: str) -> list[int]:
+    """The non-PAD ids of the batch's first row; of its first example where it is packed."""
+    ids = batch[feature][0].numpy()
+    segments = batch.get(f"{feature}_segmentation")
+    if segments is not None:
+        ids = ids[segments[0].numpy() == 1]
+    return [int(i) for i in ids if i]
+
+
 class AttentionSummary:
     """The first dev example, read once; ``images(model)`` draws its maps for the model now."""
 
@@ -19,10 +28,12 @@ class AttentionSummary:
         pattern = problem.filepattern(data_dir, "dev")
         read = problem.read_example_fn(EVAL, hparams)
         # The first row of the first batch (not ``unbatch``: TensorFlow crashes unbatching a
-        # language model's empty [B, 0] inputs).
-        batch = next(iter(make_dataset(pattern, EVAL, hparams, read_example=read).take(1)))
+        # language model's empty [B, 0] inputs), unpacked (``pack_dataset`` off); of a packed
+        # problem's row, its first example (segment 1).
+        ds = make_dataset(pattern, EVAL, hparams, read_example=read, pack=False)
+        batch = next(iter(ds.take(1)))
         encoders = problem.get_encoders(data_dir)
-        self.ids = {k: [int(i) for i in batch[k][0].numpy() if i] for k in ("inputs", "targets")}
+        self.ids = {k: first_example(batch, k) for k in ("inputs", "targets")}
         self.labels = {k: attention_maps.token_labels(encoders[k], self.ids[k]) for k in self.ids}
 
     def images(self, model: keras.Model) -> dict:
