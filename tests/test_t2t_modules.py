@@ -85,11 +85,10 @@ def test_t2ts_problem_classes_implemented_here_are_the_projects():
     )
     assert translate_enfr.TranslateEnfrWmt8k is translate_wmt.TranslateEnfrWmt8k
     assert translate_ende.TranslateEndeWmtCharacters().vocab_type == "character"  # compat's
-    with pytest.raises(T2TApiError) as e:  # the module's other names are T2T's, not here
-        translate_ende.TranslateEndeWmt32kPacked()
+    assert translate_ende.TranslateEndeWmt32kPacked().packed_length == 256  # packed_problems'
+    with pytest.raises(T2TApiError) as e:  # the module's other names are T2T's, not here:
+        list(translate_ende._ENDE_TRAIN_DATASETS)  # a list of corpora, used as one
     assert "\n" not in str(e.value)
-    with pytest.raises(T2TApiError):  # a list of corpora, used as one
-        list(translate_ende._ENDE_TRAIN_DATASETS)
 
 
 @pytest.mark.parametrize("name", ["bin.t2t_trainer", "rl.trainer_model_based", "envs", "insights"])
