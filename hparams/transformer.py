@@ -65,6 +65,12 @@ def transformer_base_v1() -> HParams:
     # with relative positions clipped at basic_params1's max_relative_position
     # (hparams/transformer_relative.py).
     hp.add_hparam("self_attention_type", "dot_product")
+    # T2T's choices of the attention biases (models/attention_biases.py): a -log(1 + distance)
+    # term in the self-attentions, a causal decoder (False: full attention over the targets,
+    # in training), a causal encoder.
+    hp.add_hparam("proximity_bias", False)
+    hp.add_hparam("causal_decoder_self_attention", True)
+    hp.add_hparam("unidirectional_encoder", False)
     # T2T's name for the eval metrics' TensorBoard tags in place of the problem's ("": the
     # problem's; metrics/eval_metrics.py, t2t_tag).
     hp.add_hparam("overload_eval_metric_name", "")

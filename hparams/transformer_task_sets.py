@@ -10,6 +10,8 @@ that changes nothing here (``tensor2tensor/models/transformer.py``):
 * ``transformer_tall_finetune_textclass``, ``transformer_tall_train_tied``,
   ``transformer_tall_finetune_tied``: ``transformer_tall`` schedules for T2T's
   ``MultiProblem`` (its ``multiproblem_*`` names mean nothing to a single problem);
+* ``transformer_tall_finetune_uniencdec``, ``transformer_tall_train_uniencdec``: CNN/DM
+  with a unidirectional encoder (T2T's ``unidirectional_encoder``);
 * ``transformer_timeseries`` (and ``_tpu``) and ``transformer_librispeech_v1``: sizes and
   lengths only.
 
@@ -130,6 +132,34 @@ def transformer_tall_train_tied() -> HParams:
 def transformer_tall_finetune_tied() -> HParams:
     """T2T 1.15's ``transformer_tall_finetune_tied``."""
     return _tied(5e-5, 100, 80000)
+
+
+def _uniencdec(constant: float, decay: int) -> HParams:
+    """T2T's CNN/DM sets with a unidirectional encoder (``unidirectional_encoder``: a causal
+    encoder, ``models/attention_biases.py``), true_adam and the cosine decay."""
+    hp = transformer_tall()
+    hp.max_input_seq_length = 750
+    hp.max_target_seq_length = 100
+    hp.optimizer = "true_adam"
+    hp.learning_rate_schedule = "linear_warmup*constant*cosdecay"
+    hp.learning_rate_decay_steps = decay
+    hp.learning_rate_constant = constant
+    hp.unidirectional_encoder = True
+    return hp
+
+
+@_register
+def transformer_tall_finetune_uniencdec() -> HParams:
+    """T2T 1.15's ``transformer_tall_finetune_uniencdec`` (100 warmup steps)."""
+    hp = _uniencdec(5e-5, 80000)
+    hp.learning_rate_warmup_steps = 100
+    return hp
+
+
+@_register
+def transformer_tall_train_uniencdec() -> HParams:
+    """T2T 1.15's ``transformer_tall_train_uniencdec`` (transformer_tall's warmup)."""
+    return _uniencdec(2e-4, 150000)
 
 
 @_register

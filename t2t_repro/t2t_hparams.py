@@ -63,6 +63,7 @@ def refused(default: Any, values: tuple = (), why: str = "") -> Entry:
 
 
 _MODEL = "models/transformer"
+_BIASES = "models/attention_biases"
 _SIZES = "hparams_lib/sizes"  # the layer counts and attention channels the model is built with
 _INPUT = "data/input_pipeline"
 _LR = "learning_rate"
@@ -128,6 +129,11 @@ TABLE: dict[str, Entry] = {
         added_by=_T,
     ),
     "shared_embedding": honoured(False, _MODEL),
+    # T2T's choices of the attention biases (models/attention_biases.py) and its word dropout
+    "causal_decoder_self_attention": honoured(True, _BIASES, added_by=_T),
+    "proximity_bias": honoured(False, _BIASES, added_by=_T),
+    "unidirectional_encoder": honoured(False, _BIASES, added_by=_T),
+    "symbol_dropout": honoured(0.0, _MODEL),
     "shared_embedding_and_softmax_weights": honoured(True, _MODEL),
     "use_pad_remover": honoured(True, _MODEL, added_by=_T),
     "use_target_space_embedding": honoured(True, _MODEL, added_by=_T),
@@ -208,23 +214,19 @@ TABLE: dict[str, Entry] = {
     "sampling_temp": honoured(1.0, _DECODE),
     # -- refused unless at T2T's value: features not implemented here ---------------------------
     "attention_variables_3d": refused(False),
-    "causal_decoder_self_attention": refused(True),
     "factored_logits": refused(False),
     "hard_attention_k": refused(0),
     "input_modalities": refused("default"),
     "num_area_layers": refused(0),
     "position_features": refused(""),
     "prepend_mode": refused("none"),
-    "proximity_bias": refused(False),
     "scheduled_sampling_prob": refused(0.0),
     "split_to_length": refused(0),
     # T2T's data_reader.input_fn cuts each batch's targets into chunks of this length (with a
     # chunk_number feature); not implemented
     "split_targets_chunk_length": refused(0),
-    "symbol_dropout": refused(0.0),
     "symbol_modality_skip_top": refused(False),
     "target_modality": refused("default"),
-    "unidirectional_encoder": refused(False),
     "vocab_divisor": refused(1),
     # Read by T2T's T2TModel (utils/t2t_model.py): per-feature overrides of the modalities'
     # bottom, top, loss and loss weights (_bottom/_top/_loss_single) and an evaluation by

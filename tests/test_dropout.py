@@ -7,10 +7,10 @@ import pytest
 import tensorflow as tf
 
 from t2t_repro.layers.attention import attention_bias_ignore_padding
-from t2t_repro.layers.dropout import Dropout, kept_and_scaled, parse_broadcast_dims
+from t2t_repro.layers.dropout import Dropout, SymbolDropout, kept_and_scaled, parse_broadcast_dims
 from t2t_repro.layers.pad_remover import PadRemover
 from tests.float_bounds import assert_same_bits
-from tests.model_utils import traced_op_count
+from tests.model_utils import build_model, traced_op_count
 
 
 def test_inference_and_rate_zero_are_identity():
@@ -157,3 +157,31 @@ def test_written_out_gradient_is_automatic_differentiations_bit_for_bit(dtype):
     assert_same_bits(ours(x, keep, dy), autodiff(x, keep, dy))
 
     assert traced_op_count(ours) <= traced_op_count(autodiff) - 8  # 15 against 23
+
+
+def test_symbol_dropout_turns_that_share_of_ids_into_pad_in_training_only():
+    """T2T's ``symbol_dropout``: ids (not embeddings) dropped to PAD, nothing rescaled, and the
+    model's targets for the loss untouched (only the embedding lookups see the dropped ids)."""
+    ids = tf.fill([1 << 10, 512], 7)
+    layer = SymbolDropout(0.25, seed=2)
+    np.testing.assert_array_equal(layer(ids, training=False).numpy(), ids.numpy())
+    dropped = layer(ids, training=True).numpy()
+    assert set(np.unique(dropped).tolist()) == {0, 7} and dropped.dtype == np.int32
+    # 2**19 draws: the binomial standard deviation is < 6.1e-4; allow 5 of them.
+    assert abs(float((dropped == 0).mean()) - 0.25) < 3.1e-3
+    # The model drops its input ids and its decoder-input ids, each with its own draw, in
+    # training; the loss's targets are the batch's own.
+    model = build_model(
+        "transformer_tiny", "hidden_size=16,filter_size=24,num_heads=2,symbol_dropout=0.25"
+    )
+    seen = []
+    dropout = model.symbol_dropout
+    model.symbol_dropout = lambda ids, training: (
+        seen.append((ids, training)) or dropout(ids, training=training)
+    )
+    batch = {"inputs": tf.constant([[5, 6, 7, 1]]), "targets": tf.constant([[3, 4, 1]])}
+    model.decoder_output(batch, training=True)
+    assert [(ids.numpy().tolist(), t) for ids, t in seen] == [
+        ([[5, 6, 7, 1]], True),
+        ([[3, 4, 1]], True),
+    ]

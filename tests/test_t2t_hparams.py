@@ -116,9 +116,9 @@ def test_hparams_overrides_take_t2ts_names():
     assert hp.symbol_modality_num_shards == 1 and hp.moe_k == 4
     assert hp.values()["dropout"] == 0.0  # stored, as in T2T; T2T's transformer ignores it
     assert "moe_k" not in hp.values() and "moe_k" not in json.loads(hp.to_json())
-    assert hp.copy().moe_k == 4 and hp.proximity_bias is False  # T2T's value when unset
+    assert hp.copy().moe_k == 4 and hp.vocab_divisor == 1  # T2T's value when unset
     for override, name in (
-        ("proximity_bias=true", "proximity_bias"),
+        ("vocab_divisor=8", "vocab_divisor"),
         ("attention_variables_3d=true", "attention_variables_3d"),
     ):
         with pytest.raises(HParamsError, match=f"^hparam {name}=.*[(]only {name}=") as e:

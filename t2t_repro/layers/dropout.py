@@ -151,3 +151,17 @@ class Dropout(keras.layers.Dropout):
         if self.broadcast_dims:
             config.update(broadcast_dims=list(self.broadcast_dims))
         return config
+
+
+class SymbolDropout(Dropout):
+    """T2T's ``symbol_dropout``: in training, each id becomes PAD (0) with probability
+    ``rate``, before the embedding looks it up, so its row is zero (``layers/modalities.py``,
+    ``_symbol_bottom_simple``: ``dropout_no_scaling`` of the ids). Nothing is rescaled."""
+
+    def call(self, ids: tf.Tensor, training: bool = False) -> tf.Tensor:
+        if not training or self.rate == 0:
+            return ids
+        seed = self.seed_generator.next()
+        seed = replica_seed(tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32))
+        keep = self._mask(tf.shape(ids), seed)
+        return tf.where(keep, ids, tf.zeros([], ids.dtype))

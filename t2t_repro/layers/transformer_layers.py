@@ -281,10 +281,13 @@ class DecoderLayer(keras.layers.Layer):
             cache["encdec_attention"] = self.encdec_attention.sublayer.compute_key_value(memory)
         return cache
 
-    def step(self, x, cache: dict, index, memory_bias) -> tuple[tf.Tensor, dict]:
+    def step(self, x, cache: dict, index, memory_bias, self_bias=None) -> tuple[tf.Tensor, dict]:
         """``call`` for one position ``x`` [N, 1, d] at ``index``, against ``init_cache``'s
-        cache; returns the output and the cache with this position's keys/values written."""
-        x, self_kv = self.self_attention(x, cache=cache["self_attention"], cache_update_index=index)
+        cache; returns the output and the cache with this position's keys/values written.
+        ``self_bias``: added to the self-attention's (T2T's proximity bias row)."""
+        x, self_kv = self.self_attention(
+            x, bias=self_bias, cache=cache["self_attention"], cache_update_index=index
+        )
         new_cache = {"self_attention": self_kv}
         if self.cfg.encdec_attention:
             x, new_cache["encdec_attention"] = self.encdec_attention(
@@ -361,8 +364,10 @@ class Decoder(_Stack):
             for i, layer in enumerate(self.layers_)
         }
 
-    def step(self, x, cache: dict, index, memory_bias) -> tuple[tf.Tensor, dict]:
+    def step(self, x, cache: dict, index, memory_bias, self_bias=None) -> tuple[tf.Tensor, dict]:
         new_cache = dict(cache)
         for i, layer in enumerate(self.layers_):
-            x, new_cache[f"layer_{i}"] = layer.step(x, cache[f"layer_{i}"], index, memory_bias)
+            x, new_cache[f"layer_{i}"] = layer.step(
+                x, cache[f"layer_{i}"], index, memory_bias, self_bias
+            )
         return self.final(x), new_cache

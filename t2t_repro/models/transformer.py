@@ -19,13 +19,14 @@ import tensorflow as tf
 
 from t2t_repro.hparam import HParams
 from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts
-from t2t_repro.layers.attention import attention_bias_ignore_padding, attention_bias_lower_triangle
-from t2t_repro.layers.dropout import Dropout, parse_broadcast_dims
+from t2t_repro.layers.attention import buffer_length
+from t2t_repro.layers.dropout import Dropout, SymbolDropout, parse_broadcast_dims
 from t2t_repro.layers.embedding import SymbolEmbedding
 from t2t_repro.layers.initializers import t2t_initializer
 from t2t_repro.layers.positional import PositionalSignal
 from t2t_repro.layers.slot_features import SlotFeatures
 from t2t_repro.layers.transformer_layers import Decoder, Encoder, StackConfig
+from t2t_repro.models import attention_biases
 from t2t_repro.models.packing import Packing
 from t2t_repro.registry import register_model
 
@@ -194,6 +195,8 @@ class Transformer(keras.Model):
         if self.has_input and hp.pos == "emb":
             self.input_positional = positional_signal(hp, "inputs")
         self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
+        self.symbol_dropout = SymbolDropout(hp.get("symbol_dropout", 0.0))
+        self.bias_kinds = attention_biases.BiasKinds.of(hp)
         encoder_layers, decoder_layers = layer_counts(hp)
         if self.has_input:
             self.encoder = Encoder(stack_config(hp, encoder_layers), name="encoder")
@@ -244,13 +247,9 @@ class Transformer(keras.Model):
         """inputs [B, Ls] -> (encoder_output [B, Ls, d], encoder-decoder bias [B, 1, 1, Ls]).
         A packed batch (``packing``): attention within each example's segment, and the
         encoder-decoder bias is [B, 1, Lt, Ls] (``models/packing.py``)."""
-        positions = keep = None
-        if packing is None:
-            self_bias = bias = attention_bias_ignore_padding(inputs)
-        else:
-            self_bias, bias = packing.encoder_biases()
-            positions, keep = packing.input_position, packing.input_nonpadding()
-        x = self.input_embedding(inputs)
+        self_bias, bias, keep = attention_biases.encoder_biases(inputs, self.bias_kinds, packing)
+        positions = None if packing is None else packing.input_position
+        x = self.input_embedding(self.symbol_dropout(inputs, training=training))
         if self.use_target_space:
             x = x + tf.cast(self.target_space_embedding[self.target_space_id], x.dtype)
         x = self.input_positional(x, positions=positions)
@@ -275,7 +274,7 @@ class Transformer(keras.Model):
         A packed batch (``packing``): self-attention within each example's segment, and the
         positional signal at each target's own position; the shift right still runs over the
         whole row, as T2T's (a segment's first input is the previous position's id)."""
-        y = self.target_embedding(targets)
+        y = self.target_embedding(self.symbol_dropout(targets, training=training))
         y = shift_right(y)
         y = self.positional(y, positions=None if packing is None else packing.target_position)
         if self.slot_features is not None:
@@ -283,12 +282,10 @@ class Transformer(keras.Model):
                 y, targets, encoder_output, encoder_bias, self.input_positional
             )
         y = self.embedding_dropout(y, training=training)
-        self_bias = attention_bias_lower_triangle(tf.shape(targets)[1])
+        self_bias = attention_biases.decoder_self_bias(targets, self.bias_kinds, packing)
         memory_keep = None
-        if packing is not None:
-            self_bias = self_bias + packing.decoder_self_bias()
-            if packing.input_segment is not None:
-                memory_keep = packing.input_nonpadding()
+        if packing is not None and packing.input_segment is not None:
+            memory_keep = packing.input_nonpadding()
         return self.decoder(
             y,
             encoder_output,
@@ -412,7 +409,13 @@ class Transformer(keras.Model):
                 x, ids, i, cache.get("encoder_output"), cache["encoder_bias"], self.input_positional
             )
         layer_cache = {k: v for k, v in cache.items() if k not in self._MODEL_CACHE_KEYS}
-        hidden, layer_cache = self.decoder.step(x, layer_cache, i, cache.get("encoder_bias"))
+        step_bias = None
+        if self.bias_kinds.proximity_bias:  # T2T's fast_decode adds it at every step
+            length = buffer_length(layer_cache["layer_0"]["self_attention"][0])
+            step_bias = attention_biases.decode_step_bias(i, length, self.bias_kinds)
+        hidden, layer_cache = self.decoder.step(
+            x, layer_cache, i, cache.get("encoder_bias"), step_bias
+        )
         logits = tf.cast(self.softmax.logits(tf.squeeze(hidden, 1)), tf.float32)
         layer_cache.update({k: cache[k] for k in self._MODEL_CACHE_KEYS if k in cache})
         return logits, layer_cache

@@ -71,10 +71,6 @@ _SET_FFN = (
 _SET_PREPEND = (
     "it needs prepend_mode (inputs prepended to the targets), not implemented here; " + _START_FROM
 )
-_SET_OTHER_TASK = (
-    "it trains a unidirectional encoder (MultiProblem fine-tuning), which this project does "
-    "not implement; " + _START_FROM
-)
 _SET_FP16 = (
     "it runs activations in float16 (activation_dtype), which this project does "
     "not implement (its reduced precision is bfloat16); " + _START_FROM
@@ -152,7 +148,6 @@ _TABLE: dict[str, dict[str, str]] = {
             "transformer_topk_16_packed transformer_tpu_with_conv"
         ),
         _SET_PREPEND: ("transformer_prepend transformer_prepend_v1 transformer_prepend_v2"),
-        _SET_OTHER_TASK: ("transformer_tall_finetune_uniencdec transformer_tall_train_uniencdec"),
         _SET_FP16: ("transformer_fairseq_fp16_activation_big"),
     },
     "tensor2tensor.layers.modalities": {
@@ -216,7 +211,6 @@ _UNPROVIDED_SETS = (
     _SET_MEMORY,
     _SET_FFN,
     _SET_PREPEND,
-    _SET_OTHER_TASK,
     _SET_FP16,
 )
 
