@@ -26,7 +26,12 @@ from t2t_repro.layers.initializers import t2t_initializer
 from t2t_repro.layers.positional import PositionalSignal
 from t2t_repro.layers.slot_features import SlotFeatures
 from t2t_repro.layers.transformer_layers import Decoder, Encoder, StackConfig
-from t2t_repro.models import attention_biases
+from t2t_repro.models.attention_biases import (
+    BiasKinds,
+    decode_step_bias,
+    decoder_self_bias,
+    encoder_biases,
+)
 from t2t_repro.models.packing import Packing
 from t2t_repro.registry import register_model
 
@@ -196,7 +201,7 @@ class Transformer(keras.Model):
             self.input_positional = positional_signal(hp, "inputs")
         self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
         self.symbol_dropout = SymbolDropout(hp.get("symbol_dropout", 0.0))
-        self.bias_kinds = attention_biases.BiasKinds.of(hp)
+        self.bias_kinds = BiasKinds.of(hp)
         encoder_layers, decoder_layers = layer_counts(hp)
         if self.has_input:
             self.encoder = Encoder(stack_config(hp, encoder_layers), name="encoder")
@@ -247,7 +252,7 @@ class Transformer(keras.Model):
         """inputs [B, Ls] -> (encoder_output [B, Ls, d], encoder-decoder bias [B, 1, 1, Ls]).
         A packed batch (``packing``): attention within each example's segment, and the
         encoder-decoder bias is [B, 1, Lt, Ls] (``models/packing.py``)."""
-        self_bias, bias, keep = attention_biases.encoder_biases(inputs, self.bias_kinds, packing)
+        self_bias, bias, keep = encoder_biases(inputs, self.bias_kinds, packing)
         positions = None if packing is None else packing.input_position
         x = self.input_embedding(self.symbol_dropout(inputs, training=training))
         if self.use_target_space:
@@ -282,7 +287,7 @@ class Transformer(keras.Model):
                 y, targets, encoder_output, encoder_bias, self.input_positional
             )
         y = self.embedding_dropout(y, training=training)
-        self_bias = attention_biases.decoder_self_bias(targets, self.bias_kinds, packing)
+        self_bias = decoder_self_bias(targets, self.bias_kinds, packing)
         memory_keep = None
         if packing is not None and packing.input_segment is not None:
             memory_keep = packing.input_nonpadding()
@@ -412,7 +417,7 @@ class Transformer(keras.Model):
         step_bias = None
         if self.bias_kinds.proximity_bias:  # T2T's fast_decode adds it at every step
             length = buffer_length(layer_cache["layer_0"]["self_attention"][0])
-            step_bias = attention_biases.decode_step_bias(i, length, self.bias_kinds)
+            step_bias = decode_step_bias(i, length, self.bias_kinds)
         hidden, layer_cache = self.decoder.step(
             x, layer_cache, i, cache.get("encoder_bias"), step_bias
         )
