@@ -25,11 +25,12 @@ def _one_line_error(capsys) -> str:
 
 
 def test_a_pattern_matching_t2ts_problems_not_provided_names_them(capsys):
-    # T2T's --problem=translate_en[cz]*_wmt32k generates 2 problems; 1 is provided here.
-    assert datagen.main(["--only_list", "--problem=translate_en[cz]*_wmt32k"]) != 0
+    # T2T's --problem=languagemodel_en_wiki* generates 16 problems; 3 are provided here.
+    assert datagen.main(["--only_list", "--problem=languagemodel_en_wiki*"]) != 0
     err = _one_line_error(capsys)
-    assert "translate_enzh_wmt32k" in err and "not provided here" in err
-    assert "--problem=translate_encs_wmt32k." in err
+    assert "languagemodel_en_wiki_lm_multi_nli_subwords," in err and "not provided here" in err
+    provided = "languagemodel_en_wiki32k,languagemodel_en_wiki64k,languagemodel_en_wiki64k_shorter"
+    assert f"--problem={provided}." in err
     # Sorted and each once, as T2T's main generates them.
     assert (
         datagen.main(["--only_list", "--problem=translate_toy,algorithmic_copy,translate_toy"]) == 0
@@ -140,12 +141,12 @@ def test_a_usr_dirs_problem_of_a_t2t_name_is_not_called_not_provided():
     """A name on T2T's list of problems not provided here that a usr_dir registered is the
     usr_dir's: patterns take it (registry.not_provided leaves it out)."""
     missing = registry.not_provided(registry.PROBLEMS)
-    assert "translate_enzh_wmt32k" in missing
-    registry._REGISTRIES[registry.PROBLEMS]["translate_enzh_wmt32k"] = object
+    assert "wiki_revision" in missing
+    registry._REGISTRIES[registry.PROBLEMS]["wiki_revision"] = object
     try:
-        assert "translate_enzh_wmt32k" not in registry.not_provided(registry.PROBLEMS)
+        assert "wiki_revision" not in registry.not_provided(registry.PROBLEMS)
     finally:
-        del registry._REGISTRIES[registry.PROBLEMS]["translate_enzh_wmt32k"]
+        del registry._REGISTRIES[registry.PROBLEMS]["wiki_revision"]
 
 
 TASKS_USR_DIR = """

@@ -45,6 +45,7 @@ def register_builtins() -> None:
     import t2t_repro.t2t_compat.subject_verb_agreement  # noqa: F401  (T2T's sva_* problems)
     import t2t_repro.t2t_compat.summarization_problems  # noqa: F401  (T2T's CNN/Daily Mail)
     import t2t_repro.t2t_compat.transduction_problems  # noqa: F401  (T2T's copy/reverse/flip sequences)
+    import t2t_repro.t2t_compat.translate_enzh  # noqa: F401  (T2T's translate_enzh_wmt32k/_wmt8k)
     import t2t_repro.t2t_compat.translate_problems  # noqa: F401  (T2T's translate_en* problems)
     import t2t_repro.t2t_compat.translate_wmt_variants  # noqa: F401  (T2T's WMT variants)
     import t2t_repro.t2t_compat.wiki_lm  # noqa: F401  (T2T's Wikipedia language models)

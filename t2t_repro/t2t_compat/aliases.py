@@ -62,7 +62,7 @@ ALIASES = {
         for name in (
             "transduction_problems pointer_generator_word subject_verb_agreement "
             "style_transfer paraphrase_ms_coco conll_ner ice_parsing algorithmic_math_deepmind "
-            "program_search function_docstring desc2code"
+            "program_search function_docstring desc2code translate_enzh"
         ).split()
     },
 }
@@ -129,6 +129,7 @@ def _register_t2t_problems() -> None:
         summarization_problems,
         tmpdir_problems,
         transduction_problems,
+        translate_enzh,
         translate_problems,
         translate_wmt_variants,
         wiki_lm,
@@ -162,6 +163,7 @@ def _register_t2t_problems() -> None:
         *tmpdir_problems.T2T_REGISTERED_PROBLEMS,
         *translate_problems.T2T_REGISTERED_PROBLEMS,
         *packed_problems.T2T_REGISTERED_PROBLEMS,
+        *translate_enzh.T2T_REGISTERED_PROBLEMS,
         wsj_parsing.WsjParsing,
     ):
         registry.register_problem(cls.problem_name)(cls)

@@ -46,11 +46,10 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     languagemodel_wiki_xml_v8k_l4k librispeech librispeech_clean librispeech_clean_small
     librispeech_noisy librispeech_train_full_test_clean librispeech_train_full_test_other
     ocr_test timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
-    timeseries_toy_problem_no_inputs translate_enzh_wmt32k translate_enzh_wmt8k
-    video_bair_robot_pushing video_bair_robot_pushing_with_actions video_google_robot_pushing
-    video_moving_mnist video_stochastic_shapes10k wiki_revision wiki_revision_packed1k
-    wiki_revision_packed256 wikisum_commoncrawl wikisum_commoncrawl_lead_section wikisum_web
-    wikisum_web_lead_section
+    timeseries_toy_problem_no_inputs video_bair_robot_pushing
+    video_bair_robot_pushing_with_actions video_google_robot_pushing video_moving_mnist
+    video_stochastic_shapes10k wiki_revision wiki_revision_packed1k wiki_revision_packed256
+    wikisum_commoncrawl wikisum_commoncrawl_lead_section wikisum_web wikisum_web_lead_section
 """.split()
 
 WHY = (
