@@ -22,7 +22,9 @@ def make_step(model, static_shapes: bool):
 
     def step(ids, i, state):
         targets = ids[:, 1:] if static_shapes else ids[:, 1 : i + 2]
-        hidden = model.decoder_hidden(targets, state["encoder_output"], state["encoder_bias"])
+        hidden = model.decoder_hidden(
+            targets, state["encoder_output"], state["encoder_bias"], decoding=True
+        )
         hidden_i = tf.gather(hidden, i, axis=1)
         return tf.cast(model.softmax.logits(hidden_i), tf.float32), state
 

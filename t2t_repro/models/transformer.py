@@ -274,8 +274,11 @@ class Transformer(keras.Model):
         training: bool = False,
         return_weights: bool = False,
         packing: Packing | None = None,
+        decoding: bool = False,
     ):
         """Teacher-forced decoder stack: targets [B, Lt] -> hidden [B, Lt, d] (pre-softmax).
+        ``decoding``: a search's prefix (``decoding/uncached.py``), attended causally whatever
+        ``causal_decoder_self_attention`` says, as T2T's ``fast_decode`` attends.
         A packed batch (``packing``): self-attention within each example's segment, and the
         positional signal at each target's own position; the shift right still runs over the
         whole row, as T2T's (a segment's first input is the previous position's id)."""
@@ -287,7 +290,10 @@ class Transformer(keras.Model):
                 y, targets, encoder_output, encoder_bias, self.input_positional
             )
         y = self.embedding_dropout(y, training=training)
-        self_bias = decoder_self_bias(targets, self.bias_kinds, packing)
+        kinds = self.bias_kinds
+        if decoding:
+            kinds = dataclasses.replace(kinds, causal_decoder_self_attention=True)
+        self_bias = decoder_self_bias(targets, kinds, packing)
         memory_keep = None
         if packing is not None and packing.input_segment is not None:
             memory_keep = packing.input_nonpadding()

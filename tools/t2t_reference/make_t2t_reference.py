@@ -19,7 +19,8 @@ few English sentences encoded with ``vocab.translate_ende_wmt8k.8192.subwords``:
 * a tiny text classifier (``transformer_encoder``, a class label) made by T2T and its logits
   and labels (``classifier_reference.py``; ``--only=classifier`` makes only these), and the
   same with a MULTI_LABEL target (``--only=multilabel``);
-* T2T's logits on packed batches (``packed_reference.py``; ``--only=packed``, after the above).
+* T2T's logits on packed batches (``packed_reference.py``; ``--only=packed``, after the above),
+  and with three attention-bias hparams set (``knobs_reference.py``; ``--only=knobs``, after it).
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (see README.md
 here). Usage::
@@ -59,14 +60,15 @@ def parse_args():
     parser.add_argument("--out", required=True, help="output folder for the .npz/.json")
     parser.add_argument(
         "--only",
-        choices="all relative learned_positions lm classifier multilabel packed".split(),
+        choices="all relative learned_positions lm classifier multilabel packed knobs".split(),
         default="all",
         help="relative: only the relative-attention train dir and its outputs "
         "(relative_reference.py); learned_positions: only the pos=emb train dir and its "
         "outputs (learned_positions_reference.py); lm: only the language model's "
         "(lm_reference.py); classifier: only the text classifier's (classifier_reference.py); "
         "multilabel: only the multi-label classifier's (the same module); "
-        "packed: only the packed-batch logits (packed_reference.py)",
+        "packed: only the packed-batch logits (packed_reference.py); knobs: only the "
+        "attention-bias hparams' logits and decodes (knobs_reference.py)",
     )
     args = parser.parse_args()
     if args.only == "all" and not (args.t2t_dir and args.vocab):
@@ -329,8 +331,8 @@ def main():
     if args.only == "multilabel":
         print("multi-label train dir:", classifier_reference(args.out, multi_label=True))
         return
-    if args.only == "packed":
-        return print("packed-batch logits:", packed_reference(args.out))
+    if args.only in ("packed", "knobs"):
+        return print(f"{args.only} logits:", packed_reference(args.out, args.only))
     import tensor2tensor
     from tensor2tensor.data_generators import text_encoder
     from tensor2tensor.layers import modalities
@@ -449,13 +451,17 @@ def main():
     print("packed-batch logits:", packed_reference(args.out))
 
 
-def packed_reference(out_dir):
-    """The companion module's logits on packed batches (it reads the train dirs above)."""
+def packed_reference(out_dir, only="packed"):
+    """The companion module's logits on packed batches (it reads the train dirs above), or
+    with ``only="knobs"`` knobs_reference.py's, which reads the timing one."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    import tools.t2t_reference.packed_reference as packed
     from tools.t2t_reference import relative_reference as relative
-    from tools.t2t_reference.packed_reference import write
+    from tools.t2t_reference.knobs_reference import write
 
-    return write(out_dir, relative)
+    if only == "knobs":
+        return write(out_dir, relative, packed)
+    return packed.write(out_dir, relative)
 
 
 if __name__ == "__main__":
