@@ -64,6 +64,7 @@ def refused(default: Any, values: tuple = (), why: str = "") -> Entry:
 
 _MODEL = "models/transformer"
 _BIASES = "models/attention_biases"
+_CONFIGS = "models/layer_configs"  # the layers' settings from the hparams
 _SIZES = "hparams_lib/sizes"  # the layer counts and attention channels the model is built with
 _INPUT = "data/input_pipeline"
 _LR = "learning_rate"
@@ -75,9 +76,9 @@ _T = "transformer_base_v1"  # T2T's set that adds the transformer's own names
 
 TABLE: dict[str, Entry] = {
     # -- honoured: the model ------------------------------------------------------------------
-    "attention_dropout": honoured(0.1, _MODEL, added_by=_T),
+    "attention_dropout": honoured(0.1, _CONFIGS, added_by=_T),
     # comma-separated dims along which a dropout mask is shared (TPU sets: "0,1", "1")
-    "attention_dropout_broadcast_dims": honoured("", _MODEL, added_by=_T),
+    "attention_dropout_broadcast_dims": honoured("", _CONFIGS, added_by=_T),
     "attention_key_channels": honoured(0, _SIZES, added_by=_T),
     "attention_value_channels": honoured(0, _SIZES, added_by=_T),
     "ffn_layer": honoured(
@@ -86,17 +87,17 @@ TABLE: dict[str, Entry] = {
         why="only T2T's dense_relu_dense feed-forward layer is implemented",
         added_by=_T,
     ),
-    "filter_size": honoured(2048, _MODEL, added_by=_T),
+    "filter_size": honoured(2048, _CONFIGS, added_by=_T),
     "hidden_size": honoured(512, _MODEL, _LR, _LEGACY),
-    "layer_postprocess_sequence": honoured("da", _MODEL),
+    "layer_postprocess_sequence": honoured("da", _CONFIGS),
     "layer_prepostprocess_dropout": honoured(0.1, _MODEL),
-    "layer_prepostprocess_dropout_broadcast_dims": honoured("", _MODEL),
-    "layer_preprocess_sequence": honoured("n", _MODEL),
+    "layer_prepostprocess_dropout_broadcast_dims": honoured("", _CONFIGS),
+    "layer_preprocess_sequence": honoured("n", _CONFIGS),
     # T2T's default variable initializer (utils/optimize.py, get_variable_initializer):
     # layers/initializers.py says which variables take it
     "initializer": honoured(
         "uniform_unit_scaling",
-        _MODEL,
+        _CONFIGS,
         "hparams_lib/checks",
         # T2T's empty initializer is TensorFlow's default, glorot_uniform
         values=(
@@ -109,21 +110,21 @@ TABLE: dict[str, Entry] = {
         ),
         why="T2T 1.15 has no other initializer",
     ),
-    "initializer_gain": honoured(1.0, _MODEL, "hparams_lib/checks"),
-    "max_relative_position": honoured(0, _MODEL),
+    "initializer_gain": honoured(1.0, _CONFIGS, "hparams_lib/checks"),
+    "max_relative_position": honoured(0, _CONFIGS),
     "multiply_embedding_mode": honoured("sqrt_depth", _MODEL),
-    "norm_epsilon": honoured(1e-06, _MODEL),
+    "norm_epsilon": honoured(1e-06, _CONFIGS),
     "norm_type": honoured("layer", values=("layer",), why="only T2T's layer norm is implemented"),
     "num_decoder_layers": honoured(0, _SIZES, added_by=_T),
     "num_encoder_layers": honoured(0, _SIZES, added_by=_T),
-    "num_heads": honoured(8, _MODEL, added_by=_T),
+    "num_heads": honoured(8, _CONFIGS, added_by=_T),
     "num_hidden_layers": honoured(6, _SIZES),
     "pos": honoured("timing", _MODEL, added_by=_T),
-    "relu_dropout": honoured(0.1, _MODEL, added_by=_T),
-    "relu_dropout_broadcast_dims": honoured("", _MODEL, added_by=_T),
+    "relu_dropout": honoured(0.1, _CONFIGS, added_by=_T),
+    "relu_dropout_broadcast_dims": honoured("", _CONFIGS, added_by=_T),
     "self_attention_type": honoured(
         "dot_product",
-        _MODEL,
+        _CONFIGS,
         values=("dot_product", "dot_product_relative"),
         why="T2T's other attention kinds (relative_v2, local, area...) are not implemented",
         added_by=_T,
@@ -135,7 +136,7 @@ TABLE: dict[str, Entry] = {
     "unidirectional_encoder": honoured(False, _BIASES, added_by=_T),
     "symbol_dropout": honoured(0.0, _MODEL),
     "shared_embedding_and_softmax_weights": honoured(True, _MODEL),
-    "use_pad_remover": honoured(True, _MODEL, added_by=_T),
+    "use_pad_remover": honoured(True, _CONFIGS, added_by=_T),
     "use_target_space_embedding": honoured(True, _MODEL, added_by=_T),
     # -- honoured: the input pipeline -----------------------------------------------------------
     "batch_shuffle_size": honoured(512, _INPUT),
@@ -143,7 +144,7 @@ TABLE: dict[str, Entry] = {
     "eval_drop_long_sequences": honoured(False, _INPUT),
     "length_bucket_step": honoured(1.1, _INPUT),
     "max_input_seq_length": honoured(0, _INPUT),
-    "max_length": honoured(256, _INPUT, _MODEL),  # the model's: pos=emb's table rows
+    "max_length": honoured(256, _INPUT, _CONFIGS),  # the model's: pos=emb's table rows
     "max_target_seq_length": honoured(0, _INPUT),
     "min_length": honoured(0, _INPUT),
     "min_length_bucket": honoured(8, _INPUT),

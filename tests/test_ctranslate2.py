@@ -209,6 +209,8 @@ def test_imported_t2t_checkpoint_decodes_and_scores_like_ours(tmp_path):
         ("layer_preprocess_sequence=n,layer_postprocess_sequence=dan", "layer_preprocess_sequence"),
         ("attention_key_channels=32", "attention_key_channels"),
         ("multiply_embedding_mode=rsqrt", "multiply_embedding_mode"),
+        ("proximity_bias=true", "proximity_bias"),
+        ("unidirectional_encoder=true", "unidirectional_encoder"),
     ],
 )
 def test_what_ctranslate2_cannot_hold_is_refused_by_name(overrides, named):

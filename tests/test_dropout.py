@@ -11,6 +11,7 @@ from t2t_repro.layers.dropout import Dropout, SymbolDropout, kept_and_scaled, pa
 from t2t_repro.layers.pad_remover import PadRemover
 from tests.float_bounds import assert_same_bits
 from tests.model_utils import build_model, traced_op_count
+from tests.test_loss_rows import kept_rows_loss_rtol
 
 
 def test_inference_and_rate_zero_are_identity():
@@ -185,3 +186,34 @@ def test_symbol_dropout_turns_that_share_of_ids_into_pad_in_training_only():
         ([[5, 6, 7, 1]], True),
         ([[3, 4, 1]], True),
     ]
+
+
+@pytest.mark.parametrize(
+    "extra", ["", ",unidirectional_encoder=true,causal_decoder_self_attention=false"]
+)
+def test_a_dropped_symbol_is_padding_as_t2t_reads_padding_off_the_embeddings(extra):
+    """T2T's encoder and non-causal decoder mask a dropped id (its embedding row is zero, and
+    T2T reads padding off the embeddings): a training pass whose symbol dropout drops some ids
+    gives the logits of the batch with those ids PAD (all other dropout off), at every
+    position of a real target (the loss's targets stay the batch's own)."""
+    model = build_model(
+        "transformer_tiny",
+        "hidden_size=16,filter_size=24,num_heads=2,layer_prepostprocess_dropout=0,"
+        "attention_dropout=0,relu_dropout=0,symbol_dropout=0.5" + extra,
+    )
+    inputs = tf.constant([[5, 6, 7, 8, 1], [3, 4, 1, 0, 0]])
+    targets = tf.constant([[9, 10, 11, 1], [12, 1, 0, 0]])
+    keep = {
+        id(inputs): tf.constant([[1, 1, 0, 1, 1], [1, 0, 1, 1, 1]]),
+        id(targets): tf.constant([[1, 0, 1, 1], [1, 1, 1, 1]]),
+    }
+    model.symbol_dropout = lambda ids, training: ids * keep[id(ids)]
+    trained = model({"inputs": inputs, "targets": targets}, training=True).numpy()
+    model.symbol_dropout = lambda ids, training: ids
+    as_pad = {"inputs": inputs * keep[id(inputs)], "targets": targets * keep[id(targets)]}
+    reference = model(as_pad, training=False).numpy()
+    real = targets.numpy() > 0
+    # Two float32 evaluations (kept rows in training, every position here): the first-order
+    # bound of the contractions both run, relative to the largest logit.
+    bound = kept_rows_loss_rtol(model.hparams, 5, 4) * float(np.abs(reference).max())
+    np.testing.assert_allclose(trained[real], reference[real], rtol=0, atol=bound)

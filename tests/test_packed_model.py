@@ -193,3 +193,31 @@ def test_packing_isolates_examples_where_t2ts_does(case, ref):
     keep = real & ~fed
     np.testing.assert_allclose(packed[keep], alone[keep], atol=atol, rtol=0)
     assert (np.abs(packed - alone).max(-1)[fed] > atol).all()
+
+
+@pytest.mark.parametrize("precision", ["mixed_float16", "mixed_bfloat16"])
+def test_a_row_whose_inputs_fill_it_is_finite_in_reduced_precision(precision):
+    """A target position of segment 0 (padding) in a row whose inputs have no segment 0 has no
+    key to attend to (what pack_dataset's full rows give): its -1e9 biases became -inf in
+    float16 and the row NaN; T2T's float16 bias is finite (large_compatible_negative)."""
+    import keras
+
+    from tests.model_utils import build_model
+
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(precision)
+    try:
+        model = build_model("transformer_tiny", "hidden_size=16,filter_size=24,num_heads=2")
+        batch = {
+            "inputs": [[5, 6, 1, 7, 8, 9, 1]],
+            "inputs_segmentation": [[1, 1, 1, 2, 2, 2, 2]],
+            "inputs_position": [[0, 1, 2, 0, 1, 2, 3]],
+            "targets": [[3, 1, 4, 4, 1, 0]],
+            "targets_segmentation": [[1, 1, 2, 2, 2, 0]],
+            "targets_position": [[0, 1, 0, 1, 2, 0]],
+        }
+        batch = {k: np.array(v, np.int32) for k, v in batch.items()}
+        for training in (False, True):
+            assert np.isfinite(model(batch, training=training).numpy()).all(), training
+    finally:
+        keras.mixed_precision.set_global_policy(previous)

@@ -91,11 +91,17 @@ def test_a_packed_problems_records_reach_the_model_with_their_segments(tmp_path)
         assert batch["targets_position"].shape == batch["targets"].shape
 
 
-def test_packed_records_refuse_sequence_truncation_in_one_line(tmp_path):
+def test_packed_records_refuse_a_truncation_that_would_cut_them_in_one_line(tmp_path):
+    """Below the rows' length (the problem's max_length, its packed_length) T2T cuts the ids
+    apart from their segmentation; at or above it nothing is cut, there as here."""
     pattern = write_shard(tmp_path, PACKED_ROWS)
     hp = hparams(max_input_seq_length=3)
-    with pytest.raises(DataError, match="max_input_seq_length would cut packed examples"):
-        make_dataset(pattern, EVAL, hp, read_example=parse_and_truncate(hp, packed=True))
+    read = parse_and_truncate(hp, packed=True)
+    with pytest.raises(DataError, match="max_input_seq_length would cut packed rows .up to 5"):
+        make_dataset(pattern, EVAL, hp, read_example=read, max_length=5)
+    hp = hparams(max_input_seq_length=5, max_target_seq_length=8)
+    read = parse_and_truncate(hp, packed=True)
+    assert len(rows(make_dataset(pattern, EVAL, hp, read_example=read, max_length=5))) == 2
 
 
 UNPACKED = [
@@ -132,6 +138,18 @@ def test_pack_dataset_packs_the_examples_as_t2ts_packing_does(tmp_path, custom_o
             assert not row[name][len(values) :].any(), name
 
 
+def test_pack_dataset_packs_a_packed_problems_rows_again_as_t2t_does(tmp_path):
+    """T2T's pack_dataset packs the inputs and targets and keeps no other key: a packed
+    problem's rows are packed again, whole rows as examples, their old segmentation dropped."""
+    pattern = write_shard(tmp_path, PACKED_ROWS)
+    hp = hparams(pack_dataset=True, use_custom_ops=False)
+    got = rows(make_dataset(pattern, EVAL, hp, read_example=parse_and_truncate(hp, True)))
+    assert len(got) == 1  # both rows fit in one of max_length 12
+    row = got[0]
+    assert np.trim_zeros(row["inputs"], "b").tolist() == [5, 6, 1, 7, 1, 4, 1]
+    assert row["inputs_segmentation"][:7].tolist() == [1] * 5 + [2] * 2
+
+
 def test_pack_dataset_packs_training_batches_after_the_shuffle(tmp_path):
     """Training: shuffled, packed, then repeated (T2T's Problem.dataset packs before
     input_fn repeats): every row is packed, within max_length, and the ids of a pass over the
@@ -153,7 +171,7 @@ def test_pack_dataset_packs_training_batches_after_the_shuffle(tmp_path):
     "overrides, records_packed, message",
     [
         (dict(pack_dataset=True, max_length=0), False, "set max_length"),
-        (dict(pack_dataset=True, use_custom_ops=False), True, "packed already"),
+        (dict(pack_dataset=True, max_length=0), True, "set max_length"),
     ],
 )
 def test_pack_dataset_refuses_what_it_cannot_pack_in_one_line(

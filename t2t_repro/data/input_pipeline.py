@@ -229,7 +229,7 @@ def make_dataset(
             num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=deterministic,
         )
-    _check_packed_truncation(ds, hparams)
+    _check_packed_truncation(ds, hparams, max_length)
     if is_train:
         ds = ds.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed)
     if hparams.get("pack_dataset", False) if pack is None else pack:
@@ -284,15 +284,22 @@ def make_dataset(
     return ds.with_options(options).prefetch(tf.data.AUTOTUNE)
 
 
-def _check_packed_truncation(ds: tf.data.Dataset, hparams) -> None:
-    """One line for packed records with ``max_input_seq_length``/``max_target_seq_length``:
-    T2T cuts the ids but not their segmentation and positions (``Problem.preprocess_example``),
-    which then no longer fit (its model fails); here the run stops before it starts."""
-    limits = [n for n in ("max_input_seq_length", "max_target_seq_length") if hparams.get(n, 0)]
+def _check_packed_truncation(ds: tf.data.Dataset, hparams, row_length: int | None) -> None:
+    """One line for packed records with a ``max_input_seq_length``/``max_target_seq_length``
+    below their rows' length (``row_length``: the problem's ``max_length``, its
+    ``packed_length``): T2T cuts the ids but not their segmentation and positions
+    (``Problem.preprocess_example``), which then no longer fit (its model fails); here the run
+    stops before it starts. A limit of at least the row length cuts nothing, there as here."""
+    limits = [
+        name
+        for name in ("max_input_seq_length", "max_target_seq_length")
+        if 0 < hparams.get(name, 0) < (row_length or 2**31)
+    ]
     if limits and any(name in ds.element_spec for name in PACKED_FEATURES):
         raise DataError(
-            f"{' and '.join(limits)} would cut packed examples apart from their segmentation "
-            "and positions; set them to 0 for a packed problem (its packed_length bounds them)."
+            f"{' and '.join(limits)} would cut packed rows (up to {row_length or '?'} ids) "
+            "apart from their segmentation and positions; set them to 0, or to at least the "
+            "problem's packed_length."
         )
 
 
@@ -307,12 +314,8 @@ def _pack(ds: tf.data.Dataset, hparams) -> tf.data.Dataset:
             "pack_dataset=True packs examples into rows of max_length tokens: set max_length "
             "(e.g. --hparams=max_length=256), as T2T's pack_dataset needs."
         )
-    if any(name in ds.element_spec for name in PACKED_FEATURES):
-        raise HParamsError(
-            "pack_dataset=True packs unpacked examples, and this problem's records are packed "
-            "already (a *_packed problem): use its unpacked problem, or pack_dataset=False."
-        )
-    # (imported here: only a packing run pays for it)
+    # A packed problem's rows are packed again, their old segmentations dropped, as T2T's
+    # pack_dataset keeps only the keys it packs. (imported here: only a packing run pays for it)
     from t2t_repro.data import dataset_packing
 
     return dataset_packing.pack_dataset(

@@ -262,7 +262,10 @@ class MultiHeadAttention(keras.layers.Layer):
             logits += self.relative.key_logits(q, positions)
         logits = tf.cast(logits, tf.float32)
         if bias is not None:  # Keras casts float inputs to the compute dtype (mixed precision).
-            logits += tf.cast(bias, tf.float32)
+            bias = tf.cast(bias, tf.float32)
+            if self.compute_dtype == "float16":  # -1e9 became -inf there: T2T's float16
+                bias = tf.maximum(bias, NEG_INF)  # bias is finite (large_compatible_negative),
+            logits += bias  # so a row with every key masked (packed rows) is no NaN
         weights = tf.nn.softmax(logits)
         dropped = self.weights_dropout(tf.cast(weights, v.dtype), training=training)
         attended = matmul(dropped, v)

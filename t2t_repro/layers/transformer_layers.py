@@ -178,14 +178,15 @@ class Encoder(_Stack):
         for i in range(self.config.num_layers):
             setattr(self, f"layer_{i}", EncoderLayer(self.config, name=f"layer_{i}"))
 
-    def call(self, x, bias, training=False, return_weights=False, keep=None):
+    def call(self, x, bias, training=False, return_weights=False, keep=None, pack_rows=True):
         """In training the whole stack runs on the real tokens' rows (``packs_rows``): the
         output is 0 at padding, which every attention over it masks. Otherwise the FFNs use
         T2T's pad remover (``use_pad_remover``). ``keep`` [B, L]: the real tokens where
-        ``bias`` does not say them (a packed batch's segment bias; T2T's ``nonpadding``)."""
+        ``bias`` does not say them (a packed batch's segment bias; T2T's ``nonpadding``).
+        ``pack_rows`` False: every row runs (a causal encoder attends to left-out rows)."""
         all_weights = []
         rows = pad_remover = None
-        if self.packs_rows(training, return_weights):
+        if pack_rows and self.packs_rows(training, return_weights):
             rows = PadRemover(keep) if keep is not None else PadRemover.from_padding_bias(bias)
             x = rows.remove(x)
         elif self.config.use_pad_remover:

@@ -57,7 +57,7 @@ def encoder_biases(
     """(encoder self-attention bias, encoder-decoder bias, the real tokens [B, Ls] where the
     self-attention bias does not say them, else None) for ``inputs`` [B, Ls]."""
     keep = None
-    if packing is not None:
+    if packing is not None and packing.input_segment is not None:
         self_bias, bias = packing.encoder_biases()
         keep = packing.input_nonpadding()
     else:

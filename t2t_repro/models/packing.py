@@ -29,7 +29,8 @@ PACKED_FEATURES = (
 @dataclasses.dataclass(frozen=True)
 class Packing:
     """The segment ids and positions of a packed batch ([B, L] ints); the input side's are
-    None for a model without inputs (a language model packs its targets only)."""
+    None for a model without inputs (a language model) or a batch whose inputs are not packed
+    (then T2T's encoder is the unpacked one)."""
 
     target_segment: tf.Tensor
     target_position: tf.Tensor
@@ -38,28 +39,31 @@ class Packing:
 
     @classmethod
     def of(cls, features: dict, has_input: bool) -> Packing | None:
-        """None for an unpacked batch (no ``targets_segmentation``). As T2T's
-        ``Problem._preprocess`` (``data_generators/problem.py``), the targets' segmentation
-        and positions default to the inputs' when only those are given."""
-        if "inputs_segmentation" not in features and "targets_segmentation" not in features:
+        """None for an unpacked batch. As T2T's transformer reads them: the encoder is packed
+        when the batch has ``inputs_segmentation`` (it then reads ``inputs_position`` and
+        ``targets_segmentation`` too: ``transformer_prepare_encoder``), the decoder when it has
+        ``targets_segmentation`` (and ``targets_position``: ``transformer_prepare_decoder``);
+        a model without inputs reads the targets' only."""
+        packed_inputs = has_input and "inputs_segmentation" in features
+        if not packed_inputs and "targets_segmentation" not in features:
             return None
-        given = dict(features)
-        for kind in ("segmentation", "position"):
-            if f"inputs_{kind}" in given:
-                given.setdefault(f"targets_{kind}", given[f"inputs_{kind}"])
-        needed = PACKED_FEATURES if has_input else PACKED_FEATURES[2:]
-        missing = [name for name in needed if name not in given]
+        needed = ["targets_segmentation", "targets_position"]
+        if packed_inputs:
+            needed.insert(0, "inputs_position")
+        missing = [name for name in needed if name not in features]
         if missing:
             raise ValueError(
-                f"a packed batch needs {', '.join(needed)}; missing: {', '.join(missing)} "
-                "(T2T's packed datasets write them all)."
+                f"a packed batch's {', '.join(n for n in PACKED_FEATURES if n in features)} "
+                f"need {', '.join(missing)} too (T2T's transformer reads them together; its "
+                "packed datasets write them all)."
             )
         inputs = {}
-        if has_input:
+        if packed_inputs:
             inputs = dict(
-                input_segment=given["inputs_segmentation"], input_position=given["inputs_position"]
+                input_segment=features["inputs_segmentation"],
+                input_position=features["inputs_position"],
             )
-        return cls(given["targets_segmentation"], given["targets_position"], **inputs)
+        return cls(features["targets_segmentation"], features["targets_position"], **inputs)
 
     def encoder_biases(self) -> tuple[tf.Tensor, tf.Tensor]:
         """(encoder self-attention [B, 1, Ls, Ls], encoder-decoder [B, 1, Lt, Ls]) biases."""

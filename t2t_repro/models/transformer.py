@@ -18,121 +18,25 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.hparam import HParams
-from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts
+from t2t_repro.hparams_lib.sizes import layer_counts
 from t2t_repro.layers.attention import buffer_length
-from t2t_repro.layers.dropout import Dropout, SymbolDropout, parse_broadcast_dims
+from t2t_repro.layers.dropout import Dropout, SymbolDropout
 from t2t_repro.layers.embedding import SymbolEmbedding
-from t2t_repro.layers.initializers import t2t_initializer
-from t2t_repro.layers.positional import PositionalSignal
-from t2t_repro.layers.slot_features import SlotFeatures
-from t2t_repro.layers.transformer_layers import Decoder, Encoder, StackConfig
+from t2t_repro.layers.transformer_layers import Decoder, Encoder
 from t2t_repro.models.attention_biases import (
     BiasKinds,
     decode_step_bias,
     decoder_self_bias,
     encoder_biases,
 )
+from t2t_repro.models.layer_configs import (
+    positional_signal,
+    slot_features,
+    stack_config,
+    variable_initializer,
+)
 from t2t_repro.models.packing import Packing
 from t2t_repro.registry import register_model
-
-
-def slot_features(hp: HParams) -> SlotFeatures | None:
-    """The decoder's slot features (``layers/slot_features.py``) when the hparams ask for
-    them: ``slot_signal`` (and ``slot_source_feed``), with the slot ids the problem names in
-    its hparams (``target_slot_ids``, ``"first:end"``); None when off."""
-    feed = bool(hp.get("slot_source_feed", False))
-    if not hp.get("slot_signal", False):
-        if feed:
-            raise ValueError(
-                "slot_source_feed=True reads the word each POS slot is for, which needs "
-                "slot_signal=True too (and a problem that names its target_slot_ids)."
-            )
-        return None
-    text = hp.get("target_slot_ids", "")
-    if not text:
-        raise ValueError(
-            "slot_signal=True needs a problem whose targets fill the input's words one slot "
-            "each (the wsj_parsing problems); this problem names no target_slot_ids."
-        )
-    try:
-        first, end = (int(v) for v in text.split(":"))
-    except ValueError:
-        first, end = -1, -1
-    if not 0 < first < end <= hp.target_vocab_size:
-        raise ValueError(
-            f"target_slot_ids={text!r} is not 'first:end' with 0 < first < end <= the target "
-            f"vocab size {hp.target_vocab_size}."
-        )
-    return SlotFeatures(first, end, source_feed=feed, name="slot_features")
-
-
-def variable_initializer(hp: HParams) -> str | dict:
-    """T2T's default variable initializer from ``initializer`` and ``initializer_gain``
-    (``layers/initializers.py``); a set without them has T2T's transformer values."""
-    return t2t_initializer(
-        hp.get("initializer", "uniform_unit_scaling"), hp.get("initializer_gain", 1.0)
-    )
-
-
-def positional_signal(hp: HParams, side: str) -> PositionalSignal:
-    """The positional signal added to one side's embeddings: with ``pos=emb``, T2T's learned
-    table of that side (``inputs_positional_embedding``, ``targets_positional_embedding``:
-    ``models/transformer.py``, ``transformer_prepare_encoder`` and ``_decoder``) of
-    ``max_length`` rows."""
-    return PositionalSignal(
-        hp.pos, hp.hidden_size, hp.max_length, variable_initializer(hp), name=f"{side}_positional"
-    )
-
-
-def stack_config(hp: HParams, num_layers: int) -> StackConfig:
-    """``num_layers``: the stack's own count (``hparams_lib.sizes.layer_counts``)."""
-    key_channels, value_channels = attention_channels(hp)
-    return StackConfig(
-        num_layers=num_layers,
-        hidden_size=hp.hidden_size,
-        filter_size=hp.filter_size,
-        num_heads=hp.num_heads,
-        key_channels=key_channels,
-        value_channels=value_channels,
-        attention_dropout=hp.attention_dropout,
-        relu_dropout=hp.relu_dropout,
-        prepost_dropout=hp.layer_prepostprocess_dropout,
-        preprocess=hp.layer_preprocess_sequence,
-        postprocess=hp.layer_postprocess_sequence,
-        epsilon=hp.norm_epsilon,
-        use_pad_remover=hp.get("use_pad_remover", False),
-        max_relative_position=relative_distance(hp),
-        # T2T reads them with getattr(hparams, name, ""): a set may lack them.
-        attention_broadcast_dims=parse_broadcast_dims(
-            "attention_dropout_broadcast_dims", hp.get("attention_dropout_broadcast_dims", "")
-        ),
-        relu_broadcast_dims=parse_broadcast_dims(
-            "relu_dropout_broadcast_dims", hp.get("relu_dropout_broadcast_dims", "")
-        ),
-        prepost_broadcast_dims=parse_broadcast_dims(
-            "layer_prepostprocess_dropout_broadcast_dims",
-            hp.get("layer_prepostprocess_dropout_broadcast_dims", ""),
-        ),
-        initializer=variable_initializer(hp),
-    )
-
-
-def relative_distance(hp: HParams) -> int:
-    """T2T's ``max_relative_position`` when ``self_attention_type`` is ``dot_product_relative``
-    (T2T reads it only then), else 0: plain dot-product self-attention."""
-    kind = hp.get("self_attention_type", "dot_product")
-    if kind == "dot_product":
-        return 0
-    if kind != "dot_product_relative":
-        raise ValueError(
-            f"self_attention_type={kind!r} is not implemented; use 'dot_product' or "
-            "'dot_product_relative'."
-        )
-    if not hp.get("max_relative_position", 0) > 0:
-        raise ValueError(
-            "self_attention_type='dot_product_relative' needs max_relative_position > 0."
-        )
-    return hp.max_relative_position
 
 
 def shift_right(x: tf.Tensor) -> tf.Tensor:
@@ -251,16 +155,25 @@ class Transformer(keras.Model):
     ):
         """inputs [B, Ls] -> (encoder_output [B, Ls, d], encoder-decoder bias [B, 1, 1, Ls]).
         A packed batch (``packing``): attention within each example's segment, and the
-        encoder-decoder bias is [B, 1, Lt, Ls] (``models/packing.py``)."""
-        self_bias, bias, keep = encoder_biases(inputs, self.bias_kinds, packing)
+        encoder-decoder bias is [B, 1, Lt, Ls] (``models/packing.py``). An id ``symbol_dropout``
+        drops is padding from then on, as T2T reads padding off the embeddings."""
+        ids = self.symbol_dropout(inputs, training=training)
+        self_bias, bias, keep = encoder_biases(ids, self.bias_kinds, packing)
         positions = None if packing is None else packing.input_position
-        x = self.input_embedding(self.symbol_dropout(inputs, training=training))
+        x = self.input_embedding(ids)
         if self.use_target_space:
             x = x + tf.cast(self.target_space_embedding[self.target_space_id], x.dtype)
         x = self.input_positional(x, positions=positions)
         x = self.embedding_dropout(x, training=training)
+        # A causal encoder's later positions attend to every earlier one, padding or not: its
+        # training pass keeps every row (the FFN's pad remover still runs, as T2T's).
         out = self.encoder(
-            x, self_bias, training=training, return_weights=return_weights, keep=keep
+            x,
+            self_bias,
+            training=training,
+            return_weights=return_weights,
+            keep=keep,
+            pack_rows=not self.bias_kinds.unidirectional_encoder,
         )
         if return_weights:
             return out[0], bias, out[1]
@@ -282,7 +195,8 @@ class Transformer(keras.Model):
         A packed batch (``packing``): self-attention within each example's segment, and the
         positional signal at each target's own position; the shift right still runs over the
         whole row, as T2T's (a segment's first input is the previous position's id)."""
-        y = self.target_embedding(self.symbol_dropout(targets, training=training))
+        ids = self.symbol_dropout(targets, training=training)
+        y = self.target_embedding(ids)
         y = shift_right(y)
         y = self.positional(y, positions=None if packing is None else packing.target_position)
         if self.slot_features is not None:
@@ -293,7 +207,7 @@ class Transformer(keras.Model):
         kinds = self.bias_kinds
         if decoding:
             kinds = dataclasses.replace(kinds, causal_decoder_self_attention=True)
-        self_bias = decoder_self_bias(targets, kinds, packing)
+        self_bias = decoder_self_bias(ids, kinds, packing)  # (a dropped id is padding, as T2T's)
         memory_keep = None
         if packing is not None and packing.input_segment is not None:
             memory_keep = packing.input_nonpadding()

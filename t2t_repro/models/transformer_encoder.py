@@ -25,12 +25,8 @@ from t2t_repro.hparams_lib.sizes import layer_counts
 from t2t_repro.layers.dropout import Dropout
 from t2t_repro.layers.embedding import SymbolEmbedding
 from t2t_repro.layers.transformer_layers import Encoder
-from t2t_repro.models.transformer import (
-    Transformer,
-    positional_signal,
-    stack_config,
-    variable_initializer,
-)
+from t2t_repro.models.layer_configs import positional_signal, stack_config, variable_initializer
+from t2t_repro.models.transformer import Transformer
 from t2t_repro.registry import register_model
 
 

@@ -95,6 +95,10 @@ def check_exportable(hp: HParams) -> None:
     for name in ("slot_signal", "slot_source_feed"):
         if hp.get(name, False):
             refuse(name, "an extra decoder input CTranslate2 has no place for")
+    if hp.get("proximity_bias", False):
+        refuse("proximity_bias", "CTranslate2's attention has no -log(1 + distance) term")
+    if hp.get("unidirectional_encoder", False):
+        refuse("unidirectional_encoder", "CTranslate2's encoder attends both ways")
     if relative_positions(hp) and hp.pos != "none":
         refuse("pos", "with relative self-attention CTranslate2 has no position table")
 
