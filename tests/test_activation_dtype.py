@@ -10,13 +10,22 @@ from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib import checks
 from t2t_repro.training.config import TrainerConfig
 from t2t_repro.training.run_setup import TrainingError, setup_precision
-from tests.model_utils import build_model, toy_checkpoint_dir
+from tests.model_utils import build_model, shared_toy_checkpoint, toy_checkpoint_dir
 
 
 @pytest.fixture(autouse=True)
 def float32_policy_after():
     yield
     keras.mixed_precision.set_global_policy("float32")
+
+
+@pytest.fixture(scope="module")
+def bf16_checkpoint(tmp_path_factory):
+    """A toy checkpoint trained (saved) with bfloat16 activations, made once for the module:
+    its tests only read it."""
+    return toy_checkpoint_dir(
+        tmp_path_factory.mktemp("bf16"), overrides="max_length=12,activation_dtype=bfloat16"
+    )
 
 
 def config(**flags) -> TrainerConfig:
@@ -68,8 +77,8 @@ def test_other_reduced_precisions_are_refused_in_one_line():
         assert "\n" not in str(refused.value)
 
 
-def test_a_model_trained_with_bfloat16_activations_decodes_in_bfloat16(tmp_path, capsys):
-    root = toy_checkpoint_dir(tmp_path, overrides="max_length=12,activation_dtype=bfloat16")
+def test_a_model_trained_with_bfloat16_activations_decodes_in_bfloat16(bf16_checkpoint, capsys):
+    root = bf16_checkpoint
     keras.mixed_precision.set_global_policy("float32")
     setup = runner.load_decoder(
         "translate_toy",
@@ -86,11 +95,11 @@ def test_a_model_trained_with_bfloat16_activations_decodes_in_bfloat16(tmp_path,
     assert len(setup.decoder.decode_lines(["a b c"])) == 1
 
 
-def test_an_ensemble_of_both_precisions_asks_which(tmp_path):
+def test_an_ensemble_of_both_precisions_asks_which(bf16_checkpoint):
     from t2t_repro.decoding.ensemble import EnsembleError
 
-    bf16 = toy_checkpoint_dir(tmp_path / "a", overrides="max_length=12,activation_dtype=bfloat16")
-    fp32 = toy_checkpoint_dir(tmp_path / "b")
+    # The run's float32 toy checkpoint (the defaults: step 7, as bf16_checkpoint's)
+    bf16, fp32 = bf16_checkpoint, shared_toy_checkpoint()
     members = f"{bf16 / 'train' / 'ckpt-7'},{fp32 / 'train' / 'ckpt-7'}"
     load = dict(checkpoint_path=members, allow_ensemble=True)
     with pytest.raises(EnsembleError, match="give --decode_hparams=precision=float32"):

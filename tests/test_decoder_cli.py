@@ -6,13 +6,15 @@ import pytest
 
 from t2t_repro.decoding.line_decoder import SCORES_NEED_BEAMS
 from tests.grappler import grappler_off_env
-from tests.model_utils import toy_checkpoint_dir
+from tests.model_utils import shared_toy_checkpoint
 from tests.tools import USER_ENV, assert_quiet, run_tool
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    return toy_checkpoint_dir(tmp_path_factory.mktemp("dec"), step=7)
+def setup():
+    """The run's one toy checkpoint (step 7; tests/model_utils.py): the decodes only read it,
+    writing their outputs under their own tmp_path."""
+    return shared_toy_checkpoint()
 
 
 def decode(root, *extra, stdin=None, env=None):

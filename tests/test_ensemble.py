@@ -11,7 +11,7 @@ from t2t_repro.parsing.linearize import PTB_POS_TAGS, target_inventory
 from t2t_repro.parsing.tree_constraint import TreeConstraint
 from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
 from tests.grappler import grappler_off_env
-from tests.model_utils import build_model, toy_checkpoint_dir
+from tests.model_utils import build_model, shared_toy_checkpoint, toy_checkpoint_dir
 from tests.shared_build import build_once
 from tests.tools import PLUMBING_MODEL, run_tool
 
@@ -108,14 +108,10 @@ def test_members_must_share_the_vocabularies():
 
 @pytest.fixture(scope="module")
 def two_runs():
-    """Two toy runs, made once for the test run (the tests only read them)."""
-
-    def build(root):
-        toy_checkpoint_dir(root / "one", step=7, seed=1)
-        toy_checkpoint_dir(root / "two", step=9, seed=2)
-
-    root = build_once("ensemble_two_runs", build)
-    return root / "one", root / "two"
+    """Two toy runs, made once for the test run (the tests only read them): the run's toy
+    checkpoint (step 7, seed 1: tests/model_utils.py) and one of seed 2 at step 9."""
+    root = build_once("ensemble_second_run", lambda root: toy_checkpoint_dir(root, step=9, seed=2))
+    return shared_toy_checkpoint(), root
 
 
 def _decode(first, *extra):
