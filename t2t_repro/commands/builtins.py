@@ -48,6 +48,7 @@ def register_builtins() -> None:
     import t2t_repro.t2t_compat.translate_enzh  # noqa: F401  (T2T's translate_enzh_wmt32k/_wmt8k)
     import t2t_repro.t2t_compat.translate_problems  # noqa: F401  (T2T's translate_en* problems)
     import t2t_repro.t2t_compat.translate_wmt_variants  # noqa: F401  (T2T's WMT variants)
+    import t2t_repro.t2t_compat.wiki_dump_lm  # noqa: F401  (T2T's wiki.py dump language models)
     import t2t_repro.t2t_compat.wiki_lm  # noqa: F401  (T2T's Wikipedia language models)
     import t2t_repro.t2t_compat.wsj_parsing  # noqa: F401  (T2T's own wsj_parsing)
     from t2t_repro import registry

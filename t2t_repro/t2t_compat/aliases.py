@@ -51,6 +51,7 @@ ALIASES = {
     "tensor2tensor.data_generators.lambada": "t2t_repro.t2t_compat.lambada_problems",
     "tensor2tensor.data_generators.enwik8": "t2t_repro.t2t_compat.enwik8_problems",
     "tensor2tensor.data_generators.wiki_lm": "t2t_repro.t2t_compat.wiki_lm",
+    "tensor2tensor.data_generators.wiki": "t2t_repro.t2t_compat.wiki_dump_lm",
     "tensor2tensor.data_generators.dialog_abstract": "t2t_repro.t2t_compat.dialog_problems",
     "tensor2tensor.data_generators.dialog_cornell": "t2t_repro.t2t_compat.dialog_corpora",
     "tensor2tensor.data_generators.dialog_dailydialog": "t2t_repro.t2t_compat.dialog_corpora",
@@ -132,6 +133,7 @@ def _register_t2t_problems() -> None:
         translate_enzh,
         translate_problems,
         translate_wmt_variants,
+        wiki_dump_lm,
         wiki_lm,
         wsj_parsing,
     )
@@ -164,6 +166,7 @@ def _register_t2t_problems() -> None:
         *translate_problems.T2T_REGISTERED_PROBLEMS,
         *packed_problems.T2T_REGISTERED_PROBLEMS,
         *translate_enzh.T2T_REGISTERED_PROBLEMS,
+        *wiki_dump_lm.T2T_REGISTERED_PROBLEMS,
         wsj_parsing.WsjParsing,
     ):
         registry.register_problem(cls.problem_name)(cls)

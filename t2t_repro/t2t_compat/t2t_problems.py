@@ -39,13 +39,9 @@ T2T_PROBLEMS_NOT_PROVIDED = """
     languagemodel_lm1b_multi_nli_subwords languagemodel_lm1b_sentiment_imdb
     languagemodel_multi_wiki_translate languagemodel_multi_wiki_translate_fr
     languagemodel_multi_wiki_translate_packed1k languagemodel_multi_wiki_translate_packed1k_v2
-    languagemodel_wiki_noref_v128k_l1k languagemodel_wiki_noref_v32k_l16k
-    languagemodel_wiki_noref_v32k_l1k languagemodel_wiki_noref_v8k_l16k
-    languagemodel_wiki_noref_v8k_l1k languagemodel_wiki_scramble_l128
-    languagemodel_wiki_scramble_l1k languagemodel_wiki_xml_v8k_l1k
-    languagemodel_wiki_xml_v8k_l4k librispeech librispeech_clean librispeech_clean_small
-    librispeech_noisy librispeech_train_full_test_clean librispeech_train_full_test_other
-    ocr_test timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
+    librispeech librispeech_clean librispeech_clean_small librispeech_noisy
+    librispeech_train_full_test_clean librispeech_train_full_test_other ocr_test
+    timeseries_synthetic_data_series10_samples100k timeseries_toy_problem
     timeseries_toy_problem_no_inputs video_bair_robot_pushing
     video_bair_robot_pushing_with_actions video_google_robot_pushing video_moving_mnist
     video_stochastic_shapes10k wiki_revision wiki_revision_packed1k wiki_revision_packed256
