@@ -22,9 +22,10 @@ import tensorflow as tf
 
 from t2t_repro.hparam import HParams
 from t2t_repro.hparams_lib.sizes import layer_counts
-from t2t_repro.layers.dropout import Dropout
+from t2t_repro.layers.dropout import Dropout, SymbolDropout
 from t2t_repro.layers.embedding import SymbolEmbedding
 from t2t_repro.layers.transformer_layers import Encoder
+from t2t_repro.models.attention_biases import BiasKinds
 from t2t_repro.models.layer_configs import positional_signal, stack_config, variable_initializer
 from t2t_repro.models.transformer import Transformer
 from t2t_repro.registry import register_model
@@ -73,6 +74,8 @@ class TransformerEncoder(Transformer):
         )
         self.input_positional = positional_signal(hp, "inputs")
         self.embedding_dropout = Dropout(hp.layer_prepostprocess_dropout)
+        self.symbol_dropout = SymbolDropout(hp.get("symbol_dropout", 0.0))
+        self.bias_kinds = BiasKinds.of(hp)
         self.encoder = PooledEncoder(stack_config(hp, layer_counts(hp)[0]), name="encoder")
         self.use_target_space = hp.use_target_space_embedding
         if self.use_target_space:
