@@ -17,8 +17,7 @@ import pytest
 from t2t_repro import registry
 from t2t_repro.commands import datagen
 from t2t_repro.data.text_files import DataError
-from t2t_repro.t2t_compat.hparam import HParams
-from tests.t2t_records import ids_digest, record_ids
+from tests.t2t_records import ids_digest, problem_facts, record_ids
 from tests.usr_dir_registry import restored_registry
 
 REFERENCE = Path(__file__).parent / "data" / "t2t_enzh_reference"
@@ -124,21 +123,13 @@ def test_the_corpora_are_t2ts(enzh, tmp_path):
 
 
 def _facts(problem, data_dir: Path) -> dict:
-    """What the reference script records of T2T's problem, asked the same way."""
-    hp = problem.get_hparams(HParams(data_dir=str(data_dir)))
+    """What the reference script records of T2T's problem, asked the same way: the shared
+    facts (``tests/t2t_records.py``) and the two vocabularies'."""
     encoders = problem.feature_encoders(str(data_dir))
     return {
-        "modality": dict(hp.modality),
-        "vocab_size": dict(hp.vocab_size),
-        "input_space_id": hp.input_space_id,
-        "target_space_id": hp.target_space_id,
-        "loss_multiplier": hp.loss_multiplier,
-        "stop_at_eos": hp.stop_at_eos,
-        "eval_metrics": list(problem.eval_metrics()),
-        "vocab_filename": problem.vocab_filename,
+        **problem_facts(problem, data_dir),
         "source_vocab_name": problem.source_vocab_name,
         "target_vocab_name": problem.target_vocab_name,
-        "dataset_splits": [[s["split"], s["shards"]] for s in problem.dataset_splits],
         "encoders": {k: type(e).__name__ for k, e in sorted(encoders.items())},
         "encodings": {
             k: [encoders[k].encode(s) for s in sentences]
