@@ -150,6 +150,8 @@ TABLE: dict[str, Entry] = {
     "min_length_bucket": honoured(8, _INPUT),
     # T2T's on-the-fly packing (Problem.dataset), as its compiled op or its tf ops pack
     "pack_dataset": honoured(False, _INPUT),
+    # T2T's preprocess_example_common: each example cut into examples of this many ids
+    "split_to_length": honoured(0, _INPUT),
     "use_custom_ops": honoured(True, _INPUT),
     "use_fixed_batch_size": honoured(False, _INPUT),
     # -- honoured: training, the optimizer and the learning rate --------------------------------
@@ -222,7 +224,6 @@ TABLE: dict[str, Entry] = {
     "position_features": refused(""),
     "prepend_mode": refused("none"),
     "scheduled_sampling_prob": refused(0.0),
-    "split_to_length": refused(0),
     # T2T's data_reader.input_fn cuts each batch's targets into chunks of this length (with a
     # chunk_number feature); not implemented
     "split_targets_chunk_length": refused(0),

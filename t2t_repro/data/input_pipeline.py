@@ -94,6 +94,44 @@ def parse_and_truncate(hparams, packed: bool = False) -> Callable[[tf.Tensor], d
     return _as_written(lambda record: truncate(parse(record)))
 
 
+def split_to_length(example: dict, length: int) -> tf.data.Dataset:
+    """T2T's ``split_to_length`` (``data_generators/problem.py``, ``preprocess_example_common``):
+    the example's ``inputs`` and ``targets`` cut into examples of ``length`` ids, one a row of
+    their reshape, the other features dropped. T2T's reshape fails on a length that does not
+    divide an example, and on inputs and targets of different row counts: so do these, saying
+    so. Empty ``inputs`` (a language model's here; T2T's have none) stay empty, one a chunk."""
+    targets = _rows_of(example["targets"], length, "targets")
+    chunks = {"targets": targets}
+    if "inputs" in example:
+        inputs = example["inputs"]
+        chunks["inputs"] = tf.cond(
+            tf.size(inputs) > 0,
+            lambda: _rows_of(inputs, length, "inputs"),
+            lambda: tf.zeros([tf.shape(targets)[0], 0], inputs.dtype),
+        )
+        tf.debugging.assert_equal(
+            tf.shape(chunks["inputs"])[0],
+            tf.shape(targets)[0],
+            message=f"split_to_length={length}: the inputs and targets give different numbers "
+            "of chunks (T2T fails there too, in its reshape): use 0 or a length that fits",
+        )
+    return tf.data.Dataset.from_tensor_slices(chunks)
+
+
+def _rows_of(ids: tf.Tensor, length: int, name: str) -> tf.Tensor:
+    with tf.control_dependencies(
+        [
+            tf.debugging.assert_equal(
+                tf.math.floormod(tf.size(ids), length),
+                0,
+                message=f"split_to_length={length} does not divide the length of an example's "
+                f"{name} (T2T fails there too, in its reshape): use 0 or a length that fits",
+            )
+        ]
+    ):
+        return tf.reshape(ids, [-1, length])
+
+
 def _truncate(hparams):
     limits = {
         "inputs": hparams.get("max_input_seq_length", 0),
@@ -230,6 +268,9 @@ def make_dataset(
             deterministic=deterministic,
         )
     _check_packed_truncation(ds, hparams, max_length)
+    if hparams.get("split_to_length", 0):  # after any reading: T2T's preprocess_example_common
+        length = hparams.split_to_length
+        ds = ds.flat_map(_as_written(lambda ex: split_to_length(ex, length)))
     if is_train:
         ds = ds.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed)
     if hparams.get("pack_dataset", False) if pack is None else pack:
@@ -242,7 +283,8 @@ def make_dataset(
     # T2T's data_reader.input_fn: a problem's max_length (Problem.max_length) filters, the
     # buckets come from the hparams alone (hparams_to_batching_scheme)
     bucket_max_length = hparams.max_length or hparams.batch_size
-    max_length = max_length or bucket_max_length
+    # T2T's Problem.max_length: split_to_length first
+    max_length = max_length or hparams.get("split_to_length", 0) or bucket_max_length
     # T2T's data_reader.input_fn (gpu_valid_size): min_length in every mode, max_length in
     # training or with eval_drop_long_sequences
     drop_long = is_train or hparams.get("eval_drop_long_sequences", False)

@@ -79,8 +79,10 @@ def decode_example(fields: dict, serialized: tf.Tensor) -> dict:
 
 
 def preprocess_example_common(example: dict, mode: str, hparams: Any) -> dict:
-    """T2T's ``preprocess_example_common``: the truncations. Its ``prepend_mode`` and
-    ``split_to_length`` are refused as hparams (``t2t_hparams.NEUTRAL``), so never set here."""
+    """T2T's ``preprocess_example_common``: the truncations. Its ``split_to_length`` chunks
+    are cut by the input pipeline after every problem's reading (``data/input_pipeline.py``,
+    ``split_to_length``: the same examples, whichever reading ran); its ``prepend_mode`` is
+    refused as an hparam (``t2t_hparams.py``), so never set here."""
     max_inputs = hparams.get("max_input_seq_length", 0) or 0
     max_targets = hparams.get("max_target_seq_length", 0) or 0
     if "inputs" in example and max_inputs > 0:
