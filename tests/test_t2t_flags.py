@@ -1,6 +1,5 @@
-"""tensor2tensor 1.15's command lines parse: every T2T flag of every tool is honoured or
-refused in one line naming the replacement (t2t_repro/commands/t2t_flags.py). Parsers only:
-no TensorFlow work, so this file is fast."""
+"""tensor2tensor 1.15's command lines parse: every T2T flag of every tool is honoured or refused
+in one line naming the replacement (commands/t2t_flags.py). Parsers only: no TensorFlow work."""
 
 import argparse
 
@@ -221,10 +220,8 @@ def test_datagen_and_bleu_take_t2t_forms(tmp_path, capsys):
     assert datagen.main(["--problem=languagemodel_lm1b_*", "--only_list"]) == 1
     assert "languagemodel_lm1b_sentiment_imdb, not provided" in capsys.readouterr().err
     argv = ["--problem=languagemodel_lm1b_*", "--exclude_problems=multi,sentiment", "--only_list"]
-    assert datagen.main(argv) == 0 and capsys.readouterr().out.split() == [
-        "languagemodel_lm1b_characters",
-        "languagemodel_lm1b_characters_packed",
-    ]
+    kept = ["languagemodel_lm1b_characters", "languagemodel_lm1b_characters_packed"]
+    assert datagen.main(argv) == 0 and capsys.readouterr().out.split() == kept
     assert datagen.main(["--problem=translate_toy*_rev", "--only_list"]) == 0
     assert capsys.readouterr().out.split() == ["translate_toy_rev"]
     assert datagen.main(["--problem=no_such_problem", "--only_list"]) == 1  # T2T raises

@@ -112,9 +112,7 @@ class Dropout(keras.layers.Dropout):
             return inputs
         if self.rate >= 1:
             return tf.zeros_like(inputs)
-        seed = self.seed_generator.next()
-        # Stateless ops under XLA want int32 seeds; the generator's state is int64.
-        seed = replica_seed(tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32))
+        seed = self._next_seed()
         if self.broadcast_dims:
             keep = self._broadcast_mask(inputs, seed, rows)
         else:
@@ -126,6 +124,12 @@ class Dropout(keras.layers.Dropout):
         if rows is not None:
             keep = rows.remove(keep)
         return kept_and_scaled(inputs, keep, tf.cast(1.0 / (1.0 - self.rate), inputs.dtype))
+
+    def _next_seed(self) -> tf.Tensor:
+        """This call's seed: the generator's next, folded for this replica (``replica_seed``).
+        Stateless ops under XLA want int32 seeds; the generator's state is int64."""
+        seed = self.seed_generator.next()
+        return replica_seed(tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32))
 
     def _mask(self, shape: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
         """A bool keep mask of ``shape``, each element from 16 random bits."""
@@ -161,7 +165,5 @@ class SymbolDropout(Dropout):
     def call(self, ids: tf.Tensor, training: bool = False) -> tf.Tensor:
         if not training or self.rate == 0:
             return ids
-        seed = self.seed_generator.next()
-        seed = replica_seed(tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32))
-        keep = self._mask(tf.shape(ids), seed)
+        keep = self._mask(tf.shape(ids), self._next_seed())
         return tf.where(keep, ids, tf.zeros([], ids.dtype))

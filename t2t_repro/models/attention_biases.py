@@ -14,8 +14,8 @@ bias from a few hparams, and one place here does the same:
   (``attention_bias_proximal``), also at each cached decoding step;
 * a packed batch (``models/packing.py``): attention within each example's segment.
 
-The encoder's real tokens (its pad remover's) are said separately where the bias does not
-say them (a causal or packed encoder), as T2T passes ``nonpadding`` or ``attn_bias_for_padding``.
+The encoder's real tokens (its pad remover's) are said apart from the bias, which need not say
+them (a causal or packed encoder), as T2T passes ``nonpadding`` or ``attn_bias_for_padding``.
 """
 
 from __future__ import annotations
@@ -53,21 +53,19 @@ def attention_bias_proximal(length) -> tf.Tensor:
 
 def encoder_biases(
     inputs: tf.Tensor, kinds: BiasKinds, packing: Packing | None
-) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor | None]:
-    """(encoder self-attention bias, encoder-decoder bias, the real tokens [B, Ls] where the
-    self-attention bias does not say them, else None) for ``inputs`` [B, Ls]."""
-    keep = None
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """(encoder self-attention bias, encoder-decoder bias, the real tokens [B, Ls] of its pad
+    remover: T2T's nonpadding, said apart from a bias that need not say it) for ``inputs``."""
     if packing is not None and packing.input_segment is not None:
         self_bias, bias = packing.encoder_biases()
         keep = packing.input_nonpadding()
     else:
         self_bias = bias = attention_bias_ignore_padding(inputs)
+        keep = tf.not_equal(inputs, 0)
     if kinds.unidirectional_encoder:
         self_bias = attention_bias_lower_triangle(tf.shape(inputs)[1])
     if kinds.proximity_bias:
         self_bias = self_bias + attention_bias_proximal(tf.shape(inputs)[1])
-    if keep is None and (kinds.unidirectional_encoder or kinds.proximity_bias):
-        keep = tf.not_equal(inputs, 0)  # (the bias no longer says the padding by itself)
     return self_bias, bias, keep
 
 

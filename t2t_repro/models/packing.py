@@ -18,13 +18,6 @@ import tensorflow as tf
 
 from t2t_repro.layers.attention import attention_bias_same_segment
 
-PACKED_FEATURES = (
-    "inputs_segmentation",
-    "inputs_position",
-    "targets_segmentation",
-    "targets_position",
-)
-
 
 @dataclasses.dataclass(frozen=True)
 class Packing:
@@ -52,10 +45,10 @@ class Packing:
             needed.insert(0, "inputs_position")
         missing = [name for name in needed if name not in features]
         if missing:
+            given = [n for n in features if n.endswith(("_segmentation", "_position"))]
             raise ValueError(
-                f"a packed batch's {', '.join(n for n in PACKED_FEATURES if n in features)} "
-                f"need {', '.join(missing)} too (T2T's transformer reads them together; its "
-                "packed datasets write them all)."
+                f"a packed batch's {', '.join(given)} need {', '.join(missing)} too (T2T's "
+                "transformer reads them together; its packed datasets write them all)."
             )
         inputs = {}
         if packed_inputs:

@@ -36,6 +36,10 @@ import importlib.util
 import json
 import os
 import sys
+from functools import partial
+
+# The repository root: the companion modules import as tools.t2t_reference.* (main puts it first)
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SOURCES = [
     "The cat sat on the mat.",
@@ -60,15 +64,9 @@ def parse_args():
     parser.add_argument("--out", required=True, help="output folder for the .npz/.json")
     parser.add_argument(
         "--only",
-        choices="all relative learned_positions lm classifier multilabel packed knobs".split(),
+        choices=["all", *COMPANIONS],
         default="all",
-        help="relative: only the relative-attention train dir and its outputs "
-        "(relative_reference.py); learned_positions: only the pos=emb train dir and its "
-        "outputs (learned_positions_reference.py); lm: only the language model's "
-        "(lm_reference.py); classifier: only the text classifier's (classifier_reference.py); "
-        "multilabel: only the multi-label classifier's (the same module); "
-        "packed: only the packed-batch logits (packed_reference.py); knobs: only the "
-        "attention-bias hparams' logits and decodes (knobs_reference.py)",
+        help="one companion reference and its train dir only (the docstring says which)",
     )
     args = parser.parse_args()
     if args.only == "all" and not (args.t2t_dir and args.vocab):
@@ -79,30 +77,22 @@ def parse_args():
 def relative_reference(out_dir, learned_positions=False):
     """The companion modules' train dir and T2T outputs: relative self-attention, or with
     ``learned_positions`` T2T's pos=emb (``learned_positions_reference.py``), trained alike."""
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     from tensor2tensor.layers import modalities
     from tensor2tensor.models import transformer
     from tensor2tensor.utils import hparam
 
-    from tools.t2t_reference.learned_positions_reference import (
-        REFERENCE,
-        TRAIN_DIR,
-        tiny_learned_positions_hparams,
-    )
+    import tools.t2t_reference.learned_positions_reference as emb
     from tools.t2t_reference.relative_reference import VOCAB, write, write_trained
 
-    problem_hparams = symbol_problem_hparams(hparam, modalities, VOCAB, VOCAB)
+    problem = symbol_problem_hparams(hparam, modalities, VOCAB, VOCAB)
     if not learned_positions:
-        return write(out_dir, problem_hparams)
-    hparams = tiny_learned_positions_hparams(transformer)
-    return write_trained(
-        out_dir, problem_hparams, hparams, TRAIN_DIR, REFERENCE, "transformer_tiny"
-    )
+        return write(out_dir, problem)
+    hp = emb.tiny_learned_positions_hparams(transformer)
+    return write_trained(out_dir, problem, hp, emb.TRAIN_DIR, emb.REFERENCE, "transformer_tiny")
 
 
 def lm_reference(out_dir):
     """The companion module's language-model train dir and T2T outputs (no inputs)."""
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     from tensor2tensor.layers import modalities
     from tensor2tensor.utils import hparam
 
@@ -114,14 +104,12 @@ def lm_reference(out_dir):
 def classifier_reference(out_dir, multi_label=False):
     """The companion module's text-classifier train dir and T2T outputs (a class label, or a
     MULTI_LABEL target's label lists)."""
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     from tensor2tensor.layers import modalities
     from tensor2tensor.utils import hparam
 
     from tools.t2t_reference.classifier_reference import classifier_problem_hparams, write
 
-    problem_hparams = classifier_problem_hparams(hparam, modalities, multi_label)
-    return write(out_dir, problem_hparams, multi_label)
+    return write(out_dir, classifier_problem_hparams(hparam, modalities, multi_label), multi_label)
 
 
 def padded(rows):
@@ -305,6 +293,7 @@ def postnorm_checkpoint(out_dir):
 
 def main():
     args = parse_args()
+    sys.path.insert(0, REPO)
     # The shim puts its own folder on the path when installed (t2t_compat.install).
     spec = importlib.util.spec_from_file_location(
         "t2t_compat", os.path.join(os.path.abspath(args.shim), "t2t_compat.py")
@@ -316,23 +305,9 @@ def main():
     import tensorflow as tf
 
     tf.compat.v1.disable_v2_behavior()
-    if args.only == "relative":
-        print("relative train dir:", relative_reference(args.out))
-        return
-    if args.only == "learned_positions":
-        print("learned-positions train dir:", relative_reference(args.out, learned_positions=True))
-        return
-    if args.only == "lm":
-        print("language-model train dir:", lm_reference(args.out))
-        return
-    if args.only == "classifier":
-        print("classifier train dir:", classifier_reference(args.out))
-        return
-    if args.only == "multilabel":
-        print("multi-label train dir:", classifier_reference(args.out, multi_label=True))
-        return
-    if args.only in ("packed", "knobs"):
-        return print(f"{args.only} logits:", packed_reference(args.out, args.only))
+    if args.only != "all":
+        label, run = COMPANIONS[args.only]
+        return print(f"{label}:", run(args.out))
     import tensor2tensor
     from tensor2tensor.data_generators import text_encoder
     from tensor2tensor.layers import modalities
@@ -443,18 +418,14 @@ def main():
     print("post-norm train dir:", postnorm_checkpoint(args.out))
     seed, early, late = stop_early_reference(args.out)
     print(f"stop_early table: seed {seed}, ids {early} (stop early) vs {late} (not)")
-    print("relative train dir:", relative_reference(args.out))
-    print("learned-positions train dir:", relative_reference(args.out, learned_positions=True))
-    print("language-model train dir:", lm_reference(args.out))
-    print("classifier train dir:", classifier_reference(args.out))
-    print("multi-label train dir:", classifier_reference(args.out, multi_label=True))
-    print("packed-batch logits:", packed_reference(args.out))
+    for name, (label, run) in COMPANIONS.items():
+        if name != "knobs":  # (it reads the train dir the packed one makes: run it after)
+            print(f"{label}:", run(args.out))
 
 
 def packed_reference(out_dir, only="packed"):
     """The companion module's logits on packed batches (it reads the train dirs above), or
     with ``only="knobs"`` knobs_reference.py's, which reads the timing one."""
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     import tools.t2t_reference.packed_reference as packed
     from tools.t2t_reference import relative_reference as relative
     from tools.t2t_reference.knobs_reference import write
@@ -463,6 +434,17 @@ def packed_reference(out_dir, only="packed"):
         return write(out_dir, relative, packed)
     return packed.write(out_dir, relative)
 
+
+# --only name -> (label, call on the output folder) of each companion, in the full run's order
+COMPANIONS = {
+    "relative": ("relative train dir", relative_reference),
+    "learned_positions": ("pos=emb train dir", partial(relative_reference, learned_positions=True)),
+    "lm": ("language-model train dir", lm_reference),
+    "classifier": ("classifier train dir", classifier_reference),
+    "multilabel": ("multi-label train dir", partial(classifier_reference, multi_label=True)),
+    "packed": ("packed logits", packed_reference),
+    "knobs": ("knobs logits", partial(packed_reference, only="knobs")),
+}
 
 if __name__ == "__main__":
     main()
