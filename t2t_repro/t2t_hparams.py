@@ -72,6 +72,7 @@ _LEGACY = "learning_rate_legacy"
 _OPT = "optimizers/__init__"  # make_optimizer
 _ADAM = "optimizers/adam"
 _DECODE = "decoding/line_decoder"
+_SS = "training/loop/scheduled_sampling"
 _T = "transformer_base_v1"  # T2T's set that adds the transformer's own names
 
 TABLE: dict[str, Entry] = {
@@ -215,6 +216,22 @@ TABLE: dict[str, Entry] = {
         why="random: draw each token from the softmax, with sampling_temp and sampling_keep_top_k",
     ),
     "sampling_temp": honoured(1.0, _DECODE),
+    # -- honoured: T2T's scheduled sampling (utils/t2t_model.py, maybe_scheduled_sampling) ------
+    "scheduled_sampling_prob": honoured(
+        0.0, _SS, values=(0.0, 1.0), why="T2T asserts 0 (off) or 1 (on)"
+    ),
+    "scheduled_sampling_gold_mixin_prob": honoured(0.5, _SS),
+    "scheduled_sampling_method": honoured(
+        "parallel", _SS, values=("parallel", "sequential"), why="T2T's two methods"
+    ),
+    "scheduled_sampling_num_passes": honoured(1, _SS),
+    "scheduled_sampling_warmup_schedule": honoured(
+        "exp", _SS, values=("exp", "linear", "sigmoid"), why="T2T's three warm-ups"
+    ),
+    "scheduled_sampling_warmup_steps": honoured(50000, _SS),
+    # T2T's transformer reads it only to assert 1 with scheduled sampling (its MultiProblem and
+    # mtf models pad their vocabularies with it: not provided here)
+    "vocab_divisor": honoured(1, _SS),
     # -- refused unless at T2T's value: features not implemented here ---------------------------
     "attention_variables_3d": refused(False),
     "factored_logits": refused(False),
@@ -223,13 +240,11 @@ TABLE: dict[str, Entry] = {
     "num_area_layers": refused(0),
     "position_features": refused(""),
     "prepend_mode": refused("none"),
-    "scheduled_sampling_prob": refused(0.0),
     # T2T's data_reader.input_fn cuts each batch's targets into chunks of this length (with a
     # chunk_number feature); not implemented
     "split_targets_chunk_length": refused(0),
     "symbol_modality_skip_top": refused(False),
     "target_modality": refused("default"),
-    "vocab_divisor": refused(1),
     # Read by T2T's T2TModel (utils/t2t_model.py): per-feature overrides of the modalities'
     # bottom, top, loss and loss weights (_bottom/_top/_loss_single) and an evaluation by
     # greedy decodes (estimator_model_fn). Not implemented.
@@ -295,11 +310,6 @@ TABLE: dict[str, Entry] = {
     "parameter_attention_key_channels": no_effect(0),
     "parameter_attention_value_channels": no_effect(0),
     "pretrained_model_dir": no_effect(""),
-    "scheduled_sampling_gold_mixin_prob": no_effect(0.5),
-    "scheduled_sampling_method": no_effect("parallel"),
-    "scheduled_sampling_num_passes": no_effect(1),
-    "scheduled_sampling_warmup_schedule": no_effect("exp"),
-    "scheduled_sampling_warmup_steps": no_effect(50000),
     # read only when split_targets_chunk_length > 0, which is refused (above)
     "split_targets_max_chunks": no_effect(100),
     "split_targets_strided_training": no_effect(False),

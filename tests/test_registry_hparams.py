@@ -92,8 +92,8 @@ def test_a_name_given_twice_is_refused_as_t2ts_parse_refuses_it():
     """T2T's HParams.parse raises "Multiple assignments" rather than keep either value."""
     with pytest.raises(HParamsError, match="'hidden_size' is given twice in .*give it once"):
         create_hparams("transformer_base", "hidden_size=256,num_heads=4, hidden_size =512")
-    with pytest.raises(HParamsError, match="'vocab_divisor' is given twice"):  # T2T-only
-        create_hparams("transformer_base", "vocab_divisor=1,vocab_divisor=1")
+    with pytest.raises(HParamsError, match="'moe_k' is given twice"):  # T2T-only
+        create_hparams("transformer_base", "moe_k=1,moe_k=1")
     assert create_hparams("transformer_base", "hidden_size=256").hidden_size == 256
     hp = create_hparams("transformer_base")
     for refused in ("hidden_size=256,hidden_size=512", "hidden_size=256,num_heads=eight"):

@@ -188,8 +188,12 @@ class Transformer(keras.Model):
         return_weights: bool = False,
         packing: Packing | None = None,
         decoding: bool = False,
+        every_row: bool = False,
     ):
         """Teacher-forced decoder stack: targets [B, Lt] -> hidden [B, Lt, d] (pre-softmax).
+        In training the stack skips the rows after each row's last target token (their output
+        is 0: no loss reads it), unless ``every_row`` (targets that are not the labels:
+        scheduled sampling's).
         ``decoding``: a search's prefix (``decoding/uncached.py``), attended causally whatever
         ``causal_decoder_self_attention`` says, as T2T's ``fast_decode`` attends.
         A packed batch (``packing``): self-attention within each example's segment, and the
@@ -218,7 +222,7 @@ class Transformer(keras.Model):
             encoder_bias,
             training=training,
             return_weights=return_weights,
-            target_ids=targets,
+            target_ids=None if every_row else targets,
             memory_keep=memory_keep,
         )
 
@@ -255,10 +259,13 @@ class Transformer(keras.Model):
         target (``layers/modalities.py``, ``get_weights_fn``): not PAD."""
         return tf.cast(tf.not_equal(targets, 0), tf.float32)
 
-    def decoder_output(self, features: dict, training: bool = False) -> tf.Tensor:
+    def decoder_output(
+        self, features: dict, training: bool = False, every_row: bool = False
+    ) -> tf.Tensor:
         """The full teacher-forced pass up to the softmax: features -> hidden [B, Lt, d];
         ``call`` is ``output_logits`` of it (the trainer's loss projects fewer rows). A packed
-        batch's segmentations and positions are read when present (``models/packing.py``)."""
+        batch's segmentations and positions are read when present (``models/packing.py``).
+        ``every_row``: see ``decoder_hidden``."""
         packing = self.packing_of(features)
         encoder_output = bias = None
         if self.has_input:
@@ -266,7 +273,12 @@ class Transformer(keras.Model):
                 features["inputs"], training=training, packing=packing
             )
         return self.decoder_hidden(
-            features["targets"], encoder_output, bias, training=training, packing=packing
+            features["targets"],
+            encoder_output,
+            bias,
+            training=training,
+            packing=packing,
+            every_row=every_row,
         )
 
     def packing_of(self, features: dict) -> Packing | None:

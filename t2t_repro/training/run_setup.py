@@ -22,6 +22,7 @@ from t2t_repro.training.config import (
     SCHEDULES,
     TrainerConfig,
 )
+from t2t_repro.training.loop.scheduled_sampling import sampling_for
 from t2t_repro.training.loop.schedules import READS_EVAL_EVENTS
 from t2t_repro.training.precision_hint import print_bf16_hint
 
@@ -40,9 +41,11 @@ class TrainingError(UserError, RuntimeError):
 
 def built_model(name: str, hp) -> keras.Model:
     """The registered model ``name`` of ``hp``, built; a model that refuses the problem's
-    hparams (e.g. a class-label target for ``transformer``) says why in one line."""
+    hparams (e.g. a class-label target for ``transformer``, or T2T's scheduled sampling for
+    a class label) says why in one line."""
     try:
         model = registry.model(name)(hp)
+        sampling_for(model, hp)
     except ValueError as e:
         raise TrainingError(f"--model={name}: {e}") from e
     model.build()

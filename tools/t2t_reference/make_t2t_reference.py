@@ -20,7 +20,8 @@ few English sentences encoded with ``vocab.translate_ende_wmt8k.8192.subwords``:
   and labels (``classifier_reference.py``; ``--only=classifier`` makes only these), and the
   same with a MULTI_LABEL target (``--only=multilabel``);
 * T2T's logits on packed batches (``packed_reference.py``; ``--only=packed``, after the above),
-  and with three attention-bias hparams set (``knobs_reference.py``; ``--only=knobs``, after it).
+  with three attention-bias hparams set (``knobs_reference.py``; ``--only=knobs``, after it), and
+  T2T's scheduled sampling (``scheduled_sampling_reference.py``; ``--only=sched``, after it too).
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (see README.md
 here). Usage::
@@ -343,8 +344,7 @@ def main():
     }
 
     eval_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.EVAL, problem_hparams)
-    captured = {}
-    encode = eval_model.encode
+    captured, encode = {}, eval_model.encode
 
     def capturing_encode(*a, **kw):  # Keeps T2T's encoder output (Transformer.encode).
         out = encode(*a, **kw)
@@ -398,9 +398,7 @@ def main():
             arrays[k] = v
     np.savez_compressed(os.path.join(args.out, "t2t_1.15.7_transformer_test.npz"), **arrays)
     meta = {
-        "tensor2tensor": tensor2tensor.__version__
-        if hasattr(tensor2tensor, "__version__")
-        else "1.15.7",
+        "tensor2tensor": getattr(tensor2tensor, "__version__", "1.15.7"),
         "tensorflow": tf.__version__,
         "checkpoint": os.path.basename(prefix),
         "hparams_set": flags["hparams_set"],
@@ -419,19 +417,20 @@ def main():
     seed, early, late = stop_early_reference(args.out)
     print(f"stop_early table: seed {seed}, ids {early} (stop early) vs {late} (not)")
     for name, (label, run) in COMPANIONS.items():
-        if name != "knobs":  # (it reads the train dir the packed one makes: run it after)
+        if name not in ("knobs", "sched"):  # (they read the packed one's train dir: run after)
             print(f"{label}:", run(args.out))
 
 
 def packed_reference(out_dir, only="packed"):
-    """The companion module's logits on packed batches (it reads the train dirs above), or
-    with ``only="knobs"`` knobs_reference.py's, which reads the timing one."""
+    """The companion's logits on packed batches (it reads the train dirs above), or with
+    ``only="knobs"``/``"sched"`` knobs_/scheduled_sampling_reference.py's (on the timing one)."""
     import tools.t2t_reference.packed_reference as packed
     from tools.t2t_reference import relative_reference as relative
     from tools.t2t_reference.knobs_reference import write
+    from tools.t2t_reference.scheduled_sampling_reference import write as write_sched
 
-    if only == "knobs":
-        return write(out_dir, relative, packed)
+    if only in ("knobs", "sched"):
+        return write(out_dir, relative, packed) if only == "knobs" else write_sched(out_dir, packed)
     return packed.write(out_dir, relative)
 
 
@@ -444,6 +443,7 @@ COMPANIONS = {
     "multilabel": ("multi-label train dir", partial(classifier_reference, multi_label=True)),
     "packed": ("packed logits", packed_reference),
     "knobs": ("knobs logits", partial(packed_reference, only="knobs")),
+    "sched": ("scheduled sampling", partial(packed_reference, only="sched")),
 }
 
 if __name__ == "__main__":

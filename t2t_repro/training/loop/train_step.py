@@ -28,6 +28,7 @@ from t2t_repro.optimizers.regularization import (
     micro_step_gradients,
     regularized_gradients,
 )
+from t2t_repro.training.loop.scheduled_sampling import sampling_for, scheduled_targets
 
 SUM = tf.distribute.ReduceOp.SUM
 # A mean per-token loss above this stops training like NaN: ~100x the loss of a uniform guess
@@ -89,12 +90,17 @@ class TrainMetrics:
         return values
 
 
-def batch_loss_sums(model: keras.Model, batch: dict, label_smoothing: float):
+def batch_loss_sums(model: keras.Model, batch: dict, label_smoothing: float, decoder_targets=None):
     """(sum of token losses, non-PAD target count) of one batch in training mode: the model's
     decoder output projected to the vocabulary at the non-PAD targets only
     (``losses.padded_cross_entropy_of_hidden``; the same loss, to float32 rounding, as
-    ``padded_cross_entropy(model(batch, training=True), ...)``)."""
-    hidden = model.decoder_output(batch, training=True)
+    ``padded_cross_entropy(model(batch, training=True), ...)``). ``decoder_targets``: what the
+    decoder reads instead of the gold targets, which stay the labels (scheduled sampling)."""
+    if decoder_targets is None:
+        hidden = model.decoder_output(batch, training=True)
+    else:  # every position computed, as T2T's pass over targets that are not the labels
+        features = {**batch, "targets": decoder_targets}
+        hidden = model.decoder_output(features, training=True, every_row=True)
     if getattr(model, "multi_label", False):  # T2T's multi_label_loss: a mean per example
         return multi_label_loss(model.output_logits(hidden), batch["targets"], label_smoothing)
     if not getattr(model, "pads_targets", True):  # a class label: every target counts
@@ -125,9 +131,18 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
         getattr(optimizer, "inner_optimizer", None), "t2t_multistep", False
     )
 
-    def micro_batch_gradients(batch):
+    # T2T's scheduled sampling (utils/t2t_model.py, maybe_scheduled_sampling): the passes that
+    # draw the decoder's targets run before the tape; the global step is T2T's.
+    sampling = sampling_for(model, hparams)
+
+    def micro_batch_gradients(batch, step):
+        decoder_targets = None
+        if sampling is not None:
+            decoder_targets = scheduled_targets(model, batch, sampling, step)
         with tf.GradientTape() as tape:
-            batch_loss, batch_tokens = batch_loss_sums(model, batch, label_smoothing)
+            batch_loss, batch_tokens = batch_loss_sums(
+                model, batch, label_smoothing, decoder_targets
+            )
             if loss_multiplier != 1.0:
                 batch_loss = batch_loss * loss_multiplier
             # float16: scale the per-token loss (a token sum times the loss scale would
@@ -146,9 +161,11 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
         scale = optimizer.dynamic_scale if loss_scale else 1.0
         grads, loss_sum, tokens = None, 0.0, 0.0
         for index, batch in enumerate(micro_batches):
-            batch_grads, batch_loss, batch_tokens = micro_batch_gradients(batch)
-            if per_micro_step:
+            step = optimizer.iterations
+            if per_micro_step:  # T2T's global step counts its micro-steps
                 step = optimizer.iterations * len(micro_batches) + index
+            batch_grads, batch_loss, batch_tokens = micro_batch_gradients(batch, step)
+            if per_micro_step:
                 batch_grads = t2t_micro_step(ctx, batch_grads, batch_tokens, variables, step, scale)
             grads = (
                 batch_grads
