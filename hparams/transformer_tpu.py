@@ -6,8 +6,9 @@ symbol shard, ``max_length`` 64, batch at most 2048, and dropout masks shared al
 ``transformer_wikitext103_l4k_v0``, which sets the same by hand. Each is checked value by
 value against T2T 1.15.7's own (``tests/test_t2t_sets.py``).
 
-T2T's TPU sets that need more than this (bfloat16 weights, MLPerf mode, TransformerMemory,
-time series) are named, with the reason, when asked for
+T2T's set of float16 activations, ``transformer_fairseq_fp16_activation_big``, is here too,
+beside the bfloat16 one. T2T's TPU sets that need more than this (bfloat16 weights, MLPerf
+mode, TransformerMemory, time series) are named, with the reason, when asked for
 (``t2t_repro/t2t_compat/refusals.py``).
 """
 
@@ -60,6 +61,18 @@ def transformer_tpu_bf16_activation() -> HParams:
     decoded under Keras's mixed bfloat16 policy here (``training/run_setup.py``)."""
     hparams = transformer_tpu()
     hparams.activation_dtype = "bfloat16"
+    return hparams
+
+
+@_register
+def transformer_fairseq_fp16_activation_big() -> HParams:
+    """T2T's ``transformer_big`` with float16 activations (float32 variables) and batches of
+    3584 tokens, "intended to mirror those used in arxiv.org/pdf/1806.00187.pdf" (T2T's
+    docstring; not a TPU set, registered beside ``transformer_tpu_bf16_activation``): trained
+    under Keras's mixed float16 policy with T2T's loss scaling (``optimizers/loss_scale.py``)."""
+    hparams = transformer_big()
+    hparams.activation_dtype = "float16"
+    hparams.batch_size = 3584
     return hparams
 
 

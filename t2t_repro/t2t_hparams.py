@@ -156,20 +156,24 @@ TABLE: dict[str, Entry] = {
     "use_custom_ops": honoured(True, _INPUT),
     "use_fixed_batch_size": honoured(False, _INPUT),
     # -- honoured: training, the optimizer and the learning rate --------------------------------
-    # T2T's bfloat16 activations over float32 variables (utils/t2t_model.py, T2TModel.call):
-    # Keras's mixed policy in training and decoding
+    # T2T's bfloat16 or float16 activations over float32 variables (utils/t2t_model.py,
+    # _custom_getter): Keras's mixed policy in training and decoding; float16 with T2T's loss
+    # scaling (utils/optimize.py, ConditionalOptimizer: optimizers/loss_scale.py)
     "activation_dtype": honoured(
         "float32",
         "training/run_setup",
         "decoding/runner",
-        values=("float32", "bfloat16"),
-        why="T2T's float16 activations scale the loss with its mixed_precision_optimizer_* "
-        "hparams, not implemented; t2t-trainer --gpu_automatic_mixed_precision trains in "
-        "float16 with Keras's loss scaling",
+        "optimizers/loss_scale",
+        values=("float32", "bfloat16", "float16"),
+        why="T2T 1.15 has no other activation type",
     ),
     # T2T's optimize.py reads it (its trainer's --gpu_automatic_mixed_precision only sets it):
     # float16, as that flag here; kept beside the hparams, as the flag is not in hparams.json
     "gpu_automatic_mixed_precision": Entry(False, HONOURED, ("training/run_setup",)),
+    # T2T's loss scaling of float16 activations (utils/optimize.py, ConditionalOptimizer):
+    # "exponential" (its ExponentialUpdateLossScaleManager) or "" (none); read only then
+    "mixed_precision_optimizer_init_loss_scale": honoured(32768, "optimizers/loss_scale"),
+    "mixed_precision_optimizer_loss_scaler": honoured("exponential", "optimizers/loss_scale"),
     "label_smoothing": honoured(0.1, "training/loop/train_step"),
     "train_steps": honoured(ABSENT, _LR),  # set from --train_steps (training/run_hparams.py)
     "clip_grad_norm": honoured(0.0, _OPT),
@@ -272,8 +276,6 @@ TABLE: dict[str, Entry] = {
     "max_area_height": no_effect(1),
     "max_area_width": no_effect(1),
     "memory_height": no_effect(1),
-    "mixed_precision_optimizer_init_loss_scale": no_effect(32768),
-    "mixed_precision_optimizer_loss_scaler": no_effect("exponential"),
     "mlperf_mode": no_effect(False),
     "moe_hidden_sizes": no_effect("2048"),
     "moe_k": no_effect(2),

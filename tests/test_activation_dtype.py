@@ -1,6 +1,7 @@
 """T2T's hparam activation_dtype=bfloat16 (utils/t2t_model.py, T2TModel.call: bfloat16
 activations over float32 variables, in training and in decoding) runs under Keras's mixed
-bfloat16 policy here; weight_dtype=bfloat16 and float16 activations are refused in one line."""
+bfloat16 policy here; weight_dtype=bfloat16 is refused in one line (float16 activations:
+tests/test_float16_activations.py)."""
 
 import keras
 import pytest
@@ -69,7 +70,7 @@ def test_other_reduced_precisions_are_refused_in_one_line():
     hp = build_model("transformer_tiny", "hidden_size=16,num_heads=2", vocab_size=20).hparams
     checks.validate(hp.copy().parse("activation_dtype=bfloat16"), training=True)
     for override, message in (
-        ("activation_dtype=float16", "gpu_automatic_mixed_precision trains in float16"),
+        ("activation_dtype=float64", "T2T 1.15 has no other activation type"),
         ("weight_dtype=bfloat16", "only weight_dtype='float32', T2T's default"),
     ):
         with pytest.raises(HParamsError, match=message) as refused:

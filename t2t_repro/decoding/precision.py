@@ -2,8 +2,9 @@
 in the checkpoint; layers compute in bfloat16), so matmuls use the CPU's bf16 instructions.
 
 The default is the model's: float32, whose decodes are T2T's id for id, unless it was trained
-with T2T's activation_dtype=bfloat16, which T2T decodes in bfloat16 too (``runner.py``).
-Otherwise bfloat16 decodes may differ (rounding), which is why only asking switches it on.
+with T2T's activation_dtype=bfloat16 or float16, which T2T's model computes in that type when
+decoding too (``runner.py``). Otherwise bfloat16 decodes may differ (rounding), which is why
+only asking switches it on. float16 is a GPU's type (a CPU computes it slowly).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from contextlib import contextmanager
 
 import keras
 
-DECODE_PRECISIONS = ("", "float32", "bfloat16")
+DECODE_PRECISIONS = ("", "float32", "bfloat16", "float16")
 
 
 @contextmanager

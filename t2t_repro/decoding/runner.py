@@ -74,25 +74,35 @@ def load_decoder(
             ]
 
     trained = load(dhp.precision)
-    # T2T decodes a model trained with activation_dtype=bfloat16 in bfloat16 (utils/
-    # t2t_model.py, T2TModel.call, in every mode): built again under that policy.
+    # T2T decodes a model trained with activation_dtype=bfloat16 in bfloat16, one trained with
+    # float16 in float16 (utils/t2t_model.py, _custom_getter, set by T2TModel.call and infer
+    # alike; T2T 1.15.7's fast decode of float16 fails on its float32 timing signal,
+    # models/transformer.py, preprocess_targets): built again under that policy.
     dtypes = {t.hparams.get("activation_dtype") or "float32" for t in trained}
     if not dhp.precision and len(dtypes) > 1:
         raise EnsembleError(
-            "the ensemble's members were trained with activation_dtype float32 and bfloat16: "
-            "give --decode_hparams=precision=float32 (or bfloat16) to decode them all so."
+            "the ensemble's members were trained with activation_dtype "
+            f"{' and '.join(sorted(dtypes))}: give --decode_hparams=precision=float32 (or "
+            "another) to decode them all so."
         )
-    model_precision = not dhp.precision and dtypes == {"bfloat16"}
+    model_dtype = min(dtypes)  # the one type, unless precision was given
+    model_precision = not dhp.precision and model_dtype != "float32"
     if model_precision:
-        dhp.set_hparam("precision", "bfloat16")
+        dhp.set_hparam("precision", model_dtype)
         trained = load(dhp.precision)
     model = trained[0].model if len(trained) == 1 else Ensemble([t.model for t in trained])
     problem = trained[0].problem
     decoder = decoder_for_model(model, problem, data_dir, dhp, random_seed=random_seed)
     if model_precision:
+        why = f"as T2T decodes a model trained with activation_dtype={model_dtype}"
+        if model_dtype == "float16":  # T2T's model computes so; its search fails on it
+            why = (
+                "the activations of T2T's model trained with activation_dtype=float16 (T2T "
+                "1.15.7's own decode of it fails on a dtype mismatch)"
+            )
         decoder.log(
-            "note: decoding in bfloat16, as T2T decodes a model trained with "
-            "activation_dtype=bfloat16 (--decode_hparams=precision=float32 decodes in float32)"
+            f"note: decoding in {model_dtype}, {why} (--decode_hparams=precision=float32 "
+            "decodes in float32)"
         )
     checkpoint = ",".join(t.checkpoint for t in trained)
     return DecoderSetup(decoder, dhp, problem, checkpoint, model)

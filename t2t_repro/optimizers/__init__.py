@@ -15,6 +15,7 @@ from t2t_repro.learning_rate import T2TSchedule
 from t2t_repro.optimizer_names import check_optimizer_name
 from t2t_repro.optimizers.adafactor import T2TAdafactor, check_decay_type
 from t2t_repro.optimizers.adam import check_adam, make_adam
+from t2t_repro.optimizers.loss_scale import check_loss_scaling
 from t2t_repro.optimizers.tf1_rules import TF1Adagrad, TF1Ftrl, TF1Momentum, TF1RMSProp
 
 ADAM_FAMILY = ("adam", "true_adam", "multistep_adam", "adam_w")
@@ -28,6 +29,7 @@ def check_optimizer(hp: HParams) -> str:
         check_adam(key, hp)
     if key == "adafactor":
         check_decay_type(hp.optimizer_adafactor_decay_type)
+    check_loss_scaling(hp)  # T2T's ConditionalOptimizer wraps it for float16 activations
     return key
 
 

@@ -71,10 +71,6 @@ _SET_FFN = (
 _SET_PREPEND = (
     "it needs prepend_mode (inputs prepended to the targets), not implemented here; " + _START_FROM
 )
-_SET_FP16 = (
-    "it runs activations in float16 (activation_dtype), which this project does "
-    "not implement (its reduced precision is bfloat16); " + _START_FROM
-)
 
 # T2T module -> {what to use instead: "names T2T defines there"}.
 _TABLE: dict[str, dict[str, str]] = {
@@ -148,7 +144,6 @@ _TABLE: dict[str, dict[str, str]] = {
             "transformer_topk_16_packed transformer_tpu_with_conv"
         ),
         _SET_PREPEND: ("transformer_prepend transformer_prepend_v1 transformer_prepend_v2"),
-        _SET_FP16: ("transformer_fairseq_fp16_activation_big"),
     },
     "tensor2tensor.layers.modalities": {
         "T2T's modality functions are not provided: this project's transformer has its own "
@@ -211,7 +206,6 @@ _UNPROVIDED_SETS = (
     _SET_MEMORY,
     _SET_FFN,
     _SET_PREPEND,
-    _SET_FP16,
 )
 
 

@@ -203,11 +203,23 @@ def datagen_flags(cfg: TrainerConfig) -> dict:
     return {} if cfg.random_seed is None else {"random_seed": cfg.random_seed}
 
 
-def setup_precision(cfg: TrainerConfig, hp) -> TrainerConfig:
+def setup_precision(
+    cfg: TrainerConfig, hp, gpu_automatic_mixed_precision: bool = False
+) -> TrainerConfig:
     """The run's precision (returned as ``cfg.mixed_precision``): the flag, or T2T's hparam
-    ``activation_dtype=bfloat16`` (``utils/t2t_model.py``, ``T2TModel.call``: bfloat16
-    activations over float32 variables, which is Keras's mixed policy)."""
+    ``activation_dtype`` bfloat16 or float16 (``utils/t2t_model.py``, ``_custom_getter``:
+    activations in that type over float32 variables, which is Keras's mixed policy; float16's
+    loss scaling is T2T's, ``optimizers/loss_scale.py``). ``gpu_automatic_mixed_precision``:
+    T2T's trainer flag, which sets the hparam (``bin/t2t_trainer.py``)."""
     activation = hp.get("activation_dtype", "float32")
+    # T2T's optimize.py (optimize) refuses its graph rewrite with float16 activations
+    auto = gpu_automatic_mixed_precision or hp.gpu_automatic_mixed_precision
+    if activation == "float16" and auto:
+        raise TrainingError(
+            "GPU auto mixed precision cannot be used with manual mixed precision (T2T's "
+            "RuntimeError): --gpu_automatic_mixed_precision (or its hparam) and "
+            "activation_dtype=float16 ask for both; drop one."
+        )
     if activation != "float32":
         if cfg.mixed_precision not in ("", activation):
             raise TrainingError(

@@ -22,7 +22,6 @@ import os
 import time
 from collections import Counter
 
-import keras
 import tensorflow as tf
 
 from t2t_repro import fileio, registry
@@ -31,6 +30,7 @@ from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import TRAIN, fixed_batch_per_replica, make_dataset
 from t2t_repro.learning_rate import t2t_steps_per_update
 from t2t_repro.optimizers import make_optimizer
+from t2t_repro.optimizers.loss_scale import loss_scaled
 from t2t_repro.training import warm_start
 from t2t_repro.training.cluster.agreement import Agreement
 from t2t_repro.training.cluster.chief_work import ChiefWork
@@ -107,7 +107,9 @@ class Trainer:
             self.augment = self.problem.train_augmentation(
                 cfg.data_dir, hp, worker_seed(cfg.random_seed, self.cluster.index)
             )
-        self.cfg = cfg = setup_precision(cfg, hp)  # T2T's activation_dtype too
+        # T2T's activation_dtype too; the flag --gpu_automatic_mixed_precision sets T2T's hparam
+        auto = bool(self.flags.get("gpu_automatic_mixed_precision"))
+        self.cfg = cfg = setup_precision(cfg, hp, gpu_automatic_mixed_precision=auto)
         # Batches per update, the global step counting batches, as T2T's (step_count.py).
         self.steps_per_update = t2t_steps_per_update(
             hp.optimizer, hp.optimizer_multistep_accumulate_steps
@@ -125,8 +127,8 @@ class Trainer:
         with self.strategy.scope():
             self.model = built_model(cfg.model, hp)
             optimizer = make_optimizer(hp)
-            if cfg.mixed_precision == "float16":
-                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+            if cfg.mixed_precision == "float16":  # T2T's loss scaler, or Keras's
+                optimizer = loss_scaled(optimizer, hp)
             self.optimizer = optimizer
             self.optimizer.build(self.model.trainable_variables)
             self.metrics = TrainMetrics()
