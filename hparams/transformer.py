@@ -71,6 +71,10 @@ def transformer_base_v1() -> HParams:
     hp.add_hparam("proximity_bias", False)
     hp.add_hparam("causal_decoder_self_attention", True)
     hp.add_hparam("unidirectional_encoder", False)
+    # T2T's hard attention: > 0 keeps each query's k largest softmax weights, Gumbel noise of
+    # that weight added first (layers/hard_attention.py).
+    hp.add_hparam("hard_attention_k", 0)
+    hp.add_hparam("gumbel_noise_weight", 0.0)
     # T2T's name for the eval metrics' TensorBoard tags in place of the problem's ("": the
     # problem's; metrics/eval_metrics.py, t2t_tag).
     hp.add_hparam("overload_eval_metric_name", "")

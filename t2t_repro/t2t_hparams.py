@@ -220,6 +220,9 @@ TABLE: dict[str, Entry] = {
         why="random: draw each token from the softmax, with sampling_temp and sampling_keep_top_k",
     ),
     "sampling_temp": honoured(1.0, _DECODE),
+    # T2T's hard attention (layers/common_attention.py, harden_attention_weights)
+    "hard_attention_k": honoured(0, _CONFIGS, added_by=_T),
+    "gumbel_noise_weight": honoured(0.0, _CONFIGS, added_by=_T),
     # -- honoured: T2T's scheduled sampling (utils/t2t_model.py, maybe_scheduled_sampling) ------
     "scheduled_sampling_prob": honoured(
         0.0, _SS, values=(0.0, 1.0), why="T2T asserts 0 (off) or 1 (on)"
@@ -239,7 +242,6 @@ TABLE: dict[str, Entry] = {
     # -- refused unless at T2T's value: features not implemented here ---------------------------
     "attention_variables_3d": refused(False),
     "factored_logits": refused(False),
-    "hard_attention_k": refused(0),
     "input_modalities": refused("default"),
     "num_area_layers": refused(0),
     "position_features": refused(""),
@@ -268,7 +270,6 @@ TABLE: dict[str, Entry] = {
     "conv_first_kernel": no_effect(3),
     "daisy_chain_variables": no_effect(True),
     "force_full_predict": no_effect(False),
-    "gumbel_noise_weight": no_effect(0.0),
     "heads_share_relative_embedding": no_effect(False),
     "kernel_height": no_effect(3),
     "kernel_width": no_effect(1),

@@ -211,6 +211,7 @@ def test_imported_t2t_checkpoint_decodes_and_scores_like_ours(tmp_path):
         ("multiply_embedding_mode=rsqrt", "multiply_embedding_mode"),
         ("proximity_bias=true", "proximity_bias"),
         ("unidirectional_encoder=true", "unidirectional_encoder"),
+        ("hard_attention_k=2", "hard_attention_k"),
     ],
 )
 def test_what_ctranslate2_cannot_hold_is_refused_by_name(overrides, named):

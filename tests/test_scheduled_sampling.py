@@ -44,8 +44,7 @@ T2T_CASES = (
     "parallel_exp_warmup",
     "parallel_linear_3",
     "parallel_sigmoid_2",
-    "sequential",
-    "sequential_linear",
+    "sequential",  # (the reference's sequential_linear: the same code, another warm-up)
 )
 
 SS = "scheduled_sampling_prob=1.0,scheduled_sampling_warmup_steps=1"

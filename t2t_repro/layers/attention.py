@@ -14,7 +14,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from t2t_repro.layers.dropout import Dropout
+from t2t_repro.layers.dropout import Dropout, next_replica_seed
+from t2t_repro.layers.hard_attention import MAX_UNIFORM, MIN_UNIFORM, gumbel_noise, harden
 from t2t_repro.layers.initializers import GLOROT_UNIFORM
 from t2t_repro.layers.relative_positions import RelativePositions
 
@@ -134,7 +135,8 @@ class MultiHeadAttention(keras.layers.Layer):
     ``compute_key_value``. With a cache, ``call`` returns ``(output, cache)``.
 
     ``max_relative_position`` > 0 makes it T2T's ``dot_product_relative`` self-attention
-    (``layers/relative_positions.py``); 0 is T2T's ``dot_product``.
+    (``layers/relative_positions.py``); 0 is T2T's ``dot_product``. ``hard_attention_k`` > 0:
+    T2T's hard attention, with ``gumbel_noise_weight`` (``layers/hard_attention.py``).
     """
 
     def __init__(
@@ -147,6 +149,8 @@ class MultiHeadAttention(keras.layers.Layer):
         max_relative_position: int = 0,
         dropout_broadcast_dims: tuple[int, ...] = (),
         kernel_initializer: str | dict = GLOROT_UNIFORM,
+        hard_attention_k: int = 0,
+        gumbel_noise_weight: float = 0.0,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -174,6 +178,10 @@ class MultiHeadAttention(keras.layers.Layer):
         self.dropout_broadcast_dims = tuple(dropout_broadcast_dims)
         self.weights_dropout = Dropout(dropout, self.dropout_broadcast_dims)
         self.max_relative_position = max_relative_position
+        self.hard_attention_k = hard_attention_k
+        self.gumbel_noise_weight = gumbel_noise_weight if hard_attention_k > 0 else 0.0
+        if self.gumbel_noise_weight > 0:  # its draws' state in the checkpoint, as dropout's
+            self.noise_seeds = keras.random.SeedGenerator(name="gumbel_noise")
         self.relative = None
         if max_relative_position:
             if key_channels != value_channels:
@@ -238,6 +246,7 @@ class MultiHeadAttention(keras.layers.Layer):
             raise ValueError("return_weights is for the full pass; it cannot be used with a cache.")
         q = self._heads(self.q, query, rows)
         q = q * tf.cast((self.key_channels // self.num_heads) ** -0.5, q.dtype)
+        absent = None  # cache slots T2T's attention does not have (hard attention leaves them)
         if cache is None:
             if memory is None:
                 k, v = self.compute_key_value(query, rows)
@@ -252,6 +261,7 @@ class MultiHeadAttention(keras.layers.Layer):
             v = write_position(cache[1], v_new, at)
             unwritten = attention_bias_after(cache_update_index, buffer_length(k))
             bias = unwritten if bias is None else bias + unwritten
+            absent = unwritten < 0
         # In training, each product's operands have one reader: their gradients need no
         # sum (with relative positions q and the weights have two: automatic differentiation's).
         written_out = training and cache is None and self.relative is None
@@ -267,6 +277,8 @@ class MultiHeadAttention(keras.layers.Layer):
                 bias = tf.maximum(bias, NEG_INF)  # bias is finite (large_compatible_negative),
             logits += bias  # so a row with every key masked (packed rows) is no NaN
         weights = tf.nn.softmax(logits)
+        if self.hard_attention_k > 0:
+            weights = harden(weights, self.hard_attention_k, self._noise(weights), absent)
         dropped = self.weights_dropout(tf.cast(weights, v.dtype), training=training)
         attended = matmul(dropped, v)
         if self.relative is not None:
@@ -278,6 +290,16 @@ class MultiHeadAttention(keras.layers.Layer):
         if cache is not None:
             return output, (k, v)
         return (output, weights) if return_weights else output
+
+    def _noise(self, weights: tf.Tensor) -> tf.Tensor | None:
+        """T2T's Gumbel noise of the weights' shape (in every mode, as T2T's), or None."""
+        if not self.gumbel_noise_weight:
+            return None
+        uniform = self._uniform(tf.shape(weights), next_replica_seed(self.noise_seeds))
+        return gumbel_noise(uniform, self.gumbel_noise_weight)
+
+    def _uniform(self, shape: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
+        return tf.random.stateless_uniform(shape, seed, minval=MIN_UNIFORM, maxval=MAX_UNIFORM)
 
     def get_config(self) -> dict:
         config = super().get_config()
@@ -293,4 +315,9 @@ class MultiHeadAttention(keras.layers.Layer):
             config.update(dropout_broadcast_dims=list(self.dropout_broadcast_dims))
         if self.kernel_initializer != GLOROT_UNIFORM:
             config.update(kernel_initializer=self.kernel_initializer)
+        if self.hard_attention_k:
+            config.update(
+                hard_attention_k=self.hard_attention_k,
+                gumbel_noise_weight=self.gumbel_noise_weight,
+            )
         return config

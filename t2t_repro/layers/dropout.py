@@ -54,6 +54,13 @@ def replica_seed(seed: tf.Tensor) -> tf.Tensor:
     return folded if static is not None else tf.where(tf.equal(replica, 0), seed, folded)
 
 
+def next_replica_seed(generator: keras.random.SeedGenerator) -> tf.Tensor:
+    """A draw's seed: the generator's next, folded for this replica (``replica_seed``).
+    Stateless ops under XLA want int32 seeds; the generator's state is int64."""
+    seed = generator.next()
+    return replica_seed(tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32))
+
+
 @keras.saving.register_keras_serializable(package="t2t_repro")
 def parse_broadcast_dims(name: str, text: str) -> tuple[int, ...]:
     """T2T's ``common_layers.comma_separated_string_to_integer_list`` of the hparam ``name``
@@ -126,10 +133,7 @@ class Dropout(keras.layers.Dropout):
         return kept_and_scaled(inputs, keep, tf.cast(1.0 / (1.0 - self.rate), inputs.dtype))
 
     def _next_seed(self) -> tf.Tensor:
-        """This call's seed: the generator's next, folded for this replica (``replica_seed``).
-        Stateless ops under XLA want int32 seeds; the generator's state is int64."""
-        seed = self.seed_generator.next()
-        return replica_seed(tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32))
+        return next_replica_seed(self.seed_generator)
 
     def _mask(self, shape: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
         """A bool keep mask of ``shape``, each element from 16 random bits."""

@@ -50,6 +50,9 @@ class StackConfig:
     encdec_attention: bool = True
     # T2T's default variable initializer of the kernels (layers/initializers.py).
     initializer: str | dict = GLOROT_UNIFORM
+    # T2T's hard attention (every attention of the stack; layers/hard_attention.py).
+    hard_attention_k: int = 0
+    gumbel_noise_weight: float = 0.0
 
     @classmethod
     def of(cls, config: StackConfig | dict) -> StackConfig:
@@ -73,6 +76,8 @@ def _attention(cfg: StackConfig, name: str) -> AttentionResidual:
         max_relative_position=cfg.max_relative_position if name == "self_attention" else 0,
         dropout_broadcast_dims=cfg.attention_broadcast_dims,
         kernel_initializer=cfg.initializer,
+        hard_attention_k=cfg.hard_attention_k,
+        gumbel_noise_weight=cfg.gumbel_noise_weight,
         name="multihead_attention",
     )
     return AttentionResidual(

@@ -91,6 +91,9 @@ def stack_config(hp: HParams, num_layers: int) -> StackConfig:
             hp.get("layer_prepostprocess_dropout_broadcast_dims", ""),
         ),
         initializer=variable_initializer(hp),
+        # T2T passes both to every multihead_attention (models/transformer.py)
+        hard_attention_k=hp.get("hard_attention_k", 0),
+        gumbel_noise_weight=hp.get("gumbel_noise_weight", 0.0),
     )
 
 

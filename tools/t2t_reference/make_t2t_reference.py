@@ -20,8 +20,9 @@ few English sentences encoded with ``vocab.translate_ende_wmt8k.8192.subwords``:
   and labels (``classifier_reference.py``; ``--only=classifier`` makes only these), and the
   same with a MULTI_LABEL target (``--only=multilabel``);
 * T2T's logits on packed batches (``packed_reference.py``; ``--only=packed``, after the above),
-  with three attention-bias hparams set (``knobs_reference.py``; ``--only=knobs``, after it), and
-  T2T's scheduled sampling (``scheduled_sampling_reference.py``; ``--only=sched``, after it too).
+  with three attention-bias hparams set (``knobs_reference.py``; ``--only=knobs``, after it),
+  T2T's scheduled sampling (``scheduled_sampling_reference.py``; ``--only=sched``, after it too)
+  and hard attention (``hard_attention_reference.py``; ``--only=hard``, after it too).
 
 It must run in a virtualenv of its own with T2T 1.15.7, never in the project's (see README.md
 here). Usage::
@@ -116,8 +117,7 @@ def classifier_reference(out_dir, multi_label=False):
 def padded(rows):
     import numpy as np
 
-    length = max(len(r) for r in rows)
-    out = np.zeros([len(rows), length], np.int32)
+    out = np.zeros([len(rows), max(map(len, rows))], np.int32)
     for i, r in enumerate(rows):
         out[i, : len(r)] = r
     return out
@@ -313,7 +313,7 @@ def main():
     from tensor2tensor.data_generators import text_encoder
     from tensor2tensor.layers import modalities
     from tensor2tensor.models import transformer
-    from tensor2tensor.utils import hparams_lib
+    from tensor2tensor.utils import hparam, hparams_lib
 
     # T2T 1.15.7's t2t-trainer/decoder: the registered set, then the saved hparams.json.
     flags = dict(
@@ -329,8 +329,6 @@ def main():
     vocab_size = encoder.vocab_size
     # The problem's hparams as translate_ende_wmt8k gives them (symbol modalities, space 0);
     # built by hand so that the data-generator modules (and their downloads) are not needed.
-    from tensor2tensor.utils import hparam
-
     problem_hparams = symbol_problem_hparams(hparam, modalities, vocab_size, vocab_size)
     hparams.problem_hparams = problem_hparams
 
@@ -353,7 +351,6 @@ def main():
 
     eval_model.encode = capturing_encode
     logits, _ = eval_model(features)
-    encoder_outputs = captured["encoder_output"]
     predict_model = transformer.Transformer(hparams, tf.estimator.ModeKeys.PREDICT, problem_hparams)
     infer_features = {"inputs": as4d(inputs), "target_space_id": tf.constant(0, tf.int32)}
     decodes = {}
@@ -374,7 +371,7 @@ def main():
         saver.restore(sess, prefix)
         fetch = {
             "logits": logits,
-            "encoder_output": encoder_outputs,
+            "encoder_output": captured["encoder_output"],
             **{f"{k}_ids": v["outputs"] for k, v in decodes.items()},
             **{
                 f"{k}_scores": v["scores"]
@@ -417,21 +414,22 @@ def main():
     seed, early, late = stop_early_reference(args.out)
     print(f"stop_early table: seed {seed}, ids {early} (stop early) vs {late} (not)")
     for name, (label, run) in COMPANIONS.items():
-        if name not in ("knobs", "sched"):  # (they read the packed one's train dir: run after)
+        if name not in ("knobs", "sched", "hard"):  # (they read the packed one's train dir)
             print(f"{label}:", run(args.out))
 
 
 def packed_reference(out_dir, only="packed"):
-    """The companion's logits on packed batches (it reads the train dirs above), or with
-    ``only="knobs"``/``"sched"`` knobs_/scheduled_sampling_reference.py's (on the timing one)."""
+    """The companion's logits on packed batches (it reads the train dirs above), or with ``only``
+    "knobs"/"sched"/"hard" knobs_/scheduled_sampling_/hard_attention_reference.py's (on them)."""
+    import tools.t2t_reference.hard_attention_reference as hard
+    import tools.t2t_reference.knobs_reference as knobs
     import tools.t2t_reference.packed_reference as packed
-    from tools.t2t_reference import relative_reference as relative
-    from tools.t2t_reference.knobs_reference import write
-    from tools.t2t_reference.scheduled_sampling_reference import write as write_sched
+    import tools.t2t_reference.relative_reference as relative
+    import tools.t2t_reference.scheduled_sampling_reference as sched
 
-    if only in ("knobs", "sched"):
-        return write(out_dir, relative, packed) if only == "knobs" else write_sched(out_dir, packed)
-    return packed.write(out_dir, relative)
+    helpers = {"sched": (packed,), "packed": (relative,)}.get(only, (relative, packed))
+    module = {"knobs": knobs, "sched": sched, "hard": hard, "packed": packed}[only]
+    return module.write(out_dir, *helpers)
 
 
 # --only name -> (label, call on the output folder) of each companion, in the full run's order
@@ -444,6 +442,7 @@ COMPANIONS = {
     "packed": ("packed logits", packed_reference),
     "knobs": ("knobs logits", partial(packed_reference, only="knobs")),
     "sched": ("scheduled sampling", partial(packed_reference, only="sched")),
+    "hard": ("hard attention", partial(packed_reference, only="hard")),
 }
 
 if __name__ == "__main__":

@@ -1,0 +1,165 @@
+"""T2T's hard attention (``hard_attention_k``, ``gumbel_noise_weight``):
+``layers/hard_attention.py``.
+
+T2T 1.15.7's own outputs with it are in tests/data/t2t_reference/hard_attention (made by
+tools/t2t_reference/hard_attention_reference.py, ``make_t2t_reference.py --only=hard``): EVAL
+logits of tiny T2T train dirs and greedy decodes, and with Gumbel noise whose uniform draws
+are replaced by a deterministic pattern (the reference's docstring gives it) that the test
+gives ours too.
+"""
+
+import hashlib
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_repro import registry
+from t2t_repro.checkpoints.loading import restore_model
+from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+from t2t_repro.decoding.search import SearchConfig, Searcher
+from t2t_repro.layers.attention import MultiHeadAttention
+from t2t_repro.layers.hard_attention import gumbel_noise, harden, top_kth_iterative
+from t2t_repro.t2t_import import import_t2t_dir
+from t2t_repro.training.output_dir import saved_hparams
+from tests.t2t_fixtures import REFERENCE, reference
+from tests.test_language_model import IdsText, until_eos
+from tests.test_transformer_knobs import compare_decodes, tolerance
+
+REF = "hard_attention/t2t_1.15.7_hard_attention.npz"
+REGENERATE = "run tools/t2t_reference/make_t2t_reference.py --only=hard (README there)"
+# case: the train dir it is of (hard_attention_reference.py's cases)
+LOGIT_CASES = {
+    **{c: "seq2seq" for c in ("k1", "k2", "k3", "k4", "k9", "gumbel_k2")},
+    **{c: "lm" for c in ("lm_k1", "lm_k2", "lm_k3")},
+    **{c: "relative" for c in ("relative_k2", "relative_k3")},
+}
+
+
+def test_the_kth_largest_counts_ties_once_as_t2ts_iteration():
+    """T2T's ``top_kth_iterative`` sets every element equal to the row's maximum to 0 at once,
+    k - 1 times, then takes the maximum: a tie is one value, and a row with fewer than k
+    positive values gives 0. Written out here with Python's sets."""
+    rows = np.array(
+        [[0.1, 0.5, 0.2, 0.2], [0.5, 0.5, 0.3, 0.1], [0.7, 0.0, 0.3, 0.0], [0.0, 0.0, 1.0, 0.0]],
+        np.float32,
+    )
+    for k in (1, 2, 3):
+        want = []
+        for row in rows:
+            distinct = sorted({float(v) for v in row if v > 0}, reverse=True)
+            want.append(distinct[k - 1] if len(distinct) >= k else 0.0)
+        got = top_kth_iterative(tf.constant(rows), k).numpy()[:, 0]
+        np.testing.assert_array_equal(got, np.array(want, np.float32), err_msg=f"k={k}")
+
+
+def test_hardened_weights_keep_the_top_k_renormalised_and_leave_absent_slots_out():
+    weights = tf.constant([[0.1, 0.5, 0.2, 0.2], [0.4, 0.3, 0.2, 0.1]])
+    got = harden(weights, 2).numpy()
+    # row 0: the k-th largest is 0.2 (the tie counted once): 0.5 - 0.2 is all that is left
+    np.testing.assert_allclose(got[0], [0.0, 1.0, 0.0, 0.0])
+    np.testing.assert_allclose(got[1], [0.1 / 0.1, 0.0, 0.0, 0.0], rtol=1e-6)
+    # a cache slot not yet written is no key: it neither counts nor gets weight
+    absent = tf.constant([[False, False, True, True]])
+    got = harden(tf.constant([[0.3, 0.7, 0.0, 0.0]]), 3, absent=absent).numpy()
+    np.testing.assert_allclose(got, [[0.3, 0.7, 0.0, 0.0]], rtol=1e-6)
+    noisy = harden(tf.constant([[0.3, 0.7, 0.0, 0.0]]), 3, tf.constant([[-0.5] * 4]), absent)
+    np.testing.assert_allclose(noisy, [[0.0, 1.0, 0.0, 0.0]], rtol=1e-6)  # -0.2, 0.2 then
+    assert np.all(harden(tf.zeros([1, 3]), 1).numpy() == 0)  # an all-zero row stays finite
+
+
+def test_hardened_weights_are_t2ts_own_function_s():
+    """T2T's ``harden_attention_weights`` of softmax weights with ties and masked keys, for
+    k = 1..7 (above the keys too), and with Gumbel noise of the reference's draws."""
+    ref = reference(REF)
+    weights = tf.constant(ref["harden_weights"])
+    for k, want in zip(ref["harden_k"], ref["harden_out"], strict=True):
+        np.testing.assert_allclose(harden(weights, int(k)), want, atol=2e-6, rtol=0)
+    noise = gumbel_noise(pattern(weights.shape), float(ref["harden_gumbel_weight"]))
+    for k, want in zip(ref["harden_gumbel_k"], ref["harden_gumbel_out"], strict=True):
+        np.testing.assert_allclose(harden(weights, int(k), noise), want, atol=2e-6, rtol=0)
+
+
+# -- T2T 1.15.7's models --------------------------------------------------------------------
+
+
+def pattern(shape) -> tf.Tensor:
+    """The reference's uniform draws: u[b, h, i, j] = ((3b + 5h + 7i + 11j) % 10 + 0.5) / 10."""
+    b, h, i, j = np.meshgrid(*(np.arange(int(n)) for n in shape), indexing="ij")
+    return tf.constant(((3 * b + 5 * h + 7 * i + 11 * j) % 10 + 0.5) / 10, tf.float32)
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return reference(REF)
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory, ref):
+    """{train dir key: our import of it}, each checked to be the checkpoint T2T read."""
+    out = {}
+    for key in ("seq2seq", "lm", "relative"):
+        source = REFERENCE / str(ref[f"{key}_train_dir"])
+        prefix = (source / "checkpoint").read_text().split('"')[1]
+        digest = hashlib.sha256()
+        for path in sorted(source.glob(f"{prefix}.*")):
+            digest.update(path.read_bytes())
+        assert digest.hexdigest() == str(ref[f"{key}_sha256"]), f"{source}: {REGENERATE}"
+        out[key] = tmp_path_factory.mktemp(f"hard_{key}") / "train"
+        import_t2t_dir(str(source), str(out[key]), log=lambda _: None)
+    return out
+
+
+def model_of(imported, ref, case: str, key: str):
+    hp = saved_hparams(str(imported[key])).parse(str(ref[f"{case}_hparams"]))
+    model = registry.model("transformer")(hp)
+    restore_model(model, str(imported[key]))
+    return model
+
+
+def features(ref, key: str) -> dict:
+    if key == "lm":
+        return {"targets": ref["lm_targets"].astype(np.int32)}
+    return {side: ref[side].astype(np.int32) for side in ("inputs", "targets")}
+
+
+@pytest.mark.parametrize("case", LOGIT_CASES)
+def test_logits_equal_t2ts(imported, ref, case, monkeypatch):
+    """T2T's EVAL logits (and encoder output) with hard attention everywhere, padding
+    included: k = 1 (no key left: T2T's attention outputs 0), 2 (the largest only), 3, and k
+    above the number of keys (the softmax unchanged); with Gumbel noise of the reference's
+    draws (added in EVAL too, as T2T's)."""
+    key = LOGIT_CASES[case]
+    monkeypatch.setattr(MultiHeadAttention, "_uniform", lambda self, shape, seed: pattern(shape))
+    model = model_of(imported, ref, case, key)
+    batch = features(ref, key)
+    want = ref[f"{case}_logits"]
+    got = model(batch, training=False).numpy()
+    atol = tolerance(model, batch, want)
+    np.testing.assert_allclose(got, want, atol=atol, rtol=0)
+    if key != "lm":
+        want = ref[f"{case}_encoder_output"]
+        got = model.encode(batch["inputs"])[0].numpy()
+        np.testing.assert_allclose(got, want, atol=tolerance(model, batch, want), rtol=0)
+
+
+def test_greedy_decode_equals_t2ts(imported, ref):
+    """T2T's cached greedy decode: ids and scores, the buffer's unwritten slots left out of
+    the hardening (the reference also holds beam and relative decodes, on the same code)."""
+    model = model_of(imported, ref, "k2", "seq2seq")
+    batch = features(ref, "seq2seq")
+    config = SearchConfig(beam_size=1, alpha=0.0, extra_length=int(ref["extra_length"]))
+    ids, scores = Searcher(model, config)(batch["inputs"])
+    want_ids = ref["k2_greedy_ids"]
+    atol = 2 * want_ids.shape[1] * tolerance(model, batch, ref["k2_logits"])
+    compare_decodes(ids.numpy(), scores.numpy(), want_ids, ref["k2_greedy_scores"], atol)
+
+
+def test_language_model_prompt_decode_equals_t2ts(imported, ref):
+    model = model_of(imported, ref, "lm_k2", "lm")
+    dhp = decode_hparams(f"beam_size=1,extra_length={int(ref['extra_length'])}")
+    (hyps,) = LineDecoder(model, IdsText(), IdsText(), dhp).decode_ids([ref["lm_prompt"].tolist()])
+    want = ref["lm_k2_greedy_ids"][0]
+    assert list(hyps[0].ids) == until_eos(want)
+    atol = 2 * len(want) * tolerance(model, features(ref, "lm"), ref["lm_k2_logits"])
+    np.testing.assert_allclose(hyps[0].score, ref["lm_k2_greedy_scores"][0], atol=atol, rtol=0)
