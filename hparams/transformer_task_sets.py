@@ -13,13 +13,17 @@ that changes nothing here (``tensor2tensor/models/transformer.py``):
 * ``transformer_tall_finetune_uniencdec``, ``transformer_tall_train_uniencdec``: CNN/DM
   with a unidirectional encoder (T2T's ``unidirectional_encoder``);
 * ``transformer_timeseries`` (and ``_tpu``) and ``transformer_librispeech_v1``: sizes and
-  lengths only.
+  lengths only;
+* ``transformer_prepend_v1``, ``_v2`` and ``transformer_prepend``: a seq2seq problem trained
+  with its inputs and a 0 prepended to the targets (T2T's ``prepend_mode``,
+  ``data/input_pipeline.py``, ``preprocess_common``), batches up to ``batch_size`` long.
 
 Each is checked value by value against T2T 1.15.7's own (``tests/test_t2t_sets.py``).
 """
 
 from t2t_repro.builtin.hparams.transformer import (
     transformer_base,
+    transformer_base_v1,
     transformer_base_v2,
     transformer_small,
 )
@@ -187,3 +191,27 @@ def transformer_librispeech_v1() -> HParams:
     hp.max_input_seq_length = 1650
     hp.max_target_seq_length = 350
     return hp
+
+
+def _prepend(hp: HParams) -> HParams:
+    hp.prepend_mode = "prepend_inputs_masked_attention"
+    hp.max_length = 0
+    return hp
+
+
+@_register
+def transformer_prepend_v2() -> HParams:
+    """T2T's: ``transformer_base_v2``, the inputs prepended to the targets."""
+    return _prepend(transformer_base_v2())
+
+
+@_register
+def transformer_prepend_v1() -> HParams:
+    """T2T's: ``transformer_base_v1``, the inputs prepended to the targets."""
+    return _prepend(transformer_base_v1())
+
+
+@_register
+def transformer_prepend() -> HParams:
+    """T2T's: ``transformer_prepend_v2``."""
+    return transformer_prepend_v2()

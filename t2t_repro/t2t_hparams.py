@@ -220,6 +220,8 @@ TABLE: dict[str, Entry] = {
         why="random: draw each token from the softmax, with sampling_temp and sampling_keep_top_k",
     ),
     "sampling_temp": honoured(1.0, _DECODE),
+    # T2T's preprocess_example_common: the inputs and a 0 prepended to the targets
+    "prepend_mode": honoured("none", _INPUT),
     # T2T's hard attention (layers/common_attention.py, harden_attention_weights)
     "hard_attention_k": honoured(0, _CONFIGS, added_by=_T),
     "gumbel_noise_weight": honoured(0.0, _CONFIGS, added_by=_T),
@@ -245,7 +247,6 @@ TABLE: dict[str, Entry] = {
     "input_modalities": refused("default"),
     "num_area_layers": refused(0),
     "position_features": refused(""),
-    "prepend_mode": refused("none"),
     # T2T's data_reader.input_fn cuts each batch's targets into chunks of this length (with a
     # chunk_number feature); not implemented
     "split_targets_chunk_length": refused(0),

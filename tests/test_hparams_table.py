@@ -120,7 +120,7 @@ def test_the_sets_store_what_the_table_says():
     basic = set(REFERENCE["sets"]["basic_1"])
     for name in stored:  # T2T's basic_params1 has it, or the table names the set that adds it
         assert (name in basic) == (TABLE[name].added_by == ""), name
-    for name in ("moe_k", "prepend_mode"):  # kept aside, T2T's value when unset
+    for name in ("moe_k", "split_targets_chunk_length"):  # kept aside, T2T's value when unset
         assert name not in ours.values() and getattr(ours, name) == TABLE[name].default
 
 
@@ -142,7 +142,7 @@ def test_a_name_becomes_honoured_by_one_edit_of_its_line(monkeypatch):
 
 def test_refusals_are_one_line_and_name_what_to_use():
     for name, value, expected in (
-        ("prepend_mode", "prepend_inputs_masked_attention", "only prepend_mode='none', T2T's"),
+        ("factored_logits", True, "only factored_logits=False, T2T's"),
         ("norm_type", "batch", "only T2T's layer norm is implemented); use 'layer'"),
         ("split_targets_chunk_length", 8, "only split_targets_chunk_length=0, T2T's default"),
         ("scheduled_sampling_prob", 0.1, "(T2T asserts 0 (off) or 1 (on)); use 0.0 or 1.0"),

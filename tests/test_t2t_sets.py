@@ -52,11 +52,11 @@ def test_registered_t2t_sets_have_t2t_values():
 
 def test_a_t2t_set_not_provided_is_named_in_one_line():
     with pytest.raises(registry.RegistryError) as e:
-        create_hparams("transformer_prepend")
+        create_hparams("transformer_mlperf_tpu")
     message = str(e.value)
     assert "\n" not in message
-    assert message.startswith("hparams 'transformer_prepend' is T2T 1.15's, not provided here")
-    assert "prepend_mode" in message and "--hparams_set=transformer_base" in message
+    assert message.startswith("hparams 'transformer_mlperf_tpu' is T2T 1.15's, not provided here")
+    assert "mlperf_mode" in message and "--hparams_set=transformer_base" in message
     # a name neither registry has is still an unknown name with the nearest ones
     with pytest.raises(registry.RegistryError, match="Unknown hparams 'transformer_l3'"):
         create_hparams("transformer_l3")

@@ -86,9 +86,16 @@ def _read_by_problem(ds, read_example, deterministic: bool) -> tf.data.Dataset:
 
 def parse_and_truncate(hparams, packed: bool = False) -> Callable[[tf.Tensor], dict]:
     """This module's own reading of a serialized record (parsing, then T2T's
-    ``max_input_seq_length``/``max_target_seq_length`` truncation): ``make_dataset``'s map
-    without a problem's own reading, and the start of one that adds a step after it.
-    ``packed``: the records are packed (a ``*_packed`` problem's), with ``PACKED_FEATURES``."""
+    ``max_input_seq_length``/``max_target_seq_length`` truncation and ``prepend_mode``,
+    ``preprocess_common``): ``make_dataset``'s map without a problem's own reading, and the
+    start of one that adds a step after it. ``packed``: the records are packed (a
+    ``*_packed`` problem's), with ``PACKED_FEATURES``."""
+    if packed and prepends_inputs(hparams):
+        raise DataError(
+            f"prepend_mode={hparams.prepend_mode!r} with packed records (a *_packed problem): "
+            "their inputs hold several examples a row, which T2T would prepend to targets of "
+            "other examples; use the unpacked problem (pack_dataset packs after prepending)."
+        )
     names = FEATURES + PACKED_FEATURES if packed else FEATURES
     parse, truncate = records.parse_example_fn(names), _truncate(hparams)
     return _as_written(lambda record: truncate(parse(record)))
@@ -132,16 +139,37 @@ def _rows_of(ids: tf.Tensor, length: int, name: str) -> tf.Tensor:
         return tf.reshape(ids, [-1, length])
 
 
+def prepends_inputs(hparams) -> bool:
+    """T2T's ``prepend_mode`` other than "none" (its transformer treats every such value
+    alike: the two modes differ only in T2T's attention_lm models)."""
+    return hparams.get("prepend_mode", "none") != "none"
+
+
+def preprocess_common(example: dict, hparams, infer: bool = False) -> dict:
+    """T2T's ``preprocess_example_common`` (``data_generators/problem.py``) but for
+    ``split_to_length`` (``make_dataset`` cuts after every reading): the inputs cut to
+    ``max_input_seq_length``; with ``prepend_mode`` the targets become inputs, a 0 (PAD) and
+    targets (``infer``: ``partial_targets`` are the inputs and a 0, as T2T's PREDICT mode);
+    then the targets cut to ``max_target_seq_length``. ``example`` is changed in place, as
+    T2T's is."""
+    max_inputs = hparams.get("max_input_seq_length", 0) or 0
+    max_targets = hparams.get("max_target_seq_length", 0) or 0
+    if "inputs" in example and max_inputs > 0:
+        example["inputs"] = example["inputs"][:max_inputs]
+    if prepends_inputs(hparams):
+        inputs = example["inputs"]
+        separator = tf.zeros([1], inputs.dtype)
+        if infer:
+            example["partial_targets"] = tf.concat([inputs, separator], 0)
+        else:
+            example["targets"] = tf.concat([inputs, separator, example["targets"]], 0)
+    if "targets" in example and max_targets > 0:
+        example["targets"] = example["targets"][:max_targets]
+    return example
+
+
 def _truncate(hparams):
-    limits = {
-        "inputs": hparams.get("max_input_seq_length", 0),
-        "targets": hparams.get("max_target_seq_length", 0),
-    }
-
-    def truncate(example):
-        return {k: v[: limits[k]] if limits.get(k, 0) > 0 else v for k, v in example.items()}
-
-    return _as_written(truncate)
+    return _as_written(lambda example: preprocess_common(example, hparams))
 
 
 def _padded_buckets(ds, hparams, max_length: int, length_multiplier: int) -> tf.data.Dataset:

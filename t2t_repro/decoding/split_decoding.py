@@ -69,6 +69,21 @@ def split_example_cap(decode_overrides: str) -> tuple[str, int]:
     return join_overrides(decode_overrides, "num_samples=-1"), cap
 
 
+def check_not_prepended(model_hparams) -> None:
+    """One line for a model trained with ``prepend_mode``: T2T's dataset decode forces each
+    example's inputs and a 0 as the targets' start (``data_generators/problem.py``,
+    ``preprocess_example_common``: ``partial_targets``; ``models/transformer.py``,
+    ``_fast_decode``) and stops at the inputs' own EOS: every decode is empty."""
+    mode = model_hparams.get("prepend_mode", "none")
+    if mode != "none":
+        raise UsageError(
+            f"prepend_mode={mode!r}: T2T's decodes of a dataset split force each example's "
+            "inputs (their EOS included) as the targets' start and stop at that EOS, so every "
+            "decode is empty; decode the split's sources with --decode_from_file instead "
+            "(T2T decodes a file without that prefix)."
+        )
+
+
 def decode_split(
     decoder: LineDecoder,
     problem,
@@ -84,6 +99,7 @@ def decode_split(
     writes nothing with ``num_decodes=0`` (no decode) or ``log_results=False`` (``decode_once``
     returns the decodes unwritten)."""
     t2t_decode_names.check_mode(decoder.dhp, t2t_decode_names.SPLIT)
+    check_not_prepended(decoder.model_hparams)
     if decoder.multi_label:
         raise UsageError(
             "a multi-label problem's dev references are label lists, which T2T's decoder cannot "

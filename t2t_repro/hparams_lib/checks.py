@@ -149,6 +149,11 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
             f"{source}: word_dropout_alpha={hp.word_dropout_alpha!r} must be >= 0 (0: off; "
             "e.g. 0.25 replaces a word seen twice by its class 11% of the time)."
         )
+    if hp.get("prepend_mode", "none") != "none" and hp.get("has_input") is False:
+        raise HParamsError(  # T2T's preprocess_example_common reads example["inputs"]
+            f"{source}: prepend_mode={hp.prepend_mode!r} prepends the inputs to the targets: "
+            "this problem has no inputs (T2T fails with a KeyError); set prepend_mode=none."
+        )
     check_sampling(hp, source)
     check_relative_attention(hp, source)
     check_broadcast_dims(hp, source)

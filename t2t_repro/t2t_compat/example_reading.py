@@ -23,6 +23,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from t2t_repro.data.input_pipeline import preprocess_common
+
 # T2T's decode_example adds it for Cloud ML Engine's batch prediction (problem.py).
 BATCH_PREDICTION_KEY = "batch_prediction_key"
 READING_HOOKS = ("example_reading_spec", "decode_example", "preprocess_example")
@@ -79,17 +81,12 @@ def decode_example(fields: dict, serialized: tf.Tensor) -> dict:
 
 
 def preprocess_example_common(example: dict, mode: str, hparams: Any) -> dict:
-    """T2T's ``preprocess_example_common``: the truncations. Its ``split_to_length`` chunks
-    are cut by the input pipeline after every problem's reading (``data/input_pipeline.py``,
-    ``split_to_length``: the same examples, whichever reading ran); its ``prepend_mode`` is
-    refused as an hparam (``t2t_hparams.py``), so never set here."""
-    max_inputs = hparams.get("max_input_seq_length", 0) or 0
-    max_targets = hparams.get("max_target_seq_length", 0) or 0
-    if "inputs" in example and max_inputs > 0:
-        example["inputs"] = example["inputs"][:max_inputs]
-    if "targets" in example and max_targets > 0:
-        example["targets"] = example["targets"][:max_targets]
-    return example
+    """T2T's ``preprocess_example_common``: the truncations and ``prepend_mode``, as the input
+    pipeline's own reading (``data/input_pipeline.py``, ``preprocess_common``); in "infer"
+    mode ``prepend_mode`` gives ``partial_targets`` (the inputs and a 0) instead, as T2T's.
+    Its ``split_to_length`` chunks are cut by the input pipeline after every problem's
+    reading (``split_to_length``: the same examples, whichever reading ran)."""
+    return preprocess_common(example, hparams, infer=mode == "infer")
 
 
 def read_example_fn(problem: Any, mode: str, hparams: Any):

@@ -68,9 +68,6 @@ _SET_FFN = (
     "it needs a feed-forward layer not implemented here (local_moe, "
     "conv_relu_conv or parameter_attention: only dense_relu_dense is); " + _START_FROM
 )
-_SET_PREPEND = (
-    "it needs prepend_mode (inputs prepended to the targets), not implemented here; " + _START_FROM
-)
 
 # T2T module -> {what to use instead: "names T2T defines there"}.
 _TABLE: dict[str, dict[str, str]] = {
@@ -143,7 +140,6 @@ _TABLE: dict[str, dict[str, str]] = {
             "transformer_parameter_attention_a transformer_parameter_attention_b "
             "transformer_topk_16_packed transformer_tpu_with_conv"
         ),
-        _SET_PREPEND: ("transformer_prepend transformer_prepend_v1 transformer_prepend_v2"),
     },
     "tensor2tensor.layers.modalities": {
         "T2T's modality functions are not provided: this project's transformer has its own "
@@ -205,7 +201,6 @@ _UNPROVIDED_SETS = (
     _SET_MLPERF,
     _SET_MEMORY,
     _SET_FFN,
-    _SET_PREPEND,
 )
 
 

@@ -8,6 +8,7 @@ calls it inside a watched start-up stage.
 
 from __future__ import annotations
 
+from t2t_repro.decoding.split_decoding import check_not_prepended
 from t2t_repro.hparam import HParams
 from t2t_repro.hparams_lib import checks as hparams_checks
 from t2t_repro.hparams_lib.build import create_hparams, model_hparams_for_problem
@@ -42,19 +43,28 @@ def run_hparams(cfg: TrainerConfig, problem) -> HParams:
     hparams_checks.check_transformer_names(fresh, source)
     if saved is None:
         hparams_checks.validate(fresh, source, training=True)
+        _check_decodes(cfg, fresh)
         return _with_train_steps(fresh, cfg.train_steps)
     if cfg.schedule in READ_ONLY_SCHEDULES:
         hp = saved.parse(cfg.hparams)
         if cfg.hparams:
             hparams_checks.check_transformer_names(hp, "--hparams")
             hparams_checks.validate(hp, "--hparams")
+        _check_decodes(cfg, hp)
         return hp
     hp = create_hparams(cfg.hparams_set, cfg.hparams, saved_json=saved_json, **problem_hparams)
     hp = _with_train_steps(hp, cfg.train_steps)
     hparams_checks.check_transformer_names(hp, "the saved hparams.json and --hparams")
     hparams_checks.validate(hp, "the saved hparams.json and --hparams", training=True)
     _tell_differences(cfg, saved, _with_train_steps(fresh, cfg.train_steps), hp, problem_hparams)
+    _check_decodes(cfg, hp)
     return hp
+
+
+def _check_decodes(cfg: TrainerConfig, hp) -> None:
+    """A decode schedule's split decodes refused before any work, as ``t2t-decoder``'s."""
+    if cfg.schedule in ("decode", "train_eval_and_decode"):
+        check_not_prepended(hp)
 
 
 def _tell_differences(cfg: TrainerConfig, saved, fresh, hp, problem_hparams: dict) -> None:
