@@ -1,7 +1,7 @@
 """A file server on 127.0.0.1 for the download tests, started in a thread, with the ways real
 servers fail: a cut transfer, a stalled one, a slow one, Range ignored, 503 then success, 404,
 and Google Drive's confirm page. Every request is recorded (path, Range header) for the tests
-to check. It also serves the corpus of the download usr_dir's T2T reference
+to check (and its User-Agent). It also serves the corpus of the download usr_dir's T2T reference
 (tools/t2t_reference/make_t2t_download_reference.py)."""
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         path, _, query = self.path.partition("?")
         range_header = self.headers.get("Range")
         srv.requests.append((self.path, range_header))
+        srv.user_agents.append(self.headers.get("User-Agent"))
         kind = path.strip("/").split("/")[0]
         name = query.split("id=")[-1].split("&")[0] if kind == "drive" else path.split("/")[-1]
         payload = srv.files if isinstance(srv.files, bytes) else srv.files.get(name)
@@ -100,6 +101,7 @@ class _Server(http.server.ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.files = files
         self.requests: list[tuple[str, str | None]] = []
+        self.user_agents: list[str | None] = []  # each request's, in order
         self.slow_chunk, self.slow_pause = 2048, 0.03
 
     @property

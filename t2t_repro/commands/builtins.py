@@ -24,6 +24,7 @@ def register_builtins() -> None:
     import t2t_repro.models  # noqa: F401
     import t2t_repro.t2t_compat.algorithmic  # noqa: F401  (T2T's algorithmic problems)
     import t2t_repro.t2t_compat.algorithmic_math_deepmind  # noqa: F401  (DeepMind mathematics)
+    import t2t_repro.t2t_compat.algorithmic_math_two_variables  # noqa: F401  (x, y arithmetic)
     import t2t_repro.t2t_compat.cipher  # noqa: F401  (T2T's cipher problems)
     import t2t_repro.t2t_compat.conll_ner  # noqa: F401  (T2T's CoNLL 2002 NER problems)
     import t2t_repro.t2t_compat.desc2code  # noqa: F401  (T2T's Description2Code problems)

@@ -63,7 +63,8 @@ ALIASES = {
         for name in (
             "transduction_problems pointer_generator_word subject_verb_agreement "
             "style_transfer paraphrase_ms_coco conll_ner ice_parsing algorithmic_math_deepmind "
-            "program_search function_docstring desc2code translate_enzh"
+            "program_search function_docstring desc2code translate_enzh "
+            "algorithmic_math_two_variables"
         ).split()
     },
 }
@@ -109,6 +110,7 @@ def _register_t2t_problems() -> None:
     from t2t_repro.t2t_compat import (
         algorithmic,
         algorithmic_math_deepmind,
+        algorithmic_math_two_variables,
         cipher,
         conll_ner,
         desc2code,
@@ -150,6 +152,7 @@ def _register_t2t_problems() -> None:
         *ice_parsing.T2T_REGISTERED_PROBLEMS,
         *ptb_parsing.T2T_REGISTERED_PROBLEMS,
         *algorithmic_math_deepmind.T2T_REGISTERED_PROBLEMS,
+        *algorithmic_math_two_variables.T2T_REGISTERED_PROBLEMS,
         *program_search.T2T_REGISTERED_PROBLEMS,
         *function_docstring.T2T_REGISTERED_PROBLEMS,
         *desc2code.T2T_REGISTERED_PROBLEMS,

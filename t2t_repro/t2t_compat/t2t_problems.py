@@ -5,9 +5,9 @@ provided here, in one line, instead of "Unknown problem" and a nearest name that
 problem (``wiki_revision_packed1k`` is not ``wiki_revision``'s data)."""
 
 T2T_PROBLEMS_NOT_PROVIDED = """
-    algorithmic_math_two_variables audio_timit_characters_tune audio_timit_tokens8k_test
-    audio_timit_tokens8k_tune common_voice common_voice_clean common_voice_noisy
-    common_voice_train_full_test_clean genomics_expression_cage10 genomics_expression_gm12878
+    audio_timit_characters_tune audio_timit_tokens8k_test audio_timit_tokens8k_tune common_voice
+    common_voice_clean common_voice_noisy common_voice_train_full_test_clean
+    genomics_expression_cage10 genomics_expression_gm12878
     genomics_expression_l262k image_celeba image_celeba32 image_celeba64
     image_celeba_multi_resolution image_celebahq128 image_celebahq128_dmol image_celebahq256
     image_celebahq256_dmol image_cifar10 image_cifar100 image_cifar100_plain
