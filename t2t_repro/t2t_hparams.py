@@ -243,7 +243,6 @@ TABLE: dict[str, Entry] = {
     "vocab_divisor": honoured(1, _SS),
     # -- refused unless at T2T's value: features not implemented here ---------------------------
     "attention_variables_3d": refused(False),
-    "factored_logits": refused(False),
     "input_modalities": refused("default"),
     "num_area_layers": refused(0),
     "position_features": refused(""),
@@ -270,6 +269,9 @@ TABLE: dict[str, Entry] = {
     "compress_steps": no_effect(0),
     "conv_first_kernel": no_effect(3),
     "daisy_chain_variables": no_effect(True),
+    # T2T's memory-saving training loss (layers/modalities.py, symbol_top; common_layers.py,
+    # padded_cross_entropy_factored): the same logits and loss, 16 slices at a time
+    "factored_logits": no_effect(False),
     "force_full_predict": no_effect(False),
     "heads_share_relative_embedding": no_effect(False),
     "kernel_height": no_effect(3),

@@ -142,7 +142,7 @@ def test_a_name_becomes_honoured_by_one_edit_of_its_line(monkeypatch):
 
 def test_refusals_are_one_line_and_name_what_to_use():
     for name, value, expected in (
-        ("factored_logits", True, "only factored_logits=False, T2T's"),
+        ("symbol_modality_skip_top", True, "only symbol_modality_skip_top=False, T2T's"),
         ("norm_type", "batch", "only T2T's layer norm is implemented); use 'layer'"),
         ("split_targets_chunk_length", 8, "only split_targets_chunk_length=0, T2T's default"),
         ("scheduled_sampling_prob", 0.1, "(T2T asserts 0 (off) or 1 (on)); use 0.0 or 1.0"),
