@@ -110,24 +110,6 @@ LM_PROMPT = (5, 6, 7)
 _HELPERS: dict = {}
 
 
-class _StandIn:
-    """A module's ``tf``: the given names replaced, every other read from ``module``."""
-
-    def __init__(self, module, **names):
-        self._module = module
-        self.__dict__.update(names)
-
-    def __getattr__(self, name):
-        return getattr(self._module, name)
-
-
-def padded(np, rows, length):
-    out = np.zeros([len(rows), length], np.int32)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = row
-    return out
-
-
 def uniform_np(np, shape):
     """UNIFORM as numpy float32 of a [B, heads, Lq, Lk] shape."""
     b, h, i, j = np.ix_(*(np.arange(n) for n in shape))
@@ -195,7 +177,7 @@ def install_capture(tf, common_attention, captured, calls):
     """Wraps T2T's ``harden_attention_weights`` (restore with the returned original): it runs
     with ``UNIFORM`` as ``tf.random_uniform`` and appends (input, output, k, gumbel, scope)."""
     original = common_attention.harden_attention_weights
-    stand_in = _StandIn(common_attention.tf, random_uniform=uniform_tf(tf, calls))
+    stand_in = _HELPERS["packed"].StandIn(common_attention.tf, random_uniform=uniform_tf(tf, calls))
 
     def harden(weights, k, gumbel_noise_weight):
         saved, common_attention.tf = common_attention.tf, stand_in
@@ -362,11 +344,11 @@ def write(out_dir, relative_reference, packed_reference):
     from tensor2tensor.utils import hparam, hparams_lib
 
     packed = _HELPERS["packed"]
-    inputs = padded(np, INPUTS, INPUT_LENGTH)
+    inputs = _HELPERS["packed"].padded(np, INPUTS, INPUT_LENGTH)
     arrays = {
         "inputs": inputs,
-        "targets": padded(np, TARGETS, TARGET_LENGTH),
-        "lm_targets": padded(np, LM_TARGETS, len(LM_TARGETS[0])),
+        "targets": _HELPERS["packed"].padded(np, TARGETS, TARGET_LENGTH),
+        "lm_targets": _HELPERS["packed"].padded(np, LM_TARGETS, len(LM_TARGETS[0])),
         "lm_prompt": np.asarray(LM_PROMPT, np.int32),
         "extra_length": np.asarray(EXTRA_LENGTH),
         "beam_size": np.asarray(BEAM_SIZE),

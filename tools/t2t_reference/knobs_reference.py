@@ -79,14 +79,6 @@ LM_PROMPT = (5, 6, 7)
 _HELPERS: dict = {}
 
 
-def padded(np, rows, length):
-    """int32 [len(rows), length], zeros after each row."""
-    out = np.zeros([len(rows), length], np.int32)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = row
-    return out
-
-
 def packed_as_rows(np, features):
     """The batch as packed rows of one example each: ``<side>_segmentation`` 1 on the ids (0 at
     padding), ``<side>_position`` 0, 1, ... on them (packed_reference.py's features)."""
@@ -168,11 +160,11 @@ def write(out_dir, relative_reference, packed_reference):
     from tensor2tensor.utils import hparam, hparams_lib
 
     packed = _HELPERS["packed"]
-    inputs = padded(np, INPUTS, INPUT_LENGTH)
+    inputs = packed.padded(np, INPUTS, INPUT_LENGTH)
     arrays = {
         "inputs": inputs,
-        "targets": padded(np, TARGETS, TARGET_LENGTH),
-        "lm_targets": padded(np, LM_TARGETS, len(LM_TARGETS[0])),
+        "targets": packed.padded(np, TARGETS, TARGET_LENGTH),
+        "lm_targets": packed.padded(np, LM_TARGETS, len(LM_TARGETS[0])),
         "lm_prompt": np.asarray(LM_PROMPT, np.int32),
         "extra_length": np.asarray(EXTRA_LENGTH),
     }

@@ -76,6 +76,26 @@ LENGTHS = {"inputs": 16, "targets": 14}
 _RELATIVE: dict = {}
 
 
+class StandIn:
+    """A module's ``tf`` for the companions that patch T2T: the given names replaced, every
+    other read from ``module``."""
+
+    def __init__(self, module, **names):
+        self._module = module
+        self.__dict__.update(names)
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
+def padded(np, rows, length):
+    """``rows`` of ids as int32 [len(rows), length], padded with 0 (the companions' batches)."""
+    out = np.zeros([len(rows), length], np.int32)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
+
+
 def pack(np):
     """T2T's packed features [2, L] (int32) of ``ROWS`` at ``LENGTHS``."""
     out = {}

@@ -106,24 +106,6 @@ SCHEDULE_STEPS = (0, 1, 2, 10, 49, 50, 51, 99, 100, 101, 150, 300, 999, 1000, 10
 _PACKED: dict = {}  # packed_reference.py, handed over by make_t2t_reference.py
 
 
-class _StandIn:
-    """A module's ``tf``: the given names replaced, every other read from ``module``."""
-
-    def __init__(self, module, **names):
-        self._module = module
-        self.__dict__.update(names)
-
-    def __getattr__(self, name):
-        return getattr(self._module, name)
-
-
-def padded(np, rows, length):
-    out = np.zeros([len(rows), length], np.int32)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = row
-    return out
-
-
 def uniform_np(np, batch, length, k, t=None):
     """UNIFORM as numpy float32 [batch, length] (or [batch] at timestep ``t``)."""
     b = np.arange(batch)[:, None]
@@ -188,10 +170,12 @@ def build_case(tf, modules, hparams, features, py3_fix=True):
     t2t_model, scheduled_sampling, transformer, inplace_ops = modules
     _, sampler, random_uniform, noting_slice = deterministic_tf(tf)
     saved = (t2t_model.tf, scheduled_sampling.tf, scheduled_sampling._update_timestep)
-    t2t_model.tf = _StandIn(saved[0], multinomial=sampler, random_uniform=random_uniform)
-    scheduled_sampling.tf = _StandIn(
+    t2t_model.tf = _PACKED["module"].StandIn(
+        saved[0], multinomial=sampler, random_uniform=random_uniform
+    )
+    scheduled_sampling.tf = _PACKED["module"].StandIn(
         saved[1],
-        random=_StandIn(saved[1].random, categorical=sampler),
+        random=_PACKED["module"].StandIn(saved[1].random, categorical=sampler),
         random_uniform=random_uniform,
         slice=noting_slice,
     )
@@ -324,7 +308,10 @@ def write(out_dir, packed_reference):
     problem = packed_reference.problem_hparams(hparam, modalities, True)
     saved = case_hparams(transformer, hparams_lib, train_dir, "", problem)
     dropouts = ",".join(f"{k}=0.0" for k in sorted(saved.values()) if k.endswith("dropout"))
-    inputs, targets = padded(np, INPUTS, INPUT_LENGTH), padded(np, TARGETS, TARGET_LENGTH)
+    inputs, targets = (
+        _PACKED["module"].padded(np, INPUTS, INPUT_LENGTH),
+        _PACKED["module"].padded(np, TARGETS, TARGET_LENGTH),
+    )
     arrays = {
         "inputs": inputs,
         "targets": targets,
