@@ -238,9 +238,6 @@ TABLE: dict[str, Entry] = {
         "exp", _SS, values=("exp", "linear", "sigmoid"), why="T2T's three warm-ups"
     ),
     "scheduled_sampling_warmup_steps": honoured(50000, _SS),
-    # T2T's transformer reads it only to assert 1 with scheduled sampling (its MultiProblem and
-    # mtf models pad their vocabularies with it: not provided here)
-    "vocab_divisor": honoured(1, _SS),
     # -- refused unless at T2T's value: features not implemented here ---------------------------
     "attention_variables_3d": refused(False),
     "input_modalities": refused("default"),
@@ -251,6 +248,9 @@ TABLE: dict[str, Entry] = {
     "split_targets_chunk_length": refused(0),
     "symbol_modality_skip_top": refused(False),
     "target_modality": refused("default"),
+    # T2T's T2TModel rounds every symbol vocabulary up to a multiple of it (utils/t2t_model.py,
+    # __init__, _bottom, _top_single, _loss_single; models/transformer.py): not implemented
+    "vocab_divisor": refused(1),
     # Read by T2T's T2TModel (utils/t2t_model.py): per-feature overrides of the modalities'
     # bottom, top, loss and loss weights (_bottom/_top/_loss_single) and an evaluation by
     # greedy decodes (estimator_model_fn). Not implemented.

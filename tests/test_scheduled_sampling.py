@@ -109,7 +109,6 @@ def test_what_t2t_refuses_with_it_is_refused_in_one_line():
     for overrides, message in (
         ("scheduled_sampling_method=sequential,scheduled_sampling_num_passes=2", "must be 1"),
         ("scheduled_sampling_num_passes=0", "must be positive"),
-        ("vocab_divisor=8", "T2T asserts vocab_divisor == 1"),
     ):
         with pytest.raises(ValueError, match=message) as e:
             ScheduledSampling.of(create_hparams("transformer_tiny", f"{SS},{overrides}"))
@@ -122,8 +121,6 @@ def test_what_t2t_refuses_with_it_is_refused_in_one_line():
     with pytest.raises(UserError, match="--model=transformer_encoder: .*class label"):
         built_model("transformer_encoder", classifier)
     assert sampling_for(_model(), _model().hparams) is None
-    # without it, vocab_divisor has no effect, as in T2T's transformer
-    assert create_hparams("transformer_tiny", "vocab_divisor=8").vocab_divisor == 8
 
 
 def test_the_loss_reads_the_drawn_targets_and_scores_the_gold_ones():
@@ -218,9 +215,9 @@ def test_the_drawn_targets_and_the_loss_are_t2ts(t2t, case):
     ref, model, hp = t2t
     sampling = ScheduledSampling.of(hp.copy().parse(str(ref[f"{case}_hparams"])))
     step = int(ref[f"{case}_global_step"])
-    np.testing.assert_allclose(
-        sampling.mixin_prob(step), ref[f"{case}_mixin_prob"], rtol=1e3 * UNIT_ROUNDOFF
-    )
+    power = max(sampling.warmup_steps - step, 0) if sampling.warmup_schedule == "exp" else 0
+    rtol = (power + 16) * 2 * UNIT_ROUNDOFF  # as the warm-ups' test derives it
+    np.testing.assert_allclose(sampling.mixin_prob(step), ref[f"{case}_mixin_prob"], rtol=rtol)
     batch = {side: tf.constant(ref[side], tf.int32) for side in ("inputs", "targets")}
     uniform = PatternUniform(sampling.method)
     drawn = scheduled_targets(model, batch, sampling, step, argmax_draw, uniform)
@@ -232,4 +229,5 @@ def test_the_drawn_targets_and_the_loss_are_t2ts(t2t, case):
     want = ref[f"{case}_logits"]
     np.testing.assert_allclose(logits, want, rtol=0, atol=rtol * np.abs(want).max())
     loss, tokens = batch_loss_sums(model, batch, float(ref["label_smoothing"]), drawn)
+    # a token's loss is a log-sum-exp of the logits minus one of them: the bound twice
     np.testing.assert_allclose(float(loss / tokens), ref[f"{case}_loss"], rtol=2 * rtol)

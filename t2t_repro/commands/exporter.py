@@ -127,6 +127,18 @@ def export_ctranslate2_from_flags(args: argparse.Namespace, setup) -> str:
     )
 
 
+def check_no_gumbel_noise(hp) -> None:
+    """One line, before anything is written: T2T's hard attention with Gumbel noise draws
+    noise at every decode (``layers/hard_attention.py``), which the SavedModel export (and its
+    check against ``t2t-decoder``'s decodes) does not implement."""
+    if hp.get("hard_attention_k", 0) > 0 and hp.get("gumbel_noise_weight", 0.0) > 0:
+        raise UsageError(
+            f"gumbel_noise_weight={hp.gumbel_noise_weight}: T2T's hard attention draws Gumbel "
+            "noise at every decode, which this exporter does not implement; export a model "
+            "trained without it (or decode with t2t-decoder)."
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import t2t_decode_names
     from t2t_repro.serving.export_check import check_export
@@ -140,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
     setup = cli.load_decoder_from_flags(args)
     t2t_decode_names.check_mode(setup.dhp, t2t_decode_names.EXPORT)
     setup.problem.check_export()
+    check_no_gumbel_noise(setup.model.hparams)
     print(f"restored {setup.checkpoint}", file=sys.stderr)
     if args.export_format == "ctranslate2":
         export_dir = export_ctranslate2_from_flags(args, setup)

@@ -95,7 +95,7 @@ def check_exportable(hp: HParams) -> None:
     for name in ("slot_signal", "slot_source_feed"):
         if hp.get(name, False):
             refuse(name, "an extra decoder input CTranslate2 has no place for")
-    if hp.get("hard_attention_k", 0):
+    if hp.get("hard_attention_k", 0) > 0:
         refuse("hard_attention_k", "CTranslate2's attention keeps every softmax weight")
     if hp.get("proximity_bias", False):
         refuse("proximity_bias", "CTranslate2's attention has no -log(1 + distance) term")

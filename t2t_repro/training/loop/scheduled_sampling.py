@@ -64,11 +64,6 @@ class ScheduledSampling:
             )
         if not steps > 0:
             raise ValueError(f"scheduled_sampling_warmup_steps={steps!r} must be positive.")
-        if hp.get("vocab_divisor", 1) != 1:  # T2T asserts it with scheduled sampling
-            raise ValueError(
-                f"vocab_divisor={hp.vocab_divisor!r} with scheduled sampling: T2T asserts "
-                "vocab_divisor == 1 there; drop one of them."
-            )
         return cls(
             method,
             passes,
@@ -124,14 +119,16 @@ def scheduled_targets(
     step,
     draw: Draw = draw_tokens,
     uniform: Draw = uniform_draws,
+    counter=None,
 ) -> tf.Tensor:
-    """The targets [B, L] the last pass conditions on (no gradient). ``draw`` and ``uniform``
-    are the random draws, ``(logits or shape, seed)``; stateless, seeded by the global step
-    and the draw's place in it (and the replica, as dropout's), so a resumed run draws what an
+    """The targets [B, L] the last pass conditions on (no gradient), at global step ``step``.
+    ``draw`` and ``uniform`` are the random draws, ``(logits or shape, seed)``; stateless,
+    seeded by ``counter`` (default: the step; the trainer's counts its micro-batches) and the
+    draw's place in it (and the replica, as dropout's), so a resumed run draws what an
     uninterrupted one would. A test gives deterministic ones."""
     gold = tf.cast(batch["targets"], tf.int32)
     p = ss.mixin_prob(step)
-    counter = tf.cast(step, tf.int32)
+    counter = tf.cast(step if counter is None else counter, tf.int32)
 
     def seed(n):  # the n-th draw of this step
         return replica_seed(tf.stack([_KEY + 2 * tf.cast(n, tf.int32), counter]))

@@ -135,10 +135,10 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
     # draw the decoder's targets run before the tape; the global step is T2T's.
     sampling = sampling_for(model, hparams)
 
-    def micro_batch_gradients(batch, step):
+    def micro_batch_gradients(batch, step, micro_batch):
         decoder_targets = None
-        if sampling is not None:
-            decoder_targets = scheduled_targets(model, batch, sampling, step)
+        if sampling is not None:  # its draws seeded by micro-batch, T2T's step its schedule's
+            decoder_targets = scheduled_targets(model, batch, sampling, step, counter=micro_batch)
         with tf.GradientTape() as tape:
             batch_loss, batch_tokens = batch_loss_sums(
                 model, batch, label_smoothing, decoder_targets
@@ -161,10 +161,10 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
         scale = optimizer.dynamic_scale if loss_scale else 1.0
         grads, loss_sum, tokens = None, 0.0, 0.0
         for index, batch in enumerate(micro_batches):
-            step = optimizer.iterations
-            if per_micro_step:  # T2T's global step counts its micro-steps
-                step = optimizer.iterations * len(micro_batches) + index
-            batch_grads, batch_loss, batch_tokens = micro_batch_gradients(batch, step)
+            micro_batch = optimizer.iterations * len(micro_batches) + index
+            # T2T's global step: the update's, or multistep_adam's micro-steps
+            step = micro_batch if per_micro_step else optimizer.iterations
+            batch_grads, batch_loss, batch_tokens = micro_batch_gradients(batch, step, micro_batch)
             if per_micro_step:
                 batch_grads = t2t_micro_step(ctx, batch_grads, batch_tokens, variables, step, scale)
             grads = (
