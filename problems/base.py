@@ -198,14 +198,6 @@ class Problem:
         sacreBLEU of the first ``num_examples`` dev examples when ``scores_bleu``, else nothing."""
         if not self.scores_bleu():
             return None
-        if hparams.get("prepend_mode", "none") != "none":
-            print(  # T2T's decode_from_dataset: partial_targets, problem.py
-                f"no dev decodes: with prepend_mode={hparams.prepend_mode!r} T2T decodes a dev "
-                "example after forcing its inputs (their EOS included) and a 0, and stops at "
-                "that EOS: empty outputs (preprocess_example_common, Transformer._fast_decode)",
-                flush=True,
-            )
-            return None
         if self.packed_length:
             print(
                 f"no dev decodes: {self.name}'s dev records are packed, several examples a row "

@@ -221,7 +221,13 @@ TABLE: dict[str, Entry] = {
     ),
     "sampling_temp": honoured(1.0, _DECODE),
     # T2T's preprocess_example_common: the inputs and a 0 prepended to the targets
-    "prepend_mode": honoured("none", _INPUT),
+    "prepend_mode": honoured(
+        "none",
+        _INPUT,
+        "training/loop/evaluation",  # T2T's eval loss of the targets alone
+        "decoding/runner",  # T2T's decodes of it are empty: refused
+        values=None,
+    ),
     # T2T's hard attention (layers/common_attention.py, harden_attention_weights)
     "hard_attention_k": honoured(0, _CONFIGS, added_by=_T),
     "gumbel_noise_weight": honoured(0.0, _CONFIGS, added_by=_T),

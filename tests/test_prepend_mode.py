@@ -8,12 +8,13 @@ the others (tests/test_t2t_sets.py)."""
 
 import json
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.data.input_pipeline import EVAL, make_dataset, parse_and_truncate, preprocess_common
-from t2t_repro.decoding.split_decoding import check_not_prepended
+from t2t_repro.decoding.runner import check_not_prepended
 from t2t_repro.errors import UserError
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.hparams_lib.checks import validate
@@ -85,8 +86,51 @@ def test_what_t2t_cannot_run_is_refused_in_one_line(capsys):
     assert "\n" not in str(e.value)
     # T2T decodes a dev example by forcing its inputs, their EOS, and stops there: no decodes
     hp = create_hparams("transformer_tiny", MASKED)
-    with pytest.raises(UserError, match="every decode is empty; decode the split's sources") as e:
-        check_not_prepended(hp)  # t2t-decoder's split decodes and the decode schedules
+    with pytest.raises(UserError, match="every decode .from a file, interactive, a split, an") as e:
+        check_not_prepended(hp)  # every decode and export (runner.load_decoder), the schedules
     assert "\n" not in str(e.value)
-    assert registry.problem("translate_toy").dev_metric(str(shared_toy_data()), hp, 4) is None
+    full = create_hparams("transformer_tiny", "prepend_mode=prepend_inputs_full_attention")
+    with pytest.raises(UserError, match="full_attention.*not implemented here") as e:
+        validate(full)
+    assert "\n" not in str(e.value)
+    from t2t_repro.training.loop.dev_decodes import make_dev_decodes
+
+    problem = registry.problem("translate_toy")
+    assert make_dev_decodes(None, problem, str(shared_toy_data()), hp, 4) is None
     assert "no dev decodes: with prepend_mode" in capsys.readouterr().out
+
+
+def test_a_decoder_of_such_a_model_is_refused_before_decoding():
+    """T2T decodes every input of such a model to nothing: t2t-decoder (and the exporter,
+    which loads the same way) refuses the model in one line."""
+    from t2t_repro.decoding import runner
+    from tests.model_utils import shared_toy_checkpoint
+
+    root = shared_toy_checkpoint()
+    with pytest.raises(UserError, match="this project does not decode or export it"):
+        runner.load_decoder(
+            "translate_toy", "", MASKED, str(root / "data"), str(root / "train"), "", "beam_size=1"
+        )
+
+
+def test_the_eval_loss_counts_the_targets_after_the_inputs_and_the_metrics_all():
+    """T2T's eval of the masked mode: ``loss`` over the targets after the first 0 (its
+    ``weights_prepend_inputs_to_targets``), accuracy and perplexity over every non-0 id."""
+    from t2t_repro.training.loop.evaluation import evaluate, make_eval_fn
+    from tests.model_utils import build_model
+    from tests.tools import NO_DROPOUT, PLUMBING_MODEL
+
+    tf.keras.utils.set_random_seed(7)
+    model = build_model("transformer_tiny", f"{PLUMBING_MODEL},{NO_DROPOUT},{MASKED}", 20)
+    targets = np.array([[3, 4, 1, 0, 6, 7, 1], [5, 1, 0, 8, 1, 0, 0]], np.int32)
+    batch = {"inputs": tf.constant([[3, 4, 1], [5, 1, 0]]), "targets": tf.constant(targets)}
+    strategy = tf.distribute.get_strategy()
+    got = evaluate(make_eval_fn(strategy, model), tf.data.Dataset.from_tensors(batch))
+    logits = model(batch, training=False).numpy().astype(np.float64)
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    xent = -np.take_along_axis(log_p, targets[..., None], -1)[..., 0]
+    after_zero = (np.cumsum(targets == 0, axis=1) > 0) & (targets != 0)
+    rtol = 1e-5  # float32 logits against their float64 softmax here
+    np.testing.assert_allclose(got["loss"], xent[after_zero].mean(), rtol=rtol)
+    np.testing.assert_allclose(-got["neg_log_perplexity"], xent[targets != 0].mean(), rtol=rtol)
+    assert after_zero.sum() == 5 and (targets != 0).sum() == 10

@@ -18,6 +18,7 @@ from t2t_repro.decoding import t2t_decode_names
 from t2t_repro.decoding.ensemble import Ensemble, EnsembleError
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 from t2t_repro.decoding.precision import decoding_policy
+from t2t_repro.errors import UsageError
 from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.paths import expect_file_destination
 
@@ -30,6 +31,23 @@ class DecoderSetup:
     checkpoint: str
     model: object  # the restored model (the exporter and attention maps use it directly)
     # or, for several checkpoints, their ``Ensemble`` (t2t-decoder only)
+
+
+def check_not_prepended(model_hparams) -> None:
+    """One line for a model trained with ``prepend_mode``: every T2T decode of it (a dataset
+    split's, ``data_generators/problem.py``, ``preprocess_example_common``; a file's and an
+    interactive one's, ``utils/decoding.py``, ``_decode_input_tensor_to_features_dict``; an
+    export's, ``Problem.serving_input_fn``) forces each input and a 0 as the targets' start
+    (``partial_targets``; ``models/transformer.py``, ``_fast_decode``) and stops at the
+    input's own EOS: every decode is empty. Not reproduced: refused."""
+    mode = model_hparams.get("prepend_mode", "none")
+    if mode != "none":
+        raise UsageError(
+            f"prepend_mode={mode!r}: T2T 1.15.7 decodes such a model by forcing each input "
+            "(its EOS included) as the targets' start and stops at that EOS, so every decode "
+            "(from a file, interactive, a split, an export) is empty; this project does not "
+            "decode or export it."
+        )
 
 
 def load_decoder(
@@ -74,6 +92,8 @@ def load_decoder(
             ]
 
     trained = load(dhp.precision)
+    for member in trained:  # T2T's decodes of a prepend_mode model are empty
+        check_not_prepended(member.hparams)
     # T2T decodes a model trained with activation_dtype=bfloat16 in bfloat16, one trained with
     # float16 in float16 (utils/t2t_model.py, _custom_getter, set by T2TModel.call and infer
     # alike; T2T 1.15.7's fast decode of float16 fails on its float32 timing signal,

@@ -14,7 +14,11 @@ from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.decoding import t2t_decode_names
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 from t2t_repro.decoding.postprocess import strip_after_eos
-from t2t_repro.decoding.runner import default_output_name, write_lines_atomically
+from t2t_repro.decoding.runner import (
+    check_not_prepended,
+    default_output_name,
+    write_lines_atomically,
+)
 from t2t_repro.errors import UsageError
 from t2t_repro.hparam import HParams, join_overrides
 from t2t_repro.paths import expect_file_destination
@@ -67,21 +71,6 @@ def split_example_cap(decode_overrides: str) -> tuple[str, int]:
     if cap < 0:
         return decode_overrides, -1
     return join_overrides(decode_overrides, "num_samples=-1"), cap
-
-
-def check_not_prepended(model_hparams) -> None:
-    """One line for a model trained with ``prepend_mode``: T2T's dataset decode forces each
-    example's inputs and a 0 as the targets' start (``data_generators/problem.py``,
-    ``preprocess_example_common``: ``partial_targets``; ``models/transformer.py``,
-    ``_fast_decode``) and stops at the inputs' own EOS: every decode is empty."""
-    mode = model_hparams.get("prepend_mode", "none")
-    if mode != "none":
-        raise UsageError(
-            f"prepend_mode={mode!r}: T2T's decodes of a dataset split force each example's "
-            "inputs (their EOS included) as the targets' start and stop at that EOS, so every "
-            "decode is empty; decode the split's sources with --decode_from_file instead "
-            "(T2T decodes a file without that prefix)."
-        )
 
 
 def decode_split(

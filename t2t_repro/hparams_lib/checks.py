@@ -149,6 +149,12 @@ def validate(hp: HParams, source: str = "hparams", training: bool = False) -> No
             f"{source}: word_dropout_alpha={hp.word_dropout_alpha!r} must be >= 0 (0: off; "
             "e.g. 0.25 replaces a word seen twice by its class 11% of the time)."
         )
+    if hp.get("prepend_mode", "none") == "prepend_inputs_full_attention":
+        raise HParamsError(  # models/transformer.py, transformer_prepare_decoder; t2t_model.py
+            f"{source}: prepend_mode='prepend_inputs_full_attention' (T2T's decoder attention "
+            "over the whole prepended inputs, and a loss of the targets alone) is not "
+            "implemented here; use prepend_inputs_masked_attention."
+        )
     if hp.get("prepend_mode", "none") != "none" and hp.get("has_input") is False:
         raise HParamsError(  # T2T's preprocess_example_common reads example["inputs"]
             f"{source}: prepend_mode={hp.prepend_mode!r} prepends the inputs to the targets: "

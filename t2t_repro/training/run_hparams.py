@@ -8,7 +8,7 @@ calls it inside a watched start-up stage.
 
 from __future__ import annotations
 
-from t2t_repro.decoding.split_decoding import check_not_prepended
+from t2t_repro.decoding.runner import check_not_prepended
 from t2t_repro.hparam import HParams
 from t2t_repro.hparams_lib import checks as hparams_checks
 from t2t_repro.hparams_lib.build import create_hparams, model_hparams_for_problem

@@ -76,6 +76,14 @@ def make_dev_decodes(
     ``num_examples`` is 0, or the dev split is empty: one line says so)."""
     if num_examples <= 0:
         return None
+    if hparams is not None and hparams.get("prepend_mode", "none") != "none":
+        print(  # T2T's decodes of it: partial_targets (runner.check_not_prepended)
+            f"no dev decodes: with prepend_mode={hparams.prepend_mode!r} T2T decodes a dev "
+            "example after forcing its inputs (their EOS included) and a 0, and stops at "
+            "that EOS: empty outputs",
+            flush=True,
+        )
+        return None
     if hparams is not None and hparams.get("multi_label_target", False):
         # A multi-label usr_dir (a Text2TextProblem) lists approx_bleu_score, which the
         # teacher-forced evaluation reports as T2T's; a decoded label is no sentence to score.

@@ -197,7 +197,8 @@ def make_early_stopping(cfg, problem, hparams) -> EarlyStopping | None:
     names: tuple[str, ...] = ()
     listed = problem.teacher_forced_metrics()
     wanted = metric_name(cfg.eval_early_stopping_metric)
-    if wanted not in EVAL_METRICS + listed and cfg.eval_decode_examples:
+    decodes = cfg.eval_decode_examples and hparams.get("prepend_mode", "none") == "none"
+    if wanted not in EVAL_METRICS + listed and decodes:  # (no dev decodes with prepend_mode)
         dev = problem.dev_metric(cfg.data_dir, hparams, cfg.eval_decode_examples)
         names = tuple(dev.names) if dev is not None else ()
     return EarlyStopping(

@@ -16,6 +16,10 @@ included, weight 1). On several replicas each
 replica's batch counts as one batch. A multi-label model's (``model.multi_label``) loss is T2T's
 ``multi_label_loss`` and its metrics are T2T's on its zero-padded logits
 (``metrics/multi_label.py``), with ``accuracy_multilabel_match3`` when the problem lists it.
+With ``prepend_mode=prepend_inputs_masked_attention`` the ``loss`` counts only the targets
+after the prepended inputs and their 0, as T2T weighs its eval loss then
+(``utils/t2t_model.py``, ``T2TModel.__init__``: ``weights_prepend_inputs_to_targets``); the
+metrics count the whole sequence, as T2T's.
 """
 
 from __future__ import annotations
@@ -81,11 +85,19 @@ def _on_request(logits, targets, weights, metrics: tuple, unpadded=None) -> dict
     return sums
 
 
+def weights_prepend_inputs_to_targets(labels: tf.Tensor) -> tf.Tensor:
+    """T2T's (``layers/common_layers.py``): 1 at the non-zero labels after a row's first 0."""
+    past_first_zero = tf.cumsum(tf.cast(tf.equal(labels, 0), tf.float32), axis=1)
+    return tf.cast(tf.not_equal(past_first_zero * tf.cast(labels, tf.float32), 0), tf.float32)
+
+
 def make_eval_fn(strategy: tf.distribute.Strategy, model, metrics: tuple = ()):
     """The eval step: per-batch sums, reduced over replicas. ``metrics``: the problem's
     ``teacher_forced_metrics`` (``eval_metrics.ON_REQUEST``) to compute as well."""
 
     multi = getattr(model, "multi_label", False)
+    # T2T names this mode there; another value but "none" prepends with T2T's usual weights
+    prepended = model.hparams.get("prepend_mode") == "prepend_inputs_masked_attention"
 
     def replica_eval(batch):
         targets = batch["targets"]
@@ -107,6 +119,12 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model, metrics: tuple = ()):
         is_real = tf.cast(tf.reduce_sum(weights, axis=1) > 0, tf.float32)
         if multi:  # padded_sequence_accuracy weighs every example 1, label-less ones too
             is_real = tf.ones_like(is_real)
+        if prepended:  # T2T's eval loss: the targets after the first 0 alone
+            loss_weights = weights_prepend_inputs_to_targets(targets)
+            extra = {
+                "loss_xent": tf.reduce_sum(xent * loss_weights),
+                "loss_tokens": tf.reduce_sum(loss_weights),
+            }
         return {
             "xent": tf.reduce_sum(xent * weights),
             "tokens": tf.reduce_sum(weights),
@@ -182,6 +200,8 @@ def _batch_loss(sums: dict) -> float:
     ``metrics.mean(loss)``): a short last batch counts as much as a full one."""
     if "loss_examples" in sums:
         return float(sums["example_loss"]) / max(float(sums["loss_examples"]), 1.0)
+    if "loss_tokens" in sums:  # prepend_mode's
+        return float(sums["loss_xent"]) / max(float(sums["loss_tokens"]), 1.0)
     return float(sums["xent"]) / max(float(sums["tokens"]), 1.0)
 
 
