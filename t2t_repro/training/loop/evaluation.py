@@ -97,7 +97,8 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model, metrics: tuple = ()):
 
     multi = getattr(model, "multi_label", False)
     # T2T names this mode there; another value but "none" prepends with T2T's usual weights
-    prepended = model.hparams.get("prepend_mode") == "prepend_inputs_masked_attention"
+    hparams = getattr(model, "hparams", None) or {}
+    prepended = hparams.get("prepend_mode") == "prepend_inputs_masked_attention"
 
     def replica_eval(batch):
         targets = batch["targets"]
