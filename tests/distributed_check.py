@@ -76,10 +76,11 @@ def run(
     counts=None,
     overrides="",
     has_input=False,
+    jit_compile=False,
 ):
     """``counts``: a dict that gets the all-reduce ops per replica of the traced update;
     ``has_input``: the encoder-decoder, else the decoder alone (a language model; the
-    batches' inputs unread)."""
+    batches' inputs unread); ``jit_compile``: --xla's step."""
     register_builtins()  # Here, not at import: the logical CPUs are configured first.
     hp = create_hparams(
         "transformer_test",
@@ -97,7 +98,7 @@ def run(
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         optimizer.build(model.trainable_variables)
         metrics = TrainMetrics()
-    loop = make_train_loop(strategy, model, optimizer, hp, metrics, accumulate)
+    loop = make_train_loop(strategy, model, optimizer, hp, metrics, accumulate, jit_compile)
     iterator = batches_fn()
     loop(iterator, tf.constant(steps))
     if counts is not None:
@@ -297,6 +298,8 @@ def main():
     loss_scaled, weights_scaled = run(
         mirrored, mirrored_batches, 1, loss_scale=True, counts=scaled_counts, overrides=CLIP
     )
+    # --xla on replicas synchronised by merge_call: the passes compiled, the update outside
+    loss_xla, weights_xla = run(mirrored, mirrored_batches, 1, jit_compile=True)
     loss_acc, weights_acc = run(
         single, lambda: iter(single.experimental_distribute_dataset(dataset(halves))), 2
     )
@@ -308,6 +311,8 @@ def main():
                 "loss_accumulated": loss_acc,
                 "loss_mirrored_loss_scaled": loss_scaled,
                 "max_diff_mirrored": diff(weights_1, weights_2),
+                "loss_mirrored_xla": loss_xla,
+                "max_diff_mirrored_xla": diff(weights_1, weights_xla),
                 "max_diff_mirrored_loss_scaled_clipped": diff(weights_clipped, weights_scaled),
                 "max_update_clipped": diff(weights_clipped, initial_weights(weights_clipped)),
                 "all_reduces_per_update": counts["all_reduces"],

@@ -113,8 +113,13 @@ def batch_loss_sums(model: keras.Model, batch: dict, label_smoothing: float, dec
     )
 
 
-def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: int):
-    """The per-replica function: takes the micro-batches of one update."""
+def make_replica_update(
+    model: keras.Model, optimizer, hparams, num_replicas: int, jit_gradients: bool = False
+):
+    """The per-replica function: takes the micro-batches of one update. ``jit_gradients``: each
+    micro-batch's forward and backward pass compiled with XLA, the all-reduce and the update
+    outside it (a strategy that synchronises replicas with ``merge_call`` cannot run them in
+    a nested function)."""
     label_smoothing = hparams.label_smoothing
     # A problem's loss multiplier scales the summed loss, as T2T scales its numerator
     # (``utils/t2t_model.py``, ``T2TModel._loss_single``: ``loss_num *= loss_multiplier``), so
@@ -155,6 +160,11 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
             batch_grads = [g * count for g in batch_grads]
         return batch_grads, batch_loss, batch_tokens
 
+    if jit_gradients:
+        micro_batch_gradients = tf.function(
+            micro_batch_gradients, jit_compile=True, autograph=False
+        )
+
     def replica_update(*micro_batches):
         ctx = tf.distribute.get_replica_context()
         variables = model.trainable_variables
@@ -163,7 +173,7 @@ def make_replica_update(model: keras.Model, optimizer, hparams, num_replicas: in
         for index, batch in enumerate(micro_batches):
             micro_batch = optimizer.iterations * len(micro_batches) + index
             # T2T's global step: the update's, or multistep_adam's micro-steps
-            step = micro_batch if per_micro_step else optimizer.iterations
+            step = micro_batch if per_micro_step else tf.convert_to_tensor(optimizer.iterations)
             batch_grads, batch_loss, batch_tokens = micro_batch_gradients(batch, step, micro_batch)
             if per_micro_step:
                 batch_grads = t2t_micro_step(ctx, batch_grads, batch_tokens, variables, step, scale)
@@ -232,12 +242,18 @@ def make_train_loop(
     jit_compile: bool = False,
 ):
     """``loop(iterator, n)``: runs n updates; metrics accumulate in ``metrics``."""
-    replica_update = make_replica_update(model, optimizer, hparams, strategy.num_replicas_in_sync)
+    # Replicas synchronised by merge_call (MirroredStrategy on CPUs, MultiWorkerMirrored) cannot
+    # all-reduce or update inside a nested XLA function: only the passes are compiled there.
+    merge_call = getattr(strategy.extended, "_use_merge_call", lambda: False)()
+    split_xla = jit_compile and strategy.num_replicas_in_sync > 1 and merge_call
+    replica_update = make_replica_update(
+        model, optimizer, hparams, strategy.num_replicas_in_sync, jit_gradients=split_xla
+    )
     # Only the loop itself has tensor control flow: autograph stays out of the update (the
     # model, loss and optimizer), which it would otherwise rewrite function by function at every
     # trace (a third of a tiny model's start-up) into the same graph; the XLA-compiled update
     # too (its own tf.function would convert it: ~2 of a tiny model's 10 core-s of --xla).
-    if jit_compile:
+    if jit_compile and not split_xla:
         replica_update = tf.function(replica_update, jit_compile=True, autograph=False)
     update = tf.autograph.experimental.do_not_convert(replica_update)
     accumulate_steps = max(1, accumulate_steps)
