@@ -75,6 +75,10 @@ def test_run_line_names_strategy_replicas_devices_and_precision(capsys):
         "training on 1 replica: CPU:0 (OneDeviceStrategy); "
         "precision mixed_float16 (loss scaling), XLA"
     )
+    # T2T's float16 activations with an empty loss scaler train without one
+    assert devices.run_line(one, "float16", False, loss_scaling=False).endswith(
+        "precision mixed_float16 (no loss scaling)"
+    )
     devices.announce(one, "bfloat16")
     assert capsys.readouterr().out.splitlines()[-1].endswith("precision mixed_bfloat16")
 

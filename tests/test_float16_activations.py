@@ -205,3 +205,16 @@ def test_a_model_trained_with_float16_activations_decodes_in_float16(tmp_path, c
     assert setup.model.compute_dtype == "float16"
     assert keras.mixed_precision.global_policy().name == "float32"  # restored after loading
     assert len(setup.decoder.decode_lines(["a b c"])) == 1
+
+
+def test_the_start_line_says_whether_the_loss_is_scaled():
+    from t2t_repro.hparams_lib.build import create_hparams
+    from t2t_repro.optimizers.loss_scale import scales_loss
+
+    assert scales_loss(create_hparams("transformer_tiny", "activation_dtype=float16"))
+    assert not scales_loss(
+        create_hparams(
+            "transformer_tiny", "activation_dtype=float16,mixed_precision_optimizer_loss_scaler="
+        )
+    )
+    assert scales_loss(create_hparams("transformer_tiny", ""))  # --mixed_precision=float16

@@ -65,6 +65,12 @@ def t2t_float16_activations(hp: HParams) -> bool:
     )
 
 
+def scales_loss(hp: HParams) -> bool:
+    """Whether a float16 run scales its loss: all but T2T's float16 activations with an empty
+    ``mixed_precision_optimizer_loss_scaler`` (``loss_scaled``)."""
+    return not t2t_float16_activations(hp) or bool(hp.mixed_precision_optimizer_loss_scaler)
+
+
 def check_loss_scaling(hp: HParams) -> None:
     """T2T's ``ValueError`` of ``ConditionalOptimizer.__init__`` (one line, before any work):
     float16 activations take only the ``exponential`` loss scaler (or none); and T2T's loss

@@ -30,7 +30,7 @@ from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.data.input_pipeline import TRAIN, fixed_batch_per_replica, make_dataset
 from t2t_repro.learning_rate import t2t_steps_per_update
 from t2t_repro.optimizers import make_optimizer
-from t2t_repro.optimizers.loss_scale import loss_scaled
+from t2t_repro.optimizers.loss_scale import loss_scaled, scales_loss
 from t2t_repro.training import warm_start
 from t2t_repro.training.cluster.agreement import Agreement
 from t2t_repro.training.cluster.chief_work import ChiefWork
@@ -123,7 +123,7 @@ class Trainer:
             )
         self.accumulate = self.steps_per_update  # per replica; a reshard may raise it
         self.resharded = False  # resumed on another number of workers (--reshard_on_resume)
-        announce(self.strategy, cfg.mixed_precision, cfg.xla)
+        announce(self.strategy, cfg.mixed_precision, cfg.xla, scales_loss(hp))
         with self.strategy.scope():
             self.model = built_model(cfg.model, hp)
             optimizer = make_optimizer(hp)

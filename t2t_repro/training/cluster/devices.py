@@ -135,13 +135,15 @@ def short_device(name: str) -> str:
     return name.rsplit("device:", 1)[-1]
 
 
-def precision_name(mixed_precision: str) -> str:
+def precision_name(mixed_precision: str, loss_scaling: bool = True) -> str:
     if mixed_precision == "float16":
-        return "mixed_float16 (loss scaling)"
+        return f"mixed_float16 ({'loss scaling' if loss_scaling else 'no loss scaling'})"
     return f"mixed_{mixed_precision}" if mixed_precision else "float32"
 
 
-def run_line(strategy: tf.distribute.Strategy, mixed_precision: str, xla: bool) -> str:
+def run_line(
+    strategy: tf.distribute.Strategy, mixed_precision: str, xla: bool, loss_scaling: bool = True
+) -> str:
     """E.g. ``training on 2 replicas: GPU:0, GPU:1 (MirroredStrategy); precision float32``."""
     replicas = strategy.num_replicas_in_sync
     try:
@@ -159,7 +161,7 @@ def run_line(strategy: tf.distribute.Strategy, mixed_precision: str, xla: bool) 
         where += f" on this {resolver.task_type} {resolver.task_id}"
     return (
         f"training on {count}: {where} ({name}); "
-        f"precision {precision_name(mixed_precision)}{', XLA' if xla else ''}"
+        f"precision {precision_name(mixed_precision, loss_scaling)}{', XLA' if xla else ''}"
     )
 
 
@@ -179,9 +181,15 @@ def strategy_name(strategy: tf.distribute.Strategy) -> str:
     return type(strategy).__name__
 
 
-def announce(strategy: tf.distribute.Strategy, mixed_precision: str, xla: bool = False) -> None:
+def announce(
+    strategy: tf.distribute.Strategy,
+    mixed_precision: str,
+    xla: bool = False,
+    loss_scaling: bool = True,
+) -> None:
     """The trainer's one call: refuses a TPU host, warns about unused NVIDIA GPUs (and a
-    precision that does not fit the GPUs), and prints the line saying where the run trains."""
+    precision that does not fit the GPUs), and prints the line saying where the run trains
+    (``loss_scaling``: False for T2T's float16 activations without a loss scaler)."""
     refuse_tpu(tpu_evidence())
     warning = missing_gpu_warning(
         nvidia_gpus(),
@@ -194,4 +202,4 @@ def announce(strategy: tf.distribute.Strategy, mixed_precision: str, xla: bool =
     for line in (warning, unused, precision_note(mixed_precision, gpu_capabilities())):
         if line:
             print(line, flush=True)
-    print(run_line(strategy, mixed_precision, xla), flush=True)
+    print(run_line(strategy, mixed_precision, xla, loss_scaling), flush=True)
