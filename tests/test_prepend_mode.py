@@ -134,3 +134,16 @@ def test_the_eval_loss_counts_the_targets_after_the_inputs_and_the_metrics_all()
     np.testing.assert_allclose(got["loss"], xent[after_zero].mean(), rtol=rtol)
     np.testing.assert_allclose(-got["neg_log_perplexity"], xent[targets != 0].mean(), rtol=rtol)
     assert after_zero.sum() == 5 and (targets != 0).sum() == 10
+
+
+def test_a_decode_schedule_is_refused_before_any_file():
+    """The set's or --hparams' prepend_mode, before --generate_data would write (the saved
+    hparams.json's is checked when the run's hparams are read)."""
+    from t2t_repro.training.config import TrainerConfig
+    from t2t_repro.training.run_setup import check_config
+
+    for schedule in ("train_eval_and_decode", "decode"):
+        config = TrainerConfig("translate_toy", "transformer_prepend", "d", "o", schedule=schedule)
+        with pytest.raises(UserError, match="this project does not decode or export it"):
+            check_config(config)
+    check_config(TrainerConfig("translate_toy", "transformer_prepend", "d", "o"))  # trains

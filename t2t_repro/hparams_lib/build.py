@@ -129,7 +129,8 @@ def create_run_hparams(
     )
 
 
-def check_hparams(hparams_set: str, overrides: str = "") -> None:
+def check_hparams(hparams_set: str, overrides: str = "") -> HParams:
     """Fails (RegistryError/HParamsError) on an unknown set or a bad override without reading
-    any file: the problem's sizes are stand-ins here, only names and types are checked."""
-    create_hparams(hparams_set, overrides, input_vocab_size=1, target_vocab_size=1)
+    any file: the problem's sizes are stand-ins here, only names and types are checked.
+    Returns those hparams (for checks of the set's own values, before any file is read)."""
+    return create_hparams(hparams_set, overrides, input_vocab_size=1, target_vocab_size=1)

@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from t2t_repro import registry
 from t2t_repro.data import t2t_shards
+from t2t_repro.decoding.runner import check_not_prepended
 from t2t_repro.errors import UserError
 from t2t_repro.hparam import override_text
 from t2t_repro.hparams_lib.build import check_hparams
@@ -61,7 +62,9 @@ def check_config(cfg: TrainerConfig) -> None:
         raise TrainingError(f"--schedule={cfg.schedule}: choose one of {', '.join(SCHEDULES)}.")
     problem = registry.problem(cfg.problem)
     registry.model(cfg.model)
-    check_hparams(cfg.hparams_set, cfg.hparams)
+    hp = check_hparams(cfg.hparams_set, cfg.hparams)
+    if cfg.schedule in ("decode", "train_eval_and_decode"):  # before --generate_data writes
+        check_not_prepended(hp)  # (run_hparams checks a saved hparams.json's too)
     if cfg.decode_hparams:  # parsed at start on every schedule, as T2T's trainer parses them
         _check_decode_hparams(cfg.decode_hparams, problem)
     # Flag values the loop can run with.
