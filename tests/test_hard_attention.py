@@ -203,9 +203,9 @@ def test_a_cached_step_hardens_over_the_keys_written_so_far():
 
 
 def test_the_exporter_refuses_gumbel_noise_in_one_line():
-    from t2t_repro.commands.exporter import check_no_gumbel_noise
     from t2t_repro.errors import UserError
     from t2t_repro.hparams_lib.build import create_hparams
+    from t2t_repro.serving.exporter import check_no_gumbel_noise
 
     check_no_gumbel_noise(create_hparams("transformer_tiny", "hard_attention_k=2"))
     noisy = create_hparams("transformer_tiny", "hard_attention_k=2,gumbel_noise_weight=0.5")

@@ -127,22 +127,11 @@ def export_ctranslate2_from_flags(args: argparse.Namespace, setup) -> str:
     )
 
 
-def check_no_gumbel_noise(hp) -> None:
-    """One line, before anything is written: T2T's hard attention with Gumbel noise draws
-    noise at every decode (``layers/hard_attention.py``), which the SavedModel export (and its
-    check against ``t2t-decoder``'s decodes) does not implement."""
-    if hp.get("hard_attention_k", 0) > 0 and hp.get("gumbel_noise_weight", 0.0) > 0:
-        raise UsageError(
-            f"gumbel_noise_weight={hp.gumbel_noise_weight}: T2T's hard attention draws Gumbel "
-            "noise at every decode, which this exporter does not implement; export a model "
-            "trained without it (or decode with t2t-decoder)."
-        )
-
-
 def run(args: argparse.Namespace) -> int:
     from t2t_repro.decoding import t2t_decode_names
     from t2t_repro.serving.export_check import check_export
     from t2t_repro.serving.exporter import (
+        check_no_gumbel_noise,
         export_input_ids,
         export_saved_model,
         t2t_input_cut,

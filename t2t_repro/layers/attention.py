@@ -180,8 +180,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.max_relative_position = max_relative_position
         self.hard_attention_k = hard_attention_k
         # T2T adds noise only for a weight > 0, and hardens only for k > 0
-        self.gumbel_noise_weight = gumbel_noise_weight if hard_attention_k > 0 else 0.0
-        self.gumbel_noise_weight = max(self.gumbel_noise_weight, 0.0)
+        self.gumbel_noise_weight = max(gumbel_noise_weight, 0.0) if hard_attention_k > 0 else 0.0
         if self.gumbel_noise_weight > 0:  # its draws' state in the checkpoint, as dropout's
             self.noise_seeds = keras.random.SeedGenerator(name="gumbel_noise")
         self.relative = None

@@ -217,6 +217,18 @@ class GraphTokenDecoder(tf.Module):
         return tf.strings.reduce_join(tf.gather(self.tokens, ids), axis=1, separator=" ")
 
 
+def check_no_gumbel_noise(hp) -> None:
+    """One line, before anything is written: T2T's hard attention with Gumbel noise draws
+    noise at every decode (``layers/hard_attention.py``), which the SavedModel export (and its
+    check against ``t2t-decoder``'s decodes) does not implement."""
+    if hp.get("hard_attention_k", 0) > 0 and hp.get("gumbel_noise_weight", 0.0) > 0:
+        raise ExportError(
+            f"gumbel_noise_weight={hp.gumbel_noise_weight}: T2T's hard attention draws Gumbel "
+            "noise at every decode, which this exporter does not implement; export a model "
+            "trained without it (or decode with t2t-decoder)."
+        )
+
+
 def export_saved_model(
     model,
     encoders: dict,
