@@ -177,6 +177,11 @@ class Problem:
             has_input=None if self.has_inputs else False,
         )
 
+    def stop_at_eos(self, data_dir: str, hparams=None) -> bool:
+        """T2T's problem hparam: whether a one-row greedy evaluation ends at EOS
+        (``eval_run_autoregressive``); T2T's ``Text2TextProblem`` sets it, as are these."""
+        return True
+
     def max_length(self, hparams) -> int | None:
         """The longest example the trainer reads (T2T's ``Problem.max_length``); None: the
         input pipeline's default, the ``max_length`` hparam, else ``batch_size``."""

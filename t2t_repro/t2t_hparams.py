@@ -258,14 +258,15 @@ TABLE: dict[str, Entry] = {
     # __init__, _bottom, _top_single, _loss_single; models/transformer.py): not implemented
     "vocab_divisor": refused(1),
     # Read by T2T's T2TModel (utils/t2t_model.py): per-feature overrides of the modalities'
-    # bottom, top, loss and loss weights (_bottom/_top/_loss_single) and an evaluation by
-    # greedy decodes (estimator_model_fn). Not implemented.
+    # bottom, top, loss and loss weights (_bottom/_top/_loss_single). Not implemented.
     "bottom": refused({}),
     "top": refused({}),
     "loss": refused({}),
     "weights_fn": refused({}),
-    "eval_run_autoregressive": refused(
-        False, why="evaluation here is teacher-forced; the dev BLEU comes from real decodes"
+    # T2T's evaluation by the model's own greedy decodes (utils/t2t_model.py,
+    # estimator_model_fn -> eval_autoregressive)
+    "eval_run_autoregressive": honoured(
+        False, "training/loop/evaluation", "training/loop/eval_round"
     ),
     # -- no effect here -------------------------------------------------------------------------
     "dropout": no_effect(0.2, stored=True),  # T2T's transformer reads the *_dropout ones

@@ -155,14 +155,13 @@ def test_refusals_are_one_line_and_name_what_to_use():
 
 
 def test_what_t2ts_model_reads_and_this_project_does_not_implement_is_refused():
-    """T2TModel's per-feature modality overrides and its evaluation by greedy decodes were
-    accepted with no effect: a run with another meaning."""
+    """T2TModel's per-feature modality overrides were accepted with no effect: a run with
+    another meaning."""
     for name, value, why in (
         ("weights_fn", {"targets": print}, ""),
         ("loss", {"targets": print}, ""),
         ("bottom", {"inputs": print}, ""),
         ("top", {"targets": print}, ""),
-        ("eval_run_autoregressive", True, "teacher-forced"),
     ):
         message = t2t_hparams.refusal(name, value)
         assert message and "does not implement" in message and why in message, name

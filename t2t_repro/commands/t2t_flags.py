@@ -183,11 +183,11 @@ COMMON = [
         False,
         "T2T's TF1 session graph rewriter does not exist in TF2 (Grappler runs by default)",
     ),
-    T2TFlag(
+    T2TFlag(  # utils/flags.py defines it; T2T's evaluation reads the hparam (t2t_model.py)
         "eval_run_autoregressive",
         False,
-        "use --eval_decode_examples=N: at every eval, N dev examples are decoded "
-        "autoregressively and scored by the problem's dev metric",
+        accepted="T2T 1.15.7 defines the flag and reads it nowhere; its evaluation by greedy "
+        "decodes is the hparam: --hparams=eval_run_autoregressive=true",
     ),
     T2TFlag(
         "worker_gpu_memory_fraction",

@@ -380,6 +380,11 @@ class Problem(base.Problem):
         rev_variant.vary_hparams(self, found, T2TProblemError)  # a _rev's, a _copy's
         return problem_hparams.to_run_hparams(self, found, encoders, T2TProblemError)
 
+    def stop_at_eos(self, data_dir: str, hparams: Any = None) -> bool:
+        """The problem's own (T2T's ``hparams()`` may set it; ``Problem``'s is False)."""
+        self.get_feature_encoders(data_dir or None)  # as get_hparams, before hparams()
+        return bool(problem_hparams.ask(self, hparams, data_dir, T2TProblemError).stop_at_eos)
+
     @classmethod
     def on_t2t_registration(cls) -> None:
         """What T2T's registry registration means for the tools (``t2t_compat/registry.py``

@@ -12,10 +12,11 @@ import tensorflow as tf
 
 from t2t_repro.data.input_pipeline import EVAL, make_dataset
 from t2t_repro.metrics.eval_metrics import t2t_tag, tag_name
-from t2t_repro.training.loop import evaluation, schedules
+from t2t_repro.training.loop import autoregressive_eval, evaluation, schedules
 from t2t_repro.training.loop.attention_summary import AttentionSummary
 from t2t_repro.training.loop.dev_decodes import make_dev_decodes
 from t2t_repro.training.loop.run_errors import raise_data_stop
+from t2t_repro.training.run_setup import TrainingError
 
 
 class EvalRound:
@@ -26,11 +27,25 @@ class EvalRound:
         self.trainer = trainer
         # The metrics the problem lists beyond those always reported (T2T's eval_metrics).
         self.metrics = trainer.problem.teacher_forced_metrics()
-        self.eval_fn = evaluation.make_eval_fn(trainer.strategy, trainer.model, self.metrics)
+        self.eval_fn = evaluation.make_eval_fn(
+            trainer.strategy, trainer.model, self.metrics, self._stop_at_eos()
+        )
         self.split = "test" if trainer.cfg.eval_use_test_set else "dev"
         self._attention = None  # the first dev example's heat maps, made at the first eval
         self._dev_decodes = False  # made at the first evaluation (None: the problem has none)
         self._split_decodes = None  # the decode schedules' dev-split decoder
+
+    def _stop_at_eos(self) -> bool:
+        """The problem's ``stop_at_eos`` when the hparams ask for T2T's autoregressive
+        evaluation, after the one-line refusal of what it cannot run."""
+        t = self.trainer
+        if not t.hparams.get("eval_run_autoregressive", False) or t.cfg.schedule == "train":
+            return True
+        packed = bool(t.problem.packed_length or t.hparams.get("pack_dataset", False))
+        why = autoregressive_eval.refusal(t.model, t.hparams, packed)
+        if why:
+            raise TrainingError(why + ".")
+        return t.problem.stop_at_eos(t.cfg.data_dir, t.hparams)
 
     def _dataset(self):
         t = self.trainer

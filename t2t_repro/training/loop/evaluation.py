@@ -20,6 +20,8 @@ With ``prepend_mode=prepend_inputs_masked_attention`` the ``loss`` counts only t
 after the prepended inputs and their 0, as T2T weighs its eval loss then
 (``utils/t2t_model.py``, ``T2TModel.__init__``: ``weights_prepend_inputs_to_targets``); the
 metrics count the whole sequence, as T2T's.
+With ``eval_run_autoregressive`` the logits are the model's own greedy decode's and the loss
+its last step's (``autoregressive_eval.py``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from t2t_repro.metrics.eval_metrics import (
     ROUGE_L_F,
     ROW_METRICS,
 )
+from t2t_repro.training.loop import autoregressive_eval
 
 SUM = tf.distribute.ReduceOp.SUM
 _KEYS = ("xent", "tokens", "correct", "sequences", "correct_sequences")
@@ -91,18 +94,29 @@ def weights_prepend_inputs_to_targets(labels: tf.Tensor) -> tf.Tensor:
     return tf.cast(tf.not_equal(past_first_zero * tf.cast(labels, tf.float32), 0), tf.float32)
 
 
-def make_eval_fn(strategy: tf.distribute.Strategy, model, metrics: tuple = ()):
+def make_eval_fn(
+    strategy: tf.distribute.Strategy, model, metrics: tuple = (), stop_at_eos: bool = True
+):
     """The eval step: per-batch sums, reduced over replicas. ``metrics``: the problem's
-    ``teacher_forced_metrics`` (``eval_metrics.ON_REQUEST``) to compute as well."""
+    ``teacher_forced_metrics`` (``eval_metrics.ON_REQUEST``) to compute as well;
+    ``stop_at_eos``: the problem's, read when the hparams ask for ``eval_run_autoregressive``
+    (``autoregressive_eval.py``)."""
 
     multi = getattr(model, "multi_label", False)
     # T2T names this mode there; another value but "none" prepends with T2T's usual weights
     hparams = getattr(model, "hparams", None) or {}
     prepended = hparams.get("prepend_mode") == "prepend_inputs_masked_attention"
+    greedy = None
+    if hparams.get("eval_run_autoregressive", False):
+        greedy = autoregressive_eval.make_decode(model, hparams, stop_at_eos)
 
     def replica_eval(batch):
         targets = batch["targets"]
-        logits = model(batch, training=False)
+        loss_sums = {}  # T2T's eval loss when it is not the metrics' cross entropy
+        if greedy is None:
+            logits = model(batch, training=False)
+        else:  # the model's own greedy decode, and the loss of its last step
+            logits, targets, loss_sums = greedy(batch)
         extra = {}
         unpadded = None
         if multi:  # T2T's multi_label_loss, and its metrics on zero-padded logits
@@ -134,6 +148,7 @@ def make_eval_fn(strategy: tf.distribute.Strategy, model, metrics: tuple = ()):
             "correct_sequences": tf.reduce_sum(tf.cast(wrong_per_seq == 0, tf.float32) * is_real),
             **_on_request(logits, targets, weights, metrics, unpadded),
             **extra,
+            **loss_sums,
         }
 
     # Buckets give many batch shapes: trace once with unknown dims instead of once per shape.
