@@ -220,6 +220,7 @@ class Problem:
             hparams,
             read_example=self.read_example_fn("infer", hparams),
             pack=False,  # the dev examples as they are (T2T decodes no packed example)
+            split_targets=False,  # whole references
         )
         inputs, references = [], []
         for example in examples.unbatch().take(num_examples):

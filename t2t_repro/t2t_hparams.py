@@ -143,6 +143,10 @@ TABLE: dict[str, Entry] = {
     "batch_shuffle_size": honoured(512, _INPUT),
     "batch_size": honoured(4096, _INPUT),
     "eval_drop_long_sequences": honoured(False, _INPUT),
+    # T2T's data_reader.input_fn: each batch's targets cut into chunks (data/target_chunks.py)
+    "split_targets_chunk_length": honoured(0, _INPUT),
+    "split_targets_max_chunks": honoured(100, _INPUT),
+    "split_targets_strided_training": honoured(False, "data/target_chunks"),
     "length_bucket_step": honoured(1.1, _INPUT),
     "max_input_seq_length": honoured(0, _INPUT),
     "max_length": honoured(256, _INPUT, _CONFIGS),  # the model's: pos=emb's table rows
@@ -249,9 +253,6 @@ TABLE: dict[str, Entry] = {
     "input_modalities": refused("default"),
     "num_area_layers": refused(0),
     "position_features": refused(""),
-    # T2T's data_reader.input_fn cuts each batch's targets into chunks of this length (with a
-    # chunk_number feature); not implemented
-    "split_targets_chunk_length": refused(0),
     "symbol_modality_skip_top": refused(False),
     "target_modality": refused("default"),
     # T2T's T2TModel rounds every symbol vocabulary up to a multiple of it (utils/t2t_model.py,
@@ -323,9 +324,6 @@ TABLE: dict[str, Entry] = {
     "parameter_attention_key_channels": no_effect(0),
     "parameter_attention_value_channels": no_effect(0),
     "pretrained_model_dir": no_effect(""),
-    # read only when split_targets_chunk_length > 0, which is refused (above)
-    "split_targets_max_chunks": no_effect(100),
-    "split_targets_strided_training": no_effect(False),
     "summarize_grads": no_effect(False),
     "summarize_vars": no_effect(False),
     "tpu_enable_host_call": no_effect(False),

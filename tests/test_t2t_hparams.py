@@ -118,7 +118,7 @@ def test_hparams_overrides_take_t2ts_names():
     assert "moe_k" not in hp.values() and "moe_k" not in json.loads(hp.to_json())
     assert hp.copy().moe_k == 4 and hp.vocab_divisor == 1  # T2T's value when unset
     for override, name in (
-        ("split_targets_chunk_length=8", "split_targets_chunk_length"),
+        ("num_area_layers=2", "num_area_layers"),
         ("attention_variables_3d=true", "attention_variables_3d"),
     ):
         with pytest.raises(HParamsError, match=f"^hparam {name}=.*[(]only {name}=") as e:

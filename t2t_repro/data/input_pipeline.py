@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from t2t_repro.data import records
+from t2t_repro.data import records, target_chunks
 from t2t_repro.data.bucketing import batching_scheme, padded_batching_scheme
 from t2t_repro.data.text_files import DataError
 from t2t_repro.hparam import HParamsError
@@ -270,6 +270,7 @@ def make_dataset(
     read_example: Callable[[tf.Tensor], dict | tf.data.Dataset] | None = None,
     packed: bool = False,
     pack: bool | None = None,
+    split_targets: bool = True,
 ) -> tf.data.Dataset:
     """Batches ``{"inputs": int32 [B, Li], "targets": int32 [B, Lt]}``, each padded with 0.
 
@@ -281,8 +282,14 @@ def make_dataset(
     of this module's parsing and ``max_input_seq_length``/``max_target_seq_length``
     truncation. ``packed``: the records are packed (a ``*_packed`` problem's, read by this
     module); ``pack``: pack the examples here, as T2T's ``pack_dataset`` hparam does (default:
-    that hparam); either way the batches also hold ``PACKED_FEATURES``."""
+    that hparam); either way the batches also hold ``PACKED_FEATURES``. ``split_targets``:
+    cut the batches' targets into chunks when ``split_targets_chunk_length`` asks
+    (``target_chunks.py``; False where whole examples are read, e.g. dev references)."""
     is_train = mode == TRAIN
+    pack = hparams.get("pack_dataset", False) if pack is None else pack
+    chunk_length = hparams.get("split_targets_chunk_length", 0) if split_targets else 0
+    if chunk_length:
+        target_chunks.check(hparams, is_train, packed or pack)
     repeat = is_train if repeat is None else repeat
     files = list_shards(filepattern)
     ds = read_records(files, is_train, input_context, seed)
@@ -301,7 +308,7 @@ def make_dataset(
         ds = ds.flat_map(_as_written(lambda ex: split_to_length(ex, length)))
     if is_train:
         ds = ds.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed)
-    if hparams.get("pack_dataset", False) if pack is None else pack:
+    if pack:
         ds = _pack(ds, hparams)
     if repeat:
         ds = ds.repeat()
@@ -349,6 +356,9 @@ def make_dataset(
         )
     if is_train and hparams.get("batch_shuffle_size", 0):
         ds = ds.shuffle(hparams.batch_shuffle_size, seed=seed)
+    if chunk_length:  # T2T's input_fn: after the batching and batch_shuffle_size
+        max_chunks = hparams.get("split_targets_max_chunks", 100)
+        ds = target_chunks.split_targets(ds, chunk_length, max_chunks)
     options = tf.data.Options()
     options.deterministic = deterministic
     return ds.with_options(options).prefetch(tf.data.AUTOTUNE)

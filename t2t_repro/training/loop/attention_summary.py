@@ -30,7 +30,9 @@ class AttentionSummary:
         # The first row of the first batch (not ``unbatch``: TensorFlow crashes unbatching a
         # language model's empty [B, 0] inputs), unpacked (``pack_dataset`` off); of a packed
         # problem's row, its first example (segment 1).
-        ds = make_dataset(pattern, EVAL, hparams, read_example=read, pack=False)
+        ds = make_dataset(
+            pattern, EVAL, hparams, read_example=read, pack=False, split_targets=False
+        )
         batch = next(iter(ds.take(1)))
         encoders = problem.get_encoders(data_dir)
         self.ids = {k: first_example(batch, k) for k in ("inputs", "targets")}

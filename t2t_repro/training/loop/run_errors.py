@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from t2t_repro.data.input_pipeline import list_shards
 from t2t_repro.data.records import find_corrupt_record
+from t2t_repro.data.target_chunks import TOO_LONG
 from t2t_repro.data.text_files import DataError
 from t2t_repro.training.loop.train_step import DIVERGED_LOSS
 from t2t_repro.training.run_setup import TrainingError
@@ -55,9 +56,11 @@ def raise_data_stop(
     the problem's classes); any other error as it is."""
     if isinstance(error, tf.errors.DataLossError):
         raise corrupt_data_error(problem, data_dir, split, latest) from None
-    found = isinstance(error, tf.errors.InvalidArgumentError) and _OUT_OF_RANGE.search(
-        error.message
-    )
+    message = error.message if isinstance(error, tf.errors.InvalidArgumentError) else ""
+    if TOO_LONG in message:  # T2T's chunking cannot pad them (data/target_chunks.py)
+        said = re.search(r"\[(the targets of a batch [^\]]*)\]", message)
+        raise DataError(f"The {split} data: {said.group(1) if said else TOO_LONG}.") from None
+    found = _OUT_OF_RANGE.search(message)
     if not found:
         raise error
     value, size = found.groups()
