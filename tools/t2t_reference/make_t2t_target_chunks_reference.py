@@ -81,9 +81,7 @@ def main():
         "eval": batches(tf, EXAMPLES, modes.EVAL),
         "eval_unchunked": batches(tf, EXAMPLES, modes.EVAL, split_targets_chunk_length=0),
         "too_long": {"examples": TOO_LONG, **batches(tf, TOO_LONG, modes.EVAL)},
-        "strided_training": batches(
-            tf, EXAMPLES, modes.TRAIN, split_targets_strided_training=True
-        ),
+        "strided_training": batches(tf, EXAMPLES, modes.TRAIN, split_targets_strided_training=True),
     }
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(out, f, indent=1, sort_keys=True)
