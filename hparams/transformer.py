@@ -75,6 +75,9 @@ def transformer_base_v1() -> HParams:
     # that weight added first (layers/hard_attention.py).
     hp.add_hparam("hard_attention_k", 0)
     hp.add_hparam("gumbel_noise_weight", 0.0)
+    # T2T's 3-D q/k/v/o attention variables: their draws, no run-time query scaling
+    # (layers/attention.py)
+    hp.add_hparam("attention_variables_3d", False)
     # T2T's name for the eval metrics' TensorBoard tags in place of the problem's ("": the
     # problem's; metrics/eval_metrics.py, t2t_tag).
     hp.add_hparam("overload_eval_metric_name", "")

@@ -235,6 +235,9 @@ TABLE: dict[str, Entry] = {
     # T2T's hard attention (layers/common_attention.py, harden_attention_weights)
     "hard_attention_k": honoured(0, _CONFIGS, added_by=_T),
     "gumbel_noise_weight": honoured(0.0, _CONFIGS, added_by=_T),
+    # T2T's 3-D q/k/v/o variables, their draws and no run-time query scaling
+    # (layers/common_attention.py, compute_attention_component, multihead_attention)
+    "attention_variables_3d": honoured(False, _CONFIGS, added_by=_T),
     # -- honoured: T2T's scheduled sampling (utils/t2t_model.py, maybe_scheduled_sampling) ------
     "scheduled_sampling_prob": honoured(
         0.0, _SS, values=(0.0, 1.0), why="T2T asserts 0 (off) or 1 (on)"
@@ -249,7 +252,6 @@ TABLE: dict[str, Entry] = {
     ),
     "scheduled_sampling_warmup_steps": honoured(50000, _SS),
     # -- refused unless at T2T's value: features not implemented here ---------------------------
-    "attention_variables_3d": refused(False),
     "input_modalities": refused("default"),
     "num_area_layers": refused(0),
     "position_features": refused(""),

@@ -117,10 +117,7 @@ def test_hparams_overrides_take_t2ts_names():
     assert hp.values()["dropout"] == 0.0  # stored, as in T2T; T2T's transformer ignores it
     assert "moe_k" not in hp.values() and "moe_k" not in json.loads(hp.to_json())
     assert hp.copy().moe_k == 4 and hp.vocab_divisor == 1  # T2T's value when unset
-    for override, name in (
-        ("num_area_layers=2", "num_area_layers"),
-        ("attention_variables_3d=true", "attention_variables_3d"),
-    ):
+    for override, name in (("num_area_layers=2", "num_area_layers"),):
         with pytest.raises(HParamsError, match=f"^hparam {name}=.*[(]only {name}=") as e:
             create_hparams("transformer_base", override)
         assert "\n" not in str(e.value)

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from t2t_repro.layers.dropout import Dropout, next_replica_seed
 from t2t_repro.layers.hard_attention import MAX_UNIFORM, MIN_UNIFORM, gumbel_noise, harden
-from t2t_repro.layers.initializers import GLOROT_UNIFORM
+from t2t_repro.layers.initializers import GLOROT_UNIFORM, AttentionComponentNormal, DrawnInShape
 from t2t_repro.layers.relative_positions import RelativePositions
 
 NEG_INF = -1e9
@@ -137,6 +137,8 @@ class MultiHeadAttention(keras.layers.Layer):
     ``max_relative_position`` > 0 makes it T2T's ``dot_product_relative`` self-attention
     (``layers/relative_positions.py``); 0 is T2T's ``dot_product``. ``hard_attention_k`` > 0:
     T2T's hard attention, with ``gumbel_noise_weight`` (``layers/hard_attention.py``).
+    ``vars_3d``: T2T's ``attention_variables_3d`` (``layers/initializers.py``): q, k, v and the
+    output drawn as T2T's 3-D variables, and no run-time query scaling (it is in q's draw).
     """
 
     def __init__(
@@ -151,6 +153,7 @@ class MultiHeadAttention(keras.layers.Layer):
         kernel_initializer: str | dict = GLOROT_UNIFORM,
         hard_attention_k: int = 0,
         gumbel_noise_weight: float = 0.0,
+        vars_3d: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -166,13 +169,22 @@ class MultiHeadAttention(keras.layers.Layer):
         self.dropout = dropout
         # T2T's default variable initializer (layers/initializers.py).
         self.kernel_initializer = kernel_initializer
-        dense = lambda units, name: keras.layers.Dense(  # noqa: E731
-            units, use_bias=False, kernel_initializer=kernel_initializer, name=name
+        self.vars_3d = vars_3d
+        dense = lambda units, name, initializer=kernel_initializer: keras.layers.Dense(  # noqa: E731
+            units, use_bias=False, kernel_initializer=initializer, name=name
         )
-        self.q = dense(key_channels, "q")
-        self.k = dense(key_channels, "k")
-        self.v = dense(value_channels, "v")
-        self.output_transform = dense(output_channels, "output_transform")
+        if vars_3d:  # T2T's common_attention.py, compute_attention_component, multihead_attention
+            self.q = dense(key_channels, "q", AttentionComponentNormal(num_heads, query=True))
+            self.k = dense(key_channels, "k", AttentionComponentNormal(num_heads))
+            self.v = dense(value_channels, "v", AttentionComponentNormal(num_heads))
+            shape = (num_heads, value_channels // num_heads, output_channels)
+            initializer = DrawnInShape(kernel_initializer, shape)
+            self.output_transform = dense(output_channels, "output_transform", initializer)
+        else:
+            self.q = dense(key_channels, "q")
+            self.k = dense(key_channels, "k")
+            self.v = dense(value_channels, "v")
+            self.output_transform = dense(output_channels, "output_transform")
         # T2T's attention_dropout_broadcast_dims, on the [B, heads, Lq, Lk] weights
         # (common_attention.dot_product_attention).
         self.dropout_broadcast_dims = tuple(dropout_broadcast_dims)
@@ -203,6 +215,13 @@ class MultiHeadAttention(keras.layers.Layer):
         self.k.build(memory_shape)
         self.v.build(memory_shape)
         self.output_transform.build(tuple(query_shape[:-1]) + (self.value_channels,))
+        if self.vars_3d:  # T2T's own shapes, for what reads them (t2t-import, Adafactor)
+            heads = self.num_heads
+            for dense in (self.q, self.k, self.v):
+                rows, columns = dense.kernel.shape
+                dense.kernel.t2t_shape = (rows, heads, columns // heads)
+            rows, columns = self.output_transform.kernel.shape
+            self.output_transform.kernel.t2t_shape = (heads, rows // heads, columns)
         if self.relative is not None:
             self.relative.build()
         self.built = True
@@ -246,7 +265,8 @@ class MultiHeadAttention(keras.layers.Layer):
         if return_weights and cache is not None:
             raise ValueError("return_weights is for the full pass; it cannot be used with a cache.")
         q = self._heads(self.q, query, rows)
-        q = q * tf.cast((self.key_channels // self.num_heads) ** -0.5, q.dtype)
+        if not self.vars_3d:  # with T2T's vars_3d the scale is in q's weights (multihead_attention)
+            q = q * tf.cast((self.key_channels // self.num_heads) ** -0.5, q.dtype)
         absent = None  # cache slots T2T's attention does not have (hard attention leaves them)
         if cache is None:
             if memory is None:
@@ -321,4 +341,6 @@ class MultiHeadAttention(keras.layers.Layer):
                 hard_attention_k=self.hard_attention_k,
                 gumbel_noise_weight=self.gumbel_noise_weight,
             )
+        if self.vars_3d:
+            config.update(vars_3d=True)
         return config

@@ -53,6 +53,8 @@ class StackConfig:
     # T2T's hard attention (every attention of the stack; layers/hard_attention.py).
     hard_attention_k: int = 0
     gumbel_noise_weight: float = 0.0
+    # T2T's attention_variables_3d (every attention of the stack; layers/attention.py).
+    attention_variables_3d: bool = False
 
     @classmethod
     def of(cls, config: StackConfig | dict) -> StackConfig:
@@ -78,6 +80,7 @@ def _attention(cfg: StackConfig, name: str) -> AttentionResidual:
         kernel_initializer=cfg.initializer,
         hard_attention_k=cfg.hard_attention_k,
         gumbel_noise_weight=cfg.gumbel_noise_weight,
+        vars_3d=cfg.attention_variables_3d,
         name="multihead_attention",
     )
     return AttentionResidual(

@@ -94,6 +94,9 @@ def stack_config(hp: HParams, num_layers: int) -> StackConfig:
         # T2T passes both to every multihead_attention (models/transformer.py)
         hard_attention_k=hp.get("hard_attention_k", 0),
         gumbel_noise_weight=hp.get("gumbel_noise_weight", 0.0),
+        # and vars_3d=hparams.get("attention_variables_3d") (layers/transformer_layers.py,
+        # transformer_encoder; models/transformer.py, transformer_decoder_layer)
+        attention_variables_3d=bool(hp.get("attention_variables_3d", False)),
     )
 
 

@@ -16,6 +16,10 @@ and factored moments. This project keeps the embedding in one matrix, which its 
 (``t2t_row_sharded``); the update here runs block by block, as T2T's does (``vr`` concatenated,
 ``vc`` one row per block).
 
+T2T's ``attention_variables_3d`` makes q, k, v and o rank-3 variables, which Adafactor factors
+over their last two dimensions; here they are the same matrices as 2-D kernels, marked with
+T2T's shape (``t2t_shape``, ``layers/attention.py``), and updated in that shape.
+
 Variables are float32 here (``--mixed_precision`` keeps float32 weights), so T2T's bfloat16
 parameter encoding and simulated quantisation never apply.
 """
@@ -85,8 +89,11 @@ class T2TAdafactor(keras.optimizers.Optimizer):
             return
         super().build(var_list)
         self._m, self._vr, self._vc, self._v, self._shards = [], [], [], [], []
+        self._t2t_shapes = []  # T2T's rank-3 attention variables' shapes (None: the variable's)
         for var in var_list:
-            shape = tuple(var.shape)
+            t2t_shape = getattr(var, "t2t_shape", None)
+            self._t2t_shapes.append(t2t_shape)
+            shape = tuple(t2t_shape or var.shape)
             name = var.path.replace("/", "_")
             shards = None
             if getattr(var, "t2t_row_sharded", False) and self.num_shards > 1:
@@ -141,10 +148,13 @@ class T2TAdafactor(keras.optimizers.Optimizer):
 
     def update_step(self, gradient, variable, learning_rate):
         index = self._get_variable_index(variable)
+        t2t_shape = self._t2t_shapes[index]
         grad = tf.cast(gradient, tf.float32)
         decay_rate = self._decay_rate(tf.cast(self.iterations, tf.float32))
         learning_rate = tf.cast(learning_rate, tf.float32)
-        old_val = tf.convert_to_tensor(variable)
+        value = old_val = tf.convert_to_tensor(variable)
+        if t2t_shape:
+            grad, old_val = tf.reshape(grad, t2t_shape), tf.reshape(value, t2t_shape)
         factored = self._vr[index] is not None
         slots = (self._vr[index], self._vc[index]) if factored else (self._v[index],)
         moments = [tf.convert_to_tensor(slot) for slot in slots]
@@ -167,13 +177,15 @@ class T2TAdafactor(keras.optimizers.Optimizer):
             new_moments = [tf.concat([p[1][0] for p in parts], 0)]
             if factored:
                 new_moments.append(tf.stack([p[1][1] for p in parts], 0))
-        for slot, value in zip(slots, new_moments, strict=True):
-            self.assign(slot, value)
+        for slot, moment in zip(slots, new_moments, strict=True):
+            self.assign(slot, moment)
+        if t2t_shape:
+            subtrahend = tf.reshape(subtrahend, value.shape)
         if self.beta1:
             m = self._m[index]
             subtrahend = self.beta1 * m + (1.0 - self.beta1) * subtrahend
             self.assign(m, subtrahend)
-        self.assign(variable, old_val - subtrahend)
+        self.assign(variable, value - subtrahend)
 
     def get_config(self) -> dict:
         config = super().get_config()

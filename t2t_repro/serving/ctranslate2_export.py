@@ -6,8 +6,9 @@ exactly (``tensor2tensor/models/transformer.py``, ``transformer_encoder`` /
 ``transformer_decoder``):
 
 - attention has no biases (CTranslate2's are optional and left unset); queries scaled by
-  ``key_depth_per_head ** -0.5`` in both; self-attention Q, K, V fused into one linear,
-  encoder-decoder K, V into another;
+  ``key_depth_per_head ** -0.5`` in both (with T2T's ``attention_variables_3d`` the scale is in
+  q's weights and none at run time: q goes out times ``key_depth_per_head ** 0.5``);
+  self-attention Q, K, V fused into one linear, encoder-decoder K, V into another;
 - the FFN is ReLU with biases (``dense_relu_dense``);
 - post-norm (``layer_preprocess_sequence`` none, ``layer_postprocess_sequence`` "dan") or
   pre-norm ("n" / "da", with the stacks' final LayerNorm); dropout is inference's identity;
@@ -130,6 +131,8 @@ def _set_residual_norm(spec, residual) -> None:
 def _set_attention(spec, residual, self_attention: bool) -> None:
     attention = residual.sublayer
     q, k, v = (_dense(attention.q), _dense(attention.k), _dense(attention.v))
+    if attention.vars_3d:  # CTranslate2 scales the queries at run time: T2T's vars_3d does not
+        q = q * np.float32((attention.key_channels // attention.num_heads) ** 0.5)
     if self_attention:
         spec.linear[0].weight = np.concatenate([q, k, v])
     else:

@@ -9,6 +9,9 @@ layer_norm``, ``layers/modalities.py, get_weights``), checked against variables 
   multihead_attention/{q,k,v,output_transform}/kernel``, ``.../ffn/conv1|conv2/{kernel,bias}``;
   relative self-attention's tables ``.../multihead_attention/dot_product_attention_relative/
   relative_positions_{keys,values}/embeddings`` (``dot_product_attention_relative``);
+  with ``attention_variables_3d`` T2T's ``.../multihead_attention/{q,k,v}`` [d, heads,
+  d/heads] and ``.../o`` [heads, d/heads, d] instead of the four kernels (``compute_attention_
+  component``, ``multihead_attention`` with ``vars_3d``): the same matrices, reshaped;
 * layer norms: a sublayer's preprocess under ``<sublayer>/layer_prepostprocess/layer_norm``,
   its postprocess (the paper's post-norm) under ``<sublayer>/layer_postprocess/layer_norm``,
   each stack's final one under ``<stack>/layer_prepostprocess/layer_norm``;
@@ -55,6 +58,7 @@ class Entry:
     t2t_name: str
     variable: object
     sharded: bool = False
+    t2t_shape: tuple[int, ...] | None = None  # T2T's own shape when it is not ours (3-D)
 
 
 def _norms(scope: str, sequence) -> Iterator[Entry]:
@@ -69,16 +73,24 @@ def _residual(scope: str, residual) -> Iterator[Entry]:
     yield from _norms(f"{scope}/layer_postprocess", residual.post)
 
 
+def _projections(scope: str, residual) -> Iterator[Entry]:
+    """q, k, v and the output kernels; with ``vars_3d`` T2T's 3-D q, k, v [d, h, d/h] and o
+    [h, d/h, d] (``t2t_shape``: T2T reshapes each to our 2-D kernel before its product)."""
+    attention = residual.sublayer
+    for projection in ("q", "k", "v", "output_transform"):
+        kernel = getattr(attention, projection).kernel
+        if not attention.vars_3d:
+            yield Entry(f"{scope}/{projection}/kernel", kernel)
+        else:
+            name = "o" if projection == "output_transform" else projection
+            yield Entry(f"{scope}/{name}", kernel, t2t_shape=kernel.t2t_shape)
+
+
 def _stack(scope: str, stack, attentions: tuple[str, ...]) -> Iterator[Entry]:
     for i, layer in enumerate(stack.layers_):
         for name in attentions:
             residual = getattr(layer, name)
-            for projection in ("q", "k", "v", "output_transform"):
-                dense = getattr(residual.sublayer, projection)
-                yield Entry(
-                    f"{scope}/layer_{i}/{name}/multihead_attention/{projection}/kernel",
-                    dense.kernel,
-                )
+            yield from _projections(f"{scope}/layer_{i}/{name}/multihead_attention", residual)
             relative = residual.sublayer.relative
             if relative is not None:
                 tables = f"{scope}/layer_{i}/{name}/multihead_attention/{relative.name}"
@@ -241,7 +253,7 @@ class CheckpointValues:
             if entry.sharded
             else self.get(entry.t2t_name + suffix, what)
         )
-        expected = tuple(entry.variable.shape)
+        expected = entry.t2t_shape or tuple(entry.variable.shape)
         if tuple(value.shape) != expected:
             name = entry.t2t_name + ("/weights_*" if entry.sharded else "") + suffix
             raise T2TImportError(
@@ -249,7 +261,7 @@ class CheckpointValues:
                 f"hparams give {list(expected)} ({entry.variable.path}); "
                 "hparams.json does not describe this checkpoint."
             )
-        return value
+        return value.reshape(entry.variable.shape) if entry.t2t_shape else value
 
     def unused(self) -> list[str]:
         return sorted(n for n in self.shapes if n not in self.used and not BOOKKEEPING.search(n))

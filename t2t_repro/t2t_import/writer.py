@@ -15,7 +15,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import tensorflow as tf
@@ -131,7 +131,7 @@ def _restore_values(
     if prefix is None:
         return False
     for entry in entries:
-        slot = type(entry)(prefix + entry.t2t_name, entry.variable, entry.sharded)
+        slot = replace(entry, t2t_name=prefix + entry.t2t_name)  # its t2t_shape too
         index = optimizer._get_variable_index(entry.variable)
         optimizer._momentums[index].assign(values.value(slot, "/Adam", "Adam slot"))
         optimizer._velocities[index].assign(values.value(slot, "/Adam_1", "Adam slot"))
