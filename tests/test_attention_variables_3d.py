@@ -254,3 +254,28 @@ def test_adafactor_factors_t2ts_3d_shape():
             )
             previous = theirs
         assert not np.any(beyond) if marked else np.any(beyond), marked  # unmarked: another update
+
+
+def test_a_run_of_the_other_layout_is_neither_warm_started_nor_resumed(tmp_path):
+    """T2T names the attention variables by the knob (``q/kernel`` or ``q``): its restore
+    fails across the change and its warm start leaves them fresh. Here the kernels have the
+    same shapes either way, and would be read with the other meaning: refused in one line."""
+    from types import SimpleNamespace
+
+    from t2t_repro.checkpoints.errors import CheckpointError
+    from t2t_repro.hparam import HParamsError
+    from t2t_repro.training.run_hparams import _check_variable_layout
+    from t2t_repro.training.warm_start import check_compatible
+
+    sizes = dict(input_vocab_size=13, target_vocab_size=13)
+    flat = create_hparams("transformer_tiny", **sizes)
+    three_d = create_hparams("transformer_tiny", "attention_variables_3d=true", **sizes)
+    (tmp_path / "hparams.json").write_text(flat.to_json())
+    with pytest.raises(CheckpointError, match="attention_variables_3d=False") as e:
+        check_compatible(str(tmp_path / "ckpt-1"), three_d, None, "")
+    assert "\n" not in str(e.value)
+    check_compatible(str(tmp_path / "ckpt-1"), flat, None, "")  # the same layout: accepted
+    cfg = SimpleNamespace(output_dir=str(tmp_path))
+    with pytest.raises(HParamsError, match="new --output_dir"):
+        _check_variable_layout(cfg, flat, three_d)
+    _check_variable_layout(cfg, three_d, three_d)

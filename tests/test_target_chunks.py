@@ -6,12 +6,13 @@ on crafted examples in EVAL mode; here the same examples, written as records, go
 ``chunk_number`` feature aside, which only its recurrent-memory models read).
 """
 
+import dataclasses
 import json
 
 import pytest
 import tensorflow as tf
 
-from t2t_repro.data import records
+from t2t_repro.data import records, target_chunks
 from t2t_repro.data.input_pipeline import EVAL, TRAIN, make_dataset
 from t2t_repro.data.text_files import DataError
 from t2t_repro.hparam import HParams, HParamsError
@@ -66,3 +67,60 @@ def test_what_t2t_cannot_do_is_one_line(tmp_path):
     # Strided training without chunks changes nothing, as in T2T.
     hparams = _hparams(split_targets_chunk_length=0, split_targets_strided_training=True)
     assert _batches(tmp_path, T2T["examples"], hparams) == T2T["eval_unchunked"]["batches"]
+
+
+def test_a_step_of_several_replicas_is_one_chunk_of_every_row():
+    """T2T chunks the worker's whole batch and splits each chunk over its shards: two
+    replicas' consecutive batches give chunk 0 of both, then chunk 1 of both; a chunk empty
+    in one batch but not the other is kept for both (T2T's filter sees the whole batch)."""
+    first = {"inputs": [[3, 1], [4, 1]], "targets": [[5, 6, 7, 8, 1], [2, 1, 0, 0, 0]]}
+    second = {"inputs": [[9, 9, 1]], "targets": [[7, 1]]}
+    batches = [first, second]
+
+    def generate():
+        yield from ({k: tf.constant(v, tf.int32) for k, v in b.items()} for b in batches)
+
+    spec = {k: tf.TensorSpec([None, None], tf.int32) for k in ("inputs", "targets")}
+    ds = tf.data.Dataset.from_generator(generate, output_signature=spec)
+    got = [
+        {k: v.numpy().tolist() for k, v in b.items()}
+        for b in target_chunks.split_targets(ds, chunk_length=3, max_chunks=2, replicas=2)
+    ]
+    assert [b["targets"] for b in got] == [
+        [[5, 6, 7], [2, 1, 0]],  # chunk 0 of each batch
+        [[7, 1, 0]],
+        [[8, 1, 0], [0, 0, 0]],  # chunk 1: kept for the second batch too, all PAD there
+        [[0, 0, 0]],
+    ]
+    assert [b["inputs"] for b in got] == [first["inputs"], second["inputs"]] * 2
+
+
+def test_a_padded_buckets_extra_pad_is_not_counted(tmp_path):
+    """``padded_bucket_step`` pads both features to one bucket length; T2T's batches end at
+    the longest target, so long inputs beside short targets still fit the chunks."""
+    examples = [{"inputs": list(range(2, 22)) + [1], "targets": [5, 6, 7, 8, 1]}]
+    hparams = _hparams(padded_bucket_step=1.2, max_length=32)
+    targets = [b["targets"] for b in _batches(tmp_path, examples, hparams)]
+    assert targets == [[[5, 6, 7]], [[8, 1, 0]]]
+
+
+def test_split_decodes_and_early_checks_refuse_in_one_line():
+    """T2T decodes a split chunk by chunk (its input_fn chunks in every mode): refused, as
+    strided training, before --generate_data would write."""
+    from t2t_repro.decoding.split_decoding import check_split_decodable
+    from t2t_repro.errors import UserError
+    from t2t_repro.training.config import TrainerConfig
+    from t2t_repro.training.run_setup import check_config
+
+    with pytest.raises(UserError, match="--decode_from_file") as e:
+        check_split_decodable(_hparams())
+    assert "\n" not in str(e.value)
+    chunked = "split_targets_chunk_length=4"
+    for schedule, more, why in (
+        ("train_eval_and_decode", "", "chunk by chunk"),
+        ("train", ",split_targets_strided_training=true", "TPU only"),
+    ):
+        config = TrainerConfig("translate_toy", "transformer_tiny", "d", "o", schedule=schedule)
+        with pytest.raises(UserError, match=why):
+            check_config(dataclasses.replace(config, hparams=chunked + more))
+    check_config(TrainerConfig("translate_toy", "transformer_tiny", "d", "o", hparams=chunked))

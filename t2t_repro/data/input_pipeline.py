@@ -358,7 +358,11 @@ def make_dataset(
         ds = ds.shuffle(hparams.batch_shuffle_size, seed=seed)
     if chunk_length:  # T2T's input_fn: after the batching and batch_shuffle_size
         max_chunks = hparams.get("split_targets_max_chunks", 100)
-        ds = target_chunks.split_targets(ds, chunk_length, max_chunks)
+        replicas = 1  # this pipeline's replicas, each taking the next batch of a step
+        if input_context is not None:
+            pipelines = input_context.num_input_pipelines
+            replicas = max(input_context.num_replicas_in_sync // pipelines, 1)
+        ds = target_chunks.split_targets(ds, chunk_length, max_chunks, replicas)
     options = tf.data.Options()
     options.deterministic = deterministic
     return ds.with_options(options).prefetch(tf.data.AUTOTUNE)

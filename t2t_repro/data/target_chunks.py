@@ -9,7 +9,11 @@ then trained on as targets of its own (its first token after the shift is 0, as 
 target's). T2T also adds a ``chunk_number`` feature, which only its recurrent-memory models
 read (``models/transformer.py``, ``body``); this project's transformer has none, so it is not
 added. T2T cannot pad a batch whose targets are longer than ``chunk_length * max_chunks``
-(a negative padding): that stops here with one line naming the hparams.
+(a negative padding): that stops here with one line naming the hparams (the length counted
+without a padded bucket's extra PAD columns, which T2T's batches do not have).
+
+On several replicas a step is one chunk of every replica's rows, as T2T's step is one chunk
+of the worker's whole batch split over its shards (``split_targets``, ``replicas``).
 """
 
 from __future__ import annotations
@@ -38,33 +42,64 @@ def check(hparams, is_train: bool, packed: bool) -> None:
         )
 
 
-def split_targets(ds: tf.data.Dataset, chunk_length: int, max_chunks: int) -> tf.data.Dataset:
-    """Each batch of ``ds`` as up to ``max_chunks`` batches of ``chunk_length`` targets."""
+def real_length(ids: tf.Tensor) -> tf.Tensor:
+    """The batch's length without its trailing all-PAD columns (a padded bucket's extra)."""
+    positions = tf.range(1, tf.shape(ids)[1] + 1)
+    return tf.maximum(tf.reduce_max(tf.where(tf.not_equal(ids, 0), positions[None], 0)), 0)
+
+
+def _chunked(batch: dict, chunk_length: int, max_chunks: int) -> dict:
+    """The batch with ``targets`` [max_chunks, B, chunk_length] and the others repeated."""
     full = chunk_length * max_chunks
+    targets = batch["targets"]
+    length = real_length(targets)
+    check = tf.debugging.assert_less_equal(
+        length,
+        full,
+        message=f"the targets of a batch are {TOO_LONG} ({chunk_length} x {max_chunks}): "
+        "raise split_targets_max_chunks",
+    )
+    with tf.control_dependencies([check]):
+        kept = targets[:, : tf.minimum(tf.shape(targets)[1], full)]
+    padded = tf.pad(kept, [[0, 0], [0, full - tf.shape(kept)[1]]])
+    rows = tf.shape(targets)[0]
+    sliced = tf.transpose(tf.reshape(padded, [rows, max_chunks, chunk_length]), [1, 0, 2])
+    repeated = {
+        k: tf.repeat(v[None], max_chunks, axis=0) for k, v in batch.items() if k != "targets"
+    }
+    return {**repeated, "targets": sliced}
 
-    def chunks(batch: dict) -> tf.data.Dataset:
-        targets = batch["targets"]
-        length = tf.shape(targets)[1]
-        with tf.control_dependencies(
-            [
-                tf.debugging.assert_less_equal(
-                    length,
-                    full,
-                    message=f"the targets of a batch are {TOO_LONG} ({chunk_length} x "
-                    f"{max_chunks}): raise split_targets_max_chunks",
-                )
-            ]
-        ):
-            padded = tf.pad(targets, [[0, 0], [0, full - length]])
-        sliced = tf.transpose(
-            tf.reshape(padded, [tf.shape(targets)[0], max_chunks, chunk_length]), [1, 0, 2]
+
+def split_targets(
+    ds: tf.data.Dataset, chunk_length: int, max_chunks: int, replicas: int = 1
+) -> tf.data.Dataset:
+    """Each batch of ``ds`` as up to ``max_chunks`` batches of ``chunk_length`` targets.
+
+    ``replicas``: how many consecutive batches of this pipeline make one step (a worker's
+    replicas take one each). T2T chunks the worker's whole batch, so that a step is one chunk
+    of every row: each group of ``replicas`` batches here gives chunk 0 of each, then chunk 1
+    of each..., and a chunk is dropped only when it is all PAD in every batch of the group
+    (T2T's ``is_nonzero_chunk`` of the whole batch)."""
+
+    def nonzero(chunked: dict) -> tf.Tensor:  # [max_chunks]: a target in that chunk
+        return tf.reduce_any(tf.not_equal(chunked["targets"], 0), axis=[1, 2])
+
+    def numbered(chunked: dict) -> tf.data.Dataset:  # (n, chunk n) for each n
+        return tf.data.Dataset.zip(
+            (tf.data.Dataset.range(max_chunks), tf.data.Dataset.from_tensor_slices(chunked))
         )
-        repeated = {
-            k: tf.repeat(v[None], max_chunks, axis=0) for k, v in batch.items() if k != "targets"
-        }
-        return tf.data.Dataset.from_tensor_slices({**repeated, "targets": sliced})
 
-    def has_targets(batch: dict) -> tf.Tensor:  # T2T's is_nonzero_chunk
-        return tf.reduce_any(tf.not_equal(batch["targets"], 0))
+    def group(window: dict) -> tf.data.Dataset:
+        chunked = tf.data.Dataset.zip(window).map(
+            lambda batch: _chunked(batch, chunk_length, max_chunks)
+        )
+        keep = chunked.reduce(
+            tf.zeros([max_chunks], tf.bool), lambda kept, c: tf.logical_or(kept, nonzero(c))
+        )
+        return (
+            chunked.interleave(numbered, cycle_length=replicas, block_length=1)
+            .filter(lambda n, unused_chunk: keep[n])
+            .map(lambda unused_n, chunk: chunk)
+        )
 
-    return ds.flat_map(chunks).filter(has_targets)
+    return ds.window(replicas).flat_map(group)

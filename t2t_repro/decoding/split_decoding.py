@@ -25,6 +25,22 @@ from t2t_repro.paths import expect_file_destination
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 
+def check_split_decodable(model_hparams) -> None:
+    """One line for a model whose split decodes this project does not write as T2T's:
+    ``prepend_mode`` (``runner.check_not_prepended``) and ``split_targets_chunk_length``: T2T
+    reads a split for decoding through ``data_reader.input_fn`` too, which chunks its targets
+    in every mode, so it decodes each example's inputs once per non-empty chunk, with the
+    chunk as the reference (``prepare_for_output``'s ``infer_targets``)."""
+    check_not_prepended(model_hparams)
+    if model_hparams.get("split_targets_chunk_length", 0):
+        raise UsageError(
+            "split_targets_chunk_length: T2T decodes a dataset split chunk by chunk (each "
+            "example's inputs again for every chunk of its targets, the chunk as the "
+            "reference), which this project does not reproduce; decode the split's inputs "
+            "with --decode_from_file."
+        )
+
+
 @dataclass(frozen=True)
 class SplitPaths:
     """Where a split's decodes go: the decodes, their references, the sources (or "")."""
@@ -88,7 +104,7 @@ def decode_split(
     writes nothing with ``num_decodes=0`` (no decode) or ``log_results=False`` (``decode_once``
     returns the decodes unwritten)."""
     t2t_decode_names.check_mode(decoder.dhp, t2t_decode_names.SPLIT)
-    check_not_prepended(decoder.model_hparams)
+    check_split_decodable(decoder.model_hparams)
     if decoder.multi_label:
         raise UsageError(
             "a multi-label problem's dev references are label lists, which T2T's decoder cannot "

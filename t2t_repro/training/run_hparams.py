@@ -8,8 +8,8 @@ calls it inside a watched start-up stage.
 
 from __future__ import annotations
 
-from t2t_repro.decoding.runner import check_not_prepended
-from t2t_repro.hparam import HParams
+from t2t_repro.decoding.split_decoding import check_split_decodable
+from t2t_repro.hparam import HParams, HParamsError
 from t2t_repro.hparams_lib import checks as hparams_checks
 from t2t_repro.hparams_lib.build import create_hparams, model_hparams_for_problem
 from t2t_repro.hparams_lib.renamed import former_hparams, former_note
@@ -47,6 +47,7 @@ def run_hparams(cfg: TrainerConfig, problem) -> HParams:
         return _with_train_steps(fresh, cfg.train_steps)
     if cfg.schedule in READ_ONLY_SCHEDULES:
         hp = saved.parse(cfg.hparams)
+        _check_variable_layout(cfg, saved, hp)
         if cfg.hparams:
             hparams_checks.check_transformer_names(hp, "--hparams")
             hparams_checks.validate(hp, "--hparams")
@@ -54,6 +55,7 @@ def run_hparams(cfg: TrainerConfig, problem) -> HParams:
         return hp
     hp = create_hparams(cfg.hparams_set, cfg.hparams, saved_json=saved_json, **problem_hparams)
     hp = _with_train_steps(hp, cfg.train_steps)
+    _check_variable_layout(cfg, saved, hp)
     hparams_checks.check_transformer_names(hp, "the saved hparams.json and --hparams")
     hparams_checks.validate(hp, "the saved hparams.json and --hparams", training=True)
     _tell_differences(cfg, saved, _with_train_steps(fresh, cfg.train_steps), hp, problem_hparams)
@@ -61,10 +63,25 @@ def run_hparams(cfg: TrainerConfig, problem) -> HParams:
     return hp
 
 
+def _check_variable_layout(cfg: TrainerConfig, saved, hp) -> None:
+    """One line when --hparams changes ``attention_variables_3d`` over a saved run: T2T names
+    the attention's variables by it (``q/kernel`` or ``q``), so its checkpoints cannot be
+    restored across the change; here the kernels keep their shapes and would be read with
+    another meaning."""
+    name = "attention_variables_3d"
+    before, after = bool(saved.get(name, False)), bool(hp.get(name, False))
+    if before != after:
+        raise HParamsError(
+            f"--hparams={name}={after} over the run saved in {cfg.output_dir} ({name}={before}): "
+            "T2T names the attention variables by it, so its checkpoints cannot be restored "
+            "across the change; train it in a new --output_dir."
+        )
+
+
 def _check_decodes(cfg: TrainerConfig, hp) -> None:
     """A decode schedule's split decodes refused before any work, as ``t2t-decoder``'s."""
     if cfg.schedule in ("decode", "train_eval_and_decode"):
-        check_not_prepended(hp)
+        check_split_decodable(hp)
 
 
 def _tell_differences(cfg: TrainerConfig, saved, fresh, hp, problem_hparams: dict) -> None:

@@ -10,8 +10,8 @@ import keras
 import tensorflow as tf
 
 from t2t_repro import registry
-from t2t_repro.data import t2t_shards
-from t2t_repro.decoding.runner import check_not_prepended
+from t2t_repro.data import t2t_shards, target_chunks
+from t2t_repro.decoding.split_decoding import check_split_decodable
 from t2t_repro.errors import UserError
 from t2t_repro.hparam import override_text
 from t2t_repro.hparams_lib.build import check_hparams
@@ -23,6 +23,7 @@ from t2t_repro.training.config import (
     SCHEDULES,
     TrainerConfig,
 )
+from t2t_repro.training.loop import autoregressive_eval
 from t2t_repro.training.loop.scheduled_sampling import sampling_for
 from t2t_repro.training.loop.schedules import READS_EVAL_EVENTS
 from t2t_repro.training.precision_hint import print_bf16_hint
@@ -64,7 +65,8 @@ def check_config(cfg: TrainerConfig) -> None:
     registry.model(cfg.model)
     hp = check_hparams(cfg.hparams_set, cfg.hparams)
     if cfg.schedule in ("decode", "train_eval_and_decode"):  # before --generate_data writes
-        check_not_prepended(hp)  # (run_hparams checks a saved hparams.json's too)
+        check_split_decodable(hp)  # (run_hparams checks a saved hparams.json's too)
+    _check_data_hparams(cfg, problem, hp)
     if cfg.decode_hparams:  # parsed at start on every schedule, as T2T's trainer parses them
         _check_decode_hparams(cfg.decode_hparams, problem)
     # Flag values the loop can run with.
@@ -114,6 +116,17 @@ def check_config(cfg: TrainerConfig) -> None:
             )
     _check_warm_start_and_early_stopping(cfg)
     expect_directory(cfg.output_dir, "--output_dir")
+
+
+def _check_data_hparams(cfg: TrainerConfig, problem, hp) -> None:
+    """T2T's target chunks and autoregressive evaluation refused where they cannot run, before
+    --generate_data writes (the trainer checks a saved hparams.json's again when it reads
+    the data and builds its evaluation)."""
+    packed = bool(problem.packed_length or hp.get("pack_dataset", False))
+    target_chunks.check(hp, cfg.schedule not in READ_ONLY_SCHEDULES, packed)
+    why = autoregressive_eval.refusal(hp, packed) if cfg.schedule != "train" else ""
+    if why:
+        raise TrainingError(why + ".")
 
 
 def _check_decode_hparams(overrides: str, problem) -> None:

@@ -59,6 +59,8 @@ def model_sizes(hp: HParams) -> dict:
         "num_decoder_layers": decoder_layers,
         "attention_key_channels": key,
         "attention_value_channels": value,
+        # T2T's 2-D or 3-D attention variables: the same shapes here, another meaning
+        "attention_variables_3d": bool(hp.get("attention_variables_3d", False)),
     }
 
 

@@ -7,7 +7,8 @@ of those logits against the gold targets (``utils/metrics.py``: each ``padded_*`
 pads both with zeros to one length; the Estimator's value is ``tf.metrics.mean(values,
 weights)``). This runs T2T's own code on three tiny train dirs T2T made
 (``tests/data/t2t_reference``): the relative-attention seq2seq model (a batch of three rows,
-and its first row alone with ``stop_at_eos`` on and off), the language model (targets only)
+and its first row alone with ``stop_at_eos`` on and off), the language model (targets only;
+a one-row batch ending in EOS decodes nothing)
 and the text classifier (a CLASS_LABEL target), each restored from its checkpoint, in its venv
 (README.md here)::
 
@@ -41,6 +42,8 @@ CASES = {
     "one_row_no_eos": ("t2t_relative_train_dir", "transformer_relative_tiny", "Transformer",
                        "seq2seq", SEQ_INPUTS[:1], SEQ_TARGETS[:1], False),
     "lm": ("t2t_lm_train_dir", "transformer_tiny", "Transformer", "lm", None, LM_TARGETS, True),
+    "lm_one_row_eos": ("t2t_lm_train_dir", "transformer_tiny", "Transformer", "lm", None,
+                       LM_TARGETS[:1], True),
     "classifier": ("t2t_classifier_train_dir", "transformer_tiny", "TransformerEncoder",
                    "class", CLASS_INPUTS, CLASS_LABELS, True),
 }  # fmt: skip

@@ -9,16 +9,19 @@ step's logits there are appended. A problem with inputs decodes ``inputs length 
 from nothing; one without (a language model) starts from the batch's own padded targets and
 decodes 50 more; a class label decodes one. The loop stops early only for a batch of one row
 whose last token is EOS, when the problem's ``stop_at_eos`` is set (T2T's
-``Text2TextProblem``'s). The eval ``loss`` is T2T's loss of the last step's call: its logits
-against the drawn tokens plus PAD as targets (0 when no step ran). The metrics compare the
-decoded logits with the gold targets, both padded with zeros to the longer length (T2T's
-``pad_with_zeros``), so a position past the decode counts as id 0.
+``Text2TextProblem``'s) and the worker has one replica (T2T pads a batch to a multiple of its
+shards, ``data_reader.pad_batch``, so with several it never has one row). The eval ``loss``
+is T2T's loss of the last step's call: its logits against the drawn tokens plus PAD as
+targets (0 when no step ran). The metrics compare the decoded logits with the gold targets,
+both padded with zeros to the longer length (T2T's ``pad_with_zeros``), so a position past
+the decode counts as id 0.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
+from t2t_repro.data.target_chunks import real_length
 from t2t_repro.losses import token_losses
 from t2t_repro.metrics.multi_label import pad_with_zeros
 
@@ -26,9 +29,12 @@ EXTRA_STEPS = 50  # T2T's eval_autoregressive(decode_length=50)
 EOS_ID = 1
 
 
-def refusal(model, hparams, packed: bool) -> str:
-    """Why this run cannot evaluate autoregressively (one line), or ""."""
-    if getattr(model, "multi_label", False):
+def refusal(hparams, packed: bool, multi_label: bool = False) -> str:
+    """Why this run cannot evaluate autoregressively (one line), or "". ``packed``: its eval
+    records are; ``multi_label``: its model's targets are label lists."""
+    if not hparams.get("eval_run_autoregressive", False):
+        return ""
+    if multi_label:
         return (  # _slow_greedy_infer decodes a label list for inputs+50 steps of one row
             "eval_run_autoregressive with a multi-label target: T2T's own evaluation fails "
             "there (it slices a step past its single row); evaluate teacher-forced"
@@ -70,6 +76,9 @@ def make_decode(model, hparams, stop_at_eos: bool):
         return tf.random.stateless_categorical(scaled, 1, seed=seed, dtype=tf.int32)[:, 0]
 
     def decode(batch: dict):
+        # T2T's batches end at their longest example: a padded bucket's extra PAD columns
+        # (padded_bucket_step) would lengthen the decode and a language model's prefix.
+        batch = {k: batch[k][:, : real_length(batch[k])] for k in ("inputs", "targets")}
         gold = batch["targets"]
         batch_size = tf.shape(gold)[0]
         batch_seed = tf.reduce_sum(gold)

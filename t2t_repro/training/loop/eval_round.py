@@ -36,16 +36,20 @@ class EvalRound:
         self._split_decodes = None  # the decode schedules' dev-split decoder
 
     def _stop_at_eos(self) -> bool:
-        """The problem's ``stop_at_eos`` when the hparams ask for T2T's autoregressive
-        evaluation, after the one-line refusal of what it cannot run."""
+        """Whether T2T's autoregressive evaluation (when the hparams ask for it) stops a
+        one-row batch at EOS: the problem's ``stop_at_eos``, on a worker of one replica (T2T
+        pads a batch to a multiple of its shards); after the one-line refusal of what it
+        cannot run (``check_config`` refused the rest before any data was written)."""
         t = self.trainer
         if not t.hparams.get("eval_run_autoregressive", False) or t.cfg.schedule == "train":
             return True
         packed = bool(t.problem.packed_length or t.hparams.get("pack_dataset", False))
-        why = autoregressive_eval.refusal(t.model, t.hparams, packed)
+        multi_label = getattr(t.model, "multi_label", False)
+        why = autoregressive_eval.refusal(t.hparams, packed, multi_label)
         if why:
             raise TrainingError(why + ".")
-        return t.problem.stop_at_eos(t.cfg.data_dir, t.hparams)
+        one_replica = t.strategy.num_replicas_in_sync == t.cluster.workers
+        return one_replica and t.problem.stop_at_eos(t.cfg.data_dir, t.hparams)
 
     def _dataset(self):
         t = self.trainer
