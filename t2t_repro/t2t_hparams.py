@@ -137,6 +137,16 @@ TABLE: dict[str, Entry] = {
     "unidirectional_encoder": honoured(False, _BIASES, added_by=_T),
     "symbol_dropout": honoured(0.0, _MODEL),
     "shared_embedding_and_softmax_weights": honoured(True, _MODEL),
+    # T2T's T2TModel rounds every vocabulary size up to a multiple of it (utils/t2t_model.py,
+    # __init__, bottom, _top_single, _loss_single; models/transformer.py, _fast_decode): the
+    # embeddings' rows, the logits' width, the loss and every search (hparams_lib/sizes.py)
+    "vocab_divisor": honoured(
+        1,
+        "hparams_lib/sizes",
+        "t2t_import/writer",
+        "serving/ctranslate2_export",
+        "training/loop/scheduled_sampling",
+    ),
     "use_pad_remover": honoured(True, _CONFIGS, added_by=_T),
     "use_target_space_embedding": honoured(True, _MODEL, added_by=_T),
     # -- honoured: the input pipeline -----------------------------------------------------------
@@ -255,11 +265,17 @@ TABLE: dict[str, Entry] = {
     "input_modalities": refused("default"),
     "num_area_layers": refused(0),
     "position_features": refused(""),
-    "symbol_modality_skip_top": refused(False),
+    # Not a T2T 1.15 hparam: T2T before 1.15 skipped the softmax with it (SymbolModality.top),
+    # and its train dirs' hparams.json hold it; T2T 1.15.7 defines and reads it nowhere (its
+    # --hparams refuses the name; its create_hparams_from_json drops it): True is refused, as
+    # the model it was trained as is not T2T 1.15's
+    # (tools/t2t_reference/make_t2t_vocab_divisor_reference.py)
+    "symbol_modality_skip_top": refused(
+        False,
+        why="T2T 1.15 has no such hparam: T2T before 1.15 skipped the softmax with it, "
+        "T2T 1.15.7 ignores it",
+    ),
     "target_modality": refused("default"),
-    # T2T's T2TModel rounds every symbol vocabulary up to a multiple of it (utils/t2t_model.py,
-    # __init__, _bottom, _top_single, _loss_single; models/transformer.py): not implemented
-    "vocab_divisor": refused(1),
     # Read by T2T's T2TModel (utils/t2t_model.py): per-feature overrides of the modalities'
     # bottom, top, loss and loss weights (_bottom/_top/_loss_single). Not implemented.
     "bottom": refused({}),

@@ -72,6 +72,15 @@ def mask_log_probs(log_probs: tf.Tensor, allowed: tf.Tensor, renormalize: bool) 
     return tf.where(allowed, log_probs, log_probs + NEG_INF)
 
 
+def over_width(allowed: tf.Tensor, log_probs: tf.Tensor) -> tf.Tensor:
+    """``allowed`` [N, V] over the logits' width: a constraint written over the problem's
+    vocabulary does not allow the ids ``vocab_divisor`` pads it with (they have no text)."""
+    width, have = log_probs.shape[-1], allowed.shape[-1]
+    if width is None or have is None or width <= have:
+        return allowed
+    return tf.pad(allowed, [[0, 0], [0, width - have]])
+
+
 def constrained_step(step, constraint: SearchConstraint, model_cache, extra, decode_length):
     """(step, states, constrain_fn) for a search: the model's cache and the constraint's
     state travel together as ``{"model": ..., "constraint": ...}``."""
@@ -82,6 +91,7 @@ def constrained_step(step, constraint: SearchConstraint, model_cache, extra, dec
 
     def constrain_fn(log_probs, ids, i, states):
         allowed, state = constraint.allowed_next(ids, i, states["constraint"], decode_length)
+        allowed = over_width(allowed, log_probs)
         mask = getattr(constraint, "mask", None)  # a constraint need not subclass the interface
         if mask is None:
             masked = mask_log_probs(log_probs, allowed, constraint.renormalize)

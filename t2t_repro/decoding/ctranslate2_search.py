@@ -139,6 +139,7 @@ class EngineSearcher:
         self.hparams = HParams(
             input_vocab_size=self.metadata["input_vocab_size"],
             target_vocab_size=self.metadata["target_vocab_size"],
+            vocab_divisor=self.metadata.get("vocab_divisor", 1),  # the logits' width
             **model_hparams,
         )
 

@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from t2t_repro.decoding.beam_search import log_prob_from_logits
 from t2t_repro.errors import UserError
+from t2t_repro.hparams_lib.sizes import logits_width
 
 
 class EnsembleError(UserError, ValueError):
@@ -44,6 +45,12 @@ class Ensemble:
                         f"member 1 has {first.get(name)}: every member must be trained on "
                         "the same problem and vocabulary."
                     )
+            if logits_width(model.hparams) != logits_width(first):  # vocab_divisor's padding
+                raise EnsembleError(
+                    f"ensemble member {k + 1} has {logits_width(model.hparams)} logits, member "
+                    f"1 has {logits_width(first)} (another vocab_divisor): the members' "
+                    "probabilities are averaged id by id, over one width."
+                )
         self.models = list(models)
         # The decoders read the vocabulary sizes from here (the first member's; the input bound
         # is the smallest over self.models: LineDecoder).

@@ -31,12 +31,13 @@ import numpy as np
 from t2t_repro.data.source_lines import normalize_source_line
 from t2t_repro.decoding.class_label import LabelSearcher, predicts_labels
 from t2t_repro.decoding.constraints import SearchConstraint
-from t2t_repro.decoding.postprocess import strip_after_eos
+from t2t_repro.decoding.postprocess import decode_text, strip_after_eos
 from t2t_repro.decoding.precision import DECODE_PRECISIONS
 from t2t_repro.decoding.prompt import PromptConstraint
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.decoding.t2t_decode_names import settle_t2t_names, t2t_decode_defaults
 from t2t_repro.hparam import HParams, HParamsError
+from t2t_repro.hparams_lib.sizes import logits_width
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID, PAD_ID
 
 FILLER_SCORE = -1e6
@@ -244,7 +245,7 @@ class LineDecoder:
                     "a language model's prompt is forced by the searches of a model without "
                     "inputs: decode it without a search constraint, with a prompt engine."
                 )
-            constraint = PromptConstraint(model.hparams.target_vocab_size)
+            constraint = PromptConstraint(logits_width(model.hparams))  # T2T's one-hot width
         # T2T's class-label target (a Text2ClassProblem's classifier): each line's label.
         self.labels = predicts_labels(model)
         # MULTI_LABEL: the argmax label too, the prediction T2T's multilabel_accuracy_matchk
@@ -369,7 +370,8 @@ class LineDecoder:
                         row_ids = row_ids[:1] + row_ids[1 + len(batch[row]) :]
                     # T2T writes a class label as it is (decoding.py: skip_eos_postprocess).
                     out = row_ids[:1] if self.labels else strip_after_eos(row_ids)
-                hyps.append(Hypothesis(self.target_encoder.decode(out), score, tuple(out)))
+                text = decode_text(self.target_encoder, out)
+                hyps.append(Hypothesis(text, score, tuple(out)))
             results.append(hyps)
         return results
 

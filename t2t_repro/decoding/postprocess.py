@@ -1,4 +1,4 @@
-"""Turning a decoded id row into the token ids that get detokenised."""
+"""Turning a decoded id row into the token ids that get detokenised, and into text."""
 
 from __future__ import annotations
 
@@ -15,3 +15,20 @@ def strip_after_eos(ids_row, eos_id: int = EOS_ID) -> list[int]:
     while ids and ids[-1] == PAD_ID:
         ids.pop()
     return ids
+
+
+def decode_text(encoder, ids: list[int]) -> str:
+    """``encoder.decode(ids)``; an id past the vocabulary (one ``vocab_divisor`` pads the
+    logits with, ``hparams_lib/sizes.py``, which T2T's searches emit as any other) has no text.
+    T2T's SubwordTextEncoder decodes it as "" and its TokenTextEncoder as ``ID_<id>``, and so
+    do ours; T2T's ByteTextEncoder (``struct.error``) and ClassLabelEncoder (``IndexError``)
+    fail on it: here their text is that of the other ids (a padded class: ""), so a decode or
+    a training run's dev decodes do not stop there."""
+    try:
+        return encoder.decode(ids)
+    except (IndexError, ValueError):
+        size = getattr(encoder, "vocab_size", None)
+        if size is None or all(i < size for i in ids):
+            raise
+        kept = [i for i in ids if i < size]
+        return encoder.decode(kept) if kept else ""

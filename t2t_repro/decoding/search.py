@@ -23,6 +23,7 @@ from t2t_repro.decoding.constant_cache import hoist_constants
 from t2t_repro.decoding.constraints import SearchConstraint, constrained_step
 from t2t_repro.decoding.greedy import greedy_search
 from t2t_repro.decoding.sampling import batch_occurrences, make_sampler, row_keys
+from t2t_repro.hparams_lib.sizes import logits_width
 from t2t_repro.text_encoding.reserved_tokens import EOS_ID
 
 LENGTH_BUCKETS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256)
@@ -141,7 +142,7 @@ def search(
         initial_ids,
         config.beam_size,
         decode_length,
-        model.hparams.target_vocab_size,
+        logits_width(model.hparams),  # vocab_divisor's padded ids too, as T2T's _fast_decode
         config.alpha,
         states=cache,
         eos_id=config.eos_id,

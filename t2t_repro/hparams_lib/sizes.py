@@ -5,7 +5,7 @@ T2T reads ``hparams.num_encoder_layers or hparams.num_hidden_layers``
 (``models/transformer.py``, ``transformer_decoder``), and ``hparams.attention_key_channels or
 hparams.hidden_size`` (and the same for values) in each of their ``multihead_attention``
 calls. The model, the FLOP count, the warm start's shape check and the hparams checks read
-them here.
+them here, and the vocabulary sizes rounded up by ``vocab_divisor`` (``padded_vocab_size``).
 """
 
 from __future__ import annotations
@@ -27,3 +27,19 @@ def attention_channels(hp: HParams) -> tuple[int, int]:
         hp.get("attention_key_channels", 0) or hidden,
         hp.get("attention_value_channels", 0) or hidden,
     )
+
+
+def padded_vocab_size(size: int | None, hp: HParams) -> int | None:
+    """``size`` rounded up to a multiple of T2T's ``vocab_divisor``: the rows of a symbol
+    embedding and softmax, the logits' width, what the loss smooths over and every search
+    chooses from. T2T rounds each feature's vocabulary size so wherever it reads one
+    (``utils/t2t_model.py``: ``T2TModel.__init__``, ``bottom``, ``_top_single``,
+    ``_loss_single``, ``_slow_greedy_infer``, ``_beam_decode_slow``; ``models/transformer.py``:
+    ``_prepare_inputs_for_decode``, ``_fast_decode``); the problem's size stays what its
+    vocabulary holds, and a padded id has no text. None (no vocabulary) stays None."""
+    return None if size is None else size + (-size) % hp.get("vocab_divisor", 1)
+
+
+def logits_width(hp: HParams) -> int:
+    """How many classes the model's logits have: the padded target vocabulary."""
+    return padded_vocab_size(hp.get("target_vocab_size"), hp)

@@ -12,7 +12,7 @@ step is 3x the forward pass (backward = 2x forward).
 
 from __future__ import annotations
 
-from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts
+from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts, logits_width
 
 
 def _attention(d, key, value, q_tokens, kv_tokens, pairs, relative=False) -> float:
@@ -42,7 +42,7 @@ def forward_flops(hparams, batch_size: int, input_length: int, target_length: in
     )
     if hparams.get("class_label_target", False):  # transformer_encoder: one pooled row each
         decoder, tgt = 0, batch_size
-    softmax = 2 * tgt * d * hparams.target_vocab_size
+    softmax = 2 * tgt * d * logits_width(hparams)  # vocab_divisor's padded rows too
     return float(encoder + decoder + softmax)
 
 

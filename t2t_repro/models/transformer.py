@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.hparam import HParams
-from t2t_repro.hparams_lib.sizes import layer_counts
+from t2t_repro.hparams_lib.sizes import layer_counts, padded_vocab_size
 from t2t_repro.layers.attention import buffer_length
 from t2t_repro.layers.dropout import Dropout, SymbolDropout
 from t2t_repro.layers.embedding import SymbolEmbedding
@@ -71,31 +71,29 @@ class Transformer(keras.Model):
         d = hp.hidden_size
         sqrt_depth = hp.multiply_embedding_mode == "sqrt_depth"
         shared = hp.shared_embedding_and_softmax_weights
-        if shared and hp.input_vocab_size != hp.target_vocab_size:
+        # The embeddings' rows: the vocabularies rounded up by vocab_divisor, compared so by
+        # T2T's T2TModel.__init__ when it decides to share (hparams_lib/sizes.py).
+        input_rows = padded_vocab_size(hp.input_vocab_size, hp)
+        target_rows = padded_vocab_size(hp.target_vocab_size, hp)
+        if shared and input_rows != target_rows:
             logging.warning(
                 "Input and target vocab sizes differ (%d vs %d): not sharing the "
                 "embedding and softmax weights (as T2T does).",
-                hp.input_vocab_size,
-                hp.target_vocab_size,
+                input_rows,
+                target_rows,
             )
             shared = False
         self.target_embedding = SymbolEmbedding(
-            hp.target_vocab_size, d, sqrt_depth, name="shared" if shared else "target_emb"
+            target_rows, d, sqrt_depth, name="shared" if shared else "target_emb"
         )
-        if (
-            shared
-            or not self.has_input
-            or (hp.shared_embedding and hp.input_vocab_size == hp.target_vocab_size)
-        ):
+        if shared or not self.has_input or (hp.shared_embedding and input_rows == target_rows):
             self.input_embedding = self.target_embedding
         else:
-            self.input_embedding = SymbolEmbedding(
-                hp.input_vocab_size, d, sqrt_depth, name="input_emb"
-            )
+            self.input_embedding = SymbolEmbedding(input_rows, d, sqrt_depth, name="input_emb")
         self.softmax = (
             self.target_embedding
             if shared
-            else SymbolEmbedding(hp.target_vocab_size, d, False, name="softmax")
+            else SymbolEmbedding(target_rows, d, False, name="softmax")
         )
         # The decoder's positional signal, and the encoder's: the same but for pos=emb, whose
         # two tables are T2T's inputs_ and targets_positional_embedding.

@@ -21,7 +21,7 @@ import keras
 import tensorflow as tf
 
 from t2t_repro.hparam import HParams
-from t2t_repro.hparams_lib.sizes import layer_counts
+from t2t_repro.hparams_lib.sizes import layer_counts, padded_vocab_size
 from t2t_repro.layers.dropout import Dropout, SymbolDropout
 from t2t_repro.layers.embedding import SymbolEmbedding
 from t2t_repro.layers.transformer_layers import Encoder
@@ -62,12 +62,15 @@ class TransformerEncoder(Transformer):
         d = hp.hidden_size
         # T2T's symbol_bottom: the input embedding's scope is "shared" when a sharing hparam
         # is on; T2TModel.__init__ unsets shared_embedding_and_softmax_weights when the input
-        # and target (class) vocabulary sizes differ.
+        # and target (class) vocabulary sizes differ. vocab_divisor rounds both up, classes
+        # too (T2TModel._top_single: class_label_top's units; hparams_lib/sizes.py).
+        input_rows = padded_vocab_size(hp.input_vocab_size, hp)
+        classes = padded_vocab_size(hp.target_vocab_size, hp)
         shared = hp.get("shared_embedding", False) or (
-            hp.shared_embedding_and_softmax_weights and hp.input_vocab_size == hp.target_vocab_size
+            hp.shared_embedding_and_softmax_weights and input_rows == classes
         )
         self.input_embedding = SymbolEmbedding(
-            hp.input_vocab_size,
+            input_rows,
             d,
             hp.multiply_embedding_mode == "sqrt_depth",
             name="shared" if shared else "input_emb",
@@ -87,7 +90,7 @@ class TransformerEncoder(Transformer):
         self.target_space_id = hp.get("target_space_id", 0)
         # class_label_top's tf.layers.dense under T2T's default variable initializer.
         self.class_label = keras.layers.Dense(
-            hp.target_vocab_size, kernel_initializer=variable_initializer(hp), name="dense"
+            classes, kernel_initializer=variable_initializer(hp), name="dense"
         )
         self.slot_features = None
 

@@ -210,8 +210,9 @@ def build_spec(model, max_positions: int = DEFAULT_MAX_POSITIONS):
         _set_norm(encoder.layer_norm, model.encoder.final.norms[0])
         _set_norm(decoder.layer_norm, model.decoder.final.norms[0])
     spec = specs.TransformerSpec(encoder, decoder)
-    spec.register_source_vocabulary([token(i) for i in range(hp.input_vocab_size)])
-    spec.register_target_vocabulary([token(i) for i in range(hp.target_vocab_size)])
+    # the embeddings' rows: vocab_divisor's padded ids too (their tokens come back as ids)
+    spec.register_source_vocabulary([token(i) for i in range(model.input_embedding.vocab_size)])
+    spec.register_target_vocabulary([token(i) for i in range(model.softmax.vocab_size)])
     config = spec.config
     config.layer_norm_epsilon = hp.norm_epsilon
     config.decoder_start_token = config.bos_token = token(START_ID)
@@ -254,7 +255,7 @@ def build_decoder_only_spec(model, max_positions: int = DEFAULT_MAX_POSITIONS):
     if pre_norm:
         _set_norm(decoder.layer_norm, model.decoder.final.norms[0])
     spec = specs.TransformerDecoderModelSpec(decoder)
-    spec.register_vocabulary([token(i) for i in range(hp.target_vocab_size)])
+    spec.register_vocabulary([token(i) for i in range(model.softmax.vocab_size)])
     config = spec.config
     config.layer_norm_epsilon = hp.norm_epsilon
     config.bos_token = token(START_ID)
@@ -290,6 +291,7 @@ def export_ctranslate2(
         quantization=quantization,
         input_vocab_size=hp.input_vocab_size,
         target_vocab_size=hp.target_vocab_size,
+        vocab_divisor=hp.get("vocab_divisor", 1),  # the decoder's logits are rounded up
         max_length=hp.get("max_length", 0),
         max_positions=max_positions,
         has_input=model.has_input,  # False: a decoder-only model, for ctranslate2.Generator

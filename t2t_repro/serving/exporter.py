@@ -43,6 +43,7 @@ from t2t_repro.data.source_lines import normalize_source_lines_in_graph
 from t2t_repro.decoding.class_label import predicts_labels
 from t2t_repro.decoding.constraints import SearchConstraint
 from t2t_repro.decoding.search import SearchConfig, search
+from t2t_repro.hparams_lib.sizes import logits_width
 from t2t_repro.serving import ExportError
 from t2t_repro.serving.labels import as_nbest, label_names, label_outputs
 from t2t_repro.serving.nbest import NBEST_SIGNATURE, PLACEHOLDER_SCORE
@@ -217,6 +218,15 @@ class GraphTokenDecoder(tf.Module):
         return tf.strings.reduce_join(tf.gather(self.tokens, ids), axis=1, separator=" ")
 
 
+def padded_tokens(tokens, width: int, labels: bool) -> list[str]:
+    """A token vocabulary over the logits' ``width``: ``vocab_divisor``'s padded ids decode
+    as ``t2t-decoder`` writes them (``decoding/postprocess.py``, ``decode_text``): ``ID_<id>``,
+    as T2T's ``TokenTextEncoder`` decodes an id it lacks (``_safe_id_to_token``), and a
+    padded class has no name ("")."""
+    tokens = list(tokens)
+    return tokens + [("" if labels else f"ID_{i}") for i in range(len(tokens), width)]
+
+
 def check_no_gumbel_noise(hp) -> None:
     """One line, before anything is written: T2T's hard attention with Gumbel noise draws
     noise at every decode (``layers/hard_attention.py``), which the SavedModel export (and its
@@ -290,6 +300,8 @@ def export_saved_model(
         tokens = getattr(encoders["targets"], "tokens", None)
         if getattr(encoders["targets"], "graph_kind", "") == "labels":
             tokens = label_names(encoders["targets"])
+        if tokens is not None:
+            tokens = padded_tokens(tokens, logits_width(model.hparams), predicts_labels(model))
         input_tokens = (
             getattr(encoders["inputs"], "tokens", None) if not vocab_paths["inputs"] else None
         )

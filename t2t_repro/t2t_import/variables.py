@@ -110,10 +110,11 @@ def _classifier_entries(model, scope: str) -> list[Entry]:
     target-space row, the encoder, and ``class_label_top``'s dense layer (its scope nested
     twice, as T2T 1.15.7 names it)."""
     hp = model.hparams
-    top = f"class_label_modality_{hp.target_vocab_size}_{hp.hidden_size}"
+    # The scopes name the sizes rounded up by vocab_divisor: the layers' own rows and units.
+    top = f"class_label_modality_{model.class_label.units}_{hp.hidden_size}"
     entries = [
         Entry(
-            f"{scope}/symbol_modality_{hp.input_vocab_size}_{hp.hidden_size}/"
+            f"{scope}/symbol_modality_{model.input_embedding.vocab_size}_{hp.hidden_size}/"
             f"{model.input_embedding.name}",
             model.input_embedding.embeddings,
             sharded=True,
@@ -146,15 +147,13 @@ def model_entries(model, scope: str = "transformer") -> list[Entry]:
     hp = model.hparams
     entries = []
     embeddings = {}
-    for layer, vocab in (
-        (model.input_embedding, hp.input_vocab_size),
-        (model.target_embedding, hp.target_vocab_size),
-        (model.softmax, hp.target_vocab_size),
-    ):
+    # T2T names each modality by its vocabulary size rounded up by vocab_divisor
+    # (utils/t2t_model.py, bottom / _top_single): the layer's rows.
+    for layer in (model.input_embedding, model.target_embedding, model.softmax):
         embeddings.setdefault(
             id(layer),
             Entry(
-                f"{scope}/symbol_modality_{vocab}_{hp.hidden_size}/{layer.name}",
+                f"{scope}/symbol_modality_{layer.vocab_size}_{hp.hidden_size}/{layer.name}",
                 layer.embeddings,
                 sharded=True,
             ),
@@ -184,7 +183,8 @@ def has_input(names, scope: str = "transformer") -> bool:
 
 def vocab_sizes(names, scope: str = "transformer") -> dict[str, int]:
     """input/target vocabulary sizes from the modality scopes' names (``symbol_modality_V_d``;
-    a classifier's classes from ``class_label_modality_C_d``)."""
+    a classifier's classes from ``class_label_modality_C_d``): T2T's sizes rounded up by its
+    ``vocab_divisor`` (``writer.py`` reads the problem's own from its vocabulary)."""
     roles = {}
     for name in names:
         match = MODALITY.search(name) or CLASS_LABEL_MODALITY.search(name)

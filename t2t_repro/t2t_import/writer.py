@@ -23,6 +23,8 @@ import tensorflow as tf
 from t2t_repro import fileio, registry
 from t2t_repro.checkpoints.loading import checkpoint_reader
 from t2t_repro.checkpoints.training import TrainingCheckpoint
+from t2t_repro.hparam import HParams
+from t2t_repro.hparams_lib.sizes import padded_vocab_size
 from t2t_repro.learning_rate import t2t_steps_per_update
 from t2t_repro.optimizer_names import registry_key
 from t2t_repro.optimizers import make_optimizer
@@ -48,9 +50,16 @@ class ImportResult:
 
 
 def _problem_values(
-    problem_name: str, sizes: dict, data_dir: str, vocab: str, log: Callable[[str], None]
+    problem_name: str,
+    sizes: dict,
+    data_dir: str,
+    vocab: str,
+    log: Callable[[str], None],
+    divisor: int = 1,
 ) -> dict:
-    """Vocabulary sizes (checked against the problem's vocabulary) and the target space id."""
+    """Vocabulary sizes (checked against the problem's vocabulary) and the target space id.
+    ``divisor``: T2T's ``vocab_divisor``, which rounded the checkpoint's sizes up: the
+    problem's own sizes are its vocabulary's, when given."""
     values = dict(sizes, target_space_id=0)
     problem = None
     if registry.is_problem(problem_name):  # a usr_dir problem's T2T _rev too
@@ -75,15 +84,25 @@ def _problem_values(
     elif data_dir and problem is not None:
         found = {f"--data_dir ({problem.vocab_filename})": problem.vocab_sizes(data_dir)}
     else:
+        if divisor > 1:
+            log(
+                f"note: vocab_divisor={divisor} rounded T2T's vocabularies up: the checkpoint's "
+                f"{sizes['input_vocab_size']} / {sizes['target_vocab_size']} rows are taken as "
+                "the problem's sizes (give --vocab or --data_dir for its own)."
+            )
         return values
+    rounded = HParams(vocab_divisor=divisor)
     for source, (inputs, targets) in found.items():
-        if (inputs, targets) != (sizes["input_vocab_size"], sizes["target_vocab_size"]):
+        rows = (padded_vocab_size(inputs, rounded), padded_vocab_size(targets, rounded))
+        if rows != (sizes["input_vocab_size"], sizes["target_vocab_size"]):
+            padding = f" ({rows[0]} / {rows[1]} with vocab_divisor={divisor})" * (divisor > 1)
             raise T2TImportError(
                 f"the vocabulary from {source} has {inputs} (inputs) / {targets} (targets) "
-                f"entries but the checkpoint's embeddings have {sizes['input_vocab_size']} / "
-                f"{sizes['target_vocab_size']} rows: it is not the vocabulary this model was "
-                "trained with."
+                f"entries{padding} but the checkpoint's embeddings have "
+                f"{sizes['input_vocab_size']} / {sizes['target_vocab_size']} rows: it is not "
+                "the vocabulary this model was trained with."
             )
+        values.update(input_vocab_size=inputs, target_vocab_size=targets)
     if data_dir and problem is not None:
         # A T2T usr_dir's problem sets its space id in hparams() (T2T's Problem.hparams), which
         # reads the vocabulary: the trainer's problem hparams say it, as for the run itself.
@@ -225,7 +244,8 @@ def import_t2t_dir(
         raise T2TImportError(f"{source.prefix} is unreadable or corrupt: {str(e)[:300]}") from e
     values = CheckpointValues(reader)
     sizes = vocab_sizes(values.shapes, model_name)
-    problem_values = _problem_values(problem, sizes, data_dir, vocab, log)
+    divisor = int(source.hparams.get("vocab_divisor", 1))
+    problem_values = _problem_values(problem, sizes, data_dir, vocab, log, divisor)
     tse = f"{model_name}/body/target_space_embedding/kernel"
     if values.has(tse):
         problem_values["target_space_vocab_size"] = values.shapes[tse][0]

@@ -22,7 +22,7 @@ from t2t_repro import fileio, registry
 from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.checkpoints.loading import resolve_checkpoint, restore_model, saved_hparams
 from t2t_repro.hparam import HParams
-from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts
+from t2t_repro.hparams_lib.sizes import attention_channels, layer_counts, padded_vocab_size
 from t2t_repro.registry import RegistryError
 from t2t_repro.training.output_dir import read_flags
 
@@ -53,6 +53,13 @@ def model_sizes(hp: HParams) -> dict:
     return {
         "input_vocab_size": hp.get("input_vocab_size"),
         "target_vocab_size": hp.get("target_vocab_size"),
+        # the embeddings' rows (T2T names its modality scopes by them)
+        "input_vocab_size rounded up by vocab_divisor": padded_vocab_size(
+            hp.get("input_vocab_size"), hp
+        ),
+        "target_vocab_size rounded up by vocab_divisor": padded_vocab_size(
+            hp.get("target_vocab_size"), hp
+        ),
         "hidden_size": hp.get("hidden_size"),
         "filter_size": hp.get("filter_size"),
         "num_encoder_layers": encoder_layers,

@@ -64,6 +64,12 @@ class ScheduledSampling:
             )
         if not steps > 0:
             raise ValueError(f"scheduled_sampling_warmup_steps={steps!r} must be positive.")
+        divisor = hp.get("vocab_divisor", 1)
+        if divisor != 1:  # T2T's maybe_scheduled_sampling asserts it (utils/t2t_model.py)
+            raise ValueError(
+                f"scheduled_sampling_prob=1 with vocab_divisor={divisor}: T2T asserts "
+                "vocab_divisor == 1 for scheduled sampling; set vocab_divisor=1."
+            )
         return cls(
             method,
             passes,
