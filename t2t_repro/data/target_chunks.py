@@ -77,29 +77,14 @@ def split_targets(
 
     ``replicas``: how many consecutive batches of this pipeline make one step (a worker's
     replicas take one each). T2T chunks the worker's whole batch, so that a step is one chunk
-    of every row: each group of ``replicas`` batches here gives chunk 0 of each, then chunk 1
-    of each..., and a chunk is dropped only when it is all PAD in every batch of the group
-    (T2T's ``is_nonzero_chunk`` of the whole batch)."""
+    of its rows: here ``replicas`` batches are chunked side by side, chunk 0 of each, then
+    chunk 1 of each... A chunk all PAD in its own batch is dropped there (T2T's
+    ``is_nonzero_chunk``, which sees the whole worker batch, would keep it as a shard without
+    targets), and the next batch's chunks take its place: tf.data's interleave, with no
+    iterator state that a checkpoint of the input could not save."""
 
-    def nonzero(chunked: dict) -> tf.Tensor:  # [max_chunks]: a target in that chunk
-        return tf.reduce_any(tf.not_equal(chunked["targets"], 0), axis=[1, 2])
+    def chunks(batch: dict) -> tf.data.Dataset:
+        chunked = tf.data.Dataset.from_tensor_slices(_chunked(batch, chunk_length, max_chunks))
+        return chunked.filter(lambda chunk: tf.reduce_any(tf.not_equal(chunk["targets"], 0)))
 
-    def numbered(chunked: dict) -> tf.data.Dataset:  # (n, chunk n) for each n
-        return tf.data.Dataset.zip(
-            (tf.data.Dataset.range(max_chunks), tf.data.Dataset.from_tensor_slices(chunked))
-        )
-
-    def group(window: dict) -> tf.data.Dataset:
-        chunked = tf.data.Dataset.zip(window).map(
-            lambda batch: _chunked(batch, chunk_length, max_chunks)
-        )
-        keep = chunked.reduce(
-            tf.zeros([max_chunks], tf.bool), lambda kept, c: tf.logical_or(kept, nonzero(c))
-        )
-        return (
-            chunked.interleave(numbered, cycle_length=replicas, block_length=1)
-            .filter(lambda n, unused_chunk: keep[n])
-            .map(lambda unused_n, chunk: chunk)
-        )
-
-    return ds.window(replicas).flat_map(group)
+    return ds.interleave(chunks, cycle_length=replicas, block_length=1)
