@@ -194,12 +194,34 @@ def test_the_table_honours_it_and_t2t_1_15_has_no_skip_top(ref):
 
 def test_scheduled_sampling_is_refused_with_it_as_t2t_asserts():
     """T2T's maybe_scheduled_sampling asserts vocab_divisor == 1 (utils/t2t_model.py)."""
-    from t2t_repro.training.loop.scheduled_sampling import ScheduledSampling
+    from t2t_repro.training.loop.scheduled_sampling import sampling_for
 
     hp = create_hparams(
-        "transformer_tiny", "scheduled_sampling_prob=1,vocab_divisor=8", input_vocab_size=13
+        "transformer_tiny",
+        "scheduled_sampling_prob=1,vocab_divisor=8",
+        input_vocab_size=13,
+        target_vocab_size=13,
     )
+    model = registry.model("transformer")(hp)
     with pytest.raises(ValueError, match="T2T asserts vocab_divisor == 1") as e:
-        ScheduledSampling.of(hp)
+        sampling_for(model, hp)
     assert "\n" not in str(e.value)
-    assert ScheduledSampling.of(hp.copy().parse("vocab_divisor=1")) is not None
+    assert sampling_for(model, hp, training=False) is not None  # T2T asserts in training only
+    assert sampling_for(model, hp.copy().parse("vocab_divisor=1")) is not None
+
+
+def test_the_tree_constraint_takes_a_padded_id_as_pad():
+    """A beam may keep a masked candidate (-1e7): with vocab_divisor one of the padded ids,
+    which the parsers' tree constraint has no row for. It changes nothing, as PAD."""
+    from t2t_repro.parsing.tree_constraint import TreeConstraint
+    from tests.test_tree_constraint import ENC, SENTENCES
+
+    constraint = TreeConstraint(ENC.tokens)
+    words = SENTENCES[0]
+    classes = constraint.word_classes(words, len(words) + 1)[None]
+    state = constraint.initial_state(classes, np.array([len(words)], np.int32))
+    state = constraint.update(state, np.array([5], np.int32))  # a tree token first
+    padded = constraint.update(state, np.array([ENC.vocab_size + 3], np.int32))
+    same = constraint.update(state, np.array([0], np.int32))
+    for name in state:
+        np.testing.assert_array_equal(padded[name], same[name], err_msg=name)

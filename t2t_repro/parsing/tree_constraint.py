@@ -202,7 +202,9 @@ class TreeConstraint:
 
     def update(self, state: dict, token: tf.Tensor) -> dict:
         """The state after ``token`` [N] (a token the mask did not allow leaves it unharmed:
-        indices are clipped, and such hypotheses carry a -1e7 score)."""
+        such hypotheses carry a -1e7 score). An id past the vocabulary (``vocab_divisor``'s
+        padding, always masked) changes nothing, as PAD (id 0)."""
+        token = tf.where(token < tf.shape(self.is_opener)[0], token, tf.zeros_like(token))
         opens = tf.gather(self.is_opener, token)
         tags = tf.gather(self.is_tag, token)
         closes = tf.gather(self.is_closer, token)

@@ -41,13 +41,13 @@ class TrainingError(UserError, RuntimeError):
     """Training cannot continue (non-finite loss, bad configuration)."""
 
 
-def built_model(name: str, hp) -> keras.Model:
+def built_model(name: str, hp, schedule: str = "train") -> keras.Model:
     """The registered model ``name`` of ``hp``, built; a model that refuses the problem's
     hparams (e.g. a class-label target for ``transformer``, or T2T's scheduled sampling for
-    a class label) says why in one line."""
+    a class label) says why in one line. ``schedule``: the run's (one that trains or not)."""
     try:
         model = registry.model(name)(hp)
-        sampling_for(model, hp)
+        sampling_for(model, hp, training=schedule not in READ_ONLY_SCHEDULES)
     except ValueError as e:
         raise TrainingError(f"--model={name}: {e}") from e
     model.build()

@@ -125,7 +125,7 @@ class Trainer:
         self.resharded = False  # resumed on another number of workers (--reshard_on_resume)
         announce(self.strategy, cfg.mixed_precision, cfg.xla, scales_loss(hp))
         with self.strategy.scope():
-            self.model = built_model(cfg.model, hp)
+            self.model = built_model(cfg.model, hp, cfg.schedule)
             optimizer = make_optimizer(hp)
             if cfg.mixed_precision == "float16":  # T2T's loss scaler, or Keras's
                 optimizer = loss_scaled(optimizer, hp)

@@ -64,12 +64,6 @@ class ScheduledSampling:
             )
         if not steps > 0:
             raise ValueError(f"scheduled_sampling_warmup_steps={steps!r} must be positive.")
-        divisor = hp.get("vocab_divisor", 1)
-        if divisor != 1:  # T2T's maybe_scheduled_sampling asserts it (utils/t2t_model.py)
-            raise ValueError(
-                f"scheduled_sampling_prob=1 with vocab_divisor={divisor}: T2T asserts "
-                "vocab_divisor == 1 for scheduled sampling; set vocab_divisor=1."
-            )
         return cls(
             method,
             passes,
@@ -169,15 +163,22 @@ def scheduled_targets(
     return tf.stop_gradient(tokens)
 
 
-def sampling_for(model, hp: HParams) -> ScheduledSampling | None:
+def sampling_for(model, hp: HParams, training: bool = True) -> ScheduledSampling | None:
     """The run's scheduled sampling, None when off; a ``ValueError`` (one line) for hparams T2T
     refuses with it, or a model whose targets are not symbols (T2T asserts a symbol or image
-    target modality in ``maybe_scheduled_sampling``)."""
+    target modality in ``maybe_scheduled_sampling``, then, in training only, that
+    ``vocab_divisor`` is 1)."""
     sampling = ScheduledSampling.of(hp)
     symbols = getattr(model, "pads_targets", False) and not getattr(model, "multi_label", False)
     if sampling is not None and not symbols:
         raise ValueError(
             "scheduled_sampling_prob=1 draws target tokens: this model's targets are a class "
             "label, not symbols (T2T asserts the same); set scheduled_sampling_prob=0."
+        )
+    divisor = hp.get("vocab_divisor", 1)
+    if sampling is not None and training and divisor != 1:
+        raise ValueError(
+            f"scheduled_sampling_prob=1 with vocab_divisor={divisor}: T2T asserts "
+            "vocab_divisor == 1 when it trains with scheduled sampling; set vocab_divisor=1."
         )
     return sampling
