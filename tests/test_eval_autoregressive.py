@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from problems.base import Problem
 from t2t_repro import registry
+from t2t_repro.builtin.problems.base import Problem
 from t2t_repro.checkpoints.loading import restore_model
 from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.training.config import TrainerConfig
