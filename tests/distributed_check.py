@@ -2,11 +2,11 @@
 same global batch on 1 device, on 2 mirrored devices (also loss-scaled), and as 2 accumulated
 half-batches; the all-reduces in the traced mirrored update; the dropout masks of 2 replicas;
 and T2T's Adafactor and multistep_adam on 1 and 2 mirrored devices (``optimizer_ratios``).
-Every update here is the decoder alone (a language model: 16 weights, not the encoder-decoder's
-36, each traced update about half as dear; T2T's other optimizers update one with no layer:
-3 weights): what is checked is how the train step splits, reduces and normalises a global
-batch, which is the same for every weight; the encoder-decoder is checked across two replicas
-by ``multiworker_check``.
+Every update here is the decoder alone with no layer (a language model: the embedding and the
+final layer norm, 3 weights; ``main``'s six Adam updates had one layer, 16 weights, and the
+check took ~20 core-s, not ~13: AMD EPYC Zen 3): what is checked is how the train step splits,
+reduces and normalises a global batch, which is the same for every weight; layers (the
+encoder-decoder's) are checked across two replicas by ``multiworker_check``.
 Prints JSON with the losses, the max weight difference from the 1-device update and the rest.
 ``results()`` runs it once for the whole test run (test_trainer and test_optimizers_training
 read the same run). ``multiworker_check`` reuses the batches and ``run`` for the multi-worker
@@ -234,8 +234,8 @@ def optimizer_ratios(single, mirrored) -> dict:
         # No layer (tests/tools.py): the embedding (in 2 of T2T's row blocks, not its 16:
         # Adafactor's factored moments, block by block, each block's ops traced on each
         # replica; its three runs ~4.2 -> ~3.0 CPU-s) and the final layer norm (its full
-        # moments) are the weights updated; the runs above and multiworker_check's
-        # encoder-decoder have layers. Adafactor's mirrored update: ~2.0 -> ~0.6 CPU-s with no
+        # moments) are the weights updated, as in main's Adam updates; multiworker_check's
+        # encoder-decoder has layers. Adafactor's mirrored update: ~2.0 -> ~0.6 CPU-s with no
         # layer (AMD EPYC Zen 4).
         extra = (
             f",{ZERO_LAYERS},optimizer={name},weight_decay=0.01,clip_grad_norm=0.05,"
@@ -286,22 +286,26 @@ def main():
     devices = split_cpu(2)
     single = tf.distribute.OneDeviceStrategy(devices[0])
     single_batches = lambda: iter(single.experimental_distribute_dataset(dataset([full])))  # noqa: E731
-    loss_1, weights_1 = run(single, single_batches, 1)
-    _, weights_clipped = run(single, single_batches, 1, overrides=CLIP)
+    plain, clipped = ZERO_LAYERS, ZERO_LAYERS + CLIP  # no layer: the module's docstring
+    loss_1, weights_1 = run(single, single_batches, 1, overrides=plain)
+    _, weights_clipped = run(single, single_batches, 1, overrides=clipped)
     mirrored = tf.distribute.MirroredStrategy(devices)
     # One host = one input pipeline; its successive elements go to replicas 0 and 1.
     mirrored_batches = lambda: iter(  # noqa: E731
         mirrored.distribute_datasets_from_function(lambda ctx: dataset(halves))
     )
     counts, scaled_counts = {}, {}
-    loss_2, weights_2 = run(mirrored, mirrored_batches, 1, counts=counts)
+    loss_2, weights_2 = run(mirrored, mirrored_batches, 1, counts=counts, overrides=plain)
     loss_scaled, weights_scaled = run(
-        mirrored, mirrored_batches, 1, loss_scale=True, counts=scaled_counts, overrides=CLIP
+        mirrored, mirrored_batches, 1, loss_scale=True, counts=scaled_counts, overrides=clipped
     )
     # --xla on replicas synchronised by merge_call: the passes compiled, the update outside
-    loss_xla, weights_xla = run(mirrored, mirrored_batches, 1, jit_compile=True)
+    loss_xla, weights_xla = run(mirrored, mirrored_batches, 1, overrides=plain, jit_compile=True)
     loss_acc, weights_acc = run(
-        single, lambda: iter(single.experimental_distribute_dataset(dataset(halves))), 2
+        single,
+        lambda: iter(single.experimental_distribute_dataset(dataset(halves))),
+        2,
+        overrides=plain,
     )
     print(
         json.dumps(

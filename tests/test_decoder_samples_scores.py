@@ -131,7 +131,10 @@ def test_samples_from_the_decoder_dev_decodes_and_export_agree(toy, tmp_path, ca
     from t2t_repro.serving.exporter import export_saved_model
     from t2t_repro.training.loop.dev_decodes import DevDecodes
 
-    sources = ["the dog sees a cat .", "many cats run .", "a cat ."]
+    # 21, 19 and 24 subword ids with EOS: one length bucket (decoding/search.py), so the
+    # decoder and the dev decodes each trace their search once (in three buckets, 21, 16 and
+    # 8 ids made it three times each).
+    sources = ["the dog sees a cat .", "the big cat runs .", "many dogs see the cat ."]
     src = tmp_path / "src.txt"
     src.write_text("|".join(sources) + "|")
     out = tmp_path / "out.txt"

@@ -20,11 +20,18 @@ from tests.model_utils import build_model, toy_checkpoint_dir
 from tests.tools import TINY_MODEL
 
 # batch_size=1: every decode below runs batches of one line, one shape, so each loaded model
-# traces its search once (batches of 2 and 1 traced it twice, ~0.6 core-s a trace: the test
-# traced 8 times, now 5), and a shard's lines are decoded alone as the whole file's are.
+# traces its search once (batches of 2 and 1 traced it twice, ~0.6 core-s a trace), and a
+# shard's lines are decoded alone as the whole file's are. One shape also needs one length
+# bucket (decoding/search.py, LENGTH_BUCKETS): the sources are 21, 19 and 24 subword ids with
+# EOS, all in the bucket of 24 (lines of 21, 13 and 28 ids, in three buckets, made each load
+# trace up to three searches: the test traced 12, now 5, one for each of its five loads).
 DECODE = "beam_size=2,extra_length=4,batch_size=1"
-SOURCE = ["the dog sees a cat .", "a cat runs .", "many dogs see the big cat ."]
-REFERENCE = ["der hund sieht eine katze .", "eine katze rennt .", "viele hunde sehen ."]
+SOURCE = ["the dog sees a cat .", "the big cat runs .", "many dogs see the cat ."]
+REFERENCE = [
+    "der hund sieht eine katze .",
+    "die grosse katze rennt .",
+    "viele hunde sehen die katze .",
+]
 
 
 # The tools' flags, files and per-step lines are checked here.

@@ -84,10 +84,17 @@ def exported(trained_dir):
     return version
 
 
+# The lines below are 1 to 45 ids long (EOS included): the decoders pad them all to 48, not to
+# five of the default buckets (decoding/search.py), so each traces its search once, not once a
+# bucket (7 traces fewer in this module). The padding is masked and the decode length is the
+# line's own (tests/test_decode_length_buckets.py); the export has no buckets.
+ONE_BUCKET = (48,)
+
+
 @pytest.fixture(scope="module")
 def toy_decoders(trained_dir):
     """t2t-decoder's own code path for the toy model, one line per batch, as exported:
-    (best only, return_beams=True)."""
+    (best only, return_beams=True), each searching in ``ONE_BUCKET``."""
     from t2t_repro.decoding import runner
     from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 
@@ -101,8 +108,10 @@ def toy_decoders(trained_dir):
     )
     setup.decoder.log = lambda msg: None
     best = setup.decoder
+    best.searcher = best.searcher.with_config(length_buckets=ONE_BUCKET)
     dhp = decode_hparams("beam_size=3,alpha=0.6,extra_length=6,batch_size=1,return_beams=True")
     beams = LineDecoder(setup.model, best.input_encoder, best.target_encoder, dhp, lambda msg: None)
+    beams.searcher = beams.searcher.with_config(length_buckets=ONE_BUCKET)
     return setup, beams
 
 

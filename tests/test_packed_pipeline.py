@@ -22,6 +22,7 @@ from t2t_repro.data.input_pipeline import (
 )
 from t2t_repro.data.text_files import DataError
 from t2t_repro.hparam import HParams, HParamsError
+from tests.grappler import grappler_off_env
 from tests.tools import SMALL_BATCH_SHUFFLE, run_tool
 
 PACKED_TMP = Path(__file__).parent / "data" / "t2t_packed_reference" / "translate_ende" / "tmp"
@@ -201,7 +202,10 @@ def test_the_trainer_trains_and_evaluates_on_a_packed_problem(packed_problem_dat
     """A few steps and an evaluation on a packed problem's records (which have no dev
     decodes: one line says why). The trainer reads ``pack_dataset`` through ``make_dataset``,
     above; one run of the model on packed batches serves both."""
-    hparams = f"hidden_size=16,filter_size=32,num_heads=2,batch_size=256,{SMALL_BATCH_SHUFFLE}"
+    # One layer each (transformer_tiny has two): every mask a packed row meets is in it (the
+    # encoder's and the decoder's self-attention, the encoder-decoder attention).
+    hparams = "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,batch_size=256,"
+    hparams += SMALL_BATCH_SHUFFLE
     flags = ["--problem=translate_ende_wmt8k_packed", f"--data_dir={packed_problem_data}"]
     out = run_tool(
         "t2t-trainer",
@@ -215,6 +219,7 @@ def test_the_trainer_trains_and_evaluates_on_a_packed_problem(packed_problem_dat
         "--schedule=train_and_evaluate",
         "--random_seed=2",
         timeout=600,
+        env=grappler_off_env(),  # it checks that the run trains and evaluates: tests/grappler.py
     )
     assert out.returncode == 0, out.stderr[-3000:]
     loss = re.search(r"eval at step 2: loss ([0-9.]+)", out.stdout)

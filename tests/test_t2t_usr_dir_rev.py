@@ -170,7 +170,10 @@ def test_x_rev_trains_evaluates_under_its_tag_and_decodes(tmp_path):
     argv = [
         *common,
         "--hparams_set=transformer_tiny",
-        f"--hparams={PLUMBING_MODEL},{NO_DROPOUT},{SMALL_BATCH_SHUFFLE}",
+        # 256 tokens a batch, not transformer_tiny's 4,096: batches of a few hundred of these
+        # short sentences, not of thousands (the 16 shuffled batches were ~2 core-s of reading
+        # before step 1)
+        f"--hparams={PLUMBING_MODEL},{NO_DROPOUT},{SMALL_BATCH_SHUFFLE},batch_size=256",
         "--train_steps=2",
         "--schedule=train_and_evaluate",
         "--local_eval_frequency=2",

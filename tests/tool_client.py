@@ -30,7 +30,15 @@ CPU_LOG_ENV = "T2T_REPRO_TEST_CPU_LOG"  # set by bench/bench_suite.py: each run'
 # Read after start-up (by the program, in the child), so they may differ between runs of one
 # server. Everything else a prefix below names is read at import and picks the server (the
 # project's own T2T_* variables are read at run time; T2T_VERBOSE runs a real interpreter).
-_AFTER_START = {"TF_CONFIG", "PYTHONUNBUFFERED", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"}
+# XLA_FLAGS: XLA parses it at its first compile, which no server makes (a child's --xla_dump_to
+# dumps its compiles: tests/test_xla_padded_training.py).
+_AFTER_START = {
+    "TF_CONFIG",
+    "PYTHONUNBUFFERED",
+    "TF_NUM_INTRAOP_THREADS",
+    "TF_NUM_INTEROP_THREADS",
+    "XLA_FLAGS",
+}
 _AT_IMPORT = ("TF_", "XLA_", "KERAS", "PYTHON", "CUDA", "OMP_", "MKL", "OPENBLAS", "LD_")
 _AT_IMPORT_NAMES = {"HOME", "LANG", "LC_ALL", "LC_CTYPE"}
 # Forwarded to the program; SIGKILL cannot be, so the server kills the program when this dies.

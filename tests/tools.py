@@ -37,10 +37,10 @@ TINY_MODEL = f"{TINY_WIDTH},num_hidden_layers=1"
 # the import's resumed run. NO_ENCODER_LAYER: the same layers at a test's own width.
 NO_ENCODER_LAYER = "num_hidden_layers=0,num_decoder_layers=1"
 PLUMBING_MODEL = f"{TINY_WIDTH},{NO_ENCODER_LAYER}"
-# No layer at all, for the multi-replica checks of T2T's other optimizers
-# (tests/distributed_check.py, test_trainer's loopback cluster): their update reduces across
-# replicas as the embedding and the final layer norm show; one layer's 14 more weights made
-# each traced update ~3x dearer. (The trainer refuses it for an encoder-decoder: its decoder
+# No layer at all, for the multi-replica checks (tests/distributed_check.py's, and test_trainer's
+# loopback cluster's of T2T's other optimizers): an update reduces across replicas as the
+# embedding and the final layer norm show; one layer's 14 more weights made each traced update
+# ~2-3x dearer. (The trainer refuses it for an encoder-decoder: its decoder
 # would never read the encoder; hparams_lib/checks.py.)
 ZERO_LAYERS = "num_hidden_layers=0"
 # The toy training runs' model and batch (test_trainer, test_t2t_hparams; with NO_DROPOUT,
