@@ -20,9 +20,13 @@ os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 # less) and XLA's CPU element-wise emitter instead of its MLIR fusion emitters (whose passes
 # took two thirds of a beam search's compile: 39 -> 22 busy core-s for the 19 compiles of
 # test_decode_length_buckets). Both keep IEEE float semantics (XLA's CPU back end runs without
-# fast-math either way), so every XLA-against-TensorFlow check means what it did. The tools
-# and benchmarks (bench/) outside the suite compile with XLA's defaults.
+# fast-math either way), so every XLA-against-TensorFlow check means what it did. And each
+# compile's LLVM module compiled whole, not split into parts for parallel code generation
+# (only work for the suite's one thread; the same code either way): six XLA-heavy test files
+# 50.7-51.8 core-s against 56.4-59.1 alternating (AMD EPYC Zen 3). The tools and benchmarks
+# (bench/) outside the suite compile with XLA's defaults.
 _XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
+_XLA_FLAGS += " --xla_cpu_parallel_codegen_split_count=1"
 # `make test-avx2` (T2T_REPRO_TEST_MAX_ISA=AVX2): the kernels TensorFlow runs on a CPU without
 # AVX-512 (the AMD EPYC Zen 1 kind), checked on any host: oneDNN's ops off (TensorFlow's
 # default there), oneDNN's kernels (its sgemm serves TensorFlow's float32 MatMul either way)
