@@ -300,11 +300,12 @@ def test_the_exporters_check_samples_with_the_decoders_seed_and_buckets():
     """t2t-exporter checks its export against decoders of the exported search
     (``export_check.quiet_decoder``): with ``--random_seed=5`` they sample with seed 5, not
     LineDecoder's default 0 (the check then failed a correct export), and they search in the
-    decoder's length buckets; only ``return_beams`` is theirs."""
+    decoder's length buckets; only ``return_beams`` is theirs, and the one bucket all probe
+    lines are padded to (``probe_bucket``: the decoder's bucket of the longest)."""
     import dataclasses
 
     from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
-    from t2t_repro.serving.export_check import quiet_decoder
+    from t2t_repro.serving.export_check import probe_bucket, quiet_decoder
     from t2t_repro.text_encoding.byte_encoder import ByteTextEncoder
 
     model = build_model("transformer_tiny", f"{PLUMBING_MODEL},sampling_method=random", VOCAB)
@@ -315,3 +316,8 @@ def test_the_exporters_check_samples_with_the_decoders_seed_and_buckets():
         quiet = quiet_decoder(decoder, return_beams)
         want = dataclasses.replace(decoder.searcher.config, return_beams=return_beams)
         assert quiet.searcher.config == want and quiet.searcher.config.random_seed == 5
+        one = quiet_decoder(decoder, return_beams, bucket=48).searcher.config
+        assert one == dataclasses.replace(want, length_buckets=(48,))
+    decoder.searcher = decoder.searcher.with_config(length_buckets=(8, 16, 24))
+    assert probe_bucket(decoder, [[5] * 3, [5] * 17, [1]]) == 24
+    assert probe_bucket(decoder, [[5] * 30]) == 30  # past the last bucket: its own length
