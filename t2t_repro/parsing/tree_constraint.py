@@ -175,10 +175,15 @@ class TreeConstraint:
     def graph_word_classes(words: tf.Tensor, table) -> tf.Tensor:
         """``word_classes`` in the graph: ``words`` [B, W] strings ("" padding) -> [B, W] int32.
         The open single quotes before each word follow a walk (+1 at `, -1 at ') that stays at
-        or above 0: its running sum minus the running minimum of min(0, sum)."""
+        or above 0: its running sum minus the running minimum of min(0, sum). A blank source
+        (no word) scans nothing: ``tf.scan`` would read a first element that is not there."""
         step = tf.cast(words == "`", tf.int32) - tf.cast(words == "'", tf.int32)
         before = tf.math.cumsum(step, axis=1, exclusive=True)
-        floor = tf.transpose(tf.scan(tf.minimum, tf.transpose(tf.minimum(before, 0))))
+        floor = tf.cond(
+            tf.shape(words)[1] > 0,
+            lambda: tf.transpose(tf.scan(tf.minimum, tf.transpose(tf.minimum(before, 0)))),
+            lambda: before,
+        )
         quote = (words == "'") & (before - floor > 0)
         return table.lookup(tf.where(quote, "''", words))
 
