@@ -6,7 +6,8 @@ Every update here is the decoder alone with no layer (a language model: the embe
 final layer norm, 3 weights; ``main``'s six Adam updates had one layer, 16 weights, and the
 check took ~20 core-s, not ~13: AMD EPYC Zen 3): what is checked is how the train step splits,
 reduces and normalises a global batch, which is the same for every weight; layers (the
-encoder-decoder's) are checked across two replicas by ``multiworker_check``.
+encoder-decoder's) are checked across two replicas by ``multiworker_check``, and --xla's
+compiled passes with the decoder's one layer here.
 Prints JSON with the losses, the max weight difference from the 1-device update and the rest.
 ``results()`` runs it once for the whole test run (test_trainer and test_optimizers_training
 read the same run). ``multiworker_check`` reuses the batches and ``run`` for the multi-worker
@@ -299,8 +300,11 @@ def main():
     loss_scaled, weights_scaled = run(
         mirrored, mirrored_batches, 1, loss_scale=True, counts=scaled_counts, overrides=clipped
     )
-    # --xla on replicas synchronised by merge_call: the passes compiled, the update outside
-    loss_xla, weights_xla = run(mirrored, mirrored_batches, 1, overrides=plain, jit_compile=True)
+    # --xla on replicas synchronised by merge_call: the passes compiled, the update outside;
+    # with the layer (TINY_MODEL's one, against its own 1-device update): a layer's compiled
+    # passes are checked across replicas nowhere else (multiworker_check has no --xla)
+    loss_1_layer, weights_1_layer = run(single, single_batches, 1)
+    loss_xla, weights_xla = run(mirrored, mirrored_batches, 1, jit_compile=True)
     loss_acc, weights_acc = run(
         single,
         lambda: iter(single.experimental_distribute_dataset(dataset(halves))),
@@ -315,8 +319,10 @@ def main():
                 "loss_accumulated": loss_acc,
                 "loss_mirrored_loss_scaled": loss_scaled,
                 "max_diff_mirrored": diff(weights_1, weights_2),
+                "loss_1_layer": loss_1_layer,
                 "loss_mirrored_xla": loss_xla,
-                "max_diff_mirrored_xla": diff(weights_1, weights_xla),
+                "max_diff_mirrored_xla": diff(weights_1_layer, weights_xla),
+                "max_update_1_layer": diff(weights_1_layer, initial_weights(weights_1_layer)),
                 "max_diff_mirrored_loss_scaled_clipped": diff(weights_clipped, weights_scaled),
                 "max_update_clipped": diff(weights_clipped, initial_weights(weights_clipped)),
                 "all_reduces_per_update": counts["all_reduces"],
