@@ -145,12 +145,13 @@ def test_t2t_readme_walkthrough(tmp_path, capsys):
     split = [*common, *model, f"--tmp_dir={tmp_dir}", f"--decode_to_file={prefix}"]
     hp = f"--decode_hparams=beam_size={BEAM_SIZE},alpha={ALPHA},num_samples=5,extra_length=5"
     stem = f"{prefix}.{MODEL}.{HPARAMS}.{PROBLEM}.beam{BEAM_SIZE}.alpha{ALPHA}"
-    assert decoder.main([*split, hp, f"--decode_reference={tmp_path / 'dev_ref'}"]) == 1
+    with_reference = [*split, hp, f"--decode_reference={tmp_path / 'dev_ref'}"]
+    assert decoder.main(with_reference) == 1
     assert "dev_ref" in capsys.readouterr().err  # a missing reference: one line, before work
-    assert decoder.main([*split, hp]) == 0
-    (tmp_path / "dev_ref").write_text(open(f"{stem}.targets").read())
-    again = [*split, hp, f"--decode_reference={tmp_path / 'dev_ref'}"]
-    assert decoder.main(again) == 0
+    # Any 5 lines serve as the reference: only that BLEU is printed and written is checked
+    # (one decode of the split, not one to make the reference and one to score it).
+    (tmp_path / "dev_ref").write_text("a\nb\nc\nd\ne\n")
+    assert decoder.main(with_reference) == 0
     printed = capsys.readouterr().out
     assert f"{stem}.decodes: BLEU = " in printed
     # T2T's decode hook writes it as the scalar BLEU at the newest checkpoint's step, under

@@ -87,7 +87,9 @@ class PairScorer:
         self.has_input = has_input
         self.loss_multiplier = loss_multiplier
         spec = tf.TensorSpec([None, None], tf.int32)
-        self._sums = tf.function(self._token_sums, input_signature=[spec, spec])
+        # No tensor control flow (the model's forward is traced as written in training and
+        # evaluation too): autograph's rewrite of the model's code is not needed.
+        self._sums = tf.function(self._token_sums, input_signature=[spec, spec], autograph=False)
 
     def _token_sums(self, inputs: tf.Tensor, targets: tf.Tensor) -> tf.Tensor:
         """[B] sums of the targets' token cross entropies (PAD not counted)."""
