@@ -417,10 +417,11 @@ def test_with_transformer_model():
 
     (ids, scores), (greedy_ids, greedy_lp) = search(inputs)
 
-    def teacher_forced_log_prob(b, targets):
-        logits = model({"inputs": inputs[b : b + 1], "targets": tf.constant([targets])})[0]
-        return tf.nn.log_softmax(logits).numpy()[np.arange(len(targets)), targets].sum()
-
+    # Each checked score beside its row, tokens and length penalty; the hypotheses are then
+    # teacher-forced in one eager pass, padded to one length: the decoder is causal, so a
+    # position's logits never read the padding after it (one pass, not one per hypothesis:
+    # ~0.4 core-s less, AMD EPYC Zen 3).
+    checks = []
     for b in range(2):
         for k in range(beam):
             if scores[b, k] < -1e6:  # -INF filler (e.g. EOS grown from a -INF beam at step 0).
@@ -428,12 +429,18 @@ def test_with_transformer_model():
             row = [int(t) for t in ids[b, k, 1:]]
             if 1 in row:  # Finished: normalised by lp of its length (EOS included).
                 targets = row[: row.index(1) + 1]
-                want = teacher_forced_log_prob(b, targets) / lp(len(targets), alpha)
+                checks.append((scores[b, k], b, targets, lp(len(targets), alpha)))
             else:  # Fallback: raw log-prob of the full-length alive beam.
-                want = teacher_forced_log_prob(b, row)
-            np.testing.assert_allclose(scores[b, k], want, rtol=2e-4, atol=2e-4)
+                checks.append((scores[b, k], b, row, 1.0))
         row = [int(t) for t in greedy_ids[b, 1:]]
         targets = row[: row.index(1) + 1] if 1 in row else row
-        np.testing.assert_allclose(
-            greedy_lp[b], teacher_forced_log_prob(b, targets), rtol=2e-4, atol=2e-4
-        )
+        checks.append((greedy_lp[b], b, targets, 1.0))
+    padded = np.zeros([len(checks), max(len(c[2]) for c in checks)], np.int32)
+    for i, (_, _, targets, _) in enumerate(checks):
+        padded[i, : len(targets)] = targets
+    rows = tf.gather(inputs, [b for _, b, _, _ in checks])
+    logits = model({"inputs": rows, "targets": tf.constant(padded)})
+    log_probs = tf.nn.log_softmax(logits).numpy()
+    for i, (score, _, targets, penalty) in enumerate(checks):
+        want = log_probs[i, np.arange(len(targets)), targets].sum() / penalty
+        np.testing.assert_allclose(score, want, rtol=2e-4, atol=2e-4)

@@ -9,56 +9,65 @@ from t2t_repro.checkpoints.errors import CheckpointError
 from t2t_repro.checkpoints.loading import restore_model
 from tests.grappler import grappler_off_env
 from tests.model_utils import build_model, shared_toy_data
-from tests.tools import run_tool
+from tests.shared_build import build_once
+from tests.tools import PLUMBING_MODEL, run_tool
+
+# The averaging reads every variable alike whatever the model: width 32, one decoder layer
+# and no encoder layer (PLUMBING_MODEL), 24 weights to write, read and decode with, not
+# transformer_tiny's 66 of width 128.
 
 
-def _train_dir_with_known_checkpoints(tmp_path, values=(1.0, 2.0, 6.0)):
-    model = build_model("transformer_tiny", vocab_size=30)
-    (tmp_path / "hparams.json").write_text(model.hparams.to_json())
+def _train_dir_with_known_checkpoints(path, values=(1.0, 2.0, 6.0)):
+    model = build_model("transformer_tiny", PLUMBING_MODEL, vocab_size=30)
+    (path / "hparams.json").write_text(model.hparams.to_json())
     manager = tf.train.CheckpointManager(
-        tf.train.Checkpoint(model=model), str(tmp_path), max_to_keep=10, checkpoint_name="ckpt"
+        tf.train.Checkpoint(model=model), str(path), max_to_keep=10, checkpoint_name="ckpt"
     )
     for step, value in zip((100, 200, 300), values, strict=True):
         for w in model.weights:
             w.assign(tf.fill(w.shape, value))
         manager.save(checkpoint_number=step)
-    return model
 
 
-def test_average_of_known_weights_is_exact(tmp_path):
-    _train_dir_with_known_checkpoints(tmp_path)
-    path, _ = average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=2, log=lambda m: None)
+@pytest.fixture(scope="module")
+def known():
+    """A train dir whose ckpt-100, -200 and -300 hold every weight at 1, 2 and 6, made once
+    for the run (tests/shared_build.py): the tests only read it, each averaging into its own
+    tmp_path."""
+    return build_once("averaging_known_checkpoints", _train_dir_with_known_checkpoints)
+
+
+def test_average_of_known_weights_is_exact(known, tmp_path):
+    path, _ = average_checkpoints(str(known), str(tmp_path / "avg"), n=2, log=lambda m: None)
     assert path.endswith("ckpt-300")
-    model = build_model("transformer_tiny", vocab_size=30)
+    model = build_model("transformer_tiny", PLUMBING_MODEL, vocab_size=30)
     restore_model(model, str(tmp_path / "avg"))
     for w in model.weights:
         np.testing.assert_array_equal(w.numpy(), np.full(w.shape, 4.0, np.float32))  # (2+6)/2
 
 
-def test_fewer_checkpoints_than_n_warns_and_averages_all(tmp_path):
-    _train_dir_with_known_checkpoints(tmp_path)
+def test_fewer_checkpoints_than_n_warns_and_averages_all(known, tmp_path):
     messages = []
-    average_checkpoints(str(tmp_path), str(tmp_path / "avg"), n=20, log=messages.append)
+    average_checkpoints(str(known), str(tmp_path / "avg"), n=20, log=messages.append)
     assert any("only 3 checkpoint" in m for m in messages)
-    model = build_model("transformer_tiny", vocab_size=30)
+    model = build_model("transformer_tiny", PLUMBING_MODEL, vocab_size=30)
     restore_model(model, str(tmp_path / "avg"))
     assert model.weights[0].numpy().flat[0] == pytest.approx(3.0)  # (1+2+6)/3
 
 
 @pytest.mark.slow
-def test_max_step_averages_the_newest_at_or_before_it(tmp_path):
-    _train_dir_with_known_checkpoints(tmp_path)
+def test_max_step_averages_the_newest_at_or_before_it(known, tmp_path):
     out = run_tool(
-        "t2t-avg-all", f"--model_dir={tmp_path}", f"--output_dir={tmp_path / 'avg'}", "--n=2",
+        "t2t-avg-all", f"--model_dir={known}", f"--output_dir={tmp_path / 'avg'}", "--n=2",
         "--max_step=250",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "averaging ckpt-100, ckpt-200" in out.stderr
-    model = build_model("transformer_tiny", vocab_size=30)
+    model = build_model("transformer_tiny", PLUMBING_MODEL, vocab_size=30)
     restore_model(model, str(tmp_path / "avg"))
     assert model.weights[0].numpy().flat[0] == pytest.approx(1.5)  # (1+2)/2, not 6
     with pytest.raises(CheckpointError, match="no checkpoint at or before step 50"):
-        average_checkpoints(str(tmp_path), str(tmp_path / "avg2"), n=2, max_step=50)
+        average_checkpoints(str(known), str(tmp_path / "avg2"), n=2, max_step=50)
 
 
 def test_empty_dir_is_a_clear_error(tmp_path):
@@ -74,7 +83,7 @@ def test_cli_average_then_decode(tmp_path):
     vocab = registry.problem("translate_toy").vocab_sizes(str(data))[0]
     train = tmp_path / "train"
     train.mkdir()
-    model = build_model("transformer_tiny", vocab_size=vocab)
+    model = build_model("transformer_tiny", PLUMBING_MODEL, vocab_size=vocab)
     (train / "hparams.json").write_text(model.hparams.to_json())
     manager = tf.train.CheckpointManager(
         tf.train.Checkpoint(model=model), str(train), 5, checkpoint_name="ckpt"

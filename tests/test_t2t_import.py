@@ -47,6 +47,24 @@ def imported_test_ckpt():
     return root / "train", pickle.loads((root / "result.pickle").read_bytes())
 
 
+def postnorm_import():
+    """The post-norm train dir's import and its result, made once for the run
+    (tests/shared_build.py) as the test checkpoint's is: this module's two tests and
+    test_warm_start's refusal only read it (~0.5 core-s an import, AMD EPYC Zen 3)."""
+
+    def build(root):
+        result = import_t2t_dir(str(POSTNORM_DIR), str(root / "out"), log=lambda _: None)
+        (root / "result.pickle").write_bytes(pickle.dumps(result))
+
+    root = build_once("t2t_import_postnorm", build)
+    return root / "out", pickle.loads((root / "result.pickle").read_bytes())
+
+
+@pytest.fixture(scope="module")
+def imported_postnorm():
+    return postnorm_import()
+
+
 @pytest.fixture(scope="module")
 def imported_model(imported_test_ckpt):
     """The imported checkpoint restored once for the module's inference-only tests."""
@@ -92,14 +110,14 @@ def test_decodes_equal_t2t(imported_model, name, beam, return_beams):
     np.testing.assert_allclose(scores, want_scores, atol=1e-3, rtol=1e-5)
 
 
-def test_postnorm_unshared_t2t_dir_equals_t2t(tmp_path):
-    result = import_t2t_dir(str(POSTNORM_DIR), str(tmp_path / "out"), log=lambda _: None)
+def test_postnorm_unshared_t2t_dir_equals_t2t(imported_postnorm):
+    out, result = imported_postnorm
     hp = result.imported.hparams
     assert (hp.layer_preprocess_sequence, hp.layer_postprocess_sequence) == ("none", "dan")
     assert (hp.input_vocab_size, hp.target_vocab_size) == (11, 13)
     assert not hp.shared_embedding_and_softmax_weights
     ref = reference("t2t_1.15.7_postnorm_logits.npz")
-    model = load_imported(tmp_path / "out")
+    model = load_imported(out)
     logits = model({"inputs": ref["inputs"], "targets": ref["targets"]}).numpy()
     np.testing.assert_allclose(logits, ref["logits"], atol=1e-4, rtol=0)
 
@@ -120,10 +138,9 @@ def moments(optimizer, variable):
     return optimizer._momentums[index].numpy(), optimizer._velocities[index].numpy()
 
 
-def test_adam_moments_and_step_are_imported(tmp_path):
+def test_adam_moments_and_step_are_imported(imported_postnorm):
     """Resuming reads T2T's slots (embedding shards joined in numeric order) and its step."""
-    import_t2t_dir(str(POSTNORM_DIR), str(tmp_path / "out"), log=lambda _: None)
-    model, optimizer = restore_for_training(tmp_path / "out")
+    model, optimizer = restore_for_training(imported_postnorm[0])
     t2t = tf.train.load_checkpoint(str(POSTNORM_DIR / "model.ckpt-1"))
     assert int(optimizer.iterations.numpy()) == int(t2t.get_tensor("global_step")) == 1
     kernel = "training/transformer/body/encoder/layer_1/ffn/conv1/kernel"

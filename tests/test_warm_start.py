@@ -116,9 +116,9 @@ def test_a_warm_start_has_the_sources_weights_and_eval_loss_at_step_0(source, tm
 @pytest.mark.slow
 def test_mismatches_are_refused_in_one_line_before_writing(source, tmp_path):
     from t2t_repro.checkpoints.loading import load_trained_model, saved_hparams
-    from t2t_repro.t2t_import import import_t2t_dir
     from t2t_repro.training import warm_start
     from t2t_repro.training.trainer import Trainer
+    from tests.test_t2t_import import postnorm_import
 
     data, src = source
     out = tmp_path / "new"
@@ -167,8 +167,7 @@ def test_mismatches_are_refused_in_one_line_before_writing(source, tmp_path):
     # A tensor2tensor directory: convert it first; its t2t-import has other vocabulary sizes.
     message = refused(warm_start.source_prefix, str(POSTNORM_DIR))
     assert f"t2t-import --t2t_dir={POSTNORM_DIR}" in message
-    imported = tmp_path / "imported"
-    import_t2t_dir(str(POSTNORM_DIR), str(imported), log=lambda _: None)
+    imported, _ = postnorm_import()  # the run's one import of it (read only)
     prefix = warm_start.source_prefix(str(imported))
     message = refused(warm_start.check_compatible, prefix, hp, problem, str(data))
     assert "its model has input_vocab_size=11, this run's has input_vocab_size=" in message
