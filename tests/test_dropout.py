@@ -52,14 +52,16 @@ def test_same_mask_in_graph_xla_and_dynamic_shapes():
     masks = []
     for fn in (
         lambda drop, t: drop(t, training=True),
-        tf.function(lambda drop, t: drop(t, training=True), jit_compile=True),
-        tf.function(lambda drop, t: drop(t, training=True)),
+        tf.function(lambda drop, t: drop(t, training=True), jit_compile=True, autograph=False),
+        tf.function(lambda drop, t: drop(t, training=True), autograph=False),
     ):
         layer = Dropout(0.25, seed=11)
         masks.append(fn(layer, x).numpy() != 0)
     layer = Dropout(0.25, seed=11)
     dynamic = tf.function(
-        lambda t: layer(t, training=True), input_signature=[tf.TensorSpec([None, 40])]
+        lambda t: layer(t, training=True),
+        input_signature=[tf.TensorSpec([None, 40])],
+        autograph=False,
     )
     masks.append(dynamic(x).numpy() != 0)
     for m in masks[1:]:
