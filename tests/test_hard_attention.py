@@ -124,11 +124,21 @@ def imported(tmp_path_factory, ref):
     return out
 
 
-def model_of(imported, ref, case: str, key: str):
-    hp = saved_hparams(str(imported[key])).parse(str(ref[f"{case}_hparams"]))
-    model = registry.model("transformer")(hp)
-    restore_model(model, str(imported[key]))
-    return model
+@pytest.fixture(scope="module")
+def model_of(imported, ref):
+    """(case, train dir key) -> our Transformer of that import with the case's hparams, made
+    once for the module: the decode tests read the logits tests' models (the tests only read
+    them; the Gumbel draws are the class's, patched per test)."""
+    cache = {}
+
+    def build(case: str, key: str):
+        if case not in cache:
+            hp = saved_hparams(str(imported[key])).parse(str(ref[f"{case}_hparams"]))
+            cache[case] = registry.model("transformer")(hp)
+            restore_model(cache[case], str(imported[key]))
+        return cache[case]
+
+    return build
 
 
 def features(ref, key: str) -> dict:
@@ -138,14 +148,14 @@ def features(ref, key: str) -> dict:
 
 
 @pytest.mark.parametrize("case", LOGIT_CASES)
-def test_logits_equal_t2ts(imported, ref, case, monkeypatch):
+def test_logits_equal_t2ts(model_of, ref, case, monkeypatch):
     """T2T's EVAL logits (and encoder output) with hard attention everywhere, padding
     included: k = 1 (no key left: T2T's attention outputs 0), 2 (the largest only), 3, and k
     above the number of keys (the softmax unchanged); with Gumbel noise of the reference's
     draws (added in EVAL too, as T2T's)."""
     key = LOGIT_CASES[case]
     monkeypatch.setattr(MultiHeadAttention, "_uniform", lambda self, shape, seed: pattern(shape))
-    model = model_of(imported, ref, case, key)
+    model = model_of(case, key)
     batch = features(ref, key)
     want = ref[f"{case}_logits"]
     got = model(batch, training=False).numpy()
@@ -157,10 +167,10 @@ def test_logits_equal_t2ts(imported, ref, case, monkeypatch):
         np.testing.assert_allclose(got, want, atol=tolerance(model, batch, want), rtol=0)
 
 
-def test_greedy_decode_equals_t2ts(imported, ref):
+def test_greedy_decode_equals_t2ts(model_of, ref):
     """T2T's cached greedy decode: ids and scores (the reference also holds beam and relative
     decodes; the cached step's handling of its buffer is checked below, with noise)."""
-    model = model_of(imported, ref, "k2", "seq2seq")
+    model = model_of("k2", "seq2seq")
     batch = features(ref, "seq2seq")
     config = SearchConfig(beam_size=1, alpha=0.0, extra_length=int(ref["extra_length"]))
     ids, scores = Searcher(model, config)(batch["inputs"])
@@ -169,8 +179,8 @@ def test_greedy_decode_equals_t2ts(imported, ref):
     compare_decodes(ids.numpy(), scores.numpy(), want_ids, ref["k2_greedy_scores"], atol)
 
 
-def test_language_model_prompt_decode_equals_t2ts(imported, ref):
-    model = model_of(imported, ref, "lm_k2", "lm")
+def test_language_model_prompt_decode_equals_t2ts(model_of, ref):
+    model = model_of("lm_k2", "lm")
     dhp = decode_hparams(f"beam_size=1,extra_length={int(ref['extra_length'])}")
     (hyps,) = LineDecoder(model, IdsText(), IdsText(), dhp).decode_ids([ref["lm_prompt"].tolist()])
     want = ref["lm_k2_greedy_ids"][0]

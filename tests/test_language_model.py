@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from t2t_repro import registry
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
+from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.t2t_import import import_t2t_dir
 from tests.model_utils import build_model, shared_toy_data
 from tests.t2t_fixtures import REFERENCE, reference
@@ -45,6 +47,26 @@ def t2t_lm(imported):
     return load_imported(imported[0])
 
 
+@pytest.fixture(scope="module")
+def greedy_searcher(t2t_lm):
+    """The reference's greedy search (extra_length 6), which several tests' decoders share:
+    one trace for each batch size for them all, where each decoder's own searcher traced its
+    own (~0.3 CPU-s a trace, AMD EPYC Zen 3)."""
+    dhp = decode_hparams(f"beam_size=1,extra_length={int(reference(REF)['extra_length'])}")
+    return LineDecoder(t2t_lm, IdsText(), IdsText(), dhp).searcher
+
+
+def sharing(decoder, searcher):
+    """``decoder`` searching with ``searcher``, which searches as its own would: the same
+    model, configuration and prompt constraint (functions traced for another decoder)."""
+    own = decoder.searcher
+    assert own.model is searcher.model and own.config == searcher.config
+    assert type(own.constraint) is type(searcher.constraint)
+    assert vars(own.constraint) == vars(searcher.constraint)
+    decoder.searcher = searcher
+    return decoder
+
+
 def test_import_is_the_decoder_alone_and_logits_equal_t2t(imported, t2t_lm):
     out, result = imported
     assert result.step == 300 and result.with_optimizer
@@ -67,7 +89,7 @@ def until_eos(row):
 @pytest.mark.parametrize(
     "name, beam, return_beams", [("greedy", 1, False), ("beam3", 3, False), ("beam3_all", 3, True)]
 )
-def test_prompt_decodes_equal_t2t(t2t_lm, name, beam, return_beams):
+def test_prompt_decodes_equal_t2t(t2t_lm, greedy_searcher, name, beam, return_beams):
     """Each prompt is the prefix of the targets (T2T's partial targets, forced): the output is
     what follows it, with T2T's score (the prompt's forced steps add 0)."""
     ref = reference(REF)
@@ -76,6 +98,8 @@ def test_prompt_decodes_equal_t2t(t2t_lm, name, beam, return_beams):
         f"return_beams={return_beams}"
     )
     decoder = LineDecoder(t2t_lm, IdsText(), IdsText(), dhp)
+    if beam == 1:
+        decoder = sharing(decoder, greedy_searcher)
     for p in range(int(ref["num_prompts"])):
         prompt = ref[f"prompt{p}"].tolist()
         (hyps,) = decoder.decode_ids([prompt])
@@ -85,19 +109,19 @@ def test_prompt_decodes_equal_t2t(t2t_lm, name, beam, return_beams):
         np.testing.assert_allclose([h.score for h in hyps], want_scores, atol=1e-4, rtol=1e-5)
 
 
-def test_a_batch_forces_each_prompt_to_its_own_length(t2t_lm):
+def test_a_batch_forces_each_prompt_to_its_own_length(t2t_lm, greedy_searcher):
     """Prompts of 1, 3 and 5 ids in one batch: each row continues its own prompt (T2T, which
     forces the batch's padding too, computes this for batches of one line)."""
     ref = reference(REF)
     dhp = decode_hparams(f"beam_size=1,extra_length={int(ref['extra_length'])}")
-    decoder = LineDecoder(t2t_lm, IdsText(), IdsText(), dhp)
+    decoder = sharing(LineDecoder(t2t_lm, IdsText(), IdsText(), dhp), greedy_searcher)
     prompts = [ref[f"prompt{p}"].tolist() for p in range(int(ref["num_prompts"]))]
     for p, hyps in enumerate(decoder.decode_ids(prompts)):
         want = until_eos(ref[f"prompt{p}_greedy_ids"][0])
         assert list(hyps[0].ids[: len(want)]) == want, p
 
 
-def test_decode_lines_continue_prompts_as_t2t_reads_them(t2t_lm):
+def test_decode_lines_continue_prompts_as_t2t_reads_them(t2t_lm, greedy_searcher):
     """A line is a prompt: no EOS, a space after final punctuation (T2T's
     _get_language_modeling_inputs), an empty line decoded from nothing."""
     seen = []
@@ -107,8 +131,8 @@ def test_decode_lines_continue_prompts_as_t2t_reads_them(t2t_lm):
             seen.append(text)
             return [int(t) for t in text.split() if t.isdigit()]
 
-    dhp = decode_hparams("beam_size=1,extra_length=3")
-    decoder = LineDecoder(t2t_lm, Recording(), IdsText(), dhp)
+    dhp = decode_hparams("beam_size=1,extra_length=6")  # the shared search's: its trace
+    decoder = sharing(LineDecoder(t2t_lm, Recording(), IdsText(), dhp), greedy_searcher)
     out = decoder.decode_lines(["5 6 7", "11 .", ""])
     assert seen == ["5 6 7", "11 . ", ""]
     assert out[0][0].ids[:1] == (8,) and out[1][0].ids[:1] == (12,)
@@ -159,6 +183,18 @@ def test_score_file_scores_a_language_models_lines_as_t2t_reads_them(t2t_lm, tmp
     assert doubled == [2 * x for x in loss]
 
 
+def decoder_only_model(hparams_set: str, overrides: str, vocab_size: int = 50):
+    """``build_model``'s model without inputs (T2T's has_input false), built once: not first
+    with inputs for its hparams (0.3 CPU-s a model, AMD EPYC Zen 3)."""
+    hp = create_hparams(
+        hparams_set, overrides, input_vocab_size=vocab_size, target_vocab_size=vocab_size
+    )
+    hp.add_hparam("has_input", False)
+    model = registry.model("transformer")(hp)
+    model.build()
+    return model
+
+
 @pytest.mark.parametrize(
     "hparams_set, overrides",
     [
@@ -171,11 +207,7 @@ def test_cached_steps_equal_the_full_decoder_without_inputs(hparams_set, overrid
     """The decoder-only model's cached steps (plain and relative self-attention, pre- and
     post-norm) give the teacher-forced logits; its inputs are never read."""
     sizes = "hidden_size=16,filter_size=24,num_heads=2,max_relative_position=2"
-    model = build_model(hparams_set, ",".join(filter(None, [sizes, overrides])))
-    hp = model.hparams
-    hp.add_hparam("has_input", False)
-    model = type(model)(hp)
-    model.build()
+    model = decoder_only_model(hparams_set, ",".join(filter(None, [sizes, overrides])))
     ids = np.zeros([2, 8], np.int32)
     ids[:, 1:] = np.random.default_rng(0).integers(2, 50, size=[2, 7])
     full = model({"inputs": tf.zeros([2, 0], tf.int32), "targets": tf.constant(ids[:, 1:])})
@@ -244,7 +276,8 @@ def test_flops_count_the_decoder_alone():
     from t2t_repro.hparam import HParams
     from t2t_repro.models.flops import forward_flops
 
-    hp = build_model("transformer_tiny", "hidden_size=16,filter_size=24,num_heads=2").hparams
+    sizes = "hidden_size=16,filter_size=24,num_heads=2"
+    hp = create_hparams("transformer_tiny", sizes, input_vocab_size=50, target_vocab_size=50)
     lm = HParams(**{**hp.values(), "has_input": False})
     assert forward_flops(lm, 2, 9, 5) == forward_flops(lm, 2, 0, 5)
     assert forward_flops(lm, 2, 9, 5) < forward_flops(hp, 2, 9, 5)
@@ -277,12 +310,12 @@ def test_ctranslate2_generator_continues_prompts_as_t2t(t2t_lm, tmp_path):
         assert list(hyps[0].ids[: len(want)]) == want, p
 
 
-def test_set_search_takes_the_next_lines_decode_length(t2t_lm):
+def test_set_search_takes_the_next_lines_decode_length(t2t_lm, greedy_searcher):
     """t2t-decoder's interactive dl=N (LineDecoder.set_search): the lines after it are
     decoded with the shorter length, a prefix of the longer greedy decode (shorter for some)."""
     ref = reference(REF)
     dhp = decode_hparams("beam_size=1,extra_length=6")
-    decoder = LineDecoder(t2t_lm, IdsText(), IdsText(), dhp)
+    decoder = sharing(LineDecoder(t2t_lm, IdsText(), IdsText(), dhp), greedy_searcher)
     prompts = [ref[f"prompt{p}"].tolist() for p in range(int(ref["num_prompts"]))]
     before = [list(decoder.decode_ids([p])[0][0].ids) for p in prompts]
     decoder.set_search(decode_hparams("beam_size=1,extra_length=1"))
@@ -291,15 +324,19 @@ def test_set_search_takes_the_next_lines_decode_length(t2t_lm):
     assert any(len(a) < len(b) for a, b in zip(after, before, strict=True)), (after, before)
 
 
-def test_a_splits_decode_does_not_read_max_input_size(t2t_lm, tmp_path):
-    """T2T's dataset decode never reads max_input_size; its decode_from_file cuts to it."""
+def test_a_splits_decode_does_not_read_max_input_size(t2t_lm, greedy_searcher, tmp_path):
+    """T2T's dataset decode never reads max_input_size; its decode_from_file cuts to it (the
+    decoder cuts a line before its search, which is the same with or without it: shared)."""
     from t2t_repro.decoding import split_decoding
 
     ref = reference(REF)
     prompts = [" ".join(map(str, ref[f"prompt{p}"])) for p in range(int(ref["num_prompts"]))]
     whole = LineDecoder(t2t_lm, IdsText(), IdsText(), decode_hparams("beam_size=1,extra_length=6"))
+    whole = sharing(whole, greedy_searcher)
     dhp = decode_hparams("beam_size=1,extra_length=6,max_input_size=2")
-    cut = LineDecoder(t2t_lm, IdsText(), IdsText(), dhp, log=lambda msg: None)
+    cut = sharing(
+        LineDecoder(t2t_lm, IdsText(), IdsText(), dhp, log=lambda msg: None), whole.searcher
+    )
 
     class Split:  # a problem whose split is these prompts
         def source_lines(self, tmp_dir, split):

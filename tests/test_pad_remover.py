@@ -17,7 +17,7 @@ from t2t_repro.layers.attention import attention_bias_ignore_padding
 from t2t_repro.layers.dropout import Dropout
 from t2t_repro.layers.feed_forward import DenseReluDense
 from t2t_repro.layers.pad_remover import PadRemover
-from tests.tools import TINY_MODEL
+from tests.tools import NO_DROPOUT, TINY_MODEL
 
 IDS = np.array([[5, 9, 3, 1, 0, 0], [7, 1, 0, 0, 0, 0], [4, 4, 8, 2, 6, 1]], np.int32)
 TARGETS = np.array([[3, 4, 1, 0], [2, 1, 0, 0], [5, 6, 7, 1]], np.int32)
@@ -40,6 +40,20 @@ def twin_models(overrides=""):
     return models
 
 
+@pytest.fixture(scope="module")
+def twins():
+    """The default twins, built once for the module (0.5 CPU-s a pair, AMD EPYC Zen 3): the
+    tests only read their weights, and a training pass's dropout only moves their seed
+    states, which the one test that depends on them sets itself."""
+    return twin_models()
+
+
+@pytest.fixture(scope="module")
+def twins_without_dropout():
+    """The twins without dropout, built once for the module (as ``twins``)."""
+    return twin_models(f",{NO_DROPOUT}")
+
+
 def test_ffn_output_is_zero_at_padding_and_unchanged_elsewhere():
     ffn = DenseReluDense(16, 8)
     x = tf.random.stateless_normal([3, 6, 8], seed=[1, 2]) + 1.0
@@ -52,8 +66,8 @@ def test_ffn_output_is_zero_at_padding_and_unchanged_elsewhere():
     np.testing.assert_allclose(with_remover[~pad], plain[~pad], atol=1e-6, rtol=0)
 
 
-def test_encoder_and_logits_equal_at_real_positions():
-    removing, plain = twin_models()
+def test_encoder_and_logits_equal_at_real_positions(twins):
+    removing, plain = twins
     enc_a, _ = removing.encode(tf.constant(IDS))
     enc_b, _ = plain.encode(tf.constant(IDS))
     pad = IDS == 0
@@ -65,18 +79,17 @@ def test_encoder_and_logits_equal_at_real_positions():
     )
 
 
-def test_xla_mask_mode_equals_gather_mode():
-    removing, _ = twin_models()
+def test_xla_mask_mode_equals_gather_mode(twins):
+    removing, _ = twins
     eager, _ = removing.encode(tf.constant(IDS))
     compiled, _ = tf.function(removing.encode, jit_compile=True)(tf.constant(IDS))
     np.testing.assert_allclose(compiled.numpy(), eager.numpy(), atol=1e-5, rtol=0)
 
 
-def test_training_equals_inference_without_dropout_at_real_tokens():
+def test_training_equals_inference_without_dropout_at_real_tokens(twins_without_dropout):
     """Without dropout a training pass of the encoder is the inference pass at real tokens;
     training runs the whole stack on the real tokens' rows, so its output at padding is 0."""
-    no_dropout = ",layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
-    removing, plain = twin_models(no_dropout)
+    removing, plain = twins_without_dropout
     trained, _ = removing.encode(tf.constant(IDS), training=True)
     inferred, _ = removing.encode(tf.constant(IDS), training=False)
     real = IDS != 0
@@ -87,8 +100,8 @@ def test_training_equals_inference_without_dropout_at_real_tokens():
     assert np.abs(unmasked.numpy()[~real]).max() > 1e-3
 
 
-def test_training_gradients_flow_through_the_pad_remover():
-    removing, _ = twin_models()
+def test_training_gradients_flow_through_the_pad_remover(twins):
+    removing, _ = twins
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(removing({"inputs": IDS, "targets": TARGETS}, training=True) ** 2)
     kernel = removing.encoder.layer_0.ffn.sublayer.conv1.kernel
@@ -144,8 +157,8 @@ def assert_training_pass_is_unchanged_at_every_target_position(removing, plain):
     assert np.abs(with_remover[~real] - without[~real]).max() > 1e-3
 
 
-def test_decoder_training_pass_is_unchanged_at_every_target_position():
-    assert_training_pass_is_unchanged_at_every_target_position(*twin_models())
+def test_decoder_training_pass_is_unchanged_at_every_target_position(twins):
+    assert_training_pass_is_unchanged_at_every_target_position(*twins)
 
 
 def test_broadcast_dims_reach_each_dropout_and_the_rows_draw_the_full_masks():
@@ -169,9 +182,8 @@ def test_broadcast_dims_reach_each_dropout_and_the_rows_draw_the_full_masks():
 
 
 @pytest.mark.slow
-def test_decoder_pad_remover_is_off_under_xla():
-    no_dropout = ",layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
-    removing, _ = twin_models(no_dropout)
+def test_decoder_pad_remover_is_off_under_xla(twins_without_dropout):
+    removing, _ = twins_without_dropout
     features = {"inputs": tf.constant(IDS), "targets": tf.constant(TARGETS)}
     eager = removing(features, training=True).numpy()
     compiled = tf.function(lambda f: removing(f, training=True), jit_compile=True)(features)
