@@ -25,6 +25,23 @@ needs_shared = pytest.mark.skipif(
 )
 
 
+def postnorm_import() -> tuple[Path, object]:
+    """The post-norm train dir's ``t2t-import`` (its output dir and ``import_t2t_dir``'s
+    result), made once for the run (tests/shared_build.py): the tests that only read it share
+    it (~0.5 core-s an import, AMD EPYC Zen 3)."""
+    import pickle
+
+    from t2t_repro.t2t_import import import_t2t_dir
+    from tests.shared_build import build_once
+
+    def build(root: Path) -> None:
+        result = import_t2t_dir(str(POSTNORM_DIR), str(root / "out"), log=lambda _: None)
+        (root / "result.pickle").write_bytes(pickle.dumps(result))
+
+    root = build_once("t2t_import_postnorm", build)
+    return root / "out", pickle.loads((root / "result.pickle").read_bytes())
+
+
 def reference(name: str) -> dict:
     with np.load(REFERENCE / name) as data:
         return {k: data[k] for k in data.files}

@@ -20,7 +20,14 @@ from t2t_repro.optimizers import make_optimizer
 from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.training.output_dir import saved_hparams
 from tests.shared_build import build_once
-from tests.t2t_fixtures import POSTNORM_DIR, TEST_CKPT, VOCAB_8K, needs_shared, reference
+from tests.t2t_fixtures import (
+    POSTNORM_DIR,
+    TEST_CKPT,
+    VOCAB_8K,
+    needs_shared,
+    postnorm_import,
+    reference,
+)
 from tests.tools import NO_DROPOUT, SMALL_BATCH_SHUFFLE
 
 
@@ -45,19 +52,6 @@ def imported_test_ckpt():
 
     root = build_once("t2t_import_test_ckpt", build)
     return root / "train", pickle.loads((root / "result.pickle").read_bytes())
-
-
-def postnorm_import():
-    """The post-norm train dir's import and its result, made once for the run
-    (tests/shared_build.py) as the test checkpoint's is: this module's two tests and
-    test_warm_start's refusal only read it (~0.5 core-s an import, AMD EPYC Zen 3)."""
-
-    def build(root):
-        result = import_t2t_dir(str(POSTNORM_DIR), str(root / "out"), log=lambda _: None)
-        (root / "result.pickle").write_bytes(pickle.dumps(result))
-
-    root = build_once("t2t_import_postnorm", build)
-    return root / "out", pickle.loads((root / "result.pickle").read_bytes())
 
 
 @pytest.fixture(scope="module")

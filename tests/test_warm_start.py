@@ -118,7 +118,7 @@ def test_mismatches_are_refused_in_one_line_before_writing(source, tmp_path):
     from t2t_repro.checkpoints.loading import load_trained_model, saved_hparams
     from t2t_repro.training import warm_start
     from t2t_repro.training.trainer import Trainer
-    from tests.test_t2t_import import postnorm_import
+    from tests.t2t_fixtures import postnorm_import
 
     data, src = source
     out = tmp_path / "new"
