@@ -97,10 +97,8 @@ def check_export(
     ]
     bucket = probe_bucket(decoder, encoded)
     beams_decoder = quiet_decoder(decoder, True, bucket)
-    # With return_beams the decoder's best is the same search: traced and run once, not twice
-    best_decoder = beams_decoder
-    if not decoder.dhp.return_beams:
-        best_decoder = quiet_decoder(decoder, False, bucket)
+    # With return_beams the decoder's best is the beams search's: traced and run once, not twice
+    best_decoder = None if decoder.dhp.return_beams else quiet_decoder(decoder, False, bucket)
     tol = 2e-2 if decoder.dhp.precision else 1e-4  # bf16 rounds more than float32
     # serving_default gives every beam with return_beams (a classifier's label stays one)
     return_beams = decoder.dhp.return_beams and not decoder.labels
@@ -110,9 +108,11 @@ def check_export(
         got_beams = as_hypotheses(nbest_fn(sources=sources))
         # The export's columns stop at the search's placeholders, which the decoder writes
         want_beams = hypotheses_found(beams_decoder.decode_lines([line], (), [ids])[0])
-        want_best = want_beams
-        if best_decoder is not beams_decoder:
-            want_best = hypotheses_found(best_decoder.decode_lines([line], (), [ids])[0])
+        want_best = (
+            want_beams
+            if best_decoder is None
+            else hypotheses_found(best_decoder.decode_lines([line], (), [ids])[0])
+        )
         for name, got, want in (
             ("serving_default", got_best, want_best if return_beams else want_best[:1]),
             (NBEST_SIGNATURE, got_beams, want_beams),
