@@ -248,13 +248,20 @@ def test_build_small_corpus_properties(tmp_path):
     assert (tmp_path / "a.subwords").read_bytes() == (tmp_path / "b.subwords").read_bytes()
 
 
+@pytest.fixture(scope="module")
+def build_corpus():
+    """The builds' lines and their token counts, read and counted once for the cases (each
+    case builds from its own copy of the counts)."""
+    texts = lines("en", 1500) + lines("de", 1500) + HOSTILE + EXTRA_HOSTILE
+    return texts, tokenizer.count_tokens(texts)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "min_count,max_len", [(1, None), (2, 5), (3, 1), (3, 2), (4, 200), (40, None)]
 )
-def test_build_equals_reference(min_count, max_len):
-    texts = lines("en", 1500) + lines("de", 1500) + HOSTILE + EXTRA_HOSTILE
-    counts = tokenizer.count_tokens(texts)
+def test_build_equals_reference(build_corpus, min_count, max_len):
+    texts, counts = build_corpus[0], collections.Counter(build_corpus[1])
     enc = SubwordTextEncoder()
     enc.build_from_token_counts(counts, min_count, max_subtoken_length=max_len)
     r = ref.ReferenceSubwordEncoder()
