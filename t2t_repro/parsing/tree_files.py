@@ -72,6 +72,9 @@ class TreeReadStats(ReadStats):
         )
 
 
+_DEPTH = {"(": 1, ")": -1}  # a bracket's change to the nesting depth
+
+
 def _mrg_items(text: str, source: str, evalb_syntax: bool = False) -> Iterator[TreeItem]:
     """Trees delimited by bracket balance; stray text or closers become error items."""
     tokens = tokenize(text, evalb_syntax=evalb_syntax)
@@ -88,7 +91,7 @@ def _mrg_items(text: str, source: str, evalb_syntax: bool = False) -> Iterator[T
             continue
         depth, end = 0, pos
         while end < len(tokens):
-            depth += {"(": 1, ")": -1}.get(tokens[end][0], 0)
+            depth += _DEPTH.get(tokens[end][0], 0)
             end += 1
             if depth == 0:
                 break

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from itertools import repeat
 
 from t2t_repro.errors import UserError
 
@@ -97,9 +98,9 @@ def tokenize(text: str, first_line: int = 1, evalb_syntax: bool = False) -> list
     EVALB's tokens, see ``_evalb_tokens``)."""
     if evalb_syntax:
         return _evalb_tokens(text, first_line)
-    out, line = [], first_line
-    for chunk_no, chunk in enumerate(text.split("\n")):
-        out.extend((m.group(0), line + chunk_no) for m in _TOKEN_RE.finditer(chunk))
+    out = []
+    for line, chunk in enumerate(text.split("\n"), first_line):
+        out.extend(zip(_TOKEN_RE.findall(chunk), repeat(line)))  # no groups: whole matches
     return out
 
 
