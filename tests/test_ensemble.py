@@ -22,12 +22,12 @@ pytestmark = pytest.mark.usefixtures("without_grappler")
 INPUTS = np.array([[5, 9, 12, 7, 1], [8, 3, 1, 0, 0]], np.int32)
 
 
-def _models(n: int, vocab: int = 40, target_vocab: int | None = None):
+def _models(n: int, vocab: int = 40, target_vocab: int | None = None, first_seed: int = 0):
     """Members of width 32 with one decoder layer and no encoder layer (PLUMBING_MODEL): the
     ensemble's averaging and the searches over it are the same for any member, and a member's
-    traces cost its layers."""
+    traces cost its layers. Seeded ``first_seed``, ``first_seed + 1``, ..."""
     models = []
-    for seed in range(n):
+    for seed in range(first_seed, first_seed + n):
         keras.utils.set_random_seed(seed)
         models.append(
             build_model(overrides=PLUMBING_MODEL, vocab_size=vocab, target_vocab_size=target_vocab)
@@ -46,6 +46,14 @@ def _copy(model):
     return twin
 
 
+@pytest.fixture(scope="module")
+def member_and_twin():
+    """``_models(1)``'s member (seed 0, vocabulary 40) and its weight copy, built once for the
+    module's tests, which only read them (~0.2 CPU-s a pair)."""
+    (model,) = _models(1)
+    return model, _copy(model)
+
+
 def _first_step_log_probs(model) -> np.ndarray:
     cache = model.init_cache(tf.constant(INPUTS), 6)
     ids = tf.zeros([2, 7], tf.int32)
@@ -54,24 +62,24 @@ def _first_step_log_probs(model) -> np.ndarray:
 
 
 @pytest.mark.slow
-def test_step_is_the_log_of_the_members_mean_probability():
-    a, b = _models(2)
+def test_step_is_the_log_of_the_members_mean_probability(member_and_twin):
+    a, (b,) = member_and_twin[0], _models(1, first_seed=1)  # _models(2)'s two members
     ensemble = Ensemble([a, b])
-    got = _first_step_log_probs(ensemble)
-    expected = np.log((np.exp(_first_step_log_probs(a)) + np.exp(_first_step_log_probs(b))) / 2)
+    got, of_a = _first_step_log_probs(ensemble), _first_step_log_probs(a)
+    expected = np.log((np.exp(of_a) + np.exp(_first_step_log_probs(b))) / 2)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.exp(got).sum(-1), 1.0, rtol=1e-5)
     # Different members really differ: the mean is neither of them.
-    assert not np.allclose(got, _first_step_log_probs(a), atol=1e-3)
+    assert not np.allclose(got, of_a, atol=1e-3)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("beam_size,use_xla", [(1, False), (3, False), (3, True)])
-def test_an_ensemble_of_one_model_twice_decodes_as_the_model(beam_size, use_xla):
-    (model,) = _models(1)
+def test_an_ensemble_of_one_model_twice_decodes_as_the_model(member_and_twin, beam_size, use_xla):
+    model, twin = member_and_twin
     config = SearchConfig(beam_size=beam_size, alpha=0.6, extra_length=5, use_xla=use_xla)
     single_ids, single_scores = Searcher(model, config)(INPUTS)
-    ids, scores = Searcher(Ensemble([model, _copy(model)]), config)(INPUTS)
+    ids, scores = Searcher(Ensemble([model, twin]), config)(INPUTS)
     np.testing.assert_array_equal(ids.numpy(), single_ids.numpy())
     np.testing.assert_allclose(scores.numpy(), single_scores.numpy(), rtol=1e-5, atol=1e-5)
 
@@ -97,8 +105,8 @@ def test_tree_constrained_ensemble_search_gives_trees_over_the_words():
         assert len(openers) == sum(t.startswith("/") for t in text) > 0, text
 
 
-def test_members_must_share_the_vocabularies():
-    (a,) = _models(1, vocab=40)
+def test_members_must_share_the_vocabularies(member_and_twin):
+    a = member_and_twin[0]  # vocabulary 40
     (b,) = _models(1, vocab=41)
     with pytest.raises(EnsembleError, match="input_vocab_size"):
         Ensemble([a, b])

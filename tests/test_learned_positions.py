@@ -27,8 +27,14 @@ def imported(tmp_path_factory):
     return load_imported(out), result
 
 
-def test_each_side_has_its_table_of_max_length_rows_and_nothing_past_it():
-    model = build_model("transformer_tiny", TINY, vocab_size=20)
+@pytest.fixture(scope="module")
+def tiny():
+    """A TINY model for the tests that only read it (~0.15 CPU-s a build)."""
+    return build_model("transformer_tiny", TINY, vocab_size=20)
+
+
+def test_each_side_has_its_table_of_max_length_rows_and_nothing_past_it(tiny):
+    model = tiny
     inputs, targets = model.input_positional, model.positional
     assert inputs is not targets
     assert inputs.position_embeddings.shape == targets.position_embeddings.shape == (4, 16)
@@ -50,10 +56,10 @@ def test_each_side_has_its_table_of_max_length_rows_and_nothing_past_it():
     assert not [w for w in timing.weights if "position" in w.path]
 
 
-def test_cached_steps_past_the_table_equal_the_full_pass():
+def test_cached_steps_past_the_table_equal_the_full_pass(tiny):
     """Inputs of 6 positions and 7 decoded ones against tables of 4: the cached steps give the
     teacher-forced logits where the tables end too."""
-    model = build_model("transformer_tiny", TINY, vocab_size=20)
+    model = tiny
     inputs = tf.constant([[5, 6, 7, 8, 9, 1], [8, 9, 1, 0, 0, 0]])
     ids = np.zeros([2, 8], np.int32)
     ids[:, 1:] = np.random.default_rng(0).integers(2, 20, size=[2, 7])

@@ -172,9 +172,9 @@ def test_trainer_resumes_from_the_import_with_t2t_moments(
     shutil.copy(VOCAB_8K, data_dir / VOCAB_8K.name)
     encoder = load_vocab(str(VOCAB_8K))
     # Long pairs (~250 subwords, within the set's max_length of 256): the set's 4,096-token
-    # batches then hold 15 of them, and the shuffle over 16 batches fills from ~240 examples
-    # before step 2 (T2T's over 512 batches filled from ~7,700 of them, ~2.5 core-s; of short
-    # pairs, batches of 315, that fill took ~30 s).
+    # batches then hold 15 of them (the 512-token ones below, 2), and the shuffle over 16
+    # batches fills from ~240 (32) examples before step 2 (T2T's over 512 batches filled from
+    # ~7,700 of them, ~2.5 core-s; of short pairs, batches of 315, that fill took ~30 s).
     pairs = [
         (" ".join(["The cat sat on the mat."] * 25), " ".join(["Die Katze sass."] * 42)),
         (" ".join(["Hello world"] * 84), " ".join(["Hallo Welt"] * 84)),
@@ -195,14 +195,19 @@ def test_trainer_resumes_from_the_import_with_t2t_moments(
         # The printed overrides, then the suite's plumbing-run settings (tests/tools.py), which
         # no check here reads (nothing --hparams gives is refused over a saved hparams.json:
         # training/output_dir.py): a shuffle over 16 batches, not 512 (~2.5 core-s), and no
-        # dropout masks to trace and run (~1 core-s; together 8.7-9.1 -> 4.0-5.2, AMD EPYC Zen 3).
+        # dropout masks to trace and run (~1 core-s; together 8.7-9.1 -> 4.0-5.2, AMD EPYC Zen 3);
+        # and batches of 512 tokens, not 4,096: the update's passes over an 8k vocabulary's
+        # logits 0.3-0.9 core-s less (the same trace; A/B runs, AMD EPYC Zen 3).
         hparams=",".join(
-            filter(None, (result.imported.overrides, SMALL_BATCH_SHUFFLE, NO_DROPOUT))
+            filter(
+                None,
+                (result.imported.overrides, SMALL_BATCH_SHUFFLE, NO_DROPOUT, "batch_size=512"),
+            )
         ),
         data_dir=str(data_dir),
         output_dir=str(train_dir),
-        train_steps=2,  # one update: T2T's moments move (a step of these 4,096-token batches
-        # of an 8k vocabulary is ~1 core-s; the restore and the update are what is checked)
+        train_steps=2,  # one update: T2T's moments move (a step of 4,096-token batches of an
+        # 8k vocabulary is ~1 core-s; the restore and the update are what is checked)
         schedule="train",
         steps_per_loop=1,
         log_step_count_steps=1,
