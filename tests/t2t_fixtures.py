@@ -25,21 +25,28 @@ needs_shared = pytest.mark.skipif(
 )
 
 
-def postnorm_import() -> tuple[Path, object]:
-    """The post-norm train dir's ``t2t-import`` (its output dir and ``import_t2t_dir``'s
-    result), made once for the run (tests/shared_build.py): the tests that only read it share
-    it (~0.5 core-s an import, AMD EPYC Zen 3)."""
+def shared_import(train_dir: Path) -> tuple[Path, object]:
+    """``t2t-import`` of one of the reference train dirs (its output dir and
+    ``import_t2t_dir``'s result), made once for the run (tests/shared_build.py): the test
+    modules that only read an import share it (~0.25-0.65 core-s an import, AMD EPYC Zen 3;
+    the T2T seq2seq, language-model and relative train dirs are each read by 3-5 modules)."""
     import pickle
 
     from t2t_repro.t2t_import import import_t2t_dir
     from tests.shared_build import build_once
 
     def build(root: Path) -> None:
-        result = import_t2t_dir(str(POSTNORM_DIR), str(root / "out"), log=lambda _: None)
+        result = import_t2t_dir(str(train_dir), str(root / "out"), log=lambda _: None)
         (root / "result.pickle").write_bytes(pickle.dumps(result))
 
-    root = build_once("t2t_import_postnorm", build)
+    name = "t2t_import_" + str(Path(train_dir).resolve().relative_to(REFERENCE)).replace("/", "_")
+    root = build_once(name, build)
     return root / "out", pickle.loads((root / "result.pickle").read_bytes())
+
+
+def postnorm_import() -> tuple[Path, object]:
+    """The post-norm train dir's shared import (read by test_t2t_import and test_warm_start)."""
+    return shared_import(POSTNORM_DIR)
 
 
 def reference(name: str) -> dict:

@@ -20,14 +20,13 @@ import tensorflow as tf
 from t2t_repro import registry
 from t2t_repro.builtin.problems.base import Problem
 from t2t_repro.checkpoints.loading import restore_model
-from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.training.config import TrainerConfig
 from t2t_repro.training.loop import autoregressive_eval
 from t2t_repro.training.loop.eval_round import EvalRound
 from t2t_repro.training.loop.evaluation import evaluate
 from t2t_repro.training.output_dir import saved_hparams
 from t2t_repro.training.run_setup import TrainingError, check_config
-from tests.t2t_fixtures import REFERENCE, reference
+from tests.t2t_fixtures import REFERENCE, reference, shared_import
 
 T2T = reference("t2t_1.15.7_eval_autoregressive.npz")
 DIRS = {  # case -> (T2T's train dir, this project's model)
@@ -41,12 +40,11 @@ DIRS = {  # case -> (T2T's train dir, this project's model)
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
+def models():
     """Each train dir imported once, its hparams asking for the autoregressive evaluation."""
     built = {}
     for dir_name, model_name in set(DIRS.values()):
-        out = tmp_path_factory.mktemp(dir_name) / "train"
-        import_t2t_dir(str(REFERENCE / dir_name), str(out), log=lambda _: None)
+        out, _ = shared_import(REFERENCE / dir_name)  # the run's one import of it (read only)
         hparams = saved_hparams(str(out))
         hparams.set_hparam("eval_run_autoregressive", True)
         model = registry.model(model_name)(hparams)

@@ -20,10 +20,9 @@ from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.layers.attention import MultiHeadAttention
 from t2t_repro.layers.hard_attention import gumbel_noise, harden, top_kth_iterative
-from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.training.output_dir import saved_hparams
 from tests.float_bounds import UNIT_ROUNDOFF
-from tests.t2t_fixtures import REFERENCE, reference
+from tests.t2t_fixtures import REFERENCE, reference, shared_import
 from tests.test_language_model import IdsText, until_eos
 from tests.test_transformer_knobs import compare_decodes, tolerance
 
@@ -109,7 +108,7 @@ def ref():
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory, ref):
+def imported(ref):
     """{train dir key: our import of it}, each checked to be the checkpoint T2T read."""
     out = {}
     for key in ("seq2seq", "lm", "relative"):
@@ -119,8 +118,7 @@ def imported(tmp_path_factory, ref):
         for path in sorted(source.glob(f"{prefix}.*")):
             digest.update(path.read_bytes())
         assert digest.hexdigest() == str(ref[f"{key}_sha256"]), f"{source}: {REGENERATE}"
-        out[key] = tmp_path_factory.mktemp(f"hard_{key}") / "train"
-        import_t2t_dir(str(source), str(out[key]), log=lambda _: None)
+        out[key], _ = shared_import(source)  # the run's one import of it (read only)
     return out
 
 

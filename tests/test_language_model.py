@@ -15,9 +15,8 @@ import tensorflow as tf
 from t2t_repro import registry
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 from t2t_repro.hparams_lib.build import create_hparams
-from t2t_repro.t2t_import import import_t2t_dir
 from tests.model_utils import build_model, shared_toy_data
-from tests.t2t_fixtures import REFERENCE, reference
+from tests.t2t_fixtures import REFERENCE, reference, shared_import
 from tests.test_t2t_import import load_imported
 
 LM_DIR = REFERENCE / "t2t_lm_train_dir"
@@ -36,10 +35,8 @@ class IdsText:
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("lm") / "train"
-    result = import_t2t_dir(str(LM_DIR), str(out), log=lambda _: None)
-    return out, result
+def imported():
+    return shared_import(LM_DIR)  # the run's one import of it (read only)
 
 
 @pytest.fixture(scope="module")

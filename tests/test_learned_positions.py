@@ -10,9 +10,8 @@ import pytest
 import tensorflow as tf
 
 from t2t_repro.decoding.search import SearchConfig, Searcher
-from t2t_repro.t2t_import import import_t2t_dir
 from tests.model_utils import assert_cached_steps_match_full_pass, build_model
-from tests.t2t_fixtures import REFERENCE, reference
+from tests.t2t_fixtures import REFERENCE, reference, shared_import
 from tests.test_t2t_import import load_imported
 
 EMB_DIR = REFERENCE / "t2t_learned_positions_train_dir"
@@ -21,9 +20,8 @@ TINY = "hidden_size=16,filter_size=24,num_heads=2,num_hidden_layers=1,pos=emb,ma
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("learned_positions") / "train"
-    result = import_t2t_dir(str(EMB_DIR), str(out), log=lambda _: None)
+def imported():
+    out, result = shared_import(EMB_DIR)  # the run's one import of it (read only)
     return load_imported(out), result
 
 

@@ -23,8 +23,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from t2t_repro.t2t_import import import_t2t_dir
-from tests.t2t_fixtures import REFERENCE, reference
+from tests.t2t_fixtures import REFERENCE, reference, shared_import
 from tests.test_loss_rows import kept_rows_loss_rtol
 from tests.test_t2t_import import load_imported
 
@@ -41,13 +40,10 @@ def ref():
 
 
 @pytest.fixture(scope="module", params=CASES)
-def case(request, tmp_path_factory, ref):
+def case(request, ref):
     """(name, our model imported from the case's T2T train dir, its T2T import result)."""
     name = request.param
-    out = tmp_path_factory.mktemp(f"packed_{name}") / "train"
-    result = import_t2t_dir(
-        str(REFERENCE / str(ref[f"{name}_train_dir"])), str(out), log=lambda _: None
-    )
+    out, result = shared_import(REFERENCE / str(ref[f"{name}_train_dir"]))  # (read only)
     return name, load_imported(out), result
 
 

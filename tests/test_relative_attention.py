@@ -17,10 +17,9 @@ import tensorflow as tf
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.hparam import HParamsError
 from t2t_repro.layers.relative_positions import relative_positions_matrix
-from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.t2t_import.hparams_map import map_hparams
 from tests.model_utils import build_model
-from tests.t2t_fixtures import REFERENCE, reference
+from tests.t2t_fixtures import REFERENCE, reference, shared_import
 from tests.test_t2t_import import load_imported
 
 RELATIVE_DIR = REFERENCE / "t2t_relative_train_dir"
@@ -28,10 +27,8 @@ SMALL = "hidden_size=16,filter_size=24,num_heads=2,max_relative_position=2"
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("relative") / "train"
-    result = import_t2t_dir(str(RELATIVE_DIR), str(out), log=lambda _: None)
-    return out, result
+def imported():
+    return shared_import(RELATIVE_DIR)  # the run's one import of it (read only)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ from t2t_repro.errors import UserError
 from t2t_repro.hparams_lib.build import create_hparams
 from t2t_repro.hparams_lib.checks import validate
 from t2t_repro.optimizers import make_optimizer
-from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.training.loop.scheduled_sampling import (
     ScheduledSampling,
     sampling_for,
@@ -30,7 +29,7 @@ from t2t_repro.training.output_dir import saved_hparams
 from t2t_repro.training.run_setup import built_model
 from tests.float_bounds import UNIT_ROUNDOFF
 from tests.model_utils import build_model
-from tests.t2t_fixtures import REFERENCE, reference
+from tests.t2t_fixtures import REFERENCE, reference, shared_import
 from tests.test_loss_rows import kept_rows_loss_rtol
 from tests.tools import NO_DROPOUT, PLUMBING_MODEL
 
@@ -150,7 +149,7 @@ def test_the_loss_reads_the_drawn_targets_and_scores_the_gold_ones():
 
 
 @pytest.fixture(scope="module")
-def t2t(tmp_path_factory):
+def t2t():
     """(T2T's reference, our model of its train dir with every dropout 0, its hparams)."""
     ref = reference(REF)
     train_dir = REFERENCE / str(ref["train_dir"])
@@ -159,8 +158,7 @@ def t2t(tmp_path_factory):
     for path in sorted(train_dir.glob(f"{prefix}.*")):
         digest.update(path.read_bytes())
     assert digest.hexdigest() == str(ref["sha256"]), f"{train_dir}: {REGENERATE}"
-    path = tmp_path_factory.mktemp("scheduled_sampling") / "train"
-    import_t2t_dir(str(train_dir), str(path), log=lambda _: None)
+    path, _ = shared_import(train_dir)  # the run's one import of it (read only)
     hp = saved_hparams(str(path)).parse(str(ref["dropouts"]))
     model = registry.model("transformer")(hp)
     restore_model(model, str(path))

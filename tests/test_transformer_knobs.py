@@ -29,9 +29,8 @@ from t2t_repro import registry
 from t2t_repro.checkpoints.loading import restore_model
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 from t2t_repro.decoding.search import SearchConfig, Searcher
-from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.training.output_dir import saved_hparams
-from tests.t2t_fixtures import REFERENCE, reference
+from tests.t2t_fixtures import REFERENCE, reference, shared_import
 from tests.test_language_model import IdsText, until_eos
 from tests.test_loss_rows import kept_rows_loss_rtol
 
@@ -64,15 +63,11 @@ def ref():
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory, ref):
-    """{train dir key: our import of it}, each made once for the module."""
-    out = {}
-    for key in ("seq2seq", "lm"):
-        path = tmp_path_factory.mktemp(f"knobs_{key}") / "train"
-        source = REFERENCE / str(ref[f"{key}_train_dir"])
-        import_t2t_dir(str(source), str(path), log=lambda _: None)
-        out[key] = path
-    return out
+def imported(ref):
+    """{train dir key: our import of it}, each the run's one import of it (read only)."""
+    return {
+        key: shared_import(REFERENCE / str(ref[f"{key}_train_dir"]))[0] for key in ("seq2seq", "lm")
+    }
 
 
 @pytest.fixture(scope="module")
