@@ -44,6 +44,17 @@ def shared_import(train_dir: Path) -> tuple[Path, object]:
     return root / "out", pickle.loads((root / "result.pickle").read_bytes())
 
 
+def load_imported(output_dir) -> object:
+    """The Transformer of an imported train dir, as t2t-decoder restores it."""
+    from t2t_repro import registry
+    from t2t_repro.checkpoints.loading import restore_model
+    from t2t_repro.training.output_dir import saved_hparams
+
+    model = registry.model("transformer")(saved_hparams(str(output_dir)))
+    restore_model(model, str(output_dir))
+    return model
+
+
 def postnorm_import() -> tuple[Path, object]:
     """The post-norm train dir's shared import (read by test_t2t_import and test_warm_start)."""
     return shared_import(POSTNORM_DIR)

@@ -28,8 +28,7 @@ from t2t_repro.t2t_import.hparams_map import map_hparams
 from t2t_repro.t2t_import.source import read_t2t_dir
 from t2t_repro.t2t_import.variables import CheckpointValues, model_entries
 from tests.float_bounds import gamma
-from tests.t2t_fixtures import REFERENCE, reference
-from tests.test_t2t_import import load_imported
+from tests.t2t_fixtures import REFERENCE, load_imported, reference
 from tests.test_t2t_optimizers import ARRAYS as OPTIMIZER_ARRAYS
 from tests.test_t2t_optimizers import META as OPTIMIZER_META
 from tests.test_t2t_optimizers import OPS, StepTable, _hparams

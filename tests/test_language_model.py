@@ -16,8 +16,7 @@ from t2t_repro import registry
 from t2t_repro.decoding.line_decoder import LineDecoder, decode_hparams
 from t2t_repro.hparams_lib.build import create_hparams
 from tests.model_utils import build_model, shared_toy_data
-from tests.t2t_fixtures import REFERENCE, reference, shared_import
-from tests.test_t2t_import import load_imported
+from tests.t2t_fixtures import REFERENCE, load_imported, reference, shared_import
 
 LM_DIR = REFERENCE / "t2t_lm_train_dir"
 TINY = "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1"

@@ -11,8 +11,7 @@ import tensorflow as tf
 
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from tests.model_utils import assert_cached_steps_match_full_pass, build_model
-from tests.t2t_fixtures import REFERENCE, reference, shared_import
-from tests.test_t2t_import import load_imported
+from tests.t2t_fixtures import REFERENCE, load_imported, reference, shared_import
 
 EMB_DIR = REFERENCE / "t2t_learned_positions_train_dir"
 DECODES = "t2t_1.15.7_learned_positions_decodes.npz"

@@ -23,9 +23,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from tests.t2t_fixtures import REFERENCE, reference, shared_import
+from tests.t2t_fixtures import REFERENCE, load_imported, reference, shared_import
 from tests.test_loss_rows import kept_rows_loss_rtol
-from tests.test_t2t_import import load_imported
 
 REF = "packed/t2t_1.15.7_packed_logits.npz"
 CASES = ("timing", "emb", "lm", "relative")

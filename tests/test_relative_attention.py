@@ -19,8 +19,7 @@ from t2t_repro.hparam import HParamsError
 from t2t_repro.layers.relative_positions import relative_positions_matrix
 from t2t_repro.t2t_import.hparams_map import map_hparams
 from tests.model_utils import build_model
-from tests.t2t_fixtures import REFERENCE, reference, shared_import
-from tests.test_t2t_import import load_imported
+from tests.t2t_fixtures import REFERENCE, load_imported, reference, shared_import
 
 RELATIVE_DIR = REFERENCE / "t2t_relative_train_dir"
 SMALL = "hidden_size=16,filter_size=24,num_heads=2,max_relative_position=2"

@@ -24,17 +24,12 @@ from tests.t2t_fixtures import (
     POSTNORM_DIR,
     TEST_CKPT,
     VOCAB_8K,
+    load_imported,
     needs_shared,
     postnorm_import,
     reference,
 )
 from tests.tools import NO_DROPOUT, SMALL_BATCH_SHUFFLE
-
-
-def load_imported(output_dir):
-    model = registry.model("transformer")(saved_hparams(str(output_dir)))
-    restore_model(model, str(output_dir))
-    return model
 
 
 @pytest.fixture(scope="module")

@@ -29,9 +29,8 @@ from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.text_encoding.byte_encoder import ByteTextEncoder
 from t2t_repro.text_encoding.text_encoder import SubwordTextEncoder
 from t2t_repro.text_encoding.token_encoder import TokenTextEncoder
-from tests.t2t_fixtures import REFERENCE, reference
+from tests.t2t_fixtures import REFERENCE, load_imported, reference
 from tests.test_language_model import until_eos
-from tests.test_t2t_import import load_imported
 from tests.test_transformer_knobs import tolerance
 
 TRAIN_DIR = REFERENCE / "vocab_divisor" / "t2t_train_dir"
