@@ -43,13 +43,17 @@ def build_model(
     overrides: str = "",
     vocab_size: int = 50,
     target_vocab_size: int | None = None,
+    has_input: bool = True,
 ):
+    """A built Transformer; ``has_input=False``: the decoder alone (T2T's language model)."""
     hp = create_hparams(
         hparams_set,
         overrides,
         input_vocab_size=vocab_size,
         target_vocab_size=target_vocab_size or vocab_size,
     )
+    if not has_input:
+        hp.add_hparam("has_input", False)
     model = registry.model("transformer")(hp)
     model.build()
     return model

@@ -25,22 +25,26 @@ needs_shared = pytest.mark.skipif(
 )
 
 
-def shared_import(train_dir: Path) -> tuple[Path, object]:
-    """``t2t-import`` of one of the reference train dirs (its output dir and
-    ``import_t2t_dir``'s result), made once for the run (tests/shared_build.py): the test
+def shared_import(train_dir: Path, vocab: Path | None = None) -> tuple[Path, object]:
+    """``t2t-import`` of a T2T train dir (with ``vocab``, if given): its output dir and
+    ``import_t2t_dir``'s result, made once for the run (tests/shared_build.py): the test
     modules that only read an import share it (~0.25-0.65 core-s an import, AMD EPYC Zen 3;
     the T2T seq2seq, language-model and relative train dirs are each read by 3-5 modules)."""
+    import hashlib
     import pickle
 
     from t2t_repro.t2t_import import import_t2t_dir
     from tests.shared_build import build_once
 
     def build(root: Path) -> None:
-        result = import_t2t_dir(str(train_dir), str(root / "out"), log=lambda _: None)
+        vocab_file = str(vocab) if vocab else ""
+        out = str(root / "out")
+        result = import_t2t_dir(str(train_dir), out, vocab=vocab_file, log=lambda _: None)
         (root / "result.pickle").write_bytes(pickle.dumps(result))
 
-    name = "t2t_import_" + str(Path(train_dir).resolve().relative_to(REFERENCE)).replace("/", "_")
-    root = build_once(name, build)
+    source = f"{Path(train_dir).resolve()}|{Path(vocab).resolve() if vocab else ''}"
+    key = hashlib.sha256(source.encode()).hexdigest()[:12]
+    root = build_once(f"t2t_import_{Path(train_dir).name}_{key}", build)
     return root / "out", pickle.loads((root / "result.pickle").read_bytes())
 
 

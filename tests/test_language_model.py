@@ -179,18 +179,6 @@ def test_score_file_scores_a_language_models_lines_as_t2t_reads_them(t2t_lm, tmp
     assert doubled == [2 * x for x in loss]
 
 
-def decoder_only_model(hparams_set: str, overrides: str, vocab_size: int = 50):
-    """``build_model``'s model without inputs (T2T's has_input false), built once: not first
-    with inputs for its hparams (0.3 CPU-s a model, AMD EPYC Zen 3)."""
-    hp = create_hparams(
-        hparams_set, overrides, input_vocab_size=vocab_size, target_vocab_size=vocab_size
-    )
-    hp.add_hparam("has_input", False)
-    model = registry.model("transformer")(hp)
-    model.build()
-    return model
-
-
 @pytest.mark.parametrize(
     "hparams_set, overrides",
     [
@@ -203,7 +191,8 @@ def test_cached_steps_equal_the_full_decoder_without_inputs(hparams_set, overrid
     """The decoder-only model's cached steps (plain and relative self-attention, pre- and
     post-norm) give the teacher-forced logits; its inputs are never read."""
     sizes = "hidden_size=16,filter_size=24,num_heads=2,max_relative_position=2"
-    model = decoder_only_model(hparams_set, ",".join(filter(None, [sizes, overrides])))
+    overrides = ",".join(filter(None, [sizes, overrides]))
+    model = build_model(hparams_set, overrides, has_input=False)  # built once, without inputs
     ids = np.zeros([2, 8], np.int32)
     ids[:, 1:] = np.random.default_rng(0).integers(2, 50, size=[2, 7])
     full = model({"inputs": tf.zeros([2, 0], tf.int32), "targets": tf.constant(ids[:, 1:])})
@@ -224,7 +213,6 @@ def test_saved_model_continues_prompts_as_the_decoder(tmp_path):
 
     import keras
 
-    from t2t_repro import registry
     from t2t_repro.serving.export_check import PROBE_LINES, check_export
     from t2t_repro.serving.exporter import export_saved_model
 

@@ -5,7 +5,6 @@ unshared-embedding train dir under tests/data/t2t_reference was made by T2T 1.15
 tools/t2t_reference/README.md). Logits must agree within 1e-4 and decodes id for id.
 """
 
-import pickle
 import shutil
 
 import numpy as np
@@ -17,9 +16,7 @@ from t2t_repro.checkpoints.loading import restore_model
 from t2t_repro.checkpoints.training import TrainingCheckpoint
 from t2t_repro.decoding.search import SearchConfig, Searcher
 from t2t_repro.optimizers import make_optimizer
-from t2t_repro.t2t_import import import_t2t_dir
 from t2t_repro.training.output_dir import saved_hparams
-from tests.shared_build import build_once
 from tests.t2t_fixtures import (
     POSTNORM_DIR,
     TEST_CKPT,
@@ -28,6 +25,7 @@ from tests.t2t_fixtures import (
     needs_shared,
     postnorm_import,
     reference,
+    shared_import,
 )
 from tests.tools import NO_DROPOUT, SMALL_BATCH_SHUFFLE
 
@@ -38,15 +36,7 @@ def imported_test_ckpt():
     (tests/shared_build.py): the tests only read it (the resumed training copies it)."""
     if not (TEST_CKPT / "checkpoint").exists():
         pytest.skip("../shared/data/t2t is absent")
-
-    def build(root):
-        result = import_t2t_dir(
-            str(TEST_CKPT), str(root / "train"), vocab=str(VOCAB_8K), log=lambda _: None
-        )
-        (root / "result.pickle").write_bytes(pickle.dumps(result))
-
-    root = build_once("t2t_import_test_ckpt", build)
-    return root / "train", pickle.loads((root / "result.pickle").read_bytes())
+    return shared_import(TEST_CKPT, vocab=VOCAB_8K)
 
 
 @pytest.fixture(scope="module")
